@@ -1,0 +1,257 @@
+//! Block compression: the 4-byte labels, the [`Codec`] trait and a registry users can extend.
+//!
+//! Built in: `zlib`, `bzp2`, `lz4` (Python asdf's chunked framing); with cargo features
+//! `zstd` and `lz4f`. A codec decodes into a buffer of exactly the block's `data_size`, so a
+//! stream that decodes to more or fewer bytes is an error, and no decoder allocates by what the
+//! compressed bytes claim.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+mod bzp2;
+mod stream;
+mod lz4;
+#[cfg(feature = "lz4f")]
+mod lz4f;
+mod zlib;
+#[cfg(feature = "zstd")]
+mod zstd;
+
+pub use bzp2::Bzp2;
+pub use lz4::Lz4;
+#[cfg(feature = "lz4f")]
+pub use lz4f::Lz4Frame;
+pub use zlib::Zlib;
+#[cfg(feature = "zstd")]
+pub use zstd::Zstd;
+
+/// The 4-byte compression field of a block header.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Label(pub [u8; 4]);
+
+impl Label {
+    /// No compression: four NUL bytes.
+    pub const NONE: Label = Label([0; 4]);
+    /// `zlib`.
+    pub const ZLIB: Label = Label(*b"zlib");
+    /// `bzp2`.
+    pub const BZP2: Label = Label(*b"bzp2");
+    /// `lz4\0`.
+    pub const LZ4: Label = Label(*b"lz4\0");
+    /// `zstd` (asdf-compression).
+    pub const ZSTD: Label = Label(*b"zstd");
+    /// `lz4f` (asdf-compression: one LZ4 frame).
+    pub const LZ4F: Label = Label(*b"lz4f");
+    /// `blsc` (blosc1 chunk).
+    pub const BLSC: Label = Label(*b"blsc");
+    /// `bls2` (blosc2 chunk or frame).
+    pub const BLS2: Label = Label(*b"bls2");
+
+    /// Whether this is the "no compression" label.
+    #[must_use]
+    pub fn is_none(self) -> bool {
+        self == Label::NONE
+    }
+
+    /// Builds a label from a name of up to 4 ASCII bytes, NUL-padded (`"lz4"` -> `lz4\0`);
+    /// `""` and `"none"` give [`Label::NONE`]. Returns `None` for longer names.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Label> {
+        if name.is_empty() || name == "none" {
+            return Some(Label::NONE);
+        }
+        let b = name.as_bytes();
+        if b.len() > 4 {
+            return None;
+        }
+        let mut l = [0u8; 4];
+        l[..b.len()].copy_from_slice(b);
+        Some(Label(l))
+    }
+
+    /// The label as text: NUL padding removed, other bytes escaped.
+    #[must_use]
+    pub fn name(self) -> String {
+        if self.is_none() {
+            return "none".to_owned();
+        }
+        let trimmed: &[u8] = {
+            let end = self.0.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
+            &self.0[..end]
+        };
+        trimmed.escape_ascii().to_string()
+    }
+}
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+impl fmt::Debug for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Label({:?})", self.name())
+    }
+}
+
+/// What a codec reports when it cannot decode or encode.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CodecError {
+    /// The stream decodes to a different number of bytes than the header's `data_size`.
+    #[error("decoded size {actual} does not match the block's data_size {expected}")]
+    SizeMismatch {
+        /// data_size from the block header.
+        expected: u64,
+        /// What the stream produced (a lower bound when it produced too much).
+        actual: u64,
+    },
+    /// The compressed bytes end before the stream does.
+    #[error("compressed stream is truncated after {consumed} bytes")]
+    Truncated {
+        /// Input bytes consumed.
+        consumed: u64,
+    },
+    /// The codec's framing (chunk lengths, sizes) is inconsistent.
+    #[error("invalid framing at compressed byte {at}")]
+    Framing {
+        /// Offset within the compressed bytes.
+        at: u64,
+    },
+    /// The underlying library rejected the data.
+    #[error("{0}")]
+    Library(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl CodecError {
+    /// Wraps a library's error.
+    pub fn library(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        CodecError::Library(Box::new(e))
+    }
+}
+
+/// A block compression algorithm.
+///
+/// Implement it to add a label; register the implementation with [`Registry::register`].
+pub trait Codec: Send + Sync + fmt::Debug {
+    /// The label written in block headers.
+    fn label(&self) -> Label;
+
+    /// Decodes `input` into `output`, which has exactly the block's `data_size` bytes.
+    ///
+    /// # Errors
+    /// [`CodecError::SizeMismatch`] when the stream decodes to more or fewer bytes than
+    /// `output.len()`; other variants for corrupt input.
+    fn decode(&self, input: &[u8], output: &mut [u8]) -> Result<(), CodecError>;
+
+    /// Appends the encoding of `input` to `output`.
+    ///
+    /// # Errors
+    /// When the library fails.
+    fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError>;
+}
+
+/// Maps labels to codecs.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    codecs: BTreeMap<Label, Arc<dyn Codec>>,
+}
+
+impl Default for Registry {
+    /// Every codec built into this crate (depending on features).
+    fn default() -> Self {
+        let mut r = Registry::empty();
+        r.register(Arc::new(Zlib::default()));
+        r.register(Arc::new(Bzp2::default()));
+        r.register(Arc::new(Lz4::default()));
+        #[cfg(feature = "zstd")]
+        r.register(Arc::new(Zstd::default()));
+        #[cfg(feature = "lz4f")]
+        r.register(Arc::new(Lz4Frame));
+        r
+    }
+}
+
+impl Registry {
+    /// A registry with no codecs (only uncompressed blocks can be read).
+    #[must_use]
+    pub fn empty() -> Self {
+        Self {
+            codecs: BTreeMap::new(),
+        }
+    }
+
+    /// Adds or replaces the codec for `codec.label()`.
+    pub fn register(&mut self, codec: Arc<dyn Codec>) -> &mut Self {
+        self.codecs.insert(codec.label(), codec);
+        self
+    }
+
+    /// The codec for `label`, if registered.
+    #[must_use]
+    pub fn get(&self, label: Label) -> Option<&Arc<dyn Codec>> {
+        self.codecs.get(&label)
+    }
+
+    /// The registered labels, sorted.
+    #[must_use]
+    pub fn labels(&self) -> Vec<Label> {
+        self.codecs.keys().copied().collect()
+    }
+}
+
+/// Shared helper: fails when a streaming decoder filled `output` but still has input that
+/// decodes to more bytes.
+pub(crate) fn too_much(expected: usize) -> CodecError {
+    CodecError::SizeMismatch {
+        expected: expected as u64,
+        actual: expected as u64 + 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels() {
+        assert_eq!(Label::from_name("lz4"), Some(Label::LZ4));
+        assert_eq!(Label::from_name("none"), Some(Label::NONE));
+        assert_eq!(Label::from_name("zlibx"), None);
+        assert_eq!(Label::LZ4.to_string(), "lz4");
+        assert_eq!(Label(*b"x\xffy\0").to_string(), "x\\xffy");
+        let r = Registry::default();
+        assert!(r.get(Label::ZLIB).is_some());
+        assert!(r.get(Label(*b"xxxx")).is_none());
+    }
+
+    /// Every built-in codec round-trips, including empty input, and rejects a wrong size.
+    #[test]
+    fn round_trip_all() {
+        let r = Registry::default();
+        let mut data = Vec::new();
+        for i in 0u32..50_000 {
+            data.extend_from_slice(&((i % 1000) ^ (i >> 7)).to_le_bytes());
+        }
+        for label in r.labels() {
+            let c = r.get(label).unwrap();
+            for input in [&data[..], &data[..1], &[][..]] {
+                let mut enc = Vec::new();
+                c.encode(input, &mut enc).unwrap();
+                let mut out = vec![0u8; input.len()];
+                c.decode(&enc, &mut out).unwrap();
+                assert_eq!(out, input, "{label}");
+                let mut short = vec![0u8; input.len() + 1];
+                assert!(c.decode(&enc, &mut short).is_err(), "{label}: too little");
+                if !input.is_empty() {
+                    let mut long = vec![0u8; input.len() - 1];
+                    assert!(c.decode(&enc, &mut long).is_err(), "{label}: too much");
+                }
+            }
+            let mut garbage = vec![0u8; 100];
+            assert!(c.decode(b"\x01\x02garbage", &mut garbage).is_err(), "{label}");
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! The decode loop shared by streaming decompressors (zlib, bzip2): fill an exact-size output,
+//! accept concatenated streams, and tell "too much", "too little" and "truncated" apart.
+
+use super::{CodecError, too_much};
+
+/// One call into a streaming decompressor.
+pub(crate) trait StreamStep {
+    /// Decodes some of `input` into `output`: (bytes consumed, bytes produced, stream ended).
+    fn step(&mut self, input: &[u8], output: &mut [u8]) -> Result<(usize, usize, bool), CodecError>;
+    /// Starts a fresh stream (for concatenated streams).
+    fn reset(&mut self);
+}
+
+pub(crate) fn decode_stream(d: &mut impl StreamStep, input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
+    let (mut i, mut o) = (0usize, 0usize);
+    loop {
+        let (c, p, ended) = if o < output.len() {
+            d.step(&input[i..], &mut output[o..])?
+        } else {
+            // Output is full: the stream must end without producing more.
+            let mut probe = [0u8; 1];
+            let (c, p, ended) = d.step(&input[i..], &mut probe)?;
+            if p > 0 {
+                return Err(too_much(output.len()));
+            }
+            (c, 0, ended)
+        };
+        i += c;
+        o += p;
+        if ended {
+            if o < output.len() && i < input.len() {
+                d.reset();
+                continue;
+            }
+            break;
+        }
+        if c == 0 && p == 0 {
+            if i >= input.len() {
+                return Err(CodecError::Truncated { consumed: i as u64 });
+            }
+            return Err(CodecError::Framing { at: i as u64 });
+        }
+    }
+    if o != output.len() {
+        return Err(CodecError::SizeMismatch {
+            expected: output.len() as u64,
+            actual: o as u64,
+        });
+    }
+    Ok(())
+}
+
+/// Fills `output` from a decoding reader and checks that the reader ends there.
+#[cfg(any(feature = "zstd", feature = "lz4f"))]
+pub(crate) fn read_exact_size(dec: &mut impl std::io::Read, output: &mut [u8]) -> Result<(), CodecError> {
+    let mut o = 0;
+    while o < output.len() {
+        match dec.read(&mut output[o..]) {
+            Ok(0) => break,
+            Ok(n) => o += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(CodecError::library(e)),
+        }
+    }
+    if o != output.len() {
+        return Err(CodecError::SizeMismatch {
+            expected: output.len() as u64,
+            actual: o as u64,
+        });
+    }
+    let mut probe = [0u8; 1];
+    match dec.read(&mut probe) {
+        Ok(0) => Ok(()),
+        Ok(_) => Err(too_much(output.len())),
+        Err(e) => Err(CodecError::library(e)),
+    }
+}

@@ -1,0 +1,731 @@
+//! Opening a file: header, tree bounds, block discovery (index or scan), and block access.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use md5::{Digest, Md5};
+
+use crate::block::{BLOCK_MAGIC, BlockHeader, MIN_BLOCK_HEADER_LEN, find_magic};
+use crate::compression::{Label, Registry};
+use crate::error::{Error, FormatError, IndexProblem, LimitError, Result, Unsupported, UsageError, Warning};
+use crate::header::{Content, FileHeader, read_file_header, read_tree};
+use crate::index::{INDEX_HEADER, find_index, parse_index, read_index_bytes};
+use crate::limits::Limits;
+use crate::source::ReadAt;
+
+/// How blocks were located when the file was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BlockDiscovery {
+    /// The file has no blocks.
+    NoBlocks,
+    /// The block index at this offset was checked and used.
+    Index {
+        /// Offset of `#ASDF BLOCK INDEX`.
+        offset: u64,
+    },
+    /// Blocks were found by skipping along block headers (no usable index).
+    Scan,
+}
+
+/// Which convention a verified checksum followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChecksumStatus {
+    /// The checksum field is all zeros (or the block is streamed): nothing to verify.
+    Absent,
+    /// MD5 of the used (stored) bytes, as the standard says and asdf >= 5.3 writes.
+    StoredBytes,
+    /// MD5 of the decoded bytes of a compressed block, as asdf < 5.3 wrote.
+    DecodedBytes,
+}
+
+/// Options for [`Reader::open_with`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ReadOptions {
+    /// Allocation limits.
+    pub limits: Limits,
+    /// Codecs for compressed blocks.
+    pub registry: Arc<Registry>,
+    /// Use a valid block index when present (otherwise always scan).
+    pub use_index: bool,
+    /// Verify each block's checksum whenever its data is read.
+    pub verify_checksums: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        Self {
+            limits: Limits::default(),
+            registry: Arc::new(Registry::default()),
+            use_index: true,
+            verify_checksums: false,
+        }
+    }
+}
+
+impl ReadOptions {
+    /// Sets the limits.
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+    /// Sets the codec registry.
+    #[must_use]
+    pub fn registry(mut self, registry: Arc<Registry>) -> Self {
+        self.registry = registry;
+        self
+    }
+    /// Whether to use the block index.
+    #[must_use]
+    pub fn use_index(mut self, yes: bool) -> Self {
+        self.use_index = yes;
+        self
+    }
+    /// Whether to verify checksums on every data read.
+    #[must_use]
+    pub fn verify_checksums(mut self, yes: bool) -> Self {
+        self.verify_checksums = yes;
+        self
+    }
+}
+
+/// Where a block is and what its header says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockInfo {
+    /// Position of the block in the file (0-based).
+    pub index: usize,
+    /// Offset of the block magic.
+    pub offset: u64,
+    /// Offset of the first data byte.
+    pub data_offset: u64,
+    /// The parsed header.
+    pub header: BlockHeader,
+    /// Stored bytes: `used_size`, or for a streamed block everything up to the end of file.
+    pub stored_len: u64,
+}
+
+impl BlockInfo {
+    /// Decoded length: `data_size`, or the stored length of a streamed block.
+    #[must_use]
+    pub fn data_len(&self) -> u64 {
+        if self.header.is_streamed() {
+            self.stored_len
+        } else {
+            self.header.data_size
+        }
+    }
+
+    /// The compression label.
+    #[must_use]
+    pub fn compression(&self) -> Label {
+        self.header.compression
+    }
+}
+
+#[derive(Debug)]
+struct Slot {
+    offset: u64,
+    header: OnceLock<BlockHeader>,
+}
+
+/// An open ASDF file at the layout level: header, tree bytes and blocks.
+///
+/// Opening reads the header, the tree and the block headers needed to locate blocks (with a
+/// valid index: the first and last only). Block data is read only when asked for, one block
+/// at a time, and an uncompressed range without reading the rest of its block.
+///
+/// ```
+/// use asdf_layout::{Reader, Writer, BlockOptions, Version};
+/// let mut w = Writer::new(Vec::new(), Version::STANDARD_LATEST)?;
+/// w.write_tree(b"%YAML 1.1\n--- {x: 1}\n...\n")?;
+/// w.write_block(&[1, 2, 3], &BlockOptions::default())?;
+/// let bytes = w.finish(true)?;
+/// let r = Reader::open(bytes)?;
+/// assert_eq!(r.block_count(), 1);
+/// assert_eq!(&*r.read_data(0)?, &[1, 2, 3]);
+/// # Ok::<(), asdf_layout::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Reader<S> {
+    source: S,
+    file_len: u64,
+    header: FileHeader,
+    tree_range: Option<Range<u64>>,
+    tree: Option<Vec<u8>>,
+    slots: Vec<Slot>,
+    discovery: BlockDiscovery,
+    warnings: Vec<Warning>,
+    options: ReadOptions,
+}
+
+impl Reader<File> {
+    /// Opens the file at `path` with positioned reads.
+    ///
+    /// # Errors
+    /// As [`Reader::open_with`], plus failing to open the file.
+    pub fn open_path(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(File::open(path)?, ReadOptions::default())
+    }
+}
+
+impl<S: ReadAt> Reader<S> {
+    /// Opens `source` with default options.
+    ///
+    /// # Errors
+    /// As [`Reader::open_with`].
+    pub fn open(source: S) -> Result<Self> {
+        Self::open_with(source, ReadOptions::default())
+    }
+
+    /// Opens `source`: parses the header, locates the tree and the blocks.
+    ///
+    /// # Errors
+    /// A malformed header or tree bounds, an invalid block header met while scanning, limits,
+    /// I/O errors. An unknown compression label is not an error here (only when that block's
+    /// data is read).
+    pub fn open_with(source: S, options: ReadOptions) -> Result<Self> {
+        let file_len = source.size()?;
+        let mut warnings = Vec::new();
+        let header = read_file_header(&source, file_len, &options.limits, &mut warnings)?;
+        let (tree_range, tree, blocks_from) = match header.content {
+            Content::Tree => {
+                let start = header.content_offset;
+                let t = read_tree(&source, start, file_len, &options.limits)?;
+                let end = start + t.len() as u64;
+                (Some(start..end), Some(t), Some(end))
+            }
+            Content::Block => (None, None, Some(header.content_offset)),
+            Content::Empty => (None, None, None),
+        };
+        let mut reader = Reader {
+            source,
+            file_len,
+            header,
+            tree_range,
+            tree,
+            slots: Vec::new(),
+            discovery: BlockDiscovery::NoBlocks,
+            warnings,
+            options,
+        };
+        if let Some(from) = blocks_from {
+            reader.discover_blocks(from)?;
+        }
+        Ok(reader)
+    }
+
+    fn discover_blocks(&mut self, from: u64) -> Result<()> {
+        let Some(first) = find_magic(&self.source, from, self.file_len)? else {
+            return Ok(());
+        };
+        if self.options.use_index && self.try_index(first)? {
+            return Ok(());
+        }
+        self.scan(first)
+    }
+
+    /// Returns whether a valid index was found and installed.
+    fn try_index(&mut self, first: u64) -> Result<bool> {
+        let min = first + MIN_BLOCK_HEADER_LEN;
+        let lim = self.options.limits.max_index_bytes;
+        let Some(at) = find_index(&self.source, min, self.file_len, lim)? else {
+            return Ok(false);
+        };
+        let bytes = match read_index_bytes(&self.source, at, self.file_len, lim) {
+            Ok(b) => b,
+            Err(Error::Limits(_)) => {
+                self.warnings.push(Warning::IndexUnparsable { offset: at });
+                return Ok(false);
+            }
+            Err(e) => return Err(e),
+        };
+        let Ok(offsets) = parse_index(&bytes) else {
+            self.warnings.push(Warning::IndexUnparsable { offset: at });
+            return Ok(false);
+        };
+        if offsets.is_empty() {
+            self.warnings.push(Warning::IndexEmpty { offset: at });
+            return Ok(false);
+        }
+        if offsets.len() > self.options.limits.max_blocks {
+            return Err(Error::Limits(LimitError::Blocks {
+                limit: self.options.limits.max_blocks,
+            }));
+        }
+        match self.check_index(&offsets, first, at) {
+            Ok((h0, hl)) => {
+                let n = offsets.len();
+                self.slots = offsets
+                    .into_iter()
+                    .map(|offset| Slot {
+                        offset,
+                        header: OnceLock::new(),
+                    })
+                    .collect();
+                let _ = self.slots[0].header.set(h0);
+                let _ = self.slots[n - 1].header.set(hl);
+                self.discovery = BlockDiscovery::Index { offset: at };
+                Ok(true)
+            }
+            Err((entry, problem)) => {
+                self.warnings.push(Warning::IndexInvalid {
+                    offset: at,
+                    entry,
+                    problem,
+                });
+                Ok(false)
+            }
+        }
+    }
+
+    /// The checks the standard recommends: entry 0 is the first block, entries increase by at
+    /// least one header and lie before the index, the last entry is a block whose allocation
+    /// ends where the index starts.
+    fn check_index(
+        &self,
+        offsets: &[u64],
+        first: u64,
+        index_at: u64,
+    ) -> std::result::Result<(BlockHeader, BlockHeader), (usize, IndexProblem)> {
+        if offsets[0] != first {
+            return Err((
+                0,
+                IndexProblem::FirstBlockMismatch {
+                    indexed: offsets[0],
+                    found: first,
+                },
+            ));
+        }
+        for (i, w) in offsets.windows(2).enumerate() {
+            if w[1] < w[0].saturating_add(MIN_BLOCK_HEADER_LEN) {
+                return Err((i + 1, IndexProblem::NotIncreasing));
+            }
+        }
+        let last = offsets.len() - 1;
+        if offsets[last].saturating_add(MIN_BLOCK_HEADER_LEN) > index_at {
+            return Err((last, IndexProblem::OutOfFile));
+        }
+        let h0 = BlockHeader::read_at(&self.source, first, index_at).map_err(|_| (0, IndexProblem::NoBlockAtEntry))?;
+        let hl = BlockHeader::read_at(&self.source, offsets[last], index_at)
+            .map_err(|_| (last, IndexProblem::NoBlockAtEntry))?;
+        if hl.is_streamed() {
+            return Err((last, IndexProblem::Streamed));
+        }
+        let end = offsets[last]
+            .saturating_add(hl.total_header_len())
+            .saturating_add(hl.allocated_size);
+        if end != index_at {
+            return Err((last, IndexProblem::LastBlockEnd { block_end: end }));
+        }
+        Ok((h0, hl))
+    }
+
+    /// Finds blocks by skipping along headers from `first`.
+    fn scan(&mut self, first: u64) -> Result<()> {
+        self.slots.clear();
+        self.discovery = BlockDiscovery::Scan;
+        let mut pos = first;
+        loop {
+            if self.slots.len() >= self.options.limits.max_blocks {
+                return Err(Error::Limits(LimitError::Blocks {
+                    limit: self.options.limits.max_blocks,
+                }));
+            }
+            let h = BlockHeader::read_at(&self.source, pos, self.file_len)?;
+            let index = self.slots.len();
+            let slot = Slot {
+                offset: pos,
+                header: OnceLock::new(),
+            };
+            let _ = slot.header.set(h);
+            self.slots.push(slot);
+            if h.is_streamed() {
+                return Ok(());
+            }
+            let next = pos
+                .saturating_add(h.total_header_len())
+                .saturating_add(h.allocated_size);
+            if next > self.file_len {
+                self.warnings.push(Warning::BlockTruncated { block: index, offset: pos });
+                return Ok(());
+            }
+            let mut tail = [0u8; 4];
+            let n = usize::try_from((self.file_len - next).min(4)).unwrap_or(0);
+            self.source
+                .read_exact_at(next, &mut tail[..n])
+                .map_err(Error::io_at(next))?;
+            let tail = &tail[..n];
+            if n == 4 && tail == BLOCK_MAGIC {
+                pos = next;
+                continue;
+            }
+            if tail == &INDEX_HEADER[..n] || tail.iter().all(|&b| b == 0) {
+                return Ok(());
+            }
+            let mut shown = vec![0u8; usize::try_from((self.file_len - next).min(16)).unwrap_or(0)];
+            self.source
+                .read_exact_at(next, &mut shown)
+                .map_err(Error::io_at(next))?;
+            self.warnings.push(Warning::TrailingBytes {
+                offset: next,
+                bytes: shown,
+            });
+            return Ok(());
+        }
+    }
+
+    /// The parsed header and comment lines.
+    pub fn file_header(&self) -> &FileHeader {
+        &self.header
+    }
+
+    /// The file's length in bytes when it was opened.
+    pub fn file_len(&self) -> u64 {
+        self.file_len
+    }
+
+    /// The YAML tree's bytes (from `%YAML` through the `...` line), if the file has a tree.
+    pub fn tree_bytes(&self) -> Option<&[u8]> {
+        self.tree.as_deref()
+    }
+
+    /// The tree's byte range in the file.
+    pub fn tree_range(&self) -> Option<Range<u64>> {
+        self.tree_range.clone()
+    }
+
+    /// Warnings collected while opening.
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    /// How the blocks were located.
+    pub fn block_discovery(&self) -> BlockDiscovery {
+        self.discovery
+    }
+
+    /// Number of blocks.
+    pub fn block_count(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Offsets of every block's magic, in file order.
+    pub fn block_offsets(&self) -> Vec<u64> {
+        self.slots.iter().map(|s| s.offset).collect()
+    }
+
+    /// The read options in force.
+    pub fn options(&self) -> &ReadOptions {
+        &self.options
+    }
+
+    /// The underlying source.
+    pub fn get_ref(&self) -> &S {
+        &self.source
+    }
+
+    /// Gives back the source.
+    pub fn into_inner(self) -> S {
+        self.source
+    }
+
+    /// Position and header of block `i` (reading the header if the index was used).
+    ///
+    /// # Errors
+    /// [`UsageError::NoSuchBlock`]; a bad header at the indexed offset; I/O errors.
+    pub fn block(&self, i: usize) -> Result<BlockInfo> {
+        let slot = self.slots.get(i).ok_or(Error::Usage(UsageError::NoSuchBlock {
+            index: i,
+            count: self.slots.len(),
+        }))?;
+        let header = match slot.header.get() {
+            Some(h) => *h,
+            None => {
+                let h = BlockHeader::read_at(&self.source, slot.offset, self.file_len)?;
+                *slot.header.get_or_init(|| h)
+            }
+        };
+        let data_offset = slot.offset + header.total_header_len();
+        let stored_len = if header.is_streamed() {
+            self.file_len.saturating_sub(data_offset)
+        } else {
+            header.used_size
+        };
+        Ok(BlockInfo {
+            index: i,
+            offset: slot.offset,
+            data_offset,
+            header,
+            stored_len,
+        })
+    }
+
+    fn check_stored_in_file(&self, b: &BlockInfo) -> Result<()> {
+        let end = b.data_offset.saturating_add(b.stored_len);
+        if end > self.file_len {
+            return Err(Error::format(
+                b.offset,
+                FormatError::BlockBeyondEof {
+                    end,
+                    file_len: self.file_len,
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    fn stored_usize(&self, b: &BlockInfo) -> Result<usize> {
+        usize::try_from(b.stored_len).map_err(|_| {
+            Error::Limits(LimitError::BlockBytes {
+                block: b.index,
+                claimed: b.stored_len,
+                limit: usize::MAX as u64,
+            })
+        })
+    }
+
+    /// The block's stored (possibly compressed) bytes: borrowed from memory-backed sources.
+    ///
+    /// # Errors
+    /// As [`Reader::block`], plus data past the end of the file, limits, I/O errors.
+    pub fn read_stored(&self, i: usize) -> Result<Cow<'_, [u8]>> {
+        let b = self.block(i)?;
+        self.check_stored_in_file(&b)?;
+        if b.stored_len > self.options.limits.max_block_bytes {
+            return Err(Error::Limits(LimitError::BlockBytes {
+                block: i,
+                claimed: b.stored_len,
+                limit: self.options.limits.max_block_bytes,
+            }));
+        }
+        let len = self.stored_usize(&b)?;
+        self.source
+            .bytes_at(b.data_offset, len)
+            .map_err(Error::io_at(b.data_offset))
+    }
+
+    fn check_decodable(&self, b: &BlockInfo) -> Result<()> {
+        let h = &b.header;
+        if h.compression.is_none() {
+            if !h.is_streamed() && h.data_size != h.used_size {
+                return Err(Error::format(
+                    b.offset + 30,
+                    FormatError::UncompressedSizeMismatch {
+                        used: h.used_size,
+                        data: h.data_size,
+                    },
+                ));
+            }
+            return Ok(());
+        }
+        if self.options.registry.get(h.compression).is_none() {
+            return Err(Error::Unsupported {
+                offset: b.offset + 10,
+                kind: Unsupported::Compression(h.compression, self.options.registry.labels()),
+            });
+        }
+        if h.is_streamed() {
+            return Err(Error::Unsupported {
+                offset: b.offset + 10,
+                kind: Unsupported::CompressedStream,
+            });
+        }
+        if h.data_size > self.options.limits.max_block_bytes {
+            return Err(Error::Limits(LimitError::BlockBytes {
+                block: b.index,
+                claimed: h.data_size,
+                limit: self.options.limits.max_block_bytes,
+            }));
+        }
+        Ok(())
+    }
+
+    fn decode_into(&self, b: &BlockInfo, stored: &[u8], out: &mut [u8]) -> Result<()> {
+        let label = b.header.compression;
+        let codec = self.options.registry.get(label).ok_or(Error::Unsupported {
+            offset: b.offset + 10,
+            kind: Unsupported::Compression(label, self.options.registry.labels()),
+        })?;
+        codec.decode(stored, out).map_err(|source| Error::Codec {
+            block: b.index,
+            offset: b.offset,
+            label,
+            source,
+        })
+    }
+
+    fn maybe_verify(&self, b: &BlockInfo, stored: &[u8], decoded: Option<&[u8]>) -> Result<()> {
+        if self.options.verify_checksums {
+            verify(b, stored, decoded)?;
+        }
+        Ok(())
+    }
+
+    /// The block's decoded bytes: borrowed for uncompressed blocks of memory-backed sources.
+    ///
+    /// # Errors
+    /// Unknown compression, a stream that decodes to a size other than `data_size`, limits,
+    /// a checksum mismatch (with `verify_checksums`), I/O errors.
+    pub fn read_data(&self, i: usize) -> Result<Cow<'_, [u8]>> {
+        let b = self.block(i)?;
+        self.check_decodable(&b)?;
+        let stored = self.read_stored(i)?;
+        if b.header.compression.is_none() {
+            self.maybe_verify(&b, &stored, None)?;
+            return Ok(stored);
+        }
+        let mut out = alloc(&b, b.header.data_size)?;
+        self.decode_into(&b, &stored, &mut out)?;
+        self.maybe_verify(&b, &stored, Some(&out))?;
+        Ok(Cow::Owned(out))
+    }
+
+    /// Decodes block `i` into `buf`, which must be exactly [`BlockInfo::data_len`] long.
+    ///
+    /// # Errors
+    /// [`UsageError::BufferSize`], and as [`Reader::read_data`].
+    pub fn read_data_into(&self, i: usize, buf: &mut [u8]) -> Result<()> {
+        let b = self.block(i)?;
+        self.check_decodable(&b)?;
+        if buf.len() as u64 != b.data_len() {
+            return Err(Error::Usage(UsageError::BufferSize {
+                expected: b.data_len(),
+                got: buf.len() as u64,
+            }));
+        }
+        if b.header.compression.is_none() {
+            self.check_stored_in_file(&b)?;
+            self.source
+                .read_exact_at(b.data_offset, buf)
+                .map_err(Error::io_at(b.data_offset))?;
+            return self.maybe_verify(&b, buf, None);
+        }
+        let stored = self.read_stored(i)?;
+        self.decode_into(&b, &stored, buf)?;
+        self.maybe_verify(&b, &stored, Some(buf))
+    }
+
+    /// Bytes `range` of block `i`'s decoded data. For an uncompressed block only those bytes
+    /// are read; a compressed block is decoded whole first.
+    ///
+    /// # Errors
+    /// [`UsageError::RangeOutOfBlock`], and as [`Reader::read_data`] (checksums are not
+    /// verified on partial reads).
+    pub fn read_range(&self, i: usize, range: Range<u64>) -> Result<Cow<'_, [u8]>> {
+        let b = self.block(i)?;
+        self.check_decodable(&b)?;
+        if range.start > range.end || range.end > b.data_len() {
+            return Err(Error::Usage(UsageError::RangeOutOfBlock {
+                start: range.start,
+                end: range.end,
+                len: b.data_len(),
+            }));
+        }
+        if b.header.compression.is_none() {
+            self.check_stored_in_file(&b)?;
+            let len = usize::try_from(range.end - range.start).unwrap_or(usize::MAX);
+            let at = b.data_offset + range.start;
+            return self.source.bytes_at(at, len).map_err(Error::io_at(at));
+        }
+        let all = self.read_data(i)?;
+        let (s, e) = (
+            usize::try_from(range.start).unwrap_or(usize::MAX),
+            usize::try_from(range.end).unwrap_or(usize::MAX),
+        );
+        Ok(Cow::Owned(all[s..e].to_vec()))
+    }
+
+    /// Verifies block `i`'s checksum, saying which convention matched.
+    ///
+    /// Uncompressed blocks are hashed in 1 MiB pieces without holding the block in memory.
+    ///
+    /// # Errors
+    /// [`Error::Checksum`] when neither the stored nor the decoded bytes match; read and decode
+    /// errors.
+    pub fn verify_checksum(&self, i: usize) -> Result<ChecksumStatus> {
+        let b = self.block(i)?;
+        if !b.header.has_checksum() || b.header.is_streamed() {
+            return Ok(ChecksumStatus::Absent);
+        }
+        self.check_stored_in_file(&b)?;
+        if b.header.compression.is_none() {
+            let mut hasher = Md5::new();
+            let mut buf = vec![0u8; 1 << 20];
+            let mut pos = b.data_offset;
+            let end = b.data_offset + b.stored_len;
+            while pos < end {
+                let n = usize::try_from((end - pos).min(buf.len() as u64)).unwrap_or(buf.len());
+                self.source
+                    .read_exact_at(pos, &mut buf[..n])
+                    .map_err(Error::io_at(pos))?;
+                hasher.update(&buf[..n]);
+                pos += n as u64;
+            }
+            let actual: [u8; 16] = hasher.finalize().into();
+            return if actual == b.header.checksum {
+                Ok(ChecksumStatus::StoredBytes)
+            } else {
+                Err(checksum_error(&b, actual))
+            };
+        }
+        let stored = self.read_stored(i)?;
+        if md5_of(&stored) == b.header.checksum {
+            return Ok(ChecksumStatus::StoredBytes);
+        }
+        self.check_decodable(&b)?;
+        let mut out = alloc(&b, b.header.data_size)?;
+        self.decode_into(&b, &stored, &mut out)?;
+        verify(&b, &stored, Some(&out))
+    }
+}
+
+/// MD5 of `bytes`.
+#[must_use]
+pub fn md5_of(bytes: &[u8]) -> [u8; 16] {
+    Md5::digest(bytes).into()
+}
+
+fn checksum_error(b: &BlockInfo, actual: [u8; 16]) -> Error {
+    Error::Checksum {
+        block: b.index,
+        offset: b.offset,
+        expected: b.header.checksum,
+        actual,
+    }
+}
+
+fn verify(b: &BlockInfo, stored: &[u8], decoded: Option<&[u8]>) -> Result<ChecksumStatus> {
+    if !b.header.has_checksum() || b.header.is_streamed() {
+        return Ok(ChecksumStatus::Absent);
+    }
+    let actual = md5_of(stored);
+    if actual == b.header.checksum {
+        return Ok(ChecksumStatus::StoredBytes);
+    }
+    if let Some(d) = decoded {
+        if md5_of(d) == b.header.checksum {
+            return Ok(ChecksumStatus::DecodedBytes);
+        }
+    }
+    Err(checksum_error(b, actual))
+}
+
+fn alloc(b: &BlockInfo, len: u64) -> Result<Vec<u8>> {
+    let err = || {
+        Error::Limits(LimitError::Allocation {
+            block: b.index,
+            bytes: len,
+        })
+    };
+    let n = usize::try_from(len).map_err(|_| err())?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| err())?;
+    v.resize(n, 0);
+    Ok(v)
+}

@@ -1,0 +1,310 @@
+//! Where the bytes come from: positioned reads from a file, a byte buffer or a memory map.
+//!
+//! Every read names its offset; nothing shares a cursor, so one source can serve many
+//! readers and threads at once.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::Mutex;
+
+/// Random-access, read-only bytes.
+pub trait ReadAt: Send + Sync {
+    /// Total length in bytes.
+    ///
+    /// # Errors
+    /// I/O errors of the underlying storage.
+    fn size(&self) -> io::Result<u64>;
+
+    /// Reads up to `buf.len()` bytes at `offset`; returns how many were read (fewer only at the
+    /// end of the source).
+    ///
+    /// # Errors
+    /// I/O errors of the underlying storage.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
+
+    /// Reads exactly `buf.len()` bytes at `offset`.
+    ///
+    /// # Errors
+    /// `UnexpectedEof` when the source ends first; other I/O errors.
+    fn read_exact_at(&self, mut offset: u64, mut buf: &mut [u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            match self.read_at(offset, buf) {
+                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(n) => {
+                    buf = &mut buf[n..];
+                    offset += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Exactly `len` bytes at `offset`: borrowed where the source holds them in memory
+    /// (byte buffers, memory maps), read into a new buffer otherwise.
+    ///
+    /// # Errors
+    /// `UnexpectedEof` when the source ends first; other I/O errors.
+    fn bytes_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(len)
+            .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        buf.resize(len, 0);
+        self.read_exact_at(offset, &mut buf)?;
+        Ok(Cow::Owned(buf))
+    }
+}
+
+fn slice_of(data: &[u8], offset: u64, len: usize) -> io::Result<&[u8]> {
+    let start = usize::try_from(offset).map_err(|_| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+    let end = start
+        .checked_add(len)
+        .filter(|&e| e <= data.len())
+        .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+    Ok(&data[start..end])
+}
+
+fn read_from_slice(data: &[u8], offset: u64, buf: &mut [u8]) -> usize {
+    let Ok(start) = usize::try_from(offset) else {
+        return 0;
+    };
+    if start >= data.len() {
+        return 0;
+    }
+    let n = buf.len().min(data.len() - start);
+    buf[..n].copy_from_slice(&data[start..start + n]);
+    n
+}
+
+impl ReadAt for [u8] {
+    fn size(&self) -> io::Result<u64> {
+        Ok(<[u8]>::len(self) as u64)
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        Ok(read_from_slice(self, offset, buf))
+    }
+    fn bytes_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
+        slice_of(self, offset, len).map(Cow::Borrowed)
+    }
+}
+
+impl ReadAt for Vec<u8> {
+    fn size(&self) -> io::Result<u64> {
+        Ok(<[u8]>::len(self) as u64)
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        Ok(read_from_slice(self, offset, buf))
+    }
+    fn bytes_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
+        slice_of(self, offset, len).map(Cow::Borrowed)
+    }
+}
+
+impl<T: ReadAt + ?Sized> ReadAt for &T {
+    fn size(&self) -> io::Result<u64> {
+        (**self).size()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        (**self).read_at(offset, buf)
+    }
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        (**self).read_exact_at(offset, buf)
+    }
+    fn bytes_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
+        (**self).bytes_at(offset, len)
+    }
+}
+
+impl ReadAt for File {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+
+    #[cfg(unix)]
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        std::os::unix::fs::FileExt::read_at(self, buf, offset)
+    }
+
+    #[cfg(windows)]
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        std::os::windows::fs::FileExt::seek_read(self, buf, offset)
+    }
+
+    #[cfg(unix)]
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        std::os::unix::fs::FileExt::read_exact_at(self, buf, offset)
+    }
+}
+
+impl<T: ReadAt + ?Sized> ReadAt for Arc<T> {
+    fn size(&self) -> io::Result<u64> {
+        (**self).size()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        (**self).read_at(offset, buf)
+    }
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        (**self).read_exact_at(offset, buf)
+    }
+    fn bytes_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
+        (**self).bytes_at(offset, len)
+    }
+}
+
+impl<T: ReadAt + ?Sized> ReadAt for Box<T> {
+    fn size(&self) -> io::Result<u64> {
+        (**self).size()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        (**self).read_at(offset, buf)
+    }
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        (**self).read_exact_at(offset, buf)
+    }
+    fn bytes_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
+        (**self).bytes_at(offset, len)
+    }
+}
+
+/// A read-only memory map of a file.
+///
+/// Reads borrow the mapped pages; nothing is copied until the caller copies. The file must
+/// not be truncated or changed by anyone while it is mapped (see [`MmapSource::open`]).
+#[cfg(feature = "mmap")]
+#[derive(Debug)]
+pub struct MmapSource {
+    map: memmap2::Mmap,
+}
+
+#[cfg(feature = "mmap")]
+impl MmapSource {
+    /// Maps `path` read-only.
+    ///
+    /// The mapping reflects the file as it is on disk: if another process truncates the file
+    /// while it is mapped, reading the lost pages raises `SIGBUS`. Use [`File`] as the source
+    /// when files may change underneath the reader.
+    ///
+    /// # Errors
+    /// Opening or mapping the file fails.
+    pub fn open(path: impl AsRef<Path>) -> io::Result<Self> {
+        let file = File::open(path)?;
+        Self::from_file(&file)
+    }
+
+    /// Maps an open file read-only. The same caveat as [`MmapSource::open`] applies.
+    ///
+    /// # Errors
+    /// Mapping the file fails.
+    pub fn from_file(file: &File) -> io::Result<Self> {
+        // SAFETY: the map is read-only and private to this value. Memory safety requires that
+        // the file is not modified or truncated while mapped; that is the documented contract
+        // of `MmapSource` (callers who cannot promise it use `File`). An empty file maps to an
+        // empty slice.
+        let map = unsafe { memmap2::Mmap::map(file)? };
+        Ok(Self { map })
+    }
+
+    /// The mapped bytes.
+    #[must_use]
+    pub fn as_slice(&self) -> &[u8] {
+        &self.map
+    }
+}
+
+#[cfg(feature = "mmap")]
+impl ReadAt for MmapSource {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.map.len() as u64)
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        Ok(read_from_slice(&self.map, offset, buf))
+    }
+    fn bytes_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
+        slice_of(&self.map, offset, len).map(Cow::Borrowed)
+    }
+}
+
+/// A wrapper that records every byte range read from the inner source.
+///
+/// Meant for tests and diagnostics: it proves which parts of a file an operation touched.
+#[derive(Debug)]
+pub struct RecordingSource<S> {
+    inner: S,
+    reads: Mutex<Vec<(u64, u64)>>,
+}
+
+impl<S: ReadAt> RecordingSource<S> {
+    /// Wraps `inner`.
+    pub fn new(inner: S) -> Self {
+        Self {
+            inner,
+            reads: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The `(offset, end)` ranges read so far, in order.
+    pub fn reads(&self) -> Vec<(u64, u64)> {
+        self.reads.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// Forgets the recorded reads.
+    pub fn clear(&self) {
+        if let Ok(mut r) = self.reads.lock() {
+            r.clear();
+        }
+    }
+
+    /// Whether any recorded read overlaps `start..end`.
+    pub fn touched(&self, start: u64, end: u64) -> bool {
+        self.reads().iter().any(|&(a, b)| a < end && start < b)
+    }
+
+    fn record(&self, offset: u64, len: usize) {
+        if let Ok(mut r) = self.reads.lock() {
+            r.push((offset, offset + len as u64));
+        }
+    }
+}
+
+impl<S: ReadAt> ReadAt for RecordingSource<S> {
+    fn size(&self) -> io::Result<u64> {
+        self.inner.size()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read_at(offset, buf)?;
+        self.record(offset, n);
+        Ok(n)
+    }
+    fn bytes_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
+        let b = self.inner.bytes_at(offset, len)?;
+        self.record(offset, b.len());
+        Ok(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_and_eof() {
+        let v: Vec<u8> = (0..10).collect();
+        let mut buf = [0u8; 4];
+        assert_eq!(v.read_at(8, &mut buf).unwrap(), 2);
+        assert_eq!(&buf[..2], &[8, 9]);
+        assert_eq!(v.read_at(20, &mut buf).unwrap(), 0);
+        assert!(v.read_exact_at(8, &mut buf).is_err());
+        assert_eq!(&*v.bytes_at(2, 3).unwrap(), &[2, 3, 4]);
+        assert!(v.bytes_at(9, 2).is_err());
+        assert!(v.bytes_at(u64::MAX, 2).is_err());
+        let r = RecordingSource::new(v);
+        r.read_exact_at(1, &mut buf).unwrap();
+        assert_eq!(r.reads(), vec![(1, 5)]);
+        assert!(r.touched(4, 6));
+        assert!(!r.touched(5, 6));
+    }
+}

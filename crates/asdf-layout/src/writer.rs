@@ -1,0 +1,337 @@
+//! Writing the layout: header and comments, the caller's tree bytes, padding, blocks, an
+//! optional streamed last block, and the block index.
+
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use crate::block::{BLOCK_HEADER_FIELDS, BlockHeader, FLAG_STREAMED};
+use crate::compression::{Label, Registry};
+use crate::error::{Error, Result, UsageError};
+use crate::index::index_bytes;
+use crate::reader::md5_of;
+use crate::version::Version;
+
+/// How one block is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BlockOptions {
+    /// Compression label ([`Label::NONE`] for none).
+    pub compression: Label,
+    /// Store the MD5 of the stored bytes (otherwise all zeros).
+    pub checksum: bool,
+    /// Extra bytes allocated after the data (unused space for later growth).
+    pub padding: u64,
+    /// header_size to write (at least 48; more aligns the data).
+    pub header_size: u16,
+}
+
+impl Default for BlockOptions {
+    /// Uncompressed, with checksum, no padding, 48-byte header.
+    fn default() -> Self {
+        Self {
+            compression: Label::NONE,
+            checksum: true,
+            padding: 0,
+            header_size: BLOCK_HEADER_FIELDS,
+        }
+    }
+}
+
+impl BlockOptions {
+    /// Sets the compression.
+    #[must_use]
+    pub fn compression(mut self, label: Label) -> Self {
+        self.compression = label;
+        self
+    }
+    /// Sets whether to write a checksum.
+    #[must_use]
+    pub fn checksum(mut self, yes: bool) -> Self {
+        self.checksum = yes;
+        self
+    }
+    /// Sets the unused bytes after the data.
+    #[must_use]
+    pub fn padding(mut self, bytes: u64) -> Self {
+        self.padding = bytes;
+        self
+    }
+    /// Sets header_size (values below 48 are raised to 48).
+    #[must_use]
+    pub fn header_size(mut self, size: u16) -> Self {
+        self.header_size = size.max(BLOCK_HEADER_FIELDS);
+        self
+    }
+}
+
+/// Where a written block landed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WrittenBlock {
+    /// Offset of the block magic.
+    pub offset: u64,
+    /// Offset of the first data byte.
+    pub data_offset: u64,
+    /// The header written.
+    pub header: BlockHeader,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    BeforeTree,
+    AfterTree,
+    Blocks,
+}
+
+/// Writes an ASDF file's layout to any [`Write`].
+///
+/// Order: [`Writer::new`] (header and comments), [`Writer::write_tree`] (optional),
+/// [`Writer::write_padding`] (optional), blocks, then [`Writer::finish`] (block index) or
+/// [`Writer::start_stream`] (a streamed last block, no index).
+#[derive(Debug)]
+pub struct Writer<W: Write> {
+    inner: W,
+    pos: u64,
+    offsets: Vec<u64>,
+    state: State,
+    registry: Arc<Registry>,
+}
+
+impl<W: Write> Writer<W> {
+    /// Writes `#ASDF 1.0.0` and `#ASDF_STANDARD {standard}`.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn new(inner: W, standard: Version) -> Result<Self> {
+        Self::with_comments(inner, standard, &[], Arc::new(Registry::default()))
+    }
+
+    /// Like [`Writer::new`], with extra comment lines (each written as `#text`) and a codec
+    /// registry.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn with_comments(inner: W, standard: Version, comments: &[&str], registry: Arc<Registry>) -> Result<Self> {
+        let mut w = Writer {
+            inner,
+            pos: 0,
+            offsets: Vec::new(),
+            state: State::BeforeTree,
+            registry,
+        };
+        let mut head = format!("#ASDF {}\n#ASDF_STANDARD {standard}\n", Version::FILE_FORMAT_1_0_0);
+        for c in comments {
+            for line in c.lines() {
+                head.push('#');
+                head.push_str(line);
+                head.push('\n');
+            }
+        }
+        w.put(head.as_bytes())?;
+        Ok(w)
+    }
+
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        self.inner.write_all(bytes).map_err(Error::io_at(self.pos))?;
+        self.pos += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Bytes written so far (the offset of the next byte).
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
+    /// The underlying writer.
+    pub fn get_ref(&self) -> &W {
+        &self.inner
+    }
+
+    /// Writes the YAML tree. `tree` must start with `%YAML` (or `---`) and end with a `...`
+    /// line (`\n...\n`).
+    ///
+    /// # Errors
+    /// [`UsageError::TreeNotDelimited`], [`UsageError::TreeAfterBlocks`], I/O errors.
+    pub fn write_tree(&mut self, tree: &[u8]) -> Result<()> {
+        if self.state != State::BeforeTree {
+            return Err(Error::Usage(UsageError::TreeAfterBlocks));
+        }
+        if !(tree.starts_with(b"%") || tree.starts_with(b"---")) || !tree.ends_with(b"\n...\n") {
+            return Err(Error::Usage(UsageError::TreeNotDelimited));
+        }
+        self.put(tree)?;
+        self.state = State::AfterTree;
+        Ok(())
+    }
+
+    /// Writes `len` bytes of `fill` between the tree and the first block (room for the tree to
+    /// grow). The standard recommends spaces; Python asdf writes NULs.
+    ///
+    /// # Errors
+    /// [`UsageError::TreeAfterBlocks`] once a block was written; I/O errors.
+    pub fn write_padding(&mut self, len: u64, fill: u8) -> Result<()> {
+        if self.state == State::Blocks {
+            return Err(Error::Usage(UsageError::TreeAfterBlocks));
+        }
+        if self.state == State::BeforeTree {
+            // A file without a tree must have its first block right after the header.
+            return Err(Error::Usage(UsageError::PaddingWithoutTree));
+        }
+        let chunk = [fill; 4096];
+        let mut left = len;
+        while left > 0 {
+            let n = usize::try_from(left.min(chunk.len() as u64)).unwrap_or(chunk.len());
+            self.put(&chunk[..n])?;
+            left -= n as u64;
+        }
+        Ok(())
+    }
+
+    /// Compresses (per `opts`) and writes one block of decoded bytes `data`.
+    ///
+    /// # Errors
+    /// [`UsageError::UnknownCodec`], codec failures, I/O errors.
+    pub fn write_block(&mut self, data: &[u8], opts: &BlockOptions) -> Result<WrittenBlock> {
+        if opts.compression.is_none() {
+            let mut h = BlockHeader::new(Label::NONE, data.len() as u64, data.len() as u64);
+            return self.write_stored(data, &mut h, opts);
+        }
+        let codec = self
+            .registry
+            .get(opts.compression)
+            .ok_or(Error::Usage(UsageError::UnknownCodec(opts.compression)))?
+            .clone();
+        let mut stored = Vec::new();
+        codec.encode(data, &mut stored).map_err(|source| Error::Codec {
+            block: self.offsets.len(),
+            offset: self.pos,
+            label: opts.compression,
+            source,
+        })?;
+        let mut h = BlockHeader::new(opts.compression, stored.len() as u64, data.len() as u64);
+        self.write_stored(&stored, &mut h, opts)
+    }
+
+    /// Writes already-encoded bytes with the given header fields (compression, data_size and
+    /// flags are kept; sizes and checksum are set from `stored` and `opts`). Used to copy a
+    /// block without decoding it.
+    ///
+    /// # Errors
+    /// I/O errors; a streamed header.
+    pub fn write_encoded_block(&mut self, stored: &[u8], header: BlockHeader, opts: &BlockOptions) -> Result<WrittenBlock> {
+        let mut h = header;
+        h.flags &= !FLAG_STREAMED;
+        h.used_size = stored.len() as u64;
+        if h.compression.is_none() {
+            h.data_size = h.used_size;
+        }
+        self.write_stored(stored, &mut h, opts)
+    }
+
+    fn write_stored(&mut self, stored: &[u8], h: &mut BlockHeader, opts: &BlockOptions) -> Result<WrittenBlock> {
+        self.state = State::Blocks;
+        h.header_size = opts.header_size.max(BLOCK_HEADER_FIELDS);
+        h.allocated_size = h.used_size + opts.padding;
+        h.checksum = if opts.checksum { md5_of(stored) } else { [0; 16] };
+        let offset = self.pos;
+        self.put(&h.to_bytes())?;
+        let data_offset = self.pos;
+        self.put(stored)?;
+        let zeros = [0u8; 4096];
+        let mut left = opts.padding;
+        while left > 0 {
+            let n = usize::try_from(left.min(zeros.len() as u64)).unwrap_or(zeros.len());
+            self.put(&zeros[..n])?;
+            left -= n as u64;
+        }
+        self.offsets.push(offset);
+        Ok(WrittenBlock {
+            offset,
+            data_offset,
+            header: *h,
+        })
+    }
+
+    /// Writes a streamed block header; everything written to the returned writer is the
+    /// block's data, up to the end of the file. No block index is written.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn start_stream(mut self) -> Result<StreamWriter<W>> {
+        self.state = State::Blocks;
+        let mut h = BlockHeader::new(Label::NONE, 0, 0);
+        h.flags = FLAG_STREAMED;
+        h.allocated_size = 0;
+        let offset = self.pos;
+        self.put(&h.to_bytes())?;
+        Ok(StreamWriter {
+            inner: self.inner,
+            block_offset: offset,
+            data_offset: self.pos,
+            written: 0,
+        })
+    }
+
+    /// Offsets of the blocks written so far.
+    pub fn block_offsets(&self) -> &[u64] {
+        &self.offsets
+    }
+
+    /// Writes the block index (when `index` is true and there are blocks), flushes and gives
+    /// back the writer.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn finish(mut self, index: bool) -> Result<W> {
+        if index && !self.offsets.is_empty() {
+            let b = index_bytes(&self.offsets);
+            self.put(&b)?;
+        }
+        self.inner.flush().map_err(Error::io_at(self.pos))?;
+        Ok(self.inner)
+    }
+}
+
+/// The data of a streamed last block: write rows to it, then [`StreamWriter::finish`].
+#[derive(Debug)]
+pub struct StreamWriter<W: Write> {
+    inner: W,
+    block_offset: u64,
+    data_offset: u64,
+    written: u64,
+}
+
+impl<W: Write> StreamWriter<W> {
+    /// Offset of the streamed block's magic.
+    pub fn block_offset(&self) -> u64 {
+        self.block_offset
+    }
+    /// Offset of its first data byte.
+    pub fn data_offset(&self) -> u64 {
+        self.data_offset
+    }
+    /// Data bytes written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+    /// Flushes and gives back the writer.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn finish(mut self) -> Result<W> {
+        self.inner
+            .flush()
+            .map_err(Error::io_at(self.data_offset + self.written))?;
+        Ok(self.inner)
+    }
+}
+
+impl<W: Write> Write for StreamWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
