@@ -1,0 +1,166 @@
+//! Every `.asdf` file under `shared/conformance`: blocks enumerated and decoded, every non-zero
+//! checksum verified (saying which convention matched); every file read the same through each
+//! source kind; and a truncation sweep that must never panic.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::Path;
+
+use asdf_conformance::{conformance_dir, files_with_ext};
+use asdf_layout::{ChecksumStatus, Error, MmapSource, ReadAt, Reader, Unsupported};
+
+fn rel(p: &Path) -> String {
+    p.strip_prefix(conformance_dir()).unwrap().to_string_lossy().replace('\\', "/")
+}
+
+/// Files whose layout is broken on purpose: opening them must fail.
+const OPEN_FAILS: &[&str] = &[
+    "asdf-pytests-data/inline/ff_block_header_size_40.asdf",
+    "asdf-pytests-data/inline/ff_block_header_truncated.asdf",
+    "asdf-pytests-data/inline/ff_file_format_0.1.0.asdf",
+    "asdf-pytests-data/inline/ff_fits_magic.asdf",
+    "asdf-pytests-data/inline/ff_fits_magic_newline.asdf",
+    "asdf-pytests-data/inline/ff_junk_after_header.asdf",
+    "asdf-pytests-data/inline/ff_no_asdf_header.asdf",
+    "asdf-pytests-data/inline/ff_no_yaml_end_marker.asdf",
+    "asdf-pytests-data/inline/ff_unparsable_version.asdf",
+    "asdf-pytests-data/mutated/int_pad_full_magic_before_first_block.asdf",
+];
+
+/// Blocks whose stored checksum is wrong on purpose.
+const BAD_CHECKSUMS: &[&str] = &[
+    "asdf-pytests-data/mutated/basic_bad_checksum.asdf",
+    "asdf-pytests-data/upstream/block0.asdf",
+    "asdf-pytests-data/upstream/block1.asdf",
+];
+
+/// Blocks whose compression label is not one this build decodes.
+fn undecodable(rel: &str, label: asdf_layout::Label) -> bool {
+    rel == "asdf-pytests-data/mutated/compressed_unknown_label.asdf" && &label.0 == b"xxxx"
+        || (label == asdf_layout::Label::BLSC || label == asdf_layout::Label::BLS2)
+}
+
+#[test]
+fn every_conformance_file_blocks_and_checksums() {
+    let files = files_with_ext(&conformance_dir(), "asdf");
+    assert!(files.len() >= 250, "only {} .asdf files found", files.len());
+    let mut tally: BTreeMap<String, usize> = BTreeMap::new();
+    let mut blocks_total = 0;
+    for p in &files {
+        let name = rel(p);
+        let r = Reader::open(std::fs::read(p).unwrap());
+        if OPEN_FAILS.contains(&name.as_str()) {
+            assert!(r.is_err(), "{name} must not open");
+            *tally.entry("files rejected at open (on purpose)".into()).or_default() += 1;
+            continue;
+        }
+        let r = r.unwrap_or_else(|e| panic!("{name}: {e}"));
+        *tally.entry("files opened".into()).or_default() += 1;
+        for i in 0..r.block_count() {
+            blocks_total += 1;
+            let b = r.block(i).unwrap();
+            match r.read_data(i) {
+                Ok(d) => assert_eq!(d.len() as u64, b.data_len(), "{name} block {i}"),
+                Err(Error::Unsupported {
+                    kind: Unsupported::Compression(l, _),
+                    ..
+                }) if undecodable(&name, l) => {
+                    *tally.entry(format!("blocks not decodable in this build ({l})")).or_default() += 1;
+                }
+                Err(e) => panic!("{name} block {i}: {e}"),
+            }
+            match r.verify_checksum(i) {
+                Ok(s) => *tally.entry(format!("checksum {s:?}")).or_default() += 1,
+                Err(Error::Checksum { .. }) if BAD_CHECKSUMS.contains(&name.as_str()) => {
+                    *tally.entry("checksum mismatch (on purpose)".into()).or_default() += 1;
+                }
+                Err(Error::Unsupported {
+                    kind: Unsupported::Compression(l, _),
+                    ..
+                }) if undecodable(&name, l) => {
+                    // Legacy convention (MD5 of decoded data) on a block this build cannot decode.
+                    *tally.entry("checksum unverifiable (cannot decode)".into()).or_default() += 1;
+                }
+                Err(e) => panic!("{name} block {i}: checksum: {e}"),
+            }
+        }
+    }
+    println!("{blocks_total} blocks in {} files", files.len());
+    for (k, v) in &tally {
+        println!("  {k}: {v}");
+    }
+    assert!(tally.get("checksum StoredBytes").copied().unwrap_or(0) > 100);
+    assert!(tally.get("checksum DecodedBytes").copied().unwrap_or(0) > 10);
+    assert_eq!(tally.get("files rejected at open (on purpose)"), Some(&OPEN_FAILS.len()));
+}
+
+fn summary<S: ReadAt>(r: &Reader<S>) -> Vec<(u64, Result<Vec<u8>, String>)> {
+    (0..r.block_count())
+        .map(|i| {
+            let b = r.block(i).unwrap();
+            (b.offset, r.read_data(i).map(|d| d.into_owned()).map_err(|e| e.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn file_mmap_and_bytes_sources_agree() {
+    for p in files_with_ext(&conformance_dir(), "asdf") {
+        let Ok(bytes) = Reader::open(std::fs::read(&p).unwrap()) else {
+            assert!(Reader::open(File::open(&p).unwrap()).is_err());
+            continue;
+        };
+        let file = Reader::open(File::open(&p).unwrap()).unwrap();
+        let mmap = Reader::open(MmapSource::open(&p).unwrap()).unwrap();
+        let want = summary(&bytes);
+        assert_eq!(summary(&file), want, "{}", rel(&p));
+        assert_eq!(summary(&mmap), want, "{}", rel(&p));
+        assert_eq!(file.tree_bytes(), bytes.tree_bytes());
+        assert_eq!(file.warnings(), bytes.warnings());
+    }
+}
+
+/// Every prefix of every conformance file gives a value or an error, never a panic.
+#[test]
+fn truncation_sweep() {
+    let mut prefixes = 0u64;
+    let (mut opened, mut failed) = (0u64, 0u64);
+    for p in files_with_ext(&conformance_dir(), "asdf") {
+        let all = std::fs::read(&p).unwrap();
+        for n in 0..=all.len() {
+            prefixes += 1;
+            let cut = &all[..n];
+            match Reader::open(cut) {
+                Err(_) => failed += 1,
+                Ok(r) => {
+                    opened += 1;
+                    for i in 0..r.block_count() {
+                        let _ = r.read_data(i);
+                        let _ = r.read_range(i, 0..1);
+                        if n % 61 == 0 || all.len() < 8192 {
+                            let _ = r.verify_checksum(i);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    println!("truncation sweep: {prefixes} prefixes, {opened} opened, {failed} rejected");
+    assert!(prefixes > 500_000);
+    assert!(opened > 0 && failed > 0);
+}
+
+#[test]
+fn checksum_statuses_are_reported() {
+    // The 1.6.0 compressed reference file was written by asdf 4.1 (MD5 of decoded data);
+    // Python asdf 6.0's b_zlib.asdf uses MD5 of the stored bytes.
+    let d = conformance_dir();
+    let old = Reader::open_path(d.join("asdf-standard/reference_files/1.6.0/compressed.asdf")).unwrap();
+    assert_eq!(old.verify_checksum(0).unwrap(), ChecksumStatus::DecodedBytes);
+    let new = Reader::open_path(d.join("python-asdf-samples/b_zlib.asdf")).unwrap();
+    assert_eq!(new.verify_checksum(0).unwrap(), ChecksumStatus::StoredBytes);
+    let none = Reader::open_path(d.join("python-asdf-samples/h_noindex_nochecksum.asdf")).unwrap();
+    assert_eq!(none.verify_checksum(0).unwrap(), ChecksumStatus::Absent);
+}
