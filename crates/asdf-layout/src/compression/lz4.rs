@@ -1,6 +1,10 @@
 //! `lz4` (label `lz4\0`): Python asdf's framing. The input is cut into chunks of 4 MiB; each
 //! chunk is stored as `[u32 big-endian n][n bytes]`, where the n bytes are what python-lz4's
 //! `lz4.block.compress` returns: a u32 little-endian uncompressed size, then a raw LZ4 block.
+//!
+//! Writing goes through the reference liblz4 (`LZ4_compress_default`, the call python-lz4
+//! makes), so the bytes are identical to Python's; lz4_flex's encoder is not (it chooses other
+//! matches near long runs). Reading uses lz4_flex's safe decoder.
 
 use super::{Codec, CodecError, Label};
 
@@ -53,7 +57,7 @@ impl Codec for Lz4 {
 
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
         for chunk in input.chunks(LZ4_CHUNK) {
-            let c = lz4_flex::block::compress_prepend_size(chunk);
+            let c = lz4::block::compress(chunk, None, true).map_err(CodecError::library)?;
             let n = u32::try_from(c.len()).map_err(|_| CodecError::Framing { at: output.len() as u64 })?;
             output.extend_from_slice(&n.to_be_bytes());
             output.extend_from_slice(&c);

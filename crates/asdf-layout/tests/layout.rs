@@ -1,0 +1,405 @@
+//! Writer and reader rules: round trips, padding, streaming, index use, laziness, limits,
+//! and byte-identity with Python asdf's lz4 framing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+
+use asdf_layout::{
+    BlockDiscovery, BlockHeader, BlockOptions, ChecksumStatus, Error, FormatError, Label, LimitError, Limits, ReadOptions,
+    Reader, RecordingSource, UsageError, Version, Warning, Writer,
+};
+use proptest::prelude::*;
+
+const TREE: &[u8] = b"%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nx: 1\n...\n";
+
+fn conformance() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|d| d.join("shared/conformance"))
+        .find(|d| d.is_dir())
+        .expect("shared/conformance not found beside the checkout")
+}
+
+fn write(blocks: &[(&[u8], BlockOptions)], index: bool) -> Vec<u8> {
+    let mut w = Writer::new(Vec::new(), Version::STANDARD_LATEST).unwrap();
+    w.write_tree(TREE).unwrap();
+    for (d, o) in blocks {
+        w.write_block(d, o).unwrap();
+    }
+    w.finish(index).unwrap()
+}
+
+#[test]
+fn writes_what_python_writes_for_a_small_file() {
+    // a_small.asdf: tree then one 72-byte block, checksum, index `- 687`.
+    let py = std::fs::read(conformance().join("python-asdf-samples/a_small.asdf")).unwrap();
+    let r = Reader::open(py.clone()).unwrap();
+    let tree = r.tree_bytes().unwrap();
+    let data = r.read_data(0).unwrap();
+    let mut w = Writer::new(Vec::new(), Version::new(1, 6, 0)).unwrap();
+    w.write_tree(tree).unwrap();
+    w.write_block(&data, &BlockOptions::default()).unwrap();
+    let ours = w.finish(true).unwrap();
+    assert_eq!(ours, py, "byte-identical to Python asdf 6.0's a_small.asdf");
+}
+
+#[test]
+fn three_blocks_and_no_index_no_checksum_match_python() {
+    for (name, opts, index) in [
+        ("e_three_blocks.asdf", BlockOptions::default(), true),
+        ("h_noindex_nochecksum.asdf", BlockOptions::default().checksum(false), false),
+    ] {
+        let py = std::fs::read(conformance().join("python-asdf-samples").join(name)).unwrap();
+        let r = Reader::open(py.clone()).unwrap();
+        let mut w = Writer::new(Vec::new(), r.file_header().standard_version).unwrap();
+        w.write_tree(r.tree_bytes().unwrap()).unwrap();
+        for i in 0..r.block_count() {
+            w.write_block(&r.read_data(i).unwrap(), &opts).unwrap();
+        }
+        assert_eq!(w.finish(index).unwrap(), py, "{name}");
+    }
+}
+
+#[test]
+fn padded_file_matches_python() {
+    // h_padded.asdf: tree padded with NULs to 0x2000, block allocated 8192 with 80 used.
+    let py = std::fs::read(conformance().join("python-asdf-samples/h_padded.asdf")).unwrap();
+    let r = Reader::open(py.clone()).unwrap();
+    let tree_end = r.tree_range().unwrap().end;
+    let b = r.block(0).unwrap();
+    assert_eq!(b.offset, 0x2000);
+    let mut w = Writer::new(Vec::new(), r.file_header().standard_version).unwrap();
+    w.write_tree(r.tree_bytes().unwrap()).unwrap();
+    w.write_padding(0x2000 - tree_end, 0).unwrap();
+    let opts = BlockOptions::default().padding(b.header.allocated_size - b.header.used_size);
+    w.write_block(&r.read_data(0).unwrap(), &opts).unwrap();
+    assert_eq!(w.finish(true).unwrap(), py);
+}
+
+#[test]
+fn lz4_is_byte_identical_to_python() {
+    let py = std::fs::read(conformance().join("python-asdf-samples/b_lz4.asdf")).unwrap();
+    let r = Reader::open(py).unwrap();
+    assert!(r.block_count() >= 1);
+    for i in 0..r.block_count() {
+        let b = r.block(i).unwrap();
+        assert_eq!(b.compression(), Label::LZ4);
+        let data = r.read_data(i).unwrap();
+        let stored = r.read_stored(i).unwrap();
+        let mut ours = Vec::new();
+        asdf_layout::Registry::default()
+            .get(Label::LZ4)
+            .unwrap()
+            .encode(&data, &mut ours)
+            .unwrap();
+        assert!(ours == *stored, "block {i}: lz4 bytes differ from python-lz4 ({} vs {} bytes)", ours.len(), stored.len());
+        assert_eq!(r.verify_checksum(i).unwrap(), ChecksumStatus::StoredBytes);
+    }
+}
+
+#[test]
+fn zlib_and_bzp2_blocks_from_python_decode_and_reencode() {
+    for (name, label) in [("b_zlib.asdf", Label::ZLIB), ("b_bzp2.asdf", Label::BZP2)] {
+        let py = std::fs::read(conformance().join("python-asdf-samples").join(name)).unwrap();
+        let r = Reader::open(py).unwrap();
+        for i in 0..r.block_count() {
+            assert_eq!(r.block(i).unwrap().compression(), label);
+            let data = r.read_data(i).unwrap().into_owned();
+            let f = write(&[(&data, BlockOptions::default().compression(label))], true);
+            let back = Reader::open(f).unwrap();
+            assert_eq!(&*back.read_data(0).unwrap(), &data[..]);
+            assert_eq!(back.verify_checksum(0).unwrap(), ChecksumStatus::StoredBytes);
+        }
+    }
+}
+
+#[test]
+fn streamed_block_runs_to_end_of_file() {
+    use std::io::Write as _;
+    let mut w = Writer::new(Vec::new(), Version::STANDARD_LATEST).unwrap();
+    w.write_tree(TREE).unwrap();
+    w.write_block(&[1, 2, 3], &BlockOptions::default()).unwrap();
+    let mut s = w.start_stream().unwrap();
+    for row in 0..10u8 {
+        s.write_all(&[row; 16]).unwrap();
+    }
+    assert_eq!(s.written(), 160);
+    let f = s.finish().unwrap();
+    let r = Reader::open(f.clone()).unwrap();
+    assert!(r.warnings().is_empty());
+    assert_eq!(r.block_count(), 2);
+    let b = r.block(1).unwrap();
+    assert!(b.header.is_streamed());
+    assert_eq!(b.data_len(), 160);
+    assert_eq!(r.read_data(1).unwrap()[16 * 9], 9);
+    assert_eq!(r.verify_checksum(1).unwrap(), ChecksumStatus::Absent);
+    // Appending rows later grows the block.
+    let mut g = f;
+    g.extend_from_slice(&[10u8; 16]);
+    assert_eq!(Reader::open(g).unwrap().block(1).unwrap().data_len(), 176);
+}
+
+#[test]
+fn python_stream_sample() {
+    let r = Reader::open_path(conformance().join("python-asdf-samples/c_stream.asdf")).unwrap();
+    assert_eq!(r.block_count(), 1);
+    let b = r.block(0).unwrap();
+    assert!(b.header.is_streamed());
+    assert_eq!(b.data_len() % 64, 0, "rows of 8 float64");
+    assert_eq!(r.block_discovery(), BlockDiscovery::Scan);
+}
+
+const BIG: usize = 100_000;
+
+#[test]
+fn index_is_used_and_only_needed_headers_are_read() {
+    let blocks: Vec<Vec<u8>> = (0..50u8).map(|i| vec![i; BIG]).collect();
+    let spec: Vec<(&[u8], BlockOptions)> = blocks.iter().map(|b| (&b[..], BlockOptions::default())).collect();
+    let f = write(&spec, true);
+    let src = RecordingSource::new(f.clone());
+    let r = Reader::open(&src).unwrap();
+    assert!(matches!(r.block_discovery(), BlockDiscovery::Index { .. }));
+    assert_eq!(r.block_count(), 50);
+    let offsets = r.block_offsets();
+    let read_at_open: u64 = src.reads().iter().map(|(a, b)| b - a).sum();
+    assert!(read_at_open < 200_000, "open read {read_at_open} bytes of a {} byte file", f.len());
+    // Opening reads ahead at most one chunk after the tree and before the end; the blocks in
+    // between (data and headers) are not touched.
+    for i in 2..48 {
+        assert!(!src.touched(offsets[i], offsets[i] + 54 + BIG as u64), "block {i} read at open");
+    }
+    // Reading block 20 reads its header and data and nothing of its neighbours.
+    src.clear();
+    assert_eq!(&*r.read_data(20).unwrap(), &blocks[20][..]);
+    assert!(!src.touched(0, offsets[20]));
+    assert!(!src.touched(offsets[21], f.len() as u64));
+    // A slice of an uncompressed block reads only that slice.
+    src.clear();
+    let _ = r.block(30).unwrap();
+    src.clear();
+    assert_eq!(&*r.read_range(30, 100..110).unwrap(), &[30u8; 10]);
+    let data30 = offsets[30] + 54;
+    assert_eq!(src.reads(), vec![(data30 + 100, data30 + 110)]);
+    // The same file read by scanning finds the same blocks, reading headers only.
+    let src2 = RecordingSource::new(f.clone());
+    let scanned = Reader::open_with(&src2, ReadOptions::default().use_index(false)).unwrap();
+    assert_eq!(scanned.block_discovery(), BlockDiscovery::Scan);
+    assert_eq!(scanned.block_offsets(), offsets);
+    for i in 2..50 {
+        let d = offsets[i] + 54;
+        assert!(!src2.touched(d, d + BIG as u64), "block {i} data read by the scan");
+    }
+}
+
+#[test]
+fn flow_style_index_is_accepted() {
+    let mut f = write(&[(&[1u8; 10], BlockOptions::default()), (&[2u8; 10], BlockOptions::default())], false);
+    let offsets = Reader::open(f.clone()).unwrap().block_offsets();
+    f.extend_from_slice(format!("#ASDF BLOCK INDEX\r\n%YAML 1.1\r\n--- [{}, {}]\r\n...\r\n\0\0\0\0\0", offsets[0], offsets[1]).as_bytes());
+    let r = Reader::open(f).unwrap();
+    assert!(r.warnings().is_empty(), "{:?}", r.warnings());
+    assert!(matches!(r.block_discovery(), BlockDiscovery::Index { .. }));
+}
+
+#[test]
+fn allocated_gaps_and_large_headers_round_trip() {
+    let f = write(
+        &[
+            (&[1u8; 100], BlockOptions::default().padding(500).header_size(64)),
+            (&[2u8; 100], BlockOptions::default().compression(Label::ZLIB).padding(7)),
+        ],
+        true,
+    );
+    let r = Reader::open(f).unwrap();
+    assert!(r.warnings().is_empty());
+    let b0 = r.block(0).unwrap();
+    assert_eq!((b0.header.allocated_size, b0.header.used_size, b0.header.header_size), (600, 100, 64));
+    assert_eq!(r.block(1).unwrap().offset, b0.offset + 70 + 600);
+    assert_eq!(&*r.read_data(1).unwrap(), &[2u8; 100][..]);
+}
+
+#[test]
+fn tree_less_file_with_blocks() {
+    let mut w = Writer::new(Vec::new(), Version::STANDARD_LATEST).unwrap();
+    assert!(matches!(w.write_padding(5, b' '), Err(Error::Usage(UsageError::PaddingWithoutTree))));
+    w.write_block(b"abc", &BlockOptions::default()).unwrap();
+    assert!(matches!(w.write_tree(TREE), Err(Error::Usage(UsageError::TreeAfterBlocks))));
+    let f = w.finish(true).unwrap();
+    let r = Reader::open(f).unwrap();
+    assert!(r.tree_bytes().is_none());
+    assert_eq!(&*r.read_data(0).unwrap(), b"abc");
+}
+
+#[test]
+fn writer_rejects_undelimited_tree_and_unknown_codec() {
+    let mut w = Writer::new(Vec::new(), Version::STANDARD_LATEST).unwrap();
+    assert!(matches!(w.write_tree(b"%YAML 1.1\n--- {}\n"), Err(Error::Usage(UsageError::TreeNotDelimited))));
+    w.write_tree(TREE).unwrap();
+    let bad = BlockOptions::default().compression(Label(*b"nope"));
+    assert!(matches!(w.write_block(b"x", &bad), Err(Error::Usage(UsageError::UnknownCodec(_)))));
+}
+
+/// Builds a file whose single block header is `h` followed by `data`.
+fn with_header(h: &BlockHeader, data: &[u8]) -> Vec<u8> {
+    let mut f = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n".to_vec();
+    f.extend_from_slice(TREE);
+    f.extend_from_slice(&h.to_bytes());
+    f.extend_from_slice(data);
+    f
+}
+
+#[test]
+fn huge_claims_are_errors_not_allocations() {
+    // A zlib block claiming 4 EiB of decoded data.
+    let mut h = BlockHeader::new(Label::ZLIB, 10, 4 << 60);
+    h.allocated_size = 10;
+    let f = with_header(&h, &[0u8; 10]);
+    let r = Reader::open(f.clone()).unwrap();
+    match r.read_data(0) {
+        Err(Error::Limits(LimitError::BlockBytes { claimed, .. })) => assert_eq!(claimed, 4 << 60),
+        other => panic!("{other:?}"),
+    }
+    // Even with no limits the allocation is attempted fallibly, never aborting.
+    let r = Reader::open_with(f, ReadOptions::default().limits(Limits::unlimited())).unwrap();
+    assert!(matches!(r.read_data(0), Err(Error::Limits(LimitError::Allocation { .. }))));
+    // An uncompressed block claiming more bytes than the file has.
+    let mut h = BlockHeader::new(Label::NONE, 1 << 62, 1 << 62);
+    h.allocated_size = 1 << 62;
+    let r = Reader::open(with_header(&h, &[0u8; 10])).unwrap();
+    assert!(matches!(r.warnings(), [Warning::BlockTruncated { block: 0, .. }]));
+    assert!(matches!(
+        r.read_data(0).unwrap_err().format_kind(),
+        Some(FormatError::BlockBeyondEof { .. })
+    ));
+    // Too many blocks.
+    let f = write(&[(&[1u8], BlockOptions::default()), (&[2u8], BlockOptions::default())], false);
+    let mut lim = Limits::default();
+    lim.max_blocks = 1;
+    assert!(matches!(
+        Reader::open_with(f, ReadOptions::default().limits(lim)),
+        Err(Error::Limits(LimitError::Blocks { limit: 1 }))
+    ));
+}
+
+#[test]
+fn size_mismatches_are_errors() {
+    // Uncompressed with data_size != used_size.
+    let mut h = BlockHeader::new(Label::NONE, 4, 5);
+    h.allocated_size = 4;
+    let r = Reader::open(with_header(&h, b"abcd")).unwrap();
+    assert!(matches!(
+        r.read_data(0).unwrap_err().format_kind(),
+        Some(FormatError::UncompressedSizeMismatch { used: 4, data: 5 })
+    ));
+    // zlib stream that decodes to 100 bytes in a block claiming 99.
+    let mut enc = Vec::new();
+    asdf_layout::Registry::default()
+        .get(Label::ZLIB)
+        .unwrap()
+        .encode(&[9u8; 100], &mut enc)
+        .unwrap();
+    let h = BlockHeader::new(Label::ZLIB, enc.len() as u64, 99);
+    let r = Reader::open(with_header(&h, &enc)).unwrap();
+    assert!(matches!(r.read_data(0), Err(Error::Codec { .. })));
+    let mut buf = vec![0u8; 3];
+    assert!(matches!(r.read_data_into(0, &mut buf), Err(Error::Usage(UsageError::BufferSize { .. }))));
+    assert!(matches!(r.read_range(0, 50..200), Err(Error::Usage(UsageError::RangeOutOfBlock { .. }))));
+    assert!(matches!(r.block(3), Err(Error::Usage(UsageError::NoSuchBlock { index: 3, count: 1 }))));
+}
+
+#[test]
+fn user_codecs_can_be_registered() {
+    #[derive(Debug)]
+    struct Xor;
+    impl asdf_layout::Codec for Xor {
+        fn label(&self) -> Label {
+            Label(*b"xor1")
+        }
+        fn decode(&self, input: &[u8], output: &mut [u8]) -> Result<(), asdf_layout::CodecError> {
+            if input.len() != output.len() {
+                return Err(asdf_layout::CodecError::SizeMismatch {
+                    expected: output.len() as u64,
+                    actual: input.len() as u64,
+                });
+            }
+            for (o, i) in output.iter_mut().zip(input) {
+                *o = i ^ 0x5a;
+            }
+            Ok(())
+        }
+        fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), asdf_layout::CodecError> {
+            output.extend(input.iter().map(|b| b ^ 0x5a));
+            Ok(())
+        }
+    }
+    let mut reg = asdf_layout::Registry::default();
+    reg.register(std::sync::Arc::new(Xor));
+    let reg = std::sync::Arc::new(reg);
+    let mut w = Writer::with_comments(Vec::new(), Version::STANDARD_LATEST, &["made by a test"], reg.clone()).unwrap();
+    w.write_tree(TREE).unwrap();
+    w.write_block(b"hello", &BlockOptions::default().compression(Label(*b"xor1"))).unwrap();
+    let f = w.finish(true).unwrap();
+    // Without the codec: the file opens, the block is an error only when read.
+    let plain = Reader::open(f.clone()).unwrap();
+    assert_eq!(plain.file_header().comments, vec!["ASDF_STANDARD 1.6.0", "made by a test"]);
+    assert!(matches!(plain.read_data(0), Err(Error::Unsupported { .. })));
+    let r = Reader::open_with(f, ReadOptions::default().registry(reg)).unwrap();
+    assert_eq!(&*r.read_data(0).unwrap(), b"hello");
+}
+
+fn label_strategy() -> impl Strategy<Value = Label> {
+    prop::sample::select(asdf_layout::Registry::default().labels().into_iter().chain([Label::NONE]).collect::<Vec<_>>())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// Any set of blocks, any codec, padding, checksum and index choice reads back the same.
+    #[test]
+    fn write_read_round_trip(
+        blocks in prop::collection::vec(
+            (prop::collection::vec(any::<u8>(), 0..3000), label_strategy(), any::<bool>(), 0u64..100),
+            0..6),
+        index in any::<bool>(),
+        tree_pad in 0u64..300,
+    ) {
+        let mut w = Writer::new(Vec::new(), Version::new(1, 5, 0)).unwrap();
+        w.write_tree(TREE).unwrap();
+        w.write_padding(tree_pad, b' ').unwrap();
+        for (d, l, c, p) in &blocks {
+            w.write_block(d, &BlockOptions::default().compression(*l).checksum(*c).padding(*p)).unwrap();
+        }
+        let f = w.finish(index).unwrap();
+        let r = Reader::open(f).unwrap();
+        prop_assert!(r.warnings().is_empty(), "{:?}", r.warnings());
+        prop_assert_eq!(r.block_count(), blocks.len());
+        prop_assert_eq!(r.tree_bytes(), Some(TREE));
+        prop_assert_eq!(r.file_header().standard_version, Version::new(1, 5, 0));
+        for (i, (d, _, c, _)) in blocks.iter().enumerate() {
+            prop_assert_eq!(&*r.read_data(i).unwrap(), &d[..]);
+            let want = if *c { ChecksumStatus::StoredBytes } else { ChecksumStatus::Absent };
+            prop_assert_eq!(r.verify_checksum(i).unwrap(), want);
+        }
+    }
+
+    /// Arbitrary bytes after a valid header never panic the reader.
+    #[test]
+    fn garbage_never_panics(tail in prop::collection::vec(any::<u8>(), 0..400)) {
+        let mut f = b"#ASDF 1.0.0\n".to_vec();
+        f.extend_from_slice(&tail);
+        if let Ok(r) = Reader::open(f.clone()) {
+            for i in 0..r.block_count() {
+                let _ = r.read_data(i);
+                let _ = r.verify_checksum(i);
+            }
+        }
+        let mut g = b"#ASDF 1.0.0\n\xd3BLK".to_vec();
+        g.extend_from_slice(&tail);
+        if let Ok(r) = Reader::open(g) {
+            for i in 0..r.block_count() {
+                let _ = r.read_data(i);
+            }
+        }
+    }
+}
