@@ -12,7 +12,10 @@ use asdf_conformance::{conformance_dir, files_with_ext};
 use asdf_layout::{ChecksumStatus, Error, MmapSource, ReadAt, Reader, Unsupported};
 
 fn rel(p: &Path) -> String {
-    p.strip_prefix(conformance_dir()).unwrap().to_string_lossy().replace('\\', "/")
+    p.strip_prefix(conformance_dir())
+        .unwrap()
+        .to_string_lossy()
+        .replace('\\', "/")
 }
 
 /// Files whose layout is broken on purpose: opening them must fail.
@@ -53,7 +56,9 @@ fn every_conformance_file_blocks_and_checksums() {
         let r = Reader::open(std::fs::read(p).unwrap());
         if OPEN_FAILS.contains(&name.as_str()) {
             assert!(r.is_err(), "{name} must not open");
-            *tally.entry("files rejected at open (on purpose)".into()).or_default() += 1;
+            *tally
+                .entry("files rejected at open (on purpose)".into())
+                .or_default() += 1;
             continue;
         }
         let r = r.unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -67,21 +72,27 @@ fn every_conformance_file_blocks_and_checksums() {
                     kind: Unsupported::Compression(l, _),
                     ..
                 }) if undecodable(&name, l) => {
-                    *tally.entry(format!("blocks not decodable in this build ({l})")).or_default() += 1;
+                    *tally
+                        .entry(format!("blocks not decodable in this build ({l})"))
+                        .or_default() += 1;
                 }
                 Err(e) => panic!("{name} block {i}: {e}"),
             }
             match r.verify_checksum(i) {
                 Ok(s) => *tally.entry(format!("checksum {s:?}")).or_default() += 1,
                 Err(Error::Checksum { .. }) if BAD_CHECKSUMS.contains(&name.as_str()) => {
-                    *tally.entry("checksum mismatch (on purpose)".into()).or_default() += 1;
+                    *tally
+                        .entry("checksum mismatch (on purpose)".into())
+                        .or_default() += 1;
                 }
                 Err(Error::Unsupported {
                     kind: Unsupported::Compression(l, _),
                     ..
                 }) if undecodable(&name, l) => {
                     // Legacy convention (MD5 of decoded data) on a block this build cannot decode.
-                    *tally.entry("checksum unverifiable (cannot decode)".into()).or_default() += 1;
+                    *tally
+                        .entry("checksum unverifiable (cannot decode)".into())
+                        .or_default() += 1;
                 }
                 Err(e) => panic!("{name} block {i}: checksum: {e}"),
             }
@@ -93,14 +104,22 @@ fn every_conformance_file_blocks_and_checksums() {
     }
     assert!(tally.get("checksum StoredBytes").copied().unwrap_or(0) > 100);
     assert!(tally.get("checksum DecodedBytes").copied().unwrap_or(0) > 10);
-    assert_eq!(tally.get("files rejected at open (on purpose)"), Some(&OPEN_FAILS.len()));
+    assert_eq!(
+        tally.get("files rejected at open (on purpose)"),
+        Some(&OPEN_FAILS.len())
+    );
 }
 
 fn summary<S: ReadAt>(r: &Reader<S>) -> Vec<(u64, Result<Vec<u8>, String>)> {
     (0..r.block_count())
         .map(|i| {
             let b = r.block(i).unwrap();
-            (b.offset, r.read_data(i).map(|d| d.into_owned()).map_err(|e| e.to_string()))
+            (
+                b.offset,
+                r.read_data(i)
+                    .map(|d| d.into_owned())
+                    .map_err(|e| e.to_string()),
+            )
         })
         .collect()
 }
@@ -157,8 +176,12 @@ fn checksum_statuses_are_reported() {
     // The 1.6.0 compressed reference file was written by asdf 4.1 (MD5 of decoded data);
     // Python asdf 6.0's b_zlib.asdf uses MD5 of the stored bytes.
     let d = conformance_dir();
-    let old = Reader::open_path(d.join("asdf-standard/reference_files/1.6.0/compressed.asdf")).unwrap();
-    assert_eq!(old.verify_checksum(0).unwrap(), ChecksumStatus::DecodedBytes);
+    let old =
+        Reader::open_path(d.join("asdf-standard/reference_files/1.6.0/compressed.asdf")).unwrap();
+    assert_eq!(
+        old.verify_checksum(0).unwrap(),
+        ChecksumStatus::DecodedBytes
+    );
     let new = Reader::open_path(d.join("python-asdf-samples/b_zlib.asdf")).unwrap();
     assert_eq!(new.verify_checksum(0).unwrap(), ChecksumStatus::StoredBytes);
     let none = Reader::open_path(d.join("python-asdf-samples/h_noindex_nochecksum.asdf")).unwrap();

@@ -21,10 +21,20 @@ fn layout(args: &[String]) -> Result<()> {
     }
     for path in args {
         let r = asdf_layout::Reader::open_path(path)?;
-        println!("{path}: {} bytes, standard {}", r.file_len(), r.file_header().standard_version);
+        println!(
+            "{path}: {} bytes, standard {}",
+            r.file_len(),
+            r.file_header().standard_version
+        );
         for i in 0..r.block_count() {
             let b = r.block(i)?;
-            println!("  block {i} at {}: {} {} -> {}", b.offset, b.compression(), b.stored_len, b.data_len());
+            println!(
+                "  block {i} at {}: {} {} -> {}",
+                b.offset,
+                b.compression(),
+                b.stored_len,
+                b.data_len()
+            );
         }
         for w in r.warnings() {
             println!("  warning: {w}");

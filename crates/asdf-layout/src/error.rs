@@ -130,10 +130,12 @@ fn join_labels(labels: &[Label]) -> String {
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
     use fmt::Write;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
 }
 
 /// Ways the bytes of a file can be malformed.
@@ -147,7 +149,9 @@ pub enum FormatError {
     #[error("unparsable version `{0}`")]
     UnparsableVersion(String),
     /// A line between the header and the tree does not start with `#`.
-    #[error("invalid content between header and tree: expected a `#` comment line, `%YAML` or a block")]
+    #[error(
+        "invalid content between header and tree: expected a `#` comment line, `%YAML` or a block"
+    )]
     JunkBeforeTree,
     /// The YAML tree has no `...` end-of-document line.
     #[error("end of YAML marker (`...` on its own line) not found for the tree starting here")]
@@ -378,17 +382,19 @@ pub enum IndexProblem {
 impl fmt::Display for IndexProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            IndexProblem::FirstBlockMismatch { indexed, found } => write!(
-                f,
-                "it says {indexed} but the first block is at {found}"
-            ),
+            IndexProblem::FirstBlockMismatch { indexed, found } => {
+                write!(f, "it says {indexed} but the first block is at {found}")
+            }
             IndexProblem::NotIncreasing => {
                 f.write_str("offsets are not increasing by at least a block header")
             }
             IndexProblem::OutOfFile => f.write_str("the offset lies outside the file's blocks"),
             IndexProblem::NoBlockAtEntry => f.write_str("no valid block header at the offset"),
             IndexProblem::LastBlockEnd { block_end } => {
-                write!(f, "the last block ends at {block_end}, not where the index starts")
+                write!(
+                    f,
+                    "the last block ends at {block_end}, not where the index starts"
+                )
             }
             IndexProblem::Streamed => f.write_str("a streamed block cannot have an index"),
         }

@@ -41,7 +41,9 @@ mod writer;
 
 pub use block::{BLOCK_MAGIC, BlockHeader, FLAG_STREAMED};
 pub use compression::{Codec, CodecError, Label, Registry};
-pub use error::{Error, FormatError, IndexProblem, LimitError, Result, Unsupported, UsageError, Warning};
+pub use error::{
+    Error, FormatError, IndexProblem, LimitError, Result, Unsupported, UsageError, Warning,
+};
 pub use header::{Content, FileHeader};
 pub use limits::Limits;
 pub use reader::{BlockDiscovery, BlockInfo, ChecksumStatus, ReadOptions, Reader, md5_of};
@@ -49,4 +51,4 @@ pub use reader::{BlockDiscovery, BlockInfo, ChecksumStatus, ReadOptions, Reader,
 pub use source::MmapSource;
 pub use source::{ReadAt, RecordingSource};
 pub use version::{ParseVersionError, Version};
-pub use writer::{BlockOptions, StreamWriter, WrittenBlock, Writer};
+pub use writer::{BlockOptions, StreamWriter, Writer, WrittenBlock};

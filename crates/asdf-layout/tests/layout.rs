@@ -1,15 +1,38 @@
 //! Writer and reader rules: round trips, padding, streaming, index use, laziness, limits,
 //! and byte-identity with Python asdf's lz4 framing.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_range_loop
+)]
 
 use std::path::{Path, PathBuf};
 
 use asdf_layout::{
-    BlockDiscovery, BlockHeader, BlockOptions, ChecksumStatus, Error, FormatError, Label, LimitError, Limits, ReadOptions,
-    Reader, RecordingSource, UsageError, Version, Warning, Writer,
+    BlockDiscovery, BlockHeader, BlockOptions, ChecksumStatus, Error, FormatError, Label,
+    LimitError, Limits, ReadOptions, Reader, RecordingSource, UsageError, Version, Warning, Writer,
 };
 use proptest::prelude::*;
+
+#[allow(dead_code)]
+#[path = "../examples/make_example.rs"]
+mod make_example;
+
+#[test]
+fn bundled_example_is_what_make_example_writes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/small.asdf");
+    let committed = std::fs::read(root).unwrap();
+    assert_eq!(
+        committed,
+        make_example::example_bytes().unwrap(),
+        "rerun the make_example example"
+    );
+    let r = Reader::open(committed).unwrap();
+    assert_eq!(r.block_count(), 2);
+    assert!(r.warnings().is_empty());
+}
 
 const TREE: &[u8] = b"%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nx: 1\n...\n";
 
@@ -48,7 +71,11 @@ fn writes_what_python_writes_for_a_small_file() {
 fn three_blocks_and_no_index_no_checksum_match_python() {
     for (name, opts, index) in [
         ("e_three_blocks.asdf", BlockOptions::default(), true),
-        ("h_noindex_nochecksum.asdf", BlockOptions::default().checksum(false), false),
+        (
+            "h_noindex_nochecksum.asdf",
+            BlockOptions::default().checksum(false),
+            false,
+        ),
     ] {
         let py = std::fs::read(conformance().join("python-asdf-samples").join(name)).unwrap();
         let r = Reader::open(py.clone()).unwrap();
@@ -93,7 +120,12 @@ fn lz4_is_byte_identical_to_python() {
             .unwrap()
             .encode(&data, &mut ours)
             .unwrap();
-        assert!(ours == *stored, "block {i}: lz4 bytes differ from python-lz4 ({} vs {} bytes)", ours.len(), stored.len());
+        assert!(
+            ours == *stored,
+            "block {i}: lz4 bytes differ from python-lz4 ({} vs {} bytes)",
+            ours.len(),
+            stored.len()
+        );
         assert_eq!(r.verify_checksum(i).unwrap(), ChecksumStatus::StoredBytes);
     }
 }
@@ -109,7 +141,10 @@ fn zlib_and_bzp2_blocks_from_python_decode_and_reencode() {
             let f = write(&[(&data, BlockOptions::default().compression(label))], true);
             let back = Reader::open(f).unwrap();
             assert_eq!(&*back.read_data(0).unwrap(), &data[..]);
-            assert_eq!(back.verify_checksum(0).unwrap(), ChecksumStatus::StoredBytes);
+            assert_eq!(
+                back.verify_checksum(0).unwrap(),
+                ChecksumStatus::StoredBytes
+            );
         }
     }
 }
@@ -155,7 +190,10 @@ const BIG: usize = 100_000;
 #[test]
 fn index_is_used_and_only_needed_headers_are_read() {
     let blocks: Vec<Vec<u8>> = (0..50u8).map(|i| vec![i; BIG]).collect();
-    let spec: Vec<(&[u8], BlockOptions)> = blocks.iter().map(|b| (&b[..], BlockOptions::default())).collect();
+    let spec: Vec<(&[u8], BlockOptions)> = blocks
+        .iter()
+        .map(|b| (&b[..], BlockOptions::default()))
+        .collect();
     let f = write(&spec, true);
     let src = RecordingSource::new(f.clone());
     let r = Reader::open(&src).unwrap();
@@ -163,11 +201,18 @@ fn index_is_used_and_only_needed_headers_are_read() {
     assert_eq!(r.block_count(), 50);
     let offsets = r.block_offsets();
     let read_at_open: u64 = src.reads().iter().map(|(a, b)| b - a).sum();
-    assert!(read_at_open < 200_000, "open read {read_at_open} bytes of a {} byte file", f.len());
+    assert!(
+        read_at_open < 200_000,
+        "open read {read_at_open} bytes of a {} byte file",
+        f.len()
+    );
     // Opening reads ahead at most one chunk after the tree and before the end; the blocks in
     // between (data and headers) are not touched.
     for i in 2..48 {
-        assert!(!src.touched(offsets[i], offsets[i] + 54 + BIG as u64), "block {i} read at open");
+        assert!(
+            !src.touched(offsets[i], offsets[i] + 54 + BIG as u64),
+            "block {i} read at open"
+        );
     }
     // Reading block 20 reads its header and data and nothing of its neighbours.
     src.clear();
@@ -188,15 +233,30 @@ fn index_is_used_and_only_needed_headers_are_read() {
     assert_eq!(scanned.block_offsets(), offsets);
     for i in 2..50 {
         let d = offsets[i] + 54;
-        assert!(!src2.touched(d, d + BIG as u64), "block {i} data read by the scan");
+        assert!(
+            !src2.touched(d, d + BIG as u64),
+            "block {i} data read by the scan"
+        );
     }
 }
 
 #[test]
 fn flow_style_index_is_accepted() {
-    let mut f = write(&[(&[1u8; 10], BlockOptions::default()), (&[2u8; 10], BlockOptions::default())], false);
+    let mut f = write(
+        &[
+            (&[1u8; 10], BlockOptions::default()),
+            (&[2u8; 10], BlockOptions::default()),
+        ],
+        false,
+    );
     let offsets = Reader::open(f.clone()).unwrap().block_offsets();
-    f.extend_from_slice(format!("#ASDF BLOCK INDEX\r\n%YAML 1.1\r\n--- [{}, {}]\r\n...\r\n\0\0\0\0\0", offsets[0], offsets[1]).as_bytes());
+    f.extend_from_slice(
+        format!(
+            "#ASDF BLOCK INDEX\r\n%YAML 1.1\r\n--- [{}, {}]\r\n...\r\n\0\0\0\0\0",
+            offsets[0], offsets[1]
+        )
+        .as_bytes(),
+    );
     let r = Reader::open(f).unwrap();
     assert!(r.warnings().is_empty(), "{:?}", r.warnings());
     assert!(matches!(r.block_discovery(), BlockDiscovery::Index { .. }));
@@ -206,15 +266,28 @@ fn flow_style_index_is_accepted() {
 fn allocated_gaps_and_large_headers_round_trip() {
     let f = write(
         &[
-            (&[1u8; 100], BlockOptions::default().padding(500).header_size(64)),
-            (&[2u8; 100], BlockOptions::default().compression(Label::ZLIB).padding(7)),
+            (
+                &[1u8; 100],
+                BlockOptions::default().padding(500).header_size(64),
+            ),
+            (
+                &[2u8; 100],
+                BlockOptions::default().compression(Label::ZLIB).padding(7),
+            ),
         ],
         true,
     );
     let r = Reader::open(f).unwrap();
     assert!(r.warnings().is_empty());
     let b0 = r.block(0).unwrap();
-    assert_eq!((b0.header.allocated_size, b0.header.used_size, b0.header.header_size), (600, 100, 64));
+    assert_eq!(
+        (
+            b0.header.allocated_size,
+            b0.header.used_size,
+            b0.header.header_size
+        ),
+        (600, 100, 64)
+    );
     assert_eq!(r.block(1).unwrap().offset, b0.offset + 70 + 600);
     assert_eq!(&*r.read_data(1).unwrap(), &[2u8; 100][..]);
 }
@@ -222,9 +295,15 @@ fn allocated_gaps_and_large_headers_round_trip() {
 #[test]
 fn tree_less_file_with_blocks() {
     let mut w = Writer::new(Vec::new(), Version::STANDARD_LATEST).unwrap();
-    assert!(matches!(w.write_padding(5, b' '), Err(Error::Usage(UsageError::PaddingWithoutTree))));
+    assert!(matches!(
+        w.write_padding(5, b' '),
+        Err(Error::Usage(UsageError::PaddingWithoutTree))
+    ));
     w.write_block(b"abc", &BlockOptions::default()).unwrap();
-    assert!(matches!(w.write_tree(TREE), Err(Error::Usage(UsageError::TreeAfterBlocks))));
+    assert!(matches!(
+        w.write_tree(TREE),
+        Err(Error::Usage(UsageError::TreeAfterBlocks))
+    ));
     let f = w.finish(true).unwrap();
     let r = Reader::open(f).unwrap();
     assert!(r.tree_bytes().is_none());
@@ -234,10 +313,16 @@ fn tree_less_file_with_blocks() {
 #[test]
 fn writer_rejects_undelimited_tree_and_unknown_codec() {
     let mut w = Writer::new(Vec::new(), Version::STANDARD_LATEST).unwrap();
-    assert!(matches!(w.write_tree(b"%YAML 1.1\n--- {}\n"), Err(Error::Usage(UsageError::TreeNotDelimited))));
+    assert!(matches!(
+        w.write_tree(b"%YAML 1.1\n--- {}\n"),
+        Err(Error::Usage(UsageError::TreeNotDelimited))
+    ));
     w.write_tree(TREE).unwrap();
     let bad = BlockOptions::default().compression(Label(*b"nope"));
-    assert!(matches!(w.write_block(b"x", &bad), Err(Error::Usage(UsageError::UnknownCodec(_)))));
+    assert!(matches!(
+        w.write_block(b"x", &bad),
+        Err(Error::Usage(UsageError::UnknownCodec(_)))
+    ));
 }
 
 /// Builds a file whose single block header is `h` followed by `data`.
@@ -262,18 +347,30 @@ fn huge_claims_are_errors_not_allocations() {
     }
     // Even with no limits the allocation is attempted fallibly, never aborting.
     let r = Reader::open_with(f, ReadOptions::default().limits(Limits::unlimited())).unwrap();
-    assert!(matches!(r.read_data(0), Err(Error::Limits(LimitError::Allocation { .. }))));
+    assert!(matches!(
+        r.read_data(0),
+        Err(Error::Limits(LimitError::Allocation { .. }))
+    ));
     // An uncompressed block claiming more bytes than the file has.
     let mut h = BlockHeader::new(Label::NONE, 1 << 62, 1 << 62);
     h.allocated_size = 1 << 62;
     let r = Reader::open(with_header(&h, &[0u8; 10])).unwrap();
-    assert!(matches!(r.warnings(), [Warning::BlockTruncated { block: 0, .. }]));
+    assert!(matches!(
+        r.warnings(),
+        [Warning::BlockTruncated { block: 0, .. }]
+    ));
     assert!(matches!(
         r.read_data(0).unwrap_err().format_kind(),
         Some(FormatError::BlockBeyondEof { .. })
     ));
     // Too many blocks.
-    let f = write(&[(&[1u8], BlockOptions::default()), (&[2u8], BlockOptions::default())], false);
+    let f = write(
+        &[
+            (&[1u8], BlockOptions::default()),
+            (&[2u8], BlockOptions::default()),
+        ],
+        false,
+    );
     let mut lim = Limits::default();
     lim.max_blocks = 1;
     assert!(matches!(
@@ -303,9 +400,18 @@ fn size_mismatches_are_errors() {
     let r = Reader::open(with_header(&h, &enc)).unwrap();
     assert!(matches!(r.read_data(0), Err(Error::Codec { .. })));
     let mut buf = vec![0u8; 3];
-    assert!(matches!(r.read_data_into(0, &mut buf), Err(Error::Usage(UsageError::BufferSize { .. }))));
-    assert!(matches!(r.read_range(0, 50..200), Err(Error::Usage(UsageError::RangeOutOfBlock { .. }))));
-    assert!(matches!(r.block(3), Err(Error::Usage(UsageError::NoSuchBlock { index: 3, count: 1 }))));
+    assert!(matches!(
+        r.read_data_into(0, &mut buf),
+        Err(Error::Usage(UsageError::BufferSize { .. }))
+    ));
+    assert!(matches!(
+        r.read_range(0, 50..200),
+        Err(Error::Usage(UsageError::RangeOutOfBlock { .. }))
+    ));
+    assert!(matches!(
+        r.block(3),
+        Err(Error::Usage(UsageError::NoSuchBlock { index: 3, count: 1 }))
+    ));
 }
 
 #[test]
@@ -328,7 +434,11 @@ fn user_codecs_can_be_registered() {
             }
             Ok(())
         }
-        fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), asdf_layout::CodecError> {
+        fn encode(
+            &self,
+            input: &[u8],
+            output: &mut Vec<u8>,
+        ) -> Result<(), asdf_layout::CodecError> {
             output.extend(input.iter().map(|b| b ^ 0x5a));
             Ok(())
         }
@@ -336,20 +446,39 @@ fn user_codecs_can_be_registered() {
     let mut reg = asdf_layout::Registry::default();
     reg.register(std::sync::Arc::new(Xor));
     let reg = std::sync::Arc::new(reg);
-    let mut w = Writer::with_comments(Vec::new(), Version::STANDARD_LATEST, &["made by a test"], reg.clone()).unwrap();
+    let mut w = Writer::with_comments(
+        Vec::new(),
+        Version::STANDARD_LATEST,
+        &["made by a test"],
+        reg.clone(),
+    )
+    .unwrap();
     w.write_tree(TREE).unwrap();
-    w.write_block(b"hello", &BlockOptions::default().compression(Label(*b"xor1"))).unwrap();
+    w.write_block(
+        b"hello",
+        &BlockOptions::default().compression(Label(*b"xor1")),
+    )
+    .unwrap();
     let f = w.finish(true).unwrap();
     // Without the codec: the file opens, the block is an error only when read.
     let plain = Reader::open(f.clone()).unwrap();
-    assert_eq!(plain.file_header().comments, vec!["ASDF_STANDARD 1.6.0", "made by a test"]);
+    assert_eq!(
+        plain.file_header().comments,
+        vec!["ASDF_STANDARD 1.6.0", "made by a test"]
+    );
     assert!(matches!(plain.read_data(0), Err(Error::Unsupported { .. })));
     let r = Reader::open_with(f, ReadOptions::default().registry(reg)).unwrap();
     assert_eq!(&*r.read_data(0).unwrap(), b"hello");
 }
 
 fn label_strategy() -> impl Strategy<Value = Label> {
-    prop::sample::select(asdf_layout::Registry::default().labels().into_iter().chain([Label::NONE]).collect::<Vec<_>>())
+    prop::sample::select(
+        asdf_layout::Registry::default()
+            .labels()
+            .into_iter()
+            .chain([Label::NONE])
+            .collect::<Vec<_>>(),
+    )
 }
 
 proptest! {

@@ -10,10 +10,10 @@ use std::fmt;
 use std::sync::Arc;
 
 mod bzp2;
-mod stream;
 mod lz4;
 #[cfg(feature = "lz4f")]
 mod lz4f;
+mod stream;
 mod zlib;
 #[cfg(feature = "zstd")]
 mod zstd;
@@ -165,7 +165,7 @@ impl Default for Registry {
         let mut r = Registry::empty();
         r.register(Arc::new(Zlib::default()));
         r.register(Arc::new(Bzp2::default()));
-        r.register(Arc::new(Lz4::default()));
+        r.register(Arc::new(Lz4));
         #[cfg(feature = "zstd")]
         r.register(Arc::new(Zstd::default()));
         #[cfg(feature = "lz4f")]
@@ -251,7 +251,10 @@ mod tests {
                 }
             }
             let mut garbage = vec![0u8; 100];
-            assert!(c.decode(b"\x01\x02garbage", &mut garbage).is_err(), "{label}");
+            assert!(
+                c.decode(b"\x01\x02garbage", &mut garbage).is_err(),
+                "{label}"
+            );
         }
     }
 }
