@@ -6,7 +6,6 @@
 use std::borrow::Cow;
 use std::fs::File;
 use std::io;
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::Mutex;
 
@@ -191,7 +190,7 @@ impl MmapSource {
     ///
     /// # Errors
     /// Opening or mapping the file fails.
-    pub fn open(path: impl AsRef<Path>) -> io::Result<Self> {
+    pub fn open(path: impl AsRef<std::path::Path>) -> io::Result<Self> {
         let file = File::open(path)?;
         Self::from_file(&file)
     }

@@ -1,7 +1,7 @@
 //! Block compression: the 4-byte labels, the [`Codec`] trait and a registry users can extend.
 //!
 //! Built in: `zlib`, `bzp2`, `lz4` (Python asdf's chunked framing); with cargo features
-//! `zstd` and `lz4f`. A codec decodes into a buffer of exactly the block's `data_size`, so a
+//! `zstd`, `lz4f`, `blsc` (blosc1 chunk) and `bls2` (blosc2 chunk or frame). A codec decodes into a buffer of exactly the block's `data_size`, so a
 //! stream that decodes to more or fewer bytes is an error, and no decoder allocates by what the
 //! compressed bytes claim.
 
@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
+#[cfg(any(feature = "blsc", feature = "bls2"))]
+mod blosc;
 mod bzp2;
 mod lz4;
 #[cfg(feature = "lz4f")]
@@ -18,6 +20,12 @@ mod zlib;
 #[cfg(feature = "zstd")]
 mod zstd;
 
+#[cfg(feature = "blsc")]
+pub use blosc::Blosc1;
+#[cfg(feature = "bls2")]
+pub use blosc::Blosc2;
+#[cfg(any(feature = "blsc", feature = "bls2"))]
+pub use blosc::BloscError;
 pub use bzp2::Bzp2;
 pub use lz4::Lz4;
 #[cfg(feature = "lz4f")]
@@ -170,6 +178,10 @@ impl Default for Registry {
         r.register(Arc::new(Zstd::default()));
         #[cfg(feature = "lz4f")]
         r.register(Arc::new(Lz4Frame));
+        #[cfg(feature = "blsc")]
+        r.register(Arc::new(Blosc1::default()));
+        #[cfg(feature = "bls2")]
+        r.register(Arc::new(Blosc2::default()));
         r
     }
 }
