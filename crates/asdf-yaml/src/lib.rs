@@ -1,0 +1,37 @@
+//! The tagged YAML 1.1 tree of ASDF files, read and written as Python asdf does.
+//!
+//! Parsing uses libyaml-safer (a port of libyaml, the parser under PyYAML's `CSafeLoader`),
+//! resolves plain scalars with PyYAML's YAML 1.1 rules (`yes` is true, `010` is 8, `1e3` is a
+//! string), keeps tags, anchors, key order, styles and positions, and keeps aliases as links
+//! (so alias bombs cost nothing, and are refused by [`Limits`] before anyone expands them).
+//! Emitting makes the same decisions as PyYAML's serializer and feeds the libyaml emitter, so
+//! a tree Python asdf wrote is written back byte for byte.
+//!
+//! ```
+//! use asdf_yaml::{parse, emit, EmitOptions, Limits, Value};
+//!
+//! let text = b"%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nn: 010\nok: yes\ns: '010'\n...\n";
+//! let doc = parse(text, &Limits::default())?.document;
+//! assert_eq!(doc.root.tag.as_deref(), Some("tag:stsci.edu:asdf/core/asdf-1.1.0"));
+//! assert_eq!(doc.root.get("n").unwrap().as_i64(), Some(8));
+//! assert_eq!(doc.root.get("ok").unwrap().as_bool(), Some(true));
+//! assert_eq!(doc.root.get("s").unwrap().as_str(), Some("010"));
+//! assert_eq!(emit(&doc, &EmitOptions::default())?,
+//!     b"%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0 {n: 8, ok: true, s: '010'}\n...\n");
+//! # Ok::<(), asdf_yaml::Error>(())
+//! ```
+
+mod emit;
+mod error;
+pub mod node;
+mod parse;
+pub mod pointer;
+pub mod resolve;
+
+pub use emit::{EmitOptions, FlowPolicy, emit};
+pub use error::{Error, LimitError, SubsetError, Warning};
+pub use node::{
+    Alias, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value,
+};
+pub use parse::{Limits, Parsed, parse};
+pub use resolve::ConstructError;

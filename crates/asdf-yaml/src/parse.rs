@@ -1,0 +1,463 @@
+//! From YAML text to a [`Document`]: libyaml-safer events, folded into nodes without recursion,
+//! with PyYAML's YAML 1.1 resolution and the ASDF subset rules.
+
+use std::collections::{HashMap, HashSet};
+
+use libyaml_safer::{EventData, Parser};
+
+use crate::error::{Error, LimitError, SubsetError, Warning};
+use crate::node::{
+    Alias, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value,
+    tags,
+};
+use crate::resolve::{ConstructError, construct_core, resolve_plain};
+
+/// Bounds on what parsing may build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Deepest nesting of collections.
+    pub max_depth: usize,
+    /// Most alias nodes.
+    pub max_aliases: usize,
+    /// Most nodes the tree would have with every alias expanded (stops alias bombs).
+    pub max_expanded_nodes: u64,
+    /// Longest text.
+    pub max_bytes: usize,
+}
+
+impl Default for Limits {
+    /// Depth 1,000; 100,000 aliases; 50 million expanded nodes; 1 GiB of text.
+    fn default() -> Self {
+        Self {
+            max_depth: 1000,
+            max_aliases: 100_000,
+            max_expanded_nodes: 50_000_000,
+            max_bytes: 1 << 30,
+        }
+    }
+}
+
+impl Limits {
+    /// No limits (for trusted text only: deep nesting can then exhaust the stack of code that
+    /// walks the tree recursively).
+    #[must_use]
+    pub fn unlimited() -> Self {
+        Self {
+            max_depth: usize::MAX,
+            max_aliases: usize::MAX,
+            max_expanded_nodes: u64::MAX,
+            max_bytes: usize::MAX,
+        }
+    }
+}
+
+/// A parsed document and the warnings met while parsing it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    /// The document.
+    pub document: Document,
+    /// Problems that did not stop parsing.
+    pub warnings: Vec<Warning>,
+}
+
+fn span(m: libyaml_safer::Mark) -> Span {
+    Span {
+        line: m.line,
+        column: m.column,
+        index: m.index,
+    }
+}
+
+fn style(s: libyaml_safer::ScalarStyle) -> ScalarStyle {
+    use libyaml_safer::ScalarStyle as S;
+    match s {
+        S::Plain => ScalarStyle::Plain,
+        S::SingleQuoted => ScalarStyle::SingleQuoted,
+        S::DoubleQuoted => ScalarStyle::DoubleQuoted,
+        S::Literal => ScalarStyle::Literal,
+        S::Folded => ScalarStyle::Folded,
+        _ => ScalarStyle::Any,
+    }
+}
+
+const MIN_INT: i64 = -(i64::MAX - 1);
+
+struct Frame {
+    node: Node,
+    /// For mappings: the key waiting for its value.
+    key: Option<Node>,
+    /// Keys seen (mappings only), to detect duplicates.
+    seen: HashSet<(bool, String)>,
+    /// Nodes in this subtree with aliases expanded.
+    expanded: u64,
+}
+
+struct Builder {
+    limits: Limits,
+    stack: Vec<Frame>,
+    path: Vec<Step>,
+    /// anchor -> (path, expanded size once complete)
+    anchors: HashMap<String, (Vec<Step>, Option<u64>)>,
+    aliases: usize,
+    expanded_total: u64,
+    warnings: Vec<Warning>,
+    root: Option<Node>,
+}
+
+impl Builder {
+    fn child_step(&self) -> Option<Step> {
+        let f = self.stack.last()?;
+        Some(match &f.node.kind {
+            NodeKind::Sequence(s) => Step::Item(s.items.len()),
+            NodeKind::Mapping(m) if f.key.is_none() => Step::Key(m.entries.len()),
+            NodeKind::Mapping(m) => Step::Entry(m.entries.len()),
+            _ => Step::Item(0),
+        })
+    }
+
+    fn count(&mut self, n: u64, at: Span) -> Result<(), Error> {
+        self.expanded_total = self.expanded_total.saturating_add(n);
+        if self.expanded_total > self.limits.max_expanded_nodes {
+            return Err(Error::Limits {
+                span: at,
+                kind: LimitError::Expansion(self.limits.max_expanded_nodes),
+            });
+        }
+        Ok(())
+    }
+
+    fn register_anchor(&mut self, anchor: &Option<String>) {
+        if let Some(a) = anchor {
+            let mut p = self.path.clone();
+            if let Some(s) = self.child_step() {
+                p.push(s);
+            }
+            self.anchors.insert(a.clone(), (p, None));
+        }
+    }
+
+    /// Attaches a finished node (with its expanded size) to the parent, or makes it the root.
+    fn attach(&mut self, node: Node, expanded: u64) -> Result<(), Error> {
+        if let Some(a) = &node.anchor
+            && let Some(entry) = self.anchors.get_mut(a)
+        {
+            entry.1 = Some(expanded);
+        }
+        let Some(parent) = self.stack.last_mut() else {
+            self.root = Some(node);
+            return Ok(());
+        };
+        parent.expanded = parent.expanded.saturating_add(expanded);
+        match &mut parent.node.kind {
+            NodeKind::Sequence(s) => s.items.push(node),
+            NodeKind::Mapping(m) => match parent.key.take() {
+                None => {
+                    check_key(&node)?;
+                    parent.key = Some(node);
+                }
+                Some(key) => {
+                    if let Some(id) = key_identity(&key)
+                        && !parent.seen.insert(id.clone())
+                        && let Some(slot) = m
+                            .entries
+                            .iter_mut()
+                            .find(|(k, _)| key_identity(k).as_ref() == Some(&id))
+                    {
+                        self.warnings.push(Warning::DuplicateKey {
+                            span: key.span,
+                            key: id.1,
+                        });
+                        slot.1 = node;
+                        return Ok(());
+                    }
+                    m.entries.push((key, node));
+                }
+            },
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn scalar(
+        &mut self,
+        at: Span,
+        anchor: Option<String>,
+        tag: Option<String>,
+        text: String,
+        st: libyaml_safer::ScalarStyle,
+    ) -> Result<(), Error> {
+        self.register_anchor(&anchor);
+        let st = style(st);
+        let value = match tag.as_deref() {
+            None if st == ScalarStyle::Plain => resolve_plain(&text),
+            None | Some("!") => Ok(Value::Str),
+            Some(t) if t.starts_with(tags::YAML) => construct_core(t, &text),
+            // Application tags (ASDF's and others') on scalars hold strings, as in Python asdf.
+            Some(_) => Ok(Value::Str),
+        }
+        .map_err(|kind| Error::Construct { span: at, kind })?;
+        let out_of_range = match &value {
+            Value::Int(i) => *i < MIN_INT,
+            Value::BigInt(_) => true,
+            _ => false,
+        };
+        if out_of_range {
+            self.warnings.push(Warning::IntOutOfRange {
+                span: at,
+                text: text.clone(),
+            });
+        }
+        self.count(1, at)?;
+        let node = Node {
+            tag,
+            anchor,
+            span: at,
+            kind: NodeKind::Scalar(Scalar {
+                text,
+                value,
+                style: st,
+            }),
+        };
+        self.attach(node, 1)
+    }
+
+    fn alias(&mut self, at: Span, name: String) -> Result<(), Error> {
+        self.aliases += 1;
+        if self.aliases > self.limits.max_aliases {
+            return Err(Error::Limits {
+                span: at,
+                kind: LimitError::Aliases(self.limits.max_aliases),
+            });
+        }
+        let Some((target, size)) = self.anchors.get(&name).cloned() else {
+            return Err(Error::Subset {
+                span: at,
+                kind: SubsetError::UndefinedAlias(name),
+            });
+        };
+        // An alias to a node still being built (a recursive structure) counts once.
+        let size = size.unwrap_or(1);
+        self.count(size, at)?;
+        let node = Node {
+            tag: None,
+            anchor: None,
+            span: at,
+            kind: NodeKind::Alias(Alias {
+                anchor: name,
+                target,
+            }),
+        };
+        self.attach(node, size)
+    }
+
+    fn start(
+        &mut self,
+        at: Span,
+        anchor: Option<String>,
+        tag: Option<String>,
+        kind: NodeKind,
+    ) -> Result<(), Error> {
+        if self.stack.len() >= self.limits.max_depth {
+            return Err(Error::Limits {
+                span: at,
+                kind: LimitError::Depth(self.limits.max_depth),
+            });
+        }
+        self.register_anchor(&anchor);
+        self.count(1, at)?;
+        if let Some(step) = self.child_step() {
+            self.path.push(step);
+        }
+        self.stack.push(Frame {
+            node: Node {
+                tag,
+                anchor,
+                span: at,
+                kind,
+            },
+            key: None,
+            seen: HashSet::new(),
+            expanded: 1,
+        });
+        Ok(())
+    }
+
+    fn end(&mut self) -> Result<(), Error> {
+        let Some(f) = self.stack.pop() else {
+            return Ok(());
+        };
+        if !self.stack.is_empty() {
+            self.path.pop();
+        }
+        check_collection_tag(&f.node)?;
+        self.attach(f.node, f.expanded)
+    }
+}
+
+fn key_identity(k: &Node) -> Option<(bool, String)> {
+    let s = k.as_scalar()?;
+    match s.value {
+        Value::Str => Some((true, s.text.clone())),
+        Value::Int(i) => Some((false, i.to_string())),
+        Value::BigInt(ref b) => Some((false, b.to_string())),
+        Value::Bool(b) => Some((false, if b { "1" } else { "0" }.to_owned())),
+        _ => None,
+    }
+}
+
+fn check_key(key: &Node) -> Result<(), Error> {
+    let ok = match &key.kind {
+        NodeKind::Scalar(s) => matches!(
+            s.value,
+            Value::Str | Value::Int(_) | Value::BigInt(_) | Value::Bool(_)
+        ),
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Subset {
+            span: key.span,
+            kind: SubsetError::KeyType,
+        })
+    }
+}
+
+/// `!!omap`, `!!pairs`, `!!set`, `!!seq`, `!!map` (and other core tags) on collections, as
+/// PyYAML's SafeConstructor checks them.
+fn check_collection_tag(n: &Node) -> Result<(), Error> {
+    let Some(tag) = n.tag.as_deref() else {
+        return Ok(());
+    };
+    let shape = |problem: &'static str| Error::Construct {
+        span: n.span,
+        kind: ConstructError::Shape {
+            tag: tag.to_owned(),
+            problem,
+        },
+    };
+    match (tag, &n.kind) {
+        (tags::OMAP | tags::PAIRS, NodeKind::Sequence(s)) => {
+            for item in &s.items {
+                match &item.kind {
+                    NodeKind::Mapping(m) if m.entries.len() == 1 => {}
+                    NodeKind::Mapping(_) => return Err(shape("expected a single mapping item")),
+                    _ => return Err(shape("expected a mapping of length 1")),
+                }
+            }
+            Ok(())
+        }
+        (tags::OMAP | tags::PAIRS, _) => Err(shape("expected a sequence")),
+        (tags::SEQ, NodeKind::Sequence(_)) | (tags::MAP | tags::SET, NodeKind::Mapping(_)) => {
+            Ok(())
+        }
+        (tags::SEQ, _) => Err(shape("expected a sequence")),
+        (tags::MAP | tags::SET, _) => Err(shape("expected a mapping")),
+        (t, _) if t.starts_with(tags::YAML) => Err(Error::Construct {
+            span: n.span,
+            kind: ConstructError::UnsupportedTag(t.to_owned()),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Parses the YAML text of an ASDF tree (or any single YAML 1.1 document).
+///
+/// # Errors
+/// Syntax errors, constructor errors, subset violations and limits, each with line:column.
+pub fn parse(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
+    if text.len() > limits.max_bytes {
+        return Err(Error::Limits {
+            span: Span::default(),
+            kind: LimitError::Bytes(limits.max_bytes),
+        });
+    }
+    let mut input = text;
+    let mut parser = Parser::new();
+    parser.set_input_string(&mut input);
+    let mut b = Builder {
+        limits: *limits,
+        stack: Vec::new(),
+        path: Vec::new(),
+        anchors: HashMap::new(),
+        aliases: 0,
+        expanded_total: 0,
+        warnings: Vec::new(),
+        root: None,
+    };
+    let mut version = None;
+    let mut tag_directives = Vec::new();
+    let mut documents = 0;
+    loop {
+        let ev = parser.parse().map_err(|e| Error::from_libyaml(&e))?;
+        let at = span(ev.start_mark);
+        match ev.data {
+            EventData::StreamStart { .. } | EventData::DocumentEnd { .. } => {}
+            EventData::StreamEnd => break,
+            EventData::DocumentStart {
+                version_directive,
+                tag_directives: td,
+                ..
+            } => {
+                documents += 1;
+                if documents > 1 {
+                    return Err(Error::Subset {
+                        span: at,
+                        kind: SubsetError::MultipleDocuments,
+                    });
+                }
+                if let Some(v) = version_directive {
+                    if (v.major, v.minor) != (1, 1) {
+                        b.warnings.push(Warning::YamlVersion {
+                            major: v.major,
+                            minor: v.minor,
+                        });
+                    }
+                    version = Some((v.major, v.minor));
+                }
+                tag_directives = td.into_iter().map(|d| (d.handle, d.prefix)).collect();
+            }
+            EventData::Alias { anchor } => b.alias(at, anchor)?,
+            EventData::Scalar {
+                anchor,
+                tag,
+                value,
+                style,
+                ..
+            } => b.scalar(at, anchor, tag, value, style)?,
+            EventData::SequenceStart {
+                anchor, tag, style, ..
+            } => b.start(
+                at,
+                anchor,
+                tag,
+                NodeKind::Sequence(Sequence {
+                    items: Vec::new(),
+                    flow: style == libyaml_safer::SequenceStyle::Flow,
+                }),
+            )?,
+            EventData::MappingStart {
+                anchor, tag, style, ..
+            } => b.start(
+                at,
+                anchor,
+                tag,
+                NodeKind::Mapping(Mapping {
+                    entries: Vec::new(),
+                    flow: style == libyaml_safer::MappingStyle::Flow,
+                }),
+            )?,
+            EventData::SequenceEnd | EventData::MappingEnd => b.end()?,
+        }
+    }
+    let root = b.root.unwrap_or_else(Node::null);
+    Ok(Parsed {
+        document: Document {
+            version,
+            tag_directives,
+            root,
+        },
+        warnings: b.warnings,
+    })
+}

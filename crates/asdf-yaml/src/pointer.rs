@@ -1,0 +1,294 @@
+//! JSON Pointer (RFC 6901) over the node tree: `/a/0/b~1c` with `~0` for `~` and `~1` for `/`.
+//! Aliases are followed; mapping keys match as strings (an integer or boolean key matches its
+//! text, so `/1` finds the key `1`).
+
+use crate::node::{Document, Node, NodeKind, Step, Value};
+
+/// Why a pointer could not be followed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PointerError {
+    /// The pointer is neither empty nor starts with `/` (a leading `#` is allowed).
+    #[error("`{0}` is not a JSON pointer (it must be empty or start with `/`)")]
+    Syntax(String),
+    /// A `~` not followed by `0` or `1`.
+    #[error("bad escape in JSON pointer token `{0}`")]
+    Escape(String),
+    /// No such key or index.
+    #[error("{pointer}: no `{token}` here")]
+    NotFound {
+        /// The pointer up to the missing token.
+        pointer: String,
+        /// The token not found.
+        token: String,
+    },
+    /// A token applied to a scalar.
+    #[error("{pointer}: a scalar has no children")]
+    NotAContainer {
+        /// The pointer up to the scalar.
+        pointer: String,
+    },
+}
+
+/// Splits a pointer into unescaped tokens.
+///
+/// # Errors
+/// [`PointerError::Syntax`], [`PointerError::Escape`].
+pub fn tokens(pointer: &str) -> Result<Vec<String>, PointerError> {
+    let p = pointer.strip_prefix('#').unwrap_or(pointer);
+    if p.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(rest) = p.strip_prefix('/') else {
+        return Err(PointerError::Syntax(pointer.to_owned()));
+    };
+    rest.split('/').map(unescape).collect()
+}
+
+fn unescape(t: &str) -> Result<String, PointerError> {
+    let mut out = String::with_capacity(t.len());
+    let mut chars = t.chars();
+    while let Some(c) = chars.next() {
+        if c == '~' {
+            match chars.next() {
+                Some('0') => out.push('~'),
+                Some('1') => out.push('/'),
+                _ => return Err(PointerError::Escape(t.to_owned())),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+/// Escapes one token (`~` -> `~0`, `/` -> `~1`).
+#[must_use]
+pub fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+/// Builds a pointer from unescaped tokens.
+#[must_use]
+pub fn join<S: AsRef<str>>(tokens: &[S]) -> String {
+    tokens.iter().fold(String::new(), |mut s, t| {
+        s.push('/');
+        s.push_str(&escape(t.as_ref()));
+        s
+    })
+}
+
+fn key_matches(k: &Node, token: &str) -> bool {
+    match k.as_scalar() {
+        Some(s) => match &s.value {
+            Value::Str | Value::Int(_) | Value::BigInt(_) => s.text == token,
+            Value::Bool(b) => token == if *b { "true" } else { "false" },
+            _ => false,
+        },
+        None => false,
+    }
+}
+
+/// Where `token` leads from `node` (an already-resolved node).
+fn step_for(node: &Node, token: &str) -> Option<Step> {
+    match &node.kind {
+        NodeKind::Mapping(m) => m
+            .entries
+            .iter()
+            .position(|(k, _)| key_matches(k, token))
+            .map(Step::Entry),
+        NodeKind::Sequence(s) => {
+            let i: usize = token
+                .parse()
+                .ok()
+                .filter(|_| token == "0" || !token.starts_with('0'))?;
+            (i < s.items.len()).then_some(Step::Item(i))
+        }
+        _ => None,
+    }
+}
+
+/// The path of steps a pointer leads to, with aliases replaced by their targets' paths.
+///
+/// # Errors
+/// As [`get`].
+pub fn resolve_path(doc: &Document, pointer: &str) -> Result<Vec<Step>, PointerError> {
+    let toks = tokens(pointer)?;
+    let mut path: Vec<Step> = Vec::new();
+    let mut node = &doc.root;
+    for (i, t) in toks.iter().enumerate() {
+        // Follow aliases: continue from the target's path.
+        let mut hops = 0;
+        while let NodeKind::Alias(a) = &node.kind {
+            hops += 1;
+            match doc.root.at_path(&a.target) {
+                Some(n) if hops < 64 => {
+                    path.clone_from(&a.target);
+                    node = n;
+                }
+                _ => break,
+            }
+        }
+        let here = || join(&toks[..i]);
+        if matches!(node.kind, NodeKind::Scalar(_) | NodeKind::Alias(_)) {
+            return Err(PointerError::NotAContainer { pointer: here() });
+        }
+        let step = step_for(node, t).ok_or_else(|| PointerError::NotFound {
+            pointer: here(),
+            token: t.clone(),
+        })?;
+        path.push(step);
+        node = node.step(step).ok_or_else(|| PointerError::NotFound {
+            pointer: here(),
+            token: t.clone(),
+        })?;
+    }
+    Ok(path)
+}
+
+/// The node `pointer` refers to (following aliases on the way and at the end).
+///
+/// # Errors
+/// [`PointerError`] for malformed pointers and missing keys or indices.
+pub fn get<'a>(doc: &'a Document, pointer: &str) -> Result<&'a Node, PointerError> {
+    let path = resolve_path(doc, pointer)?;
+    let n = doc
+        .root
+        .at_path(&path)
+        .ok_or_else(|| PointerError::NotFound {
+            pointer: String::new(),
+            token: pointer.to_owned(),
+        })?;
+    Ok(doc.resolve(n))
+}
+
+/// The node `pointer` refers to, mutably (aliases on the way are followed; the node itself is
+/// returned even if it is an alias).
+///
+/// # Errors
+/// As [`get`].
+pub fn get_mut<'a>(doc: &'a mut Document, pointer: &str) -> Result<&'a mut Node, PointerError> {
+    let path = resolve_path(doc, pointer)?;
+    let mut n = &mut doc.root;
+    for s in path {
+        n = n.step_mut(s).ok_or_else(|| PointerError::NotFound {
+            pointer: pointer.to_owned(),
+            token: String::new(),
+        })?;
+    }
+    Ok(n)
+}
+
+/// Sets the node at `pointer`: replaces an existing value, adds a new mapping key, or appends
+/// to a sequence with the token `-`. Returns the replaced node.
+///
+/// # Errors
+/// As [`get`] for the parent; [`PointerError::NotFound`] for an index past the end.
+pub fn set(doc: &mut Document, pointer: &str, value: Node) -> Result<Option<Node>, PointerError> {
+    let toks = tokens(pointer)?;
+    let Some((last, parent_toks)) = toks.split_last() else {
+        return Ok(Some(std::mem::replace(&mut doc.root, value)));
+    };
+    let parent = get_mut(doc, &join(parent_toks))?;
+    let here = join(parent_toks);
+    match &mut parent.kind {
+        NodeKind::Mapping(m) => {
+            if let Some(slot) = m.entries.iter_mut().find(|(k, _)| key_matches(k, last)) {
+                return Ok(Some(std::mem::replace(&mut slot.1, value)));
+            }
+            m.entries.push((Node::str(last.clone()), value));
+            Ok(None)
+        }
+        NodeKind::Sequence(s) => {
+            if last == "-" {
+                s.items.push(value);
+                return Ok(None);
+            }
+            let i: usize = last.parse().map_err(|_| PointerError::NotFound {
+                pointer: here.clone(),
+                token: last.clone(),
+            })?;
+            let len = s.items.len();
+            if i == len {
+                s.items.push(value);
+                return Ok(None);
+            }
+            match s.items.get_mut(i) {
+                Some(slot) => Ok(Some(std::mem::replace(slot, value))),
+                None => Err(PointerError::NotFound {
+                    pointer: here,
+                    token: last.clone(),
+                }),
+            }
+        }
+        _ => Err(PointerError::NotAContainer { pointer: here }),
+    }
+}
+
+/// The JSON pointer of a path of steps (keys written as their text).
+#[must_use]
+pub fn pointer_of(root: &Node, path: &[Step]) -> String {
+    let mut out = String::new();
+    let mut node = root;
+    for s in path {
+        let token = match (s, &node.kind) {
+            (Step::Item(i), _) => i.to_string(),
+            (Step::Entry(i) | Step::Key(i), NodeKind::Mapping(m)) => m
+                .entries
+                .get(*i)
+                .and_then(|(k, _)| k.as_scalar().map(|s| s.text.clone()))
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        out.push('/');
+        out.push_str(&escape(&token));
+        match node.step(*s) {
+            Some(n) => node = n,
+            None => break,
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Limits, parse};
+
+    fn doc(t: &str) -> Document {
+        parse(t.as_bytes(), &Limits::default()).unwrap().document
+    }
+
+    #[test]
+    fn get_and_set() {
+        let mut d = doc("a: {b/c: [10, 20], 'x~y': 1, 3: three}\nr: &r {v: 5}\ns: *r\n");
+        assert_eq!(get(&d, "/a/b~1c/1").unwrap().as_i64(), Some(20));
+        assert_eq!(get(&d, "#/a/x~0y").unwrap().as_i64(), Some(1));
+        assert_eq!(get(&d, "/a/3").unwrap().as_str(), Some("three"));
+        assert_eq!(get(&d, "/s/v").unwrap().as_i64(), Some(5));
+        assert_eq!(get(&d, "").unwrap(), &d.root);
+        assert!(matches!(
+            get(&d, "/a/b~1c/2"),
+            Err(PointerError::NotFound { .. })
+        ));
+        assert!(matches!(
+            get(&d, "/a/b~1c/01"),
+            Err(PointerError::NotFound { .. })
+        ));
+        assert!(matches!(get(&d, "a"), Err(PointerError::Syntax(_))));
+        assert!(matches!(get(&d, "/a~2"), Err(PointerError::Escape(_))));
+        assert!(matches!(
+            get(&d, "/a/3/x"),
+            Err(PointerError::NotAContainer { .. })
+        ));
+        set(&mut d, "/a/b~1c/-", Node::int(30)).unwrap();
+        set(&mut d, "/a/new", Node::str("n")).unwrap();
+        assert_eq!(get(&d, "/a/b~1c/2").unwrap().as_i64(), Some(30));
+        assert_eq!(get(&d, "/a/new").unwrap().as_str(), Some("n"));
+        let old = set(&mut d, "/a/x~0y", Node::int(2)).unwrap();
+        assert_eq!(old.unwrap().as_i64(), Some(1));
+        assert_eq!(join(&["a/b", "c~"]), "/a~1b/c~0");
+        let p = resolve_path(&d, "/a/b~1c/1").unwrap();
+        assert_eq!(pointer_of(&d.root, &p), "/a/b~1c/1");
+    }
+}
