@@ -49,6 +49,12 @@ pub enum Error {
         /// Which limit.
         kind: LimitError,
     },
+    /// The YAML parser failed internally on malformed input (caught; nothing was built).
+    #[error("YAML parser failure on malformed input after {after}")]
+    ParserFailure {
+        /// The last position the parser reached.
+        after: Span,
+    },
     /// The emitter refused the events (a bug in the caller's tree, such as a bad anchor name).
     #[error("YAML emitter: {0}")]
     Emit(&'static str),
@@ -147,6 +153,7 @@ impl Error {
             | Error::Construct { span, .. }
             | Error::Subset { span, .. }
             | Error::Limits { span, .. } => Some(*span),
+            Error::ParserFailure { after } => Some(*after),
             Error::Encoding { .. } | Error::Emit(_) => None,
         }
     }

@@ -23,10 +23,12 @@
 
 mod emit;
 mod error;
+pub mod events;
 pub mod node;
 mod parse;
 pub mod pointer;
 pub mod resolve;
+pub mod sample;
 
 pub use emit::{EmitOptions, FlowPolicy, emit};
 pub use error::{Error, LimitError, SubsetError, Warning};

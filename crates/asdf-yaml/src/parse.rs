@@ -61,7 +61,7 @@ pub struct Parsed {
     pub warnings: Vec<Warning>,
 }
 
-fn span(m: libyaml_safer::Mark) -> Span {
+pub(crate) fn span(m: libyaml_safer::Mark) -> Span {
     Span {
         line: m.line,
         column: m.column,
@@ -69,7 +69,7 @@ fn span(m: libyaml_safer::Mark) -> Span {
     }
 }
 
-fn style(s: libyaml_safer::ScalarStyle) -> ScalarStyle {
+pub(crate) fn style(s: libyaml_safer::ScalarStyle) -> ScalarStyle {
     use libyaml_safer::ScalarStyle as S;
     match s {
         S::Plain => ScalarStyle::Plain,
@@ -157,18 +157,12 @@ impl Builder {
                     parent.key = Some(node);
                 }
                 Some(key) => {
-                    if let Some(id) = key_identity(&key)
-                        && !parent.seen.insert(id.clone())
-                        && let Some(slot) = m
-                            .entries
-                            .iter_mut()
-                            .find(|(k, _)| key_identity(k).as_ref() == Some(&id))
-                    {
+                    if let Some(i) = duplicate_of(&mut parent.seen, &m.entries, &key) {
                         self.warnings.push(Warning::DuplicateKey {
                             span: key.span,
-                            key: id.1,
+                            key: key.as_scalar().map(|s| s.text.clone()).unwrap_or_default(),
                         });
-                        slot.1 = node;
+                        m.entries[i].1 = node;
                         return Ok(());
                     }
                     m.entries.push((key, node));
@@ -189,7 +183,13 @@ impl Builder {
     ) -> Result<(), Error> {
         self.register_anchor(&anchor);
         let st = style(st);
+        let is_key = self
+            .stack
+            .last()
+            .is_some_and(|f| matches!(f.node.kind, NodeKind::Mapping(_)) && f.key.is_none());
         let value = match tag.as_deref() {
+            // A `<<` merge key is kept as the string key `<<` (merging is not performed).
+            None if st == ScalarStyle::Plain && is_key && text == "<<" => Ok(Value::Str),
             None if st == ScalarStyle::Plain => resolve_plain(&text),
             None | Some("!") => Ok(Value::Str),
             Some(t) if t.starts_with(tags::YAML) => construct_core(t, &text),
@@ -295,6 +295,48 @@ impl Builder {
     }
 }
 
+/// Mappings up to this size are checked for duplicate keys by a linear scan; larger ones
+/// through a hash set built on first use.
+const LINEAR_KEYS: usize = 16;
+
+/// The index of an existing entry whose key equals `key`.
+fn duplicate_of(
+    seen: &mut HashSet<(bool, String)>,
+    entries: &[(Node, Node)],
+    key: &Node,
+) -> Option<usize> {
+    let (is_str, text) = key_parts(key)?;
+    if entries.len() < LINEAR_KEYS {
+        return entries
+            .iter()
+            .position(|(k, _)| key_parts(k).is_some_and(|(s, t)| s == is_str && t == text));
+    }
+    if seen.is_empty() {
+        seen.extend(entries.iter().filter_map(|(k, _)| key_identity(k)));
+    }
+    if seen.insert((is_str, text.clone().into_owned())) {
+        return None;
+    }
+    entries
+        .iter()
+        .position(|(k, _)| key_parts(k).is_some_and(|(s, t)| s == is_str && t == text))
+}
+
+/// A key as (is a string, canonical text), borrowing where it can.
+fn key_parts(k: &Node) -> Option<(bool, std::borrow::Cow<'_, str>)> {
+    let s = k.as_scalar()?;
+    match &s.value {
+        Value::Str => Some((true, std::borrow::Cow::Borrowed(s.text.as_str()))),
+        Value::Int(i) => Some((false, std::borrow::Cow::Owned(i.to_string()))),
+        Value::BigInt(b) => Some((false, std::borrow::Cow::Owned(b.to_string()))),
+        Value::Bool(b) => Some((
+            false,
+            std::borrow::Cow::Borrowed(if *b { "1" } else { "0" }),
+        )),
+        _ => None,
+    }
+}
+
 fn key_identity(k: &Node) -> Option<(bool, String)> {
     let s = k.as_scalar()?;
     match s.value {
@@ -362,6 +404,20 @@ fn check_collection_tag(n: &Node) -> Result<(), Error> {
     }
 }
 
+/// Runs `f`, turning a panic inside libyaml-safer (it has a few on malformed input at the end
+/// of the text) into [`Error::ParserFailure`] at the last position reached.
+pub(crate) fn guarded<T>(
+    f: impl FnOnce() -> Result<T, Error>,
+    last: impl FnOnce() -> Option<Span>,
+) -> Result<T, Error> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(_) => Err(Error::ParserFailure {
+            after: last().unwrap_or_default(),
+        }),
+    }
+}
+
 /// Parses the YAML text of an ASDF tree (or any single YAML 1.1 document).
 ///
 /// # Errors
@@ -373,6 +429,11 @@ pub fn parse(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
             kind: LimitError::Bytes(limits.max_bytes),
         });
     }
+    let last = std::cell::Cell::new(Span::default());
+    guarded(|| build(text, limits, &last), || Some(last.get()))
+}
+
+fn build(text: &[u8], limits: &Limits, last: &std::cell::Cell<Span>) -> Result<Parsed, Error> {
     let mut input = text;
     let mut parser = Parser::new();
     parser.set_input_string(&mut input);
@@ -392,6 +453,7 @@ pub fn parse(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
     loop {
         let ev = parser.parse().map_err(|e| Error::from_libyaml(&e))?;
         let at = span(ev.start_mark);
+        last.set(at);
         match ev.data {
             EventData::StreamStart { .. } | EventData::DocumentEnd { .. } => {}
             EventData::StreamEnd => break,

@@ -23,6 +23,10 @@ pub enum ConstructError {
     /// A plain `=`: PyYAML resolves it to `tag:yaml.org,2002:value`, which it cannot construct.
     #[error("plain `=` resolves to tag:yaml.org,2002:value, which cannot be constructed")]
     ValueTag,
+    /// A plain `<<` used as a value: PyYAML resolves it to `tag:yaml.org,2002:merge`, which
+    /// it can only use as a key.
+    #[error("plain `<<` resolves to tag:yaml.org,2002:merge, which is only allowed as a key")]
+    MergeTag,
     /// A YAML core tag that the safe loader does not construct (`!!python/tuple`, ...).
     #[error("cannot construct a node tagged {0}")]
     UnsupportedTag(String),
@@ -91,13 +95,14 @@ fn matches_float(s: &str) -> bool {
     {
         return true;
     }
-    // \.[0-9_]+ (exp)?  (no sign)
+    // \.[0-9][0-9_]* (exp)?  (no sign)
     if let Some(rest) = b.strip_prefix(b".") {
         let end = rest
             .iter()
             .position(|&c| !(c.is_ascii_digit() || c == b'_'))
             .unwrap_or(rest.len());
-        return end > 0 && (end == rest.len() || is_exponent(&rest[end..]));
+        return rest.first().is_some_and(u8::is_ascii_digit)
+            && (end == rest.len() || is_exponent(&rest[end..]));
     }
     let u = strip_sign(b);
     if !u.first().is_some_and(u8::is_ascii_digit) {
@@ -286,7 +291,7 @@ pub fn plain_is_str(s: &str) -> bool {
 /// [`ConstructError`] for texts PyYAML resolves but cannot construct (`=`, `._`).
 pub fn resolve_plain(s: &str) -> Result<Value, ConstructError> {
     match implicit_tag(s) {
-        None | Some("tag:yaml.org,2002:merge") => Ok(Value::Str),
+        None => Ok(Value::Str),
         Some(t) => construct_core(t, s),
     }
 }
@@ -406,6 +411,7 @@ pub fn construct_core(tag: &str, text: &str) -> Result<Value, ConstructError> {
             .map(Value::Binary)
             .ok_or_else(|| invalid(tag, text)),
         "tag:yaml.org,2002:value" => Err(ConstructError::ValueTag),
+        "tag:yaml.org,2002:merge" => Err(ConstructError::MergeTag),
         tags::SEQ | tags::MAP | tags::OMAP | tags::PAIRS | tags::SET => {
             Err(ConstructError::Shape {
                 tag: tag.to_owned(),

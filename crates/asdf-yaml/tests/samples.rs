@@ -137,3 +137,26 @@ fn reference_files_round_trip() {
     }
     assert_eq!(differ.len(), 7);
 }
+
+#[test]
+fn generated_catalogue_round_trips() {
+    let doc = asdf_yaml::sample::catalogue(200);
+    let text = emit(&doc, &EmitOptions::default()).unwrap();
+    let (back, again) = round_trip(&text, "catalogue");
+    assert_eq!(again, text);
+    let rows = back.root.get("catalogue").unwrap().as_sequence().unwrap();
+    assert_eq!(rows.items.len(), 200);
+    assert_eq!(rows.items[7].get("yes").unwrap().as_str(), Some("yes"));
+    assert_eq!(
+        rows.items[7].get("ra").unwrap().as_f64(),
+        doc.root
+            .get("catalogue")
+            .unwrap()
+            .as_sequence()
+            .unwrap()
+            .items[7]
+            .get("ra")
+            .unwrap()
+            .as_f64()
+    );
+}

@@ -1,0 +1,90 @@
+//! Plain scalars resolve exactly as PyYAML's SafeLoader resolves them. The expected values
+//! were recorded from PyYAML 6.0.3 (with libyaml) by `tests/data/pyyaml_scalars.py`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use asdf_yaml::{Limits, Value, parse};
+
+#[test]
+fn plain_scalars_match_pyyaml() {
+    let table = include_str!("data/pyyaml_scalars.tsv");
+    let mut n = 0;
+    for line in table.lines().filter(|l| !l.starts_with('#')) {
+        let mut parts = line.split('\t');
+        let (text, kind, want) = (
+            parts.next().unwrap(),
+            parts.next().unwrap(),
+            parts.next().unwrap_or(""),
+        );
+        let src = format!("v: {text}\n");
+        let parsed = parse(src.as_bytes(), &Limits::default());
+        n += 1;
+        if kind == "error" {
+            assert!(
+                parsed.is_err(),
+                "`{text}`: PyYAML fails ({want}), we gave {parsed:?}"
+            );
+            continue;
+        }
+        let doc = parsed.unwrap_or_else(|e| panic!("`{text}`: {e}")).document;
+        let s = doc.root.get("v").unwrap().as_scalar().unwrap().clone();
+        match (kind, &s.value) {
+            ("str", Value::Str) => assert_eq!(s.text, want, "`{text}`"),
+            ("null", Value::Null) | ("timestamp", Value::Timestamp) => {}
+            ("bool", Value::Bool(b)) => assert_eq!(b.to_string(), want, "`{text}`"),
+            ("int", Value::Int(i)) => assert_eq!(i.to_string(), want, "`{text}`"),
+            ("int", Value::BigInt(i)) => assert_eq!(i.to_string(), want, "`{text}`"),
+            ("float", Value::Float(f)) if want == "nan" => assert!(f.is_nan(), "`{text}`"),
+            ("float", Value::Float(f)) => {
+                let w: f64 = want.parse().unwrap();
+                assert_eq!(*f, w, "`{text}`");
+                // And it is written back as Python's repr writes it.
+                if f.is_finite() {
+                    assert_eq!(asdf_yaml::resolve::python_float_repr(*f), want, "`{text}`");
+                }
+            }
+            (k, v) => panic!("`{text}`: PyYAML gives {k} {want:?}, we gave {v:?}"),
+        }
+    }
+    println!("{n} plain scalars resolve as PyYAML resolves them");
+    assert!(n >= 100, "{n}");
+}
+
+#[test]
+fn strings_that_would_resolve_otherwise_are_quoted_on_write() {
+    use asdf_yaml::{Document, EmitOptions, Node, emit};
+    let table = include_str!("data/pyyaml_scalars.tsv");
+    for line in table.lines().filter(|l| !l.starts_with('#')) {
+        let text = line.split('\t').next().unwrap();
+        let mut root = Node::map(vec![(Node::str("v"), Node::str(text))]);
+        if let Some(m) = root.as_mapping_mut() {
+            m.flow = false;
+        }
+        let doc = Document::new(root);
+        let out = emit(&doc, &EmitOptions::default()).unwrap();
+        let back = parse(&out, &Limits::default()).unwrap().document;
+        assert_eq!(
+            back.root.get("v").unwrap().as_str(),
+            Some(text),
+            "{}",
+            String::from_utf8_lossy(&out)
+        );
+    }
+    for s in [
+        "yes",
+        "010",
+        "1:30",
+        "~",
+        "",
+        "1_0",
+        "null",
+        ".nan",
+        "2001-12-14",
+        "=",
+        "<<",
+    ] {
+        let doc = Document::new(Node::seq(vec![Node::str(s)]));
+        let out = String::from_utf8(emit(&doc, &EmitOptions::default()).unwrap()).unwrap();
+        assert!(out.contains(&format!("['{s}']")), "{s}: {out}");
+    }
+}
