@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use asdf_layout::{
     BlockDiscovery, ChecksumStatus, Content, Error, FormatError, IndexProblem, ReadOptions, Reader,
@@ -13,11 +13,7 @@ use asdf_layout::{
 };
 
 fn conformance() -> PathBuf {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    here.ancestors()
-        .map(|d| d.join("shared/conformance"))
-        .find(|d| d.is_dir())
-        .expect("shared/conformance not found beside the checkout")
+    asdf_testdata::conformance_dir()
 }
 
 fn data_dir() -> PathBuf {

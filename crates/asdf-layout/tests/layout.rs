@@ -38,11 +38,7 @@ fn bundled_example_is_what_make_example_writes() {
 const TREE: &[u8] = b"%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nx: 1\n...\n";
 
 fn conformance() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|d| d.join("shared/conformance"))
-        .find(|d| d.is_dir())
-        .expect("shared/conformance not found beside the checkout")
+    asdf_testdata::conformance_dir()
 }
 
 fn write(blocks: &[(&[u8], BlockOptions)], index: bool) -> Vec<u8> {

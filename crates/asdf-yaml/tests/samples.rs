@@ -8,28 +8,11 @@ use std::path::{Path, PathBuf};
 use asdf_yaml::{Document, EmitOptions, Limits, Node, NodeKind, Value, emit, parse};
 
 fn conformance() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|d| d.join("shared/conformance"))
-        .find(|d| d.is_dir())
-        .expect("shared/conformance not found beside the checkout")
+    asdf_testdata::conformance_dir()
 }
 
 fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().and_then(|x| x.to_str()) == Some(ext) {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    asdf_testdata::files_with_ext(dir, ext)
 }
 
 fn tree_of(p: &Path) -> Option<Vec<u8>> {

@@ -2,19 +2,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
-
 use asdf_yaml::{
     ConstructError, Error, LimitError, Limits, NodeKind, SubsetError, Value, Warning, parse,
     pointer,
 };
 
 fn inline(name: &str) -> Vec<u8> {
-    let dir: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|d| d.join("shared/conformance/asdf-pytests-data/inline"))
-        .find(|d| d.is_dir())
-        .expect("asdf-pytests-data not found beside the checkout");
+    let dir = asdf_testdata::conformance_dir().join("asdf-pytests-data/inline");
     let r = asdf_layout::Reader::open_path(dir.join(name)).unwrap();
     r.tree_bytes().unwrap().to_vec()
 }

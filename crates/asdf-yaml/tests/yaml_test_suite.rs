@@ -3,17 +3,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use asdf_yaml::events::{Event, events};
 use asdf_yaml::{Limits, ScalarStyle, parse};
 
 fn suite() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|d| d.join("shared/conformance/yaml-test-suite/data"))
-        .find(|d| d.is_dir())
-        .expect("yaml-test-suite not found beside the checkout")
+    asdf_testdata::conformance_dir().join("yaml-test-suite/data")
 }
 
 fn cases() -> Vec<(String, PathBuf)> {

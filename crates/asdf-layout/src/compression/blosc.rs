@@ -117,6 +117,26 @@ fn decode_frame(input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
     Ok(())
 }
 
+/// Runs a blusc compressor into a buffer `overhead` bytes larger than the input.
+fn compress_with(
+    input: &[u8],
+    output: &mut Vec<u8>,
+    max: usize,
+    overhead: usize,
+    f: impl FnOnce(&[u8], &mut [u8]) -> i32,
+) -> Result<(), CodecError> {
+    if input.len() > max {
+        return Err(CodecError::library(BloscError::TooLarge(input.len())));
+    }
+    let mut dest = vec![0u8; input.len() + overhead];
+    let n = catch_unwind(AssertUnwindSafe(|| f(input, &mut dest))).unwrap_or(0);
+    if n <= 0 {
+        return Err(CodecError::library(BloscError::Compress(input.len())));
+    }
+    output.extend_from_slice(&dest[..n as usize]);
+    Ok(())
+}
+
 /// The `blsc` codec (blosc1 chunk).
 #[derive(Debug, Clone, Copy)]
 pub struct Blosc1 {
@@ -149,20 +169,10 @@ impl Codec for Blosc1 {
     }
 
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
-        if input.len() > i32::MAX as usize - HEADER {
-            return Err(CodecError::library(BloscError::TooLarge(input.len())));
-        }
-        let mut dest = vec![0u8; input.len() + HEADER];
         let shuffle = i32::from(blusc::BLOSC_SHUFFLE);
-        let n = catch_unwind(AssertUnwindSafe(|| {
-            blusc::blosc1_compress(self.level, shuffle, self.typesize, input, &mut dest)
-        }))
-        .unwrap_or(0);
-        if n <= 0 {
-            return Err(CodecError::library(BloscError::Compress(input.len())));
-        }
-        output.extend_from_slice(&dest[..n as usize]);
-        Ok(())
+        compress_with(input, output, i32::MAX as usize - HEADER, HEADER, |i, d| {
+            blusc::blosc1_compress(self.level, shuffle, self.typesize, i, d)
+        })
     }
 }
 
@@ -201,19 +211,13 @@ impl Codec for Blosc2 {
     }
 
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
-        if input.len() > blusc::BLOSC2_MAX_BUFFERSIZE {
-            return Err(CodecError::library(BloscError::TooLarge(input.len())));
-        }
-        let mut dest = vec![0u8; input.len() + blusc::BLOSC2_MAX_OVERHEAD];
         let shuffle = i32::from(blusc::BLOSC_SHUFFLE);
-        let n = catch_unwind(AssertUnwindSafe(|| {
-            blusc::blosc2_compress(self.level, shuffle, self.typesize, input, &mut dest)
-        }))
-        .unwrap_or(0);
-        if n <= 0 {
-            return Err(CodecError::library(BloscError::Compress(input.len())));
-        }
-        output.extend_from_slice(&dest[..n as usize]);
-        Ok(())
+        compress_with(
+            input,
+            output,
+            blusc::BLOSC2_MAX_BUFFERSIZE,
+            blusc::BLOSC2_MAX_OVERHEAD,
+            |i, d| blusc::blosc2_compress(self.level, shuffle, self.typesize, i, d),
+        )
     }
 }
