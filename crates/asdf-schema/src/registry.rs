@@ -1,0 +1,263 @@
+//! Schema documents by URI, the `id`s declared inside them, and `$ref` resolution.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use asdf_yaml::{Node, NodeKind};
+
+use crate::error::SchemaError;
+use crate::uri::{join, pointer_tokens, split_fragment};
+
+/// Loads a document the registry does not have (for `$ref`s to other schemas).
+pub type Retriever = Arc<dyn Fn(&str) -> Option<Node> + Send + Sync>;
+
+/// A place inside a document: its URI and the pointer tokens from its root.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Location {
+    /// URI of the document (no fragment).
+    pub doc: String,
+    /// Path from the document root.
+    pub tokens: Vec<String>,
+}
+
+impl Location {
+    /// `uri#/pointer`.
+    #[must_use]
+    pub fn display(&self) -> String {
+        format!("{}#{}", self.doc, crate::uri::pointer_string(&self.tokens))
+    }
+}
+
+/// Schema documents and the identifiers they declare.
+#[derive(Clone, Default)]
+pub struct Registry {
+    docs: HashMap<String, Arc<Node>>,
+    /// Absolute id (with fragment for plain-name ids) -> location.
+    ids: HashMap<String, Location>,
+    retriever: Option<Retriever>,
+    anonymous: usize,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("documents", &self.docs.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Keywords whose value is a schema, an array of schemas, or a map of schemas (draft 4).
+pub(crate) fn schema_children(node: &Node) -> Vec<(Vec<String>, &Node)> {
+    let mut out = Vec::new();
+    let Some(m) = node.as_mapping() else {
+        return out;
+    };
+    for (k, v) in &m.entries {
+        let Some(key) = k.as_str() else { continue };
+        match key {
+            "items" | "additionalItems" | "additionalProperties" | "not" => match &v.kind {
+                NodeKind::Sequence(s) => {
+                    for (i, it) in s.items.iter().enumerate() {
+                        out.push((vec![key.to_owned(), i.to_string()], it));
+                    }
+                }
+                NodeKind::Mapping(_) => out.push((vec![key.to_owned()], v)),
+                _ => {}
+            },
+            "allOf" | "anyOf" | "oneOf" => {
+                if let Some(s) = v.as_sequence() {
+                    for (i, it) in s.items.iter().enumerate() {
+                        out.push((vec![key.to_owned(), i.to_string()], it));
+                    }
+                }
+            }
+            "properties" | "patternProperties" | "definitions" | "dependencies" => {
+                if let Some(mm) = v.as_mapping() {
+                    for (pk, pv) in &mm.entries {
+                        if matches!(pv.kind, NodeKind::Mapping(_))
+                            && let Some(name) = pk.as_scalar()
+                        {
+                            out.push((vec![key.to_owned(), name.text.clone()], pv));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The `id` of a schema node, if it has a string one (ignored next to `$ref`, as draft 4
+/// ignores every sibling of `$ref`).
+pub(crate) fn id_of(node: &Node) -> Option<&str> {
+    if node.get("$ref").is_some() {
+        return None;
+    }
+    node.get("id").and_then(Node::as_str)
+}
+
+impl Registry {
+    /// An empty registry.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the function called for URIs the registry does not hold.
+    pub fn set_retriever(&mut self, r: Retriever) {
+        self.retriever = Some(r);
+    }
+
+    /// Adds a document under `uri` (or its top-level `id` when `uri` is `None`), indexing
+    /// every `id` declared in schema positions. Returns the URI it is stored under.
+    pub fn add(&mut self, uri: Option<&str>, root: Node) -> String {
+        let uri = match uri
+            .map(str::to_owned)
+            .or_else(|| id_of(&root).map(|s| split_fragment(s).0.to_owned()))
+        {
+            Some(u) => u,
+            None => {
+                self.anonymous += 1;
+                format!("urn-anonymous://schema/{}", self.anonymous)
+            }
+        };
+        let uri = split_fragment(&uri).0.to_owned();
+        self.index(&uri, &root);
+        self.docs.insert(uri.clone(), Arc::new(root));
+        uri
+    }
+
+    fn index(&mut self, doc: &str, root: &Node) {
+        let mut stack: Vec<(Vec<String>, &Node, String)> = vec![(Vec::new(), root, doc.to_owned())];
+        while let Some((tokens, node, base)) = stack.pop() {
+            let mut base = base;
+            if let Some(id) = id_of(node)
+                && let Some(abs) = join(&base, id)
+            {
+                let (a, frag) = split_fragment(&abs);
+                let key = if frag.is_empty() {
+                    a.to_owned()
+                } else {
+                    abs.clone()
+                };
+                self.ids.entry(key).or_insert(Location {
+                    doc: doc.to_owned(),
+                    tokens: tokens.clone(),
+                });
+                if frag.is_empty() {
+                    base = a.to_owned();
+                }
+            }
+            for (sub, child) in schema_children(node) {
+                let mut t = tokens.clone();
+                t.extend(sub);
+                stack.push((t, child, base.clone()));
+            }
+        }
+    }
+
+    /// Whether a document is stored under `uri`.
+    #[must_use]
+    pub fn contains(&self, uri: &str) -> bool {
+        self.docs.contains_key(split_fragment(uri).0)
+    }
+
+    /// The document stored under `uri`.
+    #[must_use]
+    pub fn document(&self, uri: &str) -> Option<&Arc<Node>> {
+        self.docs.get(split_fragment(uri).0)
+    }
+
+    /// URIs of every stored document.
+    pub fn uris(&self) -> impl Iterator<Item = &str> {
+        self.docs.keys().map(String::as_str)
+    }
+
+    /// The node at a location.
+    #[must_use]
+    pub fn node(&self, loc: &Location) -> Option<&Node> {
+        let mut n: &Node = self.docs.get(&loc.doc)?;
+        for t in &loc.tokens {
+            n = match &n.kind {
+                NodeKind::Mapping(_) => n.get(t)?,
+                NodeKind::Sequence(s) => s.items.get(t.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(n)
+    }
+
+    /// The base URI in effect at a location (its document URI changed by the `id`s on the way).
+    #[must_use]
+    pub fn base_at(&self, loc: &Location) -> String {
+        let mut base = loc.doc.clone();
+        let Some(mut n) = self.docs.get(&loc.doc).map(|d| &**d) else {
+            return base;
+        };
+        let apply = |n: &Node, base: &mut String| {
+            if let Some(id) = id_of(n)
+                && let Some(abs) = join(base, id)
+            {
+                let (a, f) = split_fragment(&abs);
+                if f.is_empty() {
+                    *base = a.to_owned();
+                }
+            }
+        };
+        apply(n, &mut base);
+        for t in &loc.tokens {
+            let next = match &n.kind {
+                NodeKind::Mapping(_) => n.get(t),
+                NodeKind::Sequence(s) => t.parse::<usize>().ok().and_then(|i| s.items.get(i)),
+                _ => None,
+            };
+            let Some(next) = next else { break };
+            n = next;
+            apply(n, &mut base);
+        }
+        base
+    }
+
+    /// Resolves `reference` (a `$ref` value) found where the base URI is `base`.
+    ///
+    /// # Errors
+    /// [`SchemaError::Unresolvable`] when no document or id matches.
+    pub fn resolve(&mut self, base: &str, reference: &str) -> Result<Location, SchemaError> {
+        let unresolvable = || SchemaError::Unresolvable {
+            reference: reference.to_owned(),
+            base: base.to_owned(),
+        };
+        let abs = join(base, reference).ok_or_else(unresolvable)?;
+        let (doc, frag) = split_fragment(&abs);
+        let (doc, frag) = (doc.to_owned(), frag.to_owned());
+        // A plain-name fragment: an id `#name`.
+        if !frag.is_empty() && !frag.starts_with('/') {
+            return self.ids.get(&abs).cloned().ok_or_else(unresolvable);
+        }
+        let mut start = match self.ids.get(&doc) {
+            Some(l) => l.clone(),
+            None => {
+                if !self.docs.contains_key(&doc) {
+                    let retrieved = self
+                        .retriever
+                        .as_ref()
+                        .and_then(|r| r(&doc))
+                        .ok_or_else(unresolvable)?;
+                    self.add(Some(&doc), retrieved);
+                }
+                Location {
+                    doc: doc.clone(),
+                    tokens: Vec::new(),
+                }
+            }
+        };
+        start
+            .tokens
+            .extend(pointer_tokens(&frag).ok_or_else(unresolvable)?);
+        if self.node(&start).is_none() {
+            return Err(unresolvable());
+        }
+        Ok(start)
+    }
+}

@@ -1,0 +1,1177 @@
+//! A JSON Schema Draft 4 validator over the YAML node tree, with the YAML Schema `tag` keyword
+//! and pluggable keywords. Schemas are compiled once (every `$ref` resolved ahead of time,
+//! cycles allowed) into an arena; validation walks the arena.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use asdf_yaml::{Document, Node, NodeKind, Value};
+use num_bigint::BigInt;
+use regex::Regex;
+
+use crate::error::{SchemaError, Violation};
+use crate::format;
+use crate::registry::{Location, Registry, id_of};
+use crate::uri::glob_match;
+
+/// A keyword implemented outside this crate (ASDF's `ndim`, `datatype`, ...).
+pub trait Keyword: Send + Sync + fmt::Debug {
+    /// Checks `instance`; `Err(message)` when it fails.
+    ///
+    /// # Errors
+    /// A message saying why the instance fails.
+    fn validate(&self, instance: &Node, doc: &Document) -> Result<(), String>;
+}
+
+/// Compiles a custom keyword's value (found in `schema`) into a [`Keyword`].
+pub trait KeywordFactory: Send + Sync {
+    /// The keyword's name.
+    fn name(&self) -> &str;
+    /// Compiles the keyword's value.
+    ///
+    /// # Errors
+    /// A message when the value is malformed.
+    fn compile(&self, value: &Node, schema: &Node) -> Result<Box<dyn Keyword>, String>;
+}
+
+#[derive(Debug, Clone)]
+enum Num {
+    I(BigInt),
+    F(f64),
+}
+
+fn num_of(n: &Node) -> Option<Num> {
+    match &n.as_scalar()?.value {
+        Value::Int(i) => Some(Num::I(BigInt::from(*i))),
+        Value::BigInt(b) => Some(Num::I(b.clone())),
+        Value::Float(f) => Some(Num::F(*f)),
+        _ => None,
+    }
+}
+
+fn big_to_f64(b: &BigInt) -> f64 {
+    b.to_string().parse().unwrap_or(f64::NAN)
+}
+
+fn cmp_num(a: &Num, b: &Num) -> Option<Ordering> {
+    match (a, b) {
+        (Num::I(x), Num::I(y)) => Some(x.cmp(y)),
+        (Num::I(x), Num::F(y)) => big_to_f64(x).partial_cmp(y),
+        (Num::F(x), Num::I(y)) => x.partial_cmp(&big_to_f64(y)),
+        (Num::F(x), Num::F(y)) => x.partial_cmp(y),
+    }
+}
+
+fn num_eq(a: &Num, b: &Num) -> bool {
+    cmp_num(a, b) == Some(Ordering::Equal)
+}
+
+const T_NULL: u8 = 1;
+const T_BOOL: u8 = 2;
+const T_INT: u8 = 4;
+const T_NUMBER: u8 = 8;
+const T_STRING: u8 = 16;
+const T_ARRAY: u8 = 32;
+const T_OBJECT: u8 = 64;
+
+fn type_bit(name: &str) -> Option<u8> {
+    Some(match name {
+        "null" => T_NULL,
+        "boolean" => T_BOOL,
+        "integer" => T_INT,
+        "number" => T_NUMBER,
+        "string" => T_STRING,
+        "array" => T_ARRAY,
+        "object" => T_OBJECT,
+        _ => return None,
+    })
+}
+
+/// The JSON type bits a node satisfies (an integer is also a number).
+fn type_bits(n: &Node) -> u8 {
+    match &n.kind {
+        NodeKind::Mapping(_) => T_OBJECT,
+        NodeKind::Sequence(_) => T_ARRAY,
+        NodeKind::Alias(_) => 0,
+        NodeKind::Scalar(s) => match s.value {
+            Value::Null => T_NULL,
+            Value::Bool(_) => T_BOOL,
+            Value::Int(_) | Value::BigInt(_) => T_INT | T_NUMBER,
+            Value::Float(_) => T_NUMBER,
+            Value::Str => T_STRING,
+            Value::Timestamp | Value::Binary(_) => 0,
+        },
+    }
+}
+
+/// JSON equality: numbers by value (1 == 1.0), booleans never equal numbers, strings by
+/// text, arrays item by item, objects by key set.
+fn json_eq(a: &Node, b: &Node, da: &Document, db: &Document) -> bool {
+    let (a, b) = (da.resolve(a), db.resolve(b));
+    match (&a.kind, &b.kind) {
+        (NodeKind::Scalar(x), NodeKind::Scalar(y)) => match (&x.value, &y.value) {
+            (Value::Str, Value::Str) | (Value::Timestamp, Value::Timestamp) => x.text == y.text,
+            (Value::Null, Value::Null) => true,
+            (Value::Bool(p), Value::Bool(q)) => p == q,
+            (Value::Binary(p), Value::Binary(q)) => p == q,
+            _ => match (num_of(a), num_of(b)) {
+                (Some(p), Some(q)) => num_eq(&p, &q),
+                _ => false,
+            },
+        },
+        (NodeKind::Sequence(x), NodeKind::Sequence(y)) => {
+            x.items.len() == y.items.len()
+                && x.items
+                    .iter()
+                    .zip(&y.items)
+                    .all(|(p, q)| json_eq(p, q, da, db))
+        }
+        (NodeKind::Mapping(x), NodeKind::Mapping(y)) => {
+            x.entries.len() == y.entries.len()
+                && x.entries.iter().all(|(k, v)| {
+                    y.entries
+                        .iter()
+                        .any(|(k2, v2)| json_eq(k, k2, da, db) && json_eq(v, v2, da, db))
+                })
+        }
+        _ => false,
+    }
+}
+
+/// Python-like text of a value, for messages (`'abc'`, `42`, `{...}`).
+fn repr(n: &Node) -> String {
+    match &n.kind {
+        NodeKind::Scalar(s) => match s.value {
+            Value::Str | Value::Timestamp => {
+                let t: String = s.text.chars().take(60).collect();
+                format!("'{t}'")
+            }
+            Value::Null => "None".to_owned(),
+            Value::Bool(b) => if b { "True" } else { "False" }.to_owned(),
+            _ => s.text.clone(),
+        },
+        NodeKind::Sequence(_) => "[...]".to_owned(),
+        NodeKind::Mapping(_) => "{...}".to_owned(),
+        NodeKind::Alias(a) => format!("*{}", a.anchor),
+    }
+}
+
+#[derive(Debug)]
+enum AddItems {
+    Any,
+    No,
+    Schema(usize),
+}
+
+#[derive(Debug)]
+enum Dep {
+    Props(Vec<String>),
+    Schema(usize),
+}
+
+#[derive(Debug)]
+enum Kw {
+    Ref(usize),
+    Type(u8),
+    Enum(Vec<Node>, Arc<Document>),
+    Minimum(Num, bool),
+    Maximum(Num, bool),
+    MultipleOf(Num),
+    MinLength(u64),
+    MaxLength(u64),
+    Pattern(Regex, String),
+    Items(usize),
+    ItemsTuple(Vec<usize>, AddItems),
+    MinItems(u64),
+    MaxItems(u64),
+    UniqueItems,
+    Properties(Vec<(String, usize)>),
+    PatternProperties(Vec<(Regex, usize)>),
+    AdditionalProperties {
+        names: Vec<String>,
+        patterns: Vec<Regex>,
+        schema: Option<usize>,
+    },
+    Required(Vec<String>),
+    MinProperties(u64),
+    MaxProperties(u64),
+    Dependencies(Vec<(String, Dep)>),
+    AllOf(Vec<usize>),
+    AnyOf(Vec<usize>),
+    OneOf(Vec<usize>),
+    Not(usize),
+    Format(String),
+    Tag(String),
+    Custom(String, Box<dyn Keyword>),
+}
+
+#[derive(Debug, Default)]
+struct Compiled {
+    location: String,
+    kws: Vec<(String, Kw)>,
+}
+
+/// Options for compiling schemas.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct CompileOptions {
+    /// Check `format` (date-time, email, hostname, ipv4, ipv6, uri). Off by default, as in
+    /// Python asdf, which treats formats as annotations.
+    pub check_formats: bool,
+    /// Keywords implemented outside this crate.
+    pub keywords: Vec<Arc<dyn KeywordFactory>>,
+}
+
+impl CompileOptions {
+    /// Sets whether `format` is checked.
+    #[must_use]
+    pub fn check_formats(mut self, yes: bool) -> Self {
+        self.check_formats = yes;
+        self
+    }
+
+    /// Adds a keyword implementation.
+    #[must_use]
+    pub fn keyword(mut self, k: Arc<dyn KeywordFactory>) -> Self {
+        self.keywords.push(k);
+        self
+    }
+}
+
+impl fmt::Debug for CompileOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.keywords.iter().map(|k| k.name()).collect();
+        f.debug_struct("CompileOptions")
+            .field("check_formats", &self.check_formats)
+            .field("keywords", &names)
+            .finish()
+    }
+}
+
+/// Compiled schemas, ready to validate instances.
+#[derive(Debug)]
+pub struct Validator {
+    nodes: Vec<Compiled>,
+    roots: HashMap<String, usize>,
+    check_formats: bool,
+}
+
+struct Compiler<'r> {
+    registry: &'r mut Registry,
+    nodes: Vec<Compiled>,
+    memo: HashMap<Location, usize>,
+    opts: &'r CompileOptions,
+}
+
+fn invalid(loc: &Location, key: &str, problem: &'static str) -> SchemaError {
+    let mut l = loc.clone();
+    l.tokens.push(key.to_owned());
+    SchemaError::Invalid {
+        location: l.display(),
+        problem,
+    }
+}
+
+fn as_u64(n: &Node, loc: &Location, key: &str) -> Result<u64, SchemaError> {
+    match n.as_scalar().map(|s| &s.value) {
+        Some(Value::Int(i)) if *i >= 0 => Ok(i.unsigned_abs()),
+        Some(Value::Float(f)) if *f >= 0.0 && f.fract() == 0.0 && *f < 1e18 => {
+            Ok(f.to_string().parse().unwrap_or(0))
+        }
+        _ => Err(invalid(loc, key, "expected a non-negative integer")),
+    }
+}
+
+fn strings(n: &Node, loc: &Location, key: &str) -> Result<Vec<String>, SchemaError> {
+    n.as_sequence()
+        .ok_or_else(|| invalid(loc, key, "expected an array of strings"))?
+        .items
+        .iter()
+        .map(|i| {
+            i.as_scalar()
+                .map(|s| s.text.clone())
+                .ok_or_else(|| invalid(loc, key, "expected an array of strings"))
+        })
+        .collect()
+}
+
+/// Translates ECMA 262 classes that differ from the regex crate's Unicode ones (`\d`, `\w`
+/// are ASCII in ECMA 262).
+fn ecma_regex(p: &str) -> String {
+    let mut out = String::with_capacity(p.len());
+    let mut chars = p.chars().peekable();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('d') => out.push_str(if in_class { "0-9" } else { "[0-9]" }),
+                Some('D') if !in_class => out.push_str("[^0-9]"),
+                Some('w') => out.push_str(if in_class {
+                    "a-zA-Z0-9_"
+                } else {
+                    "[a-zA-Z0-9_]"
+                }),
+                Some('W') if !in_class => out.push_str("[^a-zA-Z0-9_]"),
+                Some(n) => {
+                    out.push('\\');
+                    out.push(n);
+                }
+                None => out.push('\\'),
+            },
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn regex(p: &str, loc: &Location, key: &str) -> Result<Regex, SchemaError> {
+    Regex::new(&ecma_regex(p)).map_err(|e| {
+        let mut l = loc.clone();
+        l.tokens.push(key.to_owned());
+        SchemaError::Regex {
+            location: l.display(),
+            pattern: p.to_owned(),
+            source: Box::new(e),
+        }
+    })
+}
+
+impl Compiler<'_> {
+    fn child(&mut self, loc: &Location, sub: &[&str]) -> Result<usize, SchemaError> {
+        let mut l = loc.clone();
+        l.tokens.extend(sub.iter().map(|s| (*s).to_owned()));
+        self.compile(&l)
+    }
+
+    fn compile(&mut self, loc: &Location) -> Result<usize, SchemaError> {
+        if let Some(&i) = self.memo.get(loc) {
+            return Ok(i);
+        }
+        let idx = self.nodes.len();
+        self.nodes.push(Compiled {
+            location: loc.display(),
+            kws: Vec::new(),
+        });
+        self.memo.insert(loc.clone(), idx);
+        let node = self
+            .registry
+            .node(loc)
+            .cloned()
+            .ok_or_else(|| SchemaError::Unresolvable {
+                reference: loc.display(),
+                base: loc.doc.clone(),
+            })?;
+        let kws = self.keywords(&node, loc)?;
+        self.nodes[idx].kws = kws;
+        Ok(idx)
+    }
+
+    #[allow(clippy::too_many_lines)]
+    fn keywords(&mut self, node: &Node, loc: &Location) -> Result<Vec<(String, Kw)>, SchemaError> {
+        let mut kws = Vec::new();
+        let Some(m) = node.as_mapping() else {
+            return Ok(kws);
+        };
+        // Draft 4: `$ref` replaces every sibling keyword.
+        if let Some(r) = node.get("$ref").and_then(Node::as_str) {
+            let base = self.registry.base_at(loc);
+            let target = self.registry.resolve(&base, r)?;
+            let t = self.compile(&target)?;
+            kws.push(("$ref".to_owned(), Kw::Ref(t)));
+            return Ok(kws);
+        }
+        let get = |k: &str| node.get(k);
+        for (k, v) in &m.entries {
+            let Some(key) = k.as_str() else { continue };
+            let kw = match key {
+                "type" => {
+                    let names: Vec<String> = match &v.kind {
+                        NodeKind::Sequence(_) => strings(v, loc, key)?,
+                        _ => vec![
+                            v.as_str()
+                                .ok_or_else(|| invalid(loc, key, "expected a type name"))?
+                                .to_owned(),
+                        ],
+                    };
+                    let mut bits = 0;
+                    for n in &names {
+                        // Unknown type names match nothing (as in Python's jsonschema).
+                        bits |= type_bit(n).unwrap_or(0);
+                    }
+                    Kw::Type(bits)
+                }
+                "enum" => {
+                    let items = v
+                        .as_sequence()
+                        .ok_or_else(|| invalid(loc, key, "expected an array"))?;
+                    Kw::Enum(items.items.clone(), Arc::new(Document::new(Node::null())))
+                }
+                "minimum" | "maximum" => {
+                    let n = num_of(v).ok_or_else(|| invalid(loc, key, "expected a number"))?;
+                    let ex_key = if key == "minimum" {
+                        "exclusiveMinimum"
+                    } else {
+                        "exclusiveMaximum"
+                    };
+                    let exclusive = get(ex_key).and_then(Node::as_bool).unwrap_or(false);
+                    if key == "minimum" {
+                        Kw::Minimum(n, exclusive)
+                    } else {
+                        Kw::Maximum(n, exclusive)
+                    }
+                }
+                "multipleOf" => {
+                    Kw::MultipleOf(num_of(v).ok_or_else(|| invalid(loc, key, "expected a number"))?)
+                }
+                "minLength" => Kw::MinLength(as_u64(v, loc, key)?),
+                "maxLength" => Kw::MaxLength(as_u64(v, loc, key)?),
+                "pattern" => {
+                    let p = v
+                        .as_scalar()
+                        .ok_or_else(|| invalid(loc, key, "expected a string"))?;
+                    Kw::Pattern(regex(&p.text, loc, key)?, p.text.clone())
+                }
+                "items" => match &v.kind {
+                    NodeKind::Sequence(s) => {
+                        let mut ids = Vec::new();
+                        for i in 0..s.items.len() {
+                            ids.push(self.child(loc, &["items", &i.to_string()])?);
+                        }
+                        let add = match get("additionalItems") {
+                            Some(a) if a.as_bool() == Some(false) => AddItems::No,
+                            Some(a) if matches!(a.kind, NodeKind::Mapping(_)) => {
+                                AddItems::Schema(self.child(loc, &["additionalItems"])?)
+                            }
+                            _ => AddItems::Any,
+                        };
+                        Kw::ItemsTuple(ids, add)
+                    }
+                    NodeKind::Mapping(_) => Kw::Items(self.child(loc, &["items"])?),
+                    _ => {
+                        return Err(invalid(
+                            loc,
+                            key,
+                            "expected a schema or an array of schemas",
+                        ));
+                    }
+                },
+                "minItems" => Kw::MinItems(as_u64(v, loc, key)?),
+                "maxItems" => Kw::MaxItems(as_u64(v, loc, key)?),
+                "uniqueItems" => {
+                    if v.as_bool() == Some(true) {
+                        Kw::UniqueItems
+                    } else {
+                        continue;
+                    }
+                }
+                "properties" => {
+                    let mm = v
+                        .as_mapping()
+                        .ok_or_else(|| invalid(loc, key, "expected an object"))?;
+                    let mut props = Vec::new();
+                    for (pk, _) in &mm.entries {
+                        let name = pk.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
+                        let id = self.child(loc, &["properties", &name])?;
+                        props.push((name, id));
+                    }
+                    Kw::Properties(props)
+                }
+                "patternProperties" => {
+                    let mm = v
+                        .as_mapping()
+                        .ok_or_else(|| invalid(loc, key, "expected an object"))?;
+                    let mut pats = Vec::new();
+                    for (pk, _) in &mm.entries {
+                        let p = pk.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
+                        let id = self.child(loc, &["patternProperties", &p])?;
+                        pats.push((regex(&p, loc, key)?, id));
+                    }
+                    Kw::PatternProperties(pats)
+                }
+                "additionalProperties" => {
+                    let schema = match &v.kind {
+                        NodeKind::Mapping(_) => Some(self.child(loc, &["additionalProperties"])?),
+                        _ if v.as_bool() == Some(false) => None,
+                        _ => continue,
+                    };
+                    let names = get("properties")
+                        .and_then(Node::as_mapping)
+                        .map(|m| {
+                            m.entries
+                                .iter()
+                                .filter_map(|(k, _)| k.as_scalar().map(|s| s.text.clone()))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let mut patterns = Vec::new();
+                    if let Some(pp) = get("patternProperties").and_then(Node::as_mapping) {
+                        for (pk, _) in &pp.entries {
+                            let p = pk.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
+                            patterns.push(regex(&p, loc, "patternProperties")?);
+                        }
+                    }
+                    Kw::AdditionalProperties {
+                        names,
+                        patterns,
+                        schema,
+                    }
+                }
+                "required" => Kw::Required(strings(v, loc, key)?),
+                "minProperties" => Kw::MinProperties(as_u64(v, loc, key)?),
+                "maxProperties" => Kw::MaxProperties(as_u64(v, loc, key)?),
+                "dependencies" => {
+                    let mm = v
+                        .as_mapping()
+                        .ok_or_else(|| invalid(loc, key, "expected an object"))?;
+                    let mut deps = Vec::new();
+                    for (dk, dv) in &mm.entries {
+                        let name = dk.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
+                        let dep = match &dv.kind {
+                            NodeKind::Sequence(_) => Dep::Props(strings(dv, loc, key)?),
+                            NodeKind::Mapping(_) => {
+                                Dep::Schema(self.child(loc, &["dependencies", &name])?)
+                            }
+                            _ => return Err(invalid(loc, key, "expected arrays or schemas")),
+                        };
+                        deps.push((name, dep));
+                    }
+                    Kw::Dependencies(deps)
+                }
+                "allOf" | "anyOf" | "oneOf" => {
+                    let s = v
+                        .as_sequence()
+                        .ok_or_else(|| invalid(loc, key, "expected an array of schemas"))?;
+                    let mut ids = Vec::new();
+                    for i in 0..s.items.len() {
+                        ids.push(self.child(loc, &[key, &i.to_string()])?);
+                    }
+                    match key {
+                        "allOf" => Kw::AllOf(ids),
+                        "anyOf" => Kw::AnyOf(ids),
+                        _ => Kw::OneOf(ids),
+                    }
+                }
+                "not" => Kw::Not(self.child(loc, &["not"])?),
+                "format" if self.opts.check_formats => match v.as_str() {
+                    Some(f) => Kw::Format(f.to_owned()),
+                    None => continue,
+                },
+                "tag" => match v.as_str() {
+                    Some(t) => Kw::Tag(t.to_owned()),
+                    None => continue,
+                },
+                other => {
+                    let Some(f) = self.opts.keywords.iter().find(|f| f.name() == other) else {
+                        continue;
+                    };
+                    let c = f.compile(v, node).map_err(|problem| SchemaError::Keyword {
+                        location: loc.display(),
+                        keyword: other.to_owned(),
+                        problem,
+                    })?;
+                    Kw::Custom(other.to_owned(), c)
+                }
+            };
+            kws.push((key.to_owned(), kw));
+        }
+        // Keep `id` for diagnostics only; nothing to validate.
+        let _ = id_of(node);
+        Ok(kws)
+    }
+}
+
+impl Validator {
+    /// Compiles the schemas at `uris` (and everything they reference) from `registry`.
+    ///
+    /// # Errors
+    /// Unresolvable references, malformed keywords, bad regular expressions.
+    pub fn compile(
+        registry: &mut Registry,
+        uris: &[&str],
+        opts: &CompileOptions,
+    ) -> Result<Self, SchemaError> {
+        let mut c = Compiler {
+            registry,
+            nodes: Vec::new(),
+            memo: HashMap::new(),
+            opts,
+        };
+        let mut roots = HashMap::new();
+        for u in uris {
+            let loc = c.registry.resolve(u, u)?;
+            let i = c.compile(&loc)?;
+            roots.insert((*u).to_owned(), i);
+        }
+        Ok(Validator {
+            nodes: c.nodes,
+            roots,
+            check_formats: opts.check_formats,
+        })
+    }
+
+    /// The URIs this validator was compiled for.
+    pub fn roots(&self) -> impl Iterator<Item = &str> {
+        self.roots.keys().map(String::as_str)
+    }
+
+    /// Whether `uri` is one of the compiled roots.
+    #[must_use]
+    pub fn has(&self, uri: &str) -> bool {
+        self.roots.contains_key(uri)
+    }
+
+    /// Validates `node` (a node of `doc`, whose pointer is `pointer`) against schema `uri`;
+    /// returns every violation found.
+    ///
+    /// # Errors
+    /// [`SchemaError::Unresolvable`] when `uri` was not compiled.
+    pub fn validate(
+        &self,
+        uri: &str,
+        node: &Node,
+        doc: &Document,
+        pointer: &str,
+    ) -> Result<Vec<Violation>, SchemaError> {
+        let root = *self
+            .roots
+            .get(uri)
+            .ok_or_else(|| SchemaError::Unresolvable {
+                reference: uri.to_owned(),
+                base: String::new(),
+            })?;
+        let mut out = Vec::new();
+        let mut path = pointer.to_owned();
+        let mut cx = Cx {
+            v: self,
+            doc,
+            active: Vec::new(),
+        };
+        cx.check(root, node, &mut path, Some(&mut out));
+        Ok(out)
+    }
+
+    /// Whether `node` is valid against schema `uri` (stops at the first failure).
+    ///
+    /// # Errors
+    /// [`SchemaError::Unresolvable`] when `uri` was not compiled.
+    pub fn is_valid(&self, uri: &str, node: &Node, doc: &Document) -> Result<bool, SchemaError> {
+        let root = *self
+            .roots
+            .get(uri)
+            .ok_or_else(|| SchemaError::Unresolvable {
+                reference: uri.to_owned(),
+                base: String::new(),
+            })?;
+        let mut path = String::new();
+        let mut cx = Cx {
+            v: self,
+            doc,
+            active: Vec::new(),
+        };
+        Ok(cx.check(root, node, &mut path, None))
+    }
+}
+
+struct Cx<'a> {
+    v: &'a Validator,
+    doc: &'a Document,
+    /// (schema, node address) pairs being checked through aliases, to stop on cycles.
+    active: Vec<(usize, usize)>,
+}
+
+impl Cx<'_> {
+    fn fail(
+        &self,
+        sink: &mut Option<&mut Vec<Violation>>,
+        idx: usize,
+        key: &str,
+        node: &Node,
+        path: &str,
+        message: String,
+    ) {
+        if let Some(s) = sink.as_deref_mut() {
+            s.push(Violation {
+                instance: path.to_owned(),
+                span: node.span,
+                schema: format!("{}/{key}", self.v.nodes[idx].location),
+                keyword: key.to_owned(),
+                message,
+            });
+        }
+    }
+
+    /// Checks `node` against schema `idx`; with a sink, reports every failure, without one
+    /// returns at the first.
+    #[allow(clippy::too_many_lines)]
+    fn check(
+        &mut self,
+        idx: usize,
+        node: &Node,
+        path: &mut String,
+        mut sink: Option<&mut Vec<Violation>>,
+    ) -> bool {
+        let original = node;
+        let node = self.doc.resolve(node);
+        if matches!(original.kind, NodeKind::Alias(_)) {
+            let key = (idx, std::ptr::from_ref(node) as usize);
+            if self.active.contains(&key) {
+                return true;
+            }
+            self.active.push(key);
+            let r = self.check_resolved(idx, node, path, sink.as_deref_mut());
+            self.active.pop();
+            return r;
+        }
+        self.check_resolved(idx, node, path, sink)
+    }
+
+    #[allow(clippy::too_many_lines)]
+    fn check_resolved(
+        &mut self,
+        idx: usize,
+        node: &Node,
+        path: &mut String,
+        mut sink: Option<&mut Vec<Violation>>,
+    ) -> bool {
+        let v = self.v;
+        let mut ok = true;
+        macro_rules! bad {
+            ($key:expr, $msg:expr) => {{
+                ok = false;
+                if sink.is_none() {
+                    return false;
+                }
+                self.fail(&mut sink, idx, $key, node, path, $msg);
+            }};
+        }
+        let bits = type_bits(node);
+        for (key, kw) in &v.nodes[idx].kws {
+            match kw {
+                Kw::Ref(t) => {
+                    if !self.check(*t, node, path, sink.as_deref_mut()) {
+                        ok = false;
+                        if sink.is_none() {
+                            return false;
+                        }
+                    }
+                }
+                Kw::Type(t) => {
+                    if bits & t == 0 {
+                        let names: Vec<&str> = [
+                            "null", "boolean", "integer", "number", "string", "array", "object",
+                        ]
+                        .into_iter()
+                        .filter(|n| type_bit(n).is_some_and(|b| b & t != 0))
+                        .collect();
+                        bad!(
+                            key,
+                            format!(
+                                "{} is not of type {}",
+                                repr(node),
+                                names
+                                    .iter()
+                                    .map(|n| format!("'{n}'"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        );
+                    }
+                }
+                Kw::Enum(items, edoc) => {
+                    if !items.iter().any(|i| json_eq(node, i, self.doc, edoc)) {
+                        bad!(
+                            key,
+                            format!("{} is not one of the allowed values", repr(node))
+                        );
+                    }
+                }
+                Kw::Minimum(lim, ex) | Kw::Maximum(lim, ex) => {
+                    if let Some(n) = num_of(node) {
+                        let c = cmp_num(&n, lim);
+                        let is_min = matches!(kw, Kw::Minimum(..));
+                        let fails = match c {
+                            None => true,
+                            Some(Ordering::Equal) => *ex,
+                            Some(Ordering::Less) => is_min,
+                            Some(Ordering::Greater) => !is_min,
+                        };
+                        if fails {
+                            let rel = match (is_min, ex) {
+                                (true, false) => "less than the minimum of",
+                                (true, true) => "less than or equal to the minimum of",
+                                (false, false) => "greater than the maximum of",
+                                (false, true) => "greater than or equal to the maximum of",
+                            };
+                            bad!(key, format!("{} is {rel} the limit", repr(node)));
+                        }
+                    }
+                }
+                Kw::MultipleOf(m) => {
+                    if let Some(n) = num_of(node) {
+                        let fails = match (&n, m) {
+                            (Num::I(a), Num::I(b)) => {
+                                b != &BigInt::from(0) && a % b != BigInt::from(0)
+                            }
+                            _ => {
+                                let (a, b) = (
+                                    match &n {
+                                        Num::I(x) => big_to_f64(x),
+                                        Num::F(x) => *x,
+                                    },
+                                    match m {
+                                        Num::I(x) => big_to_f64(x),
+                                        Num::F(x) => *x,
+                                    },
+                                );
+                                let q = a / b;
+                                if q.is_finite() {
+                                    q.trunc() != q
+                                } else {
+                                    (a % b) != 0.0
+                                }
+                            }
+                        };
+                        if fails {
+                            bad!(
+                                key,
+                                format!("{} is not a multiple of the divisor", repr(node))
+                            );
+                        }
+                    }
+                }
+                Kw::MinLength(l) | Kw::MaxLength(l) => {
+                    if bits == T_STRING {
+                        let len = node.as_scalar().map_or(0, |s| s.text.chars().count()) as u64;
+                        let is_min = matches!(kw, Kw::MinLength(_));
+                        if (is_min && len < *l) || (!is_min && len > *l) {
+                            bad!(
+                                key,
+                                format!(
+                                    "{} is too {}",
+                                    repr(node),
+                                    if is_min { "short" } else { "long" }
+                                )
+                            );
+                        }
+                    }
+                }
+                Kw::Pattern(re, text) => {
+                    if bits == T_STRING
+                        && let Some(s) = node.as_scalar()
+                        && !re.is_match(&s.text)
+                    {
+                        bad!(key, format!("{} does not match '{text}'", repr(node)));
+                    }
+                }
+                Kw::Items(t) => {
+                    if let NodeKind::Sequence(s) = &node.kind {
+                        for (i, item) in s.items.iter().enumerate() {
+                            let len = path.len();
+                            path.push('/');
+                            path.push_str(&i.to_string());
+                            let good = self.check(*t, item, path, sink.as_deref_mut());
+                            path.truncate(len);
+                            if !good {
+                                ok = false;
+                                if sink.is_none() {
+                                    return false;
+                                }
+                            }
+                        }
+                    }
+                }
+                Kw::ItemsTuple(ts, add) => {
+                    if let NodeKind::Sequence(s) = &node.kind {
+                        for (i, item) in s.items.iter().enumerate() {
+                            let t = match (ts.get(i), add) {
+                                (Some(t), _) => *t,
+                                (None, AddItems::Schema(t)) => *t,
+                                (None, AddItems::Any) => break,
+                                (None, AddItems::No) => {
+                                    bad!(
+                                        "additionalItems",
+                                        "additional items are not allowed".to_owned()
+                                    );
+                                    break;
+                                }
+                            };
+                            let len = path.len();
+                            path.push('/');
+                            path.push_str(&i.to_string());
+                            let good = self.check(t, item, path, sink.as_deref_mut());
+                            path.truncate(len);
+                            if !good {
+                                ok = false;
+                                if sink.is_none() {
+                                    return false;
+                                }
+                            }
+                        }
+                    }
+                }
+                Kw::MinItems(l) | Kw::MaxItems(l) => {
+                    if let NodeKind::Sequence(s) = &node.kind {
+                        let n = s.items.len() as u64;
+                        let is_min = matches!(kw, Kw::MinItems(_));
+                        if (is_min && n < *l) || (!is_min && n > *l) {
+                            bad!(
+                                key,
+                                format!(
+                                    "{} is too {}",
+                                    repr(node),
+                                    if is_min { "short" } else { "long" }
+                                )
+                            );
+                        }
+                    }
+                }
+                Kw::UniqueItems => {
+                    if let NodeKind::Sequence(s) = &node.kind {
+                        let dup = (0..s.items.len()).any(|i| {
+                            (i + 1..s.items.len())
+                                .any(|j| json_eq(&s.items[i], &s.items[j], self.doc, self.doc))
+                        });
+                        if dup {
+                            bad!(key, format!("{} has non-unique elements", repr(node)));
+                        }
+                    }
+                }
+                Kw::Properties(props) => {
+                    if let NodeKind::Mapping(m) = &node.kind {
+                        for (name, t) in props {
+                            let Some((_, value)) = m.entries.iter().find(|(k, _)| key_is(k, name))
+                            else {
+                                continue;
+                            };
+                            let len = path.len();
+                            path.push('/');
+                            path.push_str(&asdf_yaml::pointer::escape(name));
+                            let good = self.check(*t, value, path, sink.as_deref_mut());
+                            path.truncate(len);
+                            if !good {
+                                ok = false;
+                                if sink.is_none() {
+                                    return false;
+                                }
+                            }
+                        }
+                    }
+                }
+                Kw::PatternProperties(pats) => {
+                    if let NodeKind::Mapping(m) = &node.kind {
+                        for (k, value) in &m.entries {
+                            let Some(name) = key_text(k) else { continue };
+                            for (re, t) in pats {
+                                if re.is_match(&name) {
+                                    let len = path.len();
+                                    path.push('/');
+                                    path.push_str(&asdf_yaml::pointer::escape(&name));
+                                    let good = self.check(*t, value, path, sink.as_deref_mut());
+                                    path.truncate(len);
+                                    if !good {
+                                        ok = false;
+                                        if sink.is_none() {
+                                            return false;
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                Kw::AdditionalProperties {
+                    names,
+                    patterns,
+                    schema,
+                } => {
+                    if let NodeKind::Mapping(m) = &node.kind {
+                        let mut extra = Vec::new();
+                        for (k, value) in &m.entries {
+                            let name = key_text(k).unwrap_or_default();
+                            if names.iter().any(|n| n == &name)
+                                || patterns.iter().any(|r| r.is_match(&name))
+                            {
+                                continue;
+                            }
+                            match schema {
+                                None => extra.push(name),
+                                Some(t) => {
+                                    let len = path.len();
+                                    path.push('/');
+                                    path.push_str(&asdf_yaml::pointer::escape(&name));
+                                    let good = self.check(*t, value, path, sink.as_deref_mut());
+                                    path.truncate(len);
+                                    if !good {
+                                        ok = false;
+                                        if sink.is_none() {
+                                            return false;
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        if !extra.is_empty() {
+                            let list: Vec<String> =
+                                extra.iter().map(|e| format!("'{e}'")).collect();
+                            bad!(
+                                key,
+                                format!(
+                                    "Additional properties are not allowed ({} unexpected)",
+                                    list.join(", ")
+                                )
+                            );
+                        }
+                    }
+                }
+                Kw::Required(req) => {
+                    if let NodeKind::Mapping(m) = &node.kind {
+                        for r in req {
+                            if !m.entries.iter().any(|(k, _)| key_is(k, r)) {
+                                bad!(key, format!("'{r}' is a required property"));
+                            }
+                        }
+                    }
+                }
+                Kw::MinProperties(l) | Kw::MaxProperties(l) => {
+                    if let NodeKind::Mapping(m) = &node.kind {
+                        let n = m.entries.len() as u64;
+                        let is_min = matches!(kw, Kw::MinProperties(_));
+                        if (is_min && n < *l) || (!is_min && n > *l) {
+                            bad!(
+                                key,
+                                format!(
+                                    "{} has too {} properties",
+                                    repr(node),
+                                    if is_min { "few" } else { "many" }
+                                )
+                            );
+                        }
+                    }
+                }
+                Kw::Dependencies(deps) => {
+                    if let NodeKind::Mapping(m) = &node.kind {
+                        for (name, dep) in deps {
+                            if !m.entries.iter().any(|(k, _)| key_is(k, name)) {
+                                continue;
+                            }
+                            match dep {
+                                Dep::Props(props) => {
+                                    for p in props {
+                                        if !m.entries.iter().any(|(k, _)| key_is(k, p)) {
+                                            bad!(key, format!("'{p}' is a dependency of '{name}'"));
+                                        }
+                                    }
+                                }
+                                Dep::Schema(t) => {
+                                    if !self.check(*t, node, path, sink.as_deref_mut()) {
+                                        ok = false;
+                                        if sink.is_none() {
+                                            return false;
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                Kw::AllOf(ts) => {
+                    for t in ts {
+                        if !self.check(*t, node, path, sink.as_deref_mut()) {
+                            ok = false;
+                            if sink.is_none() {
+                                return false;
+                            }
+                        }
+                    }
+                }
+                Kw::AnyOf(ts) => {
+                    if !ts.iter().any(|t| self.check(*t, node, path, None)) {
+                        bad!(
+                            key,
+                            format!("{} is not valid under any of the given schemas", repr(node))
+                        );
+                    }
+                }
+                Kw::OneOf(ts) => {
+                    let n = ts
+                        .iter()
+                        .filter(|t| self.check(**t, node, path, None))
+                        .count();
+                    if n == 0 {
+                        bad!(
+                            key,
+                            format!("{} is not valid under any of the given schemas", repr(node))
+                        );
+                    } else if n > 1 {
+                        bad!(
+                            key,
+                            format!(
+                                "{} is valid under each of {n} of the given schemas",
+                                repr(node)
+                            )
+                        );
+                    }
+                }
+                Kw::Not(t) => {
+                    if self.check(*t, node, path, None) {
+                        bad!(
+                            key,
+                            format!("{} should not be valid under the given schema", repr(node))
+                        );
+                    }
+                }
+                Kw::Format(f) => {
+                    if v.check_formats
+                        && bits == T_STRING
+                        && let Some(s) = node.as_scalar()
+                        && !format::check(f, &s.text)
+                    {
+                        bad!(key, format!("{} is not a '{f}'", repr(node)));
+                    }
+                }
+                Kw::Tag(pattern) => {
+                    let good = node.tag.as_deref().is_some_and(|t| glob_match(pattern, t));
+                    if !good {
+                        let has = node.tag.as_deref().unwrap_or("no tag");
+                        bad!(
+                            key,
+                            format!("mismatched tags, wanted '{pattern}', got '{has}'")
+                        );
+                    }
+                }
+                Kw::Custom(name, c) => {
+                    if let Err(msg) = c.validate(node, self.doc) {
+                        bad!(name, msg);
+                    }
+                }
+            }
+        }
+        ok
+    }
+}
+
+fn key_text(k: &Node) -> Option<String> {
+    let s = k.as_scalar()?;
+    match s.value {
+        Value::Bool(b) => Some(if b { "true" } else { "false" }.to_owned()),
+        _ => Some(s.text.clone()),
+    }
+}
+
+fn key_is(k: &Node, name: &str) -> bool {
+    k.as_scalar().is_some_and(|s| match s.value {
+        Value::Str => s.text == name,
+        Value::Int(_) | Value::BigInt(_) => s.text == name,
+        _ => false,
+    })
+}
