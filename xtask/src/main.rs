@@ -16,6 +16,11 @@ const TASKS: &[Task] = &[
         run: layout,
     },
     Task {
+        name: "import-schemas",
+        help: "[RESOURCES]: write schemas/ from the standard's resources, prose replaced by our own short titles",
+        run: import_schemas,
+    },
+    Task {
         name: "bench-yaml",
         help: "[ROWS]: parse a generated ~20 MB tree with asdf-yaml and with PyYAML (CSafeLoader), side by side",
         run: bench_yaml,
@@ -138,4 +143,136 @@ fn main() -> Result<()> {
         Some(t) => (t.run)(&args[1..]),
         None => bail!("unknown task `{name}`; run `cargo xtask` for the list"),
     }
+}
+
+/// Removes `title` and `description` from every schema object (root and schema positions),
+/// leaving every normative keyword, example and default untouched.
+fn strip_prose(node: &mut asdf_yaml::Node) {
+    use asdf_yaml::NodeKind;
+    let Some(m) = node.as_mapping_mut() else { return };
+    m.entries.retain(|(k, _)| !matches!(k.as_str(), Some("title" | "description")));
+    for (k, v) in &mut m.entries {
+        let key = k.as_str().unwrap_or_default().to_owned();
+        match key.as_str() {
+            "items" | "additionalItems" | "additionalProperties" | "not" | "allOf" | "anyOf" | "oneOf" => match &mut v.kind {
+                NodeKind::Sequence(s) => s.items.iter_mut().for_each(strip_prose),
+                NodeKind::Mapping(_) => strip_prose(v),
+                _ => {}
+            },
+            "properties" | "patternProperties" | "definitions" | "dependencies" => {
+                if let Some(mm) = v.as_mapping_mut() {
+                    for (_, pv) in &mut mm.entries {
+                        strip_prose(pv);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Our short title for a schema or manifest, made from its id.
+fn our_title(id: &str, manifest: bool) -> String {
+    let last = id.rsplit('/').next().unwrap_or(id);
+    let (name, version) = last.rsplit_once('-').unwrap_or((last, ""));
+    let area = id
+        .trim_end_matches(last)
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
+    if manifest {
+        format!("Manifest of the {name} extension, version {version}")
+    } else if version.is_empty() {
+        format!("{name} (schema)")
+    } else {
+        format!("{name}, version {version} ({area} schemas)")
+    }
+}
+
+fn import_schemas(args: &[String]) -> Result<()> {
+    use asdf_yaml::{EmitOptions, FlowPolicy, Limits, Node};
+    let src = std::path::PathBuf::from(
+        args.first().cloned().unwrap_or_else(|| "../shared/conformance/asdf-standard/resources".to_owned()),
+    );
+    let out = std::path::Path::new("schemas");
+    let mut n = 0;
+    let mut stack = vec![src.clone()];
+    let mut files = Vec::new();
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d)? {
+            let p = e?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().and_then(|x| x.to_str()) == Some("yaml") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    // The JSON Schema draft-04 metaschema that ASDF schemas build on.
+    let draft4 = std::path::PathBuf::from(
+        args.get(1)
+            .cloned()
+            .unwrap_or_else(|| "../shared/conformance/json-schema-test-suite/metaschema/draft-04-schema.json".to_owned()),
+    );
+    let mut opts = EmitOptions::default();
+    opts.flow = FlowPolicy::Preserve;
+    opts.preserve_scalar_styles = true;
+    opts.width = 100;
+    let mut jobs: Vec<(std::path::PathBuf, std::path::PathBuf)> = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&src)?.to_path_buf();
+        jobs.push((f, rel));
+    }
+    jobs.push((draft4, std::path::PathBuf::from("stable/schemas/json-schema.org/draft-04/schema.yaml")));
+    for (f, rel) in jobs {
+        let rel = rel.as_path();
+        let text = std::fs::read(&f)?;
+        let mut doc = asdf_yaml::parse(&text, &Limits::default())?.document;
+        let manifest = rel.components().any(|c| c.as_os_str() == "manifests");
+        let id = doc.root.get("id").and_then(Node::as_str).unwrap_or_default().to_owned();
+        strip_prose(&mut doc.root);
+        if manifest && let Some(tags) = doc.root.get_mut("tags").and_then(Node::as_sequence_mut) {
+            for t in &mut tags.items {
+                if let Some(m) = t.as_mapping_mut() {
+                    m.entries.retain(|(k, _)| !matches!(k.as_str(), Some("title" | "description")));
+                }
+            }
+        }
+        if let Some(m) = doc.root.as_mapping_mut() {
+            // The title goes right after `id` (or `$schema`), where readers look for it.
+            let pos = m
+                .entries
+                .iter()
+                .position(|(k, _)| k.as_str() == Some("id"))
+                .map_or(0, |p| p + 1);
+            let title = if id.starts_with("http://json-schema.org/") {
+                "JSON Schema draft-04 metaschema".to_owned()
+            } else {
+                our_title(&id, manifest)
+            };
+            m.entries.insert(pos, (Node::str("title"), Node::str(title)));
+        }
+        // JSON sources are written in block style; YAML sources keep their styles.
+        let json = f.extension().and_then(|x| x.to_str()) == Some("json");
+        let mut opts = opts.clone();
+        if json {
+            opts.flow = FlowPolicy::Python;
+            opts.preserve_scalar_styles = false;
+        }
+        let origin = if rel.starts_with("stable/schemas/json-schema.org") {
+            "the JSON Schema draft-04 metaschema"
+        } else {
+            "the ASDF Standard (BSD-3-Clause, AURA)"
+        };
+        let mut emitted = format!("# Normative content from {origin}; title written by asdf-rs.\n").into_bytes();
+        emitted.extend(asdf_yaml::emit(&doc, &opts)?);
+        let dest = out.join(rel);
+        std::fs::create_dir_all(dest.parent().unwrap_or(out))?;
+        std::fs::write(&dest, emitted)?;
+        n += 1;
+    }
+    println!("wrote {n} schemas and manifests under {}", out.display());
+    Ok(())
 }
