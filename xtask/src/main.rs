@@ -149,12 +149,21 @@ fn main() -> Result<()> {
 /// leaving every normative keyword, example and default untouched.
 fn strip_prose(node: &mut asdf_yaml::Node) {
     use asdf_yaml::NodeKind;
-    let Some(m) = node.as_mapping_mut() else { return };
-    m.entries.retain(|(k, _)| !matches!(k.as_str(), Some("title" | "description")));
+    let Some(m) = node.as_mapping_mut() else {
+        return;
+    };
+    m.entries
+        .retain(|(k, _)| !matches!(k.as_str(), Some("title" | "description")));
     for (k, v) in &mut m.entries {
         let key = k.as_str().unwrap_or_default().to_owned();
         match key.as_str() {
-            "items" | "additionalItems" | "additionalProperties" | "not" | "allOf" | "anyOf" | "oneOf" => match &mut v.kind {
+            "items"
+            | "additionalItems"
+            | "additionalProperties"
+            | "not"
+            | "allOf"
+            | "anyOf"
+            | "oneOf" => match &mut v.kind {
                 NodeKind::Sequence(s) => s.items.iter_mut().for_each(strip_prose),
                 NodeKind::Mapping(_) => strip_prose(v),
                 _ => {}
@@ -193,7 +202,9 @@ fn our_title(id: &str, manifest: bool) -> String {
 fn import_schemas(args: &[String]) -> Result<()> {
     use asdf_yaml::{EmitOptions, FlowPolicy, Limits, Node};
     let src = std::path::PathBuf::from(
-        args.first().cloned().unwrap_or_else(|| "../shared/conformance/asdf-standard/resources".to_owned()),
+        args.first()
+            .cloned()
+            .unwrap_or_else(|| "../shared/conformance/asdf-standard/resources".to_owned()),
     );
     let out = std::path::Path::new("schemas");
     let mut n = 0;
@@ -211,11 +222,9 @@ fn import_schemas(args: &[String]) -> Result<()> {
     }
     files.sort();
     // The JSON Schema draft-04 metaschema that ASDF schemas build on.
-    let draft4 = std::path::PathBuf::from(
-        args.get(1)
-            .cloned()
-            .unwrap_or_else(|| "../shared/conformance/json-schema-test-suite/metaschema/draft-04-schema.json".to_owned()),
-    );
+    let draft4 = std::path::PathBuf::from(args.get(1).cloned().unwrap_or_else(|| {
+        "../shared/conformance/json-schema-test-suite/metaschema/draft-04-schema.json".to_owned()
+    }));
     let mut opts = EmitOptions::default();
     opts.flow = FlowPolicy::Preserve;
     opts.preserve_scalar_styles = true;
@@ -225,18 +234,27 @@ fn import_schemas(args: &[String]) -> Result<()> {
         let rel = f.strip_prefix(&src)?.to_path_buf();
         jobs.push((f, rel));
     }
-    jobs.push((draft4, std::path::PathBuf::from("stable/schemas/json-schema.org/draft-04/schema.yaml")));
+    jobs.push((
+        draft4,
+        std::path::PathBuf::from("stable/schemas/json-schema.org/draft-04/schema.yaml"),
+    ));
     for (f, rel) in jobs {
         let rel = rel.as_path();
         let text = std::fs::read(&f)?;
         let mut doc = asdf_yaml::parse(&text, &Limits::default())?.document;
         let manifest = rel.components().any(|c| c.as_os_str() == "manifests");
-        let id = doc.root.get("id").and_then(Node::as_str).unwrap_or_default().to_owned();
+        let id = doc
+            .root
+            .get("id")
+            .and_then(Node::as_str)
+            .unwrap_or_default()
+            .to_owned();
         strip_prose(&mut doc.root);
         if manifest && let Some(tags) = doc.root.get_mut("tags").and_then(Node::as_sequence_mut) {
             for t in &mut tags.items {
                 if let Some(m) = t.as_mapping_mut() {
-                    m.entries.retain(|(k, _)| !matches!(k.as_str(), Some("title" | "description")));
+                    m.entries
+                        .retain(|(k, _)| !matches!(k.as_str(), Some("title" | "description")));
                 }
             }
         }
@@ -252,7 +270,8 @@ fn import_schemas(args: &[String]) -> Result<()> {
             } else {
                 our_title(&id, manifest)
             };
-            m.entries.insert(pos, (Node::str("title"), Node::str(title)));
+            m.entries
+                .insert(pos, (Node::str("title"), Node::str(title)));
         }
         // JSON sources are written in block style; YAML sources keep their styles.
         let json = f.extension().and_then(|x| x.to_str()) == Some("json");
@@ -266,7 +285,8 @@ fn import_schemas(args: &[String]) -> Result<()> {
         } else {
             "the ASDF Standard (BSD-3-Clause, AURA)"
         };
-        let mut emitted = format!("# Normative content from {origin}; title written by asdf-rs.\n").into_bytes();
+        let mut emitted =
+            format!("# Normative content from {origin}; title written by asdf-rs.\n").into_bytes();
         emitted.extend(asdf_yaml::emit(&doc, &opts)?);
         let dest = out.join(rel);
         std::fs::create_dir_all(dest.parent().unwrap_or(out))?;

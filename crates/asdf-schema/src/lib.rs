@@ -15,12 +15,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod asdf;
 mod error;
 mod format;
 mod registry;
 pub mod uri;
 mod validator;
 
+pub use asdf::{AsdfSchemas, Manifest, Report, TagDef, TagResolution, TagWarning};
 pub use error::{SchemaError, Violation};
 pub use registry::{Location, Registry, Retriever};
 pub use validator::{CompileOptions, Keyword, KeywordFactory, Validator};

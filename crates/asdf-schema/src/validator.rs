@@ -174,6 +174,7 @@ enum Dep {
 #[derive(Debug)]
 enum Kw {
     Ref(usize),
+    Unresolvable(String),
     Type(u8),
     Enum(Vec<Node>, Arc<Document>),
     Minimum(Num, bool),
@@ -385,9 +386,14 @@ impl Compiler<'_> {
         // Draft 4: `$ref` replaces every sibling keyword.
         if let Some(r) = node.get("$ref").and_then(Node::as_str) {
             let base = self.registry.base_at(loc);
-            let target = self.registry.resolve(&base, r)?;
-            let t = self.compile(&target)?;
-            kws.push(("$ref".to_owned(), Kw::Ref(t)));
+            // An unresolvable reference (a schema from a package this build does not have)
+            // fails only the instances that reach it.
+            let kw = match self.registry.resolve(&base, r) {
+                Ok(target) => Kw::Ref(self.compile(&target)?),
+                Err(SchemaError::Unresolvable { reference, .. }) => Kw::Unresolvable(reference),
+                Err(e) => return Err(e),
+            };
+            kws.push(("$ref".to_owned(), kw));
             return Ok(kws);
         }
         let get = |k: &str| node.get(k);
@@ -765,6 +771,9 @@ impl Cx<'_> {
                         }
                     }
                 }
+                Kw::Unresolvable(r) => {
+                    bad!(key, format!("cannot resolve the schema reference `{r}`"))
+                }
                 Kw::Type(t) => {
                     if bits & t == 0 {
                         let names: Vec<&str> = [
@@ -870,7 +879,12 @@ impl Cx<'_> {
                         && let Some(s) = node.as_scalar()
                         && !re.is_match(&s.text)
                     {
-                        bad!(key, format!("{} does not match '{text}'", repr(node)));
+                        let shown: String = text.chars().take(80).collect();
+                        let more = if text.chars().count() > 80 { "..." } else { "" };
+                        bad!(
+                            key,
+                            format!("{} does not match '{shown}{more}'", repr(node))
+                        );
                     }
                 }
                 Kw::Items(t) => {

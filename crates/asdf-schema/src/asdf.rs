@@ -1,0 +1,503 @@
+//! The ASDF Standard's schemas and manifests (embedded from `schemas/`), tag -> schema
+//! resolution, and tag-driven validation of a whole tree.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use asdf_yaml::{Document, Limits, Node, NodeKind, Span, parse};
+use include_dir::{Dir, include_dir};
+
+use crate::error::{SchemaError, Violation};
+use crate::registry::Registry;
+use crate::validator::{CompileOptions, Validator};
+
+static EMBEDDED: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../schemas");
+
+/// A `major.minor.patch` version of a tag, schema or standard.
+pub type Version = (u32, u32, u32);
+
+/// Parses `x.y.z`.
+#[must_use]
+pub fn parse_version(s: &str) -> Option<Version> {
+    let mut p = s.split('.').map(|x| x.parse::<u32>().ok());
+    let v = (p.next()??, p.next()??, p.next()??);
+    p.next().is_none().then_some(v)
+}
+
+/// Splits a versioned URI `...name-1.2.3` into (`...name`, version).
+#[must_use]
+pub fn split_versioned(uri: &str) -> Option<(&str, Version)> {
+    let (name, v) = uri.rsplit_once('-')?;
+    Some((name, parse_version(v)?))
+}
+
+/// One tag of a manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TagDef {
+    /// `tag:stsci.edu:asdf/core/ndarray-1.1.0`
+    pub tag: String,
+    /// `http://stsci.edu/schemas/asdf/core/ndarray-1.1.0`
+    pub schema: String,
+}
+
+/// An extension manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Manifest {
+    /// Its id.
+    pub id: String,
+    /// The extension it describes.
+    pub extension_uri: String,
+    /// The ASDF Standard version it belongs to (core manifests).
+    pub standard: Option<Version>,
+    /// Its tags.
+    pub tags: Vec<TagDef>,
+}
+
+impl Manifest {
+    fn from_node(n: &Node) -> Option<Self> {
+        let s = |k: &str| n.get(k).and_then(Node::as_scalar).map(|s| s.text.clone());
+        let tags = n
+            .get("tags")?
+            .as_sequence()?
+            .items
+            .iter()
+            .filter_map(|t| {
+                Some(TagDef {
+                    tag: t.get("tag_uri")?.as_str()?.to_owned(),
+                    schema: t.get("schema_uri")?.as_str()?.to_owned(),
+                })
+            })
+            .collect();
+        Some(Manifest {
+            id: s("id")?,
+            extension_uri: s("extension_uri").unwrap_or_default(),
+            standard: s("asdf_standard_requirement").and_then(|v| parse_version(&v)),
+            tags,
+        })
+    }
+}
+
+/// How a tag found in a file maps to a schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TagResolution {
+    /// The tag is known; validate with this schema.
+    Known(String),
+    /// A newer patch version of a known tag: validated with the latest known, silently.
+    NewerPatch {
+        /// Schema of the latest known version.
+        schema: String,
+    },
+    /// A newer minor version: validated with the latest known, with a warning.
+    NewerMinor {
+        /// Schema of the latest known version.
+        schema: String,
+        /// The latest known tag.
+        known: String,
+    },
+    /// A newer major version: an error.
+    NewerMajor {
+        /// The latest known tag.
+        known: String,
+    },
+    /// A tag this build does not know (kept as is, with a warning).
+    Unknown,
+}
+
+/// A problem found by [`AsdfSchemas::validate_document`] that is not a violation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TagWarning {
+    /// A tag nobody registered a schema for (once per distinct tag).
+    Unknown {
+        /// The tag.
+        tag: String,
+        /// Where it first occurs.
+        span: Span,
+    },
+    /// A newer minor version of a known tag, validated with the latest known schema.
+    NewerMinor {
+        /// The tag in the file.
+        tag: String,
+        /// The newest version this build knows.
+        known: String,
+    },
+}
+
+impl std::fmt::Display for TagWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TagWarning::Unknown { tag, span } => {
+                write!(
+                    f,
+                    "{tag} is not recognized, converting to raw data structure (line {span})"
+                )
+            }
+            TagWarning::NewerMinor { tag, known } => {
+                write!(f, "{tag} is newer than {known}; validated with {known}")
+            }
+        }
+    }
+}
+
+/// The outcome of validating a tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Schema violations (empty: the tree is valid).
+    pub violations: Vec<Violation>,
+    /// Unknown or newer tags.
+    pub warnings: Vec<TagWarning>,
+}
+
+impl Report {
+    /// Whether there are no violations.
+    #[must_use]
+    pub fn is_valid(&self) -> bool {
+        self.violations.is_empty()
+    }
+}
+
+/// The standard's schemas and manifests, plus any the user added, compiled for validation.
+#[derive(Debug)]
+pub struct AsdfSchemas {
+    registry: Registry,
+    manifests: Vec<Manifest>,
+    /// tag -> schema, over every manifest.
+    tags: BTreeMap<String, String>,
+    validator: Validator,
+    options: CompileOptions,
+}
+
+/// Every embedded file: (path under `schemas/`, text).
+#[must_use]
+pub fn embedded_files() -> Vec<(String, &'static [u8])> {
+    let mut out = Vec::new();
+    let mut stack = vec![&EMBEDDED];
+    while let Some(d) = stack.pop() {
+        for f in d.files() {
+            if f.path().extension().and_then(|x| x.to_str()) == Some("yaml") {
+                out.push((f.path().to_string_lossy().into_owned(), f.contents()));
+            }
+        }
+        stack.extend(d.dirs());
+    }
+    out.sort();
+    out
+}
+
+impl AsdfSchemas {
+    /// The embedded schemas and manifests, with default options.
+    ///
+    /// # Errors
+    /// An embedded schema that does not parse or compile (a build defect).
+    pub fn embedded() -> Result<Self, SchemaError> {
+        Self::with_options(CompileOptions::default())
+    }
+
+    /// The embedded schemas and manifests, compiled with `options` (for extra keywords).
+    ///
+    /// # Errors
+    /// As [`AsdfSchemas::embedded`].
+    pub fn with_options(options: CompileOptions) -> Result<Self, SchemaError> {
+        let mut registry = Registry::new();
+        let mut manifests = Vec::new();
+        for (path, text) in embedded_files() {
+            let doc = parse(text, &Limits::default())
+                .map_err(|source| SchemaError::Parse {
+                    uri: path.clone(),
+                    source,
+                })?
+                .document;
+            if path.contains("manifests") {
+                if let Some(m) = Manifest::from_node(&doc.root) {
+                    manifests.push(m);
+                }
+            } else {
+                registry.add(None, doc.root);
+            }
+        }
+        let mut s = AsdfSchemas {
+            registry,
+            manifests,
+            tags: BTreeMap::new(),
+            validator: Validator::compile(&mut Registry::new(), &[], &options)?,
+            options,
+        };
+        s.rebuild()?;
+        Ok(s)
+    }
+
+    fn rebuild(&mut self) -> Result<(), SchemaError> {
+        self.tags.clear();
+        for m in &self.manifests {
+            for t in &m.tags {
+                self.tags
+                    .entry(t.tag.clone())
+                    .or_insert_with(|| t.schema.clone());
+            }
+        }
+        let uris: Vec<String> = self
+            .registry
+            .uris()
+            .filter(|u| !u.starts_with("urn-anonymous"))
+            .map(str::to_owned)
+            .collect();
+        let refs: Vec<&str> = uris.iter().map(String::as_str).collect();
+        self.validator = Validator::compile(&mut self.registry, &refs, &self.options)?;
+        Ok(())
+    }
+
+    /// Adds a schema (YAML text) and recompiles.
+    ///
+    /// # Errors
+    /// The schema does not parse, or it (or what it references) does not compile.
+    pub fn add_schema(&mut self, text: &[u8]) -> Result<String, SchemaError> {
+        let doc = parse(text, &Limits::default())
+            .map_err(|source| SchemaError::Parse {
+                uri: "<added schema>".to_owned(),
+                source,
+            })?
+            .document;
+        let uri = self.registry.add(None, doc.root);
+        self.rebuild()?;
+        Ok(uri)
+    }
+
+    /// Adds a manifest (YAML text) mapping tags to schemas.
+    ///
+    /// # Errors
+    /// The manifest does not parse or lacks `id`/`tags`.
+    pub fn add_manifest(&mut self, text: &[u8]) -> Result<(), SchemaError> {
+        let doc = parse(text, &Limits::default())
+            .map_err(|source| SchemaError::Parse {
+                uri: "<added manifest>".to_owned(),
+                source,
+            })?
+            .document;
+        let m = Manifest::from_node(&doc.root).ok_or(SchemaError::Invalid {
+            location: "<added manifest>".to_owned(),
+            problem: "a manifest needs `id` and a list of `tags` with `tag_uri` and `schema_uri`",
+        })?;
+        self.manifests.push(m);
+        self.rebuild()
+    }
+
+    /// Adds every `.yaml` schema under `dir` (recursively), and every manifest (a file with
+    /// `tags` and `extension_uri`).
+    ///
+    /// # Errors
+    /// I/O errors are reported as unresolvable; parse and compile errors as such.
+    pub fn add_dir(&mut self, dir: &std::path::Path) -> Result<usize, SchemaError> {
+        let mut stack = vec![dir.to_path_buf()];
+        let mut n = 0;
+        while let Some(d) = stack.pop() {
+            let rd = std::fs::read_dir(&d).map_err(|_| SchemaError::Unresolvable {
+                reference: d.display().to_string(),
+                base: String::new(),
+            })?;
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                    continue;
+                }
+                if !matches!(
+                    p.extension().and_then(|x| x.to_str()),
+                    Some("yaml" | "yml" | "json")
+                ) {
+                    continue;
+                }
+                let text = std::fs::read(&p).map_err(|_| SchemaError::Unresolvable {
+                    reference: p.display().to_string(),
+                    base: String::new(),
+                })?;
+                let doc = parse(&text, &Limits::default())
+                    .map_err(|source| SchemaError::Parse {
+                        uri: p.display().to_string(),
+                        source,
+                    })?
+                    .document;
+                if doc.root.get("extension_uri").is_some() && doc.root.get("tags").is_some() {
+                    if let Some(m) = Manifest::from_node(&doc.root) {
+                        self.manifests.push(m);
+                    }
+                } else {
+                    self.registry.add(None, doc.root);
+                }
+                n += 1;
+            }
+        }
+        self.rebuild()?;
+        Ok(n)
+    }
+
+    /// The manifests.
+    #[must_use]
+    pub fn manifests(&self) -> &[Manifest] {
+        &self.manifests
+    }
+
+    /// The schema registry.
+    #[must_use]
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The compiled validator.
+    #[must_use]
+    pub fn validator(&self) -> &Validator {
+        &self.validator
+    }
+
+    /// The tags the core manifest of standard `version` lists, with the astronomy tags.
+    #[must_use]
+    pub fn tags_for_standard(&self, version: Version) -> Vec<TagDef> {
+        let mut out: Vec<TagDef> = self
+            .manifests
+            .iter()
+            .filter(|m| {
+                m.standard == Some(version)
+                    || (m.standard.is_none() && m.id.contains("/astronomy/"))
+            })
+            .flat_map(|m| m.tags.iter().cloned())
+            .collect();
+        out.sort_by(|a, b| a.tag.cmp(&b.tag));
+        out.dedup();
+        out
+    }
+
+    /// How `tag` maps to a schema.
+    #[must_use]
+    pub fn resolve_tag(&self, tag: &str) -> TagResolution {
+        if let Some(s) = self.tags.get(tag) {
+            return TagResolution::Known(s.clone());
+        }
+        // Naming convention for tags no manifest lists.
+        if let Some(rest) = tag.strip_prefix("tag:stsci.edu:asdf/") {
+            let uri = format!("http://stsci.edu/schemas/asdf/{rest}");
+            if self.validator.has(&uri) {
+                return TagResolution::Known(uri);
+            }
+        }
+        let Some((name, v)) = split_versioned(tag) else {
+            return TagResolution::Unknown;
+        };
+        let latest = self
+            .tags
+            .iter()
+            .filter_map(|(t, s)| {
+                let (n, kv) = split_versioned(t)?;
+                (n == name).then_some((kv, t, s))
+            })
+            .max_by_key(|(kv, _, _)| *kv);
+        let Some((kv, known, schema)) = latest else {
+            return TagResolution::Unknown;
+        };
+        if v.0 > kv.0 {
+            TagResolution::NewerMajor {
+                known: known.clone(),
+            }
+        } else if v.0 == kv.0 && v.1 > kv.1 {
+            TagResolution::NewerMinor {
+                schema: schema.clone(),
+                known: known.clone(),
+            }
+        } else if v.0 == kv.0 && v.1 == kv.1 && v.2 > kv.2 {
+            TagResolution::NewerPatch {
+                schema: schema.clone(),
+            }
+        } else {
+            TagResolution::Unknown
+        }
+    }
+
+    /// Validates every tagged node of `doc` against its tag's schema.
+    #[must_use]
+    pub fn validate_document(&self, doc: &Document) -> Report {
+        let mut report = Report::default();
+        let mut unknown = HashSet::new();
+        let mut seen = HashSet::new();
+        // (node, pointer); aliases are not followed (their targets are validated where they are).
+        let mut stack: Vec<(&Node, String)> = vec![(&doc.root, String::new())];
+        while let Some((node, ptr)) = stack.pop() {
+            match &node.kind {
+                NodeKind::Sequence(s) => {
+                    for (i, it) in s.items.iter().enumerate().rev() {
+                        stack.push((it, format!("{ptr}/{i}")));
+                    }
+                }
+                NodeKind::Mapping(m) => {
+                    for (k, v) in m.entries.iter().rev() {
+                        let key = k.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
+                        stack.push((v, format!("{ptr}/{}", asdf_yaml::pointer::escape(key))));
+                    }
+                }
+                _ => {}
+            }
+            let Some(tag) = node.tag.as_deref() else {
+                continue;
+            };
+            if tag == "!" || tag.starts_with(asdf_yaml::node::tags::YAML) {
+                continue;
+            }
+            let schema = match self.resolve_tag(tag) {
+                TagResolution::Known(s) | TagResolution::NewerPatch { schema: s } => s,
+                TagResolution::NewerMinor { schema, known } => {
+                    report.warnings.push(TagWarning::NewerMinor {
+                        tag: tag.to_owned(),
+                        known,
+                    });
+                    schema
+                }
+                TagResolution::NewerMajor { known } => {
+                    report.violations.push(Violation {
+                        instance: ptr.clone(),
+                        span: node.span,
+                        schema: known.clone(),
+                        keyword: "tag".to_owned(),
+                        message: format!(
+                            "{tag} is a newer major version than {known}, which this build supports"
+                        ),
+                    });
+                    continue;
+                }
+                _ => {
+                    if unknown.insert(tag.to_owned()) {
+                        report.warnings.push(TagWarning::Unknown {
+                            tag: tag.to_owned(),
+                            span: node.span,
+                        });
+                    }
+                    continue;
+                }
+            };
+            match self.validator.validate(&schema, node, doc, &ptr) {
+                Ok(vs) => {
+                    for v in vs {
+                        if seen.insert((v.instance.clone(), v.schema.clone(), v.message.clone())) {
+                            report.violations.push(v);
+                        }
+                    }
+                }
+                Err(e) => report.violations.push(Violation {
+                    instance: ptr.clone(),
+                    span: node.span,
+                    schema,
+                    keyword: "tag".to_owned(),
+                    message: e.to_string(),
+                }),
+            }
+        }
+        report
+    }
+}
+
+/// Shares one [`AsdfSchemas`] (compiling the embedded schemas takes a few milliseconds).
+pub fn shared() -> Result<Arc<AsdfSchemas>, &'static SchemaError> {
+    static SHARED: std::sync::OnceLock<Result<Arc<AsdfSchemas>, SchemaError>> =
+        std::sync::OnceLock::new();
+    match SHARED.get_or_init(|| AsdfSchemas::embedded().map(Arc::new)) {
+        Ok(s) => Ok(s.clone()),
+        Err(e) => Err(e),
+    }
+}
