@@ -21,6 +21,11 @@ const TASKS: &[Task] = &[
         run: import_schemas,
     },
     Task {
+        name: "validate-schemas",
+        help: "check every embedded schema against its metaschema, every example against its schema, every manifest tag",
+        run: validate_schemas,
+    },
+    Task {
         name: "bench-yaml",
         help: "[ROWS]: parse a generated ~20 MB tree with asdf-yaml and with PyYAML (CSafeLoader), side by side",
         run: bench_yaml,
@@ -145,41 +150,6 @@ fn main() -> Result<()> {
     }
 }
 
-/// Removes `title` and `description` from every schema object (root and schema positions),
-/// leaving every normative keyword, example and default untouched.
-fn strip_prose(node: &mut asdf_yaml::Node) {
-    use asdf_yaml::NodeKind;
-    let Some(m) = node.as_mapping_mut() else {
-        return;
-    };
-    m.entries
-        .retain(|(k, _)| !matches!(k.as_str(), Some("title" | "description")));
-    for (k, v) in &mut m.entries {
-        let key = k.as_str().unwrap_or_default().to_owned();
-        match key.as_str() {
-            "items"
-            | "additionalItems"
-            | "additionalProperties"
-            | "not"
-            | "allOf"
-            | "anyOf"
-            | "oneOf" => match &mut v.kind {
-                NodeKind::Sequence(s) => s.items.iter_mut().for_each(strip_prose),
-                NodeKind::Mapping(_) => strip_prose(v),
-                _ => {}
-            },
-            "properties" | "patternProperties" | "definitions" | "dependencies" => {
-                if let Some(mm) = v.as_mapping_mut() {
-                    for (_, pv) in &mut mm.entries {
-                        strip_prose(pv);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
 /// Our short title for a schema or manifest, made from its id.
 fn our_title(id: &str, manifest: bool) -> String {
     let last = id.rsplit('/').next().unwrap_or(id);
@@ -249,7 +219,7 @@ fn import_schemas(args: &[String]) -> Result<()> {
             .and_then(Node::as_str)
             .unwrap_or_default()
             .to_owned();
-        strip_prose(&mut doc.root);
+        asdf_schema::asdf::strip_prose(&mut doc.root);
         if manifest && let Some(tags) = doc.root.get_mut("tags").and_then(Node::as_sequence_mut) {
             for t in &mut tags.items {
                 if let Some(m) = t.as_mapping_mut() {
@@ -265,8 +235,11 @@ fn import_schemas(args: &[String]) -> Result<()> {
                 .iter()
                 .position(|(k, _)| k.as_str() == Some("id"))
                 .map_or(0, |p| p + 1);
+            let stem = f.file_stem().and_then(|x| x.to_str()).unwrap_or_default();
             let title = if id.starts_with("http://json-schema.org/") {
                 "JSON Schema draft-04 metaschema".to_owned()
+            } else if let Some(v) = stem.strip_prefix("version_map-") {
+                format!("Tag versions that make up ASDF Standard {v}")
             } else {
                 our_title(&id, manifest)
             };
@@ -294,5 +267,106 @@ fn import_schemas(args: &[String]) -> Result<()> {
         n += 1;
     }
     println!("wrote {n} schemas and manifests under {}", out.display());
+    Ok(())
+}
+
+/// The examples of a schema: (description, YAML text).
+fn examples_of(root: &asdf_yaml::Node) -> Vec<(String, String)> {
+    let Some(ex) = root.get("examples").and_then(asdf_yaml::Node::as_sequence) else {
+        return Vec::new();
+    };
+    ex.items
+        .iter()
+        .filter_map(|e| {
+            let items = &e.as_sequence()?.items;
+            let desc = items.first()?.as_scalar()?.text.clone();
+            let text = items.last()?.as_scalar()?.text.clone();
+            Some((desc, text))
+        })
+        .collect()
+}
+
+/// Wraps an example fragment into a document with the ASDF tag prefix.
+pub fn example_document(text: &str) -> String {
+    format!("%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- {text}\n...\n")
+}
+
+fn validate_schemas(_args: &[String]) -> Result<()> {
+    use asdf_yaml::{Limits, Node};
+    let schemas = asdf_schema::AsdfSchemas::embedded()?;
+    let v = schemas.validator();
+    let (mut meta_ok, mut ex_ok, mut tags_ok) = (0, 0, 0);
+    let mut failures = Vec::new();
+    for (path, text) in asdf_schema::asdf::embedded_files() {
+        let doc = asdf_yaml::parse(text, &Limits::default())?.document;
+        if path.contains("manifests") {
+            for t in doc
+                .root
+                .get("tags")
+                .and_then(Node::as_sequence)
+                .map(|s| s.items.clone())
+                .unwrap_or_default()
+            {
+                let schema = t
+                    .get("schema_uri")
+                    .and_then(Node::as_str)
+                    .unwrap_or_default();
+                if schemas.registry().contains(schema) {
+                    tags_ok += 1;
+                } else {
+                    failures.push(format!("{path}: tag schema {schema} not found"));
+                }
+            }
+            continue;
+        }
+        let meta = doc
+            .root
+            .get("$schema")
+            .and_then(Node::as_str)
+            .unwrap_or("http://json-schema.org/draft-04/schema");
+        let meta = meta.trim_end_matches('#');
+        let errs = v
+            .validate(meta, &doc.root, &doc, "")
+            .map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+        if errs.is_empty() {
+            meta_ok += 1;
+        } else {
+            failures.extend(errs.iter().map(|e| format!("{path}: against {meta}: {e}")));
+        }
+        for (desc, ex) in examples_of(&doc.root) {
+            let text = example_document(&ex);
+            let parsed = asdf_yaml::parse(text.as_bytes(), &Limits::default());
+            let report = match parsed {
+                Ok(p) => schemas.validate_document(&p.document),
+                Err(e) => {
+                    failures.push(format!("{path}: example '{desc}' does not parse: {e}"));
+                    continue;
+                }
+            };
+            if report.is_valid() {
+                ex_ok += 1;
+            } else {
+                failures.extend(
+                    report
+                        .violations
+                        .iter()
+                        .map(|e| format!("{path}: example '{desc}': {e}")),
+                );
+            }
+        }
+    }
+    println!("schemas valid against their metaschema: {meta_ok}");
+    println!("examples valid against their schemas:   {ex_ok}");
+    println!("manifest tags resolving to a schema:     {tags_ok}");
+    println!(
+        "failures:                                {}",
+        failures.len()
+    );
+    for f in &failures {
+        println!("  {f}");
+    }
+    if !failures.is_empty() {
+        bail!("{} schema checks failed", failures.len());
+    }
     Ok(())
 }

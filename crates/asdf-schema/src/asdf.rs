@@ -168,6 +168,53 @@ pub struct AsdfSchemas {
     options: CompileOptions,
 }
 
+/// Removes the prose (`title`, `description`) of every schema object in a schema, and of a
+/// manifest and its tag entries, leaving every normative keyword, example and default as is.
+/// `schemas/` holds the standard's schemas with their prose removed this way and a short title
+/// of our own added.
+pub fn strip_prose(node: &mut Node) {
+    let is_manifest = node.get("extension_uri").is_some() && node.get("tags").is_some();
+    if is_manifest && let Some(tags) = node.get_mut("tags").and_then(Node::as_sequence_mut) {
+        for t in &mut tags.items {
+            if let Some(m) = t.as_mapping_mut() {
+                m.entries
+                    .retain(|(k, _)| !matches!(k.as_str(), Some("title" | "description")));
+            }
+        }
+    }
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        let Some(m) = n.as_mapping_mut() else {
+            continue;
+        };
+        m.entries
+            .retain(|(k, _)| !matches!(k.as_str(), Some("title" | "description")));
+        for (k, v) in &mut m.entries {
+            match k.as_str().unwrap_or_default() {
+                "items"
+                | "additionalItems"
+                | "additionalProperties"
+                | "not"
+                | "allOf"
+                | "anyOf"
+                | "oneOf" => {
+                    if matches!(v.kind, NodeKind::Mapping(_)) {
+                        stack.push(v);
+                    } else if let NodeKind::Sequence(s) = &mut v.kind {
+                        stack.extend(s.items.iter_mut());
+                    }
+                }
+                "properties" | "patternProperties" | "definitions" | "dependencies" => {
+                    if let Some(mm) = v.as_mapping_mut() {
+                        stack.extend(mm.entries.iter_mut().map(|(_, pv)| pv));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 /// Every embedded file: (path under `schemas/`, text).
 #[must_use]
 pub fn embedded_files() -> Vec<(String, &'static [u8])> {
@@ -192,6 +239,20 @@ impl AsdfSchemas {
     /// An embedded schema that does not parse or compile (a build defect).
     pub fn embedded() -> Result<Self, SchemaError> {
         Self::with_options(CompileOptions::default())
+    }
+
+    /// No schemas at all (add them with [`AsdfSchemas::add_dir`]).
+    ///
+    /// # Errors
+    /// Never in practice (compiling nothing).
+    pub fn empty(options: CompileOptions) -> Result<Self, SchemaError> {
+        Ok(AsdfSchemas {
+            registry: Registry::new(),
+            manifests: Vec::new(),
+            tags: BTreeMap::new(),
+            validator: Validator::compile(&mut Registry::new(), &[], &options)?,
+            options,
+        })
     }
 
     /// The embedded schemas and manifests, compiled with `options` (for extra keywords).
