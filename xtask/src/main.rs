@@ -26,6 +26,11 @@ const TASKS: &[Task] = &[
         run: validate_schemas,
     },
     Task {
+        name: "bench-validate",
+        help: "[N]: validate a tree of N (20,000) mappings x 5 keys with asdf-schema and with Python asdf 6.0 (target/pyenv or python3)",
+        run: bench_validate,
+    },
+    Task {
         name: "bench-yaml",
         help: "[ROWS]: parse a generated ~20 MB tree with asdf-yaml and with PyYAML (CSafeLoader), side by side",
         run: bench_yaml,
@@ -368,5 +373,126 @@ fn validate_schemas(_args: &[String]) -> Result<()> {
     if !failures.is_empty() {
         bail!("{} schema checks failed", failures.len());
     }
+    Ok(())
+}
+
+fn python() -> String {
+    let venv = std::path::Path::new("target/pyenv/bin/python");
+    if venv.exists() {
+        venv.display().to_string()
+    } else {
+        "python3".to_owned()
+    }
+}
+
+fn bench_validate(args: &[String]) -> Result<()> {
+    use asdf_yaml::{Document, Node, node::tags};
+    let n: usize = args
+        .first()
+        .map(|a| a.parse())
+        .transpose()?
+        .unwrap_or(20_000);
+    let rows: Vec<Node> = (0..n)
+        .map(|i| {
+            Node::map(vec![
+                (Node::str("a"), Node::int(i64::try_from(i).unwrap_or(0))),
+                (Node::str("b"), Node::str(format!("row {i}"))),
+                (Node::str("c"), Node::float(0.5)),
+                (Node::str("d"), Node::bool(i % 2 == 0)),
+                (Node::str("e"), Node::null()),
+            ])
+        })
+        .collect();
+    let software = Node::map(vec![
+        (Node::str("name"), Node::str("asdf-rs")),
+        (Node::str("version"), Node::str("0.1.0")),
+    ])
+    .with_tag(format!("{}core/software-1.0.0", tags::ASDF));
+    let root = Node::map(vec![
+        (Node::str("asdf_library"), software),
+        (Node::str("rows"), Node::seq(rows)),
+    ])
+    .with_tag(format!("{}core/asdf-1.1.0", tags::ASDF));
+    let doc = Document::new(root);
+    let tree = asdf_yaml::emit(&doc, &asdf_yaml::EmitOptions::default())?;
+    let mut w = asdf_layout::Writer::new(Vec::new(), asdf_layout::Version::new(1, 6, 0))?;
+    w.write_tree(&tree)?;
+    let file = w.finish(false)?;
+    let dir = std::path::Path::new("target/bench");
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join("tree20k.asdf");
+    std::fs::write(&path, &file)?;
+    println!(
+        "file: {} mappings x 5 keys, {:.1} MB ({})",
+        n,
+        file.len() as f64 / 1e6,
+        path.display()
+    );
+
+    let schemas = asdf_schema::AsdfSchemas::embedded()?;
+    let parsed = asdf_yaml::parse(&tree, &asdf_yaml::Limits::default())?.document;
+    let mut validate = Vec::new();
+    let mut open_validate = Vec::new();
+    for _ in 0..7 {
+        let t = std::time::Instant::now();
+        let r = schemas.validate_document(&parsed);
+        validate.push(t.elapsed().as_secs_f64());
+        if !r.is_valid() {
+            bail!("tree is invalid: {:?}", r.violations.first());
+        }
+        let t = std::time::Instant::now();
+        let rd = asdf_layout::Reader::open_path(&path)?;
+        let d = asdf_yaml::parse(
+            rd.tree_bytes().unwrap_or_default(),
+            &asdf_yaml::Limits::default(),
+        )?
+        .document;
+        let r = schemas.validate_document(&d);
+        open_validate.push(t.elapsed().as_secs_f64());
+        std::hint::black_box(r);
+    }
+    let (ours_v, ours_ov) = (median(validate), median(open_validate));
+    let script = r#"
+import sys, time, asdf
+p = sys.argv[1]
+af = asdf.open(p)
+ts = []
+for _ in range(3):
+    t = time.perf_counter(); af.validate(); ts.append(time.perf_counter() - t)
+ts.sort()
+os = []
+for _ in range(3):
+    t = time.perf_counter(); f = asdf.open(p); f.close(); os.append(time.perf_counter() - t)
+os.sort()
+print(ts[1], os[1], asdf.__version__)
+"#;
+    let out = std::process::Command::new(python())
+        .arg("-c")
+        .arg(script)
+        .arg(&path)
+        .output()?;
+    if !out.status.success() {
+        bail!(
+            "Python asdf is needed (python3 -m venv target/pyenv && target/pyenv/bin/pip install asdf==6.0.0): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut parts = text.split_whitespace();
+    let py_v: f64 = parts.next().unwrap_or("nan").parse()?;
+    let py_ov: f64 = parts.next().unwrap_or("nan").parse()?;
+    let ver = parts.next().unwrap_or("?");
+    println!(
+        "validate only:        asdf-schema {:8.4} s   Python asdf {ver} validate() {:8.4} s   ratio {:6.1}x",
+        ours_v,
+        py_v,
+        py_v / ours_v
+    );
+    println!(
+        "open + parse + validate: ours  {:8.4} s   Python asdf.open()          {:8.4} s   ratio {:6.1}x",
+        ours_ov,
+        py_ov,
+        py_ov / ours_ov
+    );
     Ok(())
 }

@@ -472,6 +472,105 @@ impl AsdfSchemas {
         }
     }
 
+    /// Fills schema defaults into `doc`, as readers of ASDF Standard < 1.6.0 are expected to
+    /// (1.6.0 dropped default filling: do not call this for 1.6.0 files). For every tagged
+    /// node, each property its schema gives a `default` (directly, through `allOf` or `$ref`)
+    /// and the node lacks is added; nested object properties are filled the same way.
+    /// Returns how many values were added.
+    pub fn fill_defaults(&self, doc: &mut Document) -> usize {
+        let mut added = 0;
+        let mut stack: Vec<&mut Node> = vec![&mut doc.root];
+        while let Some(node) = stack.pop() {
+            if let Some(tag) = node.tag.clone()
+                && let TagResolution::Known(schema) | TagResolution::NewerPatch { schema } =
+                    self.resolve_tag(&tag)
+                && let Some(loc) = self.registry.lookup(&schema, &schema)
+            {
+                added += self.fill_node(node, &loc, 0);
+            }
+            match &mut node.kind {
+                NodeKind::Sequence(s) => stack.extend(s.items.iter_mut()),
+                NodeKind::Mapping(m) => stack.extend(m.entries.iter_mut().map(|(_, v)| v)),
+                _ => {}
+            }
+        }
+        added
+    }
+
+    /// The schema nodes that apply at `loc`: itself, its `$ref` target, its `allOf` members.
+    fn applicable(
+        &self,
+        loc: &crate::registry::Location,
+        depth: usize,
+        out: &mut Vec<crate::registry::Location>,
+    ) {
+        if depth > 16 {
+            return;
+        }
+        let Some(n) = self.registry.node(loc) else {
+            return;
+        };
+        if let Some(r) = n.get("$ref").and_then(Node::as_str) {
+            if let Some(t) = self.registry.lookup(&self.registry.base_at(loc), r) {
+                self.applicable(&t, depth + 1, out);
+            }
+            return;
+        }
+        out.push(loc.clone());
+        // allOf members always apply; anyOf/oneOf members are followed too (Python asdf's old
+        // default filling applied the defaults of every branch it evaluated), but only object
+        // properties are filled.
+        for key in ["allOf", "anyOf", "oneOf"] {
+            if let Some(all) = n.get(key).and_then(Node::as_sequence) {
+                for i in 0..all.items.len() {
+                    let mut l = loc.clone();
+                    l.tokens.extend([key.to_owned(), i.to_string()]);
+                    self.applicable(&l, depth + 1, out);
+                }
+            }
+        }
+    }
+
+    fn fill_node(&self, node: &mut Node, loc: &crate::registry::Location, depth: usize) -> usize {
+        if depth > 16 {
+            return 0;
+        }
+        let mut schemas = Vec::new();
+        self.applicable(loc, 0, &mut schemas);
+        let Some(m) = node.as_mapping_mut() else {
+            return 0;
+        };
+        let mut added = 0;
+        for s in schemas {
+            let Some(props) = self
+                .registry
+                .node(&s)
+                .and_then(|n| n.get("properties"))
+                .and_then(Node::as_mapping)
+            else {
+                continue;
+            };
+            for (k, p) in &props.entries {
+                let Some(name) = k.as_str() else { continue };
+                if m.get(name).is_none()
+                    && let Some(d) = p.get("default")
+                {
+                    m.insert(name, d.clone());
+                    added += 1;
+                }
+                if let Some(child) = m.get_mut(name)
+                    && child.tag.is_none()
+                    && matches!(child.kind, NodeKind::Mapping(_))
+                {
+                    let mut l = s.clone();
+                    l.tokens.extend(["properties".to_owned(), name.to_owned()]);
+                    added += self.fill_node(child, &l, depth + 1);
+                }
+            }
+        }
+        added
+    }
+
     /// Validates every tagged node of `doc` against its tag's schema.
     #[must_use]
     pub fn validate_document(&self, doc: &Document) -> Report {

@@ -219,6 +219,26 @@ impl Registry {
         base
     }
 
+    /// Resolves `reference` against `base` among the documents already held (no retrieval).
+    #[must_use]
+    pub fn lookup(&self, base: &str, reference: &str) -> Option<Location> {
+        let abs = join(base, reference)?;
+        let (doc, frag) = split_fragment(&abs);
+        if !frag.is_empty() && !frag.starts_with('/') {
+            return self.ids.get(&abs).cloned();
+        }
+        let mut start = match self.ids.get(doc) {
+            Some(l) => l.clone(),
+            None if self.docs.contains_key(doc) => Location {
+                doc: doc.to_owned(),
+                tokens: Vec::new(),
+            },
+            None => return None,
+        };
+        start.tokens.extend(pointer_tokens(frag)?);
+        self.node(&start).is_some().then_some(start)
+    }
+
     /// Resolves `reference` (a `$ref` value) found where the base URI is `base`.
     ///
     /// # Errors

@@ -86,3 +86,38 @@ fn unknown_tags_warn_once_each() {
         .collect();
     assert_eq!(unknown.len(), 2, "{:?}", r.warnings);
 }
+
+#[test]
+fn defaults_are_filled_for_older_standards() {
+    let s = AsdfSchemas::embedded().unwrap();
+    let text = b"%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\narr: !core/ndarray-1.0.0\n  source: 0\n  datatype: float64\n  byteorder: little\n  shape: [3]\ncol: !core/column-1.0.0\n  name: c\n  data: !core/ndarray-1.0.0 [1, 2]\n...\n";
+    let mut doc = parse(text, &Limits::default()).unwrap().document;
+    let added = s.fill_defaults(&mut doc);
+    assert!(added >= 3, "{added}");
+    assert_eq!(
+        doc.root.get("arr").unwrap().get("offset").unwrap().as_i64(),
+        Some(0)
+    );
+    assert_eq!(
+        doc.root
+            .get("col")
+            .unwrap()
+            .get("description")
+            .unwrap()
+            .as_str(),
+        Some("")
+    );
+    assert!(
+        doc.root
+            .get("col")
+            .unwrap()
+            .get("meta")
+            .unwrap()
+            .as_mapping()
+            .is_some()
+    );
+    // Filling twice adds nothing more, and the result still validates.
+    assert_eq!(s.fill_defaults(&mut doc), 0);
+    let r = s.validate_document(&doc);
+    assert!(r.is_valid(), "{:?}", r.violations);
+}
