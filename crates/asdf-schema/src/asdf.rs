@@ -140,6 +140,18 @@ impl std::fmt::Display for TagWarning {
     }
 }
 
+/// How a schema asks nodes with its tag to be written (YAML Schema `propertyOrder`,
+/// `flowStyle`, `style`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteHints {
+    /// Keys to write first, in this order (then the others, sorted).
+    pub property_order: Vec<String>,
+    /// `block` or `flow` for the node itself.
+    pub flow_style: Option<String>,
+    /// For strings: `inline`, `literal` or `folded`.
+    pub style: Option<String>,
+}
+
 /// The outcome of validating a tree.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
@@ -443,32 +455,40 @@ impl AsdfSchemas {
         let Some((name, v)) = split_versioned(tag) else {
             return TagResolution::Unknown;
         };
-        let latest = self
+        let known: Vec<(Version, &String, &String)> = self
             .tags
             .iter()
             .filter_map(|(t, s)| {
                 let (n, kv) = split_versioned(t)?;
                 (n == name).then_some((kv, t, s))
             })
-            .max_by_key(|(kv, _, _)| *kv);
-        let Some((kv, known, schema)) = latest else {
-            return TagResolution::Unknown;
+            .collect();
+        let newest = |f: &dyn Fn(&Version) -> bool| {
+            known
+                .iter()
+                .filter(|(kv, _, _)| f(kv))
+                .max_by_key(|(kv, _, _)| *kv)
         };
-        if v.0 > kv.0 {
-            TagResolution::NewerMajor {
-                known: known.clone(),
-            }
-        } else if v.0 == kv.0 && v.1 > kv.1 {
-            TagResolution::NewerMinor {
-                schema: schema.clone(),
-                known: known.clone(),
-            }
-        } else if v.0 == kv.0 && v.1 == kv.1 && v.2 > kv.2 {
-            TagResolution::NewerPatch {
-                schema: schema.clone(),
-            }
-        } else {
-            TagResolution::Unknown
+        if let Some((kv, _, schema)) = newest(&|kv| kv.0 == v.0 && kv.1 == v.1)
+            && v.2 > kv.2
+        {
+            return TagResolution::NewerPatch {
+                schema: (*schema).clone(),
+            };
+        }
+        if let Some((kv, known, schema)) = newest(&|kv| kv.0 == v.0)
+            && v > *kv
+        {
+            return TagResolution::NewerMinor {
+                schema: (*schema).clone(),
+                known: (*known).clone(),
+            };
+        }
+        match newest(&|_| true) {
+            Some((kv, known, _)) if v.0 > kv.0 => TagResolution::NewerMajor {
+                known: (*known).clone(),
+            },
+            _ => TagResolution::Unknown,
         }
     }
 
@@ -495,6 +515,45 @@ impl AsdfSchemas {
             }
         }
         added
+    }
+
+    /// The write hints of the schema for `tag` (looked up in the schema, its `$ref` target and
+    /// its `allOf`/`anyOf`/`oneOf` members; the first value found wins).
+    #[must_use]
+    pub fn write_hints(&self, tag: &str) -> WriteHints {
+        let mut hints = WriteHints::default();
+        let (TagResolution::Known(schema)
+        | TagResolution::NewerPatch { schema }
+        | TagResolution::NewerMinor { schema, .. }) = self.resolve_tag(tag)
+        else {
+            return hints;
+        };
+        let Some(loc) = self.registry.lookup(&schema, &schema) else {
+            return hints;
+        };
+        let mut locs = Vec::new();
+        self.applicable(&loc, 0, &mut locs);
+        for l in locs {
+            let Some(n) = self.registry.node(&l) else {
+                continue;
+            };
+            if hints.property_order.is_empty()
+                && let Some(order) = n.get("propertyOrder").and_then(Node::as_sequence)
+            {
+                hints.property_order = order
+                    .items
+                    .iter()
+                    .filter_map(|i| i.as_str().map(str::to_owned))
+                    .collect();
+            }
+            if hints.flow_style.is_none() {
+                hints.flow_style = n.get("flowStyle").and_then(Node::as_str).map(str::to_owned);
+            }
+            if hints.style.is_none() {
+                hints.style = n.get("style").and_then(Node::as_str).map(str::to_owned);
+            }
+        }
+        hints
     }
 
     /// The schema nodes that apply at `loc`: itself, its `$ref` target, its `allOf` members.

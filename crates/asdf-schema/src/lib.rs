@@ -22,7 +22,7 @@ mod registry;
 pub mod uri;
 mod validator;
 
-pub use asdf::{AsdfSchemas, Manifest, Report, TagDef, TagResolution, TagWarning};
+pub use asdf::{AsdfSchemas, Manifest, Report, TagDef, TagResolution, TagWarning, WriteHints};
 pub use error::{SchemaError, Violation};
 pub use registry::{Location, Registry, Retriever};
 pub use validator::{CompileOptions, Keyword, KeywordFactory, Validator};

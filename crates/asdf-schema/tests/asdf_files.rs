@@ -121,3 +121,75 @@ fn defaults_are_filled_for_older_standards() {
     let r = s.validate_document(&doc);
     assert!(r.is_valid(), "{:?}", r.violations);
 }
+
+#[test]
+fn write_hints_and_tag_resolution() {
+    use asdf_schema::TagResolution;
+    let s = AsdfSchemas::embedded().unwrap();
+    let h = s.write_hints("tag:stsci.edu:asdf/core/ndarray-1.1.0");
+    assert_eq!(h.property_order[..3], ["source", "data", "mask"]);
+    assert_eq!(
+        s.write_hints("tag:stsci.edu:asdf/core/asdf-1.1.0")
+            .property_order,
+        ["asdf_library", "history"]
+    );
+    assert!(matches!(
+        s.resolve_tag("tag:stsci.edu:asdf/core/ndarray-1.1.0"),
+        TagResolution::Known(_)
+    ));
+    assert!(matches!(
+        s.resolve_tag("tag:stsci.edu:asdf/core/ndarray-1.1.5"),
+        TagResolution::NewerPatch { .. }
+    ));
+    assert!(matches!(
+        s.resolve_tag("tag:stsci.edu:asdf/core/ndarray-1.9.0"),
+        TagResolution::NewerMinor { .. }
+    ));
+    assert!(matches!(
+        s.resolve_tag("tag:stsci.edu:asdf/core/ndarray-2.0.0"),
+        TagResolution::NewerMajor { .. }
+    ));
+    assert!(matches!(
+        s.resolve_tag("tag:example.org/thing-1.0.0"),
+        TagResolution::Unknown
+    ));
+    let tags = s.tags_for_standard((1, 6, 0));
+    assert!(
+        tags.iter()
+            .any(|t| t.tag == "tag:stsci.edu:asdf/core/ndarray-1.1.0")
+    );
+    assert!(
+        !tags
+            .iter()
+            .any(|t| t.tag == "tag:stsci.edu:asdf/core/ndarray-1.0.0")
+    );
+    // A newer major version in a file is a violation; a newer minor a warning.
+    let doc = parse(b"%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\na: !core/software-2.0.0 {name: x, version: '1'}\nb: !core/software-1.3.0 {name: x, version: '1'}\n...\n", &Limits::default()).unwrap().document;
+    let r = s.validate_document(&doc);
+    assert_eq!(r.violations.len(), 1, "{:?}", r.violations);
+    assert_eq!(r.violations[0].instance, "/a");
+    assert!(matches!(&r.warnings[..], [TagWarning::NewerMinor { .. }]));
+}
+
+#[test]
+fn user_schemas_and_manifests_can_be_added() {
+    let mut s = AsdfSchemas::embedded().unwrap();
+    s.add_schema(b"%YAML 1.1\n---\n$schema: http://stsci.edu/schemas/yaml-schema/draft-01\nid: http://example.org/schemas/thing-1.0.0\ntype: object\nproperties:\n  size: {type: integer, minimum: 0}\n  arr: {$ref: http://stsci.edu/schemas/asdf/core/ndarray-1.1.0}\nrequired: [size]\n...\n").unwrap();
+    s.add_manifest(b"id: http://example.org/manifests/things-1.0.0\nextension_uri: http://example.org/extensions/things-1.0.0\ntags:\n- tag_uri: tag:example.org:things/thing-1.0.0\n  schema_uri: http://example.org/schemas/thing-1.0.0\n").unwrap();
+    let ok = parse(
+        b"--- !core/asdf-1.1.0\nt: !<tag:example.org:things/thing-1.0.0> {size: 3}\n",
+        &Limits::default(),
+    )
+    .unwrap()
+    .document;
+    assert!(s.validate_document(&ok).is_valid());
+    let bad = parse(b"--- !<tag:stsci.edu:asdf/core/asdf-1.1.0>\nt: !<tag:example.org:things/thing-1.0.0>\n  size: -1\n  arr: {shape: 3}\n", &Limits::default()).unwrap().document;
+    let r = s.validate_document(&bad);
+    let ptrs: Vec<&str> = r.violations.iter().map(|v| v.instance.as_str()).collect();
+    assert!(ptrs.contains(&"/t/size"), "{:?}", r.violations);
+    assert!(
+        r.violations.iter().all(|v| v.span.line >= 1),
+        "{:?}",
+        r.violations
+    );
+}
