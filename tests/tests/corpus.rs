@@ -55,9 +55,7 @@ fn every_conformance_file_blocks_and_checksums() {
         let r = Reader::open(std::fs::read(p).unwrap());
         if OPEN_FAILS.contains(&name.as_str()) {
             assert!(r.is_err(), "{name} must not open");
-            *tally
-                .entry("files rejected at open (on purpose)".into())
-                .or_default() += 1;
+            *tally.entry("files rejected at open (on purpose)".into()).or_default() += 1;
             continue;
         }
         let r = r.unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -80,18 +78,14 @@ fn every_conformance_file_blocks_and_checksums() {
             match r.verify_checksum(i) {
                 Ok(s) => *tally.entry(format!("checksum {s:?}")).or_default() += 1,
                 Err(Error::Checksum { .. }) if BAD_CHECKSUMS.contains(&name.as_str()) => {
-                    *tally
-                        .entry("checksum mismatch (on purpose)".into())
-                        .or_default() += 1;
+                    *tally.entry("checksum mismatch (on purpose)".into()).or_default() += 1;
                 }
                 Err(Error::Unsupported {
                     kind: Unsupported::Compression(l, _),
                     ..
                 }) if undecodable(&name, l) => {
                     // Legacy convention (MD5 of decoded data) on a block this build cannot decode.
-                    *tally
-                        .entry("checksum unverifiable (cannot decode)".into())
-                        .or_default() += 1;
+                    *tally.entry("checksum unverifiable (cannot decode)".into()).or_default() += 1;
                 }
                 Err(e) => panic!("{name} block {i}: checksum: {e}"),
             }
@@ -115,9 +109,7 @@ fn summary<S: ReadAt>(r: &Reader<S>) -> Vec<(u64, Result<Vec<u8>, String>)> {
             let b = r.block(i).unwrap();
             (
                 b.offset,
-                r.read_data(i)
-                    .map(|d| d.into_owned())
-                    .map_err(|e| e.to_string()),
+                r.read_data(i).map(|d| d.into_owned()).map_err(|e| e.to_string()),
             )
         })
         .collect()
@@ -175,12 +167,8 @@ fn checksum_statuses_are_reported() {
     // The 1.6.0 compressed reference file was written by asdf 4.1 (MD5 of decoded data);
     // Python asdf 6.0's b_zlib.asdf uses MD5 of the stored bytes.
     let d = conformance_dir();
-    let old =
-        Reader::open_path(d.join("asdf-standard/reference_files/1.6.0/compressed.asdf")).unwrap();
-    assert_eq!(
-        old.verify_checksum(0).unwrap(),
-        ChecksumStatus::DecodedBytes
-    );
+    let old = Reader::open_path(d.join("asdf-standard/reference_files/1.6.0/compressed.asdf")).unwrap();
+    assert_eq!(old.verify_checksum(0).unwrap(), ChecksumStatus::DecodedBytes);
     let new = Reader::open_path(d.join("python-asdf-samples/b_zlib.asdf")).unwrap();
     assert_eq!(new.verify_checksum(0).unwrap(), ChecksumStatus::StoredBytes);
     let none = Reader::open_path(d.join("python-asdf-samples/h_noindex_nochecksum.asdf")).unwrap();

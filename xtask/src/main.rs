@@ -43,11 +43,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn bench_yaml(args: &[String]) -> Result<()> {
-    let rows: usize = args
-        .first()
-        .map(|a| a.parse())
-        .transpose()?
-        .unwrap_or(78_000);
+    let rows: usize = args.first().map(|a| a.parse()).transpose()?.unwrap_or(78_000);
     let doc = asdf_yaml::sample::catalogue(rows);
     let text = asdf_yaml::emit(&doc, &asdf_yaml::EmitOptions::default())?;
     let dir = std::path::Path::new("target/bench");
@@ -73,11 +69,7 @@ fn bench_yaml(args: &[String]) -> Result<()> {
     }
     let ev = median(ev);
     println!("libyaml-safer events: {:7.3} s  {:7.1} MB/s", ev, mb / ev);
-    println!(
-        "asdf-yaml parse:      {:7.3} s  {:7.1} MB/s",
-        ours,
-        mb / ours
-    );
+    println!("asdf-yaml parse:      {:7.3} s  {:7.1} MB/s", ours, mb / ours);
     let script = r#"
 import sys, time, yaml
 class Loader(yaml.CSafeLoader):
@@ -197,9 +189,10 @@ fn import_schemas(args: &[String]) -> Result<()> {
     }
     files.sort();
     // The JSON Schema draft-04 metaschema that ASDF schemas build on.
-    let draft4 = std::path::PathBuf::from(args.get(1).cloned().unwrap_or_else(|| {
-        "../shared/conformance/json-schema-test-suite/metaschema/draft-04-schema.json".to_owned()
-    }));
+    let draft4 =
+        std::path::PathBuf::from(args.get(1).cloned().unwrap_or_else(|| {
+            "../shared/conformance/json-schema-test-suite/metaschema/draft-04-schema.json".to_owned()
+        }));
     let mut opts = EmitOptions::default();
     opts.flow = FlowPolicy::Preserve;
     opts.preserve_scalar_styles = true;
@@ -218,12 +211,7 @@ fn import_schemas(args: &[String]) -> Result<()> {
         let text = std::fs::read(&f)?;
         let mut doc = asdf_yaml::parse(&text, &Limits::default())?.document;
         let manifest = rel.components().any(|c| c.as_os_str() == "manifests");
-        let id = doc
-            .root
-            .get("id")
-            .and_then(Node::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        let id = doc.root.get("id").and_then(Node::as_str).unwrap_or_default().to_owned();
         asdf_schema::asdf::strip_prose(&mut doc.root);
         if manifest && let Some(tags) = doc.root.get_mut("tags").and_then(Node::as_sequence_mut) {
             for t in &mut tags.items {
@@ -248,8 +236,7 @@ fn import_schemas(args: &[String]) -> Result<()> {
             } else {
                 our_title(&id, manifest)
             };
-            m.entries
-                .insert(pos, (Node::str("title"), Node::str(title)));
+            m.entries.insert(pos, (Node::str("title"), Node::str(title)));
         }
         // JSON sources are written in block style; YAML sources keep their styles.
         let json = f.extension().and_then(|x| x.to_str()) == Some("json");
@@ -263,8 +250,7 @@ fn import_schemas(args: &[String]) -> Result<()> {
         } else {
             "the ASDF Standard (BSD-3-Clause, AURA)"
         };
-        let mut emitted =
-            format!("# Normative content from {origin}; title written by asdf-rs.\n").into_bytes();
+        let mut emitted = format!("# Normative content from {origin}; title written by asdf-rs.\n").into_bytes();
         emitted.extend(asdf_yaml::emit(&doc, &opts)?);
         let dest = out.join(rel);
         std::fs::create_dir_all(dest.parent().unwrap_or(out))?;
@@ -298,7 +284,8 @@ pub fn example_document(text: &str) -> String {
 
 fn validate_schemas(_args: &[String]) -> Result<()> {
     use asdf_yaml::{Limits, Node};
-    let schemas = asdf_schema::AsdfSchemas::embedded()?;
+    // With the ASDF keywords (datatype, ndim, ...) that asdf-core-types registers.
+    let schemas = asdf_core_types::schemas().map_err(|e| anyhow::anyhow!("{e}"))?;
     let v = schemas.validator();
     let (mut meta_ok, mut ex_ok, mut tags_ok) = (0, 0, 0);
     let mut failures = Vec::new();
@@ -312,10 +299,7 @@ fn validate_schemas(_args: &[String]) -> Result<()> {
                 .map(|s| s.items.clone())
                 .unwrap_or_default()
             {
-                let schema = t
-                    .get("schema_uri")
-                    .and_then(Node::as_str)
-                    .unwrap_or_default();
+                let schema = t.get("schema_uri").and_then(Node::as_str).unwrap_or_default();
                 if schemas.registry().contains(schema) {
                     tags_ok += 1;
                 } else {
@@ -363,10 +347,7 @@ fn validate_schemas(_args: &[String]) -> Result<()> {
     println!("schemas valid against their metaschema: {meta_ok}");
     println!("examples valid against their schemas:   {ex_ok}");
     println!("manifest tags resolving to a schema:     {tags_ok}");
-    println!(
-        "failures:                                {}",
-        failures.len()
-    );
+    println!("failures:                                {}", failures.len());
     for f in &failures {
         println!("  {f}");
     }
@@ -387,11 +368,7 @@ fn python() -> String {
 
 fn bench_validate(args: &[String]) -> Result<()> {
     use asdf_yaml::{Document, Node, node::tags};
-    let n: usize = args
-        .first()
-        .map(|a| a.parse())
-        .transpose()?
-        .unwrap_or(20_000);
+    let n: usize = args.first().map(|a| a.parse()).transpose()?.unwrap_or(20_000);
     let rows: Vec<Node> = (0..n)
         .map(|i| {
             Node::map(vec![
@@ -429,7 +406,7 @@ fn bench_validate(args: &[String]) -> Result<()> {
         path.display()
     );
 
-    let schemas = asdf_schema::AsdfSchemas::embedded()?;
+    let schemas = asdf_core_types::schemas().map_err(|e| anyhow::anyhow!("{e}"))?;
     let parsed = asdf_yaml::parse(&tree, &asdf_yaml::Limits::default())?.document;
     let mut validate = Vec::new();
     let mut open_validate = Vec::new();
@@ -442,11 +419,7 @@ fn bench_validate(args: &[String]) -> Result<()> {
         }
         let t = std::time::Instant::now();
         let rd = asdf_layout::Reader::open_path(&path)?;
-        let d = asdf_yaml::parse(
-            rd.tree_bytes().unwrap_or_default(),
-            &asdf_yaml::Limits::default(),
-        )?
-        .document;
+        let d = asdf_yaml::parse(rd.tree_bytes().unwrap_or_default(), &asdf_yaml::Limits::default())?.document;
         let r = schemas.validate_document(&d);
         open_validate.push(t.elapsed().as_secs_f64());
         std::hint::black_box(r);

@@ -64,11 +64,7 @@ fn inspect(path: &str) -> Result<bool, asdf_layout::Error> {
             b.header.allocated_size,
             b.stored_len,
             b.data_len(),
-            if b.header.is_streamed() {
-                ", streamed"
-            } else {
-                ""
-            },
+            if b.header.is_streamed() { ", streamed" } else { "" },
         );
         if let Err(e) = r.read_data(i) {
             ok = false;

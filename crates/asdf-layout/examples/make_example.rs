@@ -27,12 +27,8 @@ image: !core/ndarray-1.1.0
 observer: asdf-rs example
 ...
 ";
-    let image: Vec<u8> = (0..12)
-        .flat_map(|i| (f64::from(i) * 0.5).to_le_bytes())
-        .collect();
-    let counts: Vec<u8> = (0..1000i32)
-        .flat_map(|i| ((i * 7) % 100).to_le_bytes())
-        .collect();
+    let image: Vec<u8> = (0..12).flat_map(|i| (f64::from(i) * 0.5).to_le_bytes()).collect();
+    let counts: Vec<u8> = (0..1000i32).flat_map(|i| ((i * 7) % 100).to_le_bytes()).collect();
     let mut w = Writer::new(Vec::new(), Version::new(1, 6, 0))?;
     w.write_tree(tree.as_bytes())?;
     w.write_block(&image, &BlockOptions::default())?;

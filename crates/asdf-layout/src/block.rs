@@ -85,17 +85,11 @@ impl BlockHeader {
             ));
         }
         if bytes[..4] != BLOCK_MAGIC {
-            return Err(Error::format(
-                offset,
-                FormatError::BadBlockMagic(bytes[..4].to_vec()),
-            ));
+            return Err(Error::format(offset, FormatError::BadBlockMagic(bytes[..4].to_vec())));
         }
         let header_size = u16::from_be_bytes([bytes[4], bytes[5]]);
         if header_size < BLOCK_HEADER_FIELDS {
-            return Err(Error::format(
-                offset + 4,
-                FormatError::BlockHeaderTooSmall(header_size),
-            ));
+            return Err(Error::format(offset + 4, FormatError::BlockHeaderTooSmall(header_size)));
         }
         let Some(f) = bytes.get(6..6 + usize::from(BLOCK_HEADER_FIELDS)) else {
             return Err(Error::format(
@@ -172,10 +166,7 @@ impl BlockHeader {
         v.extend_from_slice(&self.used_size.to_be_bytes());
         v.extend_from_slice(&self.data_size.to_be_bytes());
         v.extend_from_slice(&self.checksum);
-        v.resize(
-            6 + usize::from(self.header_size.max(BLOCK_HEADER_FIELDS)),
-            0,
-        );
+        v.resize(6 + usize::from(self.header_size.max(BLOCK_HEADER_FIELDS)), 0);
         v
     }
 }
@@ -184,11 +175,7 @@ impl BlockHeader {
 ///
 /// # Errors
 /// I/O errors.
-pub fn find_magic(
-    source: &(impl ReadAt + ?Sized),
-    from: u64,
-    file_len: u64,
-) -> Result<Option<u64>> {
+pub fn find_magic(source: &(impl ReadAt + ?Sized), from: u64, file_len: u64) -> Result<Option<u64>> {
     const CHUNK: usize = 64 * 1024;
     let mut buf = vec![0u8; CHUNK];
     let mut pos = from;
@@ -233,9 +220,7 @@ mod tests {
         let mut over = h;
         over.used_size = 30;
         assert!(matches!(
-            BlockHeader::parse(&over.to_bytes(), 0)
-                .unwrap_err()
-                .format_kind(),
+            BlockHeader::parse(&over.to_bytes(), 0).unwrap_err().format_kind(),
             Some(FormatError::UsedExceedsAllocated { .. })
         ));
         let mut wide = h;

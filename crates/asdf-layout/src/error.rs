@@ -116,10 +116,7 @@ impl Error {
 
 impl From<io::Error> for Error {
     fn from(source: io::Error) -> Self {
-        Error::Io {
-            offset: None,
-            source,
-        }
+        Error::Io { offset: None, source }
     }
 }
 
@@ -130,12 +127,10 @@ fn join_labels(labels: &[Label]) -> String {
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
     use fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
 }
 
 /// Ways the bytes of a file can be malformed.
@@ -149,9 +144,7 @@ pub enum FormatError {
     #[error("unparsable version `{0}`")]
     UnparsableVersion(String),
     /// A line between the header and the tree does not start with `#`.
-    #[error(
-        "invalid content between header and tree: expected a `#` comment line, `%YAML` or a block"
-    )]
+    #[error("invalid content between header and tree: expected a `#` comment line, `%YAML` or a block")]
     JunkBeforeTree,
     /// The YAML tree has no `...` end-of-document line.
     #[error("end of YAML marker (`...` on its own line) not found for the tree starting here")]
@@ -385,16 +378,11 @@ impl fmt::Display for IndexProblem {
             IndexProblem::FirstBlockMismatch { indexed, found } => {
                 write!(f, "it says {indexed} but the first block is at {found}")
             }
-            IndexProblem::NotIncreasing => {
-                f.write_str("offsets are not increasing by at least a block header")
-            }
+            IndexProblem::NotIncreasing => f.write_str("offsets are not increasing by at least a block header"),
             IndexProblem::OutOfFile => f.write_str("the offset lies outside the file's blocks"),
             IndexProblem::NoBlockAtEntry => f.write_str("no valid block header at the offset"),
             IndexProblem::LastBlockEnd { block_end } => {
-                write!(
-                    f,
-                    "the last block ends at {block_end}, not where the index starts"
-                )
+                write!(f, "the last block ends at {block_end}, not where the index starts")
             }
             IndexProblem::Streamed => f.write_str("a streamed block cannot have an index"),
         }
@@ -404,10 +392,9 @@ impl fmt::Display for IndexProblem {
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Warning::NewerFileFormat(v) => write!(
-                f,
-                "file format version {v} is newer than 1.0.0; reading it as 1.0.0"
-            ),
+            Warning::NewerFileFormat(v) => {
+                write!(f, "file format version {v} is newer than 1.0.0; reading it as 1.0.0")
+            }
             Warning::IndexUnparsable { offset } => write!(
                 f,
                 "byte {offset}: failed to read block index, falling back to serial reading"
@@ -416,11 +403,7 @@ impl fmt::Display for Warning {
                 f,
                 "byte {offset}: invalid block index contents, no offsets, falling back to serial reading"
             ),
-            Warning::IndexInvalid {
-                offset,
-                entry,
-                problem,
-            } => write!(
+            Warning::IndexInvalid { offset, entry, problem } => write!(
                 f,
                 "byte {offset}: invalid block index contents for block {entry} ({problem}), falling back to serial reading"
             ),

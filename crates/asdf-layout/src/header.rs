@@ -47,8 +47,7 @@ impl<S: ReadAt + ?Sized> LineReader<'_, S> {
         let mut p = pos;
         let mut chunk = [0u8; 256];
         while p < self.file_len {
-            let want =
-                usize::try_from((self.file_len - p).min(chunk.len() as u64)).unwrap_or(chunk.len());
+            let want = usize::try_from((self.file_len - p).min(chunk.len() as u64)).unwrap_or(chunk.len());
             self.source
                 .read_exact_at(p, &mut chunk[..want])
                 .map_err(Error::io_at(p))?;
@@ -76,9 +75,7 @@ impl<S: ReadAt + ?Sized> LineReader<'_, S> {
             return Ok(false);
         }
         let mut b = vec![0u8; prefix.len()];
-        self.source
-            .read_exact_at(pos, &mut b)
-            .map_err(Error::io_at(pos))?;
+        self.source.read_exact_at(pos, &mut b).map_err(Error::io_at(pos))?;
         Ok(b == prefix)
     }
 }
@@ -90,9 +87,7 @@ fn parse_version(text: &[u8], offset: u64) -> Result<Version> {
         .ok_or_else(|| {
             Error::format(
                 offset,
-                FormatError::UnparsableVersion(
-                    String::from_utf8_lossy(text).chars().take(64).collect(),
-                ),
+                FormatError::UnparsableVersion(String::from_utf8_lossy(text).chars().take(64).collect()),
             )
         })
 }
@@ -116,9 +111,7 @@ pub fn read_file_header(
         return Err(Error::format(0, FormatError::NotAsdf));
     }
     let (line, mut pos) = lr.line(0, limits.max_tree_bytes)?;
-    let mut parts = line
-        .split(|b| b.is_ascii_whitespace())
-        .filter(|p| !p.is_empty());
+    let mut parts = line.split(|b| b.is_ascii_whitespace()).filter(|p| !p.is_empty());
     let (Some(magic), Some(ver), None) = (parts.next(), parts.next(), parts.next()) else {
         return Err(Error::format(0, FormatError::NotAsdf));
     };
@@ -185,12 +178,7 @@ pub fn read_file_header(
 /// # Errors
 /// [`FormatError::TreeEndNotFound`] (pointing at the tree's start),
 /// [`LimitError::TreeBytes`], I/O errors.
-pub fn read_tree(
-    source: &(impl ReadAt + ?Sized),
-    start: u64,
-    file_len: u64,
-    limits: &Limits,
-) -> Result<Vec<u8>> {
+pub fn read_tree(source: &(impl ReadAt + ?Sized), start: u64, file_len: u64, limits: &Limits) -> Result<Vec<u8>> {
     const CHUNK: u64 = 64 * 1024;
     let mut buf: Vec<u8> = Vec::new();
     let mut searched = 0usize;
@@ -279,14 +267,8 @@ mod tests {
             hdr(b"#ASDX 1.0.0\n").unwrap_err().format_kind(),
             Some(&FormatError::NotAsdf)
         );
-        assert_eq!(
-            hdr(b"#ASDF").unwrap_err().format_kind(),
-            Some(&FormatError::NotAsdf)
-        );
-        assert_eq!(
-            hdr(b"").unwrap_err().format_kind(),
-            Some(&FormatError::NotAsdf)
-        );
+        assert_eq!(hdr(b"#ASDF").unwrap_err().format_kind(), Some(&FormatError::NotAsdf));
+        assert_eq!(hdr(b"").unwrap_err().format_kind(), Some(&FormatError::NotAsdf));
         assert!(matches!(
             hdr(b"#ASDF x.y\n").unwrap_err().format_kind(),
             Some(FormatError::UnparsableVersion(_))
@@ -308,10 +290,7 @@ mod tests {
         assert_eq!(find_end_marker(b"a\n....\n...\n", 0, true), Some(11));
         let l = Limits::default();
         let t = b"%YAML 1.1\n---\nfoo: ...bar...\n...\n\xd3BLK";
-        assert_eq!(
-            read_tree(&&t[..], 0, t.len() as u64, &l).unwrap().len(),
-            t.len() - 4
-        );
+        assert_eq!(read_tree(&&t[..], 0, t.len() as u64, &l).unwrap().len(), t.len() - 4);
         let e = read_tree(&&t[..20], 3, 20, &l).unwrap_err();
         assert_eq!(e.format_kind(), Some(&FormatError::TreeEndNotFound));
         assert_eq!(e.offset(), Some(3));

@@ -40,9 +40,7 @@ pub fn find_index(
         // Read [start, end + overlap) so a header straddling chunks is seen.
         let read_end = (end + overlap).min(file_len);
         buf.resize(usize::try_from(read_end - start).unwrap_or(0), 0);
-        source
-            .read_exact_at(start, &mut buf)
-            .map_err(Error::io_at(start))?;
+        source.read_exact_at(start, &mut buf).map_err(Error::io_at(start))?;
         if let Some(p) = rfind(&buf, INDEX_HEADER) {
             return Ok(Some(start + p as u64));
         }
@@ -90,21 +88,15 @@ pub enum IndexParseError {
 /// # Errors
 /// [`IndexParseError`] when the bytes are not exactly one YAML list of integers.
 pub fn parse_index(bytes: &[u8]) -> Result<Vec<u64>, IndexParseError> {
-    let rest = bytes
-        .strip_prefix(INDEX_HEADER)
-        .ok_or(IndexParseError::NoHeader)?;
+    let rest = bytes.strip_prefix(INDEX_HEADER).ok_or(IndexParseError::NoHeader)?;
     let rest = rest
         .strip_prefix(b"\r\n")
         .or_else(|| rest.strip_prefix(b"\n"))
         .ok_or(IndexParseError::NoHeader)?;
     let end = rest.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
-    let text =
-        std::str::from_utf8(&rest[..end]).map_err(|_| IndexParseError::NotAList { line: 2 })?;
+    let text = std::str::from_utf8(&rest[..end]).map_err(|_| IndexParseError::NotAList { line: 2 })?;
 
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 2, l.trim_end_matches('\r')));
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 2, l.trim_end_matches('\r')));
     // Directives, then `---`.
     let mut body = String::new();
     let body_line;
@@ -217,9 +209,7 @@ pub(crate) fn read_index_bytes(
         return Err(Error::Limits(LimitError::IndexBytes { limit: max_bytes }));
     }
     let mut buf = vec![0u8; usize::try_from(len).unwrap_or(0)];
-    source
-        .read_exact_at(offset, &mut buf)
-        .map_err(Error::io_at(offset))?;
+    source.read_exact_at(offset, &mut buf).map_err(Error::io_at(offset))?;
     Ok(buf)
 }
 
@@ -229,13 +219,9 @@ mod tests {
 
     #[test]
     fn parses_forms() {
+        assert_eq!(parse_index(&index_bytes(&[687, 900])).unwrap(), vec![687, 900]);
         assert_eq!(
-            parse_index(&index_bytes(&[687, 900])).unwrap(),
-            vec![687, 900]
-        );
-        assert_eq!(
-            parse_index(b"#ASDF BLOCK INDEX\r\n%YAML 1.1\r\n--- [2043, 16340]\r\n...\r\n\0\0\0")
-                .unwrap(),
+            parse_index(b"#ASDF BLOCK INDEX\r\n%YAML 1.1\r\n--- [2043, 16340]\r\n...\r\n\0\0\0").unwrap(),
             vec![2043, 16340]
         );
         assert_eq!(
@@ -246,10 +232,7 @@ mod tests {
             parse_index(b"#ASDF BLOCK INDEX\n%YAML 1.1\n--- []\n...\n").unwrap(),
             Vec::<u64>::new()
         );
-        assert_eq!(
-            parse_index(b"#ASDF BLOCK INDEX\n---\n- 5\n").unwrap(),
-            vec![5]
-        );
+        assert_eq!(parse_index(b"#ASDF BLOCK INDEX\n---\n- 5\n").unwrap(), vec![5]);
         for bad in [
             &b"#ASDF BLOCK INDEX\n%YAML 1.1\n---\n- 5\njunk"[..],
             b"#ASDF BLOCK INDEX\n%YAML 1.1\n---\n- 5\n...\nJUNK",
@@ -262,11 +245,7 @@ mod tests {
             b"#ASDF BLOCK INDEX\n%YAML 1.1\n--- [1, 2\n...\n",
             b"#ASDF BLOCK INDEX\n%YAML 1.1\n---\n- 99999999999999999999999\n...\n",
         ] {
-            assert!(
-                parse_index(bad).is_err(),
-                "{}",
-                String::from_utf8_lossy(bad)
-            );
+            assert!(parse_index(bad).is_err(), "{}", String::from_utf8_lossy(bad));
         }
     }
 
@@ -283,10 +262,7 @@ mod tests {
         // A long run of index-like bytes is searched through.
         let mut h = index_bytes(&[1]);
         h.extend_from_slice(&vec![b'0'; 200_000]);
-        assert_eq!(
-            find_index(&h, 0, h.len() as u64, u64::MAX).unwrap(),
-            Some(0)
-        );
+        assert_eq!(find_index(&h, 0, h.len() as u64, u64::MAX).unwrap(), Some(0));
         assert_eq!(find_index(&h, 1, h.len() as u64, u64::MAX).unwrap(), None);
     }
 }

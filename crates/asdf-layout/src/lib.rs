@@ -41,9 +41,7 @@ mod writer;
 
 pub use block::{BLOCK_MAGIC, BlockHeader, FLAG_STREAMED};
 pub use compression::{Codec, CodecError, Label, Registry};
-pub use error::{
-    Error, FormatError, IndexProblem, LimitError, Result, Unsupported, UsageError, Warning,
-};
+pub use error::{Error, FormatError, IndexProblem, LimitError, Result, Unsupported, UsageError, Warning};
 pub use header::{Content, FileHeader};
 pub use limits::Limits;
 pub use reader::{BlockDiscovery, BlockInfo, ChecksumStatus, ReadOptions, Reader, md5_of};

@@ -10,9 +10,7 @@ use md5::{Digest, Md5};
 
 use crate::block::{BLOCK_MAGIC, BlockHeader, MIN_BLOCK_HEADER_LEN, find_magic};
 use crate::compression::{Label, Registry};
-use crate::error::{
-    Error, FormatError, IndexProblem, LimitError, Result, Unsupported, UsageError, Warning,
-};
+use crate::error::{Error, FormatError, IndexProblem, LimitError, Result, Unsupported, UsageError, Warning};
 use crate::header::{Content, FileHeader, read_file_header, read_tree};
 use crate::index::{INDEX_HEADER, find_index, parse_index, read_index_bytes};
 use crate::limits::Limits;
@@ -313,8 +311,7 @@ impl<S: ReadAt> Reader<S> {
         if offsets[last].saturating_add(MIN_BLOCK_HEADER_LEN) > index_at {
             return Err((last, IndexProblem::OutOfFile));
         }
-        let h0 = BlockHeader::read_at(&self.source, first, index_at)
-            .map_err(|_| (0, IndexProblem::NoBlockAtEntry))?;
+        let h0 = BlockHeader::read_at(&self.source, first, index_at).map_err(|_| (0, IndexProblem::NoBlockAtEntry))?;
         let hl = BlockHeader::read_at(&self.source, offsets[last], index_at)
             .map_err(|_| (last, IndexProblem::NoBlockAtEntry))?;
         if hl.is_streamed() {
@@ -446,13 +443,10 @@ impl<S: ReadAt> Reader<S> {
     /// # Errors
     /// [`UsageError::NoSuchBlock`]; a bad header at the indexed offset; I/O errors.
     pub fn block(&self, i: usize) -> Result<BlockInfo> {
-        let slot = self
-            .slots
-            .get(i)
-            .ok_or(Error::Usage(UsageError::NoSuchBlock {
-                index: i,
-                count: self.slots.len(),
-            }))?;
+        let slot = self.slots.get(i).ok_or(Error::Usage(UsageError::NoSuchBlock {
+            index: i,
+            count: self.slots.len(),
+        }))?;
         let header = match slot.header.get() {
             Some(h) => *h,
             None => {

@@ -59,8 +59,7 @@ pub trait ReadAt: Send + Sync {
 }
 
 fn slice_of(data: &[u8], offset: u64, len: usize) -> io::Result<&[u8]> {
-    let start =
-        usize::try_from(offset).map_err(|_| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+    let start = usize::try_from(offset).map_err(|_| io::Error::from(io::ErrorKind::UnexpectedEof))?;
     let end = start
         .checked_add(len)
         .filter(|&e| e <= data.len())

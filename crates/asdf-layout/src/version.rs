@@ -20,11 +20,7 @@ impl Version {
     /// Builds a version from its three parts.
     #[must_use]
     pub const fn new(major: u32, minor: u32, patch: u32) -> Self {
-        Self {
-            major,
-            minor,
-            patch,
-        }
+        Self { major, minor, patch }
     }
 
     /// The only file format version defined so far, `1.0.0`.
@@ -62,10 +58,7 @@ impl FromStr for Version {
         let mut parts = core.split('.');
         let mut next = || -> Result<u32, ParseVersionError> {
             let p = parts.next().ok_or_else(err)?;
-            if p.is_empty()
-                || !p.bytes().all(|b| b.is_ascii_digit())
-                || (p.len() > 1 && p.starts_with('0'))
-            {
+            if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) || (p.len() > 1 && p.starts_with('0')) {
                 return Err(err());
             }
             p.parse().map_err(|_| err())
@@ -85,10 +78,7 @@ mod tests {
     #[test]
     fn parses_and_orders() {
         assert_eq!("1.6.0".parse::<Version>().unwrap(), Version::new(1, 6, 0));
-        assert_eq!(
-            "1.0.0-dev+x".parse::<Version>().unwrap(),
-            Version::new(1, 0, 0)
-        );
+        assert_eq!("1.0.0-dev+x".parse::<Version>().unwrap(), Version::new(1, 0, 0));
         assert!("1.6".parse::<Version>().is_err());
         assert!("1.6.0.1".parse::<Version>().is_err());
         assert!("a.b.c".parse::<Version>().is_err());

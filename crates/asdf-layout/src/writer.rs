@@ -110,12 +110,7 @@ impl<W: Write> Writer<W> {
     ///
     /// # Errors
     /// I/O errors.
-    pub fn with_comments(
-        inner: W,
-        standard: Version,
-        comments: &[&str],
-        registry: Arc<Registry>,
-    ) -> Result<Self> {
+    pub fn with_comments(inner: W, standard: Version, comments: &[&str], registry: Arc<Registry>) -> Result<Self> {
         let mut w = Writer {
             inner,
             pos: 0,
@@ -123,10 +118,7 @@ impl<W: Write> Writer<W> {
             state: State::BeforeTree,
             registry,
         };
-        let mut head = format!(
-            "#ASDF {}\n#ASDF_STANDARD {standard}\n",
-            Version::FILE_FORMAT_1_0_0
-        );
+        let mut head = format!("#ASDF {}\n#ASDF_STANDARD {standard}\n", Version::FILE_FORMAT_1_0_0);
         for c in comments {
             for line in c.lines() {
                 head.push('#');
@@ -139,9 +131,7 @@ impl<W: Write> Writer<W> {
     }
 
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
-        self.inner
-            .write_all(bytes)
-            .map_err(Error::io_at(self.pos))?;
+        self.inner.write_all(bytes).map_err(Error::io_at(self.pos))?;
         self.pos += bytes.len() as u64;
         Ok(())
     }
@@ -211,14 +201,12 @@ impl<W: Write> Writer<W> {
             .ok_or(Error::Usage(UsageError::UnknownCodec(opts.compression)))?
             .clone();
         let mut stored = Vec::new();
-        codec
-            .encode(data, &mut stored)
-            .map_err(|source| Error::Codec {
-                block: self.offsets.len(),
-                offset: self.pos,
-                label: opts.compression,
-                source,
-            })?;
+        codec.encode(data, &mut stored).map_err(|source| Error::Codec {
+            block: self.offsets.len(),
+            offset: self.pos,
+            label: opts.compression,
+            source,
+        })?;
         let mut h = BlockHeader::new(opts.compression, stored.len() as u64, data.len() as u64);
         self.write_stored(&stored, &mut h, opts)
     }
@@ -244,20 +232,11 @@ impl<W: Write> Writer<W> {
         self.write_stored(stored, &mut h, opts)
     }
 
-    fn write_stored(
-        &mut self,
-        stored: &[u8],
-        h: &mut BlockHeader,
-        opts: &BlockOptions,
-    ) -> Result<WrittenBlock> {
+    fn write_stored(&mut self, stored: &[u8], h: &mut BlockHeader, opts: &BlockOptions) -> Result<WrittenBlock> {
         self.state = State::Blocks;
         h.header_size = opts.header_size.max(BLOCK_HEADER_FIELDS);
         h.allocated_size = h.used_size + opts.padding;
-        h.checksum = if opts.checksum {
-            md5_of(stored)
-        } else {
-            [0; 16]
-        };
+        h.checksum = if opts.checksum { md5_of(stored) } else { [0; 16] };
         let offset = self.pos;
         self.put(&h.to_bytes())?;
         let data_offset = self.pos;

@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use asdf_layout::{
-    BlockDiscovery, ChecksumStatus, Content, Error, FormatError, IndexProblem, ReadOptions, Reader,
-    Unsupported, Version, Warning,
+    BlockDiscovery, ChecksumStatus, Content, Error, FormatError, IndexProblem, ReadOptions, Reader, Unsupported,
+    Version, Warning,
 };
 
 fn conformance() -> PathBuf {
@@ -35,9 +35,7 @@ fn all_data(r: &Reader<Vec<u8>>) -> Vec<Vec<u8>> {
 }
 
 fn reference(rel: &str) -> Reader<Vec<u8>> {
-    let p = conformance()
-        .join("asdf-standard/reference_files")
-        .join(rel);
+    let p = conformance().join("asdf-standard/reference_files").join(rel);
     Reader::open(std::fs::read(p).unwrap()).unwrap()
 }
 
@@ -61,11 +59,7 @@ fn int_base() -> Vec<Vec<u8>> {
 
 fn assert_int_blocks(rel: &str, r: &Reader<Vec<u8>>) {
     assert_eq!(r.block_count(), 12, "{rel}");
-    assert_eq!(
-        all_data(r),
-        int_base(),
-        "{rel}: block data differs from int.asdf"
-    );
+    assert_eq!(all_data(r), int_base(), "{rel}: block data differs from int.asdf");
 }
 
 fn one_warning(rel: &str, r: &Reader<Vec<u8>>) -> Warning {
@@ -129,9 +123,7 @@ fn check_layout_case(rel: &str) -> bool {
             assert_eq!(r.tree_range().unwrap().end, r.file_len());
             assert_eq!(r.block_count(), 0);
         }
-        "inline/ff_no_asdf_header.asdf"
-        | "inline/ff_fits_magic.asdf"
-        | "inline/ff_fits_magic_newline.asdf" => {
+        "inline/ff_no_asdf_header.asdf" | "inline/ff_fits_magic.asdf" | "inline/ff_fits_magic_newline.asdf" => {
             assert_eq!(format_kind(open(rel)), FormatError::NotAsdf);
         }
         "inline/ff_header_only.asdf" | "inline/ff_header_and_standard_no_newline.asdf" => {
@@ -150,10 +142,7 @@ fn check_layout_case(rel: &str) -> bool {
             assert_eq!(e.offset(), Some(12));
         }
         "inline/ff_unparsable_version.asdf" => {
-            assert_eq!(
-                format_kind(open(rel)),
-                FormatError::UnparsableVersion("foo".into())
-            );
+            assert_eq!(format_kind(open(rel)), FormatError::UnparsableVersion("foo".into()));
         }
         "inline/ff_block_header_size_40.asdf" => {
             assert_eq!(format_kind(open(rel)), FormatError::BlockHeaderTooSmall(40));
@@ -187,10 +176,7 @@ fn check_layout_case(rel: &str) -> bool {
         "inline/unsupported_standard_999.asdf" => {
             // The layout reports the version; rejecting it is the facade's decision.
             let r = open(rel).unwrap();
-            assert_eq!(
-                r.file_header().standard_version,
-                Version::new(999, 999, 999)
-            );
+            assert_eq!(r.file_header().standard_version, Version::new(999, 999, 999));
         }
         "mutated/int_index_first_plus4.asdf" | "mutated/int_index_first_minus4.asdf" => {
             let r = open(rel).unwrap();
@@ -214,10 +200,7 @@ fn check_layout_case(rel: &str) -> bool {
         | "mutated/int_index_junk_appended.asdf"
         | "mutated/int_fake_index_zeros.asdf" => {
             let r = open(rel).unwrap();
-            assert!(
-                matches!(one_warning(rel, &r), Warning::IndexUnparsable { .. }),
-                "{rel}"
-            );
+            assert!(matches!(one_warning(rel, &r), Warning::IndexUnparsable { .. }), "{rel}");
             assert_int_blocks(rel, &r);
         }
         "mutated/int_index_reversed.asdf" => {
@@ -248,8 +231,7 @@ fn check_layout_case(rel: &str) -> bool {
             }
             assert_int_blocks(rel, &r);
         }
-        "mutated/int_pad_before_first_block_nul7.asdf"
-        | "mutated/int_pad_before_first_block_d3BL_x4.asdf" => {
+        "mutated/int_pad_before_first_block_nul7.asdf" | "mutated/int_pad_before_first_block_d3BL_x4.asdf" => {
             let r = open(rel).unwrap();
             assert!(r.warnings().is_empty(), "{rel}: {:?}", r.warnings());
             assert!(matches!(r.block_discovery(), BlockDiscovery::Index { .. }));
@@ -280,10 +262,7 @@ fn check_layout_case(rel: &str) -> bool {
         "mutated/basic_bad_checksum.asdf" => {
             let r = open(rel).unwrap();
             assert_eq!(le_i64(&r.read_data(0).unwrap()), (0..8).collect::<Vec<_>>());
-            assert!(matches!(
-                r.verify_checksum(0),
-                Err(Error::Checksum { block: 0, .. })
-            ));
+            assert!(matches!(r.verify_checksum(0), Err(Error::Checksum { block: 0, .. })));
             let strict = open_with(rel, ReadOptions::default().verify_checksums(true)).unwrap();
             assert!(matches!(strict.read_data(0), Err(Error::Checksum { .. })));
             let mut buf = vec![0u8; 64];
@@ -322,10 +301,7 @@ fn check_layout_case(rel: &str) -> bool {
                 }
                 other => panic!("{other:?}"),
             }
-            assert_eq!(
-                le_i64(&r.read_data(1).unwrap()),
-                (0..128).collect::<Vec<_>>()
-            );
+            assert_eq!(le_i64(&r.read_data(1).unwrap()), (0..128).collect::<Vec<_>>());
         }
         "mutated/stream_empty.asdf" => {
             let r = open(rel).unwrap();
@@ -363,10 +339,8 @@ fn check_layout_case(rel: &str) -> bool {
 
 #[test]
 fn expectations_json_layout_cases() {
-    let j: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(data_dir().join("EXPECTATIONS.json")).unwrap(),
-    )
-    .unwrap();
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data_dir().join("EXPECTATIONS.json")).unwrap()).unwrap();
     let cases = j["cases"].as_array().unwrap();
     assert!(cases.len() >= 100, "{} cases", cases.len());
     let (mut layout, mut other) = (0, 0);
@@ -384,8 +358,7 @@ fn expectations_json_layout_cases() {
             assert!(r.warnings().is_empty(), "{rel}: {:?}", r.warnings());
             assert!(r.tree_bytes().is_some(), "{rel}");
             for i in 0..r.block_count() {
-                r.read_data(i)
-                    .unwrap_or_else(|e| panic!("{rel} block {i}: {e}"));
+                r.read_data(i).unwrap_or_else(|e| panic!("{rel} block {i}: {e}"));
             }
             other += 1;
         }
@@ -408,10 +381,7 @@ fn upstream_files_with_legacy_or_wrong_checksums() {
         let b = r.block(0).unwrap();
         assert_eq!(b.data_len(), 80_000);
         assert_eq!(r.read_data(0).unwrap().len(), 80_000);
-        assert!(
-            matches!(r.verify_checksum(0), Err(Error::Checksum { .. })),
-            "{f}"
-        );
+        assert!(matches!(r.verify_checksum(0), Err(Error::Checksum { .. })), "{f}");
     }
     // ndarray2: lz4 and bzp2 blocks with 8192-byte allocations, MD5 of the decoded data.
     let r = open("upstream/ndarray2.asdf").unwrap();

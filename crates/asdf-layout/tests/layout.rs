@@ -12,8 +12,8 @@
 use std::path::{Path, PathBuf};
 
 use asdf_layout::{
-    BlockDiscovery, BlockHeader, BlockOptions, ChecksumStatus, Error, FormatError, Label,
-    LimitError, Limits, ReadOptions, Reader, RecordingSource, UsageError, Version, Warning, Writer,
+    BlockDiscovery, BlockHeader, BlockOptions, ChecksumStatus, Error, FormatError, Label, LimitError, Limits,
+    ReadOptions, Reader, RecordingSource, UsageError, Version, Warning, Writer,
 };
 use proptest::prelude::*;
 
@@ -138,10 +138,7 @@ fn zlib_and_bzp2_blocks_from_python_decode_and_reencode() {
             let f = write(&[(&data, BlockOptions::default().compression(label))], true);
             let back = Reader::open(f).unwrap();
             assert_eq!(&*back.read_data(0).unwrap(), &data[..]);
-            assert_eq!(
-                back.verify_checksum(0).unwrap(),
-                ChecksumStatus::StoredBytes
-            );
+            assert_eq!(back.verify_checksum(0).unwrap(), ChecksumStatus::StoredBytes);
         }
     }
 }
@@ -187,10 +184,7 @@ const BIG: usize = 100_000;
 #[test]
 fn index_is_used_and_only_needed_headers_are_read() {
     let blocks: Vec<Vec<u8>> = (0..50u8).map(|i| vec![i; BIG]).collect();
-    let spec: Vec<(&[u8], BlockOptions)> = blocks
-        .iter()
-        .map(|b| (&b[..], BlockOptions::default()))
-        .collect();
+    let spec: Vec<(&[u8], BlockOptions)> = blocks.iter().map(|b| (&b[..], BlockOptions::default())).collect();
     let f = write(&spec, true);
     let src = RecordingSource::new(f.clone());
     let r = Reader::open(&src).unwrap();
@@ -230,10 +224,7 @@ fn index_is_used_and_only_needed_headers_are_read() {
     assert_eq!(scanned.block_offsets(), offsets);
     for i in 2..50 {
         let d = offsets[i] + 54;
-        assert!(
-            !src2.touched(d, d + BIG as u64),
-            "block {i} data read by the scan"
-        );
+        assert!(!src2.touched(d, d + BIG as u64), "block {i} data read by the scan");
     }
 }
 
@@ -263,14 +254,8 @@ fn flow_style_index_is_accepted() {
 fn allocated_gaps_and_large_headers_round_trip() {
     let f = write(
         &[
-            (
-                &[1u8; 100],
-                BlockOptions::default().padding(500).header_size(64),
-            ),
-            (
-                &[2u8; 100],
-                BlockOptions::default().compression(Label::ZLIB).padding(7),
-            ),
+            (&[1u8; 100], BlockOptions::default().padding(500).header_size(64)),
+            (&[2u8; 100], BlockOptions::default().compression(Label::ZLIB).padding(7)),
         ],
         true,
     );
@@ -278,11 +263,7 @@ fn allocated_gaps_and_large_headers_round_trip() {
     assert!(r.warnings().is_empty());
     let b0 = r.block(0).unwrap();
     assert_eq!(
-        (
-            b0.header.allocated_size,
-            b0.header.used_size,
-            b0.header.header_size
-        ),
+        (b0.header.allocated_size, b0.header.used_size, b0.header.header_size),
         (600, 100, 64)
     );
     assert_eq!(r.block(1).unwrap().offset, b0.offset + 70 + 600);
@@ -352,20 +333,14 @@ fn huge_claims_are_errors_not_allocations() {
     let mut h = BlockHeader::new(Label::NONE, 1 << 62, 1 << 62);
     h.allocated_size = 1 << 62;
     let r = Reader::open(with_header(&h, &[0u8; 10])).unwrap();
-    assert!(matches!(
-        r.warnings(),
-        [Warning::BlockTruncated { block: 0, .. }]
-    ));
+    assert!(matches!(r.warnings(), [Warning::BlockTruncated { block: 0, .. }]));
     assert!(matches!(
         r.read_data(0).unwrap_err().format_kind(),
         Some(FormatError::BlockBeyondEof { .. })
     ));
     // Too many blocks.
     let f = write(
-        &[
-            (&[1u8], BlockOptions::default()),
-            (&[2u8], BlockOptions::default()),
-        ],
+        &[(&[1u8], BlockOptions::default()), (&[2u8], BlockOptions::default())],
         false,
     );
     let mut lim = Limits::default();
@@ -431,11 +406,7 @@ fn user_codecs_can_be_registered() {
             }
             Ok(())
         }
-        fn encode(
-            &self,
-            input: &[u8],
-            output: &mut Vec<u8>,
-        ) -> Result<(), asdf_layout::CodecError> {
+        fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), asdf_layout::CodecError> {
             output.extend(input.iter().map(|b| b ^ 0x5a));
             Ok(())
         }
@@ -443,19 +414,10 @@ fn user_codecs_can_be_registered() {
     let mut reg = asdf_layout::Registry::default();
     reg.register(std::sync::Arc::new(Xor));
     let reg = std::sync::Arc::new(reg);
-    let mut w = Writer::with_comments(
-        Vec::new(),
-        Version::STANDARD_LATEST,
-        &["made by a test"],
-        reg.clone(),
-    )
-    .unwrap();
+    let mut w = Writer::with_comments(Vec::new(), Version::STANDARD_LATEST, &["made by a test"], reg.clone()).unwrap();
     w.write_tree(TREE).unwrap();
-    w.write_block(
-        b"hello",
-        &BlockOptions::default().compression(Label(*b"xor1")),
-    )
-    .unwrap();
+    w.write_block(b"hello", &BlockOptions::default().compression(Label(*b"xor1")))
+        .unwrap();
     let f = w.finish(true).unwrap();
     // Without the codec: the file opens, the block is an error only when read.
     let plain = Reader::open(f.clone()).unwrap();
@@ -556,21 +518,11 @@ fn compression_samples_agree_with_zlib() {
         let got: Vec<Vec<u8>> = (0..r.block_count())
             .map(|i| r.read_data(i).unwrap().into_owned())
             .collect();
-        assert!(
-            got == want,
-            "{name}: decoded blocks differ from b_zlib.asdf"
-        );
+        assert!(got == want, "{name}: decoded blocks differ from b_zlib.asdf");
         for i in 0..r.block_count() {
-            assert_eq!(
-                r.verify_checksum(i).unwrap(),
-                ChecksumStatus::StoredBytes,
-                "{name}"
-            );
+            assert_eq!(r.verify_checksum(i).unwrap(), ChecksumStatus::StoredBytes, "{name}");
             let label = r.block(i).unwrap().compression();
-            let f = write(
-                &[(&got[i], BlockOptions::default().compression(label))],
-                true,
-            );
+            let f = write(&[(&got[i], BlockOptions::default().compression(label))], true);
             assert!(
                 *Reader::open(f).unwrap().read_data(0).unwrap() == got[i][..],
                 "{name} re-encoded"
@@ -583,20 +535,12 @@ fn compression_samples_agree_with_zlib() {
 #[test]
 fn blosc1_block_written_by_asdf_cxx() {
     // JuliaAstro's file from asdf-cxx: float16[256] all 1.0 in one `blsc` block; wrong index.
-    let r = Reader::open_path(
-        conformance().join("other-impls/JuliaAstro-ASDF.jl/blue_upchan_gain.00000000.asdf"),
-    )
-    .unwrap();
-    assert!(matches!(
-        r.warnings(),
-        [Warning::IndexInvalid { entry: 0, .. }]
-    ));
+    let r =
+        Reader::open_path(conformance().join("other-impls/JuliaAstro-ASDF.jl/blue_upchan_gain.00000000.asdf")).unwrap();
+    assert!(matches!(r.warnings(), [Warning::IndexInvalid { entry: 0, .. }]));
     let d = r.read_data(0).unwrap();
     assert_eq!(d.len(), 512);
-    assert!(
-        d.chunks_exact(2)
-            .all(|h| u16::from_le_bytes([h[0], h[1]]) == 0x3c00)
-    );
+    assert!(d.chunks_exact(2).all(|h| u16::from_le_bytes([h[0], h[1]]) == 0x3c00));
     assert_eq!(r.verify_checksum(0).unwrap(), ChecksumStatus::StoredBytes);
 }
 

@@ -203,13 +203,7 @@ pub fn strip_prose(node: &mut Node) {
             .retain(|(k, _)| !matches!(k.as_str(), Some("title" | "description")));
         for (k, v) in &mut m.entries {
             match k.as_str().unwrap_or_default() {
-                "items"
-                | "additionalItems"
-                | "additionalProperties"
-                | "not"
-                | "allOf"
-                | "anyOf"
-                | "oneOf" => {
+                "items" | "additionalItems" | "additionalProperties" | "not" | "allOf" | "anyOf" | "oneOf" => {
                     if matches!(v.kind, NodeKind::Mapping(_)) {
                         stack.push(v);
                     } else if let NodeKind::Sequence(s) = &mut v.kind {
@@ -304,9 +298,7 @@ impl AsdfSchemas {
         self.tags.clear();
         for m in &self.manifests {
             for t in &m.tags {
-                self.tags
-                    .entry(t.tag.clone())
-                    .or_insert_with(|| t.schema.clone());
+                self.tags.entry(t.tag.clone()).or_insert_with(|| t.schema.clone());
             }
         }
         let uris: Vec<String> = self
@@ -374,10 +366,7 @@ impl AsdfSchemas {
                     stack.push(p);
                     continue;
                 }
-                if !matches!(
-                    p.extension().and_then(|x| x.to_str()),
-                    Some("yaml" | "yml" | "json")
-                ) {
+                if !matches!(p.extension().and_then(|x| x.to_str()), Some("yaml" | "yml" | "json")) {
                     continue;
                 }
                 let text = std::fs::read(&p).map_err(|_| SchemaError::Unresolvable {
@@ -428,10 +417,7 @@ impl AsdfSchemas {
         let mut out: Vec<TagDef> = self
             .manifests
             .iter()
-            .filter(|m| {
-                m.standard == Some(version)
-                    || (m.standard.is_none() && m.id.contains("/astronomy/"))
-            })
+            .filter(|m| m.standard == Some(version) || (m.standard.is_none() && m.id.contains("/astronomy/")))
             .flat_map(|m| m.tags.iter().cloned())
             .collect();
         out.sort_by(|a, b| a.tag.cmp(&b.tag));
@@ -463,12 +449,8 @@ impl AsdfSchemas {
                 (n == name).then_some((kv, t, s))
             })
             .collect();
-        let newest = |f: &dyn Fn(&Version) -> bool| {
-            known
-                .iter()
-                .filter(|(kv, _, _)| f(kv))
-                .max_by_key(|(kv, _, _)| *kv)
-        };
+        let newest =
+            |f: &dyn Fn(&Version) -> bool| known.iter().filter(|(kv, _, _)| f(kv)).max_by_key(|(kv, _, _)| *kv);
         if let Some((kv, _, schema)) = newest(&|kv| kv.0 == v.0 && kv.1 == v.1)
             && v.2 > kv.2
         {
@@ -502,8 +484,7 @@ impl AsdfSchemas {
         let mut stack: Vec<&mut Node> = vec![&mut doc.root];
         while let Some(node) = stack.pop() {
             if let Some(tag) = node.tag.clone()
-                && let TagResolution::Known(schema) | TagResolution::NewerPatch { schema } =
-                    self.resolve_tag(&tag)
+                && let TagResolution::Known(schema) | TagResolution::NewerPatch { schema } = self.resolve_tag(&tag)
                 && let Some(loc) = self.registry.lookup(&schema, &schema)
             {
                 added += self.fill_node(node, &loc, 0);
@@ -557,12 +538,7 @@ impl AsdfSchemas {
     }
 
     /// The schema nodes that apply at `loc`: itself, its `$ref` target, its `allOf` members.
-    fn applicable(
-        &self,
-        loc: &crate::registry::Location,
-        depth: usize,
-        out: &mut Vec<crate::registry::Location>,
-    ) {
+    fn applicable(&self, loc: &crate::registry::Location, depth: usize, out: &mut Vec<crate::registry::Location>) {
         if depth > 16 {
             return;
         }
@@ -674,9 +650,7 @@ impl AsdfSchemas {
                         span: node.span,
                         schema: known.clone(),
                         keyword: "tag".to_owned(),
-                        message: format!(
-                            "{tag} is a newer major version than {known}, which this build supports"
-                        ),
+                        message: format!("{tag} is a newer major version than {known}, which this build supports"),
                     });
                     continue;
                 }
@@ -713,8 +687,7 @@ impl AsdfSchemas {
 
 /// Shares one [`AsdfSchemas`] (compiling the embedded schemas takes a few milliseconds).
 pub fn shared() -> Result<Arc<AsdfSchemas>, &'static SchemaError> {
-    static SHARED: std::sync::OnceLock<Result<Arc<AsdfSchemas>, SchemaError>> =
-        std::sync::OnceLock::new();
+    static SHARED: std::sync::OnceLock<Result<Arc<AsdfSchemas>, SchemaError>> = std::sync::OnceLock::new();
     match SHARED.get_or_init(|| AsdfSchemas::embedded().map(Arc::new)) {
         Ok(s) => Ok(s.clone()),
         Err(e) => Err(e),

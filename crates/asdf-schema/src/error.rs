@@ -71,15 +71,7 @@ pub struct Violation {
 
 impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let at = if self.instance.is_empty() {
-            "/"
-        } else {
-            &self.instance
-        };
-        write!(
-            f,
-            "{at} (line {}): {} [{}]",
-            self.span, self.message, self.schema
-        )
+        let at = if self.instance.is_empty() { "/" } else { &self.instance };
+        write!(f, "{at} (line {}): {} [{}]", self.span, self.message, self.schema)
     }
 }

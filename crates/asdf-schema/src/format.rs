@@ -38,11 +38,7 @@ fn date_time(s: &str) -> bool {
     if b.len() < 20 || !b.is_ascii() {
         return false;
     }
-    let (Some(y), Some(mo), Some(d)) = (
-        digits(&s[0..4], 4),
-        digits(&s[5..7], 2),
-        digits(&s[8..10], 2),
-    ) else {
+    let (Some(y), Some(mo), Some(d)) = (digits(&s[0..4], 4), digits(&s[5..7], 2), digits(&s[8..10], 2)) else {
         return false;
     };
     if b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') {
@@ -51,11 +47,7 @@ fn date_time(s: &str) -> bool {
     if !(1..=12).contains(&mo) || d == 0 || d > days_in_month(y, mo) {
         return false;
     }
-    let (Some(h), Some(mi), Some(sec)) = (
-        digits(&s[11..13], 2),
-        digits(&s[14..16], 2),
-        digits(&s[17..19], 2),
-    ) else {
+    let (Some(h), Some(mi), Some(sec)) = (digits(&s[11..13], 2), digits(&s[14..16], 2), digits(&s[17..19], 2)) else {
         return false;
     };
     if b[13] != b':' || b[16] != b':' || h > 23 || mi > 59 || sec > 60 {
@@ -154,8 +146,7 @@ fn uri(s: &str) -> bool {
     let b = rest.as_bytes();
     for (i, &c) in b.iter().enumerate() {
         if c == b'%'
-            && !(b.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
-                && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
+            && !(b.get(i + 1).is_some_and(u8::is_ascii_hexdigit) && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
         {
             return false;
         }

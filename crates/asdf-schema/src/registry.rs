@@ -136,11 +136,7 @@ impl Registry {
                 && let Some(abs) = join(&base, id)
             {
                 let (a, frag) = split_fragment(&abs);
-                let key = if frag.is_empty() {
-                    a.to_owned()
-                } else {
-                    abs.clone()
-                };
+                let key = if frag.is_empty() { a.to_owned() } else { abs.clone() };
                 self.ids.entry(key).or_insert(Location {
                     doc: doc.to_owned(),
                     tokens: tokens.clone(),
@@ -259,11 +255,7 @@ impl Registry {
             Some(l) => l.clone(),
             None => {
                 if !self.docs.contains_key(&doc) {
-                    let retrieved = self
-                        .retriever
-                        .as_ref()
-                        .and_then(|r| r(&doc))
-                        .ok_or_else(unresolvable)?;
+                    let retrieved = self.retriever.as_ref().and_then(|r| r(&doc)).ok_or_else(unresolvable)?;
                     self.add(Some(&doc), retrieved);
                 }
                 Location {
@@ -272,9 +264,7 @@ impl Registry {
                 }
             }
         };
-        start
-            .tokens
-            .extend(pointer_tokens(&frag).ok_or_else(unresolvable)?);
+        start.tokens.extend(pointer_tokens(&frag).ok_or_else(unresolvable)?);
         if self.node(&start).is_none() {
             return Err(unresolvable());
         }

@@ -43,10 +43,7 @@ pub fn percent_decode(s: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%'
-            && let (Some(h), Some(l)) = (
-                b.get(i + 1).and_then(|&c| hex(c)),
-                b.get(i + 2).and_then(|&c| hex(c)),
-            )
+            && let (Some(h), Some(l)) = (b.get(i + 1).and_then(|&c| hex(c)), b.get(i + 2).and_then(|&c| hex(c)))
         {
             out.push(h * 16 + l);
             i += 3;
@@ -117,11 +114,7 @@ mod tests {
     #[test]
     fn joins_and_globs() {
         assert_eq!(
-            join(
-                "http://stsci.edu/schemas/asdf/core/ndarray-1.1.0",
-                "../unit/unit-1.0.0"
-            )
-            .as_deref(),
+            join("http://stsci.edu/schemas/asdf/core/ndarray-1.1.0", "../unit/unit-1.0.0").as_deref(),
             Some("http://stsci.edu/schemas/asdf/unit/unit-1.0.0")
         );
         assert_eq!(

@@ -122,11 +122,7 @@ fn json_eq(a: &Node, b: &Node, da: &Document, db: &Document) -> bool {
             },
         },
         (NodeKind::Sequence(x), NodeKind::Sequence(y)) => {
-            x.items.len() == y.items.len()
-                && x.items
-                    .iter()
-                    .zip(&y.items)
-                    .all(|(p, q)| json_eq(p, q, da, db))
+            x.items.len() == y.items.len() && x.items.iter().zip(&y.items).all(|(p, q)| json_eq(p, q, da, db))
         }
         (NodeKind::Mapping(x), NodeKind::Mapping(y)) => {
             x.entries.len() == y.entries.len()
@@ -278,9 +274,7 @@ fn invalid(loc: &Location, key: &str, problem: &'static str) -> SchemaError {
 fn as_u64(n: &Node, loc: &Location, key: &str) -> Result<u64, SchemaError> {
     match n.as_scalar().map(|s| &s.value) {
         Some(Value::Int(i)) if *i >= 0 => Ok(i.unsigned_abs()),
-        Some(Value::Float(f)) if *f >= 0.0 && f.fract() == 0.0 && *f < 1e18 => {
-            Ok(f.to_string().parse().unwrap_or(0))
-        }
+        Some(Value::Float(f)) if *f >= 0.0 && f.fract() == 0.0 && *f < 1e18 => Ok(f.to_string().parse().unwrap_or(0)),
         _ => Err(invalid(loc, key, "expected a non-negative integer")),
     }
 }
@@ -309,11 +303,7 @@ fn ecma_regex(p: &str) -> String {
             '\\' => match chars.next() {
                 Some('d') => out.push_str(if in_class { "0-9" } else { "[0-9]" }),
                 Some('D') if !in_class => out.push_str("[^0-9]"),
-                Some('w') => out.push_str(if in_class {
-                    "a-zA-Z0-9_"
-                } else {
-                    "[a-zA-Z0-9_]"
-                }),
+                Some('w') => out.push_str(if in_class { "a-zA-Z0-9_" } else { "[a-zA-Z0-9_]" }),
                 Some('W') if !in_class => out.push_str("[^a-zA-Z0-9_]"),
                 Some(n) => {
                     out.push('\\');
@@ -417,9 +407,7 @@ impl Compiler<'_> {
                     Kw::Type(bits)
                 }
                 "enum" => {
-                    let items = v
-                        .as_sequence()
-                        .ok_or_else(|| invalid(loc, key, "expected an array"))?;
+                    let items = v.as_sequence().ok_or_else(|| invalid(loc, key, "expected an array"))?;
                     Kw::Enum(items.items.clone(), Arc::new(Document::new(Node::null())))
                 }
                 "minimum" | "maximum" => {
@@ -436,15 +424,11 @@ impl Compiler<'_> {
                         Kw::Maximum(n, exclusive)
                     }
                 }
-                "multipleOf" => {
-                    Kw::MultipleOf(num_of(v).ok_or_else(|| invalid(loc, key, "expected a number"))?)
-                }
+                "multipleOf" => Kw::MultipleOf(num_of(v).ok_or_else(|| invalid(loc, key, "expected a number"))?),
                 "minLength" => Kw::MinLength(as_u64(v, loc, key)?),
                 "maxLength" => Kw::MaxLength(as_u64(v, loc, key)?),
                 "pattern" => {
-                    let p = v
-                        .as_scalar()
-                        .ok_or_else(|| invalid(loc, key, "expected a string"))?;
+                    let p = v.as_scalar().ok_or_else(|| invalid(loc, key, "expected a string"))?;
                     Kw::Pattern(regex(&p.text, loc, key)?, p.text.clone())
                 }
                 "items" => match &v.kind {
@@ -464,11 +448,7 @@ impl Compiler<'_> {
                     }
                     NodeKind::Mapping(_) => Kw::Items(self.child(loc, &["items"])?),
                     _ => {
-                        return Err(invalid(
-                            loc,
-                            key,
-                            "expected a schema or an array of schemas",
-                        ));
+                        return Err(invalid(loc, key, "expected a schema or an array of schemas"));
                     }
                 },
                 "minItems" => Kw::MinItems(as_u64(v, loc, key)?),
@@ -481,9 +461,7 @@ impl Compiler<'_> {
                     }
                 }
                 "properties" => {
-                    let mm = v
-                        .as_mapping()
-                        .ok_or_else(|| invalid(loc, key, "expected an object"))?;
+                    let mm = v.as_mapping().ok_or_else(|| invalid(loc, key, "expected an object"))?;
                     let mut props = Vec::new();
                     for (pk, _) in &mm.entries {
                         let name = pk.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
@@ -493,9 +471,7 @@ impl Compiler<'_> {
                     Kw::Properties(props)
                 }
                 "patternProperties" => {
-                    let mm = v
-                        .as_mapping()
-                        .ok_or_else(|| invalid(loc, key, "expected an object"))?;
+                    let mm = v.as_mapping().ok_or_else(|| invalid(loc, key, "expected an object"))?;
                     let mut pats = Vec::new();
                     for (pk, _) in &mm.entries {
                         let p = pk.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
@@ -536,17 +512,13 @@ impl Compiler<'_> {
                 "minProperties" => Kw::MinProperties(as_u64(v, loc, key)?),
                 "maxProperties" => Kw::MaxProperties(as_u64(v, loc, key)?),
                 "dependencies" => {
-                    let mm = v
-                        .as_mapping()
-                        .ok_or_else(|| invalid(loc, key, "expected an object"))?;
+                    let mm = v.as_mapping().ok_or_else(|| invalid(loc, key, "expected an object"))?;
                     let mut deps = Vec::new();
                     for (dk, dv) in &mm.entries {
                         let name = dk.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
                         let dep = match &dv.kind {
                             NodeKind::Sequence(_) => Dep::Props(strings(dv, loc, key)?),
-                            NodeKind::Mapping(_) => {
-                                Dep::Schema(self.child(loc, &["dependencies", &name])?)
-                            }
+                            NodeKind::Mapping(_) => Dep::Schema(self.child(loc, &["dependencies", &name])?),
                             _ => return Err(invalid(loc, key, "expected arrays or schemas")),
                         };
                         deps.push((name, dep));
@@ -601,11 +573,7 @@ impl Validator {
     ///
     /// # Errors
     /// Unresolvable references, malformed keywords, bad regular expressions.
-    pub fn compile(
-        registry: &mut Registry,
-        uris: &[&str],
-        opts: &CompileOptions,
-    ) -> Result<Self, SchemaError> {
+    pub fn compile(registry: &mut Registry, uris: &[&str], opts: &CompileOptions) -> Result<Self, SchemaError> {
         let mut c = Compiler {
             registry,
             nodes: Vec::new(),
@@ -648,13 +616,10 @@ impl Validator {
         doc: &Document,
         pointer: &str,
     ) -> Result<Vec<Violation>, SchemaError> {
-        let root = *self
-            .roots
-            .get(uri)
-            .ok_or_else(|| SchemaError::Unresolvable {
-                reference: uri.to_owned(),
-                base: String::new(),
-            })?;
+        let root = *self.roots.get(uri).ok_or_else(|| SchemaError::Unresolvable {
+            reference: uri.to_owned(),
+            base: String::new(),
+        })?;
         let mut out = Vec::new();
         let mut path = pointer.to_owned();
         let mut cx = Cx {
@@ -671,13 +636,10 @@ impl Validator {
     /// # Errors
     /// [`SchemaError::Unresolvable`] when `uri` was not compiled.
     pub fn is_valid(&self, uri: &str, node: &Node, doc: &Document) -> Result<bool, SchemaError> {
-        let root = *self
-            .roots
-            .get(uri)
-            .ok_or_else(|| SchemaError::Unresolvable {
-                reference: uri.to_owned(),
-                base: String::new(),
-            })?;
+        let root = *self.roots.get(uri).ok_or_else(|| SchemaError::Unresolvable {
+            reference: uri.to_owned(),
+            base: String::new(),
+        })?;
         let mut path = String::new();
         let mut cx = Cx {
             v: self,
@@ -716,16 +678,41 @@ impl Cx<'_> {
         }
     }
 
+    /// For a failed `anyOf`/`oneOf`: the most specific reason among the branches (the deepest
+    /// violation of a branch that did not fail on the node's type itself), as Python's
+    /// jsonschema `best_match` would point at.
+    fn closest(&mut self, branches: &[usize], node: &Node, path: &mut String) -> String {
+        let mut best: Option<Violation> = None;
+        for t in branches {
+            let mut errs = Vec::new();
+            self.check(*t, node, path, Some(&mut errs));
+            for e in errs {
+                if e.keyword == "type" && e.instance == *path {
+                    continue;
+                }
+                if best.as_ref().is_none_or(|b| e.instance.len() > b.instance.len()) {
+                    best = Some(e);
+                }
+            }
+        }
+        match best {
+            Some(b) => {
+                // A nested anyOf already names its own closest reason: keep the innermost.
+                if let Some(i) = b.message.rfind(" (closest: ") {
+                    let inner = b.message[i..].trim_end_matches(')');
+                    return format!("{inner})");
+                }
+                let at = if b.instance.is_empty() { "/" } else { &b.instance };
+                format!(" (closest: {at}: {})", b.message)
+            }
+            None => String::new(),
+        }
+    }
+
     /// Checks `node` against schema `idx`; with a sink, reports every failure, without one
     /// returns at the first.
     #[allow(clippy::too_many_lines)]
-    fn check(
-        &mut self,
-        idx: usize,
-        node: &Node,
-        path: &mut String,
-        mut sink: Option<&mut Vec<Violation>>,
-    ) -> bool {
+    fn check(&mut self, idx: usize, node: &Node, path: &mut String, mut sink: Option<&mut Vec<Violation>>) -> bool {
         let original = node;
         let node = self.doc.resolve(node);
         if matches!(original.kind, NodeKind::Alias(_)) {
@@ -776,32 +763,23 @@ impl Cx<'_> {
                 }
                 Kw::Type(t) => {
                     if bits & t == 0 {
-                        let names: Vec<&str> = [
-                            "null", "boolean", "integer", "number", "string", "array", "object",
-                        ]
-                        .into_iter()
-                        .filter(|n| type_bit(n).is_some_and(|b| b & t != 0))
-                        .collect();
+                        let names: Vec<&str> = ["null", "boolean", "integer", "number", "string", "array", "object"]
+                            .into_iter()
+                            .filter(|n| type_bit(n).is_some_and(|b| b & t != 0))
+                            .collect();
                         bad!(
                             key,
                             format!(
                                 "{} is not of type {}",
                                 repr(node),
-                                names
-                                    .iter()
-                                    .map(|n| format!("'{n}'"))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
+                                names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")
                             )
                         );
                     }
                 }
                 Kw::Enum(items, edoc) => {
                     if !items.iter().any(|i| json_eq(node, i, self.doc, edoc)) {
-                        bad!(
-                            key,
-                            format!("{} is not one of the allowed values", repr(node))
-                        );
+                        bad!(key, format!("{} is not one of the allowed values", repr(node)));
                     }
                 }
                 Kw::Minimum(lim, ex) | Kw::Maximum(lim, ex) => {
@@ -828,9 +806,7 @@ impl Cx<'_> {
                 Kw::MultipleOf(m) => {
                     if let Some(n) = num_of(node) {
                         let fails = match (&n, m) {
-                            (Num::I(a), Num::I(b)) => {
-                                b != &BigInt::from(0) && a % b != BigInt::from(0)
-                            }
+                            (Num::I(a), Num::I(b)) => b != &BigInt::from(0) && a % b != BigInt::from(0),
                             _ => {
                                 let (a, b) = (
                                     match &n {
@@ -843,18 +819,11 @@ impl Cx<'_> {
                                     },
                                 );
                                 let q = a / b;
-                                if q.is_finite() {
-                                    q.trunc() != q
-                                } else {
-                                    (a % b) != 0.0
-                                }
+                                if q.is_finite() { q.trunc() != q } else { (a % b) != 0.0 }
                             }
                         };
                         if fails {
-                            bad!(
-                                key,
-                                format!("{} is not a multiple of the divisor", repr(node))
-                            );
+                            bad!(key, format!("{} is not a multiple of the divisor", repr(node)));
                         }
                     }
                 }
@@ -865,11 +834,7 @@ impl Cx<'_> {
                         if (is_min && len < *l) || (!is_min && len > *l) {
                             bad!(
                                 key,
-                                format!(
-                                    "{} is too {}",
-                                    repr(node),
-                                    if is_min { "short" } else { "long" }
-                                )
+                                format!("{} is too {}", repr(node), if is_min { "short" } else { "long" })
                             );
                         }
                     }
@@ -881,10 +846,7 @@ impl Cx<'_> {
                     {
                         let shown: String = text.chars().take(80).collect();
                         let more = if text.chars().count() > 80 { "..." } else { "" };
-                        bad!(
-                            key,
-                            format!("{} does not match '{shown}{more}'", repr(node))
-                        );
+                        bad!(key, format!("{} does not match '{shown}{more}'", repr(node)));
                     }
                 }
                 Kw::Items(t) => {
@@ -912,10 +874,7 @@ impl Cx<'_> {
                                 (None, AddItems::Schema(t)) => *t,
                                 (None, AddItems::Any) => break,
                                 (None, AddItems::No) => {
-                                    bad!(
-                                        "additionalItems",
-                                        "additional items are not allowed".to_owned()
-                                    );
+                                    bad!("additionalItems", "additional items are not allowed".to_owned());
                                     break;
                                 }
                             };
@@ -940,11 +899,7 @@ impl Cx<'_> {
                         if (is_min && n < *l) || (!is_min && n > *l) {
                             bad!(
                                 key,
-                                format!(
-                                    "{} is too {}",
-                                    repr(node),
-                                    if is_min { "short" } else { "long" }
-                                )
+                                format!("{} is too {}", repr(node), if is_min { "short" } else { "long" })
                             );
                         }
                     }
@@ -952,8 +907,7 @@ impl Cx<'_> {
                 Kw::UniqueItems => {
                     if let NodeKind::Sequence(s) = &node.kind {
                         let dup = (0..s.items.len()).any(|i| {
-                            (i + 1..s.items.len())
-                                .any(|j| json_eq(&s.items[i], &s.items[j], self.doc, self.doc))
+                            (i + 1..s.items.len()).any(|j| json_eq(&s.items[i], &s.items[j], self.doc, self.doc))
                         });
                         if dup {
                             bad!(key, format!("{} has non-unique elements", repr(node)));
@@ -963,8 +917,7 @@ impl Cx<'_> {
                 Kw::Properties(props) => {
                     if let NodeKind::Mapping(m) = &node.kind {
                         for (name, t) in props {
-                            let Some((_, value)) = m.entries.iter().find(|(k, _)| key_is(k, name))
-                            else {
+                            let Some((_, value)) = m.entries.iter().find(|(k, _)| key_is(k, name)) else {
                                 continue;
                             };
                             let len = path.len();
@@ -1012,9 +965,7 @@ impl Cx<'_> {
                         let mut extra = Vec::new();
                         for (k, value) in &m.entries {
                             let name = key_text(k).unwrap_or_default();
-                            if names.iter().any(|n| n == &name)
-                                || patterns.iter().any(|r| r.is_match(&name))
-                            {
+                            if names.iter().any(|n| n == &name) || patterns.iter().any(|r| r.is_match(&name)) {
                                 continue;
                             }
                             match schema {
@@ -1035,14 +986,10 @@ impl Cx<'_> {
                             }
                         }
                         if !extra.is_empty() {
-                            let list: Vec<String> =
-                                extra.iter().map(|e| format!("'{e}'")).collect();
+                            let list: Vec<String> = extra.iter().map(|e| format!("'{e}'")).collect();
                             bad!(
                                 key,
-                                format!(
-                                    "Additional properties are not allowed ({} unexpected)",
-                                    list.join(", ")
-                                )
+                                format!("Additional properties are not allowed ({} unexpected)", list.join(", "))
                             );
                         }
                     }
@@ -1110,29 +1057,37 @@ impl Cx<'_> {
                 }
                 Kw::AnyOf(ts) => {
                     if !ts.iter().any(|t| self.check(*t, node, path, None)) {
-                        bad!(
-                            key,
-                            format!("{} is not valid under any of the given schemas", repr(node))
-                        );
+                        {
+                            let hint = if sink.is_some() {
+                                self.closest(ts, node, path)
+                            } else {
+                                String::new()
+                            };
+                            bad!(
+                                key,
+                                format!("{} is not valid under any of the given schemas{hint}", repr(node))
+                            );
+                        }
                     }
                 }
                 Kw::OneOf(ts) => {
-                    let n = ts
-                        .iter()
-                        .filter(|t| self.check(**t, node, path, None))
-                        .count();
+                    let n = ts.iter().filter(|t| self.check(**t, node, path, None)).count();
                     if n == 0 {
-                        bad!(
-                            key,
-                            format!("{} is not valid under any of the given schemas", repr(node))
-                        );
+                        {
+                            let hint = if sink.is_some() {
+                                self.closest(ts, node, path)
+                            } else {
+                                String::new()
+                            };
+                            bad!(
+                                key,
+                                format!("{} is not valid under any of the given schemas{hint}", repr(node))
+                            );
+                        }
                     } else if n > 1 {
                         bad!(
                             key,
-                            format!(
-                                "{} is valid under each of {n} of the given schemas",
-                                repr(node)
-                            )
+                            format!("{} is valid under each of {n} of the given schemas", repr(node))
                         );
                     }
                 }
@@ -1157,10 +1112,7 @@ impl Cx<'_> {
                     let good = node.tag.as_deref().is_some_and(|t| glob_match(pattern, t));
                     if !good {
                         let has = node.tag.as_deref().unwrap_or("no tag");
-                        bad!(
-                            key,
-                            format!("mismatched tags, wanted '{pattern}', got '{has}'")
-                        );
+                        bad!(key, format!("mismatched tags, wanted '{pattern}', got '{has}'"));
                     }
                 }
                 Kw::Custom(name, c) => {

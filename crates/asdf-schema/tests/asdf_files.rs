@@ -9,10 +9,7 @@ use asdf_yaml::{Limits, parse};
 fn tree_of(p: &std::path::Path) -> Vec<u8> {
     let b = std::fs::read(p).unwrap();
     let start = b.windows(5).position(|w| w == b"%YAML").unwrap();
-    let end = b
-        .windows(5)
-        .position(|w| w == b"\n...\n")
-        .map_or(b.len(), |e| e + 5);
+    let end = b.windows(5).position(|w| w == b"\n...\n").map_or(b.len(), |e| e + 5);
     b[start..end].to_vec()
 }
 
@@ -44,9 +41,7 @@ fn invalid_cases_fail_naming_the_path() {
         // ndarray_mask_invalid_strings.asdf needs the `datatype` keyword, which asdf-core-types
         // registers; it is checked there.
     ] {
-        let doc = parse(&tree_of(&inline.join(f)), &Limits::default())
-            .unwrap()
-            .document;
+        let doc = parse(&tree_of(&inline.join(f)), &Limits::default()).unwrap().document;
         let r = s.validate_document(&doc);
         assert!(!r.is_valid(), "{f} should be invalid");
         let v = &r.violations[0];
@@ -56,16 +51,12 @@ fn invalid_cases_fail_naming_the_path() {
     }
     for i in 0..13 {
         let f = format!("complex/invalid_{i:02}.asdf");
-        let doc = parse(&tree_of(&inline.join(&f)), &Limits::default())
-            .unwrap()
-            .document;
+        let doc = parse(&tree_of(&inline.join(&f)), &Limits::default()).unwrap().document;
         assert!(!s.validate_document(&doc).is_valid(), "{f}");
     }
     for i in 0..17 {
         let f = format!("complex/valid_{i:02}.asdf");
-        let doc = parse(&tree_of(&inline.join(&f)), &Limits::default())
-            .unwrap()
-            .document;
+        let doc = parse(&tree_of(&inline.join(&f)), &Limits::default()).unwrap().document;
         let r = s.validate_document(&doc);
         assert!(r.is_valid(), "{f}: {:?}", r.violations);
     }
@@ -74,8 +65,7 @@ fn invalid_cases_fail_naming_the_path() {
 #[test]
 fn unknown_tags_warn_once_each() {
     let s = AsdfSchemas::embedded().unwrap();
-    let p =
-        asdf_testdata::conformance_dir().join("asdf-pytests-data/inline/unknown_tags_nested.asdf");
+    let p = asdf_testdata::conformance_dir().join("asdf-pytests-data/inline/unknown_tags_nested.asdf");
     let doc = parse(&tree_of(&p), &Limits::default()).unwrap().document;
     let r = s.validate_document(&doc);
     assert!(r.is_valid(), "{:?}", r.violations);
@@ -94,28 +84,12 @@ fn defaults_are_filled_for_older_standards() {
     let mut doc = parse(text, &Limits::default()).unwrap().document;
     let added = s.fill_defaults(&mut doc);
     assert!(added >= 3, "{added}");
+    assert_eq!(doc.root.get("arr").unwrap().get("offset").unwrap().as_i64(), Some(0));
     assert_eq!(
-        doc.root.get("arr").unwrap().get("offset").unwrap().as_i64(),
-        Some(0)
-    );
-    assert_eq!(
-        doc.root
-            .get("col")
-            .unwrap()
-            .get("description")
-            .unwrap()
-            .as_str(),
+        doc.root.get("col").unwrap().get("description").unwrap().as_str(),
         Some("")
     );
-    assert!(
-        doc.root
-            .get("col")
-            .unwrap()
-            .get("meta")
-            .unwrap()
-            .as_mapping()
-            .is_some()
-    );
+    assert!(doc.root.get("col").unwrap().get("meta").unwrap().as_mapping().is_some());
     // Filling twice adds nothing more, and the result still validates.
     assert_eq!(s.fill_defaults(&mut doc), 0);
     let r = s.validate_document(&doc);
@@ -129,8 +103,7 @@ fn write_hints_and_tag_resolution() {
     let h = s.write_hints("tag:stsci.edu:asdf/core/ndarray-1.1.0");
     assert_eq!(h.property_order[..3], ["source", "data", "mask"]);
     assert_eq!(
-        s.write_hints("tag:stsci.edu:asdf/core/asdf-1.1.0")
-            .property_order,
+        s.write_hints("tag:stsci.edu:asdf/core/asdf-1.1.0").property_order,
         ["asdf_library", "history"]
     );
     assert!(matches!(
@@ -154,15 +127,8 @@ fn write_hints_and_tag_resolution() {
         TagResolution::Unknown
     ));
     let tags = s.tags_for_standard((1, 6, 0));
-    assert!(
-        tags.iter()
-            .any(|t| t.tag == "tag:stsci.edu:asdf/core/ndarray-1.1.0")
-    );
-    assert!(
-        !tags
-            .iter()
-            .any(|t| t.tag == "tag:stsci.edu:asdf/core/ndarray-1.0.0")
-    );
+    assert!(tags.iter().any(|t| t.tag == "tag:stsci.edu:asdf/core/ndarray-1.1.0"));
+    assert!(!tags.iter().any(|t| t.tag == "tag:stsci.edu:asdf/core/ndarray-1.0.0"));
     // A newer major version in a file is a violation; a newer minor a warning.
     let doc = parse(b"%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\na: !core/software-2.0.0 {name: x, version: '1'}\nb: !core/software-1.3.0 {name: x, version: '1'}\n...\n", &Limits::default()).unwrap().document;
     let r = s.validate_document(&doc);
@@ -187,9 +153,5 @@ fn user_schemas_and_manifests_can_be_added() {
     let r = s.validate_document(&bad);
     let ptrs: Vec<&str> = r.violations.iter().map(|v| v.instance.as_str()).collect();
     assert!(ptrs.contains(&"/t/size"), "{:?}", r.violations);
-    assert!(
-        r.violations.iter().all(|v| v.span.line >= 1),
-        "{:?}",
-        r.violations
-    );
+    assert!(r.violations.iter().all(|v| v.span.line >= 1), "{:?}", r.violations);
 }

@@ -18,8 +18,7 @@ fn official() -> AsdfSchemas {
     let c = asdf_testdata::conformance_dir();
     let mut s = AsdfSchemas::empty(Default::default()).unwrap();
     s.add_dir(&c.join("asdf-standard/resources")).unwrap();
-    s.add_dir(&c.join("json-schema-test-suite/metaschema"))
-        .unwrap();
+    s.add_dir(&c.join("json-schema-test-suite/metaschema")).unwrap();
     s
 }
 
@@ -29,13 +28,7 @@ fn examples(root: &Node) -> Vec<String> {
         .map(|s| {
             s.items
                 .iter()
-                .filter_map(|e| {
-                    e.as_sequence()?
-                        .items
-                        .last()?
-                        .as_scalar()
-                        .map(|x| x.text.clone())
-                })
+                .filter_map(|e| e.as_sequence()?.items.last()?.as_scalar().map(|x| x.text.clone()))
                 .collect()
         })
         .unwrap_or_default()
@@ -56,16 +49,10 @@ fn embedded_schemas_equal_the_official_ones() {
     let mut example_count = 0;
     let embedded_files = asdf_schema::asdf::embedded_files();
     for p in asdf_testdata::files_with_ext(&dir, "yaml") {
-        let doc = parse(&std::fs::read(&p).unwrap(), &Limits::default())
-            .unwrap()
-            .document;
+        let doc = parse(&std::fs::read(&p).unwrap(), &Limits::default()).unwrap().document;
         let Some(id) = doc.root.get("id").and_then(Node::as_str).map(str::to_owned) else {
             // version_map files: not schemas; compared by path.
-            let rel = p
-                .strip_prefix(&dir)
-                .unwrap()
-                .to_string_lossy()
-                .replace('\\', "/");
+            let rel = p.strip_prefix(&dir).unwrap().to_string_lossy().replace('\\', "/");
             let (_, text) = embedded_files
                 .iter()
                 .find(|(f, _)| *f == rel)
@@ -96,11 +83,7 @@ fn embedded_schemas_equal_the_official_ones() {
             doc.root.get("tag").and_then(Node::as_str),
             "{id}: tag"
         );
-        assert_eq!(
-            canon(ours),
-            canon(&doc.root),
-            "{id}: normative content differs"
-        );
+        assert_eq!(canon(ours), canon(&doc.root), "{id}: normative content differs");
         // Our title is short and our own.
         let title = ours.get("title").and_then(Node::as_str).unwrap();
         assert!(
@@ -126,11 +109,9 @@ fn embedded_schemas_equal_the_official_ones() {
     );
     assert!(compared >= 74);
     // The draft-04 metaschema too.
-    let m = std::fs::read(
-        asdf_testdata::conformance_dir()
-            .join("json-schema-test-suite/metaschema/draft-04-schema.json"),
-    )
-    .unwrap();
+    let m =
+        std::fs::read(asdf_testdata::conformance_dir().join("json-schema-test-suite/metaschema/draft-04-schema.json"))
+            .unwrap();
     let m = parse(&m, &Limits::default()).unwrap().document.root;
     let ours = emb
         .registry()
@@ -149,10 +130,7 @@ fn same_verdict_on_every_reference_tree() {
         for p in asdf_testdata::files_with_ext(&dir, ext) {
             let b = std::fs::read(&p).unwrap();
             let s = b.windows(5).position(|w| w == b"%YAML").unwrap();
-            let e = b
-                .windows(5)
-                .position(|w| w == b"\n...\n")
-                .map_or(b.len(), |e| e + 5);
+            let e = b.windows(5).position(|w| w == b"\n...\n").map_or(b.len(), |e| e + 5);
             let (ve, vo) = (verdict(&emb, &b[s..e]), verdict(&off, &b[s..e]));
             assert_eq!(ve, vo, "{}", p.display());
             assert!(ve.0, "{}", p.display());
@@ -175,12 +153,7 @@ fn metaschema_rejects_broken_schemas() {
         let doc = parse(bad.as_bytes(), &Limits::default()).unwrap().document;
         let errs = emb
             .validator()
-            .validate(
-                "http://stsci.edu/schemas/yaml-schema/draft-01",
-                &doc.root,
-                &doc,
-                "",
-            )
+            .validate("http://stsci.edu/schemas/yaml-schema/draft-01", &doc.root, &doc, "")
             .unwrap();
         assert!(!errs.is_empty(), "{bad}");
     }

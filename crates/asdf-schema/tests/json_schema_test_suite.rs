@@ -38,11 +38,7 @@ fn node(v: &serde_json::Value) -> Node {
             n
         }
         J::Object(o) => {
-            let mut n = Node::map(
-                o.iter()
-                    .map(|(k, v)| (Node::str(k.clone()), node(v)))
-                    .collect(),
-            );
+            let mut n = Node::map(o.iter().map(|(k, v)| (Node::str(k.clone()), node(v))).collect());
             if let Some(Mapping { flow, .. }) = n.as_mapping_mut() {
                 *flow = true;
             }
@@ -93,10 +89,7 @@ fn run(dir: &Path, check_formats: bool) -> Tally {
             let opts = CompileOptions::default().check_formats(check_formats);
             let v = Validator::compile(&mut reg, &[&uri], &opts);
             for test in group["tests"].as_array().unwrap() {
-                let name = format!(
-                    "{fname}: {gdesc}: {}",
-                    test["description"].as_str().unwrap()
-                );
+                let name = format!("{fname}: {gdesc}: {}", test["description"].as_str().unwrap());
                 let want = test["valid"].as_bool().unwrap();
                 let data = node(&test["data"]);
                 let doc = Document::new(data.clone());
@@ -109,11 +102,7 @@ fn run(dir: &Path, check_formats: bool) -> Tally {
                 };
                 // The full report must agree with the quick check.
                 let errs = v.as_ref().unwrap().validate(&uri, &data, &doc, "").unwrap();
-                assert_eq!(
-                    errs.is_empty(),
-                    got,
-                    "{name}: report and quick check disagree"
-                );
+                assert_eq!(errs.is_empty(), got, "{name}: report and quick check disagree");
                 if got == want {
                     t.pass += 1;
                 } else {

@@ -20,9 +20,7 @@ pub fn conformance_dir() -> PathBuf {
             return c;
         }
     }
-    panic!(
-        "conformance data not found: expected shared/conformance beside the checkout (or set ASDF_CONFORMANCE_DIR)"
-    );
+    panic!("conformance data not found: expected shared/conformance beside the checkout (or set ASDF_CONFORMANCE_DIR)");
 }
 
 /// Every file under `dir` whose name ends with `ext`, sorted.

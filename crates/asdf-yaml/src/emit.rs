@@ -3,9 +3,7 @@
 //! feeding the libyaml emitter (libyaml-safer, a port of the C emitter that PyYAML's
 //! `CSafeDumper` uses).
 
-use libyaml_safer::{
-    Emitter, Encoding, Event, EventData, MappingStyle, Parser, ScalarStyle as LS, SequenceStyle,
-};
+use libyaml_safer::{Emitter, Encoding, Event, EventData, MappingStyle, Parser, ScalarStyle as LS, SequenceStyle};
 
 use crate::error::Error;
 use crate::node::{Document, Node, NodeKind, Scalar, ScalarStyle, Value, tags};
@@ -224,14 +222,7 @@ pub fn emit(doc: &Document, opts: &EmitOptions) -> Result<Vec<u8>, Error> {
                     let style = ls(ctx.scalar_style(s));
                     em(
                         &mut e,
-                        Event::scalar(
-                            anchor,
-                            Some(&tag),
-                            &text,
-                            plain_implicit,
-                            quoted_implicit,
-                            style,
-                        ),
+                        Event::scalar(anchor, Some(&tag), &text, plain_implicit, quoted_implicit, style),
                     )?;
                 }
                 NodeKind::Sequence(s) => {
@@ -242,10 +233,7 @@ pub fn emit(doc: &Document, opts: &EmitOptions) -> Result<Vec<u8>, Error> {
                     } else {
                         SequenceStyle::Block
                     };
-                    em(
-                        &mut e,
-                        Event::sequence_start(anchor, Some(tag), implicit, style),
-                    )?;
+                    em(&mut e, Event::sequence_start(anchor, Some(tag), implicit, style))?;
                     work.push(Work::End(false));
                     for item in s.items.iter().rev() {
                         work.push(Work::Node(item));
@@ -259,10 +247,7 @@ pub fn emit(doc: &Document, opts: &EmitOptions) -> Result<Vec<u8>, Error> {
                     } else {
                         MappingStyle::Block
                     };
-                    em(
-                        &mut e,
-                        Event::mapping_start(anchor, Some(tag), implicit, style),
-                    )?;
+                    em(&mut e, Event::mapping_start(anchor, Some(tag), implicit, style))?;
                     work.push(Work::End(true));
                     for (k, v) in m.entries.iter().rev() {
                         work.push(Work::Node(v));

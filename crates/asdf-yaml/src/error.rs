@@ -129,16 +129,10 @@ impl std::fmt::Display for Warning {
                 "at {span}: invalid integer literal value {text}: outside the range the ASDF Standard allows (int64)"
             ),
             Warning::YamlVersion { major, minor } => {
-                write!(
-                    f,
-                    "the tree declares YAML {major}.{minor}; read as YAML 1.1"
-                )
+                write!(f, "the tree declares YAML {major}.{minor}; read as YAML 1.1")
             }
             Warning::DuplicateKey { span, key } => {
-                write!(
-                    f,
-                    "at {span}: duplicate mapping key `{key}`; the later value is used"
-                )
+                write!(f, "at {span}: duplicate mapping key `{key}`; the later value is used")
             }
         }
     }

@@ -80,11 +80,7 @@ pub fn events(text: &[u8]) -> Result<Vec<(Event, Span)>, Error> {
     )
 }
 
-fn collect(
-    text: &[u8],
-    out: &mut Vec<(Event, Span)>,
-    last: &std::cell::Cell<Span>,
-) -> Result<(), Error> {
+fn collect(text: &[u8], out: &mut Vec<(Event, Span)>, last: &std::cell::Cell<Span>) -> Result<(), Error> {
     let mut input = text;
     let mut parser = Parser::new();
     parser.set_input_string(&mut input);
@@ -95,12 +91,8 @@ fn collect(
         let e = match ev.data {
             EventData::StreamStart { .. } => Event::StreamStart,
             EventData::StreamEnd => Event::StreamEnd,
-            EventData::DocumentStart { implicit, .. } => Event::DocumentStart {
-                explicit: !implicit,
-            },
-            EventData::DocumentEnd { implicit } => Event::DocumentEnd {
-                explicit: !implicit,
-            },
+            EventData::DocumentStart { implicit, .. } => Event::DocumentStart { explicit: !implicit },
+            EventData::DocumentEnd { implicit } => Event::DocumentEnd { explicit: !implicit },
             EventData::Alias { anchor } => Event::Alias { anchor },
             EventData::Scalar {
                 anchor,
@@ -114,17 +106,13 @@ fn collect(
                 value,
                 style: crate::parse::style(style),
             },
-            EventData::SequenceStart {
-                anchor, tag, style, ..
-            } => Event::SequenceStart {
+            EventData::SequenceStart { anchor, tag, style, .. } => Event::SequenceStart {
                 anchor,
                 tag,
                 flow: style == libyaml_safer::SequenceStyle::Flow,
             },
             EventData::SequenceEnd => Event::SequenceEnd,
-            EventData::MappingStart {
-                anchor, tag, style, ..
-            } => Event::MappingStart {
+            EventData::MappingStart { anchor, tag, style, .. } => Event::MappingStart {
                 anchor,
                 tag,
                 flow: style == libyaml_safer::MappingStyle::Flow,

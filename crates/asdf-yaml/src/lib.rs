@@ -32,8 +32,6 @@ pub mod sample;
 
 pub use emit::{EmitOptions, FlowPolicy, emit};
 pub use error::{Error, LimitError, SubsetError, Warning};
-pub use node::{
-    Alias, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value,
-};
+pub use node::{Alias, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value};
 pub use parse::{Limits, Parsed, parse};
 pub use resolve::ConstructError;

@@ -246,10 +246,7 @@ impl Node {
     /// An empty block-style mapping.
     #[must_use]
     pub fn map(entries: Vec<(Node, Node)>) -> Self {
-        Self::of(NodeKind::Mapping(Mapping {
-            entries,
-            flow: false,
-        }))
+        Self::of(NodeKind::Mapping(Mapping { entries, flow: false }))
     }
 
     /// Sets the tag (builder style).
@@ -429,10 +426,7 @@ impl Mapping {
 
     /// Removes and returns the value under `key`.
     pub fn remove(&mut self, key: &str) -> Option<Node> {
-        let i = self
-            .entries
-            .iter()
-            .position(|(k, _)| k.as_str() == Some(key))?;
+        let i = self.entries.iter().position(|(k, _)| k.as_str() == Some(key))?;
         Some(self.entries.remove(i).1)
     }
 }

@@ -6,10 +6,7 @@ use std::collections::{HashMap, HashSet};
 use libyaml_safer::{EventData, Parser};
 
 use crate::error::{Error, LimitError, SubsetError, Warning};
-use crate::node::{
-    Alias, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value,
-    tags,
-};
+use crate::node::{Alias, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value, tags};
 use crate::resolve::{ConstructError, construct_core, resolve_plain};
 
 /// Bounds on what parsing may build.
@@ -213,11 +210,7 @@ impl Builder {
             tag,
             anchor,
             span: at,
-            kind: NodeKind::Scalar(Scalar {
-                text,
-                value,
-                style: st,
-            }),
+            kind: NodeKind::Scalar(Scalar { text, value, style: st }),
         };
         self.attach(node, 1)
     }
@@ -243,21 +236,12 @@ impl Builder {
             tag: None,
             anchor: None,
             span: at,
-            kind: NodeKind::Alias(Alias {
-                anchor: name,
-                target,
-            }),
+            kind: NodeKind::Alias(Alias { anchor: name, target }),
         };
         self.attach(node, size)
     }
 
-    fn start(
-        &mut self,
-        at: Span,
-        anchor: Option<String>,
-        tag: Option<String>,
-        kind: NodeKind,
-    ) -> Result<(), Error> {
+    fn start(&mut self, at: Span, anchor: Option<String>, tag: Option<String>, kind: NodeKind) -> Result<(), Error> {
         if self.stack.len() >= self.limits.max_depth {
             return Err(Error::Limits {
                 span: at,
@@ -300,11 +284,7 @@ impl Builder {
 const LINEAR_KEYS: usize = 16;
 
 /// The index of an existing entry whose key equals `key`.
-fn duplicate_of(
-    seen: &mut HashSet<(bool, String)>,
-    entries: &[(Node, Node)],
-    key: &Node,
-) -> Option<usize> {
+fn duplicate_of(seen: &mut HashSet<(bool, String)>, entries: &[(Node, Node)], key: &Node) -> Option<usize> {
     let (is_str, text) = key_parts(key)?;
     if entries.len() < LINEAR_KEYS {
         return entries
@@ -329,10 +309,7 @@ fn key_parts(k: &Node) -> Option<(bool, std::borrow::Cow<'_, str>)> {
         Value::Str => Some((true, std::borrow::Cow::Borrowed(s.text.as_str()))),
         Value::Int(i) => Some((false, std::borrow::Cow::Owned(i.to_string()))),
         Value::BigInt(b) => Some((false, std::borrow::Cow::Owned(b.to_string()))),
-        Value::Bool(b) => Some((
-            false,
-            std::borrow::Cow::Borrowed(if *b { "1" } else { "0" }),
-        )),
+        Value::Bool(b) => Some((false, std::borrow::Cow::Borrowed(if *b { "1" } else { "0" }))),
         _ => None,
     }
 }
@@ -350,10 +327,7 @@ fn key_identity(k: &Node) -> Option<(bool, String)> {
 
 fn check_key(key: &Node) -> Result<(), Error> {
     let ok = match &key.kind {
-        NodeKind::Scalar(s) => matches!(
-            s.value,
-            Value::Str | Value::Int(_) | Value::BigInt(_) | Value::Bool(_)
-        ),
+        NodeKind::Scalar(s) => matches!(s.value, Value::Str | Value::Int(_) | Value::BigInt(_) | Value::Bool(_)),
         _ => false,
     };
     if ok {
@@ -391,9 +365,7 @@ fn check_collection_tag(n: &Node) -> Result<(), Error> {
             Ok(())
         }
         (tags::OMAP | tags::PAIRS, _) => Err(shape("expected a sequence")),
-        (tags::SEQ, NodeKind::Sequence(_)) | (tags::MAP | tags::SET, NodeKind::Mapping(_)) => {
-            Ok(())
-        }
+        (tags::SEQ, NodeKind::Sequence(_)) | (tags::MAP | tags::SET, NodeKind::Mapping(_)) => Ok(()),
         (tags::SEQ, _) => Err(shape("expected a sequence")),
         (tags::MAP | tags::SET, _) => Err(shape("expected a mapping")),
         (t, _) if t.starts_with(tags::YAML) => Err(Error::Construct {
@@ -488,9 +460,7 @@ fn build(text: &[u8], limits: &Limits, last: &std::cell::Cell<Span>) -> Result<P
                 style,
                 ..
             } => b.scalar(at, anchor, tag, value, style)?,
-            EventData::SequenceStart {
-                anchor, tag, style, ..
-            } => b.start(
+            EventData::SequenceStart { anchor, tag, style, .. } => b.start(
                 at,
                 anchor,
                 tag,
@@ -499,9 +469,7 @@ fn build(text: &[u8], limits: &Limits, last: &std::cell::Cell<Span>) -> Result<P
                     flow: style == libyaml_safer::SequenceStyle::Flow,
                 }),
             )?,
-            EventData::MappingStart {
-                anchor, tag, style, ..
-            } => b.start(
+            EventData::MappingStart { anchor, tag, style, .. } => b.start(
                 at,
                 anchor,
                 tag,

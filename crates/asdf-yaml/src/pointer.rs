@@ -98,10 +98,7 @@ fn step_for(node: &Node, token: &str) -> Option<Step> {
             .position(|(k, _)| key_matches(k, token))
             .map(Step::Entry),
         NodeKind::Sequence(s) => {
-            let i: usize = token
-                .parse()
-                .ok()
-                .filter(|_| token == "0" || !token.starts_with('0'))?;
+            let i: usize = token.parse().ok().filter(|_| token == "0" || !token.starts_with('0'))?;
             (i < s.items.len()).then_some(Step::Item(i))
         }
         _ => None,
@@ -152,13 +149,10 @@ pub fn resolve_path(doc: &Document, pointer: &str) -> Result<Vec<Step>, PointerE
 /// [`PointerError`] for malformed pointers and missing keys or indices.
 pub fn get<'a>(doc: &'a Document, pointer: &str) -> Result<&'a Node, PointerError> {
     let path = resolve_path(doc, pointer)?;
-    let n = doc
-        .root
-        .at_path(&path)
-        .ok_or_else(|| PointerError::NotFound {
-            pointer: String::new(),
-            token: pointer.to_owned(),
-        })?;
+    let n = doc.root.at_path(&path).ok_or_else(|| PointerError::NotFound {
+        pointer: String::new(),
+        token: pointer.to_owned(),
+    })?;
     Ok(doc.resolve(n))
 }
 
@@ -267,20 +261,11 @@ mod tests {
         assert_eq!(get(&d, "/a/3").unwrap().as_str(), Some("three"));
         assert_eq!(get(&d, "/s/v").unwrap().as_i64(), Some(5));
         assert_eq!(get(&d, "").unwrap(), &d.root);
-        assert!(matches!(
-            get(&d, "/a/b~1c/2"),
-            Err(PointerError::NotFound { .. })
-        ));
-        assert!(matches!(
-            get(&d, "/a/b~1c/01"),
-            Err(PointerError::NotFound { .. })
-        ));
+        assert!(matches!(get(&d, "/a/b~1c/2"), Err(PointerError::NotFound { .. })));
+        assert!(matches!(get(&d, "/a/b~1c/01"), Err(PointerError::NotFound { .. })));
         assert!(matches!(get(&d, "a"), Err(PointerError::Syntax(_))));
         assert!(matches!(get(&d, "/a~2"), Err(PointerError::Escape(_))));
-        assert!(matches!(
-            get(&d, "/a/3/x"),
-            Err(PointerError::NotAContainer { .. })
-        ));
+        assert!(matches!(get(&d, "/a/3/x"), Err(PointerError::NotAContainer { .. })));
         set(&mut d, "/a/b~1c/-", Node::int(30)).unwrap();
         set(&mut d, "/a/new", Node::str("n")).unwrap();
         assert_eq!(get(&d, "/a/b~1c/2").unwrap().as_i64(), Some(30));

@@ -69,10 +69,7 @@ fn strip_sign(s: &[u8]) -> &[u8] {
 
 /// `[eE][-+][0-9]+` (the exponent PyYAML's float pattern requires, sign mandatory).
 fn is_exponent(s: &[u8]) -> bool {
-    s.len() >= 3
-        && matches!(s[0], b'e' | b'E')
-        && matches!(s[1], b'-' | b'+')
-        && s[2..].iter().all(u8::is_ascii_digit)
+    s.len() >= 3 && matches!(s[0], b'e' | b'E') && matches!(s[1], b'-' | b'+') && s[2..].iter().all(u8::is_ascii_digit)
 }
 
 /// `(?::[0-5]?[0-9])+` applied to the text after the first sexagesimal part.
@@ -90,9 +87,7 @@ fn is_sexagesimal_tail(s: &[u8]) -> bool {
 fn matches_float(s: &str) -> bool {
     let b = s.as_bytes();
     // [-+]?\.(inf|Inf|INF) and \.(nan|NaN|NAN)
-    if matches!(strip_sign(b), b".inf" | b".Inf" | b".INF")
-        || matches!(b, b".nan" | b".NaN" | b".NAN")
-    {
+    if matches!(strip_sign(b), b".inf" | b".Inf" | b".INF") || matches!(b, b".nan" | b".NaN" | b".NAN") {
         return true;
     }
     // \.[0-9][0-9_]* (exp)?  (no sign)
@@ -101,8 +96,7 @@ fn matches_float(s: &str) -> bool {
             .iter()
             .position(|&c| !(c.is_ascii_digit() || c == b'_'))
             .unwrap_or(rest.len());
-        return rest.first().is_some_and(u8::is_ascii_digit)
-            && (end == rest.len() || is_exponent(&rest[end..]));
+        return rest.first().is_some_and(u8::is_ascii_digit) && (end == rest.len() || is_exponent(&rest[end..]));
     }
     let u = strip_sign(b);
     if !u.first().is_some_and(u8::is_ascii_digit) {
@@ -125,8 +119,7 @@ fn matches_float(s: &str) -> bool {
         let Some(dot) = rest.iter().position(|&c| c == b'.') else {
             return false;
         };
-        return is_sexagesimal_tail(&rest[..dot])
-            && digits_us(&rest[dot + 1..], |c| c.is_ascii_digit());
+        return is_sexagesimal_tail(&rest[..dot]) && digits_us(&rest[dot + 1..], |c| c.is_ascii_digit());
     }
     false
 }
@@ -161,15 +154,7 @@ fn matches_timestamp(s: &str) -> bool {
     let b = s.as_bytes();
     let d = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
     // YYYY-MM-DD exactly
-    if b.len() == 10
-        && (0..4).all(d)
-        && b[4] == b'-'
-        && d(5)
-        && d(6)
-        && b[7] == b'-'
-        && d(8)
-        && d(9)
-    {
+    if b.len() == 10 && (0..4).all(d) && b[4] == b'-' && d(5) && d(6) && b[7] == b'-' && d(8) && d(9) {
         return true;
     }
     // YYYY-M?M-D?D (T|t|[ \t]+) H?H:MM:SS (\.[0-9]*)? ([ \t]*(Z|[-+]H?H(:MM)?))?
@@ -250,9 +235,7 @@ pub fn implicit_tag(s: &str) -> Option<&'static str> {
     let first = s.as_bytes().first().copied();
     match first {
         None => return Some(tags::NULL),
-        Some(b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O')
-            if is_bool(s).is_some() =>
-        {
+        Some(b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O') if is_bool(s).is_some() => {
             return Some(tags::BOOL);
         }
         _ => {}
@@ -364,11 +347,7 @@ fn python_float(s: &str) -> Option<f64> {
 /// PyYAML's `construct_yaml_float` on any text.
 fn construct_float(text: &str) -> Result<Value, ConstructError> {
     let t = tags::FLOAT;
-    let v: String = text
-        .chars()
-        .filter(|&c| c != '_')
-        .collect::<String>()
-        .to_lowercase();
+    let v: String = text.chars().filter(|&c| c != '_').collect::<String>().to_lowercase();
     let (sign, u) = match v.as_bytes().first() {
         Some(b'-') => (-1.0, &v[1..]),
         Some(b'+') => (1.0, &v[1..]),
@@ -401,23 +380,17 @@ pub fn construct_core(tag: &str, text: &str) -> Result<Value, ConstructError> {
     match tag {
         tags::STR => Ok(Value::Str),
         tags::NULL => Ok(Value::Null),
-        tags::BOOL => is_bool_lower(text)
-            .map(Value::Bool)
-            .ok_or_else(|| invalid(tag, text)),
+        tags::BOOL => is_bool_lower(text).map(Value::Bool).ok_or_else(|| invalid(tag, text)),
         tags::INT => construct_int(text),
         tags::FLOAT => construct_float(text),
         tags::TIMESTAMP => Ok(Value::Timestamp),
-        tags::BINARY => decode_base64(text)
-            .map(Value::Binary)
-            .ok_or_else(|| invalid(tag, text)),
+        tags::BINARY => decode_base64(text).map(Value::Binary).ok_or_else(|| invalid(tag, text)),
         "tag:yaml.org,2002:value" => Err(ConstructError::ValueTag),
         "tag:yaml.org,2002:merge" => Err(ConstructError::MergeTag),
-        tags::SEQ | tags::MAP | tags::OMAP | tags::PAIRS | tags::SET => {
-            Err(ConstructError::Shape {
-                tag: tag.to_owned(),
-                problem: "expected a collection, found a scalar",
-            })
-        }
+        tags::SEQ | tags::MAP | tags::OMAP | tags::PAIRS | tags::SET => Err(ConstructError::Shape {
+            tag: tag.to_owned(),
+            problem: "expected a collection, found a scalar",
+        }),
         other => Err(ConstructError::UnsupportedTag(other.to_owned())),
     }
 }
@@ -433,9 +406,7 @@ fn is_bool_lower(s: &str) -> Option<bool> {
 fn decode_base64(text: &str) -> Option<Vec<u8>> {
     use base64::Engine as _;
     let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    base64::engine::general_purpose::STANDARD
-        .decode(compact)
-        .ok()
+    base64::engine::general_purpose::STANDARD.decode(compact).ok()
 }
 
 /// Base64 in lines of 76 characters, each ending in a newline (Python's `base64.encodebytes`,

@@ -132,12 +132,7 @@ fn generated_catalogue_round_trips() {
     assert_eq!(rows.items[7].get("yes").unwrap().as_str(), Some("yes"));
     assert_eq!(
         rows.items[7].get("ra").unwrap().as_f64(),
-        doc.root
-            .get("catalogue")
-            .unwrap()
-            .as_sequence()
-            .unwrap()
-            .items[7]
+        doc.root.get("catalogue").unwrap().as_sequence().unwrap().items[7]
             .get("ra")
             .unwrap()
             .as_f64()

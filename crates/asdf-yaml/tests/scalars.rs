@@ -11,19 +11,12 @@ fn plain_scalars_match_pyyaml() {
     let mut n = 0;
     for line in table.lines().filter(|l| !l.starts_with('#')) {
         let mut parts = line.split('\t');
-        let (text, kind, want) = (
-            parts.next().unwrap(),
-            parts.next().unwrap(),
-            parts.next().unwrap_or(""),
-        );
+        let (text, kind, want) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap_or(""));
         let src = format!("v: {text}\n");
         let parsed = parse(src.as_bytes(), &Limits::default());
         n += 1;
         if kind == "error" {
-            assert!(
-                parsed.is_err(),
-                "`{text}`: PyYAML fails ({want}), we gave {parsed:?}"
-            );
+            assert!(parsed.is_err(), "`{text}`: PyYAML fails ({want}), we gave {parsed:?}");
             continue;
         }
         let doc = parsed.unwrap_or_else(|e| panic!("`{text}`: {e}")).document;

@@ -2,10 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use asdf_yaml::{
-    ConstructError, Error, LimitError, Limits, NodeKind, SubsetError, Value, Warning, parse,
-    pointer,
-};
+use asdf_yaml::{ConstructError, Error, LimitError, Limits, NodeKind, SubsetError, Value, Warning, parse, pointer};
 
 fn inline(name: &str) -> Vec<u8> {
     let dir = asdf_testdata::conformance_dir().join("asdf-pytests-data/inline");
@@ -37,11 +34,7 @@ fn invalid_omaps_are_constructor_errors() {
 
 #[test]
 fn recursive_tagged_aliases_stay_links() {
-    let p = parse(
-        &inline("yaml_recursive_tagged_aliases.asdf"),
-        &Limits::default(),
-    )
-    .unwrap();
+    let p = parse(&inline("yaml_recursive_tagged_aliases.asdf"), &Limits::default()).unwrap();
     let d = &p.document;
     let o = d.root.get("o").unwrap();
     assert_eq!(o.tag.as_deref(), Some("tag:stsci.edu:asdf/some/tag-1.0.0"));
@@ -58,24 +51,14 @@ fn explicit_full_tags_and_yaml_versions() {
     let d = parse(&inline("yaml_explicit_full_tags.asdf"), &Limits::default())
         .unwrap()
         .document;
-    assert_eq!(
-        d.root.tag.as_deref(),
-        Some("tag:stsci.edu:asdf/core/asdf-1.1.0")
-    );
+    assert_eq!(d.root.tag.as_deref(), Some("tag:stsci.edu:asdf/core/asdf-1.1.0"));
     assert_eq!(
         d.root.get("foo").unwrap().tag.as_deref(),
         Some("tag:stsci.edu:asdf/core/ndarray-1.0.0")
     );
     assert!(d.tag_directives.is_empty());
-    let p = parse(
-        &inline("yaml_version_1_2_directive.asdf"),
-        &Limits::default(),
-    )
-    .unwrap();
-    assert_eq!(
-        p.warnings,
-        vec![Warning::YamlVersion { major: 1, minor: 2 }]
-    );
+    let p = parse(&inline("yaml_version_1_2_directive.asdf"), &Limits::default()).unwrap();
+    assert_eq!(p.warnings, vec![Warning::YamlVersion { major: 1, minor: 2 }]);
     assert_eq!(p.document.root.get("foo").unwrap().as_str(), Some("bar"));
 }
 
@@ -88,22 +71,10 @@ fn integer_literal_limits() {
         Some(-9_223_372_036_854_775_806)
     );
     for (f, text) in [
-        (
-            "int_literal_out_of_range_pos_value.asdf",
-            "9223372036854775808",
-        ),
-        (
-            "int_literal_out_of_range_neg_value.asdf",
-            "-9223372036854775807",
-        ),
-        (
-            "int_literal_out_of_range_pos_key.asdf",
-            "9223372036854775808",
-        ),
-        (
-            "int_literal_out_of_range_neg_key.asdf",
-            "-9223372036854775807",
-        ),
+        ("int_literal_out_of_range_pos_value.asdf", "9223372036854775808"),
+        ("int_literal_out_of_range_neg_value.asdf", "-9223372036854775807"),
+        ("int_literal_out_of_range_pos_key.asdf", "9223372036854775808"),
+        ("int_literal_out_of_range_neg_key.asdf", "-9223372036854775807"),
     ] {
         let p = parse(&inline(f), &Limits::default()).unwrap();
         match &p.warnings[..] {
@@ -121,10 +92,7 @@ fn integer_literal_limits() {
             &m.entries[0].1
         };
         assert_eq!(n.as_scalar().unwrap().text, text);
-        assert!(matches!(
-            n.as_scalar().unwrap().value,
-            Value::Int(_) | Value::BigInt(_)
-        ));
+        assert!(matches!(n.as_scalar().unwrap().value, Value::Int(_) | Value::BigInt(_)));
     }
 }
 
@@ -153,10 +121,7 @@ fn keys_must_be_str_int_or_bool() {
     let m = ok.document.root.as_mapping().unwrap();
     assert_eq!(m.entries.len(), 6);
     assert!(ok.document.root.get("n").unwrap().is_null());
-    assert_eq!(
-        ok.document.root.get("//").unwrap().as_str(),
-        Some("a comment key")
-    );
+    assert_eq!(ok.document.root.get("//").unwrap().as_str(), Some("a comment key"));
 }
 
 #[test]
@@ -214,14 +179,7 @@ fn alias_bomb_is_refused() {
     lim.max_expanded_nodes = u64::MAX;
     let p = parse(s.as_bytes(), &lim).unwrap();
     assert!(matches!(
-        p.document
-            .root
-            .get("a9")
-            .unwrap()
-            .as_sequence()
-            .unwrap()
-            .items[0]
-            .kind,
+        p.document.root.get("a9").unwrap().as_sequence().unwrap().items[0].kind,
         NodeKind::Alias(_)
     ));
     lim.max_aliases = 10;
@@ -246,9 +204,7 @@ fn deep_nesting_is_refused_without_stack_overflow() {
             other => panic!("{other:?}"),
         }
     }
-    let block: String = (0..10_000)
-        .map(|i| format!("{}- \n", "  ".repeat(i)))
-        .collect();
+    let block: String = (0..10_000).map(|i| format!("{}- \n", "  ".repeat(i))).collect();
     assert!(matches!(
         parse(block.as_bytes(), &Limits::default()),
         Err(Error::Limits { .. }) | Err(Error::Syntax { .. })

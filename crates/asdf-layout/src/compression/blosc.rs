@@ -95,18 +95,15 @@ fn decode_frame(input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
     let mut pos = header_size;
     let mut out = 0usize;
     while out < output.len() {
-        let chunk = input
-            .get(pos..)
-            .filter(|c| c.len() >= HEADER)
-            .ok_or(frame_err(pos))?;
+        let chunk = input.get(pos..).filter(|c| c.len() >= HEADER).ok_or(frame_err(pos))?;
         let n = le_u32(chunk, 4).ok_or(frame_err(pos))?;
-        let end =
-            out.checked_add(n)
-                .filter(|&e| e <= output.len())
-                .ok_or(CodecError::SizeMismatch {
-                    expected: output.len() as u64,
-                    actual: (out + n) as u64,
-                })?;
+        let end = out
+            .checked_add(n)
+            .filter(|&e| e <= output.len())
+            .ok_or(CodecError::SizeMismatch {
+                expected: output.len() as u64,
+                actual: (out + n) as u64,
+            })?;
         if n == 0 {
             return Err(frame_err(pos));
         }
@@ -148,10 +145,7 @@ pub struct Blosc1 {
 
 impl Default for Blosc1 {
     fn default() -> Self {
-        Self {
-            level: 9,
-            typesize: 8,
-        }
+        Self { level: 9, typesize: 8 }
     }
 }
 
@@ -187,10 +181,7 @@ pub struct Blosc2 {
 
 impl Default for Blosc2 {
     fn default() -> Self {
-        Self {
-            level: 5,
-            typesize: 8,
-        }
+        Self { level: 5, typesize: 8 }
     }
 }
 

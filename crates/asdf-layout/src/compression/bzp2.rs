@@ -21,16 +21,9 @@ impl Default for Bzp2 {
 struct Step(bzip2::Decompress);
 
 impl StreamStep for Step {
-    fn step(
-        &mut self,
-        input: &[u8],
-        output: &mut [u8],
-    ) -> Result<(usize, usize, bool), CodecError> {
+    fn step(&mut self, input: &[u8], output: &mut [u8]) -> Result<(usize, usize, bool), CodecError> {
         let (i0, o0) = (self.0.total_in(), self.0.total_out());
-        let st = self
-            .0
-            .decompress(input, output)
-            .map_err(CodecError::library)?;
+        let st = self.0.decompress(input, output).map_err(CodecError::library)?;
         let consumed = usize::try_from(self.0.total_in() - i0).unwrap_or(usize::MAX);
         let produced = usize::try_from(self.0.total_out() - o0).unwrap_or(usize::MAX);
         Ok((consumed, produced, st == bzip2::Status::StreamEnd))
@@ -50,8 +43,7 @@ impl Codec for Bzp2 {
     }
 
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
-        let mut enc =
-            bzip2::write::BzEncoder::new(output, bzip2::Compression::new(self.level.clamp(1, 9)));
+        let mut enc = bzip2::write::BzEncoder::new(output, bzip2::Compression::new(self.level.clamp(1, 9)));
         enc.write_all(input).map_err(CodecError::library)?;
         enc.finish().map_err(CodecError::library)?;
         Ok(())

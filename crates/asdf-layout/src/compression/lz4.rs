@@ -16,8 +16,7 @@ pub const LZ4_CHUNK: usize = 4 << 20;
 pub struct Lz4;
 
 fn be_u32(b: &[u8], at: usize) -> Option<u32> {
-    b.get(at..at + 4)
-        .map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
+    b.get(at..at + 4).map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
 }
 
 impl Codec for Lz4 {
@@ -36,14 +35,15 @@ impl Codec for Lz4 {
                 return Err(CodecError::Framing { at: i as u64 });
             }
             let size = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]) as usize;
-            let end = o.checked_add(size).filter(|&e| e <= output.len()).ok_or(
-                CodecError::SizeMismatch {
+            let end = o
+                .checked_add(size)
+                .filter(|&e| e <= output.len())
+                .ok_or(CodecError::SizeMismatch {
                     expected: output.len() as u64,
                     actual: (o + size) as u64,
-                },
-            )?;
-            let got = lz4_flex::block::decompress_into(&chunk[4..], &mut output[o..end])
-                .map_err(CodecError::library)?;
+                })?;
+            let got =
+                lz4_flex::block::decompress_into(&chunk[4..], &mut output[o..end]).map_err(CodecError::library)?;
             if got != size {
                 return Err(CodecError::Framing { at: i as u64 });
             }

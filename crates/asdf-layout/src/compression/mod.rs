@@ -263,10 +263,7 @@ mod tests {
                 }
             }
             let mut garbage = vec![0u8; 100];
-            assert!(
-                c.decode(b"\x01\x02garbage", &mut garbage).is_err(),
-                "{label}"
-            );
+            assert!(c.decode(b"\x01\x02garbage", &mut garbage).is_err(), "{label}");
         }
     }
 }

@@ -6,17 +6,12 @@ use super::{CodecError, too_much};
 /// One call into a streaming decompressor.
 pub(crate) trait StreamStep {
     /// Decodes some of `input` into `output`: (bytes consumed, bytes produced, stream ended).
-    fn step(&mut self, input: &[u8], output: &mut [u8])
-    -> Result<(usize, usize, bool), CodecError>;
+    fn step(&mut self, input: &[u8], output: &mut [u8]) -> Result<(usize, usize, bool), CodecError>;
     /// Starts a fresh stream (for concatenated streams).
     fn reset(&mut self);
 }
 
-pub(crate) fn decode_stream(
-    d: &mut impl StreamStep,
-    input: &[u8],
-    output: &mut [u8],
-) -> Result<(), CodecError> {
+pub(crate) fn decode_stream(d: &mut impl StreamStep, input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
     let (mut i, mut o) = (0usize, 0usize);
     loop {
         let (c, p, ended) = if o < output.len() {
@@ -57,10 +52,7 @@ pub(crate) fn decode_stream(
 
 /// Fills `output` from a decoding reader and checks that the reader ends there.
 #[cfg(any(feature = "zstd", feature = "lz4f"))]
-pub(crate) fn read_exact_size(
-    dec: &mut impl std::io::Read,
-    output: &mut [u8],
-) -> Result<(), CodecError> {
+pub(crate) fn read_exact_size(dec: &mut impl std::io::Read, output: &mut [u8]) -> Result<(), CodecError> {
     let mut o = 0;
     while o < output.len() {
         match dec.read(&mut output[o..]) {

@@ -23,11 +23,7 @@ impl Default for Zlib {
 struct Step(Decompress);
 
 impl StreamStep for Step {
-    fn step(
-        &mut self,
-        input: &[u8],
-        output: &mut [u8],
-    ) -> Result<(usize, usize, bool), CodecError> {
+    fn step(&mut self, input: &[u8], output: &mut [u8]) -> Result<(usize, usize, bool), CodecError> {
         let (i0, o0) = (self.0.total_in(), self.0.total_out());
         let st = self
             .0
@@ -52,8 +48,7 @@ impl Codec for Zlib {
     }
 
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
-        let mut enc =
-            flate2::write::ZlibEncoder::new(output, flate2::Compression::new(self.level.min(9)));
+        let mut enc = flate2::write::ZlibEncoder::new(output, flate2::Compression::new(self.level.min(9)));
         enc.write_all(input).map_err(CodecError::library)?;
         enc.finish().map_err(CodecError::library)?;
         Ok(())

@@ -21,8 +21,7 @@ impl Codec for Zstd {
     }
 
     fn decode(&self, input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
-        let mut dec =
-            zstd::stream::read::Decoder::with_buffer(input).map_err(CodecError::library)?;
+        let mut dec = zstd::stream::read::Decoder::with_buffer(input).map_err(CodecError::library)?;
         super::stream::read_exact_size(&mut dec, output)
     }
 

@@ -1,0 +1,19 @@
+//! Typed views of ASDF core tags. So far: the ndarray datatype model and the schema keywords
+//! built on it (`datatype`, `exact_datatype`, `ndim`, `max_ndim`), registered with
+//! `asdf-schema`.
+//!
+//! ```
+//! use asdf_yaml::{parse, Limits};
+//! let schemas = asdf_core_types::schemas().unwrap();
+//! let text = b"%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\narr: !core/ndarray-1.1.0\n  data: [1, 2]\n  mask: !core/ndarray-1.1.0 {data: [a, b]}\n...\n";
+//! let doc = parse(text, &Limits::default())?.document;
+//! let report = schemas.validate_document(&doc);
+//! assert!(!report.is_valid()); // a mask must be boolean
+//! # Ok::<(), asdf_yaml::Error>(())
+//! ```
+
+pub mod datatype;
+mod keywords;
+
+pub use datatype::{ByteOrder, Datatype, DatatypeError, Field, ScalarType};
+pub use keywords::{compile_options, schemas};
