@@ -301,6 +301,9 @@ impl AsdfSchemas {
                 self.tags.entry(t.tag.clone()).or_insert_with(|| t.schema.clone());
             }
         }
+        for (tag, schema) in &self.tags {
+            self.registry.alias(tag, schema);
+        }
         let uris: Vec<String> = self
             .registry
             .uris()

@@ -36,6 +36,8 @@ pub struct Registry {
     ids: HashMap<String, Location>,
     retriever: Option<Retriever>,
     anonymous: usize,
+    /// Other names of documents (ASDF lets `$ref` name a schema by its tag).
+    aliases: HashMap<String, String>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -153,6 +155,20 @@ impl Registry {
         }
     }
 
+    /// Makes `name` (such as a tag URI) another name of the document stored under `uri`.
+    pub fn alias(&mut self, name: &str, uri: &str) {
+        self.aliases.insert(name.to_owned(), split_fragment(uri).0.to_owned());
+    }
+
+    fn unalias(&self, abs: String) -> String {
+        let (doc, frag) = split_fragment(&abs);
+        match self.aliases.get(doc) {
+            Some(target) if frag.is_empty() => target.clone(),
+            Some(target) => format!("{target}#{frag}"),
+            None => abs,
+        }
+    }
+
     /// Whether a document is stored under `uri`.
     #[must_use]
     pub fn contains(&self, uri: &str) -> bool {
@@ -218,7 +234,7 @@ impl Registry {
     /// Resolves `reference` against `base` among the documents already held (no retrieval).
     #[must_use]
     pub fn lookup(&self, base: &str, reference: &str) -> Option<Location> {
-        let abs = join(base, reference)?;
+        let abs = self.unalias(join(base, reference)?);
         let (doc, frag) = split_fragment(&abs);
         if !frag.is_empty() && !frag.starts_with('/') {
             return self.ids.get(&abs).cloned();
@@ -244,7 +260,7 @@ impl Registry {
             reference: reference.to_owned(),
             base: base.to_owned(),
         };
-        let abs = join(base, reference).ok_or_else(unresolvable)?;
+        let abs = self.unalias(join(base, reference).ok_or_else(unresolvable)?);
         let (doc, frag) = split_fragment(&abs);
         let (doc, frag) = (doc.to_owned(), frag.to_owned());
         // A plain-name fragment: an id `#name`.

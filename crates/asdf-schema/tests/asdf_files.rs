@@ -155,3 +155,26 @@ fn user_schemas_and_manifests_can_be_added() {
     assert!(ptrs.contains(&"/t/size"), "{:?}", r.violations);
     assert!(r.violations.iter().all(|v| v.span.line >= 1), "{:?}", r.violations);
 }
+
+#[test]
+fn refs_by_tag() {
+    let mut s = AsdfSchemas::embedded().unwrap();
+    s.add_schema(b"id: http://example.org/holder-1.0.0\ntype: object\nproperties:\n  sw: {$ref: 'tag:stsci.edu:asdf/core/software-1.0.0'}\n").unwrap();
+    s.add_manifest(b"id: m2\nextension_uri: e2\ntags:\n- {tag_uri: 'tag:example.org/holder-1.0.0', schema_uri: 'http://example.org/holder-1.0.0'}\n").unwrap();
+    let ok = parse(
+        b"h: !<tag:example.org/holder-1.0.0> {sw: {name: a, version: '1'}}\n",
+        &Limits::default(),
+    )
+    .unwrap()
+    .document;
+    assert!(s.validate_document(&ok).is_valid());
+    let bad = parse(
+        b"h: !<tag:example.org/holder-1.0.0> {sw: {name: a}}\n",
+        &Limits::default(),
+    )
+    .unwrap()
+    .document;
+    let r = s.validate_document(&bad);
+    assert_eq!(r.violations[0].instance, "/h/sw", "{:?}", r.violations);
+    assert!(r.violations[0].message.contains("'version' is a required property"));
+}
