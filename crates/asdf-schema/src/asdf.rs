@@ -615,19 +615,45 @@ impl AsdfSchemas {
         let mut report = Report::default();
         let mut unknown = HashSet::new();
         let mut seen = HashSet::new();
-        // (node, pointer); aliases are not followed (their targets are validated where they are).
-        let mut stack: Vec<(&Node, String)> = vec![(&doc.root, String::new())];
-        while let Some((node, ptr)) = stack.pop() {
+        // Aliases are not followed (their targets are validated where they are). Pointers are
+        // built only for tagged nodes, from a table of (parent, step) entries.
+        enum Step<'a> {
+            Root,
+            Item(usize),
+            Key(&'a str),
+        }
+        let mut steps: Vec<(usize, Step<'_>)> = vec![(0, Step::Root)];
+        let pointer = |steps: &[(usize, Step<'_>)], mut i: usize| {
+            let mut parts = Vec::new();
+            while i != 0 {
+                let (parent, step) = &steps[i];
+                parts.push(match step {
+                    Step::Item(n) => n.to_string(),
+                    Step::Key(k) => asdf_yaml::pointer::escape(k),
+                    Step::Root => String::new(),
+                });
+                i = *parent;
+            }
+            parts.iter().rev().fold(String::new(), |mut s, p| {
+                s.push('/');
+                s.push_str(p);
+                s
+            })
+        };
+        let mut stack: Vec<(&Node, usize)> = vec![(&doc.root, 0)];
+        while let Some((node, at)) = stack.pop() {
             match &node.kind {
                 NodeKind::Sequence(s) => {
                     for (i, it) in s.items.iter().enumerate().rev() {
-                        stack.push((it, format!("{ptr}/{i}")));
+                        steps.push((at, Step::Item(i)));
+                        stack.push((it, steps.len() - 1));
                     }
                 }
                 NodeKind::Mapping(m) => {
                     for (k, v) in m.entries.iter().rev() {
                         let key = k.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
-                        stack.push((v, format!("{ptr}/{}", asdf_yaml::pointer::escape(key))));
+                        steps.push((at, Step::Key(key)));
+                        stack.push((v, steps.len() - 1));
                     }
                 }
                 _ => {}
@@ -638,6 +664,7 @@ impl AsdfSchemas {
             if tag == "!" || tag.starts_with(asdf_yaml::node::tags::YAML) {
                 continue;
             }
+            let ptr = pointer(&steps, at);
             let schema = match self.resolve_tag(tag) {
                 TagResolution::Known(s) | TagResolution::NewerPatch { schema: s } => s,
                 TagResolution::NewerMinor { schema, known } => {
