@@ -12,8 +12,12 @@
 //! # Ok::<(), asdf_yaml::Error>(())
 //! ```
 
+pub mod complex;
 pub mod datatype;
 mod keywords;
+pub mod ndarray;
 
+pub use complex::Complex;
 pub use datatype::{ByteOrder, Datatype, DatatypeError, Field, ScalarType};
 pub use keywords::{compile_options, schemas};
+pub use ndarray::{Decoded, Dim, Element, Mask, NdArray, NdArrayError, Source};

@@ -433,31 +433,49 @@ pub fn python_float_repr(f: f64) -> String {
     if f.is_infinite() {
         return if f > 0.0 { ".inf" } else { "-.inf" }.to_owned();
     }
+    let r = python_repr(f);
+    match r.split_once('e') {
+        Some((m, e)) if !m.contains('.') => format!("{m}.0e{e}"),
+        _ => r,
+    }
+}
+
+/// Python's `repr(float)`: shortest round-trip digits, scientific notation below 1e-4 and from
+/// 1e16 (`1e+16`, `2.5e-07`), `inf`, `-inf`, `nan`, `-0.0`.
+#[must_use]
+pub fn python_repr(f: f64) -> String {
+    if f.is_nan() {
+        return "nan".to_owned();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf" } else { "-inf" }.to_owned();
+    }
     if f == 0.0 {
         return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
     }
-    // Shortest round-trip digits and decimal exponent.
     let sci = format!("{f:e}");
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    let neg = mant.starts_with('-');
     let digits: String = mant.chars().filter(char::is_ascii_digit).collect();
-    let sign = if neg { "-" } else { "" };
-    // Python repr uses scientific notation when exp < -4 or exp >= 16.
+    let sign = if mant.starts_with('-') { "-" } else { "" };
     if !(-4..16).contains(&exp) {
         let (first, rest) = digits.split_at(1);
-        let rest = if rest.is_empty() { "0" } else { rest };
+        let dot = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
         let esign = if exp < 0 { '-' } else { '+' };
-        return format!("{sign}{first}.{rest}e{esign}{:02}", exp.abs());
+        return format!("{sign}{first}{dot}e{esign}{:02}", exp.abs());
     }
     let n = i32::try_from(digits.len()).unwrap_or(i32::MAX);
     let s = if exp >= n - 1 {
-        format!("{digits}{}.0", "0".repeat((exp - n + 1) as usize))
+        format!("{digits}{}.0", "0".repeat(usize::try_from(exp - n + 1).unwrap_or(0)))
     } else if exp >= 0 {
-        let (a, b) = digits.split_at((exp + 1) as usize);
+        let (a, b) = digits.split_at(usize::try_from(exp + 1).unwrap_or(0));
         format!("{a}.{b}")
     } else {
-        format!("0.{}{digits}", "0".repeat((-exp - 1) as usize))
+        format!("0.{}{digits}", "0".repeat(usize::try_from(-exp - 1).unwrap_or(0)))
     };
     format!("{sign}{s}")
 }
@@ -487,5 +505,9 @@ mod tests {
         ] {
             assert_eq!(python_float_repr(f), s, "{f}");
         }
+        assert_eq!(python_repr(1e16), "1e+16");
+        assert_eq!(python_repr(2.5e-7), "2.5e-07");
+        assert_eq!(python_repr(-1.7976931348623157e308), "-1.7976931348623157e+308");
+        assert_eq!(python_repr(f64::NAN), "nan");
     }
 }
