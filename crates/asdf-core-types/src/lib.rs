@@ -14,6 +14,7 @@
 
 pub mod complex;
 pub mod datatype;
+pub mod integer;
 mod keywords;
 pub mod ndarray;
 
