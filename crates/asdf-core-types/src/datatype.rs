@@ -385,6 +385,66 @@ pub fn inline_ndim(data: &Node) -> usize {
     d
 }
 
+fn flow_seq(items: Vec<Node>) -> Node {
+    let mut n = Node::seq(items);
+    if let Some(s) = n.as_sequence_mut() {
+        s.flow = true;
+    }
+    n
+}
+
+impl Datatype {
+    /// The node Python asdf writes for this datatype (structured fields as mappings with keys
+    /// in sorted order; 1-byte fields get `byteorder: big`).
+    #[must_use]
+    pub fn to_node(&self) -> Node {
+        match self {
+            Datatype::Scalar(s) => Node::str(s.name()),
+            Datatype::Ascii(n) => flow_seq(vec![
+                Node::str("ascii"),
+                Node::int(i64::try_from(*n).unwrap_or(i64::MAX)),
+            ]),
+            Datatype::Ucs4(n) => flow_seq(vec![
+                Node::str("ucs4"),
+                Node::int(i64::try_from(*n).unwrap_or(i64::MAX)),
+            ]),
+            Datatype::Structured(fields) => Node::seq(
+                fields
+                    .iter()
+                    .map(|f| {
+                        let mut entries = Vec::new();
+                        if let Some(b) = f.byteorder {
+                            entries.push((Node::str("byteorder"), Node::str(byteorder_name(b))));
+                        }
+                        entries.push((Node::str("datatype"), f.datatype.to_node()));
+                        if let Some(n) = &f.name {
+                            entries.push((Node::str("name"), Node::str(n.clone())));
+                        }
+                        if !f.shape.is_empty() {
+                            let dims = f
+                                .shape
+                                .iter()
+                                .map(|d| Node::int(i64::try_from(*d).unwrap_or(i64::MAX)))
+                                .collect();
+                            entries.push((Node::str("shape"), flow_seq(dims)));
+                        }
+                        Node::map(entries)
+                    })
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// `big` or `little`.
+#[must_use]
+pub fn byteorder_name(b: ByteOrder) -> &'static str {
+    match b {
+        ByteOrder::Big => "big",
+        ByteOrder::Little => "little",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -625,3 +625,115 @@ fn inline_value(n: &Node, dt: &Datatype) -> Result<Element, NdArrayError> {
         }
     }
 }
+
+impl Element {
+    /// The node Python asdf writes for this element in inline data.
+    #[must_use]
+    pub fn to_node(&self) -> Node {
+        match self {
+            Element::Bool(b) => Node::bool(*b),
+            Element::Int(i) => Node::int(*i),
+            Element::UInt(u) => Node::bigint((*u).into()),
+            Element::Float(f) => Node::float(*f),
+            Element::Complex(c) => Node::str(complex::to_python_string(*c))
+                .with_tag(format!("{}core/complex-1.0.0", asdf_yaml::node::tags::ASDF)),
+            Element::Str(s) => Node::str(s.clone()),
+            Element::Record(items) | Element::Array(items) => Node::seq(items.iter().map(Element::to_node).collect()),
+        }
+    }
+}
+
+fn int_node(n: usize) -> Node {
+    Node::int(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+/// Nests `elements` (C order) into lists of `shape`.
+fn nest(elements: &[Element], shape: &[usize]) -> Node {
+    match shape.split_first() {
+        None => elements.first().map_or_else(Node::null, Element::to_node),
+        Some((_, [])) => Node::seq(elements.iter().map(Element::to_node).collect()),
+        Some((n, rest)) => {
+            let step: usize = rest.iter().product();
+            Node::seq(
+                (0..*n)
+                    .map(|i| nest(&elements[i * step..(i + 1) * step], rest))
+                    .collect(),
+            )
+        }
+    }
+}
+
+impl NdArray {
+    /// An array of inline data.
+    #[must_use]
+    pub fn inline(datatype: Datatype, shape: &[usize], elements: &[Element]) -> Self {
+        NdArray {
+            source: None,
+            data: Some(nest(elements, shape)),
+            datatype: Some(datatype),
+            byteorder: ByteOrder::Little,
+            shape: Some(shape.iter().map(|d| Dim::Fixed(*d)).collect()),
+            offset: 0,
+            strides: None,
+            mask: None,
+        }
+    }
+
+    /// The node Python asdf writes (keys in the schema's order: source, data, mask, datatype,
+    /// byteorder, shape, offset, strides; `byteorder: big` for 1-byte types; `offset` and
+    /// `strides` only when not the defaults), tagged `tag` (e.g. `.../core/ndarray-1.1.0`).
+    #[must_use]
+    pub fn to_node(&self, tag: &str) -> Node {
+        let mut e = Vec::new();
+        match &self.source {
+            Some(Source::Block(i)) => e.push((Node::str("source"), Node::int(*i))),
+            Some(Source::Uri(u)) => e.push((Node::str("source"), Node::str(u.clone()))),
+            None => {}
+        }
+        if let Some(d) = &self.data {
+            e.push((Node::str("data"), d.clone()));
+        }
+        match &self.mask {
+            Some(Mask::Value(v)) => e.push((Node::str("mask"), v.to_node())),
+            Some(Mask::Array(a)) => e.push((Node::str("mask"), a.to_node(tag))),
+            None => {}
+        }
+        if let Some(dt) = &self.datatype {
+            e.push((Node::str("datatype"), dt.to_node()));
+            if self.source.is_some() {
+                let order = if dt.size() == 1 && !matches!(dt, Datatype::Structured(_)) {
+                    ByteOrder::Big
+                } else {
+                    self.byteorder
+                };
+                e.push((
+                    Node::str("byteorder"),
+                    Node::str(crate::datatype::byteorder_name(order)),
+                ));
+            }
+        }
+        if let Some(shape) = &self.shape {
+            let dims = shape
+                .iter()
+                .map(|d| match d {
+                    Dim::Fixed(n) => int_node(*n),
+                    Dim::Streamed => Node::str("*"),
+                })
+                .collect();
+            e.push((Node::str("shape"), Node::seq(dims)));
+        }
+        if self.offset != 0 {
+            e.push((
+                Node::str("offset"),
+                Node::int(i64::try_from(self.offset).unwrap_or(i64::MAX)),
+            ));
+        }
+        if let Some(s) = &self.strides {
+            e.push((
+                Node::str("strides"),
+                Node::seq(s.iter().map(|x| Node::int(*x)).collect()),
+            ));
+        }
+        Node::map(e).with_tag(tag)
+    }
+}
