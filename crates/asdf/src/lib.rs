@@ -1,0 +1,477 @@
+//! Read ASDF files: the tree, arrays decoded lazily from their blocks, strict validation
+//! against the standard's schemas (on by default, as the standard recommends).
+//!
+//! This is the first slice of the facade: opening and reading. Writing, updating in place,
+//! references and streaming are to come (see the facade issue).
+//!
+//! ```no_run
+//! let file = asdf::open("obs.asdf")?;
+//! for w in file.warnings() {
+//!     eprintln!("{w}");
+//! }
+//! let data = file.array("/sci/data")?;
+//! println!("{:?} {} elements", data.shape, data.elements.len());
+//! # Ok::<(), asdf::Error>(())
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+#[doc(inline)]
+pub use asdf_core_types::{Complex, Datatype, Decoded, Element, NdArray, NdArrayError, complex};
+#[doc(inline)]
+pub use asdf_layout::{ReadAt, Version};
+#[doc(inline)]
+pub use asdf_schema::{Report, TagWarning, Violation};
+#[doc(inline)]
+pub use asdf_yaml::{Document, Node, NodeKind, Span};
+
+use asdf_core_types::Source;
+use asdf_layout::{ReadOptions, Reader};
+
+/// ASDF Standard versions this library reads.
+pub const SUPPORTED_STANDARDS: [Version; 7] = [
+    Version::new(1, 0, 0),
+    Version::new(1, 1, 0),
+    Version::new(1, 2, 0),
+    Version::new(1, 3, 0),
+    Version::new(1, 4, 0),
+    Version::new(1, 5, 0),
+    Version::new(1, 6, 0),
+];
+
+/// Everything that can go wrong opening or reading a file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The bytes of the file (header, blocks, index, compression).
+    #[error(transparent)]
+    Layout(#[from] asdf_layout::Error),
+    /// The YAML tree (positions are lines of the file).
+    #[error("{0}")]
+    Yaml(#[from] asdf_yaml::Error),
+    /// The schemas could not be loaded (a build defect).
+    #[error("schemas: {0}")]
+    Schema(String),
+    /// The tree fails schema validation.
+    #[error("the tree is invalid: {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Invalid(Vec<Violation>),
+    /// An ASDF Standard version this library does not know.
+    #[error("ASDF Standard version {0} is not supported (this library reads 1.0.0 to 1.6.0)")]
+    UnsupportedStandard(Version),
+    /// No node at this JSON pointer.
+    #[error("no node at {0}")]
+    NotFound(String),
+    /// An ndarray that cannot be decoded.
+    #[error("{pointer}: {source}")]
+    Array {
+        /// Where the ndarray is.
+        pointer: String,
+        /// Why.
+        #[source]
+        source: NdArrayError,
+    },
+    /// An external file (exploded form) that cannot be read.
+    #[error("{pointer}: external array file {file}: {source}")]
+    External {
+        /// Where the ndarray is.
+        pointer: String,
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        #[source]
+        source: Box<Error>,
+    },
+    /// I/O.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A problem that did not stop reading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Warning {
+    /// From the file's bytes (an ignored block index, trailing bytes, ...).
+    Layout(asdf_layout::Warning),
+    /// From the YAML tree (out-of-range integers, YAML version, duplicate keys).
+    Yaml(asdf_yaml::Warning),
+    /// From the tags (unknown tags, newer versions).
+    Tag(TagWarning),
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::Layout(w) => write!(f, "{w}"),
+            Warning::Yaml(w) => write!(f, "{w}"),
+            Warning::Tag(w) => write!(f, "{w}"),
+        }
+    }
+}
+
+/// Options for [`open_with`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct OpenOptions {
+    /// Validate the tree against the schemas of its tags (default on).
+    pub validate: bool,
+    /// Verify block checksums whenever a block is read (default off).
+    pub verify_checksums: bool,
+    /// Memory-map the file (default on).
+    pub memmap: bool,
+    /// Layout limits.
+    pub layout_limits: asdf_layout::Limits,
+    /// YAML limits.
+    pub yaml_limits: asdf_yaml::Limits,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        Self {
+            validate: true,
+            verify_checksums: false,
+            memmap: true,
+            layout_limits: asdf_layout::Limits::default(),
+            yaml_limits: asdf_yaml::Limits::default(),
+        }
+    }
+}
+
+impl OpenOptions {
+    /// Sets validation on read.
+    #[must_use]
+    pub fn validate(mut self, yes: bool) -> Self {
+        self.validate = yes;
+        self
+    }
+    /// Sets checksum verification on every block read.
+    #[must_use]
+    pub fn verify_checksums(mut self, yes: bool) -> Self {
+        self.verify_checksums = yes;
+        self
+    }
+    /// Sets memory mapping.
+    #[must_use]
+    pub fn memmap(mut self, yes: bool) -> Self {
+        self.memmap = yes;
+        self
+    }
+}
+
+/// An array read from a file: the decoded elements and, for masked arrays, the mask.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Array {
+    /// The element type.
+    pub datatype: Datatype,
+    /// The shape.
+    pub shape: Vec<usize>,
+    /// The elements, C order.
+    pub elements: Vec<Element>,
+    /// True for masked elements.
+    pub mask: Option<Vec<bool>>,
+}
+
+/// An open ASDF file.
+pub struct AsdfFile {
+    reader: Reader<Box<dyn ReadAt>>,
+    doc: Document,
+    dir: Option<PathBuf>,
+    warnings: Vec<Warning>,
+    standard: Version,
+    options: OpenOptions,
+    /// Line of the file where the tree starts (to report positions as file lines).
+    tree_line: u64,
+}
+
+impl fmt::Debug for AsdfFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsdfFile")
+            .field("standard", &self.standard)
+            .field("blocks", &self.reader.block_count())
+            .field("warnings", &self.warnings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Opens the file at `path` with default options (validation on).
+///
+/// # Errors
+/// See [`Error`].
+pub fn open(path: impl AsRef<Path>) -> Result<AsdfFile, Error> {
+    open_with(path, OpenOptions::default())
+}
+
+/// Opens the file at `path`.
+///
+/// # Errors
+/// See [`Error`].
+pub fn open_with(path: impl AsRef<Path>, options: OpenOptions) -> Result<AsdfFile, Error> {
+    let path = path.as_ref();
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let source: Box<dyn ReadAt> = if options.memmap {
+        Box::new(asdf_layout::MmapSource::open(path).map_err(io)?)
+    } else {
+        Box::new(std::fs::File::open(path).map_err(io)?)
+    };
+    open_source(source, path.parent().map(Path::to_path_buf), options)
+}
+
+/// Opens an ASDF file held in memory.
+///
+/// # Errors
+/// See [`Error`].
+pub fn open_bytes(bytes: Vec<u8>, options: OpenOptions) -> Result<AsdfFile, Error> {
+    open_source(Box::new(bytes), None, options)
+}
+
+fn shift(span: Span, lines: u64) -> Span {
+    Span {
+        line: span.line + lines,
+        ..span
+    }
+}
+
+fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptions) -> Result<AsdfFile, Error> {
+    let ro = ReadOptions::default()
+        .limits(options.layout_limits)
+        .verify_checksums(options.verify_checksums);
+    let reader = Reader::open_with(source, ro)?;
+    let standard = reader.file_header().standard_version;
+    if !SUPPORTED_STANDARDS.contains(&standard) {
+        return Err(Error::UnsupportedStandard(standard));
+    }
+    let mut warnings: Vec<Warning> = reader.warnings().iter().cloned().map(Warning::Layout).collect();
+    let tree_line = reader.file_header().comments.len() as u64 + 1;
+    let doc = match reader.tree_bytes() {
+        Some(t) => {
+            let parsed = asdf_yaml::parse(t, &options.yaml_limits).map_err(|e| shift_error(e, tree_line))?;
+            warnings.extend(
+                parsed
+                    .warnings
+                    .into_iter()
+                    .map(|w| Warning::Yaml(shift_warning(w, tree_line))),
+            );
+            parsed.document
+        }
+        None => Document::new(Node::map(Vec::new())),
+    };
+    let mut file = AsdfFile {
+        reader,
+        doc,
+        dir,
+        warnings,
+        standard,
+        options,
+        tree_line,
+    };
+    let schemas = asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))?;
+    if standard < Version::new(1, 6, 0) {
+        schemas.fill_defaults(&mut file.doc);
+    }
+    let report = schemas.validate_document(&file.doc);
+    file.warnings.extend(report.warnings.into_iter().map(|w| {
+        Warning::Tag(match w {
+            TagWarning::Unknown { tag, span } => TagWarning::Unknown {
+                tag,
+                span: shift(span, tree_line),
+            },
+            other => other,
+        })
+    }));
+    if file.options.validate && !report.violations.is_empty() {
+        return Err(Error::Invalid(
+            report
+                .violations
+                .into_iter()
+                .map(|mut v| {
+                    v.span = shift(v.span, tree_line);
+                    v
+                })
+                .collect(),
+        ));
+    }
+    Ok(file)
+}
+
+fn shift_error(e: asdf_yaml::Error, lines: u64) -> Error {
+    use asdf_yaml::Error as Y;
+    Error::Yaml(match e {
+        Y::Syntax { span, problem, context } => Y::Syntax {
+            span: shift(span, lines),
+            problem,
+            context,
+        },
+        Y::Construct { span, kind } => Y::Construct {
+            span: shift(span, lines),
+            kind,
+        },
+        Y::Subset { span, kind } => Y::Subset {
+            span: shift(span, lines),
+            kind,
+        },
+        Y::Limits { span, kind } => Y::Limits {
+            span: shift(span, lines),
+            kind,
+        },
+        other => other,
+    })
+}
+
+fn shift_warning(w: asdf_yaml::Warning, lines: u64) -> asdf_yaml::Warning {
+    use asdf_yaml::Warning as W;
+    match w {
+        W::IntOutOfRange { span, text } => W::IntOutOfRange {
+            span: shift(span, lines),
+            text,
+        },
+        W::DuplicateKey { span, key } => W::DuplicateKey {
+            span: shift(span, lines),
+            key,
+        },
+        other => other,
+    }
+}
+
+impl AsdfFile {
+    /// The root of the tree.
+    #[must_use]
+    pub fn tree(&self) -> &Node {
+        &self.doc.root
+    }
+
+    /// The parsed YAML document.
+    #[must_use]
+    pub fn document(&self) -> &Document {
+        &self.doc
+    }
+
+    /// The node at a JSON pointer (`/sci/data`), aliases followed.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`].
+    pub fn get(&self, pointer: &str) -> Result<&Node, Error> {
+        asdf_yaml::pointer::get(&self.doc, pointer).map_err(|_| Error::NotFound(pointer.to_owned()))
+    }
+
+    /// Warnings met while opening.
+    #[must_use]
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    /// The file's ASDF Standard version.
+    #[must_use]
+    pub fn standard_version(&self) -> Version {
+        self.standard
+    }
+
+    /// The layout reader (block headers, raw block access).
+    #[must_use]
+    pub fn blocks(&self) -> &Reader<Box<dyn ReadAt>> {
+        &self.reader
+    }
+
+    /// Validates the tree again (for example after `validate(false)` at open).
+    ///
+    /// # Errors
+    /// [`Error::Schema`] when the schemas cannot be loaded.
+    pub fn validate(&self) -> Result<Report, Error> {
+        let schemas = asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))?;
+        let mut r = schemas.validate_document(&self.doc);
+        for v in &mut r.violations {
+            v.span = shift(v.span, self.tree_line);
+        }
+        Ok(r)
+    }
+
+    fn block_bytes(&self, a: &NdArray, pointer: &str) -> Result<Option<(Vec<u8>, u64)>, Error> {
+        match &a.source {
+            None => Ok(None),
+            Some(Source::Block(i)) => {
+                let n = self.reader.block_count() as i64;
+                let idx = if *i < 0 { n + i } else { *i };
+                let idx = usize::try_from(idx).map_err(|_| Error::Array {
+                    pointer: pointer.to_owned(),
+                    source: NdArrayError::MissingBlock,
+                })?;
+                if idx >= self.reader.block_count() {
+                    return Err(Error::Array {
+                        pointer: pointer.to_owned(),
+                        source: NdArrayError::MissingBlock,
+                    });
+                }
+                let d = self.reader.read_data(idx)?;
+                Ok(Some((d.into_owned(), 0)))
+            }
+            Some(Source::Uri(u)) => {
+                // Exploded form: block 0 of a file beside this one (relative paths only).
+                let Some(dir) = &self.dir else {
+                    return Err(Error::Array {
+                        pointer: pointer.to_owned(),
+                        source: NdArrayError::MissingBlock,
+                    });
+                };
+                let rel = Path::new(u);
+                if rel.is_absolute()
+                    || rel.components().any(|c| matches!(c, std::path::Component::ParentDir))
+                    || u.contains("://")
+                {
+                    return Err(Error::Array {
+                        pointer: pointer.to_owned(),
+                        source: NdArrayError::MissingBlock,
+                    });
+                }
+                let file = dir.join(rel);
+                let ext = open_with(&file, self.options.clone().validate(false)).map_err(|e| Error::External {
+                    pointer: pointer.to_owned(),
+                    file: file.clone(),
+                    source: Box::new(e),
+                })?;
+                let d = ext.reader.read_data(0).map_err(|e| Error::External {
+                    pointer: pointer.to_owned(),
+                    file,
+                    source: Box::new(Error::Layout(e)),
+                })?;
+                Ok(Some((d.into_owned(), 0)))
+            }
+        }
+    }
+
+    /// Decodes the ndarray at `pointer` (its block is read now, and only its block).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`], [`Error::Array`], block errors.
+    pub fn array(&self, pointer: &str) -> Result<Array, Error> {
+        let node = self.get(pointer)?;
+        let err = |source| Error::Array {
+            pointer: pointer.to_owned(),
+            source,
+        };
+        let a = NdArray::from_node(node, &self.doc).map_err(err)?;
+        let block = self.block_bytes(&a, pointer)?;
+        let d = a.decode(block.as_ref().map(|(b, _)| b.as_slice())).map_err(err)?;
+        let mask = match &a.mask {
+            None => None,
+            Some(asdf_core_types::Mask::Array(m)) => {
+                let mb = self.block_bytes(m, pointer)?;
+                a.mask_flags(&d, mb.as_ref().map(|(b, _)| b.as_slice())).map_err(err)?
+            }
+            Some(asdf_core_types::Mask::Value(_)) => a.mask_flags(&d, None).map_err(err)?,
+        };
+        Ok(Array {
+            datatype: d.datatype,
+            shape: d.shape,
+            elements: d.elements,
+            mask,
+        })
+    }
+}
