@@ -18,13 +18,13 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 #[doc(inline)]
-pub use asdf_core_types::{Complex, Datatype, Decoded, Element, NdArray, NdArrayError, complex};
+pub use asdf_core_types::{Complex, Datatype, Decoded, Dim, Element, NdArray, NdArrayError, complex};
 #[doc(inline)]
 pub use asdf_layout::{ReadAt, Version};
 #[doc(inline)]
 pub use asdf_schema::{Report, TagWarning, Violation};
 #[doc(inline)]
-pub use asdf_yaml::{Document, Node, NodeKind, Span};
+pub use asdf_yaml::{Document, Node, NodeKind, Span, Value};
 
 use asdf_core_types::Source;
 use asdf_layout::{ReadOptions, Reader};
