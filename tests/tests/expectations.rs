@@ -19,17 +19,7 @@ use asdf_conformance::conformance_dir;
 use serde_json::Value as J;
 
 /// Cases that need facade features not written yet, with the reason.
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    (
-        "inline/refs/bad_fragment_name.asdf",
-        "$ref resolution not implemented yet",
-    ),
-    (
-        "inline/refs/bad_fragment_index.asdf",
-        "$ref resolution not implemented yet",
-    ),
-    ("inline/refs/missing_file.asdf", "$ref resolution not implemented yet"),
-];
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 /// Cases whose expectation is about a lower-level call; through `asdf::open` the note in
 /// EXPECTATIONS.json says what changes.
@@ -202,7 +192,8 @@ fn expectations_through_the_facade() {
         }
         match expect {
             "ok" => {
-                let f = opened.unwrap_or_else(|e| panic!("{name}: {e}"));
+                let mut f = opened.unwrap_or_else(|e| panic!("{name}: {e}"));
+                f.resolve_references().unwrap_or_else(|e| panic!("{name}: {e}"));
                 assert!(
                     f.warnings().is_empty(),
                     "{name}: unexpected warnings {:?}",
@@ -219,9 +210,10 @@ fn expectations_through_the_facade() {
                 check_values(case, &f, name);
             }
             "error" => {
-                let failed = match &opened {
+                // At open, when an array is read, or when references are resolved.
+                let failed = match opened {
                     Err(_) => true,
-                    Ok(f) => ndarrays(f).iter().any(|p| f.array(p).is_err()),
+                    Ok(mut f) => ndarrays(&f).iter().any(|p| f.array(p).is_err()) || f.resolve_references().is_err(),
                 };
                 assert!(failed, "{name}: expected an error");
             }
@@ -334,4 +326,45 @@ fn other_implementations() {
         n += 1;
     }
     assert_eq!(n, 4);
+}
+
+/// refs/main.asdf after resolution: the values test_reference.py checks.
+#[test]
+fn references_resolve_to_their_targets() {
+    let dir = conformance_dir().join("asdf-pytests-data/inline/refs");
+    let mut f = asdf::open(dir.join("main.asdf")).unwrap();
+    assert_eq!(f.resolve_references().unwrap(), 9);
+    let floats = |f: &AsdfFile, p: &str| -> Vec<f64> {
+        f.array(p)
+            .unwrap_or_else(|e| panic!("{p}: {e}"))
+            .elements
+            .iter()
+            .map(|e| match e {
+                Element::Float(x) => *x,
+                other => panic!("{p}: {other:?}"),
+            })
+            .collect()
+    };
+    for p in [
+        "/data",
+        "/science_data",
+        "/internal",
+        "/escaped",
+        "/myself/science_data",
+        "/whole_thing/cool_stuff/a",
+    ] {
+        assert_eq!(floats(&f, p), vec![0.0, 1.0, 2.0], "{p}");
+    }
+    assert_eq!(floats(&f, "/array"), vec![7.0, 8.0, 9.0]);
+    assert_eq!(f.get("/foobar").unwrap().as_str(), Some("foobar"));
+    assert_eq!(f.get("/answer").unwrap().as_i64(), Some(42));
+    // `myself` is the root itself, so it can be followed any number of times.
+    assert_eq!(floats(&f, "/myself/myself/myself/data"), vec![0.0, 1.0, 2.0]);
+    // Errors name the reference.
+    for bad in ["bad_fragment_name.asdf", "bad_fragment_index.asdf", "missing_file.asdf"] {
+        let mut g = asdf::open(dir.join(bad)).unwrap();
+        let e = g.resolve_references().unwrap_err();
+        assert!(matches!(e, asdf::Error::Reference { .. }), "{bad}: {e}");
+        assert!(e.to_string().contains("unresolvable reference"), "{e}");
+    }
 }

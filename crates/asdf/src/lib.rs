@@ -82,6 +82,16 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// A `$ref` that cannot be resolved.
+    #[error("{pointer}: unresolvable reference `{reference}`: {problem}")]
+    Reference {
+        /// Where the `$ref` is.
+        pointer: String,
+        /// Its value.
+        reference: String,
+        /// Why.
+        problem: String,
+    },
     /// I/O.
     #[error("{path}: {source}")]
     Io {
@@ -302,6 +312,14 @@ fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptio
     Ok(file)
 }
 
+fn node_at_mut<'a>(root: &'a mut Node, path: &[asdf_yaml::Step]) -> Option<&'a mut Node> {
+    let mut n = root;
+    for s in path {
+        n = n.step_mut(*s)?;
+    }
+    Some(n)
+}
+
 fn shift_error(e: asdf_yaml::Error, lines: u64) -> Error {
     use asdf_yaml::Error as Y;
     Error::Yaml(match e {
@@ -444,6 +462,148 @@ impl AsdfFile {
                 Ok(Some((d.into_owned(), 0)))
             }
         }
+    }
+
+    /// Resolves every `{$ref: ...}` in the tree: references into this file become YAML aliases
+    /// (cycles such as `{$ref: '#'}` are fine); references into other ASDF files (relative
+    /// paths only) are copied in, with their arrays made inline. Returns how many were resolved.
+    ///
+    /// # Errors
+    /// [`Error::Reference`] for a missing file, a bad fragment, or a reference that is not a
+    /// relative path.
+    pub fn resolve_references(&mut self) -> Result<usize, Error> {
+        use asdf_yaml::Step;
+        // (path, pointer text, reference)
+        let mut refs: Vec<(Vec<Step>, String, String)> = Vec::new();
+        let mut stack: Vec<(&Node, Vec<Step>, String)> = vec![(&self.doc.root, Vec::new(), String::new())];
+        while let Some((n, path, ptr)) = stack.pop() {
+            match &n.kind {
+                NodeKind::Mapping(m) => {
+                    if m.entries.len() == 1
+                        && m.entries[0].0.as_str() == Some("$ref")
+                        && let Some(r) = m.entries[0].1.as_str()
+                    {
+                        refs.push((path, ptr, r.to_owned()));
+                        continue;
+                    }
+                    for (i, (k, v)) in m.entries.iter().enumerate() {
+                        let mut p = path.clone();
+                        p.push(Step::Entry(i));
+                        let key = k.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
+                        stack.push((v, p, format!("{ptr}/{}", asdf_yaml::pointer::escape(key))));
+                    }
+                }
+                NodeKind::Sequence(s) => {
+                    for (i, v) in s.items.iter().enumerate() {
+                        let mut p = path.clone();
+                        p.push(Step::Item(i));
+                        stack.push((v, p, format!("{ptr}/{i}")));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let count = refs.len();
+        let normalize = |frag: &str| {
+            if frag.is_empty() || frag.starts_with('/') {
+                frag.to_owned()
+            } else {
+                format!("/{frag}")
+            }
+        };
+        let mut externals: std::collections::HashMap<String, AsdfFile> = std::collections::HashMap::new();
+        let mut internal = Vec::new();
+        for (path, ptr, r) in refs {
+            let bad = |problem: String| Error::Reference {
+                pointer: ptr.clone(),
+                reference: r.clone(),
+                problem,
+            };
+            let (file, frag) = r.split_once('#').unwrap_or((r.as_str(), ""));
+            let frag = normalize(frag);
+            if file.is_empty() {
+                internal.push((path, ptr.clone(), r.clone(), frag));
+                continue;
+            }
+            let rel = Path::new(file);
+            if file.contains("://")
+                || rel.is_absolute()
+                || rel.components().any(|c| matches!(c, std::path::Component::ParentDir))
+            {
+                return Err(bad(
+                    "only relative paths inside the file's directory are followed".to_owned()
+                ));
+            }
+            let dir = self
+                .dir
+                .clone()
+                .ok_or_else(|| bad("the file has no directory (opened from memory)".to_owned()))?;
+            if !externals.contains_key(file) {
+                let ext =
+                    open_with(dir.join(rel), self.options.clone().validate(false)).map_err(|e| bad(e.to_string()))?;
+                externals.insert(file.to_owned(), ext);
+            }
+            let ext = &externals[file];
+            let target = asdf_yaml::pointer::get(&ext.doc, &frag).map_err(|e| bad(e.to_string()))?;
+            let copied = ext.inline_arrays(target, &frag)?;
+            let slot = node_at_mut(&mut self.doc.root, &path).ok_or_else(|| bad("the reference moved".to_owned()))?;
+            *slot = copied;
+        }
+        for (i, (path, ptr, r, frag)) in internal.into_iter().enumerate() {
+            let bad = |problem: String| Error::Reference {
+                pointer: ptr.clone(),
+                reference: r.clone(),
+                problem,
+            };
+            let target = asdf_yaml::pointer::resolve_path(&self.doc, &frag).map_err(|e| bad(e.to_string()))?;
+            let anchor = {
+                let t = node_at_mut(&mut self.doc.root, &target).ok_or_else(|| bad("no such node".to_owned()))?;
+                t.anchor.get_or_insert_with(|| format!("ref{}", i + 1)).clone()
+            };
+            let slot = node_at_mut(&mut self.doc.root, &path).ok_or_else(|| bad("the reference moved".to_owned()))?;
+            *slot = Node {
+                tag: None,
+                anchor: None,
+                span: slot.span,
+                kind: NodeKind::Alias(asdf_yaml::Alias { anchor, target }),
+            };
+        }
+        Ok(count)
+    }
+
+    /// A copy of `node` (from this file) with every ndarray that lives in a block turned into
+    /// inline data, so that it can be placed in another file's tree.
+    fn inline_arrays(&self, node: &Node, pointer: &str) -> Result<Node, Error> {
+        let node = self.doc.resolve(node);
+        if node.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-")) {
+            let a = NdArray::from_node(node, &self.doc).map_err(|source| Error::Array {
+                pointer: pointer.to_owned(),
+                source,
+            })?;
+            if a.source.is_none() {
+                return Ok(node.clone());
+            }
+            let arr = self.array(pointer)?;
+            let tag = node.tag.clone().unwrap_or_default();
+            return Ok(NdArray::inline(arr.datatype, &arr.shape, &arr.elements).to_node(&tag));
+        }
+        let mut out = node.clone();
+        match (&node.kind, &mut out.kind) {
+            (NodeKind::Mapping(m), NodeKind::Mapping(om)) => {
+                for (i, (k, v)) in m.entries.iter().enumerate() {
+                    let key = k.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
+                    om.entries[i].1 =
+                        self.inline_arrays(v, &format!("{pointer}/{}", asdf_yaml::pointer::escape(key)))?;
+                }
+            }
+            (NodeKind::Sequence(s), NodeKind::Sequence(os)) => {
+                for (i, v) in s.items.iter().enumerate() {
+                    os.items[i] = self.inline_arrays(v, &format!("{pointer}/{i}"))?;
+                }
+            }
+            _ => {}
+        }
+        Ok(out)
     }
 
     /// Decodes the ndarray at `pointer` (its block is read now, and only its block).
