@@ -27,7 +27,14 @@ pub use asdf_schema::{Report, TagWarning, Violation};
 pub use asdf_yaml::{Document, Node, NodeKind, Span, Value};
 
 use asdf_core_types::Source;
+
+mod write;
+#[doc(inline)]
+pub use asdf_core_types::ByteOrder;
+#[doc(inline)]
+pub use asdf_layout::Label;
 use asdf_layout::{ReadOptions, Reader};
+pub use write::{Compression, WriteOptions};
 
 /// ASDF Standard versions this library reads.
 pub const SUPPORTED_STANDARDS: [Version; 7] = [
@@ -197,6 +204,8 @@ pub struct AsdfFile {
     options: OpenOptions,
     /// Line of the file where the tree starts (to report positions as file lines).
     tree_line: u64,
+    /// Data of arrays added since opening, not yet written.
+    pending: Vec<Vec<u8>>,
 }
 
 impl fmt::Debug for AsdfFile {
@@ -282,6 +291,7 @@ fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptio
         standard,
         options,
         tree_line,
+        pending: Vec::new(),
     };
     let schemas = asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))?;
     if standard < Version::new(1, 6, 0) {
@@ -360,6 +370,36 @@ fn shift_warning(w: asdf_yaml::Warning, lines: u64) -> asdf_yaml::Warning {
 }
 
 impl AsdfFile {
+    /// A new, empty file for ASDF Standard `standard` (use [`Version::STANDARD_LATEST`], 1.6.0,
+    /// unless a reader needs an older one): the root tagged `core/asdf` of that version.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedStandard`].
+    pub fn new(standard: Version) -> Result<Self, Error> {
+        if !SUPPORTED_STANDARDS.contains(&standard) {
+            return Err(Error::UnsupportedStandard(standard));
+        }
+        let root_tag = if standard < Version::new(1, 2, 0) {
+            "core/asdf-1.0.0"
+        } else {
+            "core/asdf-1.1.0"
+        };
+        let mut w = asdf_layout::Writer::new(Vec::new(), standard)?;
+        let doc = Document::new(Node::map(Vec::new()).with_tag(format!("{}{root_tag}", asdf_yaml::node::tags::ASDF)));
+        w.write_tree(&asdf_yaml::emit(&doc, &asdf_yaml::EmitOptions::default())?)?;
+        let reader = Reader::open(Box::new(w.finish(false)?) as Box<dyn ReadAt>)?;
+        Ok(AsdfFile {
+            reader,
+            doc,
+            dir: None,
+            warnings: Vec::new(),
+            standard,
+            options: OpenOptions::default(),
+            tree_line: 3,
+            pending: Vec::new(),
+        })
+    }
+
     /// The root of the tree.
     #[must_use]
     pub fn tree(&self) -> &Node {
@@ -415,12 +455,18 @@ impl AsdfFile {
         match &a.source {
             None => Ok(None),
             Some(Source::Block(i)) => {
-                let n = self.reader.block_count() as i64;
+                let n = (self.reader.block_count() + self.pending.len()) as i64;
                 let idx = if *i < 0 { n + i } else { *i };
                 let idx = usize::try_from(idx).map_err(|_| Error::Array {
                     pointer: pointer.to_owned(),
                     source: NdArrayError::MissingBlock,
                 })?;
+                if let Some(data) = idx
+                    .checked_sub(self.reader.block_count())
+                    .and_then(|k| self.pending.get(k))
+                {
+                    return Ok(Some((data.clone(), 0)));
+                }
                 if idx >= self.reader.block_count() {
                     return Err(Error::Array {
                         pointer: pointer.to_owned(),

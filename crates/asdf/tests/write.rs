@@ -1,0 +1,218 @@
+//! Writing: every conformance file read -> written -> read gives the same tree and arrays;
+//! new files with arrays; compression choices; atomic replacement.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use asdf::{
+    AsdfFile, ByteOrder, Compression, Datatype, Element, Label, Node, NodeKind, OpenOptions, Version, WriteOptions,
+};
+use asdf_core_types::ScalarType;
+
+fn arrays(f: &AsdfFile) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(&Node, String)> = vec![(f.tree(), String::new())];
+    while let Some((n, p)) = stack.pop() {
+        if n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-")) {
+            out.push(p);
+            continue;
+        }
+        match &n.kind {
+            NodeKind::Mapping(m) => {
+                for (k, v) in &m.entries {
+                    let key = k
+                        .as_scalar()
+                        .map(|s| s.text.replace('~', "~0").replace('/', "~1"))
+                        .unwrap_or_default();
+                    stack.push((v, format!("{p}/{key}")));
+                }
+            }
+            NodeKind::Sequence(s) => stack.extend(s.items.iter().enumerate().map(|(i, v)| (v, format!("{p}/{i}")))),
+            _ => {}
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Trees equal apart from `source` numbers (blocks are renumbered on write).
+fn same_tree(a: &Node, b: &Node, at: &str) {
+    assert_eq!(a.tag, b.tag, "{at}: tag");
+    match (&a.kind, &b.kind) {
+        (NodeKind::Mapping(x), NodeKind::Mapping(y)) => {
+            let kx: Vec<_> = x
+                .entries
+                .iter()
+                .map(|(k, _)| k.as_scalar().map(|s| s.text.clone()))
+                .collect();
+            let ky: Vec<_> = y
+                .entries
+                .iter()
+                .map(|(k, _)| k.as_scalar().map(|s| s.text.clone()))
+                .collect();
+            assert_eq!(kx, ky, "{at}: keys");
+            for ((k, v), (_, w)) in x.entries.iter().zip(&y.entries) {
+                let key = k.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
+                if key != "source" {
+                    same_tree(v, w, &format!("{at}/{key}"));
+                }
+            }
+        }
+        (NodeKind::Sequence(x), NodeKind::Sequence(y)) => {
+            assert_eq!(x.items.len(), y.items.len(), "{at}");
+            for (i, (v, w)) in x.items.iter().zip(&y.items).enumerate() {
+                same_tree(v, w, &format!("{at}/{i}"));
+            }
+        }
+        (NodeKind::Scalar(x), NodeKind::Scalar(y)) => match (&x.value, &y.value) {
+            (asdf::Value::Float(f), asdf::Value::Float(g)) => assert!(f == g || (f.is_nan() && g.is_nan()), "{at}"),
+            (asdf::Value::Str, asdf::Value::Str) => assert_eq!(x.text, y.text, "{at}"),
+            (v, w) => assert_eq!(v, w, "{at}"),
+        },
+        (NodeKind::Alias(x), NodeKind::Alias(y)) => assert_eq!(x.target, y.target, "{at}"),
+        _ => panic!("{at}: kinds differ"),
+    }
+}
+
+fn same_elements(a: &[Element], b: &[Element]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same(y))
+}
+
+#[test]
+fn read_write_read_keeps_trees_and_arrays() {
+    let c = asdf_testdata::conformance_dir();
+    let mut files = asdf_testdata::files_with_ext(&c.join("python-asdf-samples"), "asdf");
+    files.extend(asdf_testdata::files_with_ext(
+        &c.join("asdf-standard/reference_files"),
+        "asdf",
+    ));
+    let (mut n, mut arrays_checked) = (0, 0);
+    for p in files {
+        let name = p.display().to_string();
+        if name.contains("exploded") || name.contains("b_blsc") {
+            // Exploded sources point at other files; blsc has no encoder round trip here yet.
+            continue;
+        }
+        let f = asdf::open_with(&p, OpenOptions::default().validate(false)).unwrap();
+        for opts in [
+            WriteOptions::default().validate(false),
+            WriteOptions::default()
+                .validate(false)
+                .compression(Compression::All(Label::ZLIB))
+                .index(false),
+        ] {
+            let bytes = f.to_bytes(&opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let g = asdf::open_bytes(bytes, OpenOptions::default().validate(false))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            // Same tree apart from asdf_library and the renumbered sources.
+            let strip = |f: &AsdfFile| {
+                let mut t = f.tree().clone();
+                if let Some(m) = t.as_mapping_mut() {
+                    m.remove("asdf_library");
+                }
+                t
+            };
+            let (t1, t2) = (strip(&f), strip(&g));
+            same_tree(&t1, &t2, &name);
+            assert_eq!(arrays(&f), arrays(&g), "{name}");
+            for a in arrays(&f) {
+                let (x, y) = (f.array(&a), g.array(&a));
+                match (x, y) {
+                    (Ok(x), Ok(y)) => {
+                        assert_eq!(x.shape, y.shape, "{name}{a}");
+                        assert!(same_elements(&x.elements, &y.elements), "{name}{a}");
+                        assert_eq!(x.mask, y.mask, "{name}{a}");
+                        arrays_checked += 1;
+                    }
+                    (Err(_), Err(_)) => {}
+                    (x, y) => panic!("{name}{a}: {x:?} vs {y:?}"),
+                }
+            }
+        }
+        n += 1;
+    }
+    println!("{n} files rewritten twice each; {arrays_checked} arrays equal after the round trip");
+    assert!(n >= 120);
+}
+
+#[test]
+fn new_file_with_arrays() {
+    let dir = std::env::temp_dir().join(format!("asdf-rs-write-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("new.asdf");
+    let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+    if let Some(m) = f.tree_mut().as_mapping_mut() {
+        m.insert("name", Node::str("example"));
+        m.insert("n", Node::int(3));
+        m.insert("sci", Node::map(vec![]));
+    }
+    let data: Vec<u8> = (0..12).flat_map(|i| (f64::from(i) * 1.5).to_le_bytes()).collect();
+    f.add_array(
+        "/sci/data",
+        Datatype::Scalar(ScalarType::Float64),
+        &[3, 4],
+        ByteOrder::Little,
+        data,
+    )
+    .unwrap();
+    f.add_array(
+        "/flags",
+        Datatype::Scalar(ScalarType::UInt8),
+        &[4],
+        ByteOrder::Big,
+        vec![1, 0, 1, 1],
+    )
+    .unwrap();
+    // Readable before writing.
+    assert_eq!(f.array("/flags").unwrap().elements[0], Element::UInt(1));
+    for compression in [
+        Label::NONE,
+        Label::ZLIB,
+        Label::BZP2,
+        Label::LZ4,
+        Label::ZSTD,
+        Label::LZ4F,
+        Label::BLS2,
+    ] {
+        f.write_to(
+            &path,
+            &WriteOptions::default().compression(Compression::All(compression)),
+        )
+        .unwrap();
+        let g = asdf::open(&path).unwrap();
+        assert!(g.warnings().is_empty(), "{:?}", g.warnings());
+        let a = g.array("/sci/data").unwrap();
+        assert_eq!(a.shape, vec![3, 4]);
+        assert_eq!(a.elements[11], Element::Float(16.5));
+        assert_eq!(
+            g.array("/flags").unwrap().elements,
+            vec![Element::UInt(1), Element::UInt(0), Element::UInt(1), Element::UInt(1)]
+        );
+        assert_eq!(g.get("/asdf_library/name").unwrap().as_str(), Some("asdf-rs"));
+        assert_eq!(g.standard_version(), Version::new(1, 6, 0));
+        for i in 0..g.blocks().block_count() {
+            assert_eq!(g.blocks().block(i).unwrap().compression(), compression);
+            g.blocks().verify_checksum(i).unwrap();
+        }
+    }
+    // Only the target is left: no temporary files.
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["new.asdf".to_owned()]);
+    // An invalid tree is not written, and the old file stays.
+    let before = std::fs::read(&path).unwrap();
+    let mut bad = asdf::open(&path).unwrap();
+    if let Some(m) = bad.tree_mut().as_mapping_mut() {
+        m.insert(
+            "sw",
+            Node::map(vec![(Node::str("name"), Node::str("x"))]).with_tag("tag:stsci.edu:asdf/core/software-1.0.0"),
+        );
+    }
+    assert!(matches!(
+        bad.write_to(&path, &WriteOptions::default()),
+        Err(asdf::Error::Invalid(_))
+    ));
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
