@@ -379,13 +379,15 @@ impl AsdfFile {
         if !SUPPORTED_STANDARDS.contains(&standard) {
             return Err(Error::UnsupportedStandard(standard));
         }
-        let root_tag = if standard < Version::new(1, 2, 0) {
-            "core/asdf-1.0.0"
-        } else {
-            "core/asdf-1.1.0"
-        };
+        let schemas = asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))?;
+        let root_tag = schemas
+            .tags_for_standard((standard.major, standard.minor, standard.patch))
+            .into_iter()
+            .map(|t| t.tag)
+            .find(|t| t.starts_with("tag:stsci.edu:asdf/core/asdf-"))
+            .ok_or(Error::UnsupportedStandard(standard))?;
         let mut w = asdf_layout::Writer::new(Vec::new(), standard)?;
-        let doc = Document::new(Node::map(Vec::new()).with_tag(format!("{}{root_tag}", asdf_yaml::node::tags::ASDF)));
+        let doc = Document::new(Node::map(Vec::new()).with_tag(root_tag));
         w.write_tree(&asdf_yaml::emit(&doc, &asdf_yaml::EmitOptions::default())?)?;
         let reader = Reader::open(Box::new(w.finish(false)?) as Box<dyn ReadAt>)?;
         Ok(AsdfFile {

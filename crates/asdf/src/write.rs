@@ -139,8 +139,26 @@ fn temp_path(target: &Path) -> PathBuf {
 }
 
 impl AsdfFile {
+    /// The full tag this file's standard version uses for `name` (`core/ndarray` ->
+    /// `tag:stsci.edu:asdf/core/ndarray-1.1.0` for 1.6.0, `...-1.0.0` before).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when the standard version has no such tag.
+    pub fn tag_for(&self, name: &str) -> Result<String, Error> {
+        let schemas = asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))?;
+        let v = self.standard;
+        let prefix = format!("{}{name}-", asdf_yaml::node::tags::ASDF);
+        schemas
+            .tags_for_standard((v.major, v.minor, v.patch))
+            .into_iter()
+            .map(|t| t.tag)
+            .find(|t| t.starts_with(&prefix))
+            .ok_or_else(|| Error::NotFound(format!("tag {name} in ASDF Standard {v}")))
+    }
+
     /// Adds an array stored in a new block: `data` holds the elements in C order and the byte
-    /// order given; the ndarray node (tagged `ndarray-1.1.0`) is placed at `pointer`.
+    /// order given; the ndarray node (tagged with the file's standard's ndarray version) is
+    /// placed at `pointer`.
     ///
     /// # Errors
     /// [`Error::NotFound`] when the parent of `pointer` does not exist; a data length that does
@@ -172,7 +190,7 @@ impl AsdfFile {
             strides: None,
             mask: None,
         };
-        let tag = format!("{}core/ndarray-1.1.0", asdf_yaml::node::tags::ASDF);
+        let tag = self.tag_for("core/ndarray")?;
         asdf_yaml::pointer::set(&mut self.doc, pointer, a.to_node(&tag))
             .map_err(|_| Error::NotFound(pointer.to_owned()))?;
         Ok(())
@@ -265,7 +283,7 @@ impl AsdfFile {
                 (Node::str("name"), Node::str("asdf-rs")),
                 (Node::str("version"), Node::str(env!("CARGO_PKG_VERSION"))),
             ])
-            .with_tag(format!("{}core/software-1.0.0", asdf_yaml::node::tags::ASDF));
+            .with_tag(self.tag_for("core/software")?);
             match m.get_mut("asdf_library") {
                 Some(v) => *v = lib,
                 None => m.entries.insert(0, (Node::str("asdf_library"), lib)),
