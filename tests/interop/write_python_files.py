@@ -56,6 +56,29 @@ base = np.arange(20.0)
 save('views', {'base': base, 'view': base[2:18:3]})
 save('nochecksum', {'a': np.arange(4)}, write_checksums=False)
 save('padded', {'a': np.arange(4)}, pad_blocks=True)
+# Masked arrays, big integers, complex scalars, anchors (the same object twice), unicode keys.
+m = np.ma.array([1.0, 2.0, 3.0, 4.0], mask=[False, True, False, True])
+save('masked', {'m': m})
+expected['masked']['masks'] = {'m': [False, True, False, True]}
+expected['masked']['arrays'] = {'m': {'dtype': 'float64', 'shape': [4], 'values': [1.0, 2.0, 3.0, 4.0]}}
+from asdf.tags.core import IntegerType
+save('bigint', {'big': IntegerType(2**100), 'neg': IntegerType(-(2**70))})
+expected['bigint']['scalars'] = {}
+expected['bigint']['bigints'] = {'big': str(2**100), 'neg': str(-(2**70))}
+shared = {'x': 1, 'y': [1, 2]}
+save('anchors', {'first': shared, 'second': shared, 'c': 1 + 2j})
+expected['anchors']['same'] = ['first', 'second']
+# Streamed: rows appended after the header.
+with warnings.catch_warnings():
+    warnings.simplefilter('ignore')
+    af = asdf.AsdfFile({'stream': asdf.Stream([4], np.float64)}, version='1.6.0')
+    with open(f'{out}/streamed.asdf', 'wb') as fd:
+        af.write_to(fd)
+        for i in range(6):
+            fd.write(np.arange(4.0 * i, 4.0 * i + 4).tobytes())
+expected['streamed'] = {'arrays': {'stream': {'dtype': 'float64', 'shape': [6, 4], 'values': [float(x) for x in range(24)]}}, 'scalars': {}}
+# Exploded: arrays in external files beside the main one.
+save('exploded', {'a': np.arange(8, dtype='int16'), 'b': np.arange(3.0)}, all_array_storage='external')
 with open(f'{out}/expected.json', 'w') as f:
     json.dump(expected, f, indent=1)
 print(len(expected), 'files')
