@@ -31,6 +31,11 @@ const TASKS: &[Task] = &[
         run: bench_validate,
     },
     Task {
+        name: "conformance",
+        help: "run every conformance suite and print one table of pass counts per corpus",
+        run: conformance,
+    },
+    Task {
         name: "bench-yaml",
         help: "[ROWS]: parse a generated ~20 MB tree with asdf-yaml and with PyYAML (CSafeLoader), side by side",
         run: bench_yaml,
@@ -467,5 +472,73 @@ print(ts[1], os[1], asdf.__version__)
         py_ov,
         py_ov / ours_ov
     );
+    Ok(())
+}
+
+/// Lines the suites print, and the corpus each summarises.
+const SUMMARIES: &[(&str, &str)] = &[
+    (
+        "EXPECTATIONS.json through the facade:",
+        "asdf-pytests-data EXPECTATIONS.json (facade)",
+    ),
+    ("EXPECTATIONS.json:", "asdf-pytests-data EXPECTATIONS.json (layout)"),
+    ("blocks in", "every .asdf under conformance: blocks"),
+    ("truncation sweep:", "truncation sweep"),
+    ("reference files, ", "asdf-standard reference arrays vs yaml twins"),
+    ("reference trees valid", "asdf-standard reference trees valid"),
+    ("schemas and manifests equal", "embedded schemas vs official copies"),
+    ("draft4 required:", "JSON-Schema-Test-Suite draft4 required"),
+    ("draft4 optional:", "JSON-Schema-Test-Suite draft4 optional"),
+    ("yaml-test-suite:", "yaml-test-suite event streams"),
+    ("error cases rejected:", "yaml-test-suite error cases"),
+    (
+        "Python asdf 6.0 trees re-emitted",
+        "python-asdf-samples trees re-emitted byte for byte",
+    ),
+    ("reference files:", "reference trees re-emitted byte for byte"),
+    ("plain scalars resolve", "PyYAML plain-scalar table"),
+    ("interop (a):", "Python asdf 6.0 writes, we read"),
+    ("interop (b):", "we write, Python asdf 6.0 reads"),
+    ("files rewritten", "read -> write -> read round trip"),
+    ("ndarray nodes written", "ndarray nodes written as Python writes them"),
+];
+
+fn conformance(_args: &[String]) -> Result<()> {
+    let out = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+        .args([
+            "test",
+            "--workspace",
+            "--all-features",
+            "--no-fail-fast",
+            "--",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut rows = Vec::new();
+    for (prefix, corpus) in SUMMARIES {
+        let line = text
+            .lines()
+            .find(|l| l.contains(prefix))
+            .map(str::trim)
+            .unwrap_or("(no summary printed)");
+        // Drop the test runner's "test name ... " in front, and shorten long lists.
+        let line = line.rsplit_once(" ... ").map_or(line, |(_, r)| r);
+        let short: String = line.chars().take(140).collect();
+        let more = if line.chars().count() > 140 { " ..." } else { "" };
+        rows.push((*corpus, format!("{short}{more}")));
+    }
+    let width = rows.iter().map(|(c, _)| c.len()).max().unwrap_or(0);
+    println!("{:width$}  result", "corpus");
+    for (c, l) in &rows {
+        println!("{c:width$}  {l}");
+    }
+    let failed = text.lines().filter(|l| l.contains("test result: FAILED")).count();
+    println!("test binaries failing: {failed}");
+    if !out.status.success() || failed > 0 {
+        bail!("some suites failed");
+    }
     Ok(())
 }
