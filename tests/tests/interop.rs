@@ -78,8 +78,8 @@ fn numpy_dtype(dt: &Datatype) -> String {
             "bool8" => "bool".to_owned(),
             n => n.to_owned(),
         },
-        Datatype::Ascii(n) => format!("|S{n}"),
-        Datatype::Ucs4(n) => format!("<U{n}"),
+        Datatype::Ascii(n) => format!("S{n}"),
+        Datatype::Ucs4(n) => format!("U{n}"),
         other => other.to_string(),
     }
 }
@@ -196,8 +196,132 @@ fn python_writes_we_read() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+fn element_json(e: &Element) -> J {
+    match e {
+        Element::Float(f) if f.is_nan() => J::Null,
+        Element::Float(f) if f.is_infinite() => J::String(if *f > 0.0 { "inf" } else { "-inf" }.to_owned()),
+        Element::Float(f) => serde_json::json!(f),
+        Element::Int(i) => serde_json::json!(i),
+        Element::UInt(u) => serde_json::json!(u),
+        Element::Bool(b) => J::Bool(*b),
+        Element::Str(s) => J::String(s.clone()),
+        Element::Complex(c) => {
+            let p = |x: f64| if x.is_nan() { J::Null } else { serde_json::json!(x) };
+            J::Array(vec![p(c.re), p(c.im)])
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Writes the matrix: every scalar dtype in both byte orders, strings, every compression label
+/// and three standard versions; returns expected.json's content.
 fn write_matrix(dir: &Path) -> usize {
-    let mut n = 0;
+    use asdf_core_types::ScalarType as T;
+    let mut expected = serde_json::Map::new();
+    let mut save = |name: String, f: &AsdfFile, opts: WriteOptions, arrays: &[&str], scalars: J| {
+        f.write_to(dir.join(format!("{name}.asdf")), &opts)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut arr = serde_json::Map::new();
+        for a in arrays {
+            let got = f.array(&format!("/{a}")).unwrap();
+            arr.insert(
+                (*a).to_owned(),
+                serde_json::json!({
+                    "dtype": numpy_dtype(&got.datatype),
+                    "shape": got.shape,
+                    "values": got.elements.iter().map(element_json).collect::<Vec<_>>(),
+                }),
+            );
+        }
+        expected.insert(name, serde_json::json!({"arrays": arr, "scalars": scalars}));
+    };
+    let types = [
+        T::Int8,
+        T::UInt8,
+        T::Int16,
+        T::UInt16,
+        T::Int32,
+        T::UInt32,
+        T::Int64,
+        T::UInt64,
+        T::Float16,
+        T::Float32,
+        T::Float64,
+        T::Complex64,
+        T::Complex128,
+        T::Bool8,
+    ];
+    for t in types {
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+            let size = t.size();
+            // Deterministic bytes; floats from small integers so that every value is exact.
+            let mut data = Vec::new();
+            for i in 0..12u32 {
+                let v = f64::from(i) * 1.5 - 4.0;
+                let le: Vec<u8> = match t {
+                    T::Float16 => {
+                        let h: u16 = [
+                            0x0000, 0x3c00, 0x4000, 0x4200, 0xbc00, 0x3800, 0x7c00, 0xfc00, 0x7e00, 0x4400, 0x4500,
+                            0x4600,
+                        ][i as usize];
+                        h.to_le_bytes().to_vec()
+                    }
+                    #[allow(clippy::cast_possible_truncation)]
+                    T::Float32 => (v as f32).to_le_bytes().to_vec(),
+                    T::Float64 => v.to_le_bytes().to_vec(),
+                    #[allow(clippy::cast_possible_truncation)]
+                    T::Complex64 => [(v as f32).to_le_bytes(), (-v as f32).to_le_bytes()].concat(),
+                    T::Complex128 => [v.to_le_bytes(), (-v).to_le_bytes()].concat(),
+                    T::Bool8 => vec![u8::from(i % 3 == 0)],
+                    _ => (u64::from(i) * 37 + 5).to_le_bytes()[..size].to_vec(),
+                };
+                let mut b = le;
+                if order == ByteOrder::Big {
+                    if matches!(t, T::Complex64 | T::Complex128) {
+                        let half = size / 2;
+                        b[..half].reverse();
+                        b[half..].reverse();
+                    } else {
+                        b.reverse();
+                    }
+                }
+                data.extend(b);
+            }
+            f.add_array("/a", Datatype::Scalar(t), &[3, 4], order, data).unwrap();
+            let tag = if order == ByteOrder::Little { "le" } else { "be" };
+            save(
+                format!("dtype_{}_{tag}", t.name()),
+                &f,
+                WriteOptions::default(),
+                &["a"],
+                serde_json::json!({}),
+            );
+        }
+    }
+    // Strings: ASCII and UCS-4, and scalars of every kind with unicode keys.
+    let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+    f.add_array("/ascii", Datatype::Ascii(3), &[2], ByteOrder::Big, b"ab\0cde".to_vec())
+        .unwrap();
+    let ucs: Vec<u8> = "héllowörld".chars().flat_map(|c| u32::from(c).to_le_bytes()).collect();
+    f.add_array("/ucs4", Datatype::Ucs4(5), &[2], ByteOrder::Little, ucs)
+        .unwrap();
+    if let Some(m) = f.tree_mut().as_mapping_mut() {
+        m.insert("ключ", Node::str("значение"));
+        m.insert("none", Node::null());
+        m.insert("yes", Node::str("yes"));
+        m.insert("octal", Node::str("010"));
+        m.insert("pi", Node::float(std::f64::consts::PI));
+        m.insert("big", Node::int(1 << 62));
+    }
+    let scalars = serde_json::json!({"ключ": "значение", "none": null, "yes": "yes", "octal": "010", "pi": std::f64::consts::PI, "big": 1i64 << 62});
+    save(
+        "strings_and_scalars".to_owned(),
+        &f,
+        WriteOptions::default(),
+        &["ascii", "ucs4"],
+        scalars,
+    );
     for label in [
         Label::NONE,
         Label::ZLIB,
@@ -210,8 +334,6 @@ fn write_matrix(dir: &Path) -> usize {
         for v in [Version::new(1, 6, 0), Version::new(1, 5, 0), Version::new(1, 0, 0)] {
             let mut f = AsdfFile::new(v).unwrap();
             if let Some(m) = f.tree_mut().as_mapping_mut() {
-                m.insert("title", Node::str("interop"));
-                m.insert("yes_string", Node::str("yes"));
                 m.insert("count", Node::int(42));
             }
             let data: Vec<u8> = (0..1000i64)
@@ -219,27 +341,31 @@ fn write_matrix(dir: &Path) -> usize {
                 .collect();
             f.add_array(
                 "/data",
-                Datatype::Scalar(asdf_core_types::ScalarType::Float64),
+                Datatype::Scalar(T::Float64),
                 &[10, 100],
                 ByteOrder::Little,
                 data,
             )
             .unwrap();
             let ints: Vec<u8> = (0..256i32).flat_map(|i| (i * 3).to_be_bytes()).collect();
-            f.add_array(
-                "/ints",
-                Datatype::Scalar(asdf_core_types::ScalarType::Int32),
-                &[256],
-                ByteOrder::Big,
-                ints,
-            )
-            .unwrap();
-            let path = dir.join(format!("{}_{v}.asdf", label.name()));
-            f.write_to(&path, &WriteOptions::default().compression(Compression::All(label)))
+            f.add_array("/ints", Datatype::Scalar(T::Int32), &[256], ByteOrder::Big, ints)
                 .unwrap();
-            n += 1;
+            let opts = WriteOptions::default().compression(Compression::All(label));
+            save(
+                format!("{}_{v}", label.name()),
+                &f,
+                opts,
+                &["data", "ints"],
+                serde_json::json!({"count": 42}),
+            );
         }
     }
+    let n = expected.len();
+    std::fs::write(
+        dir.join("expected.json"),
+        serde_json::to_vec_pretty(&J::Object(expected)).unwrap(),
+    )
+    .unwrap();
     n
 }
 
