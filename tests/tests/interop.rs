@@ -360,6 +360,39 @@ fn write_matrix(dir: &Path) -> usize {
             );
         }
     }
+    // A streamed array (rows appended after the tree) and the exploded form.
+    let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+    f.add_array(
+        "/small",
+        Datatype::Scalar(T::Int16),
+        &[3],
+        ByteOrder::Little,
+        vec![1, 0, 2, 0, 3, 0],
+    )
+    .unwrap();
+    let mut s = f
+        .write_streamed(
+            dir.join("streamed.asdf"),
+            "/rows",
+            Datatype::Scalar(T::Float64),
+            &[4],
+            ByteOrder::Little,
+            &WriteOptions::default(),
+        )
+        .unwrap();
+    for r in 0..25 {
+        let row: Vec<u8> = (0..4).flat_map(|c| f64::from(r * 4 + c).to_le_bytes()).collect();
+        s.write_rows(&row).unwrap();
+    }
+    s.finish().unwrap();
+    let values: Vec<f64> = (0..100).map(f64::from).collect();
+    let both = serde_json::json!({"arrays": {"rows": {"dtype": "float64", "shape": [25, 4], "values": values},
+                                             "small": {"dtype": "int16", "shape": [3], "values": [1, 2, 3]}}, "scalars": {}});
+    expected.insert("streamed".to_owned(), both.clone());
+    let g = asdf::open(dir.join("streamed.asdf")).unwrap();
+    g.write_exploded(dir.join("exploded.asdf"), &WriteOptions::default())
+        .unwrap();
+    expected.insert("exploded".to_owned(), both);
     let n = expected.len();
     std::fs::write(
         dir.join("expected.json"),

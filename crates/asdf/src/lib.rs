@@ -34,7 +34,7 @@ pub use asdf_core_types::ByteOrder;
 #[doc(inline)]
 pub use asdf_layout::Label;
 use asdf_layout::{ReadOptions, Reader};
-pub use write::{Compression, WriteOptions};
+pub use write::{Compression, StreamingWriter, WriteOptions};
 
 /// ASDF Standard versions this library reads.
 pub const SUPPORTED_STANDARDS: [Version; 7] = [
@@ -478,37 +478,7 @@ impl AsdfFile {
                 let d = self.reader.read_data(idx)?;
                 Ok(Some((d.into_owned(), 0)))
             }
-            Some(Source::Uri(u)) => {
-                // Exploded form: block 0 of a file beside this one (relative paths only).
-                let Some(dir) = &self.dir else {
-                    return Err(Error::Array {
-                        pointer: pointer.to_owned(),
-                        source: NdArrayError::MissingBlock,
-                    });
-                };
-                let rel = Path::new(u);
-                if rel.is_absolute()
-                    || rel.components().any(|c| matches!(c, std::path::Component::ParentDir))
-                    || u.contains("://")
-                {
-                    return Err(Error::Array {
-                        pointer: pointer.to_owned(),
-                        source: NdArrayError::MissingBlock,
-                    });
-                }
-                let file = dir.join(rel);
-                let ext = open_with(&file, self.options.clone().validate(false)).map_err(|e| Error::External {
-                    pointer: pointer.to_owned(),
-                    file: file.clone(),
-                    source: Box::new(e),
-                })?;
-                let d = ext.reader.read_data(0).map_err(|e| Error::External {
-                    pointer: pointer.to_owned(),
-                    file,
-                    source: Box::new(Error::Layout(e)),
-                })?;
-                Ok(Some((d.into_owned(), 0)))
-            }
+            Some(Source::Uri(u)) => Ok(Some((self.external_block(u, pointer)?, 0))),
         }
     }
 
@@ -652,6 +622,35 @@ impl AsdfFile {
             _ => {}
         }
         Ok(out)
+    }
+
+    /// The decoded block 0 of the external ASDF file `uri` (exploded form; relative paths inside
+    /// this file's directory only).
+    pub(crate) fn external_block(&self, uri: &str, pointer: &str) -> Result<Vec<u8>, Error> {
+        let missing = || Error::Array {
+            pointer: pointer.to_owned(),
+            source: NdArrayError::MissingBlock,
+        };
+        let dir = self.dir.as_ref().ok_or_else(missing)?;
+        let rel = Path::new(uri);
+        if rel.is_absolute()
+            || rel.components().any(|c| matches!(c, std::path::Component::ParentDir))
+            || uri.contains("://")
+        {
+            return Err(missing());
+        }
+        let file = dir.join(rel);
+        let ext = open_with(&file, self.options.clone().validate(false)).map_err(|e| Error::External {
+            pointer: pointer.to_owned(),
+            file: file.clone(),
+            source: Box::new(e),
+        })?;
+        let d = ext.reader.read_data(0).map_err(|e| Error::External {
+            pointer: pointer.to_owned(),
+            file,
+            source: Box::new(Error::Layout(e)),
+        })?;
+        Ok(d.into_owned())
     }
 
     /// Decodes the ndarray at `pointer` (its block is read now, and only its block).

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use asdf_core_types::{NdArray, Source};
 use asdf_layout::{BlockOptions, Label, Writer};
 use asdf_yaml::{Document, EmitOptions, Node, NodeKind, Step};
+use std::io::Write as _;
 
 use crate::{AsdfFile, Error};
 
@@ -31,6 +32,8 @@ pub struct WriteOptions {
     pub index: bool,
     /// Validate the tree before writing (default on).
     pub validate: bool,
+    /// Bring arrays stored in external files (exploded form) into this file (default on).
+    pub internalize: bool,
 }
 
 impl Default for WriteOptions {
@@ -40,6 +43,7 @@ impl Default for WriteOptions {
             checksums: true,
             index: true,
             validate: true,
+            internalize: true,
         }
     }
 }
@@ -69,6 +73,12 @@ impl WriteOptions {
         self.validate = yes;
         self
     }
+    /// Sets whether external (exploded) arrays are brought into the file.
+    #[must_use]
+    pub fn internalize(mut self, yes: bool) -> Self {
+        self.internalize = yes;
+        self
+    }
 }
 
 /// Where a block of the written file comes from.
@@ -77,6 +87,8 @@ enum BlockSrc {
     Existing(usize),
     /// Pending data added with [`AsdfFile::add_array`].
     New(usize),
+    /// Block 0 of an external file (exploded form), brought into this file.
+    External(String),
 }
 
 /// The ndarrays of the tree with block sources, in the order they are met.
@@ -85,7 +97,7 @@ fn block_arrays(root: &Node) -> Vec<Vec<Step>> {
     let mut stack: Vec<(&Node, Vec<Step>)> = vec![(root, Vec::new())];
     while let Some((n, path)) = stack.pop() {
         if n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-")) {
-            if n.get("source").is_some_and(|s| s.as_i64().is_some()) {
+            if n.get("source").is_some() {
                 out.push(path.clone());
             }
             // A mask array may have its own block.
@@ -239,19 +251,81 @@ impl AsdfFile {
     }
 
     fn write_into<W: std::io::Write>(&self, out: &mut W, options: &WriteOptions) -> Result<(), Error> {
-        let mut doc: Document = self.doc.clone();
+        self.write_blocks(self.doc.clone(), out, options, false)?
+            .finish(options.index)?;
+        Ok(())
+    }
+
+    /// Writes header, tree and blocks of `doc` (this file's tree, possibly edited) and returns
+    /// the writer, ready for the index or a streamed block.
+    fn write_blocks<W: std::io::Write>(
+        &self,
+        mut doc: Document,
+        out: W,
+        options: &WriteOptions,
+        stream_target: bool,
+    ) -> Result<Writer<W>, Error> {
         // Renumber block sources in order of appearance.
         let arrays = block_arrays(&doc.root);
         let total = self.reader.block_count() + self.pending.len();
         let mut order: Vec<BlockSrc> = Vec::new();
         let mut map: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+        let mut ext_map: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         for path in &arrays {
             let Some(n) = node_at_mut(&mut doc.root, path) else {
                 continue;
             };
+            if let Some(uri) = n.get("source").and_then(Node::as_str).map(str::to_owned) {
+                if !options.internalize {
+                    continue;
+                }
+                // Exploded form: the external file's block comes into this file.
+                let new = *ext_map.entry(uri.clone()).or_insert_with(|| {
+                    order.push(BlockSrc::External(uri.clone()));
+                    order.len() - 1
+                });
+                if let Some(s) = n.get_mut("source") {
+                    *s = Node::int(i64::try_from(new).unwrap_or(i64::MAX));
+                }
+                continue;
+            }
             let Some(src) = n.get("source").and_then(Node::as_i64) else {
                 continue;
             };
+            let streamed = n
+                .get("shape")
+                .and_then(Node::as_sequence)
+                .is_some_and(|s| s.items.iter().any(|d| d.as_str() == Some("*")));
+            if streamed && src == -1 && stream_target {
+                // The array being streamed by `write_streamed`: its block comes last.
+                continue;
+            }
+            if streamed {
+                // A streamed array of the file read becomes an ordinary array of fixed shape.
+                let abs = if src < 0 {
+                    i64::try_from(total).unwrap_or(0) + src
+                } else {
+                    src
+                };
+                let idx = usize::try_from(abs).map_err(|_| Error::NotFound(format!("block {src}")))?;
+                let a = NdArray::from_node(n, &Document::new(Node::null())).map_err(|source| Error::Array {
+                    pointer: String::new(),
+                    source,
+                })?;
+                let len = self.reader.block(idx)?.data_len();
+                let shape = a.resolved_shape(Some(len)).map_err(|source| Error::Array {
+                    pointer: String::new(),
+                    source,
+                })?;
+                if let Some(sh) = n.get_mut("shape") {
+                    *sh = Node::seq(
+                        shape
+                            .iter()
+                            .map(|d| Node::int(i64::try_from(*d).unwrap_or(i64::MAX)))
+                            .collect(),
+                    );
+                }
+            }
             let old = if src < 0 {
                 i64::try_from(total).unwrap_or(0) + src
             } else {
@@ -278,12 +352,7 @@ impl AsdfFile {
             }
         }
         if let Some(m) = doc.root.as_mapping_mut() {
-            let lib = Node::map(vec![
-                (Node::str("author"), Node::str("The asdf-rs developers")),
-                (Node::str("name"), Node::str("asdf-rs")),
-                (Node::str("version"), Node::str(env!("CARGO_PKG_VERSION"))),
-            ])
-            .with_tag(self.tag_for("core/software")?);
+            let lib = self.library_node()?;
             match m.get_mut("asdf_library") {
                 Some(v) => *v = lib,
                 None => m.entries.insert(0, (Node::str("asdf_library"), lib)),
@@ -317,10 +386,256 @@ impl AsdfFile {
                 BlockSrc::New(k) => {
                     w.write_block(&self.pending[*k], &opts.compression(label.unwrap_or(Label::NONE)))?;
                 }
+                BlockSrc::External(uri) => {
+                    let data = self.external_block(uri, "")?;
+                    w.write_block(&data, &opts.compression(label.unwrap_or(Label::NONE)))?;
+                }
             }
         }
-        w.finish(options.index)?;
+        Ok(w)
+    }
+
+    /// Writes this file with a streamed array at `pointer` (datatype, byte order and the shape
+    /// of one row given; the first dimension grows as rows are appended). Rows go straight to
+    /// disk through the returned writer, with bounded memory; [`StreamingWriter::finish`] puts
+    /// the file at `path` (until then it is a temporary file beside it).
+    ///
+    /// # Errors
+    /// As [`AsdfFile::write_to`].
+    pub fn write_streamed(
+        &self,
+        path: impl AsRef<Path>,
+        pointer: &str,
+        datatype: asdf_core_types::Datatype,
+        row_shape: &[usize],
+        byteorder: asdf_core_types::ByteOrder,
+        options: &WriteOptions,
+    ) -> Result<StreamingWriter, Error> {
+        let path = path.as_ref().to_path_buf();
+        let row_bytes = datatype.size() * row_shape.iter().product::<usize>();
+        let a = NdArray {
+            source: Some(Source::Block(-1)),
+            data: None,
+            datatype: Some(datatype),
+            byteorder,
+            shape: Some(
+                std::iter::once(asdf_core_types::Dim::Streamed)
+                    .chain(row_shape.iter().map(|d| asdf_core_types::Dim::Fixed(*d)))
+                    .collect(),
+            ),
+            offset: 0,
+            strides: None,
+            mask: None,
+        };
+        let mut doc = self.doc.clone();
+        asdf_yaml::pointer::set(&mut doc, pointer, a.to_node(&self.tag_for("core/ndarray")?))
+            .map_err(|_| Error::NotFound(pointer.to_owned()))?;
+        let tmp = temp_path(&path);
+        let io = |source| Error::Io {
+            path: path.clone(),
+            source,
+        };
+        let file = std::fs::File::create(&tmp).map_err(io)?;
+        let w = self.write_blocks(doc, std::io::BufWriter::with_capacity(1 << 20, file), options, true);
+        let w = match w {
+            Ok(w) => w,
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(e);
+            }
+        };
+        Ok(StreamingWriter {
+            inner: Some(w.start_stream()?),
+            row_bytes,
+            rows: 0,
+            tmp,
+            target: path,
+        })
+    }
+
+    /// Writes the file in exploded form: `path` holds the tree, and each array block goes to
+    /// its own ASDF file beside it (`name0000.asdf`, `name0001.asdf`, ...), referenced by
+    /// relative file name.
+    ///
+    /// # Errors
+    /// As [`AsdfFile::write_to`].
+    pub fn write_exploded(&self, path: impl AsRef<Path>, options: &WriteOptions) -> Result<Vec<PathBuf>, Error> {
+        let path = path.as_ref();
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut main = AsdfFile::new(self.standard)?;
+        main.doc = self.doc.clone();
+        main.dir = self.dir.clone();
+        let mut written = Vec::new();
+        let mut names: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+        for p in block_arrays(&self.doc.root) {
+            let Some(n) = self.doc.root.at_path(&p) else { continue };
+            let key = match n.get("source") {
+                Some(s) => s.as_scalar().map(|x| x.text.clone()).unwrap_or_default(),
+                None => continue,
+            };
+            let file_name = if let Some(f) = names.get(&key) {
+                f.clone()
+            } else {
+                let data = match n.get("source").and_then(Node::as_i64) {
+                    Some(i) => {
+                        let total = i64::try_from(self.reader.block_count() + self.pending.len()).unwrap_or(0);
+                        let idx = usize::try_from(if i < 0 { total + i } else { i })
+                            .map_err(|_| Error::NotFound(key.clone()))?;
+                        match idx.checked_sub(self.reader.block_count()) {
+                            Some(k) => self
+                                .pending
+                                .get(k)
+                                .cloned()
+                                .ok_or_else(|| Error::NotFound(key.clone()))?,
+                            None => self.reader.read_data(idx)?.into_owned(),
+                        }
+                    }
+                    None => self.external_block(&key, "")?,
+                };
+                let name = format!("{stem}{:04}.asdf", names.len());
+                // Each block file is a complete ASDF file holding just that block.
+                let mut part = AsdfFile::new(self.standard)?;
+                part.pending.push(data);
+                let w = part.write_blocks_raw(part.doc.clone(), dir.join(&name), options)?;
+                written.push(w);
+                names.insert(key, name.clone());
+                name
+            };
+            if let Some(node) = node_at_mut(&mut main.doc.root, &p)
+                && let Some(s) = node.get_mut("source")
+            {
+                *s = Node::str(file_name);
+            }
+        }
+        main.write_to(path, &options.clone().internalize(false))?;
+        written.insert(0, path.to_path_buf());
+        Ok(written)
+    }
+
+    /// Writes `doc` and every pending block (in order) to `path`, atomically; used for the
+    /// block files of the exploded form, whose trees reference no block.
+    fn write_blocks_raw(&self, doc: Document, path: PathBuf, options: &WriteOptions) -> Result<PathBuf, Error> {
+        let tmp = temp_path(&path);
+        let io = |source| Error::Io {
+            path: path.clone(),
+            source,
+        };
+        let result = (|| {
+            let file = std::fs::File::create(&tmp).map_err(io)?;
+            let mut doc = doc;
+            if let Some(m) = doc.root.as_mapping_mut() {
+                m.insert("asdf_library", self.library_node()?);
+            }
+            let tree = asdf_yaml::emit(&doc, &EmitOptions::default())?;
+            let mut w = Writer::new(std::io::BufWriter::new(file), self.standard)?;
+            w.write_tree(&tree)?;
+            let label = match options.compression {
+                Compression::All(l) => l,
+                Compression::Keep => Label::NONE,
+            };
+            for data in &self.pending {
+                w.write_block(
+                    data,
+                    &BlockOptions::default().checksum(options.checksums).compression(label),
+                )?;
+            }
+            let out = w.finish(options.index)?;
+            let f = out.into_inner().map_err(|e| io(e.into_error()))?;
+            f.sync_all().map_err(io)?;
+            std::fs::rename(&tmp, &path).map_err(io)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result.map(|()| path)
+    }
+
+    fn library_node(&self) -> Result<Node, Error> {
+        Ok(Node::map(vec![
+            (Node::str("author"), Node::str("The asdf-rs developers")),
+            (Node::str("name"), Node::str("asdf-rs")),
+            (Node::str("version"), Node::str(env!("CARGO_PKG_VERSION"))),
+        ])
+        .with_tag(self.tag_for("core/software")?))
+    }
+}
+
+/// Appends rows to a file's streamed array; see [`AsdfFile::write_streamed`].
+#[derive(Debug)]
+pub struct StreamingWriter {
+    inner: Option<asdf_layout::StreamWriter<std::io::BufWriter<std::fs::File>>>,
+    row_bytes: usize,
+    rows: u64,
+    tmp: PathBuf,
+    target: PathBuf,
+}
+
+impl StreamingWriter {
+    /// Appends whole rows (`bytes.len()` must be a multiple of the row size).
+    ///
+    /// # Errors
+    /// A partial row ([`Error::Array`]); I/O errors.
+    pub fn write_rows(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        if self.row_bytes == 0 || !bytes.len().is_multiple_of(self.row_bytes) {
+            return Err(Error::Array {
+                pointer: String::new(),
+                source: asdf_core_types::NdArrayError::ShapeMismatch,
+            });
+        }
+        let w = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| Error::NotFound("stream already finished".to_owned()))?;
+        w.write_all(bytes).map_err(|source| Error::Io {
+            path: self.tmp.clone(),
+            source,
+        })?;
+        self.rows += (bytes.len() / self.row_bytes) as u64;
         Ok(())
+    }
+
+    /// Rows written so far.
+    #[must_use]
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Flushes, syncs and moves the file to its path.
+    ///
+    /// # Errors
+    /// I/O errors (the temporary file is removed).
+    pub fn finish(mut self) -> Result<(), Error> {
+        let io = |path: &Path, source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let result = (|| {
+            let w = self
+                .inner
+                .take()
+                .ok_or_else(|| Error::NotFound("stream already finished".to_owned()))?;
+            let buf = w.finish()?;
+            let f = buf.into_inner().map_err(|e| io(&self.tmp, e.into_error()))?;
+            f.sync_all().map_err(|e| io(&self.tmp, e))?;
+            std::fs::rename(&self.tmp, &self.target).map_err(|e| io(&self.target, e))
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+        result
+    }
+}
+
+impl Drop for StreamingWriter {
+    fn drop(&mut self) {
+        // Not finished: leave no temporary file behind.
+        if self.inner.is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
     }
 }
 
