@@ -276,3 +276,20 @@ fn streamed_and_exploded() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn float16_needs_standard_1_6() {
+    let mut f = AsdfFile::new(Version::new(1, 5, 0)).unwrap();
+    f.add_array(
+        "/h",
+        Datatype::Scalar(ScalarType::Float16),
+        &[1],
+        ByteOrder::Little,
+        vec![0, 0x3c],
+    )
+    .unwrap();
+    match f.to_bytes(&WriteOptions::default()) {
+        Err(asdf::Error::Invalid(v)) => assert!(v[0].message.contains("float16"), "{}", v[0]),
+        other => panic!("{other:?}"),
+    }
+}
