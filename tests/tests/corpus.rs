@@ -29,7 +29,6 @@ const OPEN_FAILS: &[&str] = &[
     "asdf-pytests-data/inline/ff_no_asdf_header.asdf",
     "asdf-pytests-data/inline/ff_no_yaml_end_marker.asdf",
     "asdf-pytests-data/inline/ff_unparsable_version.asdf",
-    "asdf-pytests-data/mutated/int_pad_full_magic_before_first_block.asdf",
 ];
 
 /// Blocks whose stored checksum is wrong on purpose.

@@ -426,3 +426,154 @@ fn we_write_python_reads() {
     assert!(text.contains(&format!("{n} passed, 0 failed")), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Our pointer for a Python path: keys matched by text, or by value for integer and boolean
+/// keys (Python reads the key `00000000` as the integer 0).
+fn our_pointer(f: &AsdfFile, path: &str) -> Option<String> {
+    let mut node = f.tree();
+    let mut out = String::new();
+    for tok in path.split('/').skip(1) {
+        let tok = tok.replace("~1", "/").replace("~0", "~");
+        let node_r = f.document().resolve(node);
+        let (next, text) = match &node_r.kind {
+            asdf::NodeKind::Mapping(m) => m.entries.iter().find_map(|(k, v)| {
+                let s = k.as_scalar()?;
+                let matches = s.text == tok
+                    || matches!(s.value, asdf::Value::Int(i) if i.to_string() == tok)
+                    || matches!(s.value, asdf::Value::Bool(b) if (if b { "True" } else { "False" }) == tok);
+                matches.then(|| (v, s.text.clone()))
+            })?,
+            asdf::NodeKind::Sequence(s) => (s.items.get(tok.parse::<usize>().ok()?)?, tok.clone()),
+            _ => return None,
+        };
+        out.push('/');
+        out.push_str(&text.replace('~', "~0").replace('/', "~1"));
+        node = next;
+    }
+    Some(out)
+}
+
+fn py_value_eq(e: &Element, j: &J) -> bool {
+    match (e, j) {
+        (Element::Float(f), J::String(s)) => match s.as_str() {
+            "nan" => f.is_nan(),
+            "inf" => *f == f64::INFINITY,
+            "-inf" => *f == f64::NEG_INFINITY,
+            _ => false,
+        },
+        (Element::Complex(c), J::Object(o)) => {
+            let p = o["complex"].as_array().unwrap();
+            let g = |x: &J| match x {
+                J::String(s) if s == "nan" => f64::NAN,
+                J::String(s) if s == "inf" => f64::INFINITY,
+                J::String(s) if s == "-inf" => f64::NEG_INFINITY,
+                other => other.as_f64().unwrap_or(f64::NAN),
+            };
+            c.same(&asdf::Complex::new(g(&p[0]), g(&p[1])))
+        }
+        (Element::Record(items), J::Array(vals)) => {
+            items.len() == vals.len() && items.iter().zip(vals).all(|(a, b)| py_value_eq(a, b))
+        }
+        (Element::Array(items), J::Array(vals)) => {
+            items.len() == vals.len() && items.iter().zip(vals).all(|(a, b)| py_value_eq(a, b))
+        }
+        (Element::Str(s), J::String(t)) => s == t || s.trim_end() == t.trim_end_matches('\0'),
+        (Element::Float(f), J::Number(n)) => n.as_f64() == Some(*f),
+        (Element::Int(i), J::Number(n)) => n.as_f64() == Some(*i as f64) && (n.as_i64() == Some(*i) || !n.is_i64()),
+        (Element::UInt(u), J::Number(n)) => n.as_u64() == Some(*u),
+        (Element::Bool(b), J::Bool(c)) => b == c,
+        _ => false,
+    }
+}
+
+/// Every conformance file Python asdf 6.0 opens, we open too, with the same arrays (values,
+/// shapes, masks) and the same scalars at the same places.
+#[test]
+fn same_values_as_python_on_every_conformance_file() {
+    let py = python();
+    let out = Command::new(&py)
+        .arg(workspace().join("tests/interop/dump_conformance.py"))
+        .arg(asdf_testdata::conformance_dir())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dump: J = serde_json::from_slice(&out.stdout).unwrap();
+    let (mut files, mut arrays, mut scalars) = (0, 0, 0);
+    for (rel, items) in dump.as_object().unwrap() {
+        if items.get("__open_error__").is_some() {
+            continue;
+        }
+        let path = asdf_testdata::conformance_dir().join(rel);
+        let f = asdf::open_with(&path, asdf::OpenOptions::default().validate(false))
+            .unwrap_or_else(|e| panic!("{rel}: Python reads it, we fail: {e}"));
+        for (p, want) in items.as_object().unwrap() {
+            let ptr = our_pointer(&f, p).unwrap_or_else(|| panic!("{rel}: no node at Python's {p}"));
+            if want.get("error").is_some() {
+                continue; // Python could not read this array either
+            }
+            if let Some(vals) = want.get("values") {
+                let a = f
+                    .array(&ptr)
+                    .unwrap_or_else(|e| panic!("{rel}{ptr}: Python reads it, we fail: {e}"));
+                let shape: Vec<usize> = want["shape"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap() as usize)
+                    .collect();
+                assert_eq!(a.shape, shape, "{rel}{ptr}");
+                let vals = vals.as_array().unwrap();
+                assert_eq!(a.elements.len(), vals.len(), "{rel}{ptr}");
+                for (i, (e, v)) in a.elements.iter().zip(vals).enumerate() {
+                    assert!(py_value_eq(e, v), "{rel}{ptr}[{i}]: {e:?} vs {v}");
+                }
+                if let Some(m) = want.get("mask").and_then(J::as_array) {
+                    let m: Vec<bool> = m.iter().map(|b| b.as_bool().unwrap()).collect();
+                    assert_eq!(a.mask.as_deref(), Some(&m[..]), "{rel}{ptr}: mask");
+                }
+                arrays += 1;
+            } else if let Some(v) = want.get("int") {
+                let n = f.get(&ptr).unwrap();
+                let neg = n.get("sign").and_then(Node::as_str) == Some("-");
+                let words: Vec<u32> = f
+                    .array(&format!("{ptr}/words"))
+                    .unwrap()
+                    .elements
+                    .iter()
+                    .map(|e| match e {
+                        Element::UInt(u) => u32::try_from(*u).unwrap(),
+                        other => panic!("{other:?}"),
+                    })
+                    .collect();
+                assert_eq!(
+                    asdf_core_types::integer::from_words(neg, &words).to_string(),
+                    v.as_str().unwrap(),
+                    "{rel}{ptr}"
+                );
+                scalars += 1;
+            } else if let Some(v) = want.get("scalar") {
+                let n = f.document().resolve(f.get(&ptr).unwrap());
+                let s = n.as_scalar().unwrap_or_else(|| panic!("{rel}{ptr}: not a scalar here"));
+                let ok = match (v, &s.value) {
+                    (J::Null, asdf::Value::Null) => true,
+                    (J::Bool(b), asdf::Value::Bool(c)) => b == c,
+                    (J::Number(x), asdf::Value::Int(i)) => x.as_i64() == Some(*i),
+                    (J::String(t), asdf::Value::BigInt(b)) => &b.to_string() == t,
+                    (J::Number(x), asdf::Value::BigInt(b)) => x.to_string() == b.to_string(),
+                    (J::Number(x), asdf::Value::Float(g)) => x.as_f64() == Some(*g),
+                    (J::String(t), asdf::Value::Float(g)) => py_value_eq(&Element::Float(*g), &J::String(t.clone())),
+                    (J::Object(_), asdf::Value::Str) => {
+                        asdf::complex::parse_lenient(&s.text).is_some_and(|c| py_value_eq(&Element::Complex(c), v))
+                    }
+                    (J::String(t), asdf::Value::Str | asdf::Value::Timestamp) => &s.text == t,
+                    _ => false,
+                };
+                assert!(ok, "{rel}{ptr}: {:?} vs Python {v}", s.value);
+                scalars += 1;
+            }
+        }
+        files += 1;
+    }
+    println!("same as Python asdf 6.0: {files} files, {arrays} arrays, {scalars} scalars");
+    assert!(files >= 240);
+}

@@ -33,6 +33,8 @@ impl Complex {
 struct P<'a> {
     s: &'a [u8],
     i: usize,
+    /// Python's `complex()` rules: `3.` and `infinity` allowed, any case.
+    lenient: bool,
 }
 
 impl P<'_> {
@@ -52,20 +54,32 @@ impl P<'_> {
     /// optional exponent `e` sign digits.
     fn unsigned(&mut self) -> Option<f64> {
         let start = self.i;
-        for word in [&b"inf"[..], b"INF", b"nan", b"NAN"] {
-            if self.s[self.i..].starts_with(word) {
-                self.i += 3;
-                return Some(if word.eq_ignore_ascii_case(b"inf") {
-                    f64::INFINITY
-                } else {
+        let rest = &self.s[self.i..];
+        let words: &[&[u8]] = if self.lenient {
+            &[b"infinity", b"inf", b"nan"]
+        } else {
+            &[b"inf", b"INF", b"nan", b"NAN"]
+        };
+        for word in words {
+            let hit = if self.lenient {
+                rest.len() >= word.len() && rest[..word.len()].eq_ignore_ascii_case(word)
+            } else {
+                rest.starts_with(word)
+            };
+            if hit {
+                self.i += word.len();
+                return Some(if word[0].eq_ignore_ascii_case(&b'n') {
                     f64::NAN
+                } else {
+                    f64::INFINITY
                 });
             }
         }
         let int = self.digits();
         if self.peek() == Some(b'.') {
             self.i += 1;
-            if self.digits() == 0 {
+            let frac = self.digits();
+            if frac == 0 && (int == 0 || !self.lenient) {
                 return None;
             }
         } else if int == 0 {
@@ -107,11 +121,27 @@ impl P<'_> {
     }
 }
 
-/// Parses a complex literal of the standard's grammar.
+/// Parses a complex literal of the standard's grammar (what the schema accepts).
 #[must_use]
 pub fn parse(text: &str) -> Option<Complex> {
+    parse_with(text, false)
+}
+
+/// Parses a complex literal as Python asdf reads one (Python's `complex()` after `i` -> `j`):
+/// also `3.+4j`, `3+4.j` and `infinity`. Use it to read values; the schema still rejects what
+/// the standard's grammar does not allow.
+#[must_use]
+pub fn parse_lenient(text: &str) -> Option<Complex> {
+    parse_with(text.trim(), true)
+}
+
+fn parse_with(text: &str, lenient: bool) -> Option<Complex> {
     let t = text.strip_prefix('(').and_then(|t| t.strip_suffix(')')).unwrap_or(text);
-    let mut p = P { s: t.as_bytes(), i: 0 };
+    let mut p = P {
+        s: t.as_bytes(),
+        i: 0,
+        lenient,
+    };
     let s1 = p.sign();
     let a = p.unsigned()?;
     if p.suffix() {
@@ -192,6 +222,11 @@ mod tests {
             assert!(parse(bad).is_none(), "{bad}");
         }
         assert!(parse("nan+nanj").unwrap().re.is_nan());
+        assert!(parse_lenient("3.+4i").unwrap().same(&Complex::new(3.0, 4.0)));
+        assert!(parse_lenient("3+4.i").unwrap().same(&Complex::new(3.0, 4.0)));
+        assert!(parse_lenient("Infinityj").unwrap().im.is_infinite());
+        assert!(parse_lenient("3 + 4i").is_none());
+        assert!(parse_lenient("3e-4.0+4i").is_none());
     }
 
     #[test]

@@ -84,6 +84,21 @@ pub enum Element {
 }
 
 impl Element {
+    /// numpy's conversion to bool (for mask arrays of other types): nonzero numbers, NaN and
+    /// non-empty strings are true.
+    #[must_use]
+    pub fn truthy(&self) -> bool {
+        match self {
+            Element::Bool(b) => *b,
+            Element::Int(i) => *i != 0,
+            Element::UInt(u) => *u != 0,
+            Element::Float(f) => *f != 0.0,
+            Element::Complex(c) => c.re != 0.0 || c.im != 0.0,
+            Element::Str(s) => !s.is_empty(),
+            Element::Record(_) | Element::Array(_) => true,
+        }
+    }
+
     /// Equality with NaN equal to NaN and numbers compared by value across kinds.
     #[must_use]
     pub fn same(&self, other: &Element) -> bool {
@@ -561,9 +576,7 @@ impl NdArray {
             )),
             Some(Mask::Array(m)) => {
                 let d = m.decode(mask_block)?;
-                Ok(Some(
-                    d.elements.iter().map(|e| matches!(e, Element::Bool(true))).collect(),
-                ))
+                Ok(Some(d.elements.iter().map(Element::truthy).collect()))
             }
         }
     }
@@ -573,7 +586,7 @@ fn inline_scalar(n: &Node, t: Option<ScalarType>) -> Result<Element, NdArrayErro
     let bad = || NdArrayError::BadValue(n.as_scalar().map(|s| s.text.clone()).unwrap_or_default());
     if n.tag.as_deref().is_some_and(|t| t.contains("core/complex")) {
         let s = n.as_scalar().ok_or_else(bad)?;
-        return complex::parse(&s.text).map(Element::Complex).ok_or_else(bad);
+        return complex::parse_lenient(&s.text).map(Element::Complex).ok_or_else(bad);
     }
     let s = n.as_scalar().ok_or_else(bad)?;
     let e = match s.value {

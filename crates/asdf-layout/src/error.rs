@@ -336,6 +336,13 @@ pub enum Warning {
         /// Up to the first 16 of them.
         bytes: Vec<u8>,
     },
+    /// A block header that cannot be read; no further blocks can be located.
+    BadBlockHeader {
+        /// Offset of its magic (or of the bad field).
+        offset: u64,
+        /// What is wrong.
+        kind: FormatError,
+    },
     /// A block's allocated space runs past the end of the file (the file may be truncated);
     /// no further blocks can be located.
     BlockTruncated {
@@ -412,6 +419,9 @@ impl fmt::Display for Warning {
                 "byte {offset}: read invalid bytes {} after blocks, your file might be corrupt",
                 hex(bytes)
             ),
+            Warning::BadBlockHeader { offset, kind } => {
+                write!(f, "byte {offset}: unreadable block header ({kind}); no further blocks")
+            }
             Warning::BlockTruncated { block, offset } => write!(
                 f,
                 "byte {offset}: block {block} runs past the end of the file; the file may be truncated"

@@ -337,7 +337,17 @@ impl<S: ReadAt> Reader<S> {
                     limit: self.options.limits.max_blocks,
                 }));
             }
-            let h = BlockHeader::read_at(&self.source, pos, self.file_len)?;
+            let h = match BlockHeader::read_at(&self.source, pos, self.file_len) {
+                Ok(h) => h,
+                // A header_size below 48 is an error at open (as in Python asdf); other damage
+                // (a cut-off header, used > allocated) stops the scan with a warning, so the
+                // tree and the blocks before it stay readable.
+                Err(Error::Format { kind, offset }) if !matches!(kind, FormatError::BlockHeaderTooSmall(_)) => {
+                    self.warnings.push(Warning::BadBlockHeader { offset, kind });
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            };
             let index = self.slots.len();
             let slot = Slot {
                 offset: pos,
