@@ -45,6 +45,50 @@ enum Command {
         /// The ASDF file.
         file: std::path::PathBuf,
     },
+    /// Read every block, decode it, check every checksum and every array's view; exit 1 on any
+    /// problem.
+    Verify {
+        /// The ASDF file.
+        file: std::path::PathBuf,
+    },
+    /// Rewrite the file compactly (blocks in tree order, no gaps); `-c none` removes compression.
+    #[command(alias = "defrag")]
+    Defragment {
+        /// The ASDF file.
+        file: std::path::PathBuf,
+        /// Output file.
+        #[arg(short, long)]
+        output: std::path::PathBuf,
+        /// Compression for every block: zlib, bzp2, lz4, zstd, lz4f, blsc, bls2 or none
+        /// (default: keep each block's).
+        #[arg(short = 'c', long)]
+        compression: Option<String>,
+    },
+    /// Write each array block as its own ASDF file beside OUTPUT (exploded form).
+    Explode {
+        /// The ASDF file.
+        file: std::path::PathBuf,
+        /// Output file (its blocks go to OUTPUT-stem0000.asdf, ...).
+        #[arg(short, long)]
+        output: std::path::PathBuf,
+    },
+    /// Bring the arrays of an exploded file back into one file.
+    Implode {
+        /// The exploded ASDF file.
+        file: std::path::PathBuf,
+        /// Output file.
+        #[arg(short, long)]
+        output: std::path::PathBuf,
+    },
+    /// Write the tree as pure YAML, every array inlined.
+    #[command(name = "to-yaml", alias = "to_yaml")]
+    ToYaml {
+        /// The ASDF file.
+        file: std::path::PathBuf,
+        /// Output file.
+        #[arg(short, long)]
+        output: std::path::PathBuf,
+    },
 }
 
 fn type_name(n: &Node) -> String {
@@ -214,6 +258,122 @@ fn validate(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
     Ok(ExitCode::from(1))
 }
 
+fn verify(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
+    let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
+    let r = file.blocks();
+    let mut problems = Vec::new();
+    for i in 0..r.block_count() {
+        match r.read_data(i) {
+            Ok(_) => {}
+            Err(e) => problems.push(format!("block {i}: {e}")),
+        }
+        match r.verify_checksum(i) {
+            Ok(s) => println!("block {i}: checksum {s:?}"),
+            Err(e) => problems.push(format!("block {i}: {e}")),
+        }
+    }
+    for p in ndarrays(file.tree(), "") {
+        if let Err(e) = file.array(&p) {
+            problems.push(format!("{p}: {e}"));
+        }
+    }
+    for w in file.warnings() {
+        eprintln!("warning: {w}");
+    }
+    if problems.is_empty() {
+        println!("{}: {} blocks verified", path.display(), r.block_count());
+        return Ok(ExitCode::SUCCESS);
+    }
+    for p in &problems {
+        println!("{p}");
+    }
+    Ok(ExitCode::from(1))
+}
+
+fn ndarrays(n: &Node, at: &str) -> Vec<String> {
+    if is_ndarray(n) {
+        return vec![at.to_owned()];
+    }
+    match &n.kind {
+        NodeKind::Mapping(m) => m
+            .entries
+            .iter()
+            .flat_map(|(k, v)| {
+                let key = k
+                    .as_scalar()
+                    .map(|s| s.text.replace('~', "~0").replace('/', "~1"))
+                    .unwrap_or_default();
+                ndarrays(v, &format!("{at}/{key}"))
+            })
+            .collect(),
+        NodeKind::Sequence(s) => s
+            .items
+            .iter()
+            .enumerate()
+            .flat_map(|(i, v)| ndarrays(v, &format!("{at}/{i}")))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn label(name: &str) -> Option<asdf::Label> {
+    let l = asdf::Label::from_name(name)?;
+    let known = [
+        asdf::Label::NONE,
+        asdf::Label::ZLIB,
+        asdf::Label::BZP2,
+        asdf::Label::LZ4,
+        asdf::Label::ZSTD,
+        asdf::Label::LZ4F,
+        asdf::Label::BLSC,
+        asdf::Label::BLS2,
+    ];
+    known.contains(&l).then_some(l)
+}
+
+fn rewrite(path: &std::path::Path, out: &std::path::Path, compression: Option<&str>) -> Result<ExitCode, asdf::Error> {
+    let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
+    let c = match compression {
+        None => asdf::Compression::Keep,
+        Some(name) => match label(name) {
+            Some(l) => asdf::Compression::All(l),
+            None => {
+                eprintln!("error: unknown compression `{name}` (zlib, bzp2, lz4, zstd, lz4f, blsc, bls2, none)");
+                return Ok(ExitCode::from(2));
+            }
+        },
+    };
+    file.write_to(out, &asdf::WriteOptions::default().validate(false).compression(c))?;
+    println!("wrote {}", out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn to_yaml(path: &std::path::Path, out: &std::path::Path) -> Result<ExitCode, asdf::Error> {
+    let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
+    let mut doc = file.document().clone();
+    for p in ndarrays(file.tree(), "") {
+        let a = file.array(&p)?;
+        let node = asdf_yaml_pointer_get(&doc, &p);
+        let tag = node.and_then(|n| n.tag.clone()).unwrap_or_default();
+        let inline = asdf::NdArray::inline(a.datatype, &a.shape, &a.elements).to_node(&tag);
+        let _ = asdf::set_node(&mut doc, &p, inline);
+    }
+    let text = asdf::emit_yaml(&doc)?;
+    let mut bytes = b"#ASDF 1.0.0\n".to_vec();
+    bytes.extend(format!("#ASDF_STANDARD {}\n", file.standard_version()).into_bytes());
+    bytes.extend(text);
+    std::fs::write(out, bytes).map_err(|source| asdf::Error::Io {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    println!("wrote {}", out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn asdf_yaml_pointer_get<'a>(doc: &'a asdf::Document, p: &str) -> Option<&'a Node> {
+    asdf::get_node(doc, p)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match &cli.command {
@@ -226,6 +386,23 @@ fn main() -> ExitCode {
             ..
         } => info(file, *max_rows, *max_cols, !no_show_values, *show_blocks),
         Command::Validate { file } => validate(file),
+        Command::Verify { file } => verify(file),
+        Command::Defragment {
+            file,
+            output,
+            compression,
+        } => rewrite(file, output, compression.as_deref()),
+        Command::Explode { file, output } => {
+            asdf::open_with(file, OpenOptions::default().validate(false)).and_then(|f| {
+                let files = f.write_exploded(output, &asdf::WriteOptions::default().validate(false))?;
+                for p in files {
+                    println!("wrote {}", p.display());
+                }
+                Ok(ExitCode::SUCCESS)
+            })
+        }
+        Command::Implode { file, output } => rewrite(file, output, None),
+        Command::ToYaml { file, output } => to_yaml(file, output),
     };
     match r {
         Ok(c) => c,

@@ -82,3 +82,37 @@ fn errors_and_usage() {
     assert_eq!(code, 1);
     assert!(text.contains("/no/such/file.asdf"), "{text}");
 }
+
+/// `verify` on every conformance file: exit 0 or 1, never a crash; the corrupt ones exit 1 and
+/// say why.
+#[test]
+fn verify_every_conformance_file() {
+    let c = asdf_testdata::conformance_dir();
+    let corrupt = [
+        "asdf-pytests-data/mutated/basic_bad_checksum.asdf",
+        "asdf-pytests-data/mutated/compressed_unknown_label.asdf",
+        "asdf-pytests-data/mutated/int_pad_full_magic_before_first_block.asdf",
+        "asdf-pytests-data/upstream/block0.asdf",
+        "asdf-pytests-data/upstream/block1.asdf",
+        "asdf-pytests-data/inline/ff_no_yaml_end_marker.asdf",
+        "asdf-pytests-data/inline/ff_block_header_size_40.asdf",
+        "asdf-pytests-data/inline/ndarray_inline_shape_mismatch.asdf",
+    ];
+    let (mut ok, mut failed) = (0, 0);
+    for p in asdf_testdata::files_with_ext(&c, "asdf") {
+        let rel = p.strip_prefix(&c).unwrap().to_string_lossy().replace('\\', "/");
+        let (code, text) = run(&["verify", &p.display().to_string()]);
+        assert!(code == 0 || code == 1, "{rel}: exit {code}: {text}");
+        if corrupt.contains(&rel.as_str()) {
+            assert_eq!(code, 1, "{rel} must fail verification: {text}");
+            assert!(
+                text.lines()
+                    .any(|l| !l.starts_with("block ") || l.contains("mismatch") || l.contains(':')),
+                "{rel}"
+            );
+        }
+        if code == 0 { ok += 1 } else { failed += 1 }
+    }
+    println!("verify: {ok} files verified, {failed} rejected with a message");
+    assert!(ok > 200);
+}

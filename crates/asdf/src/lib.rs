@@ -322,6 +322,28 @@ fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptio
     Ok(file)
 }
 
+/// The node at a JSON pointer of `doc` (aliases followed).
+#[must_use]
+pub fn get_node<'a>(doc: &'a Document, pointer: &str) -> Option<&'a Node> {
+    asdf_yaml::pointer::get(doc, pointer).ok()
+}
+
+/// Sets the node at a JSON pointer of `doc`; returns the node replaced.
+///
+/// # Errors
+/// [`Error::NotFound`] when the parent does not exist.
+pub fn set_node(doc: &mut Document, pointer: &str, node: Node) -> Result<Option<Node>, Error> {
+    asdf_yaml::pointer::set(doc, pointer, node).map_err(|_| Error::NotFound(pointer.to_owned()))
+}
+
+/// The YAML text of a document, written as Python asdf writes trees.
+///
+/// # Errors
+/// [`Error::Yaml`] when the emitter refuses the tree.
+pub fn emit_yaml(doc: &Document) -> Result<Vec<u8>, Error> {
+    Ok(asdf_yaml::emit(doc, &asdf_yaml::EmitOptions::default())?)
+}
+
 fn node_at_mut<'a>(root: &'a mut Node, path: &[asdf_yaml::Step]) -> Option<&'a mut Node> {
     let mut n = root;
     for s in path {
