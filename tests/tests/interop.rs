@@ -163,22 +163,7 @@ fn python_writes_we_read() {
                     node.tag.as_deref().is_some_and(|t| t.contains("core/integer-")),
                     "{name}/{k}"
                 );
-                let neg = node.get("sign").and_then(Node::as_str) == Some("-");
-                let words: Vec<u32> = f
-                    .array(&format!("/{k}/words"))
-                    .unwrap()
-                    .elements
-                    .iter()
-                    .map(|e| match e {
-                        Element::UInt(u) => u32::try_from(*u).unwrap(),
-                        other => panic!("{other:?}"),
-                    })
-                    .collect();
-                assert_eq!(
-                    asdf_core_types::integer::from_words(neg, &words).to_string(),
-                    v.as_str().unwrap(),
-                    "{name}/{k}"
-                );
+                assert_eq!(big_integer(&f, &format!("/{k}")), v.as_str().unwrap(), "{name}/{k}");
             }
         }
         if let Some(same) = want.get("same").and_then(J::as_array) {
@@ -533,23 +518,7 @@ fn same_values_as_python_on_every_conformance_file() {
                 }
                 arrays += 1;
             } else if let Some(v) = want.get("int") {
-                let n = f.get(&ptr).unwrap();
-                let neg = n.get("sign").and_then(Node::as_str) == Some("-");
-                let words: Vec<u32> = f
-                    .array(&format!("{ptr}/words"))
-                    .unwrap()
-                    .elements
-                    .iter()
-                    .map(|e| match e {
-                        Element::UInt(u) => u32::try_from(*u).unwrap(),
-                        other => panic!("{other:?}"),
-                    })
-                    .collect();
-                assert_eq!(
-                    asdf_core_types::integer::from_words(neg, &words).to_string(),
-                    v.as_str().unwrap(),
-                    "{rel}{ptr}"
-                );
+                assert_eq!(big_integer(&f, &ptr), v.as_str().unwrap(), "{rel}{ptr}");
                 scalars += 1;
             } else if let Some(v) = want.get("scalar") {
                 let n = f.document().resolve(f.get(&ptr).unwrap());
@@ -628,4 +597,21 @@ fn defragmented_files_read_by_python() {
     );
     assert!(out.status.success(), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The decimal text of the `core/integer` object at `ptr`, decoded from its sign and words.
+fn big_integer(f: &asdf::AsdfFile, ptr: &str) -> String {
+    let node = f.get(ptr).unwrap();
+    let neg = node.get("sign").and_then(Node::as_str) == Some("-");
+    let words: Vec<u32> = f
+        .array(&format!("{ptr}/words"))
+        .unwrap()
+        .elements
+        .iter()
+        .map(|e| match e {
+            Element::UInt(u) => u32::try_from(*u).unwrap(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    asdf_core_types::integer::from_words(neg, &words).to_string()
 }

@@ -401,13 +401,7 @@ impl AsdfFile {
         if !SUPPORTED_STANDARDS.contains(&standard) {
             return Err(Error::UnsupportedStandard(standard));
         }
-        let schemas = asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))?;
-        let root_tag = schemas
-            .tags_for_standard((standard.major, standard.minor, standard.patch))
-            .into_iter()
-            .map(|t| t.tag)
-            .find(|t| t.starts_with("tag:stsci.edu:asdf/core/asdf-"))
-            .ok_or(Error::UnsupportedStandard(standard))?;
+        let root_tag = write::standard_tag(standard, "core/asdf")?.ok_or(Error::UnsupportedStandard(standard))?;
         let mut w = asdf_layout::Writer::new(Vec::new(), standard)?;
         let doc = Document::new(Node::map(Vec::new()).with_tag(root_tag));
         w.write_tree(&asdf_yaml::emit(&doc, &asdf_yaml::EmitOptions::default())?)?;

@@ -157,15 +157,8 @@ impl AsdfFile {
     /// # Errors
     /// [`Error::NotFound`] when the standard version has no such tag.
     pub fn tag_for(&self, name: &str) -> Result<String, Error> {
-        let schemas = asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))?;
         let v = self.standard;
-        let prefix = format!("{}{name}-", asdf_yaml::node::tags::ASDF);
-        schemas
-            .tags_for_standard((v.major, v.minor, v.patch))
-            .into_iter()
-            .map(|t| t.tag)
-            .find(|t| t.starts_with(&prefix))
-            .ok_or_else(|| Error::NotFound(format!("tag {name} in ASDF Standard {v}")))
+        standard_tag(v, name)?.ok_or_else(|| Error::NotFound(format!("tag {name} in ASDF Standard {v}")))
     }
 
     /// Adds an array stored in a new block: `data` holds the elements in C order and the byte
@@ -645,4 +638,15 @@ fn node_at_mut<'a>(root: &'a mut Node, path: &[Step]) -> Option<&'a mut Node> {
         n = n.step_mut(*s)?;
     }
     Some(n)
+}
+
+/// The full tag ASDF Standard `v` lists for `name` (such as `core/ndarray`), if it lists one.
+pub(crate) fn standard_tag(v: asdf_layout::Version, name: &str) -> Result<Option<String>, Error> {
+    let schemas = asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))?;
+    let prefix = format!("{}{name}-", asdf_yaml::node::tags::ASDF);
+    Ok(schemas
+        .tags_for_standard((v.major, v.minor, v.patch))
+        .into_iter()
+        .map(|t| t.tag)
+        .find(|t| t.starts_with(&prefix)))
 }
