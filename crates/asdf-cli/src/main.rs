@@ -1,5 +1,4 @@
-//! `asdf-cli`: inspect ASDF files. So far `info` (the tree with types, shapes and values, like
-//! `asdftool info`) and `validate`.
+//! `asdf-cli`: inspect, check, compare and rewrite ASDF files (asdftool's commands and more).
 //!
 //! Exit codes: 0 fine, 1 invalid or failed, 2 usage.
 
@@ -10,6 +9,10 @@ use std::process::ExitCode;
 
 use asdf::{AsdfFile, Node, NodeKind, OpenOptions};
 use clap::{Parser, Subcommand};
+
+mod diff;
+mod json;
+mod search;
 
 #[derive(Parser, Debug)]
 #[command(name = "asdf-cli", version, about = "Inspect ASDF files")]
@@ -89,9 +92,57 @@ enum Command {
         #[arg(short, long)]
         output: std::path::PathBuf,
     },
+    /// Print the tree as JSON (for jq), arrays decoded; see the README for the format.
+    #[command(name = "to-json", alias = "to_json")]
+    ToJson {
+        /// The ASDF file.
+        file: std::path::PathBuf,
+        /// Output file (default: standard output).
+        #[arg(short, long)]
+        output: Option<std::path::PathBuf>,
+    },
+    /// Show the differences between two files' trees, array values included; exit 1 if they
+    /// differ.
+    Diff {
+        /// The first file.
+        first: std::path::PathBuf,
+        /// The second file.
+        second: std::path::PathBuf,
+        /// Print only the pointers that differ.
+        #[arg(short, long)]
+        minimal: bool,
+        /// A JSON pointer to leave out (with everything under it); repeatable.
+        #[arg(short, long = "ignore", value_name = "POINTER")]
+        ignore: Vec<String>,
+    },
+    /// List the nodes whose key, type and value match (every option given must match).
+    Search {
+        /// The ASDF file.
+        file: std::path::PathBuf,
+        /// Regular expression on the key (or sequence index).
+        #[arg(long)]
+        key: Option<String>,
+        /// Regular expression on the type: tag (`core/ndarray-1.1.0`, full or short) or YAML
+        /// type (dict, list, str, int, float, bool, null, timestamp).
+        #[arg(long = "type")]
+        type_: Option<String>,
+        /// The value: same text, or same number.
+        #[arg(long)]
+        value: Option<String>,
+    },
+    /// List the tags of an ASDF Standard version (default 1.6.0) and their schemas.
+    Tags {
+        /// The standard version.
+        #[arg(long, default_value = "1.6.0")]
+        standard: String,
+    },
+    /// List the ids of every schema this build carries.
+    Schemas,
+    /// List the extension manifests this build carries.
+    Extensions,
 }
 
-fn type_name(n: &Node) -> String {
+pub(crate) fn type_name(n: &Node) -> String {
     if let Some(t) = &n.tag {
         let short = t.strip_prefix("tag:stsci.edu:asdf/").unwrap_or(t);
         return short.to_owned();
@@ -121,10 +172,16 @@ struct Printer<'a> {
     file: &'a AsdfFile,
     lines: Vec<String>,
     show_values: bool,
+    /// Addresses of the nodes being printed (an alias back to one of them is not followed).
+    stack: Vec<usize>,
 }
 
 impl Printer<'_> {
     fn node(&mut self, label: &str, n: &Node, prefix: &str, last: bool, root: bool) {
+        let alias = match &n.kind {
+            NodeKind::Alias(a) => Some(a.anchor.clone()),
+            _ => None,
+        };
         let n = self.file.document().resolve(n);
         let branch = if root {
             ""
@@ -133,6 +190,14 @@ impl Printer<'_> {
         } else {
             "├─"
         };
+        let addr = std::ptr::from_ref(n) as usize;
+        if self.stack.contains(&addr) {
+            let anchor = alias.unwrap_or_default();
+            self.lines.push(format!(
+                "{prefix}{branch}{label} (alias *{anchor}, back to an ancestor)"
+            ));
+            return;
+        }
         let mut line = format!("{prefix}{branch}{label} ({})", type_name(n));
         if is_ndarray(n) {
             if let Ok(a) = asdf::NdArray::from_node(n, self.file.document()) {
@@ -170,6 +235,7 @@ impl Printer<'_> {
         } else {
             format!("{prefix}{}", if last { "  " } else { "│ " })
         };
+        self.stack.push(addr);
         match &n.kind {
             NodeKind::Mapping(m) => {
                 let k = m.entries.len();
@@ -186,6 +252,7 @@ impl Printer<'_> {
             }
             _ => {}
         }
+        self.stack.pop();
     }
 }
 
@@ -201,6 +268,7 @@ fn info(
         file: &file,
         lines: Vec::new(),
         show_values,
+        stack: Vec::new(),
     };
     p.node("root", file.tree(), "", true, true);
     let total = p.lines.len();
@@ -370,6 +438,102 @@ fn to_yaml(path: &std::path::Path, out: &std::path::Path) -> Result<ExitCode, as
     Ok(ExitCode::SUCCESS)
 }
 
+fn to_json(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<ExitCode, asdf::Error> {
+    let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
+    let (text, warnings) = json::to_json(&file);
+    for w in file.warnings() {
+        eprintln!("warning: {w}");
+    }
+    for w in &warnings {
+        eprintln!("warning: {w} (written as its tree)");
+    }
+    match out {
+        None => print!("{text}"),
+        Some(out) => {
+            std::fs::write(out, text).map_err(|source| asdf::Error::Io {
+                path: out.to_path_buf(),
+                source,
+            })?;
+            eprintln!("wrote {}", out.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_diff(
+    a: &std::path::Path,
+    b: &std::path::Path,
+    minimal: bool,
+    ignore: &[String],
+) -> Result<ExitCode, asdf::Error> {
+    let fa = asdf::open_with(a, OpenOptions::default().validate(false))?;
+    let fb = asdf::open_with(b, OpenOptions::default().validate(false))?;
+    let ignore: Vec<String> = ignore.iter().map(|i| i.trim_end_matches('/').to_owned()).collect();
+    let diffs = diff::diff(&fa, &fb, &ignore);
+    for d in &diffs {
+        let p = if d.pointer.is_empty() { "/" } else { &d.pointer };
+        if minimal {
+            println!("{p}");
+        } else {
+            println!("{p}: {}", d.what);
+        }
+    }
+    if diffs.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !minimal {
+        println!("{} difference(s)", diffs.len());
+    }
+    Ok(ExitCode::from(1))
+}
+
+fn run_search(
+    path: &std::path::Path,
+    key: Option<&str>,
+    type_: Option<&str>,
+    value: Option<String>,
+) -> Result<ExitCode, asdf::Error> {
+    let re = |s: Option<&str>, what: &str| -> Result<Option<regex::Regex>, String> {
+        s.map(|s| regex::Regex::new(s).map_err(|e| format!("--{what}: {e}")))
+            .transpose()
+    };
+    let q = match (re(key, "key"), re(type_, "type")) {
+        (Ok(key), Ok(type_)) => search::Query { key, type_, value },
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
+    let hits = search::search(&file, &q);
+    for h in &hits {
+        match &h.value {
+            Some(v) => println!("{} ({}): {}", h.pointer, h.type_, v.replace('\n', "\\n")),
+            None => println!("{} ({})", h.pointer, h.type_),
+        }
+    }
+    Ok(if hits.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn tags(standard: &str) -> Result<ExitCode, asdf::Error> {
+    let Ok(v) = standard.parse::<asdf::Version>() else {
+        eprintln!("error: `{standard}` is not a version (x.y.z)");
+        return Ok(ExitCode::from(2));
+    };
+    if !asdf::SUPPORTED_STANDARDS.contains(&v) {
+        return Err(asdf::Error::UnsupportedStandard(v));
+    }
+    let s = asdf::schemas()?;
+    for t in s.tags_for_standard((v.major, v.minor, v.patch)) {
+        println!("{} -> {}", t.tag, t.schema);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn asdf_yaml_pointer_get<'a>(doc: &'a asdf::Document, p: &str) -> Option<&'a Node> {
     asdf::get_node(doc, p)
 }
@@ -403,6 +567,42 @@ fn main() -> ExitCode {
         }
         Command::Implode { file, output } => rewrite(file, output, None),
         Command::ToYaml { file, output } => to_yaml(file, output),
+        Command::ToJson { file, output } => to_json(file, output.as_deref()),
+        Command::Diff {
+            first,
+            second,
+            minimal,
+            ignore,
+        } => run_diff(first, second, *minimal, ignore),
+        Command::Search {
+            file,
+            key,
+            type_,
+            value,
+        } => run_search(file, key.as_deref(), type_.as_deref(), value.clone()),
+        Command::Tags { standard } => tags(standard),
+        Command::Schemas => asdf::schemas().map(|s| {
+            let mut ids: Vec<&str> = s
+                .registry()
+                .uris()
+                .filter(|u| !u.starts_with("urn-anonymous:"))
+                .collect();
+            ids.sort_unstable();
+            for id in ids {
+                println!("{id}");
+            }
+            ExitCode::SUCCESS
+        }),
+        Command::Extensions => asdf::schemas().map(|s| {
+            for m in s.manifests() {
+                let std = m
+                    .standard
+                    .map(|(a, b, c)| format!(" (ASDF Standard {a}.{b}.{c})"))
+                    .unwrap_or_default();
+                println!("{}{std}: {} tags, manifest {}", m.extension_uri, m.tags.len(), m.id);
+            }
+            ExitCode::SUCCESS
+        }),
     };
     match r {
         Ok(c) => c,

@@ -116,3 +116,225 @@ fn verify_every_conformance_file() {
     println!("verify: {ok} files verified, {failed} rejected with a message");
     assert!(ok > 200);
 }
+
+/// Two small files of our own that differ in one array element and one scalar.
+fn differing_pair() -> (String, String) {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-diff");
+    std::fs::create_dir_all(&dir).unwrap();
+    let make = |name: &str, third: f64, label: &str| {
+        let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
+        let data: Vec<u8> = [1.0f64, 2.0, third].iter().flat_map(|x| x.to_le_bytes()).collect();
+        f.add_array(
+            "/flux",
+            asdf::Datatype::from_node(&asdf::Node::str("float64")).unwrap(),
+            &[3],
+            asdf::ByteOrder::Little,
+            data,
+        )
+        .unwrap();
+        f.tree_mut()
+            .as_mapping_mut()
+            .unwrap()
+            .insert("label", asdf::Node::str(label));
+        let p = dir.join(name);
+        f.write_to(&p, &asdf::WriteOptions::default()).unwrap();
+        p.display().to_string()
+    };
+    (make("a.asdf", 3.0, "first"), make("b.asdf", 4.5, "second"))
+}
+
+#[test]
+fn diff_golden() {
+    let s = "../shared/conformance/asdf-standard/reference_files";
+    golden(
+        "diff_basic_versions",
+        &[
+            "diff",
+            &format!("{s}/1.0.0/basic.asdf"),
+            &format!("{s}/1.1.0/basic.asdf"),
+        ],
+        1,
+    );
+    let (code, text) = run(&[
+        "diff",
+        "-i",
+        "/asdf_library",
+        &format!("{s}/1.0.0/basic.asdf"),
+        &format!("{s}/1.1.0/basic.asdf"),
+    ]);
+    assert_eq!((code, text.as_str()), (0, ""), "only asdf_library differs");
+    // A file against itself, and against a copy with other compression: no difference.
+    let (code, text) = run(&[
+        "diff",
+        &format!("{s}/1.6.0/basic.asdf"),
+        &format!("{s}/1.6.0/basic.asdf"),
+    ]);
+    assert_eq!((code, text.as_str()), (0, ""));
+    let samples = "../shared/conformance/python-asdf-samples";
+    let (code, text) = run(&[
+        "diff",
+        &format!("{samples}/b_zlib.asdf"),
+        &format!("{samples}/b_lz4.asdf"),
+    ]);
+    assert_eq!((code, text.as_str()), (0, ""), "same arrays, other compression");
+    // Array values and scalars that differ, in full and minimal form.
+    let (a, b) = differing_pair();
+    let (code, text) = run(&["diff", &a, &b, "-i", "/asdf_library"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("/flux: 1 of 3 elements differ; first at flat index 2: Float(3.0) != Float(4.5)"),
+        "{text}"
+    );
+    assert!(text.contains("/label: \"first\" != \"second\""), "{text}");
+    let (code, text) = run(&["diff", "-m", &a, &b, "-i", "/asdf_library"]);
+    assert_eq!((code, text.as_str()), (1, "/flux\n/label\n"));
+}
+
+#[test]
+fn search_golden() {
+    let f = "../shared/conformance/python-asdf-samples/f_misc.asdf";
+    golden("search_ndarray", &["search", f, "--type", "ndarray"], 0);
+    golden("search_key_value", &["search", f, "--key", "^n", "--value", "asdf"], 0);
+    let (code, text) = run(&["search", f, "--value", "no such value anywhere"]);
+    assert_eq!((code, text.as_str()), (1, ""));
+    let (code, text) = run(&["search", f, "--key", "(unclosed"]);
+    assert_eq!(code, 2, "{text}");
+}
+
+#[test]
+fn catalog_commands() {
+    golden("tags_1_6_0", &["tags", "--standard", "1.6.0"], 0);
+    golden("extensions", &["extensions"], 0);
+    let (code, text) = run(&["schemas"]);
+    assert_eq!(code, 0);
+    assert!(
+        text.lines()
+            .any(|l| l == "http://stsci.edu/schemas/asdf/core/ndarray-1.1.0"),
+        "{text}"
+    );
+    // Every schema file in the standard's copy is listed.
+    let std_dir = asdf_testdata::conformance_dir().join("asdf-standard/resources/stable/schemas/stsci.edu/asdf");
+    let mut n = 0;
+    for p in asdf_testdata::files_with_ext(&std_dir, "yaml") {
+        let rel = p.strip_prefix(&std_dir).unwrap().with_extension("");
+        if rel.to_string_lossy().starts_with("version_map-") {
+            continue; // data (tag versions per standard), not a schema
+        }
+        let id = format!(
+            "http://stsci.edu/schemas/asdf/{}",
+            rel.to_string_lossy().replace('\\', "/")
+        );
+        assert!(text.lines().any(|l| l == id), "{id} not listed");
+        n += 1;
+    }
+    assert!(n > 50, "{n}");
+    let (code, _) = run(&["tags", "--standard", "2.0.0"]);
+    assert_eq!(code, 1);
+    let (code, _) = run(&["tags", "--standard", "one"]);
+    assert_eq!(code, 2);
+}
+
+/// `to-json` on every conformance file: valid JSON (or exit 1 with a message), never a crash,
+/// every array's data nested as its shape says; one golden output.
+#[test]
+fn to_json_every_conformance_file() {
+    golden(
+        "to_json_basic",
+        &[
+            "to-json",
+            "../shared/conformance/asdf-standard/reference_files/1.6.0/basic.asdf",
+        ],
+        0,
+    );
+    fn check_arrays(v: &serde_json::Value, at: &str, n: &mut usize) {
+        match v {
+            serde_json::Value::Object(m) => {
+                let nd = m
+                    .get("$tag")
+                    .and_then(|t| t.as_str())
+                    .is_some_and(|t| t.contains("core/ndarray-"));
+                if nd && m.contains_key("$error") {
+                    return;
+                }
+                if nd && let (Some(shape), Some(data)) = (m.get("shape"), m.get("data")) {
+                    let shape: Vec<usize> = shape
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|d| usize::try_from(d.as_u64().unwrap()).unwrap())
+                        .collect();
+                    let mut level = vec![data];
+                    for (k, &d) in shape.iter().enumerate() {
+                        let mut next = Vec::new();
+                        for x in level {
+                            let xs = x.as_array().unwrap_or_else(|| panic!("{at}: dim {k} not a list"));
+                            assert_eq!(xs.len(), d, "{at}: dim {k}");
+                            next.extend(xs);
+                        }
+                        level = next;
+                    }
+                    *n += 1;
+                    return;
+                }
+                for (k, x) in m {
+                    check_arrays(x, &format!("{at}/{k}"), n);
+                }
+            }
+            serde_json::Value::Array(xs) => {
+                for (i, x) in xs.iter().enumerate() {
+                    check_arrays(x, &format!("{at}/{i}"), n);
+                }
+            }
+            _ => {}
+        }
+    }
+    let c = asdf_testdata::conformance_dir();
+    let (mut files, mut arrays) = (0, 0);
+    for p in asdf_testdata::files_with_ext(&c, "asdf") {
+        let out = Command::new(env!("CARGO_BIN_EXE_asdf-cli"))
+            .args(["to-json", &p.display().to_string()])
+            .output()
+            .unwrap();
+        let code = out.status.code().unwrap_or(-1);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(code == 0 || code == 1, "{}: exit {code}: {err}", p.display());
+        if code == 1 {
+            assert!(err.starts_with("error: "), "{}: {err}", p.display());
+            continue;
+        }
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{}: not JSON: {e}", p.display()));
+        check_arrays(&v, "", &mut arrays);
+        files += 1;
+    }
+    println!("to-json: {files} files, {arrays} arrays");
+    assert!(files > 200 && arrays > 300, "{files} files, {arrays} arrays");
+}
+
+/// Anchors whose aliases point back into themselves (legal YAML): every command that walks the
+/// tree stops at the cycle instead of overflowing the stack.
+#[test]
+fn recursive_aliases_do_not_loop() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-recursive");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("rec.asdf");
+    std::fs::write(
+        &p,
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+         a: &x [1, *x]\nb: &y {k: *y}\n...\n",
+    )
+    .unwrap();
+    let f = p.display().to_string();
+    let (code, text) = run(&["info", &f]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("[1] (alias *x, back to an ancestor)"), "{text}");
+    let (code, text) = run(&["search", &f, "--value", "1"]);
+    assert_eq!((code, text.as_str()), (0, "/a/0 (int): 1\n"));
+    let (code, text) = run(&["diff", &f, &f]);
+    assert_eq!((code, text.as_str()), (0, ""));
+    let (code, text) = run(&["to-json", &f]);
+    assert_eq!(code, 0, "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["a"][1]["$alias"], "x");
+    assert_eq!(v["b"]["k"]["$alias"], "y");
+}

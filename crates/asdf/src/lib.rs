@@ -22,7 +22,7 @@ pub use asdf_core_types::{Complex, Datatype, Decoded, Dim, Element, NdArray, NdA
 #[doc(inline)]
 pub use asdf_layout::{ReadAt, Version};
 #[doc(inline)]
-pub use asdf_schema::{Report, TagWarning, Violation};
+pub use asdf_schema::{AsdfSchemas, Manifest, Report, TagDef, TagWarning, Violation};
 #[doc(inline)]
 pub use asdf_yaml::{Document, Node, NodeKind, Span, Value};
 
@@ -35,6 +35,15 @@ pub use asdf_core_types::ByteOrder;
 pub use asdf_layout::Label;
 use asdf_layout::{ReadOptions, Reader};
 pub use write::{Compression, StreamingWriter, WriteOptions};
+
+/// The schemas and manifests this build carries (the standard's, with the `datatype` and `ndim`
+/// keywords), loaded once.
+///
+/// # Errors
+/// [`Error::Schema`] when the embedded schemas cannot be loaded (a build defect).
+pub fn schemas() -> Result<std::sync::Arc<AsdfSchemas>, Error> {
+    asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))
+}
 
 /// ASDF Standard versions this library reads.
 pub const SUPPORTED_STANDARDS: [Version; 7] = [

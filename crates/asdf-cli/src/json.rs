@@ -1,0 +1,282 @@
+//! `to-json`: the tree as JSON, arrays decoded.
+//!
+//! The format (also in the README):
+//! - mappings are objects (keys as strings), sequences are arrays, YAML null/bool/int/float are
+//!   JSON null/bool/number; integers beyond 64 bits are written with all their digits;
+//!   NaN and infinities are the strings `"NaN"`, `"Infinity"`, `"-Infinity"`;
+//! - a tagged mapping gets a first key `"$tag"` with the full tag; a tagged scalar or sequence
+//!   becomes `{"$tag": ..., "$value": ...}`;
+//! - an ndarray becomes `{"$tag": ..., "datatype": ..., "shape": [...], "data": [...]}` with
+//!   `data` nested by shape (C order) and `"mask"` (nested the same way) when the array is
+//!   masked; complex elements are strings as Python writes them (`"(1+2j)"`), records are arrays
+//!   of their fields in order;
+//! - an ndarray that cannot be read is written as its tree with an `"$error"` key saying why;
+//! - an alias is written out in full where it appears; an alias back into its own ancestor (a
+//!   cycle) is `{"$alias": "anchor"}`.
+
+use std::fmt::Write as _;
+
+use asdf::{AsdfFile, Element, Node, NodeKind, Value};
+
+/// The tree of `file` as pretty JSON, with any warnings about arrays that could not be read
+/// (those are written as their raw tree).
+pub fn to_json(file: &AsdfFile) -> (String, Vec<String>) {
+    let mut j = Json {
+        file,
+        out: String::new(),
+        stack: Vec::new(),
+        warnings: Vec::new(),
+    };
+    j.node(file.tree(), "", 0);
+    j.out.push('\n');
+    (j.out, j.warnings)
+}
+
+struct Json<'a> {
+    file: &'a AsdfFile,
+    out: String,
+    /// Addresses of the collections being written (to catch cycles through aliases).
+    stack: Vec<usize>,
+    warnings: Vec<String>,
+}
+
+pub fn string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if u32::from(c) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn float(out: &mut String, f: f64) {
+    if f.is_nan() {
+        out.push_str("\"NaN\"");
+    } else if f.is_infinite() {
+        out.push_str(if f > 0.0 { "\"Infinity\"" } else { "\"-Infinity\"" });
+    } else {
+        let _ = write!(out, "{f:?}");
+    }
+}
+
+fn pad(out: &mut String, indent: usize) {
+    out.push('\n');
+    for _ in 0..indent {
+        out.push_str("  ");
+    }
+}
+
+fn escape_key(k: &str) -> String {
+    k.replace('~', "~0").replace('/', "~1")
+}
+
+impl Json<'_> {
+    fn node(&mut self, n: &Node, ptr: &str, indent: usize) {
+        let anchor = match &n.kind {
+            NodeKind::Alias(a) => Some(a.anchor.clone()),
+            _ => None,
+        };
+        let n = self.file.document().resolve(n);
+        let addr = std::ptr::from_ref(n) as usize;
+        if self.stack.contains(&addr) {
+            let _ = write!(self.out, "{{\"$alias\": ");
+            string(&mut self.out, anchor.as_deref().unwrap_or_default());
+            self.out.push('}');
+            return;
+        }
+        let mut error = None;
+        if n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-")) {
+            match self.file.array(ptr) {
+                Ok(a) => return self.array(n, &a, indent),
+                Err(e) => {
+                    self.warnings.push(format!("{ptr}: {e}"));
+                    error = Some(e.to_string());
+                }
+            }
+        }
+        self.stack.push(addr);
+        match &n.kind {
+            NodeKind::Mapping(m) => {
+                self.out.push('{');
+                let mut first = true;
+                if let Some(t) = &n.tag {
+                    pad(&mut self.out, indent + 1);
+                    self.out.push_str("\"$tag\": ");
+                    string(&mut self.out, t);
+                    first = false;
+                }
+                if let Some(e) = &error {
+                    self.out.push(',');
+                    pad(&mut self.out, indent + 1);
+                    self.out.push_str("\"$error\": ");
+                    string(&mut self.out, e);
+                }
+                for (k, v) in &m.entries {
+                    if !first {
+                        self.out.push(',');
+                    }
+                    first = false;
+                    pad(&mut self.out, indent + 1);
+                    let key = self.file.document().resolve(k).as_scalar().map(|s| s.text.clone());
+                    let key = key.unwrap_or_default();
+                    string(&mut self.out, &key);
+                    self.out.push_str(": ");
+                    self.node(v, &format!("{ptr}/{}", escape_key(&key)), indent + 1);
+                }
+                if !first {
+                    pad(&mut self.out, indent);
+                }
+                self.out.push('}');
+            }
+            NodeKind::Sequence(s) => {
+                let inner = if n.tag.is_some() { indent + 1 } else { indent };
+                self.open_tagged(n, indent);
+                self.out.push('[');
+                for (i, v) in s.items.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(',');
+                    }
+                    pad(&mut self.out, inner + 1);
+                    self.node(v, &format!("{ptr}/{i}"), inner + 1);
+                }
+                if !s.items.is_empty() {
+                    pad(&mut self.out, inner);
+                }
+                self.out.push(']');
+                self.close_tagged(n, indent);
+            }
+            NodeKind::Scalar(s) => {
+                self.open_tagged(n, indent);
+                match &s.value {
+                    Value::Null => self.out.push_str("null"),
+                    Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
+                    Value::Int(i) => {
+                        let _ = write!(self.out, "{i}");
+                    }
+                    Value::BigInt(b) => {
+                        let _ = write!(self.out, "{b}");
+                    }
+                    Value::Float(f) => float(&mut self.out, *f),
+                    Value::Str | Value::Timestamp => string(&mut self.out, &s.text),
+                    Value::Binary(_) => {
+                        let b64: String = s.text.chars().filter(|c| !c.is_whitespace()).collect();
+                        string(&mut self.out, &b64);
+                    }
+                }
+                self.close_tagged(n, indent);
+            }
+            NodeKind::Alias(a) => {
+                // An alias that does not resolve (the parser refuses these; kept for safety).
+                self.out.push_str("{\"$alias\": ");
+                string(&mut self.out, &a.anchor);
+                self.out.push('}');
+            }
+        }
+        self.stack.pop();
+    }
+
+    fn open_tagged(&mut self, n: &Node, indent: usize) {
+        if let Some(t) = &n.tag {
+            self.out.push('{');
+            pad(&mut self.out, indent + 1);
+            self.out.push_str("\"$tag\": ");
+            string(&mut self.out, t);
+            self.out.push(',');
+            pad(&mut self.out, indent + 1);
+            self.out.push_str("\"$value\": ");
+        }
+    }
+
+    fn close_tagged(&mut self, n: &Node, indent: usize) {
+        if n.tag.is_some() {
+            pad(&mut self.out, indent);
+            self.out.push('}');
+        }
+    }
+
+    fn array(&mut self, n: &Node, a: &asdf::Array, indent: usize) {
+        let o = &mut self.out;
+        o.push('{');
+        pad(o, indent + 1);
+        o.push_str("\"$tag\": ");
+        string(o, n.tag.as_deref().unwrap_or_default());
+        o.push(',');
+        pad(o, indent + 1);
+        o.push_str("\"datatype\": ");
+        string(o, &a.datatype.to_string());
+        o.push(',');
+        pad(o, indent + 1);
+        let dims: Vec<String> = a.shape.iter().map(ToString::to_string).collect();
+        let _ = write!(o, "\"shape\": [{}],", dims.join(", "));
+        pad(o, indent + 1);
+        o.push_str("\"data\": ");
+        nested(o, &a.shape, &a.elements, &mut |o, e| element(o, e));
+        if let Some(m) = &a.mask {
+            o.push(',');
+            pad(o, indent + 1);
+            o.push_str("\"mask\": ");
+            nested(o, &a.shape, m, &mut |o, b| {
+                o.push_str(if *b { "true" } else { "false" })
+            });
+        }
+        pad(o, indent);
+        o.push('}');
+    }
+}
+
+/// Writes `items` as arrays nested by `shape` (one line per innermost row).
+fn nested<T>(o: &mut String, shape: &[usize], items: &[T], each: &mut dyn FnMut(&mut String, &T)) {
+    match shape.split_first() {
+        None => match items.first() {
+            Some(x) => each(o, x),
+            None => o.push_str("null"),
+        },
+        Some((&n, rest)) => {
+            let stride: usize = rest.iter().product();
+            o.push('[');
+            for i in 0..n {
+                if i > 0 {
+                    o.push_str(", ");
+                }
+                let lo = (i * stride).min(items.len());
+                let hi = ((i + 1) * stride).min(items.len());
+                nested(o, rest, &items[lo..hi], each);
+            }
+            o.push(']');
+        }
+    }
+}
+
+fn element(o: &mut String, e: &Element) {
+    match e {
+        Element::Bool(b) => o.push_str(if *b { "true" } else { "false" }),
+        Element::Int(i) => {
+            let _ = write!(o, "{i}");
+        }
+        Element::UInt(u) => {
+            let _ = write!(o, "{u}");
+        }
+        Element::Float(f) => float(o, *f),
+        Element::Complex(c) => string(o, &asdf::complex::to_python_string(*c)),
+        Element::Str(s) => string(o, s),
+        Element::Record(fields) | Element::Array(fields) => {
+            o.push('[');
+            for (i, f) in fields.iter().enumerate() {
+                if i > 0 {
+                    o.push_str(", ");
+                }
+                element(o, f);
+            }
+            o.push(']');
+        }
+    }
+}

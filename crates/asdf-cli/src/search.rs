@@ -1,0 +1,112 @@
+//! `search`: nodes whose key, type or value match.
+
+use asdf::{AsdfFile, Node, NodeKind, Value};
+use regex::Regex;
+
+/// What to look for; every given criterion must hold.
+pub struct Query {
+    /// Regex on the node's key (mapping key, or index for sequence items).
+    pub key: Option<Regex>,
+    /// Regex on the node's type: its tag (full or short, `core/ndarray-1.1.0`) or YAML type
+    /// (`dict`, `list`, `str`, `int`, `float`, `bool`, `null`).
+    pub type_: Option<Regex>,
+    /// The scalar's value: equal text, or equal number when both are numbers.
+    pub value: Option<String>,
+}
+
+/// One hit: pointer, type and a short value.
+pub struct Hit {
+    pub pointer: String,
+    pub type_: String,
+    pub value: Option<String>,
+}
+
+pub fn search(file: &AsdfFile, q: &Query) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    walk(file, file.tree(), "", "", q, &mut hits, &mut Vec::new());
+    hits
+}
+
+fn type_names(n: &Node) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(t) = &n.tag {
+        v.push(t.clone());
+        if let Some(s) = t.strip_prefix("tag:stsci.edu:asdf/") {
+            v.push(s.to_owned());
+        }
+    }
+    v.push(
+        match &n.kind {
+            NodeKind::Mapping(_) => "dict",
+            NodeKind::Sequence(_) => "list",
+            NodeKind::Alias(_) => "alias",
+            NodeKind::Scalar(s) => match s.value {
+                Value::Null => "null",
+                Value::Bool(_) => "bool",
+                Value::Int(_) | Value::BigInt(_) => "int",
+                Value::Float(_) => "float",
+                Value::Str => "str",
+                Value::Timestamp => "timestamp",
+                Value::Binary(_) => "bytes",
+            },
+        }
+        .to_owned(),
+    );
+    v
+}
+
+fn value_matches(n: &Node, want: &str) -> bool {
+    let Some(s) = n.as_scalar() else { return false };
+    if s.text == want {
+        return true;
+    }
+    let num = |v: &Value| match v {
+        Value::Int(i) => Some(*i as f64),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    };
+    match (num(&s.value), want.parse::<f64>()) {
+        (Some(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// `stack` holds the addresses of the ancestors: an alias back to one of them is not followed.
+fn walk(file: &AsdfFile, n: &Node, key: &str, ptr: &str, q: &Query, hits: &mut Vec<Hit>, stack: &mut Vec<usize>) {
+    let n = file.document().resolve(n);
+    let addr = std::ptr::from_ref(n) as usize;
+    if stack.contains(&addr) {
+        return;
+    }
+    let types = type_names(n);
+    let ok = q.key.as_ref().is_none_or(|r| !ptr.is_empty() && r.is_match(key))
+        && q.type_.as_ref().is_none_or(|r| types.iter().any(|t| r.is_match(t)))
+        && q.value.as_deref().is_none_or(|v| value_matches(n, v));
+    if ok {
+        hits.push(Hit {
+            pointer: if ptr.is_empty() { "/".to_owned() } else { ptr.to_owned() },
+            type_: crate::type_name(n),
+            value: n.as_scalar().map(|s| s.text.chars().take(60).collect()),
+        });
+    }
+    if n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-")) {
+        return;
+    }
+    stack.push(addr);
+    match &n.kind {
+        NodeKind::Mapping(m) => {
+            for (k, v) in &m.entries {
+                let k = k.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
+                let p = format!("{ptr}/{}", k.replace('~', "~0").replace('/', "~1"));
+                walk(file, v, &k, &p, q, hits, stack);
+            }
+        }
+        NodeKind::Sequence(s) => {
+            for (i, v) in s.items.iter().enumerate() {
+                walk(file, v, &i.to_string(), &format!("{ptr}/{i}"), q, hits, stack);
+            }
+        }
+        _ => {}
+    }
+    stack.pop();
+}
