@@ -130,6 +130,12 @@ enum Command {
         #[arg(long)]
         value: Option<String>,
     },
+    /// Edit the tree in $VISUAL or $EDITOR (default vi); the result is parsed and validated, and
+    /// the file rewritten safely (a new file renamed over the old one) only if both pass.
+    Edit {
+        /// The ASDF file.
+        file: std::path::PathBuf,
+    },
     /// List the tags of an ASDF Standard version (default 1.6.0) and their schemas.
     Tags {
         /// The standard version.
@@ -519,6 +525,80 @@ fn run_search(
     })
 }
 
+fn edit(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
+    let io = |p: &std::path::Path| {
+        let p = p.to_path_buf();
+        move |source| asdf::Error::Io { path: p, source }
+    };
+    let mut file = asdf::open_with(path, OpenOptions::default().validate(false))?;
+    let original = match file.blocks().tree_bytes() {
+        Some(t) => t.to_vec(),
+        None => asdf::emit_yaml(file.document())?,
+    };
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = std::env::temp_dir().join(format!("asdf-cli-edit-{}-{stem}.yaml", std::process::id()));
+    std::fs::write(&tmp, &original).map_err(io(&tmp))?;
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".to_owned());
+    // Through the shell, so that an editor given with arguments (`code -w`) works.
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(&tmp)
+        .status()
+        .map_err(io(std::path::Path::new(&editor)))?;
+    if !status.success() {
+        eprintln!(
+            "error: the editor `{editor}` failed ({status}); {} is unchanged, the text is in {}",
+            path.display(),
+            tmp.display()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let edited = std::fs::read(&tmp).map_err(io(&tmp))?;
+    if edited == original {
+        let _ = std::fs::remove_file(&tmp);
+        println!("no changes");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let keep = |what: &str| {
+        eprintln!(
+            "{} is unchanged; your edit is kept in {} ({what})",
+            path.display(),
+            tmp.display()
+        );
+        ExitCode::from(1)
+    };
+    match file.set_tree_yaml(&edited) {
+        Ok(warnings) => {
+            for w in warnings {
+                eprintln!("warning: {w}");
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(keep("lines above are lines of that file"));
+        }
+    }
+    let report = file.validate()?;
+    if !report.is_valid() {
+        for v in &report.violations {
+            println!("{v}");
+        }
+        println!("{} violation(s)", report.violations.len());
+        return Ok(keep("lines above are lines of that file"));
+    }
+    file.write_to(path, &asdf::WriteOptions::default().validate(false))?;
+    let _ = std::fs::remove_file(&tmp);
+    println!("wrote {}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
 fn tags(standard: &str) -> Result<ExitCode, asdf::Error> {
     let Ok(v) = standard.parse::<asdf::Version>() else {
         eprintln!("error: `{standard}` is not a version (x.y.z)");
@@ -581,6 +661,7 @@ fn main() -> ExitCode {
             value,
         } => run_search(file, key.as_deref(), type_.as_deref(), value.clone()),
         Command::Tags { standard } => tags(standard),
+        Command::Edit { file } => edit(file),
         Command::Schemas => asdf::schemas().map(|s| {
             let mut ids: Vec<&str> = s
                 .registry()

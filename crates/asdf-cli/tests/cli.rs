@@ -338,3 +338,57 @@ fn recursive_aliases_do_not_loop() {
     assert_eq!(v["a"][1]["$alias"], "x");
     assert_eq!(v["b"]["k"]["$alias"], "y");
 }
+
+/// `edit` with scripted editors: a good edit is written (arrays intact), a YAML error, a schema
+/// violation or a failing editor leave the file byte for byte as it was.
+#[test]
+fn edit_with_scripted_editors() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-edit");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("small.asdf");
+    std::fs::copy(root().join("examples/data/small.asdf"), &p).unwrap();
+    let f = p.display().to_string();
+    let edit = |editor: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_asdf-cli"))
+            .args(["edit", &f])
+            .env_remove("VISUAL")
+            .env("EDITOR", editor)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code().unwrap_or(-1), text)
+    };
+    let (code, text) = edit("true");
+    assert_eq!((code, text.as_str()), (0, "no changes\n"));
+    let (code, text) = edit("sed -i 's/asdf-rs example/an edited observer/'");
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = run(&["diff", "examples/data/small.asdf", &f]);
+    assert_eq!(
+        (code, text.as_str()),
+        (
+            1,
+            "/observer: \"asdf-rs example\" != \"an edited observer\"\n1 difference(s)\n"
+        )
+    );
+    let (code, text) = run(&["verify", &f]);
+    assert_eq!(code, 0, "{text}");
+    let before = std::fs::read(&p).unwrap();
+    for (editor, expect) in [
+        (
+            "sed -i 's/byteorder: little/byteorder: middle/'",
+            "'middle' is not one of the allowed values",
+        ),
+        ("sed -i 's/^counts:/counts: [/'", "YAML syntax error at 7:9"),
+        ("false", "the editor `false` failed"),
+    ] {
+        let (code, text) = edit(editor);
+        assert_eq!(code, 1, "{editor}: {text}");
+        assert!(text.contains(expect), "{editor}: {text}");
+        assert!(text.contains("is unchanged"), "{editor}: {text}");
+        assert_eq!(std::fs::read(&p).unwrap(), before, "{editor}: file changed");
+    }
+}

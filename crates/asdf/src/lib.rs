@@ -478,6 +478,20 @@ impl AsdfFile {
         Ok(r)
     }
 
+    /// Replaces the tree with `yaml`, a complete YAML document (`%YAML 1.1` through `...`), as
+    /// after editing the tree by hand; the blocks stay as they are. It is parsed with the limits
+    /// the file was opened with, and not validated (call [`AsdfFile::validate`]). From here on,
+    /// lines in errors and reports are lines of `yaml`. Returns the parser's warnings.
+    ///
+    /// # Errors
+    /// [`Error::Yaml`] with the line and column in `yaml`; the tree is then left unchanged.
+    pub fn set_tree_yaml(&mut self, yaml: &[u8]) -> Result<Vec<Warning>, Error> {
+        let parsed = asdf_yaml::parse(yaml, &self.options.yaml_limits)?;
+        self.doc = parsed.document;
+        self.tree_line = 0;
+        Ok(parsed.warnings.into_iter().map(Warning::Yaml).collect())
+    }
+
     fn block_bytes(&self, a: &NdArray, pointer: &str) -> Result<Option<(Vec<u8>, u64)>, Error> {
         match &a.source {
             None => Ok(None),
