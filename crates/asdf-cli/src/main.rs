@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 
 mod diff;
 mod json;
+mod report;
 mod search;
 
 #[derive(Parser, Debug)]
@@ -310,7 +311,7 @@ fn info(
         }
     }
     for w in file.warnings() {
-        eprintln!("warning: {w}");
+        report::warning(&w.to_string());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -319,14 +320,18 @@ fn validate(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
     let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
     let report = file.validate()?;
     for w in file.warnings() {
-        eprintln!("warning: {w}");
+        report::warning(&w.to_string());
     }
     if report.is_valid() {
         println!("{}: valid", path.display());
         return Ok(ExitCode::SUCCESS);
     }
+    let head = report::file_head(path, file.blocks().tree_range().map_or(0, |r| r.end));
     for v in &report.violations {
         println!("{v}");
+        if let Some(s) = report::snippet(&head, v.span.line, v.span.column) {
+            println!("{s}");
+        }
     }
     println!("{}: {} violation(s)", path.display(), report.violations.len());
     Ok(ExitCode::from(1))
@@ -352,7 +357,7 @@ fn verify(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
         }
     }
     for w in file.warnings() {
-        eprintln!("warning: {w}");
+        report::warning(&w.to_string());
     }
     if problems.is_empty() {
         println!("{}: {} blocks verified", path.display(), r.block_count());
@@ -448,10 +453,10 @@ fn to_json(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
     let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
     let (text, warnings) = json::to_json(&file);
     for w in file.warnings() {
-        eprintln!("warning: {w}");
+        report::warning(&w.to_string());
     }
     for w in &warnings {
-        eprintln!("warning: {w} (written as its tree)");
+        report::warning(&format!("{w} (written as its tree)"));
     }
     match out {
         None => print!("{text}"),
@@ -577,11 +582,17 @@ fn edit(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
     match file.set_tree_yaml(&edited) {
         Ok(warnings) => {
             for w in warnings {
-                eprintln!("warning: {w}");
+                report::warning(&w.to_string());
             }
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            report::error(&e.to_string());
+            if let asdf::Error::Yaml(y) = &e
+                && let Some(sp) = y.span()
+                && let Some(s) = report::snippet(&edited, sp.line, sp.column)
+            {
+                eprintln!("{s}");
+            }
             return Ok(keep("lines above are lines of that file"));
         }
     }
@@ -589,6 +600,9 @@ fn edit(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
     if !report.is_valid() {
         for v in &report.violations {
             println!("{v}");
+            if let Some(s) = report::snippet(&edited, v.span.line, v.span.column) {
+                println!("{s}");
+            }
         }
         println!("{} violation(s)", report.violations.len());
         return Ok(keep("lines above are lines of that file"));
@@ -616,6 +630,25 @@ fn tags(standard: &str) -> Result<ExitCode, asdf::Error> {
 
 fn asdf_yaml_pointer_get<'a>(doc: &'a asdf::Document, p: &str) -> Option<&'a Node> {
     asdf::get_node(doc, p)
+}
+
+impl Command {
+    /// The one file the command reads, when there is exactly one (for error snippets).
+    fn single_file(&self) -> Option<&std::path::Path> {
+        match self {
+            Command::Info { file, .. }
+            | Command::Validate { file }
+            | Command::Verify { file }
+            | Command::Defragment { file, .. }
+            | Command::Explode { file, .. }
+            | Command::Implode { file, .. }
+            | Command::ToYaml { file, .. }
+            | Command::ToJson { file, .. }
+            | Command::Search { file, .. }
+            | Command::Edit { file } => Some(file),
+            Command::Diff { .. } | Command::Tags { .. } | Command::Schemas | Command::Extensions => None,
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -688,7 +721,16 @@ fn main() -> ExitCode {
     match r {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: {e}");
+            report::error(&e.to_string());
+            if let (asdf::Error::Yaml(y), Some(path)) = (&e, cli.command.single_file())
+                && let Some(sp) = y.span()
+            {
+                // The tree ends before the blocks; reading a little past the error's line is enough.
+                let head = report::file_head(path, sp.index.saturating_mul(4).saturating_add(64 * 1024));
+                if let Some(s) = report::snippet(&head, sp.line, sp.column) {
+                    eprintln!("{s}");
+                }
+            }
             ExitCode::from(1)
         }
     }

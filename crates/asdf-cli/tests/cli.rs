@@ -76,6 +76,21 @@ fn errors_and_usage() {
     ]);
     assert_eq!(code, 1);
     assert!(text.contains("end of YAML marker"), "{text}");
+    // A YAML error shows the line with a caret under the place.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-errors");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.asdf");
+    std::fs::write(
+        &bad,
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\na: [1, 2\nb: 3\n...\n",
+    )
+    .unwrap();
+    let (code, text) = run(&["info", &bad.display().to_string()]);
+    assert_eq!(code, 1);
+    assert!(
+        text.ends_with("error: YAML syntax error at 7:2: did not find expected ',' or ']' (while parsing a flow sequence)\n      7 | b: 3\n        |  ^\n"),
+        "{text}"
+    );
     let (code, _) = run(&["no-such-command"]);
     assert_eq!(code, 2);
     let (code, text) = run(&["info", "/no/such/file.asdf"]);
@@ -101,6 +116,15 @@ fn verify_every_conformance_file() {
     let (mut ok, mut failed) = (0, 0);
     for p in asdf_testdata::files_with_ext(&c, "asdf") {
         let rel = p.strip_prefix(&c).unwrap().to_string_lossy().replace('\\', "/");
+        let f = p.display().to_string();
+        for args in [
+            vec!["info", &f, "--max-rows", "0"],
+            vec!["search", &f],
+            vec!["to-yaml", &f, "-o", "/dev/null"],
+        ] {
+            let (code, text) = run(&args);
+            assert!(code == 0 || code == 1, "{args:?}: exit {code}: {text}");
+        }
         let (code, text) = run(&["verify", &p.display().to_string()]);
         assert!(code == 0 || code == 1, "{rel}: exit {code}: {text}");
         if corrupt.contains(&rel.as_str()) {
