@@ -340,16 +340,22 @@ fn validate(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
 fn verify(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
     let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
     let r = file.blocks();
-    let mut problems = Vec::new();
+    let (mut problems, mut lines) = (Vec::new(), Vec::new());
+    let bar = report::Bar::new("verifying blocks");
     for i in 0..r.block_count() {
+        bar.update(i, r.block_count());
         match r.read_data(i) {
             Ok(_) => {}
             Err(e) => problems.push(format!("block {i}: {e}")),
         }
         match r.verify_checksum(i) {
-            Ok(s) => println!("block {i}: checksum {s:?}"),
+            Ok(s) => lines.push(format!("block {i}: checksum {s:?}")),
             Err(e) => problems.push(format!("block {i}: {e}")),
         }
+    }
+    bar.finish();
+    for l in &lines {
+        println!("{l}");
     }
     for p in ndarrays(file.tree(), "") {
         if let Err(e) = file.array(&p) {
@@ -422,7 +428,15 @@ fn rewrite(path: &std::path::Path, out: &std::path::Path, compression: Option<&s
             }
         },
     };
-    file.write_to(out, &asdf::WriteOptions::default().validate(false).compression(c))?;
+    let bar = std::sync::Arc::new(report::Bar::new("writing blocks"));
+    let b = bar.clone();
+    let opts = asdf::WriteOptions::default()
+        .validate(false)
+        .compression(c)
+        .progress(move |done, total| b.update(done, total));
+    let r = file.write_to(out, &opts);
+    bar.finish();
+    r?;
     println!("wrote {}", out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -49,3 +49,50 @@ pub fn file_head(path: &std::path::Path, end: u64) -> Vec<u8> {
     }
     buf
 }
+
+/// A progress bar on standard error: drawn only on a terminal and only once the work has taken
+/// more than a second; cleared when done.
+pub struct Bar {
+    what: String,
+    start: std::time::Instant,
+    on_terminal: bool,
+    drawn: std::sync::atomic::AtomicBool,
+}
+
+impl Bar {
+    pub fn new(what: &str) -> Self {
+        Self {
+            what: what.to_owned(),
+            start: std::time::Instant::now(),
+            on_terminal: std::io::stderr().is_terminal(),
+            drawn: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Shows `done` of `total`.
+    pub fn update(&self, done: usize, total: usize) {
+        use std::io::Write as _;
+        if !self.on_terminal || total == 0 || self.start.elapsed() < std::time::Duration::from_secs(1) {
+            return;
+        }
+        let width = 30;
+        let filled = done.min(total) * width / total;
+        let mut e = std::io::stderr().lock();
+        let _ = write!(
+            e,
+            "\r{} [{}{}] {done}/{total}",
+            self.what,
+            "#".repeat(filled),
+            " ".repeat(width - filled)
+        );
+        let _ = e.flush();
+        self.drawn.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Clears the bar, if it was drawn.
+    pub fn finish(&self) {
+        if self.drawn.load(std::sync::atomic::Ordering::Relaxed) {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}

@@ -34,7 +34,7 @@ pub use asdf_core_types::ByteOrder;
 #[doc(inline)]
 pub use asdf_layout::Label;
 use asdf_layout::{ReadOptions, Reader};
-pub use write::{Compression, StreamingWriter, WriteOptions};
+pub use write::{Compression, Progress, StreamingWriter, WriteOptions};
 
 /// The schemas and manifests this build carries (the standard's, with the `datatype` and `ndim`
 /// keywords), loaded once.

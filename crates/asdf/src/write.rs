@@ -34,6 +34,18 @@ pub struct WriteOptions {
     pub validate: bool,
     /// Bring arrays stored in external files (exploded form) into this file (default on).
     pub internalize: bool,
+    /// Called after each block is written with (blocks written, blocks in all).
+    pub progress: Option<Progress>,
+}
+
+/// A progress callback for long writes: (done, total).
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(usize, usize) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress(..)")
+    }
 }
 
 impl Default for WriteOptions {
@@ -44,6 +56,7 @@ impl Default for WriteOptions {
             index: true,
             validate: true,
             internalize: true,
+            progress: None,
         }
     }
 }
@@ -77,6 +90,13 @@ impl WriteOptions {
     #[must_use]
     pub fn internalize(mut self, yes: bool) -> Self {
         self.internalize = yes;
+        self
+    }
+
+    /// Calls `f(done, total)` after each block is written (for a progress bar).
+    #[must_use]
+    pub fn progress(mut self, f: impl Fn(usize, usize) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Progress(std::sync::Arc::new(f)));
         self
     }
 }
@@ -362,7 +382,10 @@ impl AsdfFile {
             Compression::Keep => None,
         };
         let opts = BlockOptions::default().checksum(options.checksums);
-        for src in &order {
+        for (done, src) in order.iter().enumerate() {
+            if let Some(p) = &options.progress {
+                (p.0)(done, order.len());
+            }
             match src {
                 BlockSrc::Existing(i) => {
                     let b = self.reader.block(*i)?;
@@ -384,6 +407,9 @@ impl AsdfFile {
                     w.write_block(&data, &opts.compression(label.unwrap_or(Label::NONE)))?;
                 }
             }
+        }
+        if let Some(p) = &options.progress {
+            (p.0)(order.len(), order.len());
         }
         Ok(w)
     }

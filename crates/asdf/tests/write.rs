@@ -293,3 +293,17 @@ fn float16_needs_standard_1_6() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn progress_is_reported_per_block() {
+    let f = asdf::open(asdf_testdata::conformance_dir().join("python-asdf-samples/e_three_blocks.asdf")).unwrap();
+    let n = f.blocks().block_count();
+    assert_eq!(n, 3);
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let opts = WriteOptions::default().progress(move |done, total| s.lock().unwrap().push((done, total)));
+    let bytes = f.to_bytes(&opts).unwrap();
+    assert_eq!(*seen.lock().unwrap(), vec![(0, 3), (1, 3), (2, 3), (3, 3)]);
+    let g = asdf::open_bytes(bytes, OpenOptions::default()).unwrap();
+    assert_eq!(g.blocks().block_count(), 3);
+}
