@@ -44,10 +44,21 @@ enum Command {
         #[arg(long)]
         show_blocks: bool,
     },
-    /// Validate the tree against the schemas of its tags; exit 1 listing every violation.
+    /// Validate the tree against the schemas of its tags, and its arrays against their blocks;
+    /// exit 1 listing every violation.
     Validate {
         /// The ASDF file.
         file: std::path::PathBuf,
+        /// Also validate the whole tree against this schema (YAML).
+        #[arg(long, value_name = "FILE")]
+        schema: Option<std::path::PathBuf>,
+        /// Add the schemas and manifests under this directory (an extension's), so that its
+        /// tags are validated too; repeatable.
+        #[arg(long, value_name = "DIR")]
+        schema_dir: Vec<std::path::PathBuf>,
+        /// Check the tree only: do not read blocks, checksums or array data.
+        #[arg(long)]
+        skip_block_validation: bool,
     },
     /// Read every block, decode it, check every checksum and every array's view; exit 1 on any
     /// problem.
@@ -316,13 +327,47 @@ fn info(
     Ok(ExitCode::SUCCESS)
 }
 
-fn validate(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
+fn validate(
+    path: &std::path::Path,
+    schema: Option<&std::path::Path>,
+    schema_dirs: &[std::path::PathBuf],
+    skip_blocks: bool,
+) -> Result<ExitCode, asdf::Error> {
     let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
-    let report = file.validate()?;
+    let report = if schema.is_none() && schema_dirs.is_empty() {
+        file.validate()?
+    } else {
+        let mut schemas = asdf::schemas_to_extend()?;
+        for d in schema_dirs {
+            schemas
+                .add_dir(d)
+                .map_err(|e| asdf::Error::Schema(format!("{}: {e}", d.display())))?;
+        }
+        let custom = match schema {
+            Some(p) => {
+                let text = std::fs::read(p).map_err(|source| asdf::Error::Io {
+                    path: p.to_path_buf(),
+                    source,
+                })?;
+                Some(
+                    schemas
+                        .add_schema(&text)
+                        .map_err(|e| asdf::Error::Schema(format!("{}: {e}", p.display())))?,
+                )
+            }
+            None => None,
+        };
+        file.validate_with(&schemas, custom.as_deref())?
+    };
     for w in file.warnings() {
         report::warning(&w.to_string());
     }
-    if report.is_valid() {
+    let problems = if skip_blocks {
+        Vec::new()
+    } else {
+        block_problems(&file, None).1
+    };
+    if report.is_valid() && problems.is_empty() {
         println!("{}: valid", path.display());
         return Ok(ExitCode::SUCCESS);
     }
@@ -333,34 +378,59 @@ fn validate(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
             println!("{s}");
         }
     }
-    println!("{}: {} violation(s)", path.display(), report.violations.len());
+    for p in &problems {
+        println!("{p}");
+    }
+    println!(
+        "{}: {} violation(s)",
+        path.display(),
+        report.violations.len() + problems.len()
+    );
     Ok(ExitCode::from(1))
+}
+
+/// Reads every block (decoding it and checking its checksum) and every array: the checksum
+/// lines, and the problems found.
+fn block_problems(file: &AsdfFile, bar: Option<&report::Bar>) -> (Vec<String>, Vec<String>) {
+    let r = file.blocks();
+    let (mut lines, mut problems) = (Vec::new(), Vec::new());
+    for i in 0..r.block_count() {
+        if let Some(b) = bar {
+            b.update(i, r.block_count());
+        }
+        let named = |e: &dyn std::fmt::Display| {
+            let m = e.to_string();
+            if m.starts_with("block ") { m } else { format!("block {i}: {m}") }
+        };
+        if let Err(e) = r.read_data(i) {
+            problems.push(named(&e));
+        }
+        match r.verify_checksum(i) {
+            Ok(s) => lines.push(format!("block {i}: checksum {s:?}")),
+            Err(e) => problems.push(named(&e)),
+        }
+    }
+    if let Some(b) = bar {
+        b.finish();
+    }
+    for p in ndarrays(file.tree(), "") {
+        if let Err(e) = file.array(&p) {
+            let m = e.to_string();
+            problems.push(if m.starts_with('/') { m } else { format!("{p}: {m}") });
+        }
+    }
+    // One problem (an unknown compression, say) can show up for the block and its array.
+    let mut seen = std::collections::HashSet::new();
+    problems.retain(|p| seen.insert(p.clone()));
+    (lines, problems)
 }
 
 fn verify(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
     let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
     let r = file.blocks();
-    let (mut problems, mut lines) = (Vec::new(), Vec::new());
-    let bar = report::Bar::new("verifying blocks");
-    for i in 0..r.block_count() {
-        bar.update(i, r.block_count());
-        match r.read_data(i) {
-            Ok(_) => {}
-            Err(e) => problems.push(format!("block {i}: {e}")),
-        }
-        match r.verify_checksum(i) {
-            Ok(s) => lines.push(format!("block {i}: checksum {s:?}")),
-            Err(e) => problems.push(format!("block {i}: {e}")),
-        }
-    }
-    bar.finish();
+    let (lines, problems) = block_problems(&file, Some(&report::Bar::new("verifying blocks")));
     for l in &lines {
         println!("{l}");
-    }
-    for p in ndarrays(file.tree(), "") {
-        if let Err(e) = file.array(&p) {
-            problems.push(format!("{p}: {e}"));
-        }
     }
     for w in file.warnings() {
         report::warning(&w.to_string());
@@ -651,7 +721,7 @@ impl Command {
     fn single_file(&self) -> Option<&std::path::Path> {
         match self {
             Command::Info { file, .. }
-            | Command::Validate { file }
+            | Command::Validate { file, .. }
             | Command::Verify { file }
             | Command::Defragment { file, .. }
             | Command::Explode { file, .. }
@@ -676,7 +746,12 @@ fn main() -> ExitCode {
             show_blocks,
             ..
         } => info(file, *max_rows, *max_cols, !no_show_values, *show_blocks),
-        Command::Validate { file } => validate(file),
+        Command::Validate {
+            file,
+            schema,
+            schema_dir,
+            skip_block_validation,
+        } => validate(file, schema.as_deref(), schema_dir, *skip_block_validation),
         Command::Verify { file } => verify(file),
         Command::Defragment {
             file,

@@ -416,3 +416,71 @@ fn edit_with_scripted_editors() {
         assert_eq!(std::fs::read(&p).unwrap(), before, "{editor}: file changed");
     }
 }
+
+/// `validate --schema`, `--schema-dir` and `--skip-block-validation`.
+#[test]
+fn validate_options() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-validate");
+    let ext = dir.join("ext");
+    std::fs::create_dir_all(&ext).unwrap();
+    let custom = dir.join("custom.yaml");
+    std::fs::write(
+        &custom,
+        "%YAML 1.1\n---\n$schema: http://stsci.edu/schemas/yaml-schema/draft-01\n\
+         id: http://example.org/schemas/custom-1.0.0\ntype: object\n\
+         properties:\n  observer: {type: string, maxLength: 5}\nrequired: [observer, telescope]\n...\n",
+    )
+    .unwrap();
+    let (code, text) = run(&[
+        "validate",
+        "examples/data/small.asdf",
+        "--schema",
+        &custom.display().to_string(),
+    ]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("/observer (line 18:11): 'asdf-rs example' is too long"),
+        "{text}"
+    );
+    assert!(text.contains("'telescope' is a required property"), "{text}");
+    assert!(text.ends_with("2 violation(s)\n"), "{text}");
+
+    // An extension: a manifest and a schema for a tag the standard does not have.
+    std::fs::write(
+        ext.join("manifest.yaml"),
+        "%YAML 1.1\n---\nid: asdf://example.org/manifests/things-1.0.0\n\
+         extension_uri: asdf://example.org/extensions/things-1.0.0\n\
+         tags:\n- tag_uri: asdf://example.org/tags/thing-1.0.0\n  schema_uri: asdf://example.org/schemas/thing-1.0.0\n...\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ext.join("thing.yaml"),
+        "%YAML 1.1\n---\n$schema: http://stsci.edu/schemas/yaml-schema/draft-01\n\
+         id: asdf://example.org/schemas/thing-1.0.0\ntype: object\n\
+         properties:\n  name: {type: string}\nrequired: [name]\n...\n",
+    )
+    .unwrap();
+    let file = dir.join("thing.asdf");
+    std::fs::write(
+        &file,
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+         thing: !<asdf://example.org/tags/thing-1.0.0> {name: 3}\n...\n",
+    )
+    .unwrap();
+    let f = file.display().to_string();
+    let (code, text) = run(&["validate", &f]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("is not recognized"), "unknown tag warned: {text}");
+    let (code, text) = run(&["validate", &f, "--schema-dir", &ext.display().to_string()]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("/thing/name (line 6:"), "{text}");
+    assert!(text.contains("3 is not of type 'string'"), "{text}");
+
+    // Block problems count unless skipped.
+    let bad = "../shared/conformance/asdf-pytests-data/mutated/basic_bad_checksum.asdf";
+    let (code, text) = run(&["validate", bad]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("checksum mismatch"), "{text}");
+    let (code, text) = run(&["validate", bad, "--skip-block-validation"]);
+    assert_eq!(code, 0, "{text}");
+}

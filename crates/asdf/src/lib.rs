@@ -45,6 +45,16 @@ pub fn schemas() -> Result<std::sync::Arc<AsdfSchemas>, Error> {
     asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))
 }
 
+/// A fresh copy of this build's schemas that you can extend: an extension's schemas and
+/// manifests with [`AsdfSchemas::add_dir`], a custom schema with [`AsdfSchemas::add_schema`];
+/// then [`AsdfFile::validate_with`].
+///
+/// # Errors
+/// [`Error::Schema`] when the embedded schemas cannot be loaded (a build defect).
+pub fn schemas_to_extend() -> Result<AsdfSchemas, Error> {
+    AsdfSchemas::with_options(asdf_core_types::compile_options()).map_err(|e| Error::Schema(e.to_string()))
+}
+
 /// ASDF Standard versions this library reads.
 pub const SUPPORTED_STANDARDS: [Version; 7] = [
     Version::new(1, 0, 0),
@@ -470,8 +480,24 @@ impl AsdfFile {
     /// # Errors
     /// [`Error::Schema`] when the schemas cannot be loaded.
     pub fn validate(&self) -> Result<Report, Error> {
-        let schemas = asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))?;
+        self.validate_with(&*schemas()?, None)
+    }
+
+    /// Validates the tree with `schemas` (see [`schemas_to_extend`]) and, when `custom` names a
+    /// schema in them, the whole tree against that schema as well (Python asdf's
+    /// `custom_schema`).
+    ///
+    /// # Errors
+    /// [`Error::Schema`] when `custom` is not one of `schemas`.
+    pub fn validate_with(&self, schemas: &AsdfSchemas, custom: Option<&str>) -> Result<Report, Error> {
         let mut r = schemas.validate_document(&self.doc);
+        if let Some(uri) = custom {
+            let vs = schemas
+                .validator()
+                .validate(uri, &self.doc.root, &self.doc, "")
+                .map_err(|e| Error::Schema(e.to_string()))?;
+            r.violations.extend(vs);
+        }
         for v in &mut r.violations {
             v.span = shift(v.span, self.tree_line);
         }
