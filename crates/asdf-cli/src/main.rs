@@ -95,14 +95,14 @@ enum Command {
         #[arg(short, long)]
         output: std::path::PathBuf,
     },
-    /// Write the tree as pure YAML, every array inlined.
+    /// Write the tree as pure YAML (an ASDF file without blocks), every array inlined.
     #[command(name = "to-yaml", alias = "to_yaml")]
     ToYaml {
         /// The ASDF file.
         file: std::path::PathBuf,
-        /// Output file.
+        /// Output file (default: standard output).
         #[arg(short, long)]
-        output: std::path::PathBuf,
+        output: Option<std::path::PathBuf>,
     },
     /// Print the tree as JSON (for jq), arrays decoded; see the README for the format.
     #[command(name = "to-json", alias = "to_json")]
@@ -400,7 +400,11 @@ fn block_problems(file: &AsdfFile, bar: Option<&report::Bar>) -> (Vec<String>, V
         }
         let named = |e: &dyn std::fmt::Display| {
             let m = e.to_string();
-            if m.starts_with("block ") { m } else { format!("block {i}: {m}") }
+            if m.starts_with("block ") {
+                m
+            } else {
+                format!("block {i}: {m}")
+            }
         };
         if let Err(e) = r.read_data(i) {
             problems.push(named(&e));
@@ -511,25 +515,52 @@ fn rewrite(path: &std::path::Path, out: &std::path::Path, compression: Option<&s
     Ok(ExitCode::SUCCESS)
 }
 
-fn to_yaml(path: &std::path::Path, out: &std::path::Path) -> Result<ExitCode, asdf::Error> {
+fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<ExitCode, asdf::Error> {
     let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
     let mut doc = file.document().clone();
     for p in ndarrays(file.tree(), "") {
         let a = file.array(&p)?;
         let node = asdf_yaml_pointer_get(&doc, &p);
         let tag = node.and_then(|n| n.tag.clone()).unwrap_or_default();
-        let inline = asdf::NdArray::inline(a.datatype, &a.shape, &a.elements).to_node(&tag);
+        let mut inline = asdf::NdArray::inline(a.datatype, &a.shape, &a.elements).to_node(&tag);
+        // The mask goes along: an array mask inlined as booleans, a scalar mask as it is.
+        let mask = node.and_then(|n| n.get("mask")).map(|m| doc.resolve(m).clone());
+        if let (Some(m), Some(map)) = (mask, inline.as_mapping_mut()) {
+            let m = match (&a.mask, m.as_scalar()) {
+                (Some(bits), None) => {
+                    let bools: Vec<asdf::Element> = bits.iter().map(|b| asdf::Element::Bool(*b)).collect();
+                    let dt = asdf::Datatype::Scalar(asdf::ScalarType::Bool8);
+                    asdf::NdArray::inline(dt, &a.shape, &bools).to_node(&tag)
+                }
+                _ => m,
+            };
+            map.insert("mask", m);
+        }
         let _ = asdf::set_node(&mut doc, &p, inline);
     }
     let text = asdf::emit_yaml(&doc)?;
     let mut bytes = b"#ASDF 1.0.0\n".to_vec();
     bytes.extend(format!("#ASDF_STANDARD {}\n", file.standard_version()).into_bytes());
     bytes.extend(text);
-    std::fs::write(out, bytes).map_err(|source| asdf::Error::Io {
-        path: out.to_path_buf(),
-        source,
-    })?;
-    println!("wrote {}", out.display());
+    match out {
+        None => {
+            use std::io::Write as _;
+            let mut o = std::io::stdout().lock();
+            o.write_all(&bytes)
+                .and_then(|()| o.flush())
+                .map_err(|source| asdf::Error::Io {
+                    path: "<stdout>".into(),
+                    source,
+                })?;
+        }
+        Some(out) => {
+            std::fs::write(out, bytes).map_err(|source| asdf::Error::Io {
+                path: out.to_path_buf(),
+                source,
+            })?;
+            eprintln!("wrote {}", out.display());
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -768,7 +799,7 @@ fn main() -> ExitCode {
             })
         }
         Command::Implode { file, output } => rewrite(file, output, None),
-        Command::ToYaml { file, output } => to_yaml(file, output),
+        Command::ToYaml { file, output } => to_yaml(file, output.as_deref()),
         Command::ToJson { file, output } => to_json(file, output.as_deref()),
         Command::Diff {
             first,

@@ -484,3 +484,88 @@ fn validate_options() {
     let (code, text) = run(&["validate", bad, "--skip-block-validation"]);
     assert_eq!(code, 0, "{text}");
 }
+
+#[test]
+fn to_yaml_golden() {
+    golden(
+        "to_yaml_basic",
+        &[
+            "to-yaml",
+            "../shared/conformance/asdf-standard/reference_files/1.6.0/basic.asdf",
+        ],
+        0,
+    );
+    // The result is an ASDF file without blocks that validates, with the same array values.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-to-yaml");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("f_misc.asdf");
+    let src = "../shared/conformance/python-asdf-samples/f_misc.asdf";
+    let (code, text) = run(&["to-yaml", src, "-o", &out.display().to_string()]);
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = run(&["validate", &out.display().to_string()]);
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = run(&["diff", src, &out.display().to_string()]);
+    assert_eq!((code, text.as_str()), (0, ""), "same tree and arrays");
+    let f = asdf::open(&out).unwrap();
+    assert_eq!(f.blocks().block_count(), 0);
+    // Every sample and reference file: to-yaml gives the same tree and arrays (masks included).
+    let c = asdf_testdata::conformance_dir();
+    let mut files = asdf_testdata::files_with_ext(&c.join("python-asdf-samples"), "asdf");
+    files.extend(asdf_testdata::files_with_ext(
+        &c.join("asdf-standard/reference_files"),
+        "asdf",
+    ));
+    for p in &files {
+        let src = p.display().to_string();
+        let (code, text) = run(&["to-yaml", &src, "-o", &out.display().to_string()]);
+        assert_eq!(code, 0, "{src}: {text}");
+        let (code, text) = run(&["diff", &src, &out.display().to_string()]);
+        assert_eq!((code, text.as_str()), (0, ""), "{src}");
+    }
+    assert!(files.len() > 100);
+}
+
+/// `defragment -c none` by the CLI over every Python-written sample and reference file: the
+/// output is byte for byte the library's write (which the interop suite has Python asdf 6.0
+/// read, with validation and checksums), and our `verify` and `validate` accept it.
+#[test]
+fn defragment_none_verify_validate() {
+    let c = asdf_testdata::conformance_dir();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-defrag");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = asdf_testdata::files_with_ext(&c.join("python-asdf-samples"), "asdf");
+    files.extend(asdf_testdata::files_with_ext(
+        &c.join("asdf-standard/reference_files"),
+        "asdf",
+    ));
+    let mut n = 0;
+    for (i, p) in files.iter().enumerate() {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if name.contains("exploded0") {
+            continue; // the block file of an exploded sample
+        }
+        let out = dir.join(format!("{i:03}_{name}"));
+        let o = out.display().to_string();
+        let (code, text) = run(&["defragment", &p.display().to_string(), "-o", &o, "-c", "none"]);
+        assert_eq!(code, 0, "{name}: {text}");
+        let f = asdf::open_with(p, asdf::OpenOptions::default().validate(false)).unwrap();
+        let lib = f
+            .to_bytes(
+                &asdf::WriteOptions::default()
+                    .validate(false)
+                    .compression(asdf::Compression::All(asdf::Label::NONE)),
+            )
+            .unwrap();
+        assert!(
+            std::fs::read(&out).unwrap() == lib,
+            "{name}: CLI output differs from the library's write"
+        );
+        for cmd in ["verify", "validate"] {
+            let (code, text) = run(&[cmd, &o]);
+            assert_eq!(code, 0, "{cmd} {name}: {text}");
+        }
+        n += 1;
+    }
+    println!("defragment -c none: {n} files verified and validated");
+    assert!(n > 100, "{n}");
+}

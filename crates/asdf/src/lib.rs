@@ -18,7 +18,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 #[doc(inline)]
-pub use asdf_core_types::{Complex, Datatype, Decoded, Dim, Element, NdArray, NdArrayError, complex};
+pub use asdf_core_types::{Complex, Datatype, Decoded, Dim, Element, NdArray, NdArrayError, ScalarType, complex};
 #[doc(inline)]
 pub use asdf_layout::{ReadAt, Version};
 #[doc(inline)]
