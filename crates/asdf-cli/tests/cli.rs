@@ -569,3 +569,31 @@ fn defragment_none_verify_validate() {
     println!("defragment -c none: {n} files verified and validated");
     assert!(n > 100, "{n}");
 }
+
+/// Every case Python asdf's suite expects to fail (at open, on access, or when checksums are
+/// checked): `verify` or `validate` rejects it with a message. Bad `$ref`s fail only when
+/// references are resolved, which neither command does (as in Python).
+#[test]
+fn failing_expectations_are_rejected() {
+    let base = asdf_testdata::conformance_dir().join("asdf-pytests-data");
+    let e: serde_json::Value = serde_json::from_slice(&std::fs::read(base.join("EXPECTATIONS.json")).unwrap()).unwrap();
+    let mut n = 0;
+    for c in e["cases"].as_array().unwrap() {
+        let file = c["file"].as_str().unwrap();
+        let expect = c["expect"].as_str().unwrap();
+        if !matches!(expect, "error" | "error_on_access" | "ok_unless_validating") || file.starts_with("inline/refs/") {
+            continue;
+        }
+        let p = base.join(file).display().to_string();
+        let (vcode, vtext) = run(&["verify", &p]);
+        let (code, text) = run(&["validate", &p]);
+        assert!(
+            vcode == 1 || code == 1,
+            "{file}: verify {vcode} {vtext}\nvalidate {code} {text}"
+        );
+        assert!(!vtext.is_empty() && !text.is_empty(), "{file}: no message");
+        n += 1;
+    }
+    println!("{n} failing cases rejected");
+    assert!(n >= 30, "{n}");
+}
