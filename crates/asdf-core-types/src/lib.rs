@@ -17,6 +17,7 @@ pub mod datatype;
 pub mod integer;
 mod keywords;
 pub mod ndarray;
+pub mod typed;
 
 pub use complex::Complex;
 pub use datatype::{ByteOrder, Datatype, DatatypeError, Field, ScalarType};
