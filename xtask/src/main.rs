@@ -146,6 +146,18 @@ fn main() -> Result<()> {
         }
         return Ok(());
     };
+    // Benchmarks measure optimised code only: a debug build of xtask re-runs itself in release.
+    if name.starts_with("bench") && cfg!(debug_assertions) {
+        println!("(building xtask in release for the benchmark)");
+        let status = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+            .args(["run", "--quiet", "--release", "--package", "xtask", "--"])
+            .args(&args)
+            .status()?;
+        if !status.success() {
+            bail!("{name} failed ({status})");
+        }
+        return Ok(());
+    }
     match TASKS.iter().find(|t| t.name == name) {
         Some(t) => (t.run)(&args[1..]),
         None => bail!("unknown task `{name}`; run `cargo xtask` for the list"),
