@@ -43,6 +43,12 @@ for name, want in expected.items():
                         assert same(x, y), (k, i, x, y)
                 for k, v in want.get('scalars', {}).items():
                     assert af[k] == v, (k, af[k], v)
+                for k, m in want.get('masks', {}).items():
+                    got = np.ma.getmaskarray(af[k]).ravel().tolist()
+                    assert got == m, (k, got, m)  # all False unless Python reads it as masked
+                for k, v in want.get('bigints', {}).items():
+                    got = getattr(af[k], '_value', af[k])  # asdf wraps it in IntegerType
+                    assert isinstance(got, int) and str(got) == v, (k, got, v)
                 af.validate()
             msgs = [str(x.message)[:120] for x in w if 'ResourceWarning' not in str(x.category)]
         if msgs:

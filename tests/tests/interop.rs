@@ -378,6 +378,70 @@ fn write_matrix(dir: &Path) -> usize {
     g.write_exploded(dir.join("exploded.asdf"), &WriteOptions::default())
         .unwrap();
     expected.insert("exploded".to_owned(), both);
+    // A view (offset and strides into another array's block), a masked array and a big integer.
+    let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+    let ints: Vec<u8> = (0..12i32).flat_map(i32::to_le_bytes).collect();
+    f.add_array("/base", Datatype::Scalar(T::Int32), &[12], ByteOrder::Little, ints)
+        .unwrap();
+    let mut view = f.get("/base").unwrap().clone();
+    {
+        let m = view.as_mapping_mut().unwrap();
+        m.insert("shape", Node::seq(vec![Node::int(3)]));
+        m.insert("offset", Node::int(8));
+        m.insert("strides", Node::seq(vec![Node::int(12)]));
+    }
+    f.tree_mut().as_mapping_mut().unwrap().insert("view", view);
+    let vals: Vec<u8> = [10i32, 20, 30, 40].iter().flat_map(|x| x.to_le_bytes()).collect();
+    f.add_array("/masked", Datatype::Scalar(T::Int32), &[4], ByteOrder::Little, vals)
+        .unwrap();
+    f.add_array(
+        "/masked/mask",
+        Datatype::Scalar(T::Bool8),
+        &[4],
+        ByteOrder::Little,
+        vec![0, 1, 0, 1],
+    )
+    .unwrap();
+    let big = "-1180591620717411303424";
+    let int_tag = f.tag_for("core/integer").unwrap();
+    f.tree_mut().as_mapping_mut().unwrap().insert(
+        "big",
+        Node::map(vec![
+            (Node::str("sign"), Node::str("-")),
+            (Node::str("string"), Node::str(big)),
+        ])
+        .with_tag(int_tag),
+    );
+    let (neg, words) = asdf_core_types::integer::to_words(&big.parse().unwrap());
+    assert!(neg);
+    let wb: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    f.add_array(
+        "/big/words",
+        Datatype::Scalar(T::UInt32),
+        &[words.len()],
+        ByteOrder::Little,
+        wb,
+    )
+    .unwrap();
+    // Our own reading first: the view and the mask are what they should be.
+    let v = f.array("/view").unwrap();
+    assert_eq!(v.elements, vec![Element::Int(2), Element::Int(5), Element::Int(8)]);
+    assert_eq!(f.array("/masked").unwrap().mask, Some(vec![false, true, false, true]));
+    f.write_to(dir.join("view_masked_bigint.asdf"), &WriteOptions::default())
+        .unwrap();
+    expected.insert(
+        "view_masked_bigint".to_owned(),
+        serde_json::json!({
+            "arrays": {
+                "base": {"dtype": "int32", "shape": [12], "values": (0..12).collect::<Vec<i32>>()},
+                "view": {"dtype": "int32", "shape": [3], "values": [2, 5, 8]},
+                "masked": {"dtype": "int32", "shape": [4], "values": [10, 20, 30, 40]},
+            },
+            "masks": {"masked": [false, true, false, true]},
+            "bigints": {"big": big},
+            "scalars": {},
+        }),
+    );
     let n = expected.len();
     std::fs::write(
         dir.join("expected.json"),
