@@ -46,6 +46,9 @@ for name, want in expected.items():
                 for k, m in want.get('masks', {}).items():
                     got = np.ma.getmaskarray(af[k]).ravel().tolist()
                     assert got == m, (k, got, m)  # all False unless Python reads it as masked
+                if 'same' in want:
+                    a, b = want['same']
+                    assert af[a] is af[b] and af[a] == {'x': 1, 'y': 'two'}, (a, b, af[a], af[b])
                 for k, v in want.get('bigints', {}).items():
                     got = getattr(af[k], '_value', af[k])  # asdf wraps it in IntegerType
                     assert isinstance(got, int) and str(got) == v, (k, got, v)

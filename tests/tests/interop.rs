@@ -423,6 +423,19 @@ fn write_matrix(dir: &Path) -> usize {
         wb,
     )
     .unwrap();
+    // One mapping written once with an anchor and referred to again by an alias.
+    let root = f.tree_mut().as_mapping_mut().unwrap();
+    let mut shared = Node::map(vec![(Node::str("x"), Node::int(1)), (Node::str("y"), Node::str("two"))]);
+    shared.anchor = Some("id001".to_owned());
+    root.insert("shared", shared);
+    let at = root.entries.len() - 1;
+    root.insert(
+        "again",
+        Node {
+            kind: asdf::NodeKind::Alias(asdf_yaml_alias("id001", at)),
+            ..Node::null()
+        },
+    );
     // Our own reading first: the view and the mask are what they should be.
     let v = f.array("/view").unwrap();
     assert_eq!(v.elements, vec![Element::Int(2), Element::Int(5), Element::Int(8)]);
@@ -439,6 +452,7 @@ fn write_matrix(dir: &Path) -> usize {
             },
             "masks": {"masked": [false, true, false, true]},
             "bigints": {"big": big},
+            "same": ["shared", "again"],
             "scalars": {},
         }),
     );
@@ -678,4 +692,12 @@ fn big_integer(f: &asdf::AsdfFile, ptr: &str) -> String {
         })
         .collect();
     asdf_core_types::integer::from_words(neg, &words).to_string()
+}
+
+/// An alias to the value of root entry `entry`, anchored `anchor`.
+fn asdf_yaml_alias(anchor: &str, entry: usize) -> asdf::Alias {
+    asdf::Alias {
+        anchor: anchor.to_owned(),
+        target: vec![asdf::Step::Entry(entry)],
+    }
 }

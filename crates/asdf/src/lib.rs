@@ -24,7 +24,7 @@ pub use asdf_layout::{ReadAt, Version};
 #[doc(inline)]
 pub use asdf_schema::{AsdfSchemas, Manifest, Report, TagDef, TagWarning, Violation};
 #[doc(inline)]
-pub use asdf_yaml::{Document, Node, NodeKind, Span, Value};
+pub use asdf_yaml::{Alias, Document, Node, NodeKind, Span, Step, Value};
 
 use asdf_core_types::Source;
 
