@@ -472,21 +472,12 @@ fn we_write_python_reads() {
     let py = python();
     let dir = tmpdir("rswrite");
     let n = write_matrix(&dir);
-    let out = Command::new(&py)
-        .arg(workspace().join("tests/interop/read_rust_files.py"))
-        .arg(&dir)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (ok, text) = run_script(&py, "read_rust_files.py", &dir);
     println!(
         "interop (b): {n} files written here; Python says: {}",
         text.lines().last().unwrap_or_default()
     );
-    assert!(out.status.success(), "Python could not read our files:\n{text}");
+    assert!(ok, "Python could not read our files:\n{text}");
     assert!(!text.contains("WARN"), "Python warned:\n{text}");
     assert!(text.contains(&format!("{n} passed, 0 failed")), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
@@ -660,22 +651,13 @@ fn defragmented_files_read_by_python() {
     }
     let list = dir.join("pairs.json");
     std::fs::write(&list, serde_json::to_vec(&pairs).unwrap()).unwrap();
-    let out = Command::new(&py)
-        .arg(workspace().join("tests/interop/compare_pairs.py"))
-        .arg(&list)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (ok, text) = run_script(&py, "compare_pairs.py", &list);
     println!(
         "defragment -c none: {} files; Python says: {}",
         pairs.len(),
         text.lines().last().unwrap_or_default()
     );
-    assert!(out.status.success(), "{text}");
+    assert!(ok, "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -702,4 +684,20 @@ fn asdf_yaml_alias(anchor: &str, entry: usize) -> asdf::Alias {
         anchor: anchor.to_owned(),
         target: vec![asdf::Step::Entry(entry)],
     }
+}
+
+/// Runs `tests/interop/<script> <arg>` with the venv's Python: whether it succeeded, and its
+/// standard output followed by its standard error.
+fn run_script(py: &Path, script: &str, arg: &Path) -> (bool, String) {
+    let out = Command::new(py)
+        .arg(workspace().join("tests/interop").join(script))
+        .arg(arg)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
 }

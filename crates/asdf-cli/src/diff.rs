@@ -80,8 +80,7 @@ impl Differ<'_> {
             }
             return;
         }
-        let is_nd = |n: &Node| n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-"));
-        if is_nd(na) && is_nd(nb) {
+        if crate::is_ndarray(na) && crate::is_ndarray(nb) {
             // Compared by value: the tag's version and the storage may differ.
             return self.arrays(ptr);
         }
@@ -95,7 +94,7 @@ impl Differ<'_> {
             (NodeKind::Mapping(ma), NodeKind::Mapping(mb)) => {
                 for (k, va) in &ma.entries {
                     let key = key_text(k);
-                    let p = format!("{ptr}/{}", key.replace('~', "~0").replace('/', "~1"));
+                    let p = format!("{ptr}/{}", asdf::escape_pointer_token(&key));
                     match mb.entries.iter().find(|(kb, _)| key_text(kb) == key) {
                         Some((_, vb)) => self.walk(va, vb, &p),
                         None if !self.ignored(&p) => self.push(&p, "only in the first file".to_owned()),
@@ -104,7 +103,7 @@ impl Differ<'_> {
                 }
                 for (k, _) in &mb.entries {
                     let key = key_text(k);
-                    let p = format!("{ptr}/{}", key.replace('~', "~0").replace('/', "~1"));
+                    let p = format!("{ptr}/{}", asdf::escape_pointer_token(&key));
                     if !ma.entries.iter().any(|(ka, _)| key_text(ka) == key) && !self.ignored(&p) {
                         self.push(&p, "only in the second file".to_owned());
                     }

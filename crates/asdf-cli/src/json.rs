@@ -75,10 +75,6 @@ fn pad(out: &mut String, indent: usize) {
     }
 }
 
-fn escape_key(k: &str) -> String {
-    k.replace('~', "~0").replace('/', "~1")
-}
-
 impl Json<'_> {
     fn node(&mut self, n: &Node, ptr: &str, indent: usize) {
         let anchor = match &n.kind {
@@ -94,7 +90,7 @@ impl Json<'_> {
             return;
         }
         let mut error = None;
-        if n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-")) {
+        if crate::is_ndarray(n) {
             match self.file.array(ptr) {
                 Ok(a) => return self.array(n, &a, indent),
                 Err(e) => {
@@ -130,7 +126,7 @@ impl Json<'_> {
                     let key = key.unwrap_or_default();
                     string(&mut self.out, &key);
                     self.out.push_str(": ");
-                    self.node(v, &format!("{ptr}/{}", escape_key(&key)), indent + 1);
+                    self.node(v, &format!("{ptr}/{}", asdf::escape_pointer_token(&key)), indent + 1);
                 }
                 if !first {
                     pad(&mut self.out, indent);

@@ -182,7 +182,7 @@ pub(crate) fn type_name(n: &Node) -> String {
     }
 }
 
-fn is_ndarray(n: &Node) -> bool {
+pub(crate) fn is_ndarray(n: &Node) -> bool {
     n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-"))
 }
 
@@ -460,7 +460,7 @@ fn ndarrays(n: &Node, at: &str) -> Vec<String> {
             .flat_map(|(k, v)| {
                 let key = k
                     .as_scalar()
-                    .map(|s| s.text.replace('~', "~0").replace('/', "~1"))
+                    .map(|s| asdf::escape_pointer_token(&s.text))
                     .unwrap_or_default();
                 ndarrays(v, &format!("{at}/{key}"))
             })

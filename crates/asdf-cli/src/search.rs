@@ -89,7 +89,7 @@ fn walk(file: &AsdfFile, n: &Node, key: &str, ptr: &str, q: &Query, hits: &mut V
             value: n.as_scalar().map(|s| s.text.chars().take(60).collect()),
         });
     }
-    if n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-")) {
+    if crate::is_ndarray(n) {
         return;
     }
     stack.push(addr);
@@ -97,7 +97,7 @@ fn walk(file: &AsdfFile, n: &Node, key: &str, ptr: &str, q: &Query, hits: &mut V
         NodeKind::Mapping(m) => {
             for (k, v) in &m.entries {
                 let k = k.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
-                let p = format!("{ptr}/{}", k.replace('~', "~0").replace('/', "~1"));
+                let p = format!("{ptr}/{}", asdf::escape_pointer_token(&k));
                 walk(file, v, &k, &p, q, hits, stack);
             }
         }

@@ -24,6 +24,8 @@ pub use asdf_layout::{ReadAt, Version};
 #[doc(inline)]
 pub use asdf_schema::{AsdfSchemas, Manifest, Report, TagDef, TagWarning, Violation};
 #[doc(inline)]
+pub use asdf_yaml::pointer::escape as escape_pointer_token;
+#[doc(inline)]
 pub use asdf_yaml::{Alias, Document, Node, NodeKind, Span, Step, Value};
 
 use asdf_core_types::Source;

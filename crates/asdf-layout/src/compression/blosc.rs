@@ -134,6 +134,15 @@ fn compress_with(
     Ok(())
 }
 
+/// Decodes `input`, which must be exactly one chunk.
+fn decode_whole_chunk(input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
+    let used = decode_chunk(input, output)?;
+    if used != input.len() {
+        return Err(CodecError::Framing { at: used as u64 });
+    }
+    Ok(())
+}
+
 /// The `blsc` codec (blosc1 chunk).
 #[derive(Debug, Clone, Copy)]
 pub struct Blosc1 {
@@ -155,11 +164,7 @@ impl Codec for Blosc1 {
     }
 
     fn decode(&self, input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
-        let used = decode_chunk(input, output)?;
-        if used != input.len() {
-            return Err(CodecError::Framing { at: used as u64 });
-        }
-        Ok(())
+        decode_whole_chunk(input, output)
     }
 
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
@@ -194,11 +199,7 @@ impl Codec for Blosc2 {
         if input.starts_with(FRAME_MAGIC) {
             return decode_frame(input, output);
         }
-        let used = decode_chunk(input, output)?;
-        if used != input.len() {
-            return Err(CodecError::Framing { at: used as u64 });
-        }
-        Ok(())
+        decode_whole_chunk(input, output)
     }
 
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
