@@ -18,8 +18,10 @@ pub mod integer;
 mod keywords;
 pub mod ndarray;
 pub mod typed;
+pub mod view;
 
 pub use complex::Complex;
 pub use datatype::{ByteOrder, Datatype, DatatypeError, Field, ScalarType};
 pub use keywords::{compile_options, schemas};
 pub use ndarray::{Decoded, Dim, Element, Mask, NdArray, NdArrayError, Source};
+pub use view::{Scalar, View};

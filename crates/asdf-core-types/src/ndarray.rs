@@ -39,6 +39,14 @@ pub enum NdArrayError {
         /// The block's length.
         len: u64,
     },
+    /// A typed read asked for another element type than the array's.
+    #[error("the array holds {have}, not {}", want.name())]
+    TypeMismatch {
+        /// The type asked for.
+        want: ScalarType,
+        /// The array's datatype.
+        have: String,
+    },
     /// The array's data lives in a block or file that was not given.
     #[error("the array's data is in a block or file that was not provided")]
     MissingBlock,
@@ -235,7 +243,7 @@ pub fn f16_to_f64(h: u16) -> f64 {
     }
 }
 
-fn decode_element(dt: &Datatype, b: &[u8], order: ByteOrder) -> Element {
+pub(crate) fn decode_element(dt: &Datatype, b: &[u8], order: ByteOrder) -> Element {
     match dt {
         Datatype::Scalar(t) => scalar_from_block(*t, b, order),
         Datatype::Ascii(n) => {
@@ -416,64 +424,11 @@ impl NdArray {
             return self.decode_inline();
         }
         let block = block.ok_or(NdArrayError::MissingBlock)?;
-        let dt = self.datatype.clone().ok_or(NdArrayError::Invalid("datatype"))?;
-        let shape = self.resolved_shape(Some(block.len() as u64))?;
-        let size = dt.size();
-        let strides: Vec<i64> = match &self.strides {
-            Some(s) if s.len() == shape.len() => s.clone(),
-            Some(_) => return Err(NdArrayError::Invalid("strides")),
-            None => {
-                let mut st = vec![0i64; shape.len()];
-                let mut acc = i64::try_from(size).unwrap_or(i64::MAX);
-                for (i, d) in shape.iter().enumerate().rev() {
-                    st[i] = acc;
-                    acc = acc.saturating_mul(i64::try_from(*d).unwrap_or(i64::MAX));
-                }
-                st
-            }
-        };
-        let count: usize = shape.iter().product();
-        // Bounds: the lowest and highest byte any element touches.
-        let (mut lo, mut hi) = (i128::from(self.offset), i128::from(self.offset) + size as i128);
-        if count > 0 {
-            for (d, s) in shape.iter().zip(&strides) {
-                let span = i128::from(*s) * (*d as i128 - 1);
-                if span < 0 {
-                    lo += span;
-                } else {
-                    hi += span;
-                }
-            }
-        }
-        if count > 0 && (lo < 0 || hi > block.len() as i128) {
-            return Err(NdArrayError::OutOfBlock {
-                offset: self.offset,
-                end: if lo < 0 { lo } else { hi },
-                len: block.len() as u64,
-            });
-        }
-        let mut elements = Vec::with_capacity(count);
-        let mut idx = vec![0usize; shape.len()];
-        for _ in 0..count {
-            let pos: i128 = i128::from(self.offset)
-                + idx
-                    .iter()
-                    .zip(&strides)
-                    .map(|(i, s)| *i as i128 * i128::from(*s))
-                    .sum::<i128>();
-            let p = usize::try_from(pos).map_err(|_| NdArrayError::Invalid("strides"))?;
-            elements.push(decode_element(&dt, &block[p..p + size], self.byteorder));
-            for k in (0..idx.len()).rev() {
-                idx[k] += 1;
-                if idx[k] < shape[k] {
-                    break;
-                }
-                idx[k] = 0;
-            }
-        }
+        let view = crate::view::View::new(self, block.len() as u64)?;
+        let elements = view.decode_all(block)?;
         Ok(Decoded {
-            datatype: dt,
-            shape,
+            datatype: view.datatype,
+            shape: view.shape,
             elements,
         })
     }

@@ -18,7 +18,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 #[doc(inline)]
-pub use asdf_core_types::{Complex, Datatype, Decoded, Dim, Element, NdArray, NdArrayError, ScalarType, complex};
+pub use asdf_core_types::{
+    Complex, Datatype, Decoded, Dim, Element, NdArray, NdArrayError, Scalar, ScalarType, View, complex,
+};
 #[doc(inline)]
 pub use asdf_layout::{ReadAt, Version};
 #[doc(inline)]
@@ -29,6 +31,9 @@ pub use asdf_yaml::pointer::escape as escape_pointer_token;
 pub use asdf_yaml::{Alias, Document, Node, NodeKind, Span, Step, Value};
 
 use asdf_core_types::Source;
+
+/// Re-exported for [`AsdfFile::array_slice`]'s `Pod` bound.
+pub use bytemuck;
 
 mod write;
 #[doc(inline)]
@@ -213,6 +218,17 @@ pub struct Array {
     pub elements: Vec<Element>,
     /// True for masked elements.
     pub mask: Option<Vec<bool>>,
+}
+
+/// Where an array's data lives.
+#[derive(Debug, Clone)]
+enum BlockRef {
+    /// Block `i` of the file read.
+    File(usize),
+    /// Data added since opening.
+    Pending(usize),
+    /// Block 0 of an external file (exploded form).
+    External(String),
 }
 
 /// An open ASDF file.
@@ -518,6 +534,174 @@ impl AsdfFile {
         self.doc = parsed.document;
         self.tree_line = 0;
         Ok(parsed.warnings.into_iter().map(Warning::Yaml).collect())
+    }
+
+    /// Where the data of `a` (an ndarray of this file at `pointer`) lives.
+    fn locate(&self, a: &NdArray, pointer: &str) -> Result<Option<BlockRef>, Error> {
+        let missing = || Error::Array {
+            pointer: pointer.to_owned(),
+            source: NdArrayError::MissingBlock,
+        };
+        match &a.source {
+            None => Ok(None),
+            Some(Source::Block(i)) => {
+                let n = (self.reader.block_count() + self.pending.len()) as i64;
+                let idx = usize::try_from(if *i < 0 { n + i } else { *i }).map_err(|_| missing())?;
+                match idx.checked_sub(self.reader.block_count()) {
+                    None => Ok(Some(BlockRef::File(idx))),
+                    Some(k) if k < self.pending.len() => Ok(Some(BlockRef::Pending(k))),
+                    Some(_) => Err(missing()),
+                }
+            }
+            Some(Source::Uri(u)) => Ok(Some(BlockRef::External(u.clone()))),
+        }
+    }
+
+    /// The decoded bytes of a block: borrowed from the memory map for uncompressed blocks.
+    fn block_data(&self, at: &BlockRef, pointer: &str) -> Result<std::borrow::Cow<'_, [u8]>, Error> {
+        use std::borrow::Cow;
+        match at {
+            BlockRef::File(i) => Ok(self.reader.read_data(*i)?),
+            BlockRef::Pending(k) => Ok(Cow::Borrowed(self.pending[*k].as_slice())),
+            BlockRef::External(u) => Ok(Cow::Owned(self.external_block(u, pointer)?)),
+        }
+    }
+
+    fn ndarray_at(&self, pointer: &str) -> Result<NdArray, Error> {
+        let node = self.get(pointer)?;
+        NdArray::from_node(node, &self.doc).map_err(|source| Error::Array {
+            pointer: pointer.to_owned(),
+            source,
+        })
+    }
+
+    /// The byte layout of the block-backed ndarray at `pointer` (shape, strides, offset,
+    /// datatype, byte order), checked against its block, and where its block is; no data is
+    /// read for blocks of this file.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; [`Error::Array`] for inline arrays (`MissingBlock`) and views
+    /// outside their block.
+    pub fn view(&self, pointer: &str) -> Result<View, Error> {
+        let a = self.ndarray_at(pointer)?;
+        self.view_of(&a, pointer).map(|(v, _)| v)
+    }
+
+    fn view_of(&self, a: &NdArray, pointer: &str) -> Result<(View, BlockRef), Error> {
+        let err = |source| Error::Array {
+            pointer: pointer.to_owned(),
+            source,
+        };
+        let at = self
+            .locate(a, pointer)?
+            .ok_or_else(|| err(NdArrayError::MissingBlock))?;
+        let len = match &at {
+            BlockRef::File(i) => self.reader.block(*i)?.data_len(),
+            BlockRef::Pending(k) => self.pending[*k].len() as u64,
+            BlockRef::External(u) => self.external_block(u, pointer)?.len() as u64,
+        };
+        Ok((View::new(a, len).map_err(err)?, at))
+    }
+
+    /// One element of the ndarray at `pointer`, by index (one per dimension). For an
+    /// uncompressed block of this file only that element's bytes are read (a few pages of a
+    /// memory-mapped file); a compressed block is decoded whole.
+    ///
+    /// # Errors
+    /// [`Error::Array`] for an index out of range; as [`AsdfFile::array`].
+    pub fn element(&self, pointer: &str, index: &[usize]) -> Result<Element, Error> {
+        let err = |source| Error::Array {
+            pointer: pointer.to_owned(),
+            source,
+        };
+        let a = self.ndarray_at(pointer)?;
+        if a.source.is_none() {
+            let d = a.decode(None).map_err(err)?;
+            if index.len() != d.shape.len() || index.iter().zip(&d.shape).any(|(i, n)| i >= n) {
+                return Err(err(NdArrayError::Invalid("index")));
+            }
+            let flat = index.iter().zip(&d.shape).fold(0usize, |acc, (i, n)| acc * n + i);
+            return d
+                .elements
+                .get(flat)
+                .cloned()
+                .ok_or_else(|| err(NdArrayError::Invalid("index")));
+        }
+        let (view, at) = self.view_of(&a, pointer)?;
+        let off = view.element_offset(index).map_err(err)?;
+        let size = view.datatype.size() as u64;
+        let bytes = match &at {
+            BlockRef::File(i) => self.reader.read_range(*i, off..off + size)?,
+            other => {
+                let all = self.block_data(other, pointer)?;
+                let (s, e) = (
+                    usize::try_from(off).unwrap_or(usize::MAX),
+                    usize::try_from(off + size).unwrap_or(usize::MAX),
+                );
+                std::borrow::Cow::Owned(
+                    all.get(s..e)
+                        .ok_or_else(|| err(NdArrayError::Invalid("index")))?
+                        .to_vec(),
+                )
+            }
+        };
+        view.decode_one(&bytes).map_err(err)
+    }
+
+    /// The elements of the ndarray at `pointer` as `Vec<T>` in native byte order, C order
+    /// (the datatype must be exactly `T`'s: `f64` for float64, ...).
+    ///
+    /// # Errors
+    /// [`Error::Array`] with `TypeMismatch`; as [`AsdfFile::array`].
+    pub fn array_as<T: Scalar>(&self, pointer: &str) -> Result<Vec<T>, Error> {
+        let err = |source| Error::Array {
+            pointer: pointer.to_owned(),
+            source,
+        };
+        let a = self.ndarray_at(pointer)?;
+        if a.source.is_none() {
+            let d = a.decode(None).map_err(err)?;
+            if d.datatype != Datatype::Scalar(T::TYPE) {
+                return Err(err(NdArrayError::TypeMismatch {
+                    want: T::TYPE,
+                    have: d.datatype.to_string(),
+                }));
+            }
+            return d
+                .elements
+                .iter()
+                .map(|e| T::from_element(e).ok_or_else(|| err(NdArrayError::Invalid("data"))))
+                .collect();
+        }
+        let (view, at) = self.view_of(&a, pointer)?;
+        let data = self.block_data(&at, pointer)?;
+        view.to_vec(&data).map_err(err)
+    }
+
+    /// The elements of the block-backed ndarray at `pointer` as a slice of `T`: borrowed
+    /// straight from the memory-mapped file when the block is uncompressed, the byte order
+    /// native, the layout C-contiguous and the data aligned; a copy otherwise.
+    ///
+    /// # Errors
+    /// As [`AsdfFile::array_as`].
+    pub fn array_slice<T: Scalar + bytemuck::Pod>(&self, pointer: &str) -> Result<std::borrow::Cow<'_, [T]>, Error> {
+        use std::borrow::Cow;
+        let err = |source| Error::Array {
+            pointer: pointer.to_owned(),
+            source,
+        };
+        let a = self.ndarray_at(pointer)?;
+        if a.source.is_none() {
+            return self.array_as(pointer).map(Cow::Owned);
+        }
+        let (view, at) = self.view_of(&a, pointer)?;
+        match self.block_data(&at, pointer)? {
+            Cow::Borrowed(b) => match view.as_slice::<T>(b) {
+                Some(s) => Ok(Cow::Borrowed(s)),
+                None => view.to_vec(b).map(Cow::Owned).map_err(err),
+            },
+            Cow::Owned(b) => view.to_vec(&b).map(Cow::Owned).map_err(err),
+        }
     }
 
     fn block_bytes(&self, a: &NdArray, pointer: &str) -> Result<Option<(Vec<u8>, u64)>, Error> {

@@ -1,0 +1,314 @@
+//! The byte layout of a block-backed array (shape, strides, offset, element size), checked
+//! against its block once, and what can be done with it without decoding every element: the
+//! byte offset of one element, the byte range the view touches, typed copies in native order,
+//! and zero-copy slices where the layout allows.
+
+use std::ops::Range;
+
+use crate::datatype::{ByteOrder, Datatype, ScalarType};
+use crate::ndarray::{Element, NdArray, NdArrayError, decode_element};
+
+/// The layout of a block-backed array, checked against its block's length.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct View {
+    /// The element type.
+    pub datatype: Datatype,
+    /// Byte order of the data.
+    pub byteorder: ByteOrder,
+    /// The shape (a streamed first dimension resolved).
+    pub shape: Vec<usize>,
+    /// Bytes between consecutive elements along each dimension.
+    pub strides: Vec<i64>,
+    /// Byte offset of element `[0, 0, ...]` in the block.
+    pub offset: u64,
+}
+
+/// Why an element index is refused.
+fn bad_index() -> NdArrayError {
+    NdArrayError::Invalid("index")
+}
+
+impl View {
+    /// The layout of `array` in a block of `block_len` decoded bytes.
+    ///
+    /// # Errors
+    /// Missing datatype or shape, strides of the wrong length, a view reaching outside the block.
+    pub fn new(array: &NdArray, block_len: u64) -> Result<Self, NdArrayError> {
+        let datatype = array.datatype.clone().ok_or(NdArrayError::Invalid("datatype"))?;
+        let shape = array.resolved_shape(Some(block_len))?;
+        let size = datatype.size();
+        let strides: Vec<i64> = match &array.strides {
+            Some(s) if s.len() == shape.len() => s.clone(),
+            Some(_) => return Err(NdArrayError::Invalid("strides")),
+            None => c_strides(&shape, size),
+        };
+        let v = View {
+            datatype,
+            byteorder: array.byteorder,
+            shape,
+            strides,
+            offset: array.offset,
+        };
+        let (lo, hi) = v.extent();
+        if v.count() > 0 && (lo < 0 || hi > i128::from(block_len)) {
+            return Err(NdArrayError::OutOfBlock {
+                offset: v.offset,
+                end: if lo < 0 { lo } else { hi },
+                len: block_len,
+            });
+        }
+        Ok(v)
+    }
+
+    /// The number of elements.
+    #[must_use]
+    pub fn count(&self) -> usize {
+        self.shape
+            .iter()
+            .try_fold(1usize, |a, d| a.checked_mul(*d))
+            .unwrap_or(usize::MAX)
+    }
+
+    /// The lowest byte any element touches and one past the highest (may be out of range
+    /// before the check in [`View::new`]).
+    fn extent(&self) -> (i128, i128) {
+        let size = self.datatype.size() as i128;
+        let (mut lo, mut hi) = (i128::from(self.offset), i128::from(self.offset) + size);
+        for (d, s) in self.shape.iter().zip(&self.strides) {
+            let span = i128::from(*s) * (*d as i128 - 1);
+            if span < 0 {
+                lo += span;
+            } else {
+                hi += span;
+            }
+        }
+        (lo, hi)
+    }
+
+    /// The bytes of the block this view touches (empty for an empty array).
+    #[must_use]
+    pub fn byte_range(&self) -> Range<u64> {
+        if self.count() == 0 {
+            return self.offset..self.offset;
+        }
+        let (lo, hi) = self.extent();
+        u64::try_from(lo).unwrap_or(0)..u64::try_from(hi).unwrap_or(0)
+    }
+
+    /// True when the elements lie back to back in C order.
+    #[must_use]
+    pub fn is_c_contiguous(&self) -> bool {
+        self.count() == 0 || self.strides == c_strides(&self.shape, self.datatype.size())
+    }
+
+    /// The byte offset in the block of the element at `index` (one index per dimension).
+    ///
+    /// # Errors
+    /// [`NdArrayError::Invalid`] (`index`) for the wrong number of indices or one out of range.
+    pub fn element_offset(&self, index: &[usize]) -> Result<u64, NdArrayError> {
+        if index.len() != self.shape.len() || index.iter().zip(&self.shape).any(|(i, d)| i >= d) {
+            return Err(bad_index());
+        }
+        let pos = i128::from(self.offset)
+            + index
+                .iter()
+                .zip(&self.strides)
+                .map(|(i, s)| *i as i128 * i128::from(*s))
+                .sum::<i128>();
+        u64::try_from(pos).map_err(|_| bad_index())
+    }
+
+    /// Decodes one element from the bytes at its offset (`bytes` starts at the element and
+    /// holds at least one element).
+    ///
+    /// # Errors
+    /// [`NdArrayError::Invalid`] when `bytes` is too short.
+    pub fn decode_one(&self, bytes: &[u8]) -> Result<Element, NdArrayError> {
+        if bytes.len() < self.datatype.size() {
+            return Err(NdArrayError::Invalid("element bytes"));
+        }
+        Ok(decode_element(&self.datatype, bytes, self.byteorder))
+    }
+
+    /// Every element, decoded, in C order. `block` is the whole decoded block.
+    ///
+    /// # Errors
+    /// A block shorter than the view.
+    pub fn decode_all(&self, block: &[u8]) -> Result<Vec<Element>, NdArrayError> {
+        self.check_block(block)?;
+        let size = self.datatype.size();
+        let mut out = Vec::with_capacity(self.count());
+        for pos in self.positions() {
+            out.push(decode_element(&self.datatype, &block[pos..pos + size], self.byteorder));
+        }
+        Ok(out)
+    }
+
+    fn check_block(&self, block: &[u8]) -> Result<(), NdArrayError> {
+        let r = self.byte_range();
+        if r.end > block.len() as u64 {
+            return Err(NdArrayError::OutOfBlock {
+                offset: self.offset,
+                end: i128::from(r.end),
+                len: block.len() as u64,
+            });
+        }
+        Ok(())
+    }
+
+    /// Byte positions of the elements in C order (the view must be inside the block).
+    fn positions(&self) -> impl Iterator<Item = usize> + '_ {
+        let count = self.count();
+        let mut idx = vec![0usize; self.shape.len()];
+        let mut pos = i128::from(self.offset);
+        (0..count).map(move |_| {
+            let here = usize::try_from(pos).unwrap_or(0);
+            for k in (0..idx.len()).rev() {
+                idx[k] += 1;
+                pos += i128::from(self.strides[k]);
+                if idx[k] < self.shape[k] {
+                    break;
+                }
+                pos -= i128::from(self.strides[k]) * self.shape[k] as i128;
+                idx[k] = 0;
+            }
+            here
+        })
+    }
+
+    /// The elements as a `Vec<T>` in native byte order, C order. The datatype must be `T`'s
+    /// exactly (no conversion).
+    ///
+    /// # Errors
+    /// [`NdArrayError::TypeMismatch`] when the datatype is not `T`'s; a block shorter than the
+    /// view.
+    pub fn to_vec<T: Scalar>(&self, block: &[u8]) -> Result<Vec<T>, NdArrayError> {
+        self.check_type::<T>()?;
+        self.check_block(block)?;
+        let size = std::mem::size_of::<T>();
+        if self.is_c_contiguous() {
+            let start = usize::try_from(self.offset).map_err(|_| bad_index())?;
+            let bytes = &block[start..start + self.count() * size];
+            let mut out: Vec<T> = Vec::with_capacity(self.count());
+            out.extend(bytes.chunks_exact(size).map(|c| T::read(c, self.byteorder)));
+            return Ok(out);
+        }
+        Ok(self
+            .positions()
+            .map(|p| T::read(&block[p..p + size], self.byteorder))
+            .collect())
+    }
+
+    /// The elements as a slice of `block`, without copying, when the layout allows it: the
+    /// datatype is `T`'s, the byte order native, the view C-contiguous and the bytes aligned
+    /// for `T`. `None` otherwise (use [`View::to_vec`]).
+    #[must_use]
+    pub fn as_slice<'b, T: Scalar + bytemuck::Pod>(&self, block: &'b [u8]) -> Option<&'b [T]> {
+        if self.check_type::<T>().is_err() || self.check_block(block).is_err() || !self.is_c_contiguous() {
+            return None;
+        }
+        let native = if cfg!(target_endian = "little") {
+            ByteOrder::Little
+        } else {
+            ByteOrder::Big
+        };
+        if self.byteorder != native && std::mem::size_of::<T>() > 1 {
+            return None;
+        }
+        let start = usize::try_from(self.offset).ok()?;
+        let bytes = block.get(start..start + self.count() * std::mem::size_of::<T>())?;
+        bytemuck::try_cast_slice(bytes).ok()
+    }
+
+    fn check_type<T: Scalar>(&self) -> Result<(), NdArrayError> {
+        match &self.datatype {
+            Datatype::Scalar(t) if *t == T::TYPE => Ok(()),
+            other => Err(NdArrayError::TypeMismatch {
+                want: T::TYPE,
+                have: other.to_string(),
+            }),
+        }
+    }
+}
+
+/// C-order strides for `shape` with elements of `size` bytes.
+fn c_strides(shape: &[usize], size: usize) -> Vec<i64> {
+    let mut st = vec![0i64; shape.len()];
+    let mut acc = i64::try_from(size).unwrap_or(i64::MAX);
+    for (i, d) in shape.iter().enumerate().rev() {
+        st[i] = acc;
+        acc = acc.saturating_mul(i64::try_from(*d).unwrap_or(i64::MAX));
+    }
+    st
+}
+
+/// A Rust type that an ASDF scalar datatype maps onto exactly.
+pub trait Scalar: Copy {
+    /// The datatype.
+    const TYPE: ScalarType;
+    /// Reads one value from the first `size_of::<Self>()` bytes of `b`.
+    fn read(b: &[u8], order: ByteOrder) -> Self;
+    /// The value of a decoded element of this type (`None` for another kind of element).
+    fn from_element(e: &Element) -> Option<Self>;
+}
+
+macro_rules! scalar {
+    ($($t:ty => $st:ident, $conv:expr);*) => {$(
+        impl Scalar for $t {
+            const TYPE: ScalarType = ScalarType::$st;
+            #[inline]
+            fn read(b: &[u8], order: ByteOrder) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$t>()];
+                a.copy_from_slice(&b[..std::mem::size_of::<$t>()]);
+                match order {
+                    ByteOrder::Big => <$t>::from_be_bytes(a),
+                    ByteOrder::Little => <$t>::from_le_bytes(a),
+                }
+            }
+            #[inline]
+            fn from_element(e: &Element) -> Option<Self> {
+                $conv(e)
+            }
+        }
+    )*};
+}
+
+fn int<T: TryFrom<i64> + TryFrom<u64>>(e: &Element) -> Option<T> {
+    match e {
+        Element::Int(i) => T::try_from(*i).ok(),
+        Element::UInt(u) => T::try_from(*u).ok(),
+        _ => None,
+    }
+}
+
+fn float(e: &Element) -> Option<f64> {
+    match e {
+        Element::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+/// Float32 elements were decoded from f32, so narrowing them back is exact.
+#[allow(clippy::cast_possible_truncation)]
+fn float32(e: &Element) -> Option<f32> {
+    float(e).map(|f| f as f32)
+}
+
+scalar!(i8 => Int8, int; i16 => Int16, int; i32 => Int32, int; i64 => Int64, int; u8 => UInt8, int;
+    u16 => UInt16, int; u32 => UInt32, int; u64 => UInt64, int;
+    f32 => Float32, float32; f64 => Float64, float);
+
+impl Scalar for bool {
+    const TYPE: ScalarType = ScalarType::Bool8;
+    #[inline]
+    fn read(b: &[u8], _: ByteOrder) -> Self {
+        b[0] != 0
+    }
+    #[inline]
+    fn from_element(e: &Element) -> Option<Self> {
+        match e {
+            Element::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! Element and typed access without decoding whole arrays: every element read alone equals
+//! the element of the full decode, for every array of the conformance files; typed copies and
+//! zero-copy slices equal the decoded values; a single-element read touches only its bytes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::borrow::Cow;
+
+use asdf::{AsdfFile, ByteOrder, Datatype, Element, Node, NodeKind, OpenOptions, ScalarType, Version, WriteOptions};
+
+fn ndarrays(f: &AsdfFile) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(&Node, String)> = vec![(f.tree(), String::new())];
+    while let Some((n, p)) = stack.pop() {
+        if n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-")) {
+            out.push(p);
+            continue;
+        }
+        match &n.kind {
+            NodeKind::Mapping(m) => {
+                for (k, v) in &m.entries {
+                    let key = k
+                        .as_scalar()
+                        .map(|s| asdf::escape_pointer_token(&s.text))
+                        .unwrap_or_default();
+                    stack.push((v, format!("{p}/{key}")));
+                }
+            }
+            NodeKind::Sequence(s) => stack.extend(s.items.iter().enumerate().map(|(i, v)| (v, format!("{p}/{i}")))),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The multi-index of flat position `flat` in C order.
+fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for (k, d) in shape.iter().enumerate().rev() {
+        idx[k] = flat % d;
+        flat /= d;
+    }
+    idx
+}
+
+#[test]
+fn every_element_read_alone_equals_the_full_decode() {
+    let c = asdf_testdata::conformance_dir();
+    let mut files = asdf_testdata::files_with_ext(&c.join("python-asdf-samples"), "asdf");
+    files.extend(asdf_testdata::files_with_ext(
+        &c.join("asdf-standard/reference_files"),
+        "asdf",
+    ));
+    let (mut arrays, mut elements, mut typed) = (0, 0, 0);
+    for p in files {
+        let name = p.display().to_string();
+        let Ok(f) = asdf::open_with(&p, OpenOptions::default().validate(false)) else {
+            continue;
+        };
+        for a in ndarrays(&f) {
+            let Ok(full) = f.array(&a) else { continue };
+            arrays += 1;
+            // Up to ~64 elements per array, spread over it, always the first and the last.
+            let step = (full.elements.len() / 64).max(1);
+            let picks = (0..full.elements.len())
+                .step_by(step)
+                .chain(full.elements.len().checked_sub(1));
+            for flat in picks {
+                let want = &full.elements[flat];
+                let idx = unravel(flat, &full.shape);
+                let got = f.element(&a, &idx).unwrap_or_else(|e| panic!("{name}{a}{idx:?}: {e}"));
+                assert!(got.same(want), "{name}{a}{idx:?}: {got:?} != {want:?}");
+                elements += 1;
+            }
+            // One past the end of the first dimension is refused.
+            if let Some(first) = full.shape.first() {
+                let mut idx = vec![0; full.shape.len()];
+                idx[0] = *first;
+                assert!(f.element(&a, &idx).is_err(), "{name}{a}");
+            }
+            if full.datatype == Datatype::Scalar(ScalarType::Float64) {
+                let v = f.array_as::<f64>(&a).unwrap();
+                assert_eq!(v.len(), full.elements.len());
+                for (x, e) in v.iter().zip(&full.elements) {
+                    assert!(Element::Float(*x).same(e), "{name}{a}");
+                }
+                let s = f.array_slice::<f64>(&a).unwrap();
+                assert_eq!(s.as_ref().len(), v.len());
+                assert!(s.iter().zip(&v).all(|(x, y)| x == y || (x.is_nan() && y.is_nan())));
+                typed += 1;
+            }
+            if full.datatype == Datatype::Scalar(ScalarType::Int64) {
+                let v = f.array_as::<i64>(&a).unwrap();
+                assert!(
+                    v.iter().zip(&full.elements).all(|(x, e)| Element::Int(*x).same(e)),
+                    "{name}{a}"
+                );
+                assert!(f.array_as::<f64>(&a).is_err(), "{name}{a}: wrong type accepted");
+                typed += 1;
+            }
+        }
+    }
+    println!("{arrays} arrays, {elements} elements read one at a time; {typed} typed reads");
+    assert!(
+        arrays >= 290 && elements >= 3000 && typed >= 50,
+        "{arrays} {elements} {typed}"
+    );
+}
+
+#[test]
+fn one_element_of_a_big_array_reads_only_its_bytes() {
+    let dir = std::env::temp_dir().join(format!("asdf-rs-access-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("big.asdf");
+    // 1000 x 1000 float64, little-endian: element [i, j] = i * 1000 + j.
+    let data: Vec<u8> = (0..1_000_000u32).flat_map(|i| f64::from(i).to_le_bytes()).collect();
+    let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+    f.add_array(
+        "/x",
+        Datatype::Scalar(ScalarType::Float64),
+        &[1000, 1000],
+        ByteOrder::Little,
+        data,
+    )
+    .unwrap();
+    f.write_to(&path, &WriteOptions::default()).unwrap();
+
+    let src = asdf_layout::RecordingSource::new(std::fs::File::open(&path).unwrap());
+    let g = asdf::open(&path).unwrap();
+    assert_eq!(g.element("/x", &[123, 456]).unwrap(), Element::Float(123_456.0));
+    let v = g.view("/x").unwrap();
+    assert!(v.is_c_contiguous());
+    assert_eq!(v.element_offset(&[123, 456]).unwrap(), (123 * 1000 + 456) * 8);
+    assert!(g.element("/x", &[1000, 0]).is_err());
+    assert!(g.element("/x", &[1]).is_err());
+    // Zero-copy when native and aligned; still right when not.
+    let s = g.array_slice::<f64>("/x").unwrap();
+    assert_eq!(s[999_999], 999_999.0);
+    // The map starts on a page boundary, so the data is aligned when its file offset is.
+    let aligned = g.blocks().block(0).unwrap().data_offset.is_multiple_of(8);
+    assert_eq!(matches!(s, Cow::Borrowed(_)), aligned && cfg!(target_endian = "little"));
+
+    // Through the layout reader with a recording source: reading one element's range
+    // touches only those 8 bytes of the block.
+    let r = asdf_layout::Reader::open(src).unwrap();
+    let b = r.block(0).unwrap();
+    r.get_ref().clear();
+    let off = v.element_offset(&[999, 999]).unwrap();
+    let e = r.read_range(0, off..off + 8).unwrap();
+    assert_eq!(f64::from_le_bytes(e.as_ref().try_into().unwrap()), 999_999.0);
+    assert_eq!(
+        r.get_ref().reads(),
+        vec![(b.data_offset + off, b.data_offset + off + 8)]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn big_endian_and_strided_views_read_element_by_element() {
+    // A big-endian int32 2x3 array and its transpose as a view (strides swapped).
+    let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+    let data: Vec<u8> = (0..6i32).flat_map(i32::to_be_bytes).collect();
+    f.add_array("/a", Datatype::Scalar(ScalarType::Int32), &[2, 3], ByteOrder::Big, data)
+        .unwrap();
+    let bytes = f.to_bytes(&WriteOptions::default()).unwrap();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let view = text.replacen(
+        "a: !core/ndarray-1.1.0",
+        "t: !core/ndarray-1.1.0 {source: 0, datatype: int32, byteorder: big, shape: [3, 2], strides: [4, 12]}\na: !core/ndarray-1.1.0",
+        1,
+    );
+    // The tree grew: rebuild the file with the edited tree so block offsets stay right.
+    let mut g = asdf::open_bytes(bytes, OpenOptions::default()).unwrap();
+    let tree_start = view.find("%YAML").unwrap();
+    let tree_end = view.find("\n...\n").unwrap() + 5;
+    g.set_tree_yaml(&view.as_bytes()[tree_start..tree_end]).unwrap();
+    let h = asdf::open_bytes(g.to_bytes(&WriteOptions::default()).unwrap(), OpenOptions::default()).unwrap();
+    assert_eq!(h.element("/a", &[1, 2]).unwrap(), Element::Int(5));
+    assert_eq!(h.element("/t", &[2, 1]).unwrap(), Element::Int(5));
+    assert_eq!(h.element("/t", &[1, 0]).unwrap(), Element::Int(1));
+    assert_eq!(h.array_as::<i32>("/t").unwrap(), vec![0, 3, 1, 4, 2, 5]);
+    assert_eq!(h.array_as::<i32>("/a").unwrap(), vec![0, 1, 2, 3, 4, 5]);
+    // Big-endian data is never lent as a native slice on a little-endian machine.
+    let s = h.array_slice::<i32>("/a").unwrap();
+    assert_eq!(s.as_ref(), &[0, 1, 2, 3, 4, 5]);
+    if cfg!(target_endian = "little") {
+        assert!(matches!(s, Cow::Owned(_)));
+    }
+    assert!(h.view("/t").unwrap().strides == vec![4, 12]);
+    assert!(!h.view("/t").unwrap().is_c_contiguous());
+}
