@@ -49,4 +49,4 @@ pub use reader::{BlockDiscovery, BlockInfo, ChecksumStatus, ReadOptions, Reader,
 pub use source::MmapSource;
 pub use source::{ReadAt, RecordingSource};
 pub use version::{ParseVersionError, Version};
-pub use writer::{BlockOptions, StreamWriter, Writer, WrittenBlock};
+pub use writer::{BlockOptions, PAD_BLOCK, StreamWriter, Writer, WrittenBlock, padded_size};

@@ -23,6 +23,20 @@ pub struct BlockOptions {
     pub padding: u64,
     /// header_size to write (at least 48; more aligns the data).
     pub header_size: u16,
+    /// Allocate room to grow as Python asdf's `pad_blocks=True` does: the allocated size is
+    /// raised to [`padded_size`] of the stored size (`padding` is then ignored).
+    pub pad_blocks: bool,
+}
+
+/// The file-system block size Python asdf pads to.
+pub const PAD_BLOCK: u64 = 4096;
+
+/// The size Python asdf's `pad_blocks=True` reserves for `len` bytes: 10% more, rounded up to
+/// whole 4096-byte blocks, plus one block (80 bytes -> 8192).
+#[must_use]
+pub fn padded_size(len: u64) -> u64 {
+    let grown = len.saturating_add(len.div_ceil(10));
+    (grown.div_ceil(PAD_BLOCK).saturating_add(1)).saturating_mul(PAD_BLOCK)
 }
 
 impl Default for BlockOptions {
@@ -33,6 +47,7 @@ impl Default for BlockOptions {
             checksum: true,
             padding: 0,
             header_size: BLOCK_HEADER_FIELDS,
+            pad_blocks: false,
         }
     }
 }
@@ -54,6 +69,12 @@ impl BlockOptions {
     #[must_use]
     pub fn padding(mut self, bytes: u64) -> Self {
         self.padding = bytes;
+        self
+    }
+    /// Sets whether room to grow is allocated as Python asdf's `pad_blocks=True` does.
+    #[must_use]
+    pub fn pad_blocks(mut self, yes: bool) -> Self {
+        self.pad_blocks = yes;
         self
     }
     /// Sets header_size (values below 48 are raised to 48).
@@ -128,6 +149,21 @@ impl<W: Write> Writer<W> {
         }
         w.put(head.as_bytes())?;
         Ok(w)
+    }
+
+    /// Continues an existing file: `inner` is positioned at byte `position`, the end of the
+    /// file's last block, and `offsets` are that file's block offsets. Further blocks are
+    /// appended there and [`Writer::finish`] writes an index listing old and new blocks.
+    /// Used to add blocks to a file in place.
+    #[must_use]
+    pub fn resume(inner: W, position: u64, offsets: Vec<u64>, registry: Arc<Registry>) -> Self {
+        Writer {
+            inner,
+            pos: position,
+            offsets,
+            state: State::Blocks,
+            registry,
+        }
     }
 
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
@@ -235,14 +271,19 @@ impl<W: Write> Writer<W> {
     fn write_stored(&mut self, stored: &[u8], h: &mut BlockHeader, opts: &BlockOptions) -> Result<WrittenBlock> {
         self.state = State::Blocks;
         h.header_size = opts.header_size.max(BLOCK_HEADER_FIELDS);
-        h.allocated_size = h.used_size + opts.padding;
+        let padding = if opts.pad_blocks {
+            padded_size(h.used_size) - h.used_size
+        } else {
+            opts.padding
+        };
+        h.allocated_size = h.used_size + padding;
         h.checksum = if opts.checksum { md5_of(stored) } else { [0; 16] };
         let offset = self.pos;
         self.put(&h.to_bytes())?;
         let data_offset = self.pos;
         self.put(stored)?;
         let zeros = [0u8; 4096];
-        let mut left = opts.padding;
+        let mut left = padding;
         while left > 0 {
             let n = usize::try_from(left.min(zeros.len() as u64)).unwrap_or(zeros.len());
             self.put(&zeros[..n])?;

@@ -603,3 +603,16 @@ proptest! {
         let _ = reg.get(Label::BLSC).unwrap().decode(&input, &mut out);
     }
 }
+
+/// `padded_size` reserves what Python asdf's `pad_blocks=True` reserved in h_padded.asdf: the
+/// header and tree (664 bytes) padded to 8192, the 80-byte block allocated 8192.
+#[test]
+fn padding_matches_python_pad_blocks() {
+    let p = asdf_testdata::conformance_dir().join("python-asdf-samples/h_padded.asdf");
+    let r = asdf_layout::Reader::open(std::fs::read(p).unwrap()).unwrap();
+    let b = r.block(0).unwrap();
+    let tree_end = r.tree_range().unwrap().end;
+    assert_eq!(asdf_layout::padded_size(tree_end), b.offset);
+    assert_eq!(asdf_layout::padded_size(b.header.used_size), b.header.allocated_size);
+    assert_eq!(asdf_layout::padded_size(0), 4096);
+}

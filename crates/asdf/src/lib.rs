@@ -35,12 +35,14 @@ use asdf_core_types::Source;
 /// Re-exported for [`AsdfFile::array_slice`]'s `Pod` bound.
 pub use bytemuck;
 
+mod update;
 mod write;
 #[doc(inline)]
 pub use asdf_core_types::ByteOrder;
 #[doc(inline)]
 pub use asdf_layout::Label;
 use asdf_layout::{ReadOptions, Reader};
+pub use update::{RewriteReason, Update};
 pub use write::{Compression, Progress, StreamingWriter, WriteOptions};
 
 /// The schemas and manifests this build carries (the standard's, with the `datatype` and `ndim`
@@ -125,6 +127,9 @@ pub enum Error {
         /// Why.
         problem: String,
     },
+    /// [`AsdfFile::update`] on a file that was not opened from a path.
+    #[error("this file was not opened from a path: write it with write_to")]
+    NoPath,
     /// I/O.
     #[error("{path}: {source}")]
     Io {
@@ -235,6 +240,8 @@ enum BlockRef {
 pub struct AsdfFile {
     reader: Reader<Box<dyn ReadAt>>,
     doc: Document,
+    /// The path opened (for updates in place).
+    path: Option<PathBuf>,
     dir: Option<PathBuf>,
     warnings: Vec<Warning>,
     standard: Version,
@@ -278,7 +285,9 @@ pub fn open_with(path: impl AsRef<Path>, options: OpenOptions) -> Result<AsdfFil
     } else {
         Box::new(std::fs::File::open(path).map_err(io)?)
     };
-    open_source(source, path.parent().map(Path::to_path_buf), options)
+    let mut f = open_source(source, path.parent().map(Path::to_path_buf), options)?;
+    f.path = Some(path.to_path_buf());
+    Ok(f)
 }
 
 /// Opens an ASDF file held in memory.
@@ -323,6 +332,7 @@ fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptio
     let mut file = AsdfFile {
         reader,
         doc,
+        path: None,
         dir,
         warnings,
         standard,
@@ -446,6 +456,7 @@ impl AsdfFile {
         Ok(AsdfFile {
             reader,
             doc,
+            path: None,
             dir: None,
             warnings: Vec::new(),
             standard,

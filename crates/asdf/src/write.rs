@@ -36,6 +36,10 @@ pub struct WriteOptions {
     pub internalize: bool,
     /// Called after each block is written with (blocks written, blocks in all).
     pub progress: Option<Progress>,
+    /// Leave room to grow, as Python asdf's `pad_blocks=True`: NULs after the tree up to a
+    /// 4 KiB boundary (at least 10% more), and each block allocated 10% more than it uses,
+    /// rounded up to 4 KiB plus 4 KiB. Later [`AsdfFile::update`]s then happen in place.
+    pub pad_blocks: bool,
 }
 
 /// A progress callback for long writes: (done, total).
@@ -57,6 +61,7 @@ impl Default for WriteOptions {
             validate: true,
             internalize: true,
             progress: None,
+            pad_blocks: false,
         }
     }
 }
@@ -90,6 +95,13 @@ impl WriteOptions {
     #[must_use]
     pub fn internalize(mut self, yes: bool) -> Self {
         self.internalize = yes;
+        self
+    }
+
+    /// Sets whether room to grow is left after the tree and in each block.
+    #[must_use]
+    pub fn pad_blocks(mut self, yes: bool) -> Self {
+        self.pad_blocks = yes;
         self
     }
 
@@ -204,6 +216,8 @@ impl AsdfFile {
             });
         }
         let index = self.reader.block_count() + self.pending.len();
+        // Negative sources count from the last block, which is about to change.
+        crate::update::absolute_sources(&mut self.doc.root, i64::try_from(index).unwrap_or(i64::MAX));
         self.pending.push(data);
         let a = NdArray {
             source: Some(Source::Block(i64::try_from(index).unwrap_or(i64::MAX))),
@@ -357,31 +371,21 @@ impl AsdfFile {
                 *s = Node::int(i64::try_from(new).unwrap_or(i64::MAX));
             }
         }
-        if options.validate {
-            let schemas = asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))?;
-            let r = schemas.validate_document(&doc);
-            if !r.violations.is_empty() {
-                return Err(Error::Invalid(r.violations));
-            }
-        }
-        if let Some(m) = doc.root.as_mapping_mut() {
-            let lib = self.library_node()?;
-            match m.get_mut("asdf_library") {
-                Some(v) => *v = lib,
-                None => m.entries.insert(0, (Node::str("asdf_library"), lib)),
-            }
-        }
-        if doc.version.is_none() {
-            doc.version = Some((1, 1));
-        }
-        let tree = asdf_yaml::emit(&doc, &EmitOptions::default())?;
+        let tree = self.finished_tree(doc, options.validate)?;
         let mut w = Writer::new(out, self.standard)?;
         w.write_tree(&tree)?;
+        if options.pad_blocks {
+            // Room for the tree to grow, as Python asdf leaves it: NULs up to a 4 KiB boundary.
+            let used = w.position();
+            w.write_padding(asdf_layout::padded_size(used) - used, 0)?;
+        }
         let label = match options.compression {
             Compression::All(l) => Some(l),
             Compression::Keep => None,
         };
-        let opts = BlockOptions::default().checksum(options.checksums);
+        let opts = BlockOptions::default()
+            .checksum(options.checksums)
+            .pad_blocks(options.pad_blocks);
         for (done, src) in order.iter().enumerate() {
             if let Some(p) = &options.progress {
                 (p.0)(done, order.len());
@@ -571,6 +575,29 @@ impl AsdfFile {
             let _ = std::fs::remove_file(&tmp);
         }
         result.map(|()| path)
+    }
+
+    /// The YAML text written for `doc`: validated (when asked), `asdf_library` naming this
+    /// library, `%YAML 1.1`.
+    pub(crate) fn finished_tree(&self, mut doc: Document, validate: bool) -> Result<Vec<u8>, Error> {
+        if validate {
+            let schemas = asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))?;
+            let r = schemas.validate_document(&doc);
+            if !r.violations.is_empty() {
+                return Err(Error::Invalid(r.violations));
+            }
+        }
+        if let Some(m) = doc.root.as_mapping_mut() {
+            let lib = self.library_node()?;
+            match m.get_mut("asdf_library") {
+                Some(v) => *v = lib,
+                None => m.entries.insert(0, (Node::str("asdf_library"), lib)),
+            }
+        }
+        if doc.version.is_none() {
+            doc.version = Some((1, 1));
+        }
+        Ok(asdf_yaml::emit(&doc, &EmitOptions::default())?)
     }
 
     fn library_node(&self) -> Result<Node, Error> {

@@ -1,0 +1,257 @@
+//! Updating files where they are: tree edits that fit are written over the old tree, added
+//! arrays are appended, existing blocks are left byte for byte; edits that do not fit rewrite
+//! the file safely. Python asdf 6.0 reading the results is in the interop suite.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+
+use asdf::{AsdfFile, ByteOrder, Datatype, Node, OpenOptions, RewriteReason, Update, Version, WriteOptions};
+use asdf_core_types::ScalarType;
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("asdf-rs-update-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn f64s(v: &[f64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// A file with two float64 arrays and a string, written with `opts`.
+fn two_arrays(path: &Path, opts: &WriteOptions) {
+    let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+    let t = Datatype::Scalar(ScalarType::Float64);
+    f.add_array("/a", t.clone(), &[4], ByteOrder::Little, f64s(&[1.0, 2.0, 3.0, 4.0]))
+        .unwrap();
+    f.add_array("/b", t, &[2, 2], ByteOrder::Little, f64s(&[5.0, 6.0, 7.0, 8.0]))
+        .unwrap();
+    f.tree_mut()
+        .as_mapping_mut()
+        .unwrap()
+        .insert("note", Node::str("a rather long note that can be shortened later"));
+    f.write_to(path, opts).unwrap();
+}
+
+/// The stored bytes of every block (header and data) of the file at `path`.
+fn block_bytes(path: &Path) -> Vec<Vec<u8>> {
+    let f = asdf::open(path).unwrap();
+    let bytes = std::fs::read(path).unwrap();
+    (0..f.blocks().block_count())
+        .map(|i| {
+            let b = f.blocks().block(i).unwrap();
+            let end = b.data_offset + b.header.used_size;
+            bytes[usize::try_from(b.offset).unwrap()..usize::try_from(end).unwrap()].to_vec()
+        })
+        .collect()
+}
+
+fn values(f: &AsdfFile, p: &str) -> Vec<f64> {
+    f.array_as::<f64>(p).unwrap()
+}
+
+fn check_all(path: &Path) -> AsdfFile {
+    let f = asdf::open_with(path, OpenOptions::default().verify_checksums(true)).unwrap();
+    assert!(f.warnings().is_empty(), "{:?}", f.warnings());
+    for i in 0..f.blocks().block_count() {
+        f.blocks().verify_checksum(i).unwrap();
+    }
+    f
+}
+
+#[test]
+fn a_shorter_tree_is_written_in_place_and_blocks_are_untouched() {
+    let dir = tmp("shorter");
+    let path = dir.join("f.asdf");
+    two_arrays(&path, &WriteOptions::default());
+    let before = block_bytes(&path);
+    let len_before = std::fs::metadata(&path).unwrap().len();
+    let mut f = asdf::open(&path).unwrap();
+    f.tree_mut()
+        .as_mapping_mut()
+        .unwrap()
+        .insert("note", Node::str("short"));
+    let u = f.update(&WriteOptions::default()).unwrap();
+    let Update::InPlace {
+        tree_bytes,
+        room,
+        appended,
+    } = u
+    else {
+        panic!("{u:?}")
+    };
+    assert!(tree_bytes < room && appended == 0, "{u:?}");
+    assert_eq!(block_bytes(&path), before, "blocks rewritten");
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), len_before);
+    // The value seen after the update is what is on disk.
+    assert_eq!(f.get("/note").unwrap().as_str(), Some("short"));
+    let g = check_all(&path);
+    assert_eq!(g.get("/note").unwrap().as_str(), Some("short"));
+    assert_eq!(values(&g, "/a"), [1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(values(&g, "/b"), [5.0, 6.0, 7.0, 8.0]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_tree_that_does_not_fit_rewrites_the_file() {
+    let dir = tmp("grow");
+    let path = dir.join("f.asdf");
+    two_arrays(&path, &WriteOptions::default());
+    let mut f = asdf::open(&path).unwrap();
+    f.tree_mut()
+        .as_mapping_mut()
+        .unwrap()
+        .insert("more", Node::str("x".repeat(500)));
+    let u = f.update(&WriteOptions::default()).unwrap();
+    assert!(
+        matches!(u, Update::Rewritten(RewriteReason::TreeTooLarge { need, room }) if need > room),
+        "{u:?}"
+    );
+    let g = check_all(&path);
+    assert_eq!(g.get("/more").unwrap().as_str().map(str::len), Some(500));
+    assert_eq!(values(&g, "/b"), [5.0, 6.0, 7.0, 8.0]);
+    // No temporary file is left beside it.
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn padded_file_takes_a_bigger_tree_and_a_new_array_in_place() {
+    let dir = tmp("padded");
+    let path = dir.join("f.asdf");
+    two_arrays(&path, &WriteOptions::default().pad_blocks(true));
+    let before = block_bytes(&path);
+    let first_block = asdf::open(&path).unwrap().blocks().block(0).unwrap().offset;
+    assert_eq!(first_block % 4096, 0, "tree padded to a 4 KiB boundary");
+    for round in 0..3 {
+        let mut f = asdf::open(&path).unwrap();
+        f.tree_mut()
+            .as_mapping_mut()
+            .unwrap()
+            .insert(&format!("more{round}"), Node::str("y".repeat(300)));
+        let vals: Vec<f64> = (0..10).map(|i| f64::from(i + round * 100)).collect();
+        f.add_array(
+            &format!("/new{round}"),
+            Datatype::Scalar(ScalarType::Float64),
+            &[10],
+            ByteOrder::Little,
+            f64s(&vals),
+        )
+        .unwrap();
+        let u = f.update(&WriteOptions::default().pad_blocks(true)).unwrap();
+        assert!(matches!(u, Update::InPlace { appended: 1, .. }), "round {round}: {u:?}");
+        // The blocks that were there are still there, byte for byte, at the same place.
+        let now = block_bytes(&path);
+        assert_eq!(&now[..before.len()], &before[..]);
+        assert_eq!(now.len(), before.len() + usize::try_from(round).unwrap() + 1);
+        assert_eq!(values(&f, &format!("/new{round}")), vals);
+        assert_eq!(f.blocks().block(0).unwrap().offset, first_block);
+    }
+    let g = check_all(&path);
+    assert_eq!(values(&g, "/a"), [1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(values(&g, "/new2")[9], 209.0);
+    assert!(matches!(
+        g.blocks().block_discovery(),
+        asdf_layout::BlockDiscovery::Index { .. }
+    ));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn python_padded_sample_takes_an_array_in_place() {
+    // Python asdf 6.0 hangs adding an array to a padded file; here it is appended.
+    let dir = tmp("pypadded");
+    let path = dir.join("h_padded.asdf");
+    std::fs::copy(
+        asdf_testdata::conformance_dir().join("python-asdf-samples/h_padded.asdf"),
+        &path,
+    )
+    .unwrap();
+    let before = block_bytes(&path);
+    let mut f = asdf::open(&path).unwrap();
+    let old: Vec<String> = f
+        .tree()
+        .as_mapping()
+        .unwrap()
+        .entries
+        .iter()
+        .filter_map(|(k, _)| k.as_str().map(str::to_owned))
+        .collect();
+    f.add_array(
+        "/added",
+        Datatype::Scalar(ScalarType::Int32),
+        &[3],
+        ByteOrder::Big,
+        [7i32, 8, 9].iter().flat_map(|x| x.to_be_bytes()).collect(),
+    )
+    .unwrap();
+    let u = f.update(&WriteOptions::default()).unwrap();
+    assert!(matches!(u, Update::InPlace { appended: 1, .. }), "{u:?}");
+    assert_eq!(block_bytes(&path)[..before.len()], before[..]);
+    let g = check_all(&path);
+    assert_eq!(g.array_as::<i32>("/added").unwrap(), [7, 8, 9]);
+    for k in old {
+        assert!(g.get(&format!("/{k}")).is_ok(), "{k} lost");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn negative_sources_keep_pointing_at_their_block_when_blocks_are_appended() {
+    let dir = tmp("negative");
+    let path = dir.join("f.asdf");
+    two_arrays(&path, &WriteOptions::default().pad_blocks(true));
+    // Make /b refer to its block as -1 (the last block).
+    let mut f = asdf::open(&path).unwrap();
+    *f.tree_mut().get_mut("b").unwrap().get_mut("source").unwrap() = Node::int(-1);
+    f.update(&WriteOptions::default()).unwrap();
+    assert_eq!(f.get("/b/source").unwrap().as_i64(), Some(-1));
+    f.add_array(
+        "/c",
+        Datatype::Scalar(ScalarType::Float64),
+        &[1],
+        ByteOrder::Little,
+        f64s(&[9.0]),
+    )
+    .unwrap();
+    f.update(&WriteOptions::default()).unwrap();
+    assert_eq!(values(&f, "/b"), [5.0, 6.0, 7.0, 8.0]);
+    assert_eq!(values(&f, "/c"), [9.0]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn files_without_a_path_or_with_a_stream_are_refused_or_rewritten() {
+    let f0 = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+    let mut f = asdf::open_bytes(f0.to_bytes(&WriteOptions::default()).unwrap(), OpenOptions::default()).unwrap();
+    assert!(matches!(f.update(&WriteOptions::default()), Err(asdf::Error::NoPath)));
+
+    let dir = tmp("stream");
+    let path = dir.join("s.asdf");
+    std::fs::copy(
+        asdf_testdata::conformance_dir().join("python-asdf-samples/c_stream.asdf"),
+        &path,
+    )
+    .unwrap();
+    let mut f = asdf::open(&path).unwrap();
+    let before = f.array("/stream").map(|a| a.elements);
+    f.tree_mut().as_mapping_mut().unwrap().insert("x", Node::int(1));
+    let u = f.update(&WriteOptions::default()).unwrap();
+    assert_eq!(u, Update::Rewritten(RewriteReason::StreamedBlock));
+    let g = check_all(&path);
+    assert_eq!(g.get("/x").unwrap().as_i64(), Some(1));
+    let after = g.array("/stream").map(|a| a.elements);
+    assert!(before.is_ok());
+    assert_eq!(
+        before
+            .unwrap()
+            .iter()
+            .zip(after.unwrap().iter())
+            .filter(|(a, b)| !a.same(b))
+            .count(),
+        0
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
