@@ -3,6 +3,8 @@
 
 use anyhow::{Result, bail};
 
+mod bench;
+
 struct Task {
     name: &'static str,
     help: &'static str,
@@ -34,6 +36,16 @@ const TASKS: &[Task] = &[
         name: "conformance",
         help: "run every conformance suite and print one table of pass counts per corpus",
         run: conformance,
+    },
+    Task {
+        name: "bench",
+        help: "[--runs N] [write|sum|element|stream...]: 1 GiB float64 write, open+sum, open+one element, 2 GiB stream; ours vs Python asdf 6.0, medians, peak RSS",
+        run: bench::bench,
+    },
+    Task {
+        name: "bench-child",
+        help: "(internal) one workload of `bench` in this process",
+        run: bench::child,
     },
     Task {
         name: "bench-yaml",

@@ -24,4 +24,4 @@ pub use complex::Complex;
 pub use datatype::{ByteOrder, Datatype, DatatypeError, Field, ScalarType};
 pub use keywords::{compile_options, schemas};
 pub use ndarray::{Decoded, Dim, Element, Mask, NdArray, NdArrayError, Source};
-pub use view::{Scalar, View};
+pub use view::{Elements, Scalar, View};

@@ -3,6 +3,8 @@
 //! byte offset of one element, the byte range the view touches, typed copies in native order,
 //! and zero-copy slices where the layout allows.
 
+use std::borrow::Cow;
+use std::marker::PhantomData;
 use std::ops::Range;
 
 use crate::datatype::{ByteOrder, Datatype, ScalarType};
@@ -220,6 +222,25 @@ impl View {
         bytemuck::try_cast_slice(bytes).ok()
     }
 
+    /// The elements one by one, in native order and C order, read straight from `block`
+    /// (borrowed or owned): no copy of the array, whatever its alignment or byte order.
+    ///
+    /// # Errors
+    /// As [`View::to_vec`].
+    pub fn iter<'b, T: Scalar>(&self, block: Cow<'b, [u8]>) -> Result<Elements<'b, T>, NdArrayError> {
+        self.check_type::<T>()?;
+        self.check_block(&block)?;
+        Ok(Elements {
+            block,
+            view: self.clone(),
+            index: vec![0; self.shape.len()],
+            pos: i128::from(self.offset),
+            left: self.count(),
+            contiguous: self.is_c_contiguous(),
+            _t: PhantomData,
+        })
+    }
+
     fn check_type<T: Scalar>(&self) -> Result<(), NdArrayError> {
         match &self.datatype {
             Datatype::Scalar(t) if *t == T::TYPE => Ok(()),
@@ -230,6 +251,54 @@ impl View {
         }
     }
 }
+
+/// The elements of a [`View`], read one by one from its block; see [`View::iter`].
+#[derive(Debug)]
+pub struct Elements<'b, T> {
+    block: Cow<'b, [u8]>,
+    view: View,
+    index: Vec<usize>,
+    pos: i128,
+    left: usize,
+    contiguous: bool,
+    _t: PhantomData<T>,
+}
+
+impl<T: Scalar> Iterator for Elements<'_, T> {
+    type Item = T;
+
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let size = std::mem::size_of::<T>();
+        let here = usize::try_from(self.pos).ok()?;
+        let value = T::read(self.block.get(here..here + size)?, self.view.byteorder);
+        if self.contiguous {
+            self.pos += size as i128;
+        } else {
+            let v = &self.view;
+            for k in (0..self.index.len()).rev() {
+                self.index[k] += 1;
+                self.pos += i128::from(v.strides[k]);
+                if self.index[k] < v.shape[k] {
+                    break;
+                }
+                self.pos -= i128::from(v.strides[k]) * v.shape[k] as i128;
+                self.index[k] = 0;
+            }
+        }
+        Some(value)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<T: Scalar> ExactSizeIterator for Elements<'_, T> {}
 
 /// C-order strides for `shape` with elements of `size` bytes.
 fn c_strides(shape: &[usize], size: usize) -> Vec<i64> {

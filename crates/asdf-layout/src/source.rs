@@ -177,11 +177,18 @@ impl<T: ReadAt + ?Sized> ReadAt for Box<T> {
 #[derive(Debug)]
 pub struct MmapSource {
     map: memmap2::Mmap,
+    /// The file, for small reads (see [`MmapSource::open`]).
+    file: File,
 }
 
 #[cfg(feature = "mmap")]
 impl MmapSource {
     /// Maps `path` read-only.
+    ///
+    /// Reads of 1 MiB or more borrow the mapped pages (and tell the kernel to read them
+    /// ahead); smaller reads (header, tree, index, single elements) are copied with `pread`,
+    /// so they do not map page-cache pages into this process: opening a file and reading one
+    /// element of a 1 GiB block keeps the resident set to a few pages.
     ///
     /// The mapping reflects the file as it is on disk: if another process truncates the file
     /// while it is mapped, reading the lost pages raises `SIGBUS`. Use [`File`] as the source
@@ -190,21 +197,25 @@ impl MmapSource {
     /// # Errors
     /// Opening or mapping the file fails.
     pub fn open(path: impl AsRef<std::path::Path>) -> io::Result<Self> {
-        let file = File::open(path)?;
-        Self::from_file(&file)
+        Self::from_file(File::open(path)?)
     }
 
     /// Maps an open file read-only. The same caveat as [`MmapSource::open`] applies.
     ///
     /// # Errors
     /// Mapping the file fails.
-    pub fn from_file(file: &File) -> io::Result<Self> {
+    pub fn from_file(file: File) -> io::Result<Self> {
         // SAFETY: the map is read-only and private to this value. Memory safety requires that
         // the file is not modified or truncated while mapped; that is the documented contract
         // of `MmapSource` (callers who cannot promise it use `File`). An empty file maps to an
         // empty slice.
-        let map = unsafe { memmap2::Mmap::map(file)? };
-        Ok(Self { map })
+        let map = unsafe { memmap2::Mmap::map(&file)? };
+        // Touching one page must not pull in megabytes around it (the kernel's read-around
+        // on faults): reading one element of a huge block should cost a page or two. Large
+        // reads ask for their own range ahead (see `bytes_at`). Advice is only a hint.
+        #[cfg(unix)]
+        let _ = map.advise(memmap2::Advice::Random);
+        Ok(Self { map, file })
     }
 
     /// The mapped bytes.
@@ -220,12 +231,36 @@ impl ReadAt for MmapSource {
         Ok(self.map.len() as u64)
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.len() < LARGE_READ && offset < self.map.len() as u64 {
+            let end = usize::try_from(offset).map_or(0, |o| (self.map.len() - o).min(buf.len()));
+            return ReadAt::read_at(&self.file, offset, &mut buf[..end]);
+        }
         Ok(read_from_slice(&self.map, offset, buf))
     }
     fn bytes_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
-        slice_of(&self.map, offset, len).map(Cow::Borrowed)
+        if len < LARGE_READ {
+            // Bounds as for the map, then a copy through the file.
+            slice_of(&self.map, offset, len)?;
+            let mut v = vec![0u8; len];
+            ReadAt::read_exact_at(&self.file, offset, &mut v)?;
+            return Ok(Cow::Owned(v));
+        }
+        let s = slice_of(&self.map, offset, len)?;
+        #[cfg(unix)]
+        if len >= LARGE_READ {
+            // A whole block is about to be read: have the kernel read it ahead.
+            if let Ok(at) = usize::try_from(offset) {
+                let _ = self.map.advise_range(memmap2::Advice::Sequential, at, len);
+                let _ = self.map.advise_range(memmap2::Advice::WillNeed, at, len);
+            }
+        }
+        Ok(Cow::Borrowed(s))
     }
 }
+
+/// Reads from a map of at least this many bytes are announced to the kernel.
+#[cfg(feature = "mmap")]
+const LARGE_READ: usize = 1 << 20;
 
 /// A wrapper that records every byte range read from the inner source.
 ///

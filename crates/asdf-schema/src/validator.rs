@@ -11,6 +11,24 @@ use asdf_yaml::{Document, Node, NodeKind, Value};
 use num_bigint::BigInt;
 use regex::Regex;
 
+/// A `pattern`: its syntax checked when the schema is compiled, the matcher built on first
+/// use (most of the standard's patterns are never needed by a given file, and a compiled
+/// regex costs tens of kilobytes).
+#[derive(Debug)]
+pub(crate) struct Pattern {
+    source: String,
+    compiled: std::sync::OnceLock<Option<Regex>>,
+}
+
+impl Pattern {
+    fn is_match(&self, text: &str) -> bool {
+        self.compiled
+            .get_or_init(|| Regex::new(&self.source).ok())
+            .as_ref()
+            .is_some_and(|r| r.is_match(text))
+    }
+}
+
 use crate::error::{SchemaError, Violation};
 use crate::format;
 use crate::registry::{Location, Registry, id_of};
@@ -178,17 +196,17 @@ enum Kw {
     MultipleOf(Num),
     MinLength(u64),
     MaxLength(u64),
-    Pattern(Regex, String),
+    Pattern(Pattern, String),
     Items(usize),
     ItemsTuple(Vec<usize>, AddItems),
     MinItems(u64),
     MaxItems(u64),
     UniqueItems,
     Properties(Vec<(String, usize)>),
-    PatternProperties(Vec<(Regex, usize)>),
+    PatternProperties(Vec<(Pattern, usize)>),
     AdditionalProperties {
         names: Vec<String>,
-        patterns: Vec<Regex>,
+        patterns: Vec<Pattern>,
         schema: Option<usize>,
     },
     Required(Vec<String>),
@@ -325,16 +343,24 @@ fn ecma_regex(p: &str) -> String {
     out
 }
 
-fn regex(p: &str, loc: &Location, key: &str) -> Result<Regex, SchemaError> {
-    Regex::new(&ecma_regex(p)).map_err(|e| {
-        let mut l = loc.clone();
-        l.tokens.push(key.to_owned());
-        SchemaError::Regex {
-            location: l.display(),
-            pattern: p.to_owned(),
-            source: Box::new(e),
-        }
-    })
+fn regex(p: &str, loc: &Location, key: &str) -> Result<Pattern, SchemaError> {
+    let source = ecma_regex(p);
+    regex_syntax::Parser::new()
+        .parse(&source)
+        .map(|_| Pattern {
+            source,
+            compiled: std::sync::OnceLock::new(),
+        })
+        .map_err(|e| {
+            let e = regex::Error::Syntax(e.to_string());
+            let mut l = loc.clone();
+            l.tokens.push(key.to_owned());
+            SchemaError::Regex {
+                location: l.display(),
+                pattern: p.to_owned(),
+                source: Box::new(e),
+            }
+        })
 }
 
 impl Compiler<'_> {

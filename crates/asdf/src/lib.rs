@@ -715,6 +715,22 @@ impl AsdfFile {
         }
     }
 
+    /// The elements of the block-backed ndarray at `pointer`, one by one as `T` (native byte
+    /// order, C order), read straight from the memory-mapped block: no copy of the array
+    /// whatever its alignment or byte order (`f.array_iter::<f64>("/data")?.sum()`).
+    ///
+    /// # Errors
+    /// As [`AsdfFile::array_as`]; [`Error::Array`] (`MissingBlock`) for inline arrays.
+    pub fn array_iter<T: Scalar>(&self, pointer: &str) -> Result<asdf_core_types::Elements<'_, T>, Error> {
+        let a = self.ndarray_at(pointer)?;
+        let (view, at) = self.view_of(&a, pointer)?;
+        let data = self.block_data(&at, pointer)?;
+        view.iter(data).map_err(|source| Error::Array {
+            pointer: pointer.to_owned(),
+            source,
+        })
+    }
+
     fn block_bytes(&self, a: &NdArray, pointer: &str) -> Result<Option<(Vec<u8>, u64)>, Error> {
         match &a.source {
             None => Ok(None),

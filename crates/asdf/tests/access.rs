@@ -84,6 +84,9 @@ fn every_element_read_alone_equals_the_full_decode() {
                 for (x, e) in v.iter().zip(&full.elements) {
                     assert!(Element::Float(*x).same(e), "{name}{a}");
                 }
+                let it: Vec<f64> = f.array_iter::<f64>(&a).unwrap().collect();
+                assert!(it.iter().zip(&v).all(|(x, y)| x == y || (x.is_nan() && y.is_nan())));
+                assert_eq!(it.len(), v.len());
                 let s = f.array_slice::<f64>(&a).unwrap();
                 assert_eq!(s.as_ref().len(), v.len());
                 assert!(s.iter().zip(&v).all(|(x, y)| x == y || (x.is_nan() && y.is_nan())));
@@ -179,6 +182,12 @@ fn big_endian_and_strided_views_read_element_by_element() {
     assert_eq!(h.element("/t", &[2, 1]).unwrap(), Element::Int(5));
     assert_eq!(h.element("/t", &[1, 0]).unwrap(), Element::Int(1));
     assert_eq!(h.array_as::<i32>("/t").unwrap(), vec![0, 3, 1, 4, 2, 5]);
+    assert_eq!(
+        h.array_iter::<i32>("/t").unwrap().collect::<Vec<_>>(),
+        vec![0, 3, 1, 4, 2, 5]
+    );
+    assert_eq!(h.array_iter::<i32>("/a").unwrap().len(), 6);
+    assert!(h.array_iter::<i64>("/a").is_err());
     assert_eq!(h.array_as::<i32>("/a").unwrap(), vec![0, 1, 2, 3, 4, 5]);
     // Big-endian data is never lent as a native slice on a little-endian machine.
     let s = h.array_slice::<i32>("/a").unwrap();

@@ -1,0 +1,35 @@
+"""One benchmark workload with Python asdf 6.0 in this process; prints one JSON line with the
+seconds, the peak RSS (VmHWM, KiB) and a check value (see xtask/src/bench.rs)."""
+import json, sys, time
+import numpy as np
+import asdf
+
+def peak_rss_kib():
+    for line in open('/proc/self/status'):
+        if line.startswith('VmHWM:'):
+            return int(line.split()[1])
+    return 0
+
+mode, path = sys.argv[1], sys.argv[2]
+check = 0.0
+if mode in ('write', 'write-nochecksum'):
+    n = int(sys.argv[3]) if len(sys.argv) > 3 else 1 << 27
+    data = np.arange(n, dtype='<f8') * 0.5
+    t = time.perf_counter()
+    asdf.AsdfFile({'data': data}).write_to(path, write_checksums=(mode == 'write'))
+    secs = time.perf_counter() - t
+    check = float(n)
+elif mode in ('sum', 'sum-memmap'):
+    t = time.perf_counter()
+    with asdf.open(path, memmap=(mode == 'sum-memmap')) as af:
+        check = float(np.asarray(af['data']).sum())
+    secs = time.perf_counter() - t
+elif mode in ('element', 'element-memmap'):
+    t = time.perf_counter()
+    with asdf.open(path, memmap=(mode == 'element-memmap')) as af:
+        d = af['data']
+        check = float(d[d.shape[0] // 2 + 7])
+    secs = time.perf_counter() - t
+else:
+    sys.exit(f'unknown mode {mode}')
+print(json.dumps({'secs': secs, 'rss_kib': peak_rss_kib(), 'check': check}))

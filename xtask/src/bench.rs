@@ -1,0 +1,358 @@
+//! `cargo xtask bench`: workloads run side by side, each in a fresh child process (so peak
+//! RSS is the workload's own), with this project and with Python asdf 6.0 where it applies.
+//! Children print one line of JSON: seconds, peak RSS (VmHWM) and a check value that the
+//! parent compares, so a fast wrong answer is caught.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use asdf::{AsdfFile, ByteOrder, Datatype, OpenOptions, ScalarType, Version, WriteOptions};
+
+/// Peak resident set size of this process, KiB (VmHWM).
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn report(secs: f64, check: f64) {
+    if std::env::var_os("BENCH_SMAPS").is_some() {
+        // Resident KiB per mapping, largest first (to see where RSS goes).
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+        let mut name = String::new();
+        let mut rows: Vec<(u64, String)> = Vec::new();
+        for l in smaps.lines() {
+            if l.contains('-') && !l.starts_with(|c: char| c.is_ascii_uppercase()) {
+                name = l.split_whitespace().skip(5).collect::<Vec<_>>().join(" ");
+            } else if let Some(v) = l.strip_prefix("Rss:") {
+                let kib: u64 = v.trim().trim_end_matches(" kB").trim().parse().unwrap_or(0);
+                rows.push((kib, name.clone()));
+            }
+        }
+        rows.sort_by(|a, b| b.0.cmp(&a.0));
+        for (k, n) in rows.iter().take(12) {
+            eprintln!("{k:>8} KiB  {n}");
+        }
+    }
+    println!(
+        "{{\"secs\": {secs}, \"rss_kib\": {}, \"check\": {check}}}",
+        peak_rss_kib()
+    );
+}
+
+/// Elements of the 1 GiB float64 array: `i * 0.5`.
+const BIG_ELEMENTS: usize = 1 << 27;
+
+/// `bench-child WORKLOAD ARGS`: one workload in this process.
+pub fn child(args: &[String]) -> Result<()> {
+    let arg = |i: usize| args.get(i).cloned().unwrap_or_default();
+    match arg(0).as_str() {
+        "idle" => report(0.0, 0.0),
+        "schemas" => {
+            let t = Instant::now();
+            let s = asdf::schemas()?;
+            report(t.elapsed().as_secs_f64(), s.registry().uris().count() as f64);
+        }
+        "layout-open" => {
+            let t = Instant::now();
+            let r = asdf_layout::Reader::open(asdf_layout::MmapSource::open(arg(1))?)?;
+            report(t.elapsed().as_secs_f64(), r.block_count() as f64);
+        }
+        "write" | "write-nochecksum" => {
+            let n: usize = arg(2).parse().unwrap_or(BIG_ELEMENTS);
+            let data: Vec<u8> = (0..n).flat_map(|i| (i as f64 * 0.5).to_le_bytes()).collect();
+            let t = Instant::now();
+            let mut f = AsdfFile::new(Version::STANDARD_LATEST)?;
+            f.add_array(
+                "/data",
+                Datatype::Scalar(ScalarType::Float64),
+                &[n],
+                ByteOrder::Little,
+                data,
+            )?;
+            f.write_to(arg(1), &WriteOptions::default().checksums(arg(0) == "write"))?;
+            report(t.elapsed().as_secs_f64(), n as f64);
+        }
+        "sum" => {
+            let t = Instant::now();
+            let f = asdf::open(arg(1))?;
+            let s: f64 = f.array_iter::<f64>("/data")?.sum();
+            report(t.elapsed().as_secs_f64(), s);
+        }
+        "element" | "element-novalidate" => {
+            let t = Instant::now();
+            let f = asdf::open_with(arg(1), OpenOptions::default().validate(arg(0) == "element"))?;
+            let n = f.view("/data")?.shape[0];
+            let e = f.element("/data", &[n / 2 + 7])?;
+            let v = match e {
+                asdf::Element::Float(x) => x,
+                other => bail!("unexpected element {other:?}"),
+            };
+            report(t.elapsed().as_secs_f64(), v);
+        }
+        "stream" => {
+            // GiB streamed in 1 MiB writes of 128 rows x 1024 float64.
+            let gib: u64 = arg(2).parse().unwrap_or(2);
+            let t = Instant::now();
+            let f = AsdfFile::new(Version::STANDARD_LATEST)?;
+            let mut w = f.write_streamed(
+                arg(1),
+                "/data",
+                Datatype::Scalar(ScalarType::Float64),
+                &[1024],
+                ByteOrder::Little,
+                &WriteOptions::default(),
+            )?;
+            let mut chunk = vec![0u8; 1 << 20];
+            for k in 0..gib * 1024 {
+                for (i, c) in chunk.chunks_exact_mut(8).enumerate() {
+                    c.copy_from_slice(&((k * 131_072 + i as u64) as f64).to_le_bytes());
+                }
+                w.write_rows(&chunk)?;
+            }
+            let rows = w.rows();
+            w.finish()?;
+            report(t.elapsed().as_secs_f64(), rows as f64);
+        }
+        other => bail!("unknown bench child `{other}`"),
+    }
+    Ok(())
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    secs: f64,
+    rss_kib: u64,
+    check: f64,
+}
+
+fn parse_run(out: &std::process::Output, what: &str) -> Result<Run> {
+    if !out.status.success() {
+        bail!(
+            "{what} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().last().unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(line).with_context(|| format!("{what}: `{line}`"))?;
+    Ok(Run {
+        secs: v["secs"].as_f64().unwrap_or(f64::NAN),
+        rss_kib: v["rss_kib"].as_u64().unwrap_or(0),
+        check: v["check"].as_f64().unwrap_or(f64::NAN),
+    })
+}
+
+fn ours(args: &[&str]) -> Result<Run> {
+    let exe = std::env::current_exe()?;
+    let out = Command::new(exe).arg("bench-child").args(args).output()?;
+    parse_run(&out, &format!("bench-child {}", args.join(" ")))
+}
+
+fn python_exe() -> Result<PathBuf> {
+    let venv = Path::new("target/pyenv");
+    let py = venv.join("bin/python");
+    if !venv.join(".ready").exists() {
+        println!("(creating target/pyenv with asdf 6.0.0 for the Python side)");
+        let ok = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(venv)
+            .status()?
+            .success()
+            && Command::new(&py)
+                .args(["-m", "pip", "install", "-q", "-r", "tests/interop/requirements.txt"])
+                .status()?
+                .success();
+        if !ok {
+            bail!("cannot create target/pyenv with asdf 6.0.0 (python3 and PyPI needed)");
+        }
+        std::fs::write(venv.join(".ready"), b"ok")?;
+    }
+    Ok(py)
+}
+
+fn python(args: &[&str]) -> Result<Run> {
+    let out = Command::new(python_exe()?)
+        .arg("xtask/bench/python_child.py")
+        .args(args)
+        .output()?;
+    parse_run(&out, &format!("python_child.py {}", args.join(" ")))
+}
+
+/// Median by time of `n` runs; the check values must agree.
+fn median_of(n: usize, mut f: impl FnMut() -> Result<Run>) -> Result<Run> {
+    let mut runs = (0..n).map(|_| f()).collect::<Result<Vec<_>>>()?;
+    if runs
+        .windows(2)
+        .any(|w| w[0].check != w[1].check && !(w[0].check.is_nan() && w[1].check.is_nan()))
+    {
+        bail!("runs disagree: {runs:?}");
+    }
+    runs.sort_by(|a, b| a.secs.total_cmp(&b.secs));
+    Ok(runs[runs.len() / 2])
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+struct Table(Vec<[String; 6]>);
+
+impl Table {
+    fn row(&mut self, workload: &str, ours: Run, theirs: Option<(&str, Run)>) {
+        let (who, ratio, rss) = match theirs {
+            Some((who, t)) => (
+                who.to_owned(),
+                format!("{:.1}x", t.secs / ours.secs),
+                format!("{:.1} / {:.1}", mib(ours.rss_kib), mib(t.rss_kib)),
+            ),
+            None => ("-".to_owned(), "-".to_owned(), format!("{:.1}", mib(ours.rss_kib))),
+        };
+        let t = theirs.map_or("-".to_owned(), |(_, t)| format!("{:.4}", t.secs));
+        self.0
+            .push([workload.to_owned(), format!("{:.4}", ours.secs), who, t, ratio, rss]);
+        println!(
+            "  {workload}: ours {:.4} s, {} {}, ratio {}, peak RSS MiB (ours / theirs) {}",
+            ours.secs,
+            self.0.last().map_or("", |r| r[2].as_str()),
+            self.0.last().map_or("", |r| r[3].as_str()),
+            self.0.last().map_or("", |r| r[4].as_str()),
+            self.0.last().map_or("", |r| r[5].as_str())
+        );
+    }
+
+    fn print(&self) {
+        println!("\n| workload | ours (s) | other | other (s) | speed-up | peak RSS MiB (ours / other) |");
+        println!("|---|---|---|---|---|---|");
+        for r in &self.0 {
+            println!("| {} |", r.join(" | "));
+        }
+    }
+}
+
+/// `cargo xtask bench [--runs N] [WORKLOAD...]`; workloads: write, sum, element, stream.
+pub fn bench(args: &[String]) -> Result<()> {
+    let mut runs = 3;
+    let mut picked: Vec<String> = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--runs" => runs = it.next().context("--runs N")?.parse()?,
+            w => picked.push(w.to_owned()),
+        }
+    }
+    let all = ["write", "sum", "element", "stream"];
+    if picked.is_empty() {
+        picked = all.iter().map(|s| (*s).to_owned()).collect();
+    }
+    if let Some(w) = picked.iter().find(|w| !all.contains(&w.as_str())) {
+        bail!("unknown workload `{w}` (known: {})", all.join(", "));
+    }
+    let dir = Path::new("target/bench-data");
+    std::fs::create_dir_all(dir)?;
+    let big = dir.join("big_f64.asdf");
+    let big_s = big.to_string_lossy().into_owned();
+    let want_sum = (BIG_ELEMENTS as f64 - 1.0) * BIG_ELEMENTS as f64 / 4.0;
+    let mut table = Table(Vec::new());
+    let idle = ours(&["idle"])?;
+    println!(
+        "bench: {runs} runs per workload, medians; idle child peak RSS {:.1} MiB",
+        mib(idle.rss_kib)
+    );
+
+    if picked.iter().any(|w| w == "write") {
+        for (name, mode) in [
+            ("write 1 GiB f64, checksums", "write"),
+            ("write 1 GiB f64, no checksums", "write-nochecksum"),
+        ] {
+            let o = median_of(runs, || ours(&[mode, &big_s]))?;
+            let p = median_of(runs, || python(&[mode, &dir.join("py_big.asdf").to_string_lossy()]))?;
+            table.row(name, o, Some(("Python asdf 6.0", p)));
+        }
+    } else if !big.exists() {
+        ours(&["write", &big_s])?;
+    }
+    if picked.iter().any(|w| w == "sum") {
+        let o = median_of(runs, || ours(&["sum", &big_s]))?;
+        if (o.check - want_sum).abs() > want_sum * 1e-9 {
+            bail!("sum: ours {} want {want_sum}", o.check);
+        }
+        let p = median_of(runs, || python(&["sum", &big_s]))?;
+        let p_map = median_of(runs, || python(&["sum-memmap", &big_s]))?;
+        if (p.check - o.check).abs() > want_sum * 1e-9 {
+            bail!("sum: ours {} Python {}", o.check, p.check);
+        }
+        table.row("open + sum 1 GiB (mmap)", o, Some(("Python asdf 6.0 default", p)));
+        table.row("open + sum 1 GiB (mmap)", o, Some(("Python asdf 6.0 memmap", p_map)));
+        let t = Instant::now();
+        let bytes = std::fs::read(&big)?;
+        let raw = Run {
+            secs: t.elapsed().as_secs_f64(),
+            rss_kib: 0,
+            check: bytes.len() as f64,
+        };
+        drop(bytes);
+        table.row("open + sum 1 GiB (mmap)", o, Some(("std::fs::read of the file", raw)));
+    }
+    if picked.iter().any(|w| w == "element") {
+        let o = median_of(runs, || ours(&["element", &big_s]))?;
+        let want = ((BIG_ELEMENTS / 2 + 7) as f64) * 0.5;
+        if o.check != want {
+            bail!("element: ours {} want {want}", o.check);
+        }
+        let p = median_of(runs, || python(&["element", &big_s]))?;
+        let p_map = median_of(runs, || python(&["element-memmap", &big_s]))?;
+        if p.check != want || p_map.check != want {
+            bail!("element: Python {} / {} want {want}", p.check, p_map.check);
+        }
+        table.row("open + one element of 1 GiB", o, Some(("Python asdf 6.0 default", p)));
+        table.row(
+            "open + one element of 1 GiB",
+            o,
+            Some(("Python asdf 6.0 memmap", p_map)),
+        );
+        println!(
+            "  one element: peak RSS {:.1} MiB (idle process {:.1} MiB): target < 10 MB {}",
+            mib(o.rss_kib),
+            mib(idle.rss_kib),
+            if o.rss_kib * 1024 < 10_000_000 {
+                "met"
+            } else {
+                "NOT met"
+            }
+        );
+    }
+    if picked.iter().any(|w| w == "stream") {
+        let path = dir.join("stream.asdf");
+        let o = ours(&["stream", &path.to_string_lossy(), "2"])?;
+        let f = asdf::open(&path)?;
+        let rows = f.view("/data")?.shape[0];
+        if rows as f64 != o.check || rows != 2 * 1024 * 128 {
+            bail!("stream: {rows} rows read back, {} written", o.check);
+        }
+        let last = f.element("/data", &[rows - 1, 1023])?;
+        if last != asdf::Element::Float((2 * 1024 * 131_072 - 1) as f64) {
+            bail!("stream: last element {last:?}");
+        }
+        drop(f);
+        std::fs::remove_file(&path)?;
+        table.row("stream 2 GiB (write_rows, 1 MiB at a time)", o, None);
+        println!(
+            "  stream: {:.0} MB/s, peak RSS {:.1} MiB: target < 64 MiB {}",
+            2.0 * 1024.0 * 1024.0 * 1024.0 / o.secs / 1e6,
+            mib(o.rss_kib),
+            if o.rss_kib < 64 * 1024 { "met" } else { "NOT met" }
+        );
+    }
+    table.print();
+    Ok(())
+}
