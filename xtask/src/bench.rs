@@ -37,7 +37,7 @@ fn report(secs: f64, check: f64) {
                 rows.push((kib, name.clone()));
             }
         }
-        rows.sort_by(|a, b| b.0.cmp(&a.0));
+        rows.sort_by_key(|r| std::cmp::Reverse(r.0));
         for (k, n) in rows.iter().take(12) {
             eprintln!("{k:>8} KiB  {n}");
         }

@@ -47,6 +47,6 @@ pub use limits::Limits;
 pub use reader::{BlockDiscovery, BlockInfo, ChecksumStatus, ReadOptions, Reader, md5_of};
 #[cfg(feature = "mmap")]
 pub use source::MmapSource;
-pub use source::{ReadAt, RecordingSource};
+pub use source::{ReadAt, RecordingSource, SeekSource};
 pub use version::{ParseVersionError, Version};
 pub use writer::{BlockOptions, PAD_BLOCK, StreamWriter, Writer, WrittenBlock, padded_size};

@@ -169,6 +169,51 @@ impl<T: ReadAt + ?Sized> ReadAt for Box<T> {
     }
 }
 
+/// Any `Read + Seek` (a network stream wrapper, a cursor, a decompressor with seeking, ...)
+/// as a positioned source: each read seeks and reads under a lock.
+#[derive(Debug)]
+pub struct SeekSource<R> {
+    inner: std::sync::Mutex<R>,
+    len: u64,
+}
+
+impl<R: io::Read + io::Seek> SeekSource<R> {
+    /// Wraps `inner`; its length is found by seeking to the end.
+    ///
+    /// # Errors
+    /// Seeking fails.
+    pub fn new(mut inner: R) -> io::Result<Self> {
+        let len = inner.seek(io::SeekFrom::End(0))?;
+        Ok(Self {
+            inner: std::sync::Mutex::new(inner),
+            len,
+        })
+    }
+}
+
+impl<R: io::Read + io::Seek + Send> ReadAt for SeekSource<R> {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.len)
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let mut r = self
+            .inner
+            .lock()
+            .map_err(|_| io::Error::other("a previous read panicked"))?;
+        r.seek(io::SeekFrom::Start(offset))?;
+        let mut done = 0;
+        while done < buf.len() {
+            match r.read(&mut buf[done..]) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(done)
+    }
+}
+
 /// A read-only memory map of a file.
 ///
 /// Reads borrow the mapped pages; nothing is copied until the caller copies. The file must

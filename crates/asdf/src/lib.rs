@@ -177,6 +177,22 @@ pub struct OpenOptions {
     pub layout_limits: asdf_layout::Limits,
     /// YAML limits.
     pub yaml_limits: asdf_yaml::Limits,
+    /// Which other files `$ref`s and external array sources may name.
+    pub references: ReferencePolicy,
+}
+
+/// Which files references (`$ref` to other files, exploded-form array sources) may open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ReferencePolicy {
+    /// Relative paths inside the file's directory only (the default): a file cannot make
+    /// its reader open `/etc/passwd` or `../../secret.asdf`.
+    #[default]
+    RelativeOnly,
+    /// Also absolute paths, `..`, and `file://` URIs. (`http(s)://` is never fetched.)
+    AnyLocalPath,
+    /// No other file is opened.
+    None,
 }
 
 impl Default for OpenOptions {
@@ -187,6 +203,7 @@ impl Default for OpenOptions {
             memmap: true,
             layout_limits: asdf_layout::Limits::default(),
             yaml_limits: asdf_yaml::Limits::default(),
+            references: ReferencePolicy::default(),
         }
     }
 }
@@ -202,6 +219,12 @@ impl OpenOptions {
     #[must_use]
     pub fn verify_checksums(mut self, yes: bool) -> Self {
         self.verify_checksums = yes;
+        self
+    }
+    /// Sets which files references may open.
+    #[must_use]
+    pub fn references(mut self, policy: ReferencePolicy) -> Self {
+        self.references = policy;
         self
     }
     /// Sets memory mapping.
@@ -296,6 +319,52 @@ pub fn open_with(path: impl AsRef<Path>, options: OpenOptions) -> Result<AsdfFil
 /// See [`Error`].
 pub fn open_bytes(bytes: Vec<u8>, options: OpenOptions) -> Result<AsdfFile, Error> {
     open_source(Box::new(bytes), None, options)
+}
+
+/// Opens an ASDF file from any `Read + Seek` (read on demand; nothing is mapped).
+///
+/// # Errors
+/// See [`Error`].
+pub fn open_reader<R: std::io::Read + std::io::Seek + Send + 'static>(
+    reader: R,
+    options: OpenOptions,
+) -> Result<AsdfFile, Error> {
+    let src = asdf_layout::SeekSource::new(reader).map_err(|source| Error::Io {
+        path: PathBuf::from("<reader>"),
+        source,
+    })?;
+    open_source(Box::new(src), None, options)
+}
+
+impl AsdfFile {
+    /// The file another file refers to by `uri`, as the reference policy allows: `Ok(None)`
+    /// when this file has no directory (opened from memory).
+    fn referenced_path(&self, uri: &str) -> Result<Option<PathBuf>, String> {
+        if uri.starts_with("http://") || uri.starts_with("https://") {
+            return Err("http(s) references are not fetched".to_owned());
+        }
+        let policy = self.options.references;
+        if policy == ReferencePolicy::None {
+            return Err("the reference policy allows no other file".to_owned());
+        }
+        let local = uri.strip_prefix("file://").unwrap_or(uri);
+        let rel = Path::new(local);
+        let plain = !uri.contains("://")
+            && !rel.is_absolute()
+            && !rel.components().any(|c| matches!(c, std::path::Component::ParentDir));
+        if !plain && policy != ReferencePolicy::AnyLocalPath {
+            return Err("only relative paths inside the file's directory are followed \
+                 (OpenOptions::references(ReferencePolicy::AnyLocalPath) allows others)"
+                .to_owned());
+        }
+        if local.contains("://") {
+            return Err("unsupported URI scheme".to_owned());
+        }
+        if rel.is_absolute() {
+            return Ok(Some(rel.to_path_buf()));
+        }
+        Ok(self.dir.as_ref().map(|d| d.join(rel)))
+    }
 }
 
 fn shift(span: Span, lines: u64) -> Span {
@@ -761,12 +830,13 @@ impl AsdfFile {
     }
 
     /// Resolves every `{$ref: ...}` in the tree: references into this file become YAML aliases
-    /// (cycles such as `{$ref: '#'}` are fine); references into other ASDF files (relative
-    /// paths only) are copied in, with their arrays made inline. Returns how many were resolved.
+    /// (cycles such as `{$ref: '#'}` are fine); references into other ASDF files (as
+    /// [`OpenOptions::references`] allows: by default relative paths inside the file's
+    /// directory) are copied in, with their arrays made inline. Returns how many were resolved.
     ///
     /// # Errors
-    /// [`Error::Reference`] for a missing file, a bad fragment, or a reference that is not a
-    /// relative path.
+    /// [`Error::Reference`] for a missing file, a bad fragment, or a file the policy does not
+    /// allow.
     pub fn resolve_references(&mut self) -> Result<usize, Error> {
         use asdf_yaml::Step;
         // (path, pointer text, reference)
@@ -821,22 +891,12 @@ impl AsdfFile {
                 internal.push((path, ptr.clone(), r.clone(), frag));
                 continue;
             }
-            let rel = Path::new(file);
-            if file.contains("://")
-                || rel.is_absolute()
-                || rel.components().any(|c| matches!(c, std::path::Component::ParentDir))
-            {
-                return Err(bad(
-                    "only relative paths inside the file's directory are followed".to_owned()
-                ));
-            }
-            let dir = self
-                .dir
-                .clone()
+            let target = self
+                .referenced_path(file)
+                .map_err(&bad)?
                 .ok_or_else(|| bad("the file has no directory (opened from memory)".to_owned()))?;
             if !externals.contains_key(file) {
-                let ext =
-                    open_with(dir.join(rel), self.options.clone().validate(false)).map_err(|e| bad(e.to_string()))?;
+                let ext = open_with(target, self.options.clone().validate(false)).map_err(|e| bad(e.to_string()))?;
                 externals.insert(file.to_owned(), ext);
             }
             let ext = &externals[file];
@@ -909,15 +969,17 @@ impl AsdfFile {
             pointer: pointer.to_owned(),
             source: NdArrayError::MissingBlock,
         };
-        let dir = self.dir.as_ref().ok_or_else(missing)?;
-        let rel = Path::new(uri);
-        if rel.is_absolute()
-            || rel.components().any(|c| matches!(c, std::path::Component::ParentDir))
-            || uri.contains("://")
-        {
-            return Err(missing());
-        }
-        let file = dir.join(rel);
+        let file = match self.referenced_path(uri) {
+            Ok(Some(f)) => f,
+            Ok(None) => return Err(missing()),
+            Err(problem) => {
+                return Err(Error::Reference {
+                    pointer: pointer.to_owned(),
+                    reference: uri.to_owned(),
+                    problem,
+                });
+            }
+        };
         let ext = open_with(&file, self.options.clone().validate(false)).map_err(|e| Error::External {
             pointer: pointer.to_owned(),
             file: file.clone(),

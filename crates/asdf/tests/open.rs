@@ -1,0 +1,73 @@
+//! Opening from any `Read + Seek`, and the reference policy (which other files a file may make
+//! its reader open).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use asdf::{OpenOptions, ReferencePolicy};
+
+#[test]
+fn a_read_seek_source_gives_the_same_file() {
+    let p = asdf_testdata::conformance_dir().join("python-asdf-samples/f_misc.asdf");
+    let a = asdf::open(&p).unwrap();
+    let b = asdf::open_reader(std::io::Cursor::new(std::fs::read(&p).unwrap()), OpenOptions::default()).unwrap();
+    let c = asdf::open_reader(std::fs::File::open(&p).unwrap(), OpenOptions::default()).unwrap();
+    // (Compared as emitted YAML: the tree holds a NaN, which is not equal to itself.)
+    let yaml = |f: &asdf::AsdfFile| asdf::emit_yaml(f.document()).unwrap();
+    assert_eq!(yaml(&a), yaml(&b));
+    assert_eq!(yaml(&a), yaml(&c));
+    assert_eq!(a.blocks().block_count(), c.blocks().block_count());
+    for i in 0..a.blocks().block_count() {
+        assert_eq!(a.blocks().read_data(i).unwrap(), c.blocks().read_data(i).unwrap());
+    }
+    // A truncated stream is an error, not a panic.
+    let bytes = std::fs::read(&p).unwrap();
+    let cut = bytes[..bytes.len() / 2].to_vec();
+    if let Ok(f) = asdf::open_reader(std::io::Cursor::new(cut), OpenOptions::default()) {
+        assert!((0..f.blocks().block_count()).any(|i| f.blocks().read_data(i).is_err()));
+    }
+}
+
+#[test]
+fn references_outside_the_directory_need_the_permissive_policy() {
+    let dir = std::env::temp_dir().join(format!("asdf-rs-refpolicy-{}", std::process::id()));
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let target = asdf_testdata::conformance_dir().join("python-asdf-samples/a_small.asdf");
+    std::fs::copy(&target, dir.join("a_small.asdf")).unwrap();
+    let abs = dir.join("a_small.asdf");
+    let main = format!(
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+         up: {{$ref: '../a_small.asdf#/data'}}\nabs: {{$ref: '{}#/data'}}\n...\n",
+        abs.display()
+    );
+    std::fs::write(sub.join("main.asdf"), main).unwrap();
+    let path = sub.join("main.asdf");
+
+    let mut f = asdf::open(&path).unwrap();
+    let e = f.resolve_references().unwrap_err().to_string();
+    assert!(e.contains("only relative paths"), "{e}");
+
+    let mut f = asdf::open_with(&path, OpenOptions::default().references(ReferencePolicy::None)).unwrap();
+    let e = f.resolve_references().unwrap_err().to_string();
+    assert!(e.contains("allows no other file"), "{e}");
+
+    // Permissive: `..` and absolute paths are followed.
+    let mut f = asdf::open_with(&path, OpenOptions::default().references(ReferencePolicy::AnyLocalPath)).unwrap();
+    assert_eq!(f.resolve_references().unwrap(), 2);
+    let want = asdf::open(&target).unwrap().array("/data").unwrap().elements;
+    assert_eq!(f.array("/up").unwrap().elements, want);
+    assert_eq!(f.array("/abs").unwrap().elements, want);
+    // http(s) is never fetched, whatever the policy.
+    let web = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("...\n", "web: {$ref: 'https://example.org/x.asdf#/a'}\n...\n");
+    std::fs::write(sub.join("web.asdf"), web).unwrap();
+    let mut f = asdf::open_with(
+        sub.join("web.asdf"),
+        OpenOptions::default().references(ReferencePolicy::AnyLocalPath),
+    )
+    .unwrap();
+    let e = f.resolve_references().unwrap_err().to_string();
+    assert!(e.contains("http(s) references are not fetched"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
