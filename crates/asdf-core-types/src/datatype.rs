@@ -412,6 +412,10 @@ impl Datatype {
                 fields
                     .iter()
                     .map(|f| {
+                        // A field with nothing but a type is written as the type alone.
+                        if f.name.is_none() && f.byteorder.is_none() && f.shape.is_empty() {
+                            return f.datatype.to_node();
+                        }
                         let mut entries = Vec::new();
                         if let Some(b) = f.byteorder {
                             entries.push((Node::str("byteorder"), Node::str(byteorder_name(b))));

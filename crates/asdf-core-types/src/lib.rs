@@ -12,6 +12,7 @@
 //! # Ok::<(), asdf_yaml::Error>(())
 //! ```
 
+pub mod astro;
 pub mod complex;
 pub mod datatype;
 pub mod integer;

@@ -165,6 +165,24 @@ pub struct NdArray {
     pub strides: Option<Vec<i64>>,
     /// The mask.
     pub mask: Option<Mask>,
+    /// Keys of the node this library does not model, kept as they were.
+    pub extra: Vec<(Node, Node)>,
+    /// How the node was written, so that writing it back gives the same node.
+    pub form: Form,
+}
+
+/// Details of how an ndarray node was written that its values do not say.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Form {
+    /// The short form: a bare list of data (`!core/ndarray-1.1.0 [1, 2, 3]`).
+    pub bare: bool,
+    /// The `byteorder` key as written (`None`: absent). Written back when it still equals
+    /// [`NdArray::byteorder`]; otherwise Python asdf's rule applies (`big` for 1-byte types).
+    pub byteorder: Option<ByteOrder>,
+    /// `offset` was written (even as 0).
+    pub offset: bool,
+    /// The tag of a mask array (`None`: the array's own tag).
+    pub mask_tag: Option<String>,
 }
 
 /// Decoded elements in C order, with the resolved shape and datatype.
@@ -318,6 +336,11 @@ impl NdArray {
                 offset: 0,
                 strides: None,
                 mask: None,
+                extra: Vec::new(),
+                form: Form {
+                    bare: true,
+                    ..Form::default()
+                },
             });
         }
         if !matches!(node.kind, NodeKind::Mapping(_)) {
@@ -369,6 +392,32 @@ impl NdArray {
                 NodeKind::Alias(_) => return Err(NdArrayError::Invalid("mask")),
             }),
         };
+        const KNOWN: [&str; 8] = [
+            "source",
+            "data",
+            "datatype",
+            "byteorder",
+            "shape",
+            "offset",
+            "strides",
+            "mask",
+        ];
+        let extra = node
+            .as_mapping()
+            .map(|m| {
+                m.entries
+                    .iter()
+                    .filter(|(k, _)| !k.as_str().is_some_and(|k| KNOWN.contains(&k)))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        let form = Form {
+            bare: false,
+            byteorder: get("byteorder").map(|_| byteorder),
+            offset: get("offset").is_some(),
+            mask_tag: get("mask").and_then(|m| m.tag.clone()),
+        };
         Ok(NdArray {
             source,
             data,
@@ -378,6 +427,8 @@ impl NdArray {
             offset,
             strides,
             mask,
+            extra,
+            form,
         })
     }
 
@@ -624,7 +675,7 @@ fn nest(elements: &[Element], shape: &[usize]) -> Node {
             let step: usize = rest.iter().product();
             Node::seq(
                 (0..*n)
-                    .map(|i| nest(&elements[i * step..(i + 1) * step], rest))
+                    .map(|i| nest(elements.get(i * step..(i + 1) * step).unwrap_or(&[]), rest))
                     .collect(),
             )
         }
@@ -632,7 +683,9 @@ fn nest(elements: &[Element], shape: &[usize]) -> Node {
 }
 
 impl NdArray {
-    /// An array of inline data.
+    /// An array of inline data: `elements` in C order, nested into lists of `shape` (give
+    /// exactly the product of `shape` elements; missing ones leave short lists, which fail
+    /// validation rather than panic).
     #[must_use]
     pub fn inline(datatype: Datatype, shape: &[usize], elements: &[Element]) -> Self {
         NdArray {
@@ -644,6 +697,8 @@ impl NdArray {
             offset: 0,
             strides: None,
             mask: None,
+            extra: Vec::new(),
+            form: Form::default(),
         }
     }
 
@@ -652,6 +707,21 @@ impl NdArray {
     /// `strides` only when not the defaults), tagged `tag` (e.g. `.../core/ndarray-1.1.0`).
     #[must_use]
     pub fn to_node(&self, tag: &str) -> Node {
+        // Data alone read in the short form (`!core/ndarray-1.1.0 [1, 2, 3]`) is written so.
+        if let (true, Some(d), None, None, None, None) = (
+            self.form.bare,
+            &self.data,
+            &self.source,
+            &self.datatype,
+            &self.shape,
+            &self.mask,
+        ) && matches!(d.kind, NodeKind::Sequence(_))
+            && self.offset == 0
+            && self.strides.is_none()
+            && self.extra.is_empty()
+        {
+            return d.clone().with_tag(tag);
+        }
         let mut e = Vec::new();
         match &self.source {
             Some(Source::Block(i)) => e.push((Node::str("source"), Node::int(*i))),
@@ -663,22 +733,30 @@ impl NdArray {
         }
         match &self.mask {
             Some(Mask::Value(v)) => e.push((Node::str("mask"), v.to_node())),
-            Some(Mask::Array(a)) => e.push((Node::str("mask"), a.to_node(tag))),
+            Some(Mask::Array(a)) => e.push((
+                Node::str("mask"),
+                a.to_node(self.form.mask_tag.as_deref().unwrap_or(tag)),
+            )),
             None => {}
         }
         if let Some(dt) = &self.datatype {
             e.push((Node::str("datatype"), dt.to_node()));
-            if self.source.is_some() {
-                let order = if dt.size() == 1 && !matches!(dt, Datatype::Structured(_)) {
-                    ByteOrder::Big
-                } else {
-                    self.byteorder
-                };
-                e.push((
-                    Node::str("byteorder"),
-                    Node::str(crate::datatype::byteorder_name(order)),
-                ));
-            }
+        }
+        let python_rule = match &self.datatype {
+            // Python asdf writes `big` for 1-byte types, whatever numpy says.
+            Some(dt) if dt.size() == 1 && !matches!(dt, Datatype::Structured(_)) => ByteOrder::Big,
+            _ => self.byteorder,
+        };
+        let order = match self.form.byteorder {
+            Some(b) if b == self.byteorder => Some(b),
+            _ if self.source.is_some() && self.datatype.is_some() => Some(python_rule),
+            _ => None,
+        };
+        if let Some(order) = order {
+            e.push((
+                Node::str("byteorder"),
+                Node::str(crate::datatype::byteorder_name(order)),
+            ));
         }
         if let Some(shape) = &self.shape {
             let dims = shape
@@ -690,7 +768,7 @@ impl NdArray {
                 .collect();
             e.push((Node::str("shape"), Node::seq(dims)));
         }
-        if self.offset != 0 {
+        if self.offset != 0 || self.form.offset {
             e.push((
                 Node::str("offset"),
                 Node::int(i64::try_from(self.offset).unwrap_or(i64::MAX)),
@@ -702,6 +780,7 @@ impl NdArray {
                 Node::seq(s.iter().map(|x| Node::int(*x)).collect()),
             ));
         }
+        e.extend(self.extra.iter().cloned());
         Node::map(e).with_tag(tag)
     }
 }

@@ -65,13 +65,13 @@ pub trait Typed: Sized {
 }
 
 /// Keys of a mapping node, read for one tag.
-struct Obj<'a> {
+pub(crate) struct Obj<'a> {
     tag: &'static str,
     entries: &'a [(Node, Node)],
 }
 
 impl<'a> Obj<'a> {
-    fn new(tag: &'static str, n: &'a Node) -> Result<Self, TypedError> {
+    pub(crate) fn new(tag: &'static str, n: &'a Node) -> Result<Self, TypedError> {
         match &n.kind {
             NodeKind::Mapping(m) => Ok(Obj {
                 tag,
@@ -84,14 +84,14 @@ impl<'a> Obj<'a> {
         }
     }
 
-    fn get(&self, key: &str) -> Option<&'a Node> {
+    pub(crate) fn get(&self, key: &str) -> Option<&'a Node> {
         self.entries
             .iter()
             .find(|(k, _)| k.as_str() == Some(key))
             .map(|(_, v)| v)
     }
 
-    fn opt_str(&self, key: &'static str) -> Result<Option<String>, TypedError> {
+    pub(crate) fn opt_str(&self, key: &'static str) -> Result<Option<String>, TypedError> {
         match self.get(key) {
             None => Ok(None),
             Some(v) => match v.as_scalar() {
@@ -105,7 +105,7 @@ impl<'a> Obj<'a> {
         }
     }
 
-    fn str(&self, key: &'static str) -> Result<String, TypedError> {
+    pub(crate) fn str(&self, key: &'static str) -> Result<String, TypedError> {
         self.opt_str(key)?.ok_or(TypedError::Missing { tag: self.tag, key })
     }
 
@@ -114,7 +114,7 @@ impl<'a> Obj<'a> {
     }
 
     /// Every entry whose key is not one of `known`.
-    fn extra(&self, known: &[&str]) -> Vec<(Node, Node)> {
+    pub(crate) fn extra(&self, known: &[&str]) -> Vec<(Node, Node)> {
         self.entries
             .iter()
             .filter(|(k, _)| !k.as_str().is_some_and(|k| known.contains(&k)))
@@ -125,7 +125,7 @@ impl<'a> Obj<'a> {
 
 /// A mapping tagged `tag` from the modelled keys that are present and the extra entries,
 /// sorted by key as Python asdf writes them.
-fn object(tag: &str, known: Vec<(&str, Option<Node>)>, extra: &[(Node, Node)]) -> Node {
+pub(crate) fn object(tag: &str, known: Vec<(&str, Option<Node>)>, extra: &[(Node, Node)]) -> Node {
     let mut entries: Vec<(Node, Node)> = known
         .into_iter()
         .filter_map(|(k, v)| v.map(|v| (Node::str(k), v)))

@@ -228,6 +228,8 @@ impl AsdfFile {
             offset: 0,
             strides: None,
             mask: None,
+            extra: Vec::new(),
+            form: asdf_core_types::ndarray::Form::default(),
         };
         let tag = self.tag_for("core/ndarray")?;
         asdf_yaml::pointer::set(&mut self.doc, pointer, a.to_node(&tag))
@@ -449,6 +451,8 @@ impl AsdfFile {
             offset: 0,
             strides: None,
             mask: None,
+            extra: Vec::new(),
+            form: asdf_core_types::ndarray::Form::default(),
         };
         let mut doc = self.doc.clone();
         asdf_yaml::pointer::set(&mut doc, pointer, a.to_node(&self.tag_for("core/ndarray")?))
