@@ -201,6 +201,16 @@ impl View {
             .collect())
     }
 
+    /// The elements as an `ndarray::ArrayD<T>` (native order, the array's shape).
+    ///
+    /// # Errors
+    /// As [`View::to_vec`].
+    #[cfg(feature = "ndarray")]
+    pub fn to_ndarray<T: Scalar>(&self, block: &[u8]) -> Result<ndarray::ArrayD<T>, NdArrayError> {
+        let v = self.to_vec::<T>(block)?;
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&self.shape), v).map_err(|_| NdArrayError::ShapeMismatch)
+    }
+
     /// The elements as a slice of `block`, without copying, when the layout allows it: the
     /// datatype is `T`'s, the byte order native, the view C-contiguous and the bytes aligned
     /// for `T`. `None` otherwise (use [`View::to_vec`]).

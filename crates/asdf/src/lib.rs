@@ -34,6 +34,9 @@ use asdf_core_types::Source;
 
 /// Re-exported for [`AsdfFile::array_slice`]'s `Pod` bound.
 pub use bytemuck;
+/// Re-exported for [`AsdfFile::array_nd`] (feature `ndarray`).
+#[cfg(feature = "ndarray")]
+pub use ndarray;
 
 mod update;
 mod write;
@@ -756,6 +759,29 @@ impl AsdfFile {
         let (view, at) = self.view_of(&a, pointer)?;
         let data = self.block_data(&at, pointer)?;
         view.to_vec(&data).map_err(err)
+    }
+
+    /// The ndarray at `pointer` as an `ndarray::ArrayD<T>` (feature `ndarray`; the datatype
+    /// must be exactly `T`'s).
+    ///
+    /// # Errors
+    /// As [`AsdfFile::array_as`].
+    #[cfg(feature = "ndarray")]
+    pub fn array_nd<T: Scalar>(&self, pointer: &str) -> Result<ndarray::ArrayD<T>, Error> {
+        let a = self.ndarray_at(pointer)?;
+        let shape = match a.source {
+            None => a.decode(None).map(|d| d.shape),
+            Some(_) => self.view_of(&a, pointer).map(|(v, _)| Ok(v.shape))?,
+        }
+        .map_err(|source| Error::Array {
+            pointer: pointer.to_owned(),
+            source,
+        })?;
+        let v = self.array_as::<T>(pointer)?;
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), v).map_err(|_| Error::Array {
+            pointer: pointer.to_owned(),
+            source: NdArrayError::ShapeMismatch,
+        })
     }
 
     /// The elements of the block-backed ndarray at `pointer` as a slice of `T`: borrowed

@@ -198,3 +198,31 @@ fn big_endian_and_strided_views_read_element_by_element() {
     assert!(h.view("/t").unwrap().strides == vec![4, 12]);
     assert!(!h.view("/t").unwrap().is_c_contiguous());
 }
+
+#[cfg(feature = "ndarray")]
+#[test]
+fn arrays_as_ndarray() {
+    let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+    let data: Vec<u8> = (0..6i32).flat_map(i32::to_le_bytes).collect();
+    f.add_array(
+        "/a",
+        Datatype::Scalar(ScalarType::Int32),
+        &[2, 3],
+        ByteOrder::Little,
+        data,
+    )
+    .unwrap();
+    let g = asdf::open_bytes(f.to_bytes(&WriteOptions::default()).unwrap(), OpenOptions::default()).unwrap();
+    let a = g.array_nd::<i32>("/a").unwrap();
+    assert_eq!(a.shape(), &[2, 3]);
+    assert_eq!(a[[1, 2]], 5);
+    assert!(g.array_nd::<f64>("/a").is_err());
+    // Inline data too.
+    let c = asdf_testdata::conformance_dir().join("python-asdf-samples/f_inline_threshold.asdf");
+    let h = asdf::open(c).unwrap();
+    assert_eq!(
+        h.array_nd::<i64>("/small").unwrap().into_raw_vec_and_offset().0,
+        vec![0, 1, 2, 3, 4]
+    );
+    assert_eq!(h.array_nd::<i64>("/large").unwrap()[[49]], 49);
+}
