@@ -61,6 +61,23 @@ pub fn child(args: &[String]) -> Result<()> {
             let s = asdf::schemas()?;
             report(t.elapsed().as_secs_f64(), s.registry().uris().count() as f64);
         }
+        "probe-md5" => {
+            let data = vec![7u8; 1 << 30];
+            let t = Instant::now();
+            let d = asdf_layout::md5_of(&data);
+            report(t.elapsed().as_secs_f64(), f64::from(d[0]));
+        }
+        "probe-write" => {
+            use std::io::Write as _;
+            let data = vec![7u8; 1 << 30];
+            let t = Instant::now();
+            let mut f = std::fs::File::create(arg(1))?;
+            f.write_all(&data)?;
+            let w = t.elapsed().as_secs_f64();
+            f.sync_all()?;
+            eprintln!("write {w:.3} s, +fsync {:.3} s", t.elapsed().as_secs_f64());
+            report(t.elapsed().as_secs_f64(), 0.0);
+        }
         "layout-open" => {
             let t = Instant::now();
             let r = asdf_layout::Reader::open(asdf_layout::MmapSource::open(arg(1))?)?;

@@ -1,7 +1,7 @@
 //! Writing the layout: header and comments, the caller's tree bytes, padding, blocks, an
 //! optional streamed last block, and the block index.
 
-use std::io::{self, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::sync::Arc;
 
 use crate::block::{BLOCK_HEADER_FIELDS, BlockHeader, FLAG_STREAMED};
@@ -231,6 +231,12 @@ impl<W: Write> Writer<W> {
             let mut h = BlockHeader::new(Label::NONE, data.len() as u64, data.len() as u64);
             return self.write_stored(data, &mut h, opts);
         }
+        let (stored, mut h) = self.encode(data, opts)?;
+        self.write_stored(&stored, &mut h, opts)
+    }
+
+    /// Compresses `data` per `opts`: the stored bytes and their header.
+    fn encode(&self, data: &[u8], opts: &BlockOptions) -> Result<(Vec<u8>, BlockHeader)> {
         let codec = self
             .registry
             .get(opts.compression)
@@ -243,8 +249,8 @@ impl<W: Write> Writer<W> {
             label: opts.compression,
             source,
         })?;
-        let mut h = BlockHeader::new(opts.compression, stored.len() as u64, data.len() as u64);
-        self.write_stored(&stored, &mut h, opts)
+        let h = BlockHeader::new(opts.compression, stored.len() as u64, data.len() as u64);
+        Ok((stored, h))
     }
 
     /// Writes already-encoded bytes with the given header fields (compression, data_size and
@@ -334,6 +340,107 @@ impl<W: Write> Writer<W> {
         }
         self.inner.flush().map_err(Error::io_at(self.pos))?;
         Ok(self.inner)
+    }
+}
+
+/// Blocks at least this large have their MD5 computed on another thread while they are
+/// written (see [`Writer::write_block_overlapped`]).
+const OVERLAP_MIN: usize = 4 << 20;
+
+/// Offset of the checksum field from the block magic.
+const CHECKSUM_AT: u64 = 38;
+
+impl<W: Write + Seek> Writer<W> {
+    /// As [`Writer::write_block`], but for a seekable output the MD5 of a large block is
+    /// computed on a second thread while its bytes are being written, and the header's
+    /// checksum field is filled in afterwards: the checksum costs (almost) no extra time.
+    ///
+    /// # Errors
+    /// As [`Writer::write_block`], plus seek errors.
+    pub fn write_block_overlapped(&mut self, data: &[u8], opts: &BlockOptions) -> Result<WrittenBlock> {
+        self.write_block_overlapped_with(data, opts, &mut |_| Ok(()))
+    }
+
+    /// As [`Writer::write_block_overlapped`]; `meanwhile` runs on this thread once the block's
+    /// bytes are written and while the checksum may still be computing (a file writer can
+    /// start flushing the block to disk there).
+    ///
+    /// # Errors
+    /// As [`Writer::write_block_overlapped`], and `meanwhile`'s error.
+    pub fn write_block_overlapped_with(
+        &mut self,
+        data: &[u8],
+        opts: &BlockOptions,
+        meanwhile: &mut dyn FnMut(&mut W) -> io::Result<()>,
+    ) -> Result<WrittenBlock> {
+        if !opts.checksum {
+            return self.write_block(data, opts);
+        }
+        if opts.compression.is_none() {
+            let mut h = BlockHeader::new(Label::NONE, data.len() as u64, data.len() as u64);
+            return self.write_stored_overlapped(data, &mut h, opts, meanwhile);
+        }
+        let (stored, mut h) = self.encode(data, opts)?;
+        self.write_stored_overlapped(&stored, &mut h, opts, meanwhile)
+    }
+
+    /// As [`Writer::write_encoded_block`], with the checksum overlapped as in
+    /// [`Writer::write_block_overlapped`].
+    ///
+    /// # Errors
+    /// As [`Writer::write_encoded_block`], plus seek errors.
+    pub fn write_encoded_block_overlapped(
+        &mut self,
+        stored: &[u8],
+        header: BlockHeader,
+        opts: &BlockOptions,
+    ) -> Result<WrittenBlock> {
+        let mut h = header;
+        h.flags &= !FLAG_STREAMED;
+        h.used_size = stored.len() as u64;
+        if h.compression.is_none() {
+            h.data_size = h.used_size;
+        }
+        self.write_stored_overlapped(stored, &mut h, opts, &mut |_| Ok(()))
+    }
+
+    fn write_stored_overlapped(
+        &mut self,
+        stored: &[u8],
+        h: &mut BlockHeader,
+        opts: &BlockOptions,
+        meanwhile: &mut dyn FnMut(&mut W) -> io::Result<()>,
+    ) -> Result<WrittenBlock> {
+        if !opts.checksum || stored.len() < OVERLAP_MIN {
+            return self.write_stored(stored, h, opts);
+        }
+        let no_sum = BlockOptions {
+            checksum: false,
+            ..*opts
+        };
+        let (written, sum) = std::thread::scope(|s| {
+            let hasher = s.spawn(|| md5_of(stored));
+            let written = self.write_stored(stored, h, &no_sum).and_then(|w| {
+                let pos = self.pos;
+                meanwhile(&mut self.inner).map_err(Error::io_at(pos))?;
+                Ok(w)
+            });
+            (written, hasher.join())
+        });
+        let mut written = written?;
+        // A panic in the hasher cannot happen on a byte slice; treat it as "no checksum".
+        let Ok(sum) = sum else {
+            return Ok(written);
+        };
+        let at = written.offset + CHECKSUM_AT;
+        self.inner.seek(SeekFrom::Start(at)).map_err(Error::io_at(at))?;
+        self.inner.write_all(&sum).map_err(Error::io_at(at))?;
+        self.inner
+            .seek(SeekFrom::Start(self.pos))
+            .map_err(Error::io_at(self.pos))?;
+        h.checksum = sum;
+        written.header.checksum = sum;
+        Ok(written)
     }
 }
 

@@ -142,7 +142,7 @@ impl AsdfFile {
             if let Some(p) = &options.progress {
                 (p.0)(done, self.pending.len());
             }
-            w.write_block(data, &opts)?;
+            w.write_block_overlapped(data, &opts)?;
         }
         let new_end = w.position();
         let buf = w.finish(options.index)?;

@@ -10,6 +10,30 @@ use std::io::Write as _;
 
 use crate::{AsdfFile, Error};
 
+/// Where a file is written: memory, or a file that can be flushed to disk early.
+pub(crate) trait Sink: std::io::Write + std::io::Seek {
+    /// Starts putting what was written so far on disk (called while a checksum is still
+    /// being computed on another thread, so the two overlap).
+    fn flush_early(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Sink for std::io::Cursor<Vec<u8>> {}
+
+impl<S: Sink + ?Sized> Sink for &mut S {
+    fn flush_early(&mut self) -> std::io::Result<()> {
+        (**self).flush_early()
+    }
+}
+
+impl Sink for std::io::BufWriter<std::fs::File> {
+    fn flush_early(&mut self) -> std::io::Result<()> {
+        self.flush()?;
+        self.get_ref().sync_data()
+    }
+}
+
 /// How blocks are compressed on write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -248,9 +272,9 @@ impl AsdfFile {
     /// # Errors
     /// Validation failures (with `validate`), block read or codec errors.
     pub fn to_bytes(&self, options: &WriteOptions) -> Result<Vec<u8>, Error> {
-        let mut out = Vec::new();
+        let mut out = std::io::Cursor::new(Vec::new());
         self.write_into(&mut out, options)?;
-        Ok(out)
+        Ok(out.into_inner())
     }
 
     /// Writes the file to `path` atomically: into a temporary file in the same directory, then
@@ -279,7 +303,7 @@ impl AsdfFile {
         result
     }
 
-    fn write_into<W: std::io::Write>(&self, out: &mut W, options: &WriteOptions) -> Result<(), Error> {
+    fn write_into<W: Sink>(&self, out: &mut W, options: &WriteOptions) -> Result<(), Error> {
         self.write_blocks(self.doc.clone(), out, options, false)?
             .finish(options.index)?;
         Ok(())
@@ -287,7 +311,7 @@ impl AsdfFile {
 
     /// Writes header, tree and blocks of `doc` (this file's tree, possibly edited) and returns
     /// the writer, ready for the index or a streamed block.
-    fn write_blocks<W: std::io::Write>(
+    fn write_blocks<W: Sink>(
         &self,
         mut doc: Document,
         out: W,
@@ -399,18 +423,30 @@ impl AsdfFile {
                     if same && !b.header.is_streamed() {
                         // Copied without decoding.
                         let stored = self.reader.read_stored(*i)?;
-                        w.write_encoded_block(&stored, b.header, &opts.compression(b.compression()))?;
+                        w.write_encoded_block_overlapped(&stored, b.header, &opts.compression(b.compression()))?;
                     } else {
                         let data = self.reader.read_data(*i)?;
-                        w.write_block(&data, &opts.compression(label.unwrap_or(Label::NONE)))?;
+                        w.write_block_overlapped_with(
+                            &data,
+                            &opts.compression(label.unwrap_or(Label::NONE)),
+                            &mut Sink::flush_early,
+                        )?;
                     }
                 }
                 BlockSrc::New(k) => {
-                    w.write_block(&self.pending[*k], &opts.compression(label.unwrap_or(Label::NONE)))?;
+                    w.write_block_overlapped_with(
+                        &self.pending[*k],
+                        &opts.compression(label.unwrap_or(Label::NONE)),
+                        &mut Sink::flush_early,
+                    )?;
                 }
                 BlockSrc::External(uri) => {
                     let data = self.external_block(uri, "")?;
-                    w.write_block(&data, &opts.compression(label.unwrap_or(Label::NONE)))?;
+                    w.write_block_overlapped_with(
+                        &data,
+                        &opts.compression(label.unwrap_or(Label::NONE)),
+                        &mut Sink::flush_early,
+                    )?;
                 }
             }
         }
@@ -565,7 +601,7 @@ impl AsdfFile {
                 Compression::Keep => Label::NONE,
             };
             for data in &self.pending {
-                w.write_block(
+                w.write_block_overlapped(
                     data,
                     &BlockOptions::default().checksum(options.checksums).compression(label),
                 )?;
