@@ -30,6 +30,41 @@ elif mode in ('element', 'element-memmap'):
         d = af['data']
         check = float(d[d.shape[0] // 2 + 7])
     secs = time.perf_counter() - t
+elif mode == 'codec-write':
+    n = 1 << 26
+    i = np.arange(n, dtype=np.uint64)
+    data = ((i % 1000) + (((i * 2654435761) >> 13) & 7)).astype('<i4')
+    t = time.perf_counter()
+    asdf.AsdfFile({'data': data}).write_to(path, all_array_compression=sys.argv[3])
+    secs = time.perf_counter() - t
+    import os
+    check = float(os.path.getsize(path))
+elif mode == 'codec-read':
+    t = time.perf_counter()
+    with asdf.open(path) as af:
+        check = float(np.asarray(af['data']).sum(dtype=np.int64))
+    secs = time.perf_counter() - t
+elif mode == 'tree-write':
+    rows = [{'a': i, 'b': f'row {i}', 'c': 0.5, 'd': i % 2 == 0, 'e': None} for i in range(20000)]
+    t = time.perf_counter()
+    asdf.AsdfFile({'rows': rows}).write_to(path)
+    secs = time.perf_counter() - t
+elif mode == 'tree-open':
+    def count(n):
+        if isinstance(n, dict):
+            return sum(count(v) for v in n.values())
+        if isinstance(n, list):
+            return sum(count(v) for v in n)
+        return 1
+    t = time.perf_counter()
+    with asdf.open(path) as af:
+        check = float(count(af['rows']))
+    secs = time.perf_counter() - t
+elif mode == 'tree-validate':
+    with asdf.open(path) as af:
+        t = time.perf_counter()
+        af.validate()
+        secs = time.perf_counter() - t
 else:
     sys.exit(f'unknown mode {mode}')
 print(json.dumps({'secs': secs, 'rss_kib': peak_rss_kib(), 'check': check}))

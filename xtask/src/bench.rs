@@ -51,6 +51,48 @@ fn report(secs: f64, check: f64) {
 /// Elements of the 1 GiB float64 array: `i * 0.5`.
 const BIG_ELEMENTS: usize = 1 << 27;
 
+/// Elements of the codec workloads' int32 array (256 MiB).
+const CODEC_ELEMENTS: usize = 1 << 26;
+
+/// `(i % 1000)` plus 3 bits of noise (a multiplicative hash, the same in the Python child).
+fn codec_value(i: usize) -> i32 {
+    let noise = ((i as u64).wrapping_mul(2_654_435_761) >> 13) & 7;
+    i32::try_from(i % 1000).unwrap_or(0) + i32::try_from(noise).unwrap_or(0)
+}
+
+/// 20,000 mappings of 5 keys (int, string, float, bool, null).
+fn tree_rows() -> asdf::Node {
+    use asdf::Node;
+    Node::seq(
+        (0..20_000i64)
+            .map(|i| {
+                Node::map(vec![
+                    (Node::str("a"), Node::int(i)),
+                    (Node::str("b"), Node::str(format!("row {i}"))),
+                    (Node::str("c"), Node::float(0.5)),
+                    (Node::str("d"), Node::bool(i % 2 == 0)),
+                    (Node::str("e"), Node::null()),
+                ])
+            })
+            .collect(),
+    )
+}
+
+/// Scalar values under `n` (every node visited).
+fn count_scalars(n: &asdf::Node) -> usize {
+    let mut count = 0;
+    let mut stack = vec![n];
+    while let Some(n) = stack.pop() {
+        match &n.kind {
+            asdf::NodeKind::Mapping(m) => stack.extend(m.entries.iter().map(|(_, v)| v)),
+            asdf::NodeKind::Sequence(s) => stack.extend(s.items.iter()),
+            asdf::NodeKind::Scalar(_) => count += 1,
+            asdf::NodeKind::Alias(_) => {}
+        }
+    }
+    count
+}
+
 /// `bench-child WORKLOAD ARGS`: one workload in this process.
 pub fn child(args: &[String]) -> Result<()> {
     let arg = |i: usize| args.get(i).cloned().unwrap_or_default();
@@ -138,6 +180,54 @@ pub fn child(args: &[String]) -> Result<()> {
             let rows = w.rows();
             w.finish()?;
             report(t.elapsed().as_secs_f64(), rows as f64);
+        }
+        "codec-write" => {
+            let label = asdf_layout::Label::from_name(&arg(2)).context("codec label")?;
+            let data: Vec<u8> = (0..CODEC_ELEMENTS).flat_map(|i| codec_value(i).to_le_bytes()).collect();
+            let t = Instant::now();
+            let mut f = AsdfFile::new(Version::STANDARD_LATEST)?;
+            f.add_array(
+                "/data",
+                Datatype::Scalar(ScalarType::Int32),
+                &[CODEC_ELEMENTS],
+                ByteOrder::Little,
+                data,
+            )?;
+            f.write_to(
+                arg(1),
+                &WriteOptions::default().compression(asdf::Compression::All(label)),
+            )?;
+            report(t.elapsed().as_secs_f64(), std::fs::metadata(arg(1))?.len() as f64);
+        }
+        "codec-read" => {
+            let t = Instant::now();
+            let f = asdf::open(arg(1))?;
+            let s: i64 = f.array_iter::<i32>("/data")?.map(i64::from).sum();
+            report(t.elapsed().as_secs_f64(), s as f64);
+        }
+        "tree-write" => {
+            let t = Instant::now();
+            let mut f = AsdfFile::new(Version::STANDARD_LATEST)?;
+            if let Some(m) = f.tree_mut().as_mapping_mut() {
+                m.insert("rows", tree_rows());
+            }
+            f.write_to(arg(1), &WriteOptions::default())?;
+            report(t.elapsed().as_secs_f64(), 0.0);
+        }
+        "tree-open" => {
+            let t = Instant::now();
+            let f = asdf::open(arg(1))?;
+            let n = count_scalars(f.get("/rows")?);
+            report(t.elapsed().as_secs_f64(), n as f64);
+        }
+        "tree-validate" => {
+            let f = asdf::open_with(arg(1), OpenOptions::default().validate(false))?;
+            let t = Instant::now();
+            let r = f.validate()?;
+            if !r.is_valid() {
+                bail!("invalid: {:?}", r.violations.first());
+            }
+            report(t.elapsed().as_secs_f64(), 0.0);
         }
         other => bail!("unknown bench child `{other}`"),
     }
@@ -267,7 +357,7 @@ pub fn bench(args: &[String]) -> Result<()> {
             w => picked.push(w.to_owned()),
         }
     }
-    let all = ["write", "sum", "element", "stream"];
+    let all = ["write", "sum", "element", "stream", "codecs", "tree"];
     if picked.is_empty() {
         picked = all.iter().map(|s| (*s).to_owned()).collect();
     }
@@ -369,6 +459,62 @@ pub fn bench(args: &[String]) -> Result<()> {
             mib(o.rss_kib),
             if o.rss_kib < 64 * 1024 { "met" } else { "NOT met" }
         );
+    }
+    if picked.iter().any(|w| w == "codecs") {
+        let want: i64 = (0..CODEC_ELEMENTS).map(|i| i64::from(codec_value(i))).sum();
+        for label in ["zlib", "lz4", "zstd", "blsc"] {
+            let ours_path = dir.join(format!("codec_{label}.asdf"));
+            let py_path = dir.join(format!("codec_{label}_py.asdf"));
+            let (o, p) = (ours_path.to_string_lossy(), py_path.to_string_lossy());
+            let ow = median_of(runs, || ours(&["codec-write", &o, label]))?;
+            let pw = median_of(runs, || python(&["codec-write", &p, label]))?;
+            table.row(
+                &format!("write 256 MiB int32, {label}"),
+                ow,
+                Some(("Python asdf 6.0", pw)),
+            );
+            println!(
+                "    sizes: ours {:.1} MB, Python {:.1} MB",
+                ow.check / 1e6,
+                pw.check / 1e6
+            );
+            // Each reads the file Python wrote (the same bytes for both).
+            let or = median_of(runs, || ours(&["codec-read", &p]))?;
+            let pr = median_of(runs, || python(&["codec-read", &p]))?;
+            if or.check != want as f64 || pr.check != want as f64 {
+                bail!("{label}: sums ours {} Python {} want {want}", or.check, pr.check);
+            }
+            table.row(
+                &format!("open + sum 256 MiB int32, {label}"),
+                or,
+                Some(("Python asdf 6.0", pr)),
+            );
+        }
+    }
+    if picked.iter().any(|w| w == "tree") {
+        let o_path = dir.join("tree_ours.asdf");
+        let p_path = dir.join("tree_py.asdf");
+        let (o, p) = (o_path.to_string_lossy(), p_path.to_string_lossy());
+        let ow = median_of(runs, || ours(&["tree-write", &o]))?;
+        let pw = median_of(runs, || python(&["tree-write", &p]))?;
+        table.row(
+            "write a tree of 20,000 mappings x 5 keys",
+            ow,
+            Some(("Python asdf 6.0", pw)),
+        );
+        let oo = median_of(runs, || ours(&["tree-open", &p]))?;
+        let po = median_of(runs, || python(&["tree-open", &p]))?;
+        if oo.check != po.check {
+            bail!("tree: ours touched {} scalars, Python {}", oo.check, po.check);
+        }
+        table.row(
+            "open (validating) + touch every node",
+            oo,
+            Some(("Python asdf 6.0", po)),
+        );
+        let ov = median_of(runs, || ours(&["tree-validate", &p]))?;
+        let pv = median_of(runs, || python(&["tree-validate", &p]))?;
+        table.row("validate the tree", ov, Some(("Python asdf 6.0", pv)));
     }
     table.print();
     Ok(())
