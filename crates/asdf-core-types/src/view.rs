@@ -306,6 +306,26 @@ impl<T: Scalar> Iterator for Elements<'_, T> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.left, Some(self.left))
     }
+
+    /// Contiguous data is folded straight over its bytes (this is what `sum`, `max`,
+    /// `for_each` and friends use), which the compiler can vectorise.
+    fn fold<B, F: FnMut(B, T) -> B>(mut self, init: B, mut f: F) -> B {
+        let size = std::mem::size_of::<T>();
+        if !self.contiguous {
+            let mut acc = init;
+            while let Some(x) = self.next() {
+                acc = f(acc, x);
+            }
+            return acc;
+        }
+        let start = usize::try_from(self.pos).unwrap_or(usize::MAX);
+        let bytes = start
+            .checked_add(self.left * size)
+            .and_then(|end| self.block.get(start..end))
+            .unwrap_or_default();
+        let order = self.view.byteorder;
+        bytes.chunks_exact(size).map(|c| T::read(c, order)).fold(init, f)
+    }
 }
 
 impl<T: Scalar> ExactSizeIterator for Elements<'_, T> {}
