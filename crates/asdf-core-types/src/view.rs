@@ -313,7 +313,7 @@ impl<T: Scalar> Iterator for Elements<'_, T> {
         let size = std::mem::size_of::<T>();
         if !self.contiguous {
             let mut acc = init;
-            while let Some(x) = self.next() {
+            for x in self.by_ref() {
                 acc = f(acc, x);
             }
             return acc;

@@ -12,6 +12,9 @@ use super::{Codec, CodecError, Label};
 /// Input bytes per chunk when writing (Python asdf uses 4 MiB).
 pub const LZ4_CHUNK: usize = 4 << 20;
 
+/// One chunk to decode: its offset in the input, its LZ4 block, and its part of the output.
+type Slot<'a> = (usize, &'a [u8], &'a mut [u8]);
+
 /// The `lz4` codec.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Lz4;
@@ -62,8 +65,7 @@ impl Codec for Lz4 {
             slots.push((at, block, head));
             rest = tail;
         }
-        let slots: Vec<std::sync::Mutex<(usize, &[u8], &mut [u8])>> =
-            slots.into_iter().map(std::sync::Mutex::new).collect();
+        let slots: Vec<std::sync::Mutex<Slot<'_>>> = slots.into_iter().map(std::sync::Mutex::new).collect();
         let results = super::par_map(slots.len(), |k| {
             let mut g = slots[k].lock().map_err(|_| CodecError::Framing { at: 0 })?;
             let (at, block, out) = &mut *g;
