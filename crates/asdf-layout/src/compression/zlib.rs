@@ -159,7 +159,7 @@ fn adler32_combine(a1: u32, a2: u32, len2: usize) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::cast_possible_truncation)]
     use super::*;
 
     #[test]
