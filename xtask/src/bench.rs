@@ -214,9 +214,9 @@ pub fn child(args: &[String]) -> Result<()> {
             f.write_to(arg(1), &WriteOptions::default())?;
             report(t.elapsed().as_secs_f64(), 0.0);
         }
-        "tree-open" => {
+        "tree-open" | "tree-open-novalidate" => {
             let t = Instant::now();
-            let f = asdf::open(arg(1))?;
+            let f = asdf::open_with(arg(1), OpenOptions::default().validate(arg(0) == "tree-open"))?;
             let n = count_scalars(f.get("/rows")?);
             report(t.elapsed().as_secs_f64(), n as f64);
         }
@@ -263,6 +263,33 @@ fn ours(args: &[&str]) -> Result<Run> {
     let exe = std::env::current_exe()?;
     let out = Command::new(exe).arg("bench-child").args(args).output()?;
     parse_run(&out, &format!("bench-child {}", args.join(" ")))
+}
+
+/// The peer crate's bench binary (xtask/peer, its own workspace), built once per run.
+fn peer_exe() -> Result<PathBuf> {
+    static BUILT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let ok = *BUILT.get_or_init(|| {
+        println!("(building xtask/peer: the asdf-rs 0.2 bench binary)");
+        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+            .args([
+                "build",
+                "--quiet",
+                "--release",
+                "--manifest-path",
+                "xtask/peer/Cargo.toml",
+            ])
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if !ok {
+        bail!("cannot build xtask/peer (crates.io reachable?)");
+    }
+    Ok(PathBuf::from("xtask/peer/target/release/peer-bench"))
+}
+
+fn peer(args: &[&str]) -> Result<Run> {
+    let out = Command::new(peer_exe()?).args(args).output()?;
+    parse_run(&out, &format!("peer-bench {}", args.join(" ")))
 }
 
 fn python_exe() -> Result<PathBuf> {
@@ -384,7 +411,12 @@ pub fn bench(args: &[String]) -> Result<()> {
             let o = median_of(runs, || ours(&[mode, &big_s]))?;
             let p = median_of(runs, || python(&[mode, &dir.join("py_big.asdf").to_string_lossy()]))?;
             table.row(name, o, Some(("Python asdf 6.0", p)));
+            if mode == "write" {
+                let r = median_of(runs, || peer(&["write", &dir.join("peer_big.asdf").to_string_lossy()]))?;
+                table.row(name, o, Some(("asdf-rs 0.2", r)));
+            }
         }
+        let _ = std::fs::remove_file(dir.join("peer_big.asdf"));
     } else if !big.exists() {
         ours(&["write", &big_s])?;
     }
@@ -400,6 +432,11 @@ pub fn bench(args: &[String]) -> Result<()> {
         }
         table.row("open + sum 1 GiB (mmap)", o, Some(("Python asdf 6.0 default", p)));
         table.row("open + sum 1 GiB (mmap)", o, Some(("Python asdf 6.0 memmap", p_map)));
+        let r = median_of(runs, || peer(&["sum", &big_s]))?;
+        if (r.check - o.check).abs() > want_sum * 1e-9 {
+            bail!("sum: ours {} asdf-rs {}", o.check, r.check);
+        }
+        table.row("open + sum 1 GiB (mmap)", o, Some(("asdf-rs 0.2", r)));
         let t = Instant::now();
         let bytes = std::fs::read(&big)?;
         let raw = Run {
@@ -426,6 +463,15 @@ pub fn bench(args: &[String]) -> Result<()> {
             "open + one element of 1 GiB",
             o,
             Some(("Python asdf 6.0 memmap", p_map)),
+        );
+        let r = median_of(runs, || peer(&["element", &big_s]))?;
+        if r.check != want {
+            bail!("element: asdf-rs {} want {want}", r.check);
+        }
+        table.row(
+            "open + one element of 1 GiB",
+            o,
+            Some(("asdf-rs 0.2 (raw mapped bytes)", r)),
         );
         println!(
             "  one element: peak RSS {:.1} MiB (idle process {:.1} MiB): target < 10 MB {}",
@@ -489,6 +535,20 @@ pub fn bench(args: &[String]) -> Result<()> {
                 or,
                 Some(("Python asdf 6.0", pr)),
             );
+            if label == "zlib" || label == "lz4" {
+                let peer_path = dir.join(format!("codec_{label}_peer.asdf"));
+                let rw = median_of(runs, || peer(&["codec-write", &peer_path.to_string_lossy(), label]))?;
+                table.row(&format!("write 256 MiB int32, {label}"), ow, Some(("asdf-rs 0.2", rw)));
+                let rr = median_of(runs, || peer(&["codec-read", &p]))?;
+                if rr.check != want as f64 {
+                    bail!("{label}: asdf-rs sum {} want {want}", rr.check);
+                }
+                table.row(
+                    &format!("open + sum 256 MiB int32, {label}"),
+                    or,
+                    Some(("asdf-rs 0.2", rr)),
+                );
+            }
         }
     }
     if picked.iter().any(|w| w == "tree") {
@@ -511,6 +571,21 @@ pub fn bench(args: &[String]) -> Result<()> {
             "open (validating) + touch every node",
             oo,
             Some(("Python asdf 6.0", po)),
+        );
+        let rn = median_of(runs, || peer(&["tree-open", &p]))?;
+        if rn.check != oo.check {
+            bail!("tree: asdf-rs touched {} scalars, ours {}", rn.check, oo.check);
+        }
+        table.row(
+            "open (validating) + touch every node",
+            oo,
+            Some(("asdf-rs 0.2 (no validation)", rn)),
+        );
+        let on = median_of(runs, || ours(&["tree-open-novalidate", &p]))?;
+        table.row(
+            "open (not validating) + touch every node",
+            on,
+            Some(("asdf-rs 0.2 (no validation)", rn)),
         );
         let ov = median_of(runs, || ours(&["tree-validate", &p]))?;
         let pv = median_of(runs, || python(&["tree-validate", &p]))?;
