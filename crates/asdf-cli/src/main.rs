@@ -147,6 +147,10 @@ enum Command {
     Edit {
         /// The ASDF file.
         file: std::path::PathBuf,
+        /// Write the new tree over the old one when it fits in the old tree's space and padding
+        /// (fast for big files: the blocks are not copied; not atomic), rewriting safely otherwise.
+        #[arg(long)]
+        in_place: bool,
     },
     /// List the tags of an ASDF Standard version (default 1.6.0) and their schemas.
     Tags {
@@ -645,7 +649,7 @@ fn run_search(
     })
 }
 
-fn edit(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
+fn edit(path: &std::path::Path, in_place: bool) -> Result<ExitCode, asdf::Error> {
     let io = |p: &std::path::Path| {
         let p = p.to_path_buf();
         move |source| asdf::Error::Io { path: p, source }
@@ -722,9 +726,21 @@ fn edit(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
         println!("{} violation(s)", report.violations.len());
         return Ok(keep("lines above are lines of that file"));
     }
-    file.write_to(path, &asdf::WriteOptions::default().validate(false))?;
+    let options = asdf::WriteOptions::default().validate(false);
+    if in_place {
+        match file.update(&options)? {
+            asdf::Update::InPlace { tree_bytes, room, .. } => println!(
+                "updated {} in place (tree {tree_bytes} of {room} bytes; blocks untouched)",
+                path.display()
+            ),
+            asdf::Update::Rewritten(why) => println!("rewrote {} ({why:?})", path.display()),
+            other => println!("wrote {} ({other:?})", path.display()),
+        }
+    } else {
+        file.write_to(path, &options)?;
+        println!("wrote {}", path.display());
+    }
     let _ = std::fs::remove_file(&tmp);
-    println!("wrote {}", path.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -760,7 +776,7 @@ impl Command {
             | Command::ToYaml { file, .. }
             | Command::ToJson { file, .. }
             | Command::Search { file, .. }
-            | Command::Edit { file } => Some(file),
+            | Command::Edit { file, .. } => Some(file),
             Command::Diff { .. } | Command::Tags { .. } | Command::Schemas | Command::Extensions => None,
         }
     }
@@ -814,7 +830,7 @@ fn main() -> ExitCode {
             value,
         } => run_search(file, key.as_deref(), type_.as_deref(), value.clone()),
         Command::Tags { standard } => tags(standard),
-        Command::Edit { file } => edit(file),
+        Command::Edit { file, in_place } => edit(file, *in_place),
         Command::Schemas => asdf::schemas().map(|s| {
             let mut ids: Vec<&str> = s
                 .registry()

@@ -417,6 +417,45 @@ fn edit_with_scripted_editors() {
     }
 }
 
+/// `edit --in-place`: a shorter tree goes over the old one (blocks untouched, same length);
+/// a tree that does not fit is written by a safe rewrite.
+#[test]
+fn edit_in_place() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-edit-in-place");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("small.asdf");
+    std::fs::copy(root().join("examples/data/small.asdf"), &p).unwrap();
+    let f = p.display().to_string();
+    let edit = |editor: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_asdf-cli"))
+            .args(["edit", "--in-place", &f])
+            .env_remove("VISUAL")
+            .env("EDITOR", editor)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let before = std::fs::read(&p).unwrap();
+    let (code, text) = edit("sed -i 's/asdf-rs example/short/'");
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("in place"), "{text}");
+    let after = std::fs::read(&p).unwrap();
+    assert_eq!(after.len(), before.len());
+    // Everything from the first block on is byte for byte the same.
+    let first_block = before.windows(4).position(|w| w == b"\xd3BLK").unwrap();
+    assert_eq!(after[first_block..], before[first_block..]);
+    let (code, text) = run(&["verify", &f]);
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = edit(&format!("sed -i 's/short/{}/'", "x".repeat(300)));
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("rewrote") && text.contains("TreeTooLarge"), "{text}");
+    let (code, text) = run(&["verify", &f]);
+    assert_eq!(code, 0, "{text}");
+}
+
 /// `validate --schema`, `--schema-dir` and `--skip-block-validation`.
 #[test]
 fn validate_options() {
