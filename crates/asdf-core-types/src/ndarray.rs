@@ -39,6 +39,12 @@ pub enum NdArrayError {
         /// The block's length.
         len: u64,
     },
+    /// The array has more elements than can be held in memory.
+    #[error("the array has {elements} elements, more than memory can hold")]
+    TooLarge {
+        /// How many.
+        elements: usize,
+    },
     /// A typed read asked for another element type than the array's.
     #[error("the array holds {have}, not {}", want.name())]
     TypeMismatch {

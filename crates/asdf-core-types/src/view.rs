@@ -25,6 +25,11 @@ pub struct View {
     pub offset: u64,
 }
 
+/// More elements than memory can hold (a view with zero strides can claim any number).
+fn too_many(count: usize) -> NdArrayError {
+    NdArrayError::TooLarge { elements: count }
+}
+
 /// Why an element index is refused.
 fn bad_index() -> NdArrayError {
     NdArrayError::Invalid("index")
@@ -139,7 +144,9 @@ impl View {
     pub fn decode_all(&self, block: &[u8]) -> Result<Vec<Element>, NdArrayError> {
         self.check_block(block)?;
         let size = self.datatype.size();
-        let mut out = Vec::with_capacity(self.count());
+        let mut out = Vec::new();
+        out.try_reserve_exact(self.count())
+            .map_err(|_| too_many(self.count()))?;
         for pos in self.positions() {
             out.push(decode_element(&self.datatype, &block[pos..pos + size], self.byteorder));
         }
@@ -191,14 +198,17 @@ impl View {
         if self.is_c_contiguous() {
             let start = usize::try_from(self.offset).map_err(|_| bad_index())?;
             let bytes = &block[start..start + self.count() * size];
-            let mut out: Vec<T> = Vec::with_capacity(self.count());
+            let mut out: Vec<T> = Vec::new();
+            out.try_reserve_exact(self.count())
+                .map_err(|_| too_many(self.count()))?;
             out.extend(bytes.chunks_exact(size).map(|c| T::read(c, self.byteorder)));
             return Ok(out);
         }
-        Ok(self
-            .positions()
-            .map(|p| T::read(&block[p..p + size], self.byteorder))
-            .collect())
+        let mut out: Vec<T> = Vec::new();
+        out.try_reserve_exact(self.count())
+            .map_err(|_| too_many(self.count()))?;
+        out.extend(self.positions().map(|p| T::read(&block[p..p + size], self.byteorder)));
+        Ok(out)
     }
 
     /// The elements as an `ndarray::ArrayD<T>` (native order, the array's shape).
@@ -319,8 +329,10 @@ impl<T: Scalar> Iterator for Elements<'_, T> {
             return acc;
         }
         let start = usize::try_from(self.pos).unwrap_or(usize::MAX);
-        let bytes = start
-            .checked_add(self.left * size)
+        let bytes = self
+            .left
+            .checked_mul(size)
+            .and_then(|n| start.checked_add(n))
             .and_then(|end| self.block.get(start..end))
             .unwrap_or_default();
         let order = self.view.byteorder;

@@ -226,3 +226,30 @@ fn arrays_as_ndarray() {
     );
     assert_eq!(h.array_nd::<i64>("/large").unwrap()[[49]], 49);
 }
+
+/// A view with a zero stride claims 10^15 elements of an 8-byte block: reading it is an error,
+/// not an abort; one element of it reads fine.
+#[test]
+fn absurd_zero_stride_views_are_errors() {
+    let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+    f.add_array(
+        "/a",
+        Datatype::Scalar(ScalarType::Float64),
+        &[1],
+        ByteOrder::Little,
+        1.5f64.to_le_bytes().to_vec(),
+    )
+    .unwrap();
+    let bytes = f.to_bytes(&WriteOptions::default()).unwrap();
+    let mut g = asdf::open_bytes(bytes, OpenOptions::default()).unwrap();
+    let yaml = String::from_utf8(asdf::emit_yaml(g.document()).unwrap()).unwrap();
+    let yaml = yaml.replace("shape: [1]", "shape: [1000000000000000]\n  strides: [0]");
+    g.set_tree_yaml(yaml.as_bytes()).unwrap();
+    assert!(g.array("/a").is_err());
+    assert!(g.array_as::<f64>("/a").is_err());
+    assert_eq!(g.element("/a", &[999_999_999_999_999]).unwrap(), Element::Float(1.5));
+    assert_eq!(
+        g.array_iter::<f64>("/a").unwrap().take(3).collect::<Vec<_>>(),
+        vec![1.5; 3]
+    );
+}
