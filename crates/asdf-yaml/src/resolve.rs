@@ -453,6 +453,15 @@ pub fn python_repr(f: f64) -> String {
     if f == 0.0 {
         return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
     }
+    // Where Python writes positional digits, they are Rust's shortest round-trip digits,
+    // with `.0` for whole numbers.
+    if (1e-4..1e16).contains(&f.abs()) {
+        let mut s = f.to_string();
+        if !s.contains('.') {
+            s.push_str(".0");
+        }
+        return s;
+    }
     let sci = format!("{f:e}");
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);

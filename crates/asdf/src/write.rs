@@ -150,8 +150,15 @@ enum BlockSrc {
 /// The ndarrays of the tree with block sources, in the order they are met.
 fn block_arrays(root: &Node) -> Vec<Vec<Step>> {
     let mut out = Vec::new();
-    let mut stack: Vec<(&Node, Vec<Step>)> = vec![(root, Vec::new())];
-    while let Some((n, path)) = stack.pop() {
+    // Depth-first, with one path kept up to date (a node's depth says how much of it is its
+    // parent's), so that paths are copied only for the arrays found.
+    let mut path: Vec<Step> = Vec::new();
+    let mut stack: Vec<(&Node, usize, Option<Step>)> = vec![(root, 0, None)];
+    while let Some((n, depth, step)) = stack.pop() {
+        path.truncate(depth.saturating_sub(1));
+        if let Some(s) = step {
+            path.push(s);
+        }
         if n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-")) {
             if n.get("source").is_some() {
                 out.push(path.clone());
@@ -160,28 +167,25 @@ fn block_arrays(root: &Node) -> Vec<Vec<Step>> {
             if let Some(i) = n
                 .as_mapping()
                 .and_then(|m| m.entries.iter().position(|(k, _)| k.as_str() == Some("mask")))
+                && let Some(m) = n.step(Step::Entry(i))
             {
-                let mut p = path.clone();
-                p.push(Step::Entry(i));
-                if let Some(m) = n.step(Step::Entry(i)) {
-                    stack.push((m, p));
-                }
+                stack.push((m, depth + 1, Some(Step::Entry(i))));
             }
             continue;
         }
         match &n.kind {
             NodeKind::Mapping(m) => {
                 for (i, (_, v)) in m.entries.iter().enumerate().rev() {
-                    let mut p = path.clone();
-                    p.push(Step::Entry(i));
-                    stack.push((v, p));
+                    if !matches!(v.kind, NodeKind::Scalar(_)) {
+                        stack.push((v, depth + 1, Some(Step::Entry(i))));
+                    }
                 }
             }
             NodeKind::Sequence(s) => {
                 for (i, v) in s.items.iter().enumerate().rev() {
-                    let mut p = path.clone();
-                    p.push(Step::Item(i));
-                    stack.push((v, p));
+                    if !matches!(v.kind, NodeKind::Scalar(_)) {
+                        stack.push((v, depth + 1, Some(Step::Item(i))));
+                    }
                 }
             }
             _ => {}
