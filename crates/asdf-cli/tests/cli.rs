@@ -636,3 +636,51 @@ fn failing_expectations_are_rejected() {
     println!("{n} failing cases rejected");
     assert!(n >= 30, "{n}");
 }
+
+/// No command panics on damaged files: byte-mutated copies of the Python-written samples go
+/// through info, verify, to-json, to-yaml, validate, search and diff; every run ends with exit
+/// code 0, 1 or 2 (a panic would be 101).
+#[test]
+fn damaged_files_never_crash_a_command() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-damaged");
+    std::fs::create_dir_all(&dir).unwrap();
+    let samples = asdf_testdata::files_with_ext(&asdf_testdata::conformance_dir().join("python-asdf-samples"), "asdf");
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut runs = 0;
+    for (i, p) in samples.iter().enumerate() {
+        let original = std::fs::read(p).unwrap();
+        if original.len() > 1 << 20 {
+            continue;
+        }
+        for round in 0..4 {
+            let mut bytes = original.clone();
+            for _ in 0..3 {
+                let at = usize::try_from(next() % bytes.len() as u64).unwrap();
+                bytes[at] = u8::try_from(next() % 256).unwrap();
+            }
+            let f = dir.join(format!("d{i}_{round}.asdf"));
+            std::fs::write(&f, &bytes).unwrap();
+            let f = f.display().to_string();
+            for args in [
+                vec!["info", f.as_str()],
+                vec!["verify", f.as_str()],
+                vec!["to-json", f.as_str()],
+                vec!["to-yaml", f.as_str()],
+                vec!["validate", f.as_str()],
+                vec!["search", f.as_str(), "--key", "data"],
+                vec!["diff", f.as_str(), p.to_str().unwrap()],
+            ] {
+                let (code, text) = run(&args);
+                assert!((0..=2).contains(&code), "{args:?}: exit {code}\n{text}");
+                runs += 1;
+            }
+        }
+    }
+    assert!(runs > 500, "{runs}");
+}

@@ -364,7 +364,10 @@ impl AsdfFile {
                 } else {
                     src
                 };
-                let idx = usize::try_from(abs).map_err(|_| Error::NotFound(format!("block {src}")))?;
+                let idx = usize::try_from(abs)
+                    .ok()
+                    .filter(|i| *i < total)
+                    .ok_or_else(|| Error::NotFound(format!("block {src} (the file has {total})")))?;
                 let a = NdArray::from_node(n, &Document::new(Node::null())).map_err(|source| Error::Array {
                     pointer: String::new(),
                     source,
@@ -388,7 +391,10 @@ impl AsdfFile {
             } else {
                 src
             };
-            let old = usize::try_from(old).map_err(|_| Error::NotFound(format!("block {src}")))?;
+            let old = usize::try_from(old)
+                .ok()
+                .filter(|o| *o < total)
+                .ok_or_else(|| Error::NotFound(format!("block {src} (the file has {total})")))?;
             let new = *map.entry(old).or_insert_with(|| {
                 order.push(if old < self.reader.block_count() {
                     BlockSrc::Existing(old)
