@@ -40,7 +40,7 @@ mod version;
 mod writer;
 
 pub use block::{BLOCK_MAGIC, BlockHeader, FLAG_STREAMED};
-pub use compression::{Codec, CodecError, Label, Registry};
+pub use compression::{Codec, CodecError, Label, PIECE, Registry};
 pub use error::{Error, FormatError, IndexProblem, LimitError, Result, Unsupported, UsageError, Warning};
 pub use header::{Content, FileHeader};
 pub use limits::Limits;

@@ -654,6 +654,58 @@ impl<S: ReadAt> Reader<S> {
         Ok(Cow::Owned(all[s..e].to_vec()))
     }
 
+    /// Block `i`'s decoded bytes handed to `sink` in consecutive pieces, with bounded memory
+    /// whatever the block's size: uncompressed blocks in 4 MiB pieces of the file (borrowed
+    /// from a memory map), compressed ones as the codec decodes them (see
+    /// [`crate::Codec::decode_pieces`]). With `verify_checksums` the block is read whole and
+    /// verified first.
+    ///
+    /// # Errors
+    /// As [`Reader::read_data`]; an error may come after some pieces were handed over.
+    pub fn read_data_pieces(&self, i: usize, sink: &mut dyn FnMut(&[u8])) -> Result<()> {
+        let b = self.block(i)?;
+        self.check_decodable(&b)?;
+        if self.options.verify_checksums {
+            sink(&self.read_data(i)?);
+            return Ok(());
+        }
+        if b.header.compression.is_none() {
+            self.check_stored_in_file(&b)?;
+            const STEP: u64 = 4 << 20;
+            let mut at = 0;
+            while at < b.stored_len {
+                let len = usize::try_from((b.stored_len - at).min(STEP)).unwrap_or(0);
+                let piece = self
+                    .source
+                    .bytes_at(b.data_offset + at, len)
+                    .map_err(Error::io_at(b.data_offset + at))?;
+                sink(&piece);
+                at += len as u64;
+            }
+            return Ok(());
+        }
+        let stored = self.read_stored(i)?;
+        let label = b.header.compression;
+        let codec = self.options.registry.get(label).ok_or(Error::Unsupported {
+            offset: b.offset + 10,
+            kind: Unsupported::Compression(label, self.options.registry.labels()),
+        })?;
+        let expected = usize::try_from(b.header.data_size).map_err(|_| {
+            Error::Limits(LimitError::Allocation {
+                block: b.index,
+                bytes: b.header.data_size,
+            })
+        })?;
+        codec
+            .decode_pieces(&stored, expected, sink)
+            .map_err(|source| Error::Codec {
+                block: b.index,
+                offset: b.offset,
+                label,
+                source,
+            })
+    }
+
     /// Verifies block `i`'s checksum, saying which convention matched.
     ///
     /// Uncompressed blocks are hashed in 1 MiB pieces without holding the block in memory.

@@ -642,3 +642,57 @@ fn overlapped_checksums_give_the_same_bytes() {
         }
     }
 }
+
+/// Piecewise reading gives the same bytes as whole-block reading for every block of every
+/// conformance file (or the same failure), and every codec hands a 9 MiB block over in pieces
+/// of at most 4 MiB.
+#[test]
+fn pieces_join_to_the_whole_block() {
+    let c = asdf_testdata::conformance_dir();
+    let (mut blocks, mut same) = (0, 0);
+    for p in asdf_testdata::files_with_ext(&c, "asdf") {
+        let Ok(r) = asdf_layout::Reader::open(std::fs::read(&p).unwrap()) else {
+            continue;
+        };
+        for i in 0..r.block_count() {
+            blocks += 1;
+            let mut joined = Vec::new();
+            let pieces = r.read_data_pieces(i, &mut |piece| joined.extend_from_slice(piece));
+            match (r.read_data(i), pieces) {
+                (Ok(whole), Ok(())) => {
+                    assert!(whole.as_ref() == joined.as_slice(), "{}: block {i}", p.display());
+                    same += 1;
+                }
+                (Err(_), Err(_)) => {}
+                (a, b) => panic!("{}: block {i}: {:?} vs {:?}", p.display(), a.map(|_| ()), b),
+            }
+        }
+    }
+    assert!(same > 400, "{same} of {blocks}");
+
+    let data: Vec<u8> = (0..(9u32 << 20)).map(|i| (i % 251) as u8 ^ (i >> 11) as u8).collect();
+    let registry = asdf_layout::Registry::default();
+    for label in ["zlib", "bzp2", "lz4", "zstd", "lz4f", "blsc"] {
+        let codec = registry.get(asdf_layout::Label::from_name(label).unwrap()).unwrap();
+        let mut stored = Vec::new();
+        codec.encode(&data, &mut stored).unwrap();
+        let (mut joined, mut largest) = (Vec::new(), 0);
+        codec
+            .decode_pieces(&stored, data.len(), &mut |piece| {
+                largest = largest.max(piece.len());
+                joined.extend_from_slice(piece);
+            })
+            .unwrap();
+        assert!(joined == data, "{label}");
+        assert!(largest <= 4 << 20, "{label}: a piece of {largest} bytes");
+        // One byte short or long is an error, as for whole-block decoding.
+        assert!(
+            codec.decode_pieces(&stored, data.len() - 1, &mut |_| {}).is_err(),
+            "{label}"
+        );
+        assert!(
+            codec.decode_pieces(&stored, data.len() + 1, &mut |_| {}).is_err(),
+            "{label}"
+        );
+    }
+}

@@ -826,6 +826,77 @@ impl AsdfFile {
         })
     }
 
+    /// Calls `f` on every element of the ndarray at `pointer`, in C order, as `T` in native
+    /// byte order, with bounded memory: a compressed block is decoded piece by piece (about
+    /// 1 MiB at a time) and never held whole, an uncompressed one is read in pieces of the
+    /// file. For views that are not C-contiguous the block is read whole, as
+    /// [`AsdfFile::array_iter`] does.
+    ///
+    /// ```no_run
+    /// let f = asdf::open("big.asdf")?;
+    /// let mut total = 0i64;
+    /// f.array_for_each::<i32>("/counts", |x| total += i64::from(x))?;
+    /// # Ok::<(), asdf::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`AsdfFile::array_as`]; a decoding error may come after `f` saw some elements.
+    pub fn array_for_each<T: Scalar>(&self, pointer: &str, mut f: impl FnMut(T)) -> Result<(), Error> {
+        let err = |source| Error::Array {
+            pointer: pointer.to_owned(),
+            source,
+        };
+        let a = self.ndarray_at(pointer)?;
+        if a.source.is_none() {
+            for x in self.array_as::<T>(pointer)? {
+                f(x);
+            }
+            return Ok(());
+        }
+        let (view, at) = self.view_of(&a, pointer)?;
+        let BlockRef::File(block) = at else {
+            self.array_iter::<T>(pointer)?.for_each(f);
+            return Ok(());
+        };
+        if view.datatype != Datatype::Scalar(T::TYPE) {
+            return Err(err(NdArrayError::TypeMismatch {
+                want: T::TYPE,
+                have: view.datatype.to_string(),
+            }));
+        }
+        if !view.is_c_contiguous() {
+            self.array_iter::<T>(pointer)?.for_each(f);
+            return Ok(());
+        }
+        let size = std::mem::size_of::<T>();
+        let range = view.byte_range();
+        let order = view.byteorder;
+        // Position in the decoded block, and the bytes of an element split between pieces.
+        let (mut pos, mut carry) = (0u64, Vec::<u8>::with_capacity(size));
+        self.reader.read_data_pieces(block, &mut |piece: &[u8]| {
+            let start = pos;
+            pos += piece.len() as u64;
+            let lo = usize::try_from(range.start.saturating_sub(start).min(piece.len() as u64)).unwrap_or(0);
+            let hi = usize::try_from(range.end.saturating_sub(start).min(piece.len() as u64)).unwrap_or(0);
+            let mut part = &piece[lo..hi.max(lo)];
+            if !carry.is_empty() {
+                let take = (size - carry.len()).min(part.len());
+                carry.extend_from_slice(&part[..take]);
+                part = &part[take..];
+                if carry.len() == size {
+                    f(T::read(&carry, order));
+                    carry.clear();
+                }
+            }
+            let mut chunks = part.chunks_exact(size);
+            for c in &mut chunks {
+                f(T::read(c, order));
+            }
+            carry.extend_from_slice(chunks.remainder());
+        })?;
+        Ok(())
+    }
+
     fn block_bytes(&self, a: &NdArray, pointer: &str) -> Result<Option<(Vec<u8>, u64)>, Error> {
         match &a.source {
             None => Ok(None),

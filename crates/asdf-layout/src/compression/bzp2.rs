@@ -42,6 +42,10 @@ impl Codec for Bzp2 {
         decode_stream(&mut Step(bzip2::Decompress::new(false)), input, output)
     }
 
+    fn decode_pieces(&self, input: &[u8], expected: usize, sink: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
+        super::stream::decode_stream_pieces(&mut Step(bzip2::Decompress::new(false)), input, expected, sink)
+    }
+
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
         let mut enc = bzip2::write::BzEncoder::new(output, bzip2::Compression::new(self.level.clamp(1, 9)));
         enc.write_all(input).map_err(CodecError::library)?;

@@ -82,6 +82,49 @@ impl Codec for Lz4 {
         results.into_iter().collect()
     }
 
+    fn decode_pieces(&self, input: &[u8], expected: usize, sink: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
+        // Chunk by chunk into one reused buffer (chunks are 4 MiB when Python wrote them).
+        let mut buf: Vec<u8> = Vec::new();
+        let (mut i, mut total) = (0usize, 0usize);
+        while i < input.len() {
+            let n = be_u32(input, i).ok_or(CodecError::Truncated { consumed: i as u64 })? as usize;
+            let chunk = input
+                .get(i + 4..i + 4 + n)
+                .ok_or(CodecError::Truncated { consumed: i as u64 })?;
+            if chunk.len() < 4 {
+                return Err(CodecError::Framing { at: i as u64 });
+            }
+            let size = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]) as usize;
+            if total + size > expected {
+                return Err(CodecError::SizeMismatch {
+                    expected: expected as u64,
+                    actual: (total + size) as u64,
+                });
+            }
+            if buf.len() < size {
+                buf.try_reserve_exact(size - buf.len())
+                    .map_err(|_| CodecError::library(std::io::Error::from(std::io::ErrorKind::OutOfMemory)))?;
+                buf.resize(size, 0);
+            }
+            let want = i32::try_from(size).map_err(|_| CodecError::Framing { at: i as u64 })?;
+            let got = lz4::block::decompress_to_buffer(&chunk[4..], Some(want), &mut buf[..size])
+                .map_err(CodecError::library)?;
+            if got != size {
+                return Err(CodecError::Framing { at: i as u64 });
+            }
+            sink(&buf[..size]);
+            total += size;
+            i += 4 + n;
+        }
+        if total != expected {
+            return Err(CodecError::SizeMismatch {
+                expected: expected as u64,
+                actual: total as u64,
+            });
+        }
+        Ok(())
+    }
+
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
         let chunks: Vec<&[u8]> = input.chunks(LZ4_CHUNK).collect();
         let compressed = super::par_map(chunks.len(), |k| {

@@ -18,6 +18,11 @@ impl Codec for Lz4Frame {
         super::stream::read_exact_size(&mut dec, output)
     }
 
+    fn decode_pieces(&self, input: &[u8], expected: usize, sink: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
+        let mut dec = lz4_flex::frame::FrameDecoder::new(input);
+        super::stream::read_pieces(&mut dec, expected, sink)
+    }
+
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
         let mut enc = lz4_flex::frame::FrameEncoder::new(output);
         enc.write_all(input).map_err(CodecError::library)?;

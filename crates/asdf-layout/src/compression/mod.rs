@@ -193,7 +193,27 @@ pub trait Codec: Send + Sync + fmt::Debug {
     /// # Errors
     /// When the library fails.
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError>;
+
+    /// Decodes `input`, which must decode to exactly `expected` bytes, handing the decoded
+    /// bytes to `sink` in consecutive pieces (of about [`PIECE`] bytes for the streaming
+    /// codecs), so that a block of any size is read with bounded memory. The default decodes
+    /// the whole block and hands it over at once.
+    ///
+    /// # Errors
+    /// As [`Codec::decode`]; an error may come after some pieces were handed over.
+    fn decode_pieces(&self, input: &[u8], expected: usize, sink: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
+        let mut out = Vec::new();
+        out.try_reserve_exact(expected)
+            .map_err(|_| CodecError::library(std::io::Error::from(std::io::ErrorKind::OutOfMemory)))?;
+        out.resize(expected, 0);
+        self.decode(input, &mut out)?;
+        sink(&out);
+        Ok(())
+    }
 }
+
+/// The size of the pieces [`Codec::decode_pieces`] hands over (1 MiB).
+pub const PIECE: usize = 1 << 20;
 
 /// Maps labels to codecs.
 #[derive(Debug, Clone)]

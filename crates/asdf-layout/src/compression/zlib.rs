@@ -52,6 +52,10 @@ impl Codec for Zlib {
         decode_stream(&mut Step(Decompress::new(true)), input, output)
     }
 
+    fn decode_pieces(&self, input: &[u8], expected: usize, sink: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
+        super::stream::decode_stream_pieces(&mut Step(Decompress::new(true)), input, expected, sink)
+    }
+
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
         if input.len() >= PARALLEL_MIN && super::threads() > 1 {
             return self.encode_parallel(input, output);
