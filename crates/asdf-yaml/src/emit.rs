@@ -178,13 +178,63 @@ enum Work<'a> {
     End(bool),
 }
 
+/// Changes applied while a document is written, without copying it: nodes replaced by
+/// others, entries put first in the root mapping, a `%YAML` version when the document has none.
+#[derive(Debug, Default)]
+pub struct Edits {
+    replace: std::collections::HashMap<usize, Node>,
+    prepend: Vec<(Node, Node)>,
+    version: Option<(i32, i32)>,
+}
+
+impl Edits {
+    /// Writes `with` where `original` (a node of the document being written) is.
+    pub fn replace(&mut self, original: &Node, with: Node) {
+        self.replace.insert(std::ptr::from_ref(original).addr(), with);
+    }
+
+    /// Writes `key: value` first in the root mapping.
+    pub fn prepend_to_root(&mut self, key: Node, value: Node) {
+        self.prepend.push((key, value));
+    }
+
+    /// The `%YAML` version written when the document has none.
+    pub fn default_version(&mut self, v: (i32, i32)) {
+        self.version = Some(v);
+    }
+
+    fn get(&self, n: &Node) -> Option<&Node> {
+        if self.replace.is_empty() {
+            return None;
+        }
+        self.replace.get(&std::ptr::from_ref(n).addr())
+    }
+}
+
 /// Writes `doc` as YAML text: directives, `---`, the tree, `...`.
 ///
 /// # Errors
 /// [`Error::Emit`] when the emitter rejects the tree (an anchor or tag it cannot write).
 pub fn emit(doc: &Document, opts: &EmitOptions) -> Result<Vec<u8>, Error> {
+    emit_edited(doc, opts, &Edits::default())
+}
+
+/// As [`emit`], with `edits` applied as the document is written (the document itself is not
+/// changed or copied).
+///
+/// # Errors
+/// As [`emit`].
+pub fn emit_edited(doc: &Document, opts: &EmitOptions, edits: &Edits) -> Result<Vec<u8>, Error> {
     let ctx = Ctx { doc, opts };
-    let (vd, td) = directives(doc)?;
+    let (vd, td) = if doc.version.is_none() && edits.version.is_some() {
+        directives(&Document {
+            version: edits.version,
+            tag_directives: doc.tag_directives.clone(),
+            root: Node::null(),
+        })?
+    } else {
+        directives(doc)?
+    };
     let mut out = Vec::new();
     {
         let mut e = Emitter::new();
@@ -207,7 +257,7 @@ pub fn emit(doc: &Document, opts: &EmitOptions) -> Result<Vec<u8>, Error> {
                     em(&mut e, Event::sequence_end())?;
                     continue;
                 }
-                Work::Node(n) => n,
+                Work::Node(n) => edits.get(n).unwrap_or(n),
             };
             let anchor = n.anchor.as_deref();
             match &n.kind {
@@ -252,6 +302,12 @@ pub fn emit(doc: &Document, opts: &EmitOptions) -> Result<Vec<u8>, Error> {
                     for (k, v) in m.entries.iter().rev() {
                         work.push(Work::Node(v));
                         work.push(Work::Node(k));
+                    }
+                    if std::ptr::eq(n, &doc.root) {
+                        for (k, v) in edits.prepend.iter().rev() {
+                            work.push(Work::Node(v));
+                            work.push(Work::Node(k));
+                        }
                     }
                 }
             }

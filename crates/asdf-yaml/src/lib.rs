@@ -30,7 +30,7 @@ pub mod pointer;
 pub mod resolve;
 pub mod sample;
 
-pub use emit::{EmitOptions, FlowPolicy, emit};
+pub use emit::{Edits, EmitOptions, FlowPolicy, emit, emit_edited};
 pub use error::{Error, LimitError, SubsetError, Warning};
 pub use node::{Alias, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value};
 pub use parse::{Limits, Parsed, parse};

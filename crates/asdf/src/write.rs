@@ -308,7 +308,7 @@ impl AsdfFile {
     }
 
     fn write_into<W: Sink>(&self, out: &mut W, options: &WriteOptions) -> Result<(), Error> {
-        self.write_blocks(self.doc.clone(), out, options, false)?
+        self.write_blocks(&self.doc, out, options, false)?
             .finish(options.index)?;
         Ok(())
     }
@@ -317,19 +317,21 @@ impl AsdfFile {
     /// the writer, ready for the index or a streamed block.
     fn write_blocks<W: Sink>(
         &self,
-        mut doc: Document,
+        doc: &Document,
         out: W,
         options: &WriteOptions,
         stream_target: bool,
     ) -> Result<Writer<W>, Error> {
-        // Renumber block sources in order of appearance.
+        // Renumber block sources in order of appearance (as edits applied while the tree is
+        // written: the tree itself is neither changed nor copied).
+        let mut edits = asdf_yaml::Edits::default();
         let arrays = block_arrays(&doc.root);
         let total = self.reader.block_count() + self.pending.len();
         let mut order: Vec<BlockSrc> = Vec::new();
         let mut map: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
         let mut ext_map: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         for path in &arrays {
-            let Some(n) = node_at_mut(&mut doc.root, path) else {
+            let Some(n) = doc.root.at_path(path) else {
                 continue;
             };
             if let Some(uri) = n.get("source").and_then(Node::as_str).map(str::to_owned) {
@@ -341,8 +343,8 @@ impl AsdfFile {
                     order.push(BlockSrc::External(uri.clone()));
                     order.len() - 1
                 });
-                if let Some(s) = n.get_mut("source") {
-                    *s = Node::int(i64::try_from(new).unwrap_or(i64::MAX));
+                if let Some(s) = n.get("source") {
+                    edits.replace(s, Node::int(i64::try_from(new).unwrap_or(i64::MAX)));
                 }
                 continue;
             }
@@ -377,12 +379,15 @@ impl AsdfFile {
                     pointer: String::new(),
                     source,
                 })?;
-                if let Some(sh) = n.get_mut("shape") {
-                    *sh = Node::seq(
-                        shape
-                            .iter()
-                            .map(|d| Node::int(i64::try_from(*d).unwrap_or(i64::MAX)))
-                            .collect(),
+                if let Some(sh) = n.get("shape") {
+                    edits.replace(
+                        sh,
+                        Node::seq(
+                            shape
+                                .iter()
+                                .map(|d| Node::int(i64::try_from(*d).unwrap_or(i64::MAX)))
+                                .collect(),
+                        ),
                     );
                 }
             }
@@ -403,11 +408,11 @@ impl AsdfFile {
                 });
                 order.len() - 1
             });
-            if let Some(s) = n.get_mut("source") {
-                *s = Node::int(i64::try_from(new).unwrap_or(i64::MAX));
+            if let Some(s) = n.get("source") {
+                edits.replace(s, Node::int(i64::try_from(new).unwrap_or(i64::MAX)));
             }
         }
-        let tree = self.finished_tree(doc, options.validate)?;
+        let tree = self.finished_tree(doc, edits, options.validate)?;
         let mut w = Writer::new(out, self.standard)?;
         w.write_tree(&tree)?;
         if options.pad_blocks {
@@ -509,7 +514,7 @@ impl AsdfFile {
             source,
         };
         let file = std::fs::File::create(&tmp).map_err(io)?;
-        let w = self.write_blocks(doc, std::io::BufWriter::with_capacity(1 << 20, file), options, true);
+        let w = self.write_blocks(&doc, std::io::BufWriter::with_capacity(1 << 20, file), options, true);
         let w = match w {
             Ok(w) => w,
             Err(e) => {
@@ -627,27 +632,30 @@ impl AsdfFile {
         result.map(|()| path)
     }
 
-    /// The YAML text written for `doc`: validated (when asked), `asdf_library` naming this
-    /// library, `%YAML 1.1`.
-    pub(crate) fn finished_tree(&self, mut doc: Document, validate: bool) -> Result<Vec<u8>, Error> {
+    /// The YAML text written for `doc` with `edits`: validated (when asked), `asdf_library`
+    /// naming this library, `%YAML 1.1` when the document has no version.
+    pub(crate) fn finished_tree(
+        &self,
+        doc: &Document,
+        mut edits: asdf_yaml::Edits,
+        validate: bool,
+    ) -> Result<Vec<u8>, Error> {
         if validate {
             let schemas = asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))?;
-            let r = schemas.validate_document(&doc);
+            let r = schemas.validate_document(doc);
             if !r.violations.is_empty() {
                 return Err(Error::Invalid(r.violations));
             }
         }
-        if let Some(m) = doc.root.as_mapping_mut() {
+        if let Some(m) = doc.root.as_mapping() {
             let lib = self.library_node()?;
-            match m.get_mut("asdf_library") {
-                Some(v) => *v = lib,
-                None => m.entries.insert(0, (Node::str("asdf_library"), lib)),
+            match m.get("asdf_library") {
+                Some(v) => edits.replace(v, lib),
+                None => edits.prepend_to_root(Node::str("asdf_library"), lib),
             }
         }
-        if doc.version.is_none() {
-            doc.version = Some((1, 1));
-        }
-        Ok(asdf_yaml::emit(&doc, &EmitOptions::default())?)
+        edits.default_version((1, 1));
+        Ok(asdf_yaml::emit_edited(doc, &EmitOptions::default(), &edits)?)
     }
 
     fn library_node(&self) -> Result<Node, Error> {
