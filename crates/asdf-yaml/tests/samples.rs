@@ -138,3 +138,25 @@ fn generated_catalogue_round_trips() {
             .as_f64()
     );
 }
+
+/// `emit_edited` writes replacements, root entries put first and a default `%YAML` version,
+/// and leaves the document as it was.
+#[test]
+fn edits_apply_while_writing() {
+    use asdf_yaml::{Document, Edits, EmitOptions, Node, emit, emit_edited};
+    let mut doc = Document::new(Node::map(vec![
+        (Node::str("a"), Node::int(1)),
+        (Node::str("b"), Node::seq(vec![Node::int(2), Node::int(3)])),
+    ]));
+    doc.version = None;
+    let before = emit(&doc, &EmitOptions::default()).unwrap();
+    let mut e = Edits::default();
+    let b = doc.root.get("b").unwrap();
+    e.replace(&b.as_sequence().unwrap().items[1], Node::str("three"));
+    e.prepend_to_root(Node::str("first"), Node::bool(true));
+    e.default_version((1, 1));
+    let out = String::from_utf8(emit_edited(&doc, &EmitOptions::default(), &e).unwrap()).unwrap();
+    assert!(out.starts_with("%YAML 1.1\n"), "{out}");
+    assert!(out.contains("first: true\na: 1\nb: [2, three]\n"), "{out}");
+    assert_eq!(emit(&doc, &EmitOptions::default()).unwrap(), before);
+}
