@@ -1,7 +1,7 @@
 //! The ASDF Standard's schemas and manifests (embedded from `schemas/`), tag -> schema
 //! resolution, and tag-driven validation of a whole tree.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use asdf_yaml::{Document, Limits, Node, NodeKind, Span, parse};
@@ -176,7 +176,12 @@ pub struct AsdfSchemas {
     manifests: Vec<Manifest>,
     /// tag -> schema, over every manifest.
     tags: BTreeMap<String, String>,
-    validator: Validator,
+    /// Every schema compiled: made at once when schemas are added (so that errors show
+    /// there), otherwise on the first call of [`AsdfSchemas::validator`].
+    full: std::sync::OnceLock<Validator>,
+    /// Until then, one validator per schema met in documents, compiled when first needed
+    /// (a file uses a handful of the standard's 64 schemas).
+    per_schema: std::sync::Mutex<HashMap<String, Arc<Validator>>>,
     options: CompileOptions,
 }
 
@@ -256,7 +261,8 @@ impl AsdfSchemas {
             registry: Registry::new(),
             manifests: Vec::new(),
             tags: BTreeMap::new(),
-            validator: Validator::compile(&mut Registry::new(), &[], &options)?,
+            full: std::sync::OnceLock::from(Validator::compile(&mut Registry::new(), &[], &options)?),
+            per_schema: std::sync::Mutex::default(),
             options,
         })
     }
@@ -287,14 +293,18 @@ impl AsdfSchemas {
             registry,
             manifests,
             tags: BTreeMap::new(),
-            validator: Validator::compile(&mut Registry::new(), &[], &options)?,
+            full: std::sync::OnceLock::new(),
+            per_schema: std::sync::Mutex::default(),
             options,
         };
-        s.rebuild()?;
+        // The embedded schemas are compiled as documents need them (they are checked whole
+        // by `cargo xtask validate-schemas` and the test suites).
+        s.index();
         Ok(s)
     }
 
-    fn rebuild(&mut self) -> Result<(), SchemaError> {
+    /// Tag -> schema table and tag aliases in the registry.
+    fn index(&mut self) {
         self.tags.clear();
         for m in &self.manifests {
             for t in &m.tags {
@@ -304,15 +314,55 @@ impl AsdfSchemas {
         for (tag, schema) in &self.tags {
             self.registry.alias(tag, schema);
         }
-        let uris: Vec<String> = self
-            .registry
+    }
+
+    fn all_uris(&self) -> Vec<String> {
+        self.registry
             .uris()
             .filter(|u| !u.starts_with("urn-anonymous"))
             .map(str::to_owned)
-            .collect();
+            .collect()
+    }
+
+    /// Re-indexes and compiles everything now (after schemas or manifests were added).
+    fn rebuild(&mut self) -> Result<(), SchemaError> {
+        self.index();
+        let uris = self.all_uris();
         let refs: Vec<&str> = uris.iter().map(String::as_str).collect();
-        self.validator = Validator::compile(&mut self.registry, &refs, &self.options)?;
+        let v = Validator::compile(&mut self.registry, &refs, &self.options)?;
+        self.full = std::sync::OnceLock::from(v);
+        self.cache().clear();
         Ok(())
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Validator>>> {
+        self.per_schema
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Validates `node` against schema `uri`: with the full validator once there is one,
+    /// otherwise with that schema's own, compiled on first use.
+    fn validate_with_schema(
+        &self,
+        uri: &str,
+        node: &Node,
+        doc: &Document,
+        pointer: &str,
+    ) -> Result<Vec<Violation>, SchemaError> {
+        if let Some(v) = self.full.get() {
+            return v.validate(uri, node, doc, pointer);
+        }
+        let found = self.cache().get(uri).cloned();
+        let v = match found {
+            Some(v) => v,
+            None => {
+                let v = Arc::new(Validator::compile(&mut self.registry.clone(), &[uri], &self.options)?);
+                self.cache().insert(uri.to_owned(), v.clone());
+                v
+            }
+        };
+        v.validate(uri, node, doc, pointer)
     }
 
     /// Adds a schema (YAML text) and recompiles.
@@ -408,10 +458,17 @@ impl AsdfSchemas {
         &self.registry
     }
 
-    /// The compiled validator.
+    /// The validator of every schema (compiled on first call for the embedded schemas; a
+    /// defect there leaves a validator that knows no schema, and
+    /// `cargo xtask validate-schemas` reports it).
     #[must_use]
     pub fn validator(&self) -> &Validator {
-        &self.validator
+        self.full.get_or_init(|| {
+            let uris = self.all_uris();
+            let refs: Vec<&str> = uris.iter().map(String::as_str).collect();
+            Validator::compile(&mut self.registry.clone(), &refs, &self.options)
+                .unwrap_or_else(|_| Validator::empty(&self.options))
+        })
     }
 
     /// The tags the core manifest of standard `version` lists, with the astronomy tags.
@@ -437,7 +494,7 @@ impl AsdfSchemas {
         // Naming convention for tags no manifest lists.
         if let Some(rest) = tag.strip_prefix("tag:stsci.edu:asdf/") {
             let uri = format!("http://stsci.edu/schemas/asdf/{rest}");
-            if self.validator.has(&uri) {
+            if self.registry.contains(&uri) {
                 return TagResolution::Known(uri);
             }
         }
@@ -694,7 +751,7 @@ impl AsdfSchemas {
                     continue;
                 }
             };
-            match self.validator.validate(&schema, node, doc, &ptr) {
+            match self.validate_with_schema(&schema, node, doc, &ptr) {
                 Ok(vs) => {
                     for v in vs {
                         if seen.insert((v.instance.clone(), v.schema.clone(), v.message.clone())) {

@@ -619,6 +619,16 @@ impl Validator {
         })
     }
 
+    /// A validator that knows no schema.
+    #[must_use]
+    pub fn empty(opts: &CompileOptions) -> Self {
+        Validator {
+            nodes: Vec::new(),
+            roots: HashMap::new(),
+            check_formats: opts.check_formats,
+        }
+    }
+
     /// The URIs this validator was compiled for.
     pub fn roots(&self) -> impl Iterator<Item = &str> {
         self.roots.keys().map(String::as_str)
