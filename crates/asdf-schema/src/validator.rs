@@ -783,16 +783,36 @@ impl Cx<'_> {
                 self.fail(&mut sink, idx, $key, node, path, $msg);
             }};
         }
+        // Checks `$node` against subschema `$t` (one step `$step` down the instance, if given);
+        // a failure fails this schema too.
+        macro_rules! sub {
+            ($t:expr, $node:expr) => {{
+                if !self.check($t, $node, path, sink.as_deref_mut()) {
+                    ok = false;
+                    if sink.is_none() {
+                        return false;
+                    }
+                }
+            }};
+            ($t:expr, $node:expr, $step:expr) => {{
+                let len = path.len();
+                path.push('/');
+                path.push_str(&$step);
+                let good = self.check($t, $node, path, sink.as_deref_mut());
+                path.truncate(len);
+                if !good {
+                    ok = false;
+                    if sink.is_none() {
+                        return false;
+                    }
+                }
+            }};
+        }
         let bits = type_bits(node);
         for (key, kw) in &v.nodes[idx].kws {
             match kw {
                 Kw::Ref(t) => {
-                    if !self.check(*t, node, path, sink.as_deref_mut()) {
-                        ok = false;
-                        if sink.is_none() {
-                            return false;
-                        }
-                    }
+                    sub!(*t, node);
                 }
                 Kw::Unresolvable(r) => {
                     bad!(key, format!("cannot resolve the schema reference `{r}`"))
@@ -888,17 +908,7 @@ impl Cx<'_> {
                 Kw::Items(t) => {
                     if let NodeKind::Sequence(s) = &node.kind {
                         for (i, item) in s.items.iter().enumerate() {
-                            let len = path.len();
-                            path.push('/');
-                            path.push_str(&i.to_string());
-                            let good = self.check(*t, item, path, sink.as_deref_mut());
-                            path.truncate(len);
-                            if !good {
-                                ok = false;
-                                if sink.is_none() {
-                                    return false;
-                                }
-                            }
+                            sub!(*t, item, i.to_string());
                         }
                     }
                 }
@@ -914,17 +924,7 @@ impl Cx<'_> {
                                     break;
                                 }
                             };
-                            let len = path.len();
-                            path.push('/');
-                            path.push_str(&i.to_string());
-                            let good = self.check(t, item, path, sink.as_deref_mut());
-                            path.truncate(len);
-                            if !good {
-                                ok = false;
-                                if sink.is_none() {
-                                    return false;
-                                }
-                            }
+                            sub!(t, item, i.to_string());
                         }
                     }
                 }
@@ -956,17 +956,7 @@ impl Cx<'_> {
                             let Some((_, value)) = m.entries.iter().find(|(k, _)| key_is(k, name)) else {
                                 continue;
                             };
-                            let len = path.len();
-                            path.push('/');
-                            path.push_str(&asdf_yaml::pointer::escape(name));
-                            let good = self.check(*t, value, path, sink.as_deref_mut());
-                            path.truncate(len);
-                            if !good {
-                                ok = false;
-                                if sink.is_none() {
-                                    return false;
-                                }
-                            }
+                            sub!(*t, value, asdf_yaml::pointer::escape(name));
                         }
                     }
                 }
@@ -976,17 +966,7 @@ impl Cx<'_> {
                             let Some(name) = key_text(k) else { continue };
                             for (re, t) in pats {
                                 if re.is_match(&name) {
-                                    let len = path.len();
-                                    path.push('/');
-                                    path.push_str(&asdf_yaml::pointer::escape(&name));
-                                    let good = self.check(*t, value, path, sink.as_deref_mut());
-                                    path.truncate(len);
-                                    if !good {
-                                        ok = false;
-                                        if sink.is_none() {
-                                            return false;
-                                        }
-                                    }
+                                    sub!(*t, value, asdf_yaml::pointer::escape(&name));
                                 }
                             }
                         }
@@ -1007,17 +987,7 @@ impl Cx<'_> {
                             match schema {
                                 None => extra.push(name),
                                 Some(t) => {
-                                    let len = path.len();
-                                    path.push('/');
-                                    path.push_str(&asdf_yaml::pointer::escape(&name));
-                                    let good = self.check(*t, value, path, sink.as_deref_mut());
-                                    path.truncate(len);
-                                    if !good {
-                                        ok = false;
-                                        if sink.is_none() {
-                                            return false;
-                                        }
-                                    }
+                                    sub!(*t, value, asdf_yaml::pointer::escape(&name));
                                 }
                             }
                         }
@@ -1070,12 +1040,7 @@ impl Cx<'_> {
                                     }
                                 }
                                 Dep::Schema(t) => {
-                                    if !self.check(*t, node, path, sink.as_deref_mut()) {
-                                        ok = false;
-                                        if sink.is_none() {
-                                            return false;
-                                        }
-                                    }
+                                    sub!(*t, node);
                                 }
                             }
                         }
@@ -1083,12 +1048,7 @@ impl Cx<'_> {
                 }
                 Kw::AllOf(ts) => {
                     for t in ts {
-                        if !self.check(*t, node, path, sink.as_deref_mut()) {
-                            ok = false;
-                            if sink.is_none() {
-                                return false;
-                            }
-                        }
+                        sub!(*t, node);
                     }
                 }
                 Kw::AnyOf(ts) => {
