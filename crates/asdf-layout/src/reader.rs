@@ -559,12 +559,18 @@ impl<S: ReadAt> Reader<S> {
         Ok(())
     }
 
-    fn decode_into(&self, b: &BlockInfo, stored: &[u8], out: &mut [u8]) -> Result<()> {
+    /// The codec of block `b`'s label.
+    fn codec(&self, b: &BlockInfo) -> Result<&Arc<dyn crate::Codec>> {
         let label = b.header.compression;
-        let codec = self.options.registry.get(label).ok_or(Error::Unsupported {
+        self.options.registry.get(label).ok_or_else(|| Error::Unsupported {
             offset: b.offset + 10,
             kind: Unsupported::Compression(label, self.options.registry.labels()),
-        })?;
+        })
+    }
+
+    fn decode_into(&self, b: &BlockInfo, stored: &[u8], out: &mut [u8]) -> Result<()> {
+        let label = b.header.compression;
+        let codec = self.codec(b)?;
         codec.decode(stored, out).map_err(|source| Error::Codec {
             block: b.index,
             offset: b.offset,
@@ -686,10 +692,7 @@ impl<S: ReadAt> Reader<S> {
         }
         let stored = self.read_stored(i)?;
         let label = b.header.compression;
-        let codec = self.options.registry.get(label).ok_or(Error::Unsupported {
-            offset: b.offset + 10,
-            kind: Unsupported::Compression(label, self.options.registry.labels()),
-        })?;
+        let codec = self.codec(&b)?;
         let expected = usize::try_from(b.header.data_size).map_err(|_| {
             Error::Limits(LimitError::Allocation {
                 block: b.index,

@@ -227,16 +227,17 @@ impl<W: Write> Writer<W> {
     /// # Errors
     /// [`UsageError::UnknownCodec`], codec failures, I/O errors.
     pub fn write_block(&mut self, data: &[u8], opts: &BlockOptions) -> Result<WrittenBlock> {
-        if opts.compression.is_none() {
-            let mut h = BlockHeader::new(Label::NONE, data.len() as u64, data.len() as u64);
-            return self.write_stored(data, &mut h, opts);
-        }
         let (stored, mut h) = self.encode(data, opts)?;
         self.write_stored(&stored, &mut h, opts)
     }
 
-    /// Compresses `data` per `opts`: the stored bytes and their header.
-    fn encode(&self, data: &[u8], opts: &BlockOptions) -> Result<(Vec<u8>, BlockHeader)> {
+    /// The bytes to store for `data` (compressed per `opts`, or `data` itself) and their
+    /// header.
+    fn encode<'d>(&self, data: &'d [u8], opts: &BlockOptions) -> Result<(std::borrow::Cow<'d, [u8]>, BlockHeader)> {
+        if opts.compression.is_none() {
+            let h = BlockHeader::new(Label::NONE, data.len() as u64, data.len() as u64);
+            return Ok((std::borrow::Cow::Borrowed(data), h));
+        }
         let codec = self
             .registry
             .get(opts.compression)
@@ -250,7 +251,19 @@ impl<W: Write> Writer<W> {
             source,
         })?;
         let h = BlockHeader::new(opts.compression, stored.len() as u64, data.len() as u64);
-        Ok((stored, h))
+        Ok((std::borrow::Cow::Owned(stored), h))
+    }
+
+    /// `header` made to describe `stored` (copied without decoding): not streamed, used
+    /// size set, data size too when uncompressed.
+    fn encoded_header(stored: &[u8], header: BlockHeader) -> BlockHeader {
+        let mut h = header;
+        h.flags &= !FLAG_STREAMED;
+        h.used_size = stored.len() as u64;
+        if h.compression.is_none() {
+            h.data_size = h.used_size;
+        }
+        h
     }
 
     /// Writes already-encoded bytes with the given header fields (compression, data_size and
@@ -265,12 +278,7 @@ impl<W: Write> Writer<W> {
         header: BlockHeader,
         opts: &BlockOptions,
     ) -> Result<WrittenBlock> {
-        let mut h = header;
-        h.flags &= !FLAG_STREAMED;
-        h.used_size = stored.len() as u64;
-        if h.compression.is_none() {
-            h.data_size = h.used_size;
-        }
+        let mut h = Self::encoded_header(stored, header);
         self.write_stored(stored, &mut h, opts)
     }
 
@@ -373,13 +381,6 @@ impl<W: Write + Seek> Writer<W> {
         opts: &BlockOptions,
         meanwhile: &mut dyn FnMut(&mut W) -> io::Result<()>,
     ) -> Result<WrittenBlock> {
-        if !opts.checksum {
-            return self.write_block(data, opts);
-        }
-        if opts.compression.is_none() {
-            let mut h = BlockHeader::new(Label::NONE, data.len() as u64, data.len() as u64);
-            return self.write_stored_overlapped(data, &mut h, opts, meanwhile);
-        }
         let (stored, mut h) = self.encode(data, opts)?;
         self.write_stored_overlapped(&stored, &mut h, opts, meanwhile)
     }
@@ -395,12 +396,7 @@ impl<W: Write + Seek> Writer<W> {
         header: BlockHeader,
         opts: &BlockOptions,
     ) -> Result<WrittenBlock> {
-        let mut h = header;
-        h.flags &= !FLAG_STREAMED;
-        h.used_size = stored.len() as u64;
-        if h.compression.is_none() {
-            h.data_size = h.used_size;
-        }
+        let mut h = Self::encoded_header(stored, header);
         self.write_stored_overlapped(stored, &mut h, opts, &mut |_| Ok(()))
     }
 

@@ -23,6 +23,54 @@ fn be_u32(b: &[u8], at: usize) -> Option<u32> {
     b.get(at..at + 4).map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
 }
 
+/// One chunk: its offset in the input, its LZ4 block, its decoded size.
+type Chunk<'a> = (usize, &'a [u8], usize);
+
+/// The chunk table, with the decoded sizes checked to add up to exactly `expected`.
+fn chunk_table(input: &[u8], expected: usize) -> Result<Vec<Chunk<'_>>, CodecError> {
+    let mut table = Vec::new();
+    let (mut i, mut total) = (0usize, 0usize);
+    while i < input.len() {
+        let n = be_u32(input, i).ok_or(CodecError::Truncated { consumed: i as u64 })? as usize;
+        let chunk = input
+            .get(i + 4..i + 4 + n)
+            .ok_or(CodecError::Truncated { consumed: i as u64 })?;
+        if chunk.len() < 4 {
+            return Err(CodecError::Framing { at: i as u64 });
+        }
+        let size = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]) as usize;
+        total = total
+            .checked_add(size)
+            .filter(|&e| e <= expected)
+            .ok_or(CodecError::SizeMismatch {
+                expected: expected as u64,
+                actual: total.saturating_add(size) as u64,
+            })?;
+        table.push((i, &chunk[4..], size));
+        i += 4 + n;
+    }
+    if total != expected {
+        return Err(CodecError::SizeMismatch {
+            expected: expected as u64,
+            actual: total as u64,
+        });
+    }
+    Ok(table)
+}
+
+/// Decodes one chunk's LZ4 block into `out` (exactly its decoded size) with liblz4's
+/// `LZ4_decompress_safe`: bounds-checked against hostile input, and faster than lz4_flex's
+/// safe decoder.
+fn decode_chunk(at: usize, block: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
+    let size = i32::try_from(out.len()).map_err(|_| CodecError::Framing { at: at as u64 })?;
+    let got = lz4::block::decompress_to_buffer(block, Some(size), out).map_err(CodecError::library)?;
+    if got == out.len() {
+        Ok(())
+    } else {
+        Err(CodecError::Framing { at: at as u64 })
+    }
+}
+
 impl Codec for Lz4 {
     fn label(&self) -> Label {
         Label::LZ4
@@ -31,33 +79,7 @@ impl Codec for Lz4 {
     fn decode(&self, input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
         // First the chunk table (cheap), then the chunks, decoded in parallel into their
         // disjoint parts of the output.
-        let mut jobs: Vec<(usize, &[u8], usize)> = Vec::new(); // (input offset, LZ4 block, output size)
-        let (mut i, mut o) = (0usize, 0usize);
-        while i < input.len() {
-            let n = be_u32(input, i).ok_or(CodecError::Truncated { consumed: i as u64 })? as usize;
-            let chunk = input
-                .get(i + 4..i + 4 + n)
-                .ok_or(CodecError::Truncated { consumed: i as u64 })?;
-            if chunk.len() < 4 {
-                return Err(CodecError::Framing { at: i as u64 });
-            }
-            let size = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]) as usize;
-            o = o
-                .checked_add(size)
-                .filter(|&e| e <= output.len())
-                .ok_or(CodecError::SizeMismatch {
-                    expected: output.len() as u64,
-                    actual: (o + size) as u64,
-                })?;
-            jobs.push((i, &chunk[4..], size));
-            i += 4 + n;
-        }
-        if o != output.len() {
-            return Err(CodecError::SizeMismatch {
-                expected: output.len() as u64,
-                actual: o as u64,
-            });
-        }
+        let jobs = chunk_table(input, output.len())?;
         let mut slots: Vec<(usize, &[u8], &mut [u8])> = Vec::with_capacity(jobs.len());
         let mut rest = output;
         for (at, block, size) in jobs {
@@ -69,58 +91,22 @@ impl Codec for Lz4 {
         let results = super::par_map(slots.len(), |k| {
             let mut g = slots[k].lock().map_err(|_| CodecError::Framing { at: 0 })?;
             let (at, block, out) = &mut *g;
-            // liblz4's LZ4_decompress_safe: bounds-checked against hostile input, and faster
-            // than lz4_flex's safe decoder.
-            let size = i32::try_from(out.len()).map_err(|_| CodecError::Framing { at: *at as u64 })?;
-            let got = lz4::block::decompress_to_buffer(block, Some(size), out).map_err(CodecError::library)?;
-            if got == out.len() {
-                Ok(())
-            } else {
-                Err(CodecError::Framing { at: *at as u64 })
-            }
+            decode_chunk(*at, block, out)
         });
         results.into_iter().collect()
     }
 
     fn decode_pieces(&self, input: &[u8], expected: usize, sink: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
         // Chunk by chunk into one reused buffer (chunks are 4 MiB when Python wrote them).
+        let table = chunk_table(input, expected)?;
+        let largest = table.iter().map(|(_, _, size)| *size).max().unwrap_or(0);
         let mut buf: Vec<u8> = Vec::new();
-        let (mut i, mut total) = (0usize, 0usize);
-        while i < input.len() {
-            let n = be_u32(input, i).ok_or(CodecError::Truncated { consumed: i as u64 })? as usize;
-            let chunk = input
-                .get(i + 4..i + 4 + n)
-                .ok_or(CodecError::Truncated { consumed: i as u64 })?;
-            if chunk.len() < 4 {
-                return Err(CodecError::Framing { at: i as u64 });
-            }
-            let size = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]) as usize;
-            if total + size > expected {
-                return Err(CodecError::SizeMismatch {
-                    expected: expected as u64,
-                    actual: (total + size) as u64,
-                });
-            }
-            if buf.len() < size {
-                buf.try_reserve_exact(size - buf.len())
-                    .map_err(|_| CodecError::library(std::io::Error::from(std::io::ErrorKind::OutOfMemory)))?;
-                buf.resize(size, 0);
-            }
-            let want = i32::try_from(size).map_err(|_| CodecError::Framing { at: i as u64 })?;
-            let got = lz4::block::decompress_to_buffer(&chunk[4..], Some(want), &mut buf[..size])
-                .map_err(CodecError::library)?;
-            if got != size {
-                return Err(CodecError::Framing { at: i as u64 });
-            }
+        buf.try_reserve_exact(largest)
+            .map_err(|_| CodecError::library(std::io::Error::from(std::io::ErrorKind::OutOfMemory)))?;
+        buf.resize(largest, 0);
+        for (at, block, size) in table {
+            decode_chunk(at, block, &mut buf[..size])?;
             sink(&buf[..size]);
-            total += size;
-            i += 4 + n;
-        }
-        if total != expected {
-            return Err(CodecError::SizeMismatch {
-                expected: expected as u64,
-                actual: total as u64,
-            });
         }
         Ok(())
     }

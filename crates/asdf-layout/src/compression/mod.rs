@@ -34,9 +34,11 @@ pub use zlib::Zlib;
 #[cfg(feature = "zstd")]
 pub use zstd::Zstd;
 
-/// Threads for codec work: the machine's parallelism, at most 8.
+/// Threads for codec work: the machine's parallelism, at most 8 (asked once: on Linux the
+/// answer costs a few file reads).
 pub(crate) fn threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
 }
 
 /// `f(0..n)` computed on up to [`threads`] scoped threads, results in order.
