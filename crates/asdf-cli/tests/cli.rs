@@ -9,6 +9,22 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// `asdf-cli ARGS` with `$EDITOR` set to `editor` (and no `$VISUAL`): exit code, stdout + stderr.
+fn run_with_editor(args: &[&str], editor: &str) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_asdf-cli"))
+        .args(args)
+        .env_remove("VISUAL")
+        .env("EDITOR", editor)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
 fn run(args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_asdf-cli"))
         .args(args)
@@ -372,20 +388,7 @@ fn edit_with_scripted_editors() {
     let p = dir.join("small.asdf");
     std::fs::copy(root().join("examples/data/small.asdf"), &p).unwrap();
     let f = p.display().to_string();
-    let edit = |editor: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_asdf-cli"))
-            .args(["edit", &f])
-            .env_remove("VISUAL")
-            .env("EDITOR", editor)
-            .output()
-            .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (out.status.code().unwrap_or(-1), text)
-    };
+    let edit = |editor: &str| run_with_editor(&["edit", &f], editor);
     let (code, text) = edit("true");
     assert_eq!((code, text.as_str()), (0, "no changes\n"));
     let (code, text) = edit("sed -i 's/asdf-rs example/an edited observer/'");
@@ -426,18 +429,7 @@ fn edit_in_place() {
     let p = dir.join("small.asdf");
     std::fs::copy(root().join("examples/data/small.asdf"), &p).unwrap();
     let f = p.display().to_string();
-    let edit = |editor: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_asdf-cli"))
-            .args(["edit", "--in-place", &f])
-            .env_remove("VISUAL")
-            .env("EDITOR", editor)
-            .output()
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
-    };
+    let edit = |editor: &str| run_with_editor(&["edit", "--in-place", &f], editor);
     let before = std::fs::read(&p).unwrap();
     let (code, text) = edit("sed -i 's/asdf-rs example/short/'");
     assert_eq!(code, 0, "{text}");

@@ -4,34 +4,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::borrow::Cow;
 
-use asdf::{AsdfFile, ByteOrder, Datatype, Element, Node, NodeKind, OpenOptions, ScalarType, Version, WriteOptions};
-
-fn ndarrays(f: &AsdfFile) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack: Vec<(&Node, String)> = vec![(f.tree(), String::new())];
-    while let Some((n, p)) = stack.pop() {
-        if n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-")) {
-            out.push(p);
-            continue;
-        }
-        match &n.kind {
-            NodeKind::Mapping(m) => {
-                for (k, v) in &m.entries {
-                    let key = k
-                        .as_scalar()
-                        .map(|s| asdf::escape_pointer_token(&s.text))
-                        .unwrap_or_default();
-                    stack.push((v, format!("{p}/{key}")));
-                }
-            }
-            NodeKind::Sequence(s) => stack.extend(s.items.iter().enumerate().map(|(i, v)| (v, format!("{p}/{i}")))),
-            _ => {}
-        }
-    }
-    out
-}
+use asdf::{AsdfFile, ByteOrder, Datatype, Element, OpenOptions, ScalarType, Version, WriteOptions};
 
 /// The multi-index of flat position `flat` in C order.
 fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
@@ -57,7 +34,7 @@ fn every_element_read_alone_equals_the_full_decode() {
         let Ok(f) = asdf::open_with(&p, OpenOptions::default().validate(false)) else {
             continue;
         };
-        for a in ndarrays(&f) {
+        for a in common::ndarray_pointers(&f, false) {
             let Ok(full) = f.array(&a) else { continue };
             arrays += 1;
             // Up to ~64 elements per array, spread over it, always the first and the last.

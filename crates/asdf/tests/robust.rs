@@ -10,6 +10,8 @@
     clippy::cast_possible_truncation
 )]
 
+mod common;
+
 use asdf::{AsdfFile, Node, NodeKind, OpenOptions, WriteOptions};
 use asdf_core_types::typed::Typed;
 
@@ -26,30 +28,6 @@ impl Rng {
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
-}
-
-fn ndarrays(f: &AsdfFile) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack: Vec<(&Node, String)> = vec![(f.tree(), String::new())];
-    while let Some((n, p)) = stack.pop() {
-        if n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-")) {
-            out.push(p.clone());
-        }
-        match &n.kind {
-            NodeKind::Mapping(m) => {
-                for (k, v) in &m.entries {
-                    let key = k
-                        .as_scalar()
-                        .map(|s| asdf::escape_pointer_token(&s.text))
-                        .unwrap_or_default();
-                    stack.push((v, format!("{p}/{key}")));
-                }
-            }
-            NodeKind::Sequence(s) => stack.extend(s.items.iter().enumerate().map(|(i, v)| (v, format!("{p}/{i}")))),
-            _ => {}
-        }
-    }
-    out
 }
 
 /// Every typed reader on every tagged node (results ignored: only panics matter).
@@ -95,7 +73,7 @@ fn typed_values(root: &Node) {
 
 /// Every access path on every array of `f`.
 fn exercise(f: &AsdfFile) {
-    for a in ndarrays(f) {
+    for a in common::ndarray_pointers(f, true) {
         let full = f.array(&a);
         let _ = f.view(&a);
         let _ = f.array_as::<f64>(&a);

@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use asdf::{AsdfFile, ByteOrder, Datatype, Node, OpenOptions, RewriteReason, Update, Version, WriteOptions};
@@ -284,7 +286,7 @@ fn every_conformance_file_survives_an_update() {
         let path = target.join(&name);
         let opts = OpenOptions::default().validate(false);
         let before = asdf::open_with(&path, opts.clone()).unwrap();
-        let arrays: Vec<(String, Vec<asdf::Element>)> = pointers(&before)
+        let arrays: Vec<(String, Vec<asdf::Element>)> = common::ndarray_pointers(&before, false)
             .into_iter()
             .filter_map(|a| before.array(&a).ok().map(|x| (a, x.elements)))
             .collect();
@@ -314,31 +316,4 @@ fn every_conformance_file_survives_an_update() {
     println!("{in_place} updated in place, {rewritten} rewritten");
     assert!(in_place + rewritten >= 120, "{in_place} {rewritten}");
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-fn pointers(f: &AsdfFile) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack: Vec<(&Node, String)> = vec![(f.tree(), String::new())];
-    while let Some((n, p)) = stack.pop() {
-        if n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-")) {
-            out.push(p);
-            continue;
-        }
-        match &n.kind {
-            asdf::NodeKind::Mapping(m) => {
-                for (k, v) in &m.entries {
-                    let key = k
-                        .as_scalar()
-                        .map(|s| asdf::escape_pointer_token(&s.text))
-                        .unwrap_or_default();
-                    stack.push((v, format!("{p}/{key}")));
-                }
-            }
-            asdf::NodeKind::Sequence(s) => {
-                stack.extend(s.items.iter().enumerate().map(|(i, v)| (v, format!("{p}/{i}"))));
-            }
-            _ => {}
-        }
-    }
-    out
 }
