@@ -251,6 +251,14 @@ pub struct Array {
     pub mask: Option<Vec<bool>>,
 }
 
+/// Turns an ndarray problem into an [`Error::Array`] at `pointer`.
+fn array_error(pointer: &str) -> impl Fn(NdArrayError) -> Error + Copy + '_ {
+    move |source| Error::Array {
+        pointer: pointer.to_owned(),
+        source,
+    }
+}
+
 /// Where an array's data lives.
 #[derive(Debug, Clone)]
 enum BlockRef {
@@ -652,10 +660,7 @@ impl AsdfFile {
 
     fn ndarray_at(&self, pointer: &str) -> Result<NdArray, Error> {
         let node = self.get(pointer)?;
-        NdArray::from_node(node, &self.doc).map_err(|source| Error::Array {
-            pointer: pointer.to_owned(),
-            source,
-        })
+        NdArray::from_node(node, &self.doc).map_err(array_error(pointer))
     }
 
     /// The byte layout of the block-backed ndarray at `pointer` (shape, strides, offset,
@@ -671,10 +676,7 @@ impl AsdfFile {
     }
 
     fn view_of(&self, a: &NdArray, pointer: &str) -> Result<(View, BlockRef), Error> {
-        let err = |source| Error::Array {
-            pointer: pointer.to_owned(),
-            source,
-        };
+        let err = array_error(pointer);
         let at = self
             .locate(a, pointer)?
             .ok_or_else(|| err(NdArrayError::MissingBlock))?;
@@ -693,10 +695,7 @@ impl AsdfFile {
     /// # Errors
     /// [`Error::Array`] for an index out of range; as [`AsdfFile::array`].
     pub fn element(&self, pointer: &str, index: &[usize]) -> Result<Element, Error> {
-        let err = |source| Error::Array {
-            pointer: pointer.to_owned(),
-            source,
-        };
+        let err = array_error(pointer);
         let a = self.ndarray_at(pointer)?;
         if a.source.is_none() {
             let d = a.decode(None).map_err(err)?;
@@ -737,10 +736,7 @@ impl AsdfFile {
     /// # Errors
     /// [`Error::Array`] with `TypeMismatch`; as [`AsdfFile::array`].
     pub fn array_as<T: Scalar>(&self, pointer: &str) -> Result<Vec<T>, Error> {
-        let err = |source| Error::Array {
-            pointer: pointer.to_owned(),
-            source,
-        };
+        let err = array_error(pointer);
         let a = self.ndarray_at(pointer)?;
         if a.source.is_none() {
             let d = a.decode(None).map_err(err)?;
@@ -773,10 +769,7 @@ impl AsdfFile {
             None => a.decode(None).map(|d| d.shape),
             Some(_) => self.view_of(&a, pointer).map(|(v, _)| Ok(v.shape))?,
         }
-        .map_err(|source| Error::Array {
-            pointer: pointer.to_owned(),
-            source,
-        })?;
+        .map_err(array_error(pointer))?;
         let v = self.array_as::<T>(pointer)?;
         ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), v).map_err(|_| Error::Array {
             pointer: pointer.to_owned(),
@@ -792,10 +785,7 @@ impl AsdfFile {
     /// As [`AsdfFile::array_as`].
     pub fn array_slice<T: Scalar + bytemuck::Pod>(&self, pointer: &str) -> Result<std::borrow::Cow<'_, [T]>, Error> {
         use std::borrow::Cow;
-        let err = |source| Error::Array {
-            pointer: pointer.to_owned(),
-            source,
-        };
+        let err = array_error(pointer);
         let a = self.ndarray_at(pointer)?;
         if a.source.is_none() {
             return self.array_as(pointer).map(Cow::Owned);
@@ -820,10 +810,7 @@ impl AsdfFile {
         let a = self.ndarray_at(pointer)?;
         let (view, at) = self.view_of(&a, pointer)?;
         let data = self.block_data(&at, pointer)?;
-        view.iter(data).map_err(|source| Error::Array {
-            pointer: pointer.to_owned(),
-            source,
-        })
+        view.iter(data).map_err(array_error(pointer))
     }
 
     /// Calls `f` on every element of the ndarray at `pointer`, in C order, as `T` in native
@@ -842,10 +829,7 @@ impl AsdfFile {
     /// # Errors
     /// As [`AsdfFile::array_as`]; a decoding error may come after `f` saw some elements.
     pub fn array_for_each<T: Scalar>(&self, pointer: &str, mut f: impl FnMut(T)) -> Result<(), Error> {
-        let err = |source| Error::Array {
-            pointer: pointer.to_owned(),
-            source,
-        };
+        let err = array_error(pointer);
         let a = self.ndarray_at(pointer)?;
         if a.source.is_none() {
             for x in self.array_as::<T>(pointer)? {
@@ -1029,10 +1013,7 @@ impl AsdfFile {
     fn inline_arrays(&self, node: &Node, pointer: &str) -> Result<Node, Error> {
         let node = self.doc.resolve(node);
         if node.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-")) {
-            let a = NdArray::from_node(node, &self.doc).map_err(|source| Error::Array {
-                pointer: pointer.to_owned(),
-                source,
-            })?;
+            let a = NdArray::from_node(node, &self.doc).map_err(array_error(pointer))?;
             if a.source.is_none() {
                 return Ok(node.clone());
             }
@@ -1096,10 +1077,7 @@ impl AsdfFile {
     /// [`Error::NotFound`], [`Error::Array`], block errors.
     pub fn array(&self, pointer: &str) -> Result<Array, Error> {
         let node = self.get(pointer)?;
-        let err = |source| Error::Array {
-            pointer: pointer.to_owned(),
-            source,
-        };
+        let err = array_error(pointer);
         let a = NdArray::from_node(node, &self.doc).map_err(err)?;
         let block = self.block_bytes(&a, pointer)?;
         let d = a.decode(block.as_ref().map(|(b, _)| b.as_slice())).map_err(err)?;
