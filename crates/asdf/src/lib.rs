@@ -268,6 +268,8 @@ enum BlockRef {
     Pending(usize),
     /// Block 0 of an external file (exploded form).
     External(String),
+    /// Such a block, already read.
+    Loaded(Vec<u8>),
 }
 
 /// An open ASDF file.
@@ -649,12 +651,13 @@ impl AsdfFile {
     }
 
     /// The decoded bytes of a block: borrowed from the memory map for uncompressed blocks.
-    fn block_data(&self, at: &BlockRef, pointer: &str) -> Result<std::borrow::Cow<'_, [u8]>, Error> {
+    fn block_data(&self, at: BlockRef, pointer: &str) -> Result<std::borrow::Cow<'_, [u8]>, Error> {
         use std::borrow::Cow;
         match at {
-            BlockRef::File(i) => Ok(self.reader.read_data(*i)?),
-            BlockRef::Pending(k) => Ok(Cow::Borrowed(self.pending[*k].as_slice())),
-            BlockRef::External(u) => Ok(Cow::Owned(self.external_block(u, pointer)?)),
+            BlockRef::File(i) => Ok(self.reader.read_data(i)?),
+            BlockRef::Pending(k) => Ok(Cow::Borrowed(self.pending[k].as_slice())),
+            BlockRef::External(u) => Ok(Cow::Owned(self.external_block(&u, pointer)?)),
+            BlockRef::Loaded(data) => Ok(Cow::Owned(data)),
         }
     }
 
@@ -680,10 +683,16 @@ impl AsdfFile {
         let at = self
             .locate(a, pointer)?
             .ok_or_else(|| err(NdArrayError::MissingBlock))?;
+        // An external file's block has to be read for its length: keep what was read.
+        let at = match at {
+            BlockRef::External(u) => BlockRef::Loaded(self.external_block(&u, pointer)?),
+            other => other,
+        };
         let len = match &at {
             BlockRef::File(i) => self.reader.block(*i)?.data_len(),
             BlockRef::Pending(k) => self.pending[*k].len() as u64,
-            BlockRef::External(u) => self.external_block(u, pointer)?.len() as u64,
+            BlockRef::External(_) => 0,
+            BlockRef::Loaded(data) => data.len() as u64,
         };
         Ok((View::new(a, len).map_err(err)?, at))
     }
@@ -712,8 +721,8 @@ impl AsdfFile {
         let (view, at) = self.view_of(&a, pointer)?;
         let off = view.element_offset(index).map_err(err)?;
         let size = view.datatype.size() as u64;
-        let bytes = match &at {
-            BlockRef::File(i) => self.reader.read_range(*i, off..off + size)?,
+        let bytes = match at {
+            BlockRef::File(i) => self.reader.read_range(i, off..off + size)?,
             other => {
                 let all = self.block_data(other, pointer)?;
                 let (s, e) = (
@@ -753,7 +762,7 @@ impl AsdfFile {
                 .collect();
         }
         let (view, at) = self.view_of(&a, pointer)?;
-        let data = self.block_data(&at, pointer)?;
+        let data = self.block_data(at, pointer)?;
         view.to_vec(&data).map_err(err)
     }
 
@@ -791,7 +800,7 @@ impl AsdfFile {
             return self.array_as(pointer).map(Cow::Owned);
         }
         let (view, at) = self.view_of(&a, pointer)?;
-        match self.block_data(&at, pointer)? {
+        match self.block_data(at, pointer)? {
             Cow::Borrowed(b) => match view.as_slice::<T>(b) {
                 Some(s) => Ok(Cow::Borrowed(s)),
                 None => view.to_vec(b).map(Cow::Owned).map_err(err),
@@ -809,7 +818,7 @@ impl AsdfFile {
     pub fn array_iter<T: Scalar>(&self, pointer: &str) -> Result<asdf_core_types::Elements<'_, T>, Error> {
         let a = self.ndarray_at(pointer)?;
         let (view, at) = self.view_of(&a, pointer)?;
-        let data = self.block_data(&at, pointer)?;
+        let data = self.block_data(at, pointer)?;
         view.iter(data).map_err(array_error(pointer))
     }
 
