@@ -353,16 +353,12 @@ impl Table {
             None => ("-".to_owned(), "-".to_owned(), format!("{:.1}", mib(ours.rss_kib))),
         };
         let t = theirs.map_or("-".to_owned(), |(_, t)| format!("{:.4}", t.secs));
+        println!(
+            "  {workload}: ours {:.4} s, {who} {t}, ratio {ratio}, peak RSS MiB (ours / theirs) {rss}",
+            ours.secs
+        );
         self.0
             .push([workload.to_owned(), format!("{:.4}", ours.secs), who, t, ratio, rss]);
-        println!(
-            "  {workload}: ours {:.4} s, {} {}, ratio {}, peak RSS MiB (ours / theirs) {}",
-            ours.secs,
-            self.0.last().map_or("", |r| r[2].as_str()),
-            self.0.last().map_or("", |r| r[3].as_str()),
-            self.0.last().map_or("", |r| r[4].as_str()),
-            self.0.last().map_or("", |r| r[5].as_str())
-        );
     }
 
     fn print(&self) {
