@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: workloads run side by side, each in a fresh child process (so peak
 //! RSS is the workload's own), with this project and with Python asdf 6.0 where it applies.
 //! Children print one line of JSON: seconds, peak RSS (VmHWM) and a check value that the
-//! parent compares, so a fast wrong answer is caught.
+//! parent compares, so a fast wrong answer is caught. With `BENCH_SMAPS=1` a child also lists
+//! its largest resident mappings on stderr (to see where its RSS goes).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -98,33 +99,6 @@ pub fn child(args: &[String]) -> Result<()> {
     let arg = |i: usize| args.get(i).cloned().unwrap_or_default();
     match arg(0).as_str() {
         "idle" => report(0.0, 0.0),
-        "schemas" => {
-            let t = Instant::now();
-            let s = asdf::schemas()?;
-            report(t.elapsed().as_secs_f64(), s.registry().uris().count() as f64);
-        }
-        "probe-md5" => {
-            let data = vec![7u8; 1 << 30];
-            let t = Instant::now();
-            let d = asdf_layout::md5_of(&data);
-            report(t.elapsed().as_secs_f64(), f64::from(d[0]));
-        }
-        "probe-write" => {
-            use std::io::Write as _;
-            let data = vec![7u8; 1 << 30];
-            let t = Instant::now();
-            let mut f = std::fs::File::create(arg(1))?;
-            f.write_all(&data)?;
-            let w = t.elapsed().as_secs_f64();
-            f.sync_all()?;
-            eprintln!("write {w:.3} s, +fsync {:.3} s", t.elapsed().as_secs_f64());
-            report(t.elapsed().as_secs_f64(), 0.0);
-        }
-        "layout-open" => {
-            let t = Instant::now();
-            let r = asdf_layout::Reader::open(asdf_layout::MmapSource::open(arg(1))?)?;
-            report(t.elapsed().as_secs_f64(), r.block_count() as f64);
-        }
         "write" | "write-nochecksum" => {
             let n: usize = arg(2).parse().unwrap_or(BIG_ELEMENTS);
             let data: Vec<u8> = (0..n).flat_map(|i| (i as f64 * 0.5).to_le_bytes()).collect();
