@@ -9,14 +9,15 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// `asdf-cli ARGS` with `$EDITOR` set to `editor` (and no `$VISUAL`): exit code, stdout + stderr.
-fn run_with_editor(args: &[&str], editor: &str) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_asdf-cli"))
-        .args(args)
-        .env_remove("VISUAL")
-        .env("EDITOR", editor)
-        .output()
-        .unwrap();
+/// `asdf-cli ARGS` run from the checkout, with `$EDITOR` set to `editor` (and no `$VISUAL`)
+/// when given: exit code, stdout + stderr.
+fn run_cli(args: &[&str], editor: Option<&str>) -> (i32, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_asdf-cli"));
+    cmd.args(args).current_dir(root());
+    if let Some(e) = editor {
+        cmd.env_remove("VISUAL").env("EDITOR", e);
+    }
+    let out = cmd.output().unwrap();
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -26,17 +27,11 @@ fn run_with_editor(args: &[&str], editor: &str) -> (i32, String) {
 }
 
 fn run(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_asdf-cli"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
+    run_cli(args, None)
+}
+
+fn run_with_editor(args: &[&str], editor: &str) -> (i32, String) {
+    run_cli(args, Some(editor))
 }
 
 fn golden(name: &str, args: &[&str], code: i32) {
