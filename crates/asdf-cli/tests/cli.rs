@@ -99,7 +99,9 @@ fn errors_and_usage() {
     let (code, text) = run(&["info", &bad.display().to_string()]);
     assert_eq!(code, 1);
     assert!(
-        text.ends_with("error: YAML syntax error at 7:2: did not find expected ',' or ']' (while parsing a flow sequence)\n      7 | b: 3\n        |  ^\n"),
+        text.ends_with(
+            "error: YAML syntax error at 7:1: flow content must be indented more than its block (while scanning a flow collection)\n      7 | b: 3\n        | ^\n"
+        ),
         "{text}"
     );
     let (code, _) = run(&["no-such-command"]);

@@ -1,7 +1,7 @@
 //! The YAML event stream (what the parser sees before nodes are built), for tools and for
 //! checking the parser against the yaml-test-suite.
 
-use libyaml_safer::{EventData, Parser};
+use crate::grammar::{Ev, Parser};
 
 use crate::error::Error;
 use crate::node::{ScalarStyle, Span};
@@ -70,59 +70,40 @@ pub enum Event {
 /// # Errors
 /// The first syntax error, with its position.
 pub fn events(text: &[u8]) -> Result<Vec<(Event, Span)>, Error> {
-    let last = std::cell::Cell::new(Span::default());
-    crate::parse::guarded(
-        || {
-            let mut out = Vec::new();
-            collect(text, &mut out, &last).map(|()| out)
-        },
-        || Some(last.get()),
-    )
-}
-
-fn collect(text: &[u8], out: &mut Vec<(Event, Span)>, last: &std::cell::Cell<Span>) -> Result<(), Error> {
-    let mut input = text;
-    let mut parser = Parser::new();
-    parser.set_input_string(&mut input);
-    loop {
-        let ev = parser.parse().map_err(|e| Error::from_libyaml(&e))?;
-        let at = crate::parse::span(ev.start_mark);
-        last.set(at);
-        let e = match ev.data {
-            EventData::StreamStart { .. } => Event::StreamStart,
-            EventData::StreamEnd => Event::StreamEnd,
-            EventData::DocumentStart { implicit, .. } => Event::DocumentStart { explicit: !implicit },
-            EventData::DocumentEnd { implicit } => Event::DocumentEnd { explicit: !implicit },
-            EventData::Alias { anchor } => Event::Alias { anchor },
-            EventData::Scalar {
+    let mut parser = Parser::new(text)?;
+    let mut out = Vec::new();
+    while let Some((ev, at)) = parser.next()? {
+        let e = match ev {
+            Ev::StreamStart => Event::StreamStart,
+            Ev::StreamEnd => Event::StreamEnd,
+            Ev::DocStart { explicit, .. } => Event::DocumentStart { explicit },
+            Ev::DocEnd { explicit } => Event::DocumentEnd { explicit },
+            Ev::Alias(a) => Event::Alias { anchor: a.to_owned() },
+            Ev::Scalar {
                 anchor,
                 tag,
                 value,
                 style,
-                ..
             } => Event::Scalar {
-                anchor,
+                anchor: anchor.map(str::to_owned),
                 tag,
-                value,
-                style: crate::parse::style(style),
+                value: value.into_owned(),
+                style,
             },
-            EventData::SequenceStart { anchor, tag, style, .. } => Event::SequenceStart {
-                anchor,
+            Ev::SeqStart { anchor, tag, flow } => Event::SequenceStart {
+                anchor: anchor.map(str::to_owned),
                 tag,
-                flow: style == libyaml_safer::SequenceStyle::Flow,
+                flow,
             },
-            EventData::SequenceEnd => Event::SequenceEnd,
-            EventData::MappingStart { anchor, tag, style, .. } => Event::MappingStart {
-                anchor,
+            Ev::SeqEnd => Event::SequenceEnd,
+            Ev::MapStart { anchor, tag, flow } => Event::MappingStart {
+                anchor: anchor.map(str::to_owned),
                 tag,
-                flow: style == libyaml_safer::MappingStyle::Flow,
+                flow,
             },
-            EventData::MappingEnd => Event::MappingEnd,
+            Ev::MapEnd => Event::MappingEnd,
         };
-        let end = e == Event::StreamEnd;
-        out.push((e, at));
-        if end {
-            return Ok(());
-        }
+        out.push((e, at.into()));
     }
+    Ok(out)
 }

@@ -24,11 +24,13 @@
 mod emit;
 mod error;
 pub mod events;
+mod grammar;
 pub mod node;
 mod parse;
 pub mod pointer;
 pub mod resolve;
 pub mod sample;
+mod scanner;
 
 pub use emit::{Edits, EmitOptions, FlowPolicy, emit, emit_edited};
 pub use error::{Error, LimitError, SubsetError, Warning};

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use libyaml_safer::{EventData, Parser};
+use crate::grammar::{Ev, Parser};
 
 use crate::error::{Error, LimitError, SubsetError, Warning};
 use crate::node::{Alias, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value, tags};
@@ -56,26 +56,6 @@ pub struct Parsed {
     pub document: Document,
     /// Problems that did not stop parsing.
     pub warnings: Vec<Warning>,
-}
-
-pub(crate) fn span(m: libyaml_safer::Mark) -> Span {
-    Span {
-        line: m.line,
-        column: m.column,
-        index: m.index,
-    }
-}
-
-pub(crate) fn style(s: libyaml_safer::ScalarStyle) -> ScalarStyle {
-    use libyaml_safer::ScalarStyle as S;
-    match s {
-        S::Plain => ScalarStyle::Plain,
-        S::SingleQuoted => ScalarStyle::SingleQuoted,
-        S::DoubleQuoted => ScalarStyle::DoubleQuoted,
-        S::Literal => ScalarStyle::Literal,
-        S::Folded => ScalarStyle::Folded,
-        _ => ScalarStyle::Any,
-    }
 }
 
 const MIN_INT: i64 = -(i64::MAX - 1);
@@ -176,10 +156,9 @@ impl Builder {
         anchor: Option<String>,
         tag: Option<String>,
         text: String,
-        st: libyaml_safer::ScalarStyle,
+        st: ScalarStyle,
     ) -> Result<(), Error> {
         self.register_anchor(&anchor);
-        let st = style(st);
         let is_key = self
             .stack
             .last()
@@ -376,20 +355,6 @@ fn check_collection_tag(n: &Node) -> Result<(), Error> {
     }
 }
 
-/// Runs `f`, turning a panic inside libyaml-safer (it has a few on malformed input at the end
-/// of the text) into [`Error::ParserFailure`] at the last position reached.
-pub(crate) fn guarded<T>(
-    f: impl FnOnce() -> Result<T, Error>,
-    last: impl FnOnce() -> Option<Span>,
-) -> Result<T, Error> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(_) => Err(Error::ParserFailure {
-            after: last().unwrap_or_default(),
-        }),
-    }
-}
-
 /// Parses the YAML text of an ASDF tree (or any single YAML 1.1 document).
 ///
 /// # Errors
@@ -401,14 +366,11 @@ pub fn parse(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
             kind: LimitError::Bytes(limits.max_bytes),
         });
     }
-    let last = std::cell::Cell::new(Span::default());
-    guarded(|| build(text, limits, &last), || Some(last.get()))
+    build(text, limits)
 }
 
-fn build(text: &[u8], limits: &Limits, last: &std::cell::Cell<Span>) -> Result<Parsed, Error> {
-    let mut input = text;
-    let mut parser = Parser::new();
-    parser.set_input_string(&mut input);
+fn build(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
+    let mut parser = Parser::new(text)?;
     let mut b = Builder {
         limits: *limits,
         stack: Vec::new(),
@@ -422,18 +384,11 @@ fn build(text: &[u8], limits: &Limits, last: &std::cell::Cell<Span>) -> Result<P
     let mut version = None;
     let mut tag_directives = Vec::new();
     let mut documents = 0;
-    loop {
-        let ev = parser.parse().map_err(|e| Error::from_libyaml(&e))?;
-        let at = span(ev.start_mark);
-        last.set(at);
-        match ev.data {
-            EventData::StreamStart { .. } | EventData::DocumentEnd { .. } => {}
-            EventData::StreamEnd => break,
-            EventData::DocumentStart {
-                version_directive,
-                tag_directives: td,
-                ..
-            } => {
+    while let Some((ev, at)) = parser.next()? {
+        let at: Span = at.into();
+        match ev {
+            Ev::StreamStart | Ev::DocEnd { .. } | Ev::StreamEnd => {}
+            Ev::DocStart { version: v, tags, .. } => {
                 documents += 1;
                 if documents > 1 {
                     return Err(Error::Subset {
@@ -441,44 +396,43 @@ fn build(text: &[u8], limits: &Limits, last: &std::cell::Cell<Span>) -> Result<P
                         kind: SubsetError::MultipleDocuments,
                     });
                 }
-                if let Some(v) = version_directive {
-                    if (v.major, v.minor) != (1, 1) {
+                if let Some((major, minor)) = v {
+                    if (major, minor) != (1, 1) {
                         b.warnings.push(Warning::YamlVersion {
-                            major: v.major,
-                            minor: v.minor,
+                            major: i32::from(major),
+                            minor: i32::from(minor),
                         });
                     }
-                    version = Some((v.major, v.minor));
+                    version = Some((i32::from(major), i32::from(minor)));
                 }
-                tag_directives = td.into_iter().map(|d| (d.handle, d.prefix)).collect();
+                tag_directives = tags;
             }
-            EventData::Alias { anchor } => b.alias(at, anchor)?,
-            EventData::Scalar {
+            Ev::Alias(anchor) => b.alias(at, anchor.to_owned())?,
+            Ev::Scalar {
                 anchor,
                 tag,
                 value,
                 style,
-                ..
-            } => b.scalar(at, anchor, tag, value, style)?,
-            EventData::SequenceStart { anchor, tag, style, .. } => b.start(
+            } => b.scalar(at, anchor.map(str::to_owned), tag, value.into_owned(), style)?,
+            Ev::SeqStart { anchor, tag, flow } => b.start(
                 at,
-                anchor,
+                anchor.map(str::to_owned),
                 tag,
                 NodeKind::Sequence(Sequence {
                     items: Vec::new(),
-                    flow: style == libyaml_safer::SequenceStyle::Flow,
+                    flow,
                 }),
             )?,
-            EventData::MappingStart { anchor, tag, style, .. } => b.start(
+            Ev::MapStart { anchor, tag, flow } => b.start(
                 at,
-                anchor,
+                anchor.map(str::to_owned),
                 tag,
                 NodeKind::Mapping(Mapping {
                     entries: Vec::new(),
-                    flow: style == libyaml_safer::MappingStyle::Flow,
+                    flow,
                 }),
             )?,
-            EventData::SequenceEnd | EventData::MappingEnd => b.end()?,
+            Ev::SeqEnd | Ev::MapEnd => b.end()?,
         }
     }
     let root = b.root.unwrap_or_else(Node::null);
