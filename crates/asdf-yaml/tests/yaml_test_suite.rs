@@ -169,3 +169,68 @@ fn diagnose() {
         }
     }
 }
+
+/// A small deterministic generator (xorshift), so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        usize::try_from(self.next() % n.max(1) as u64).unwrap_or(0)
+    }
+}
+
+/// Every suite input with bytes deleted, duplicated or replaced by YAML-significant
+/// characters: the parser must return (a value or an error) without panicking or hanging.
+#[test]
+fn mutated_inputs_never_panic_or_hang() {
+    const SIGNIFICANT: &[u8] = b" \t\n\r-?:,[]{}#&*!|>'\"%@`\\.~0a";
+    // YAML_FUZZ_SEED / YAML_FUZZ_ROUNDS widen the search locally.
+    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+    let rounds = env("YAML_FUZZ_ROUNDS", 12);
+    let mut inputs = Vec::new();
+    let mut rng = Rng(env("YAML_FUZZ_SEED", 0x9e37_79b9_7f4a_7c15) | 1);
+    for (_, dir) in cases() {
+        let input = std::fs::read(dir.join("in.yaml")).unwrap();
+        for _ in 0..rounds {
+            let mut m = input.clone();
+            for _ in 0..1 + rng.below(3) {
+                let at = rng.below(m.len() + 1);
+                match rng.below(3) {
+                    0 if at < m.len() => {
+                        m.remove(at);
+                    }
+                    1 if at < m.len() => {
+                        let c = m[at];
+                        m.insert(at, c);
+                    }
+                    _ => m.insert(at, SIGNIFICANT[rng.below(SIGNIFICANT.len())]),
+                }
+            }
+            inputs.push(m);
+        }
+    }
+    let n = inputs.len();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut rejected = 0usize;
+        for m in &inputs {
+            let a = events(m);
+            let b = parse(m, &Limits::default());
+            if a.is_err() || b.is_err() {
+                rejected += 1;
+            }
+        }
+        let _ = tx.send(rejected);
+    });
+    let rejected = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the parser panicked or did not finish (a hang)");
+    println!("{n} mutated inputs parsed, {rejected} rejected");
+    assert!(rejected > 0 && rejected < n);
+}
