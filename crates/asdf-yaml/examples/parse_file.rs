@@ -11,6 +11,13 @@ fn main() {
     };
     let t = std::time::Instant::now();
     for _ in 0..n {
+        if std::env::var_os("EVENTS_ONLY").is_some() {
+            if let Err(e) = asdf_yaml::events::count(&text) {
+                eprintln!("{e}");
+                std::process::exit(1);
+            }
+            continue;
+        }
         if let Err(e) = asdf_yaml::parse(&text, &asdf_yaml::Limits::default()) {
             eprintln!("{e}");
             std::process::exit(1);

@@ -7,14 +7,14 @@ use crate::resolve::ConstructError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// Not well-formed YAML (from the libyaml parser).
+    /// Not well-formed YAML.
     #[error("YAML syntax error at {span}: {problem}{}", context.map(|c| format!(" ({c})")).unwrap_or_default())]
     Syntax {
         /// Where the problem is.
         span: Span,
-        /// libyaml's description.
+        /// What is wrong.
         problem: &'static str,
-        /// What libyaml was parsing.
+        /// What the parser was reading.
         context: Option<&'static str>,
     },
     /// The text is not UTF-8 (or another reader-level problem).
@@ -22,7 +22,7 @@ pub enum Error {
     Encoding {
         /// Byte offset.
         offset: usize,
-        /// libyaml's description.
+        /// What is wrong.
         problem: &'static str,
     },
     /// A scalar's value cannot be constructed (`!!int abc`, a plain `=`).
@@ -48,12 +48,6 @@ pub enum Error {
         span: Span,
         /// Which limit.
         kind: LimitError,
-    },
-    /// The YAML parser failed internally on malformed input (caught; nothing was built).
-    #[error("YAML parser failure on malformed input after {after}")]
-    ParserFailure {
-        /// The last position the parser reached.
-        after: Span,
     },
     /// The emitter refused the events (a bug in the caller's tree, such as a bad anchor name).
     #[error("YAML emitter: {0}")]
@@ -147,7 +141,6 @@ impl Error {
             | Error::Construct { span, .. }
             | Error::Subset { span, .. }
             | Error::Limits { span, .. } => Some(*span),
-            Error::ParserFailure { after } => Some(*after),
             Error::Encoding { .. } | Error::Emit(_) => None,
         }
     }

@@ -107,3 +107,16 @@ pub fn events(text: &[u8]) -> Result<Vec<(Event, Span)>, Error> {
     }
     Ok(out)
 }
+
+/// How many events `text` has (the parser alone, nothing built; for benchmarks).
+///
+/// # Errors
+/// The first syntax error, with its position.
+pub fn count(text: &[u8]) -> Result<usize, Error> {
+    let mut parser = Parser::new(text)?;
+    let mut n = 0;
+    while parser.next()?.is_some() {
+        n += 1;
+    }
+    Ok(n)
+}

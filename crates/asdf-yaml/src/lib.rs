@@ -1,6 +1,7 @@
 //! The tagged YAML 1.1 tree of ASDF files, read and written as Python asdf does.
 //!
-//! Parsing uses libyaml-safer (a port of libyaml, the parser under PyYAML's `CSafeLoader`),
+//! Parsing uses this crate's own scanner and grammar (YAML 1.2 syntax, which reads every tree
+//! libyaml writes; the whole yaml-test-suite passes, errors included), then
 //! resolves plain scalars with PyYAML's YAML 1.1 rules (`yes` is true, `010` is 8, `1e3` is a
 //! string), keeps tags, anchors, key order, styles and positions, and keeps aliases as links
 //! (so alias bombs cost nothing, and are refused by [`Limits`] before anyone expands them).

@@ -42,7 +42,7 @@ pub struct Span {
     pub line: u64,
     /// 0-based column (in characters).
     pub column: u64,
-    /// Offset in the text (in characters, as libyaml counts).
+    /// Byte offset in the text.
     pub index: u64,
 }
 

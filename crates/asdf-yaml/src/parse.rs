@@ -1,4 +1,4 @@
-//! From YAML text to a [`Document`]: libyaml-safer events, folded into nodes without recursion,
+//! From YAML text to a [`Document`]: events of the own grammar, folded into nodes without recursion,
 //! with PyYAML's YAML 1.1 resolution and the ASDF subset rules.
 
 use std::collections::{HashMap, HashSet};
@@ -61,10 +61,14 @@ pub struct Parsed {
 const MIN_INT: i64 = -(i64::MAX - 1);
 
 struct Frame {
+    /// The collection (its item/entry vector stays empty until it ends).
     node: Node,
-    /// For mappings: the key waiting for its value.
-    key: Option<Node>,
-    /// Keys seen (mappings only), to detect duplicates.
+    /// Where its children start on the shared child stack (keys and values alternate for a
+    /// mapping).
+    start: usize,
+    /// For mappings: a key is waiting for its value.
+    key_pending: bool,
+    /// Keys seen (mappings only, large ones), to detect duplicates.
     seen: HashSet<(bool, String)>,
     /// Nodes in this subtree with aliases expanded.
     expanded: u64,
@@ -73,6 +77,9 @@ struct Frame {
 struct Builder {
     limits: Limits,
     stack: Vec<Frame>,
+    /// Finished children of the open collections, innermost last: each collection takes its
+    /// own off when it ends, into a vector of exactly the right size.
+    children: Vec<Node>,
     path: Vec<Step>,
     /// anchor -> (path, expanded size once complete)
     anchors: HashMap<String, (Vec<Step>, Option<u64>)>,
@@ -85,10 +92,11 @@ struct Builder {
 impl Builder {
     fn child_step(&self) -> Option<Step> {
         let f = self.stack.last()?;
+        let n = self.children.len() - f.start;
         Some(match &f.node.kind {
-            NodeKind::Sequence(s) => Step::Item(s.items.len()),
-            NodeKind::Mapping(m) if f.key.is_none() => Step::Key(m.entries.len()),
-            NodeKind::Mapping(m) => Step::Entry(m.entries.len()),
+            NodeKind::Sequence(_) => Step::Item(n),
+            NodeKind::Mapping(_) if !f.key_pending => Step::Key(n / 2),
+            NodeKind::Mapping(_) => Step::Entry(n / 2),
             _ => Step::Item(0),
         })
     }
@@ -126,27 +134,33 @@ impl Builder {
             return Ok(());
         };
         parent.expanded = parent.expanded.saturating_add(expanded);
-        match &mut parent.node.kind {
-            NodeKind::Sequence(s) => s.items.push(node),
-            NodeKind::Mapping(m) => match parent.key.take() {
-                None => {
-                    check_key(&node)?;
-                    parent.key = Some(node);
-                }
-                Some(key) => {
-                    if let Some(i) = duplicate_of(&mut parent.seen, &m.entries, &key) {
-                        self.warnings.push(Warning::DuplicateKey {
-                            span: key.span,
-                            key: key.as_scalar().map(|s| s.text.clone()).unwrap_or_default(),
-                        });
-                        m.entries[i].1 = node;
-                        return Ok(());
-                    }
-                    m.entries.push((key, node));
-                }
-            },
-            _ => {}
+        if !matches!(parent.node.kind, NodeKind::Mapping(_)) {
+            self.children.push(node);
+            return Ok(());
         }
+        if !parent.key_pending {
+            check_key(&node)?;
+            parent.key_pending = true;
+            self.children.push(node);
+            return Ok(());
+        }
+        parent.key_pending = false;
+        let key_at = self.children.len() - 1;
+        let keys = &self.children[parent.start..key_at];
+        if let Some(i) = duplicate_of(&mut parent.seen, keys, &self.children[key_at]) {
+            let key = self.children.pop();
+            self.warnings.push(Warning::DuplicateKey {
+                span: key.as_ref().map(|k| k.span).unwrap_or_default(),
+                key: key
+                    .as_ref()
+                    .and_then(|k| k.as_scalar())
+                    .map(|s| s.text.clone())
+                    .unwrap_or_default(),
+            });
+            self.children[parent.start + 2 * i + 1] = node;
+            return Ok(());
+        }
+        self.children.push(node);
         Ok(())
     }
 
@@ -162,7 +176,7 @@ impl Builder {
         let is_key = self
             .stack
             .last()
-            .is_some_and(|f| matches!(f.node.kind, NodeKind::Mapping(_)) && f.key.is_none());
+            .is_some_and(|f| matches!(f.node.kind, NodeKind::Mapping(_)) && !f.key_pending);
         let value = match tag.as_deref() {
             // A `<<` merge key is kept as the string key `<<` (merging is not performed).
             None if st == ScalarStyle::Plain && is_key && text == "<<" => Ok(Value::Str),
@@ -239,7 +253,8 @@ impl Builder {
                 span: at,
                 kind,
             },
-            key: None,
+            start: self.children.len(),
+            key_pending: false,
             seen: HashSet::new(),
             expanded: 1,
         });
@@ -247,11 +262,25 @@ impl Builder {
     }
 
     fn end(&mut self) -> Result<(), Error> {
-        let Some(f) = self.stack.pop() else {
+        let Some(mut f) = self.stack.pop() else {
             return Ok(());
         };
         if !self.stack.is_empty() {
             self.path.pop();
+        }
+        let start = f.start.min(self.children.len());
+        match &mut f.node.kind {
+            NodeKind::Sequence(s) => s.items = self.children.drain(start..).collect(),
+            NodeKind::Mapping(m) => {
+                let mut entries = Vec::with_capacity((self.children.len() - start) / 2);
+                let mut it = self.children.drain(start..);
+                while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                    entries.push((k, v));
+                }
+                drop(it);
+                m.entries = entries;
+            }
+            _ => {}
         }
         check_collection_tag(&f.node)?;
         self.attach(f.node, f.expanded)
@@ -262,23 +291,22 @@ impl Builder {
 /// through a hash set built on first use.
 const LINEAR_KEYS: usize = 16;
 
-/// The index of an existing entry whose key equals `key`.
-fn duplicate_of(seen: &mut HashSet<(bool, String)>, entries: &[(Node, Node)], key: &Node) -> Option<usize> {
+/// The index of an existing entry whose key equals `key`; `kv` holds the entries so far as
+/// alternating keys and values.
+fn duplicate_of(seen: &mut HashSet<(bool, String)>, kv: &[Node], key: &Node) -> Option<usize> {
     let (is_str, text) = key_parts(key)?;
-    if entries.len() < LINEAR_KEYS {
-        return entries
-            .iter()
-            .position(|(k, _)| key_parts(k).is_some_and(|(s, t)| s == is_str && t == text));
+    let same = |k: &Node| key_parts(k).is_some_and(|(s, t)| s == is_str && t == text);
+    let n = kv.len() / 2;
+    if n < LINEAR_KEYS {
+        return kv.iter().step_by(2).position(same);
     }
     if seen.is_empty() {
-        seen.extend(entries.iter().filter_map(|(k, _)| key_identity(k)));
+        seen.extend(kv.iter().step_by(2).filter_map(key_identity));
     }
     if seen.insert((is_str, text.clone().into_owned())) {
         return None;
     }
-    entries
-        .iter()
-        .position(|(k, _)| key_parts(k).is_some_and(|(s, t)| s == is_str && t == text))
+    kv.iter().step_by(2).position(same)
 }
 
 /// A key as (is a string, canonical text), borrowing where it can.
@@ -374,6 +402,7 @@ fn build(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
     let mut b = Builder {
         limits: *limits,
         stack: Vec::new(),
+        children: Vec::new(),
         path: Vec::new(),
         anchors: HashMap::new(),
         aliases: 0,

@@ -273,10 +273,38 @@ pub fn plain_is_str(s: &str) -> bool {
 /// # Errors
 /// [`ConstructError`] for texts PyYAML resolves but cannot construct (`=`, `._`).
 pub fn resolve_plain(s: &str) -> Result<Value, ConstructError> {
+    if let Some(v) = simple_number(s) {
+        return Ok(v);
+    }
     match implicit_tag(s) {
         None => Ok(Value::Str),
         Some(t) => construct_core(t, s),
     }
+}
+
+/// The common number forms, without the general resolver's allocations: `[-+]?[1-9][0-9]{0,17}`
+/// or `0` (an int) and `[-+]?[0-9]+\.[0-9]*` (a float). Anything else: `None`.
+fn simple_number(s: &str) -> Option<Value> {
+    let b = s.as_bytes();
+    let u = match b.first()? {
+        b'-' | b'+' => &b[1..],
+        _ => b,
+    };
+    let int_len = u.iter().position(|c| !c.is_ascii_digit()).unwrap_or(u.len());
+    if int_len == 0 {
+        return None;
+    }
+    if int_len == u.len() {
+        if (u[0] == b'0' && u.len() > 1) || u.len() > 18 {
+            return None;
+        }
+        return s.parse().ok().map(Value::Int);
+    }
+    let frac = u[int_len..].strip_prefix(b".")?;
+    if !frac.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    s.parse().ok().map(Value::Float)
 }
 
 fn parse_radix(digits: &str, radix: u32, tag: &str, text: &str) -> Result<BigInt, ConstructError> {
@@ -380,7 +408,10 @@ pub fn construct_core(tag: &str, text: &str) -> Result<Value, ConstructError> {
     match tag {
         tags::STR => Ok(Value::Str),
         tags::NULL => Ok(Value::Null),
-        tags::BOOL => is_bool_lower(text).map(Value::Bool).ok_or_else(|| invalid(tag, text)),
+        tags::BOOL => is_bool(text)
+            .or_else(|| is_bool_lower(text))
+            .map(Value::Bool)
+            .ok_or_else(|| invalid(tag, text)),
         tags::INT => construct_int(text),
         tags::FLOAT => construct_float(text),
         tags::TIMESTAMP => Ok(Value::Timestamp),
