@@ -55,7 +55,7 @@ fn node_eq(n: &Node, j: &J, file: &AsdfFile) -> bool {
         (NodeKind::Sequence(s), J::Array(a)) => {
             s.items.len() == a.len() && s.items.iter().zip(a).all(|(x, y)| node_eq(x, y, file))
         }
-        (NodeKind::Scalar(s), J::String(t)) => &s.text == t,
+        (NodeKind::Scalar(s), J::String(t)) => s.text == t,
         (NodeKind::Scalar(_), J::Number(x)) => n.as_f64() == x.as_f64(),
         (NodeKind::Scalar(_), J::Bool(b)) => n.as_bool() == Some(*b),
         (NodeKind::Scalar(_), J::Null) => n.is_null(),

@@ -497,7 +497,7 @@ fn our_pointer(f: &AsdfFile, path: &str) -> Option<String> {
                 let matches = s.text == tok
                     || matches!(s.value, asdf::Value::Int(i) if i.to_string() == tok)
                     || matches!(s.value, asdf::Value::Bool(b) if (if b { "True" } else { "False" }) == tok);
-                matches.then(|| (v, s.text.clone()))
+                matches.then(|| (v, s.text.to_string()))
             })?,
             asdf::NodeKind::Sequence(s) => (s.items.get(tok.parse::<usize>().ok()?)?, tok.clone()),
             _ => return None,
@@ -605,7 +605,7 @@ fn same_values_as_python_on_every_conformance_file() {
                     (J::Object(_), asdf::Value::Str) => {
                         asdf::complex::parse_lenient(&s.text).is_some_and(|c| py_value_eq(&Element::Complex(c), v))
                     }
-                    (J::String(t), asdf::Value::Str | asdf::Value::Timestamp) => &s.text == t,
+                    (J::String(t), asdf::Value::Str | asdf::Value::Timestamp) => s.text == t,
                     _ => false,
                 };
                 assert!(ok, "{rel}{ptr}: {:?} vs Python {v}", s.value);

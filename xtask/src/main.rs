@@ -299,8 +299,8 @@ fn examples_of(root: &asdf_yaml::Node) -> Vec<(String, String)> {
         .iter()
         .filter_map(|e| {
             let items = &e.as_sequence()?.items;
-            let desc = items.first()?.as_scalar()?.text.clone();
-            let text = items.last()?.as_scalar()?.text.clone();
+            let desc = items.first()?.as_scalar()?.text.to_string();
+            let text = items.last()?.as_scalar()?.text.to_string();
             Some((desc, text))
         })
         .collect()

@@ -47,7 +47,7 @@ fn short(n: &Node) -> String {
 }
 
 fn key_text(k: &Node) -> String {
-    k.as_scalar().map(|s| s.text.clone()).unwrap_or_default()
+    k.as_scalar().map(|s| s.text.to_string()).unwrap_or_default()
 }
 
 fn same_scalar(x: &Value, y: &Value, tx: &str, ty: &str) -> bool {

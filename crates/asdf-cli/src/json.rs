@@ -122,7 +122,7 @@ impl Json<'_> {
                     }
                     first = false;
                     pad(&mut self.out, indent + 1);
-                    let key = self.file.document().resolve(k).as_scalar().map(|s| s.text.clone());
+                    let key = self.file.document().resolve(k).as_scalar().map(|s| s.text.to_string());
                     let key = key.unwrap_or_default();
                     string(&mut self.out, &key);
                     self.out.push_str(": ");

@@ -262,7 +262,7 @@ impl Printer<'_> {
             NodeKind::Mapping(m) => {
                 let k = m.entries.len();
                 for (i, (key, v)) in m.entries.iter().enumerate() {
-                    let label = key.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
+                    let label = key.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
                     self.node(&label, v, &child_prefix, i + 1 == k, false);
                 }
             }

@@ -96,7 +96,7 @@ fn walk(file: &AsdfFile, n: &Node, key: &str, ptr: &str, q: &Query, hits: &mut V
     match &n.kind {
         NodeKind::Mapping(m) => {
             for (k, v) in &m.entries {
-                let k = k.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
+                let k = k.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
                 let p = format!("{ptr}/{}", asdf::escape_pointer_token(&k));
                 walk(file, v, &k, &p, q, hits, stack);
             }

@@ -242,7 +242,7 @@ fn column_from(n: &Node, name: &'static str) -> Result<Column, TypedError> {
     let unit = match o.get("unit") {
         None => None,
         Some(u) => Some((
-            u.as_scalar().map(|s| s.text.clone()).ok_or(TypedError::Type {
+            u.as_scalar().map(|s| s.text.to_string()).ok_or(TypedError::Type {
                 tag: name,
                 key: "unit",
                 expected: "a unit string",
@@ -433,7 +433,7 @@ impl Typed for Quantity {
         })?;
         Ok(Quantity {
             value,
-            unit: u.as_scalar().map(|s| s.text.clone()).ok_or(TypedError::Type {
+            unit: u.as_scalar().map(|s| s.text.to_string()).ok_or(TypedError::Type {
                 tag: Self::NAME,
                 key: "unit",
                 expected: "a unit string",
@@ -571,7 +571,7 @@ fn time_value(v: &Node) -> Result<TimeValue, TypedError> {
         NodeKind::Scalar(s) => match s.value {
             Value::Int(i) => Ok(TimeValue::Number(Number::Int(i))),
             Value::Float(f) => Ok(TimeValue::Number(Number::Float(f))),
-            _ => Ok(TimeValue::Text(s.text.clone())),
+            _ => Ok(TimeValue::Text(s.text.to_string())),
         },
         _ => Err(TypedError::Type {
             tag: Time::NAME,
@@ -742,7 +742,7 @@ fn card_from(n: &Node) -> Result<Card, TypedError> {
     if items.len() > 3 {
         return Err(bad);
     }
-    let text = |n: &Node| n.as_scalar().map(|s| s.text.clone());
+    let text = |n: &Node| n.as_scalar().map(|s| s.text.to_string());
     let value = match items.get(1) {
         None => None,
         Some(v) => Some(match v.as_scalar().map(|s| &s.value) {

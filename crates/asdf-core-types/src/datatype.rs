@@ -282,7 +282,7 @@ impl Datatype {
 
 fn describe(n: &Node) -> String {
     match &n.kind {
-        NodeKind::Scalar(s) => s.text.clone(),
+        NodeKind::Scalar(s) => s.text.to_string(),
         NodeKind::Sequence(_) => "[...]".to_owned(),
         NodeKind::Mapping(_) => "{...}".to_owned(),
         NodeKind::Alias(a) => format!("*{}", a.anchor),

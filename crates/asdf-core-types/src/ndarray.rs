@@ -595,7 +595,7 @@ impl NdArray {
 }
 
 fn inline_scalar(n: &Node, t: Option<ScalarType>) -> Result<Element, NdArrayError> {
-    let bad = || NdArrayError::BadValue(n.as_scalar().map(|s| s.text.clone()).unwrap_or_default());
+    let bad = || NdArrayError::BadValue(n.as_scalar().map(|s| s.text.to_string()).unwrap_or_default());
     if n.tag.as_deref().is_some_and(|t| t.contains("core/complex")) {
         let s = n.as_scalar().ok_or_else(bad)?;
         return complex::parse_lenient(&s.text).map(Element::Complex).ok_or_else(bad);
@@ -606,7 +606,7 @@ fn inline_scalar(n: &Node, t: Option<ScalarType>) -> Result<Element, NdArrayErro
         Value::Int(i) => Element::Int(i),
         Value::BigInt(ref b) => Element::UInt(b.to_string().parse().map_err(|_| bad())?),
         Value::Float(f) => Element::Float(f),
-        Value::Str => Element::Str(s.text.clone()),
+        Value::Str => Element::Str(s.text.to_string()),
         _ => return Err(bad()),
     };
     Ok(match (t, e) {
@@ -633,7 +633,7 @@ fn inline_value(n: &Node, dt: &Datatype) -> Result<Element, NdArrayError> {
     match dt {
         Datatype::Scalar(t) => inline_scalar(n, Some(*t)),
         Datatype::Ascii(_) | Datatype::Ucs4(_) => match n.as_scalar() {
-            Some(s) => Ok(Element::Str(s.text.clone())),
+            Some(s) => Ok(Element::Str(s.text.to_string())),
             None => Err(NdArrayError::BadValue(String::new())),
         },
         Datatype::Structured(fields) => {

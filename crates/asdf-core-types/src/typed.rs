@@ -95,7 +95,7 @@ impl<'a> Obj<'a> {
         match self.get(key) {
             None => Ok(None),
             Some(v) => match v.as_scalar() {
-                Some(s) if matches!(s.value, Value::Str | Value::Timestamp) => Ok(Some(s.text.clone())),
+                Some(s) if matches!(s.value, Value::Str | Value::Timestamp) => Ok(Some(s.text.to_string())),
                 _ => Err(TypedError::Type {
                     tag: self.tag,
                     key,
@@ -372,7 +372,7 @@ impl Typed for ExternalArray {
             }
             Some(Some(s)) => match s.value {
                 Value::Int(i) => Target::Index(i),
-                Value::Str => Target::Name(s.text.clone()),
+                Value::Str => Target::Name(s.text.to_string()),
                 _ => return Err(bad("target", "an integer or a string")),
             },
             Some(None) => return Err(bad("target", "an integer or a string")),
@@ -480,7 +480,7 @@ impl Typed for Unit {
 
     fn from_node(n: &Node) -> Result<Self, TypedError> {
         match n.as_scalar() {
-            Some(s) => Ok(Unit(s.text.clone())),
+            Some(s) => Ok(Unit(s.text.to_string())),
             None => Err(TypedError::Kind {
                 tag: Self::NAME,
                 expected: "a string",

@@ -74,7 +74,7 @@ fn compare(a: &Side, an: &Node, b: &Side, bn: &Node, at: &str, arrays: &mut usiz
     match (&an.kind, &bn.kind) {
         (NodeKind::Mapping(m), NodeKind::Mapping(n)) => {
             for (k, v) in &m.entries {
-                let key = k.as_scalar().unwrap().text.clone();
+                let key = k.as_scalar().unwrap().text.to_string();
                 if at.is_empty() && (key == "asdf_library" || key == "history") {
                     continue;
                 }

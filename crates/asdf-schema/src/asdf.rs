@@ -55,7 +55,7 @@ pub struct Manifest {
 
 impl Manifest {
     fn from_node(n: &Node) -> Option<Self> {
-        let s = |k: &str| n.get(k).and_then(Node::as_scalar).map(|s| s.text.clone());
+        let s = |k: &str| n.get(k).and_then(Node::as_scalar).map(|s| s.text.to_string());
         let tags = n
             .get("tags")?
             .as_sequence()?

@@ -79,7 +79,7 @@ pub(crate) fn schema_children(node: &Node) -> Vec<(Vec<String>, &Node)> {
                         if matches!(pv.kind, NodeKind::Mapping(_))
                             && let Some(name) = pk.as_scalar()
                         {
-                            out.push((vec![key.to_owned(), name.text.clone()], pv));
+                            out.push((vec![key.to_owned(), name.text.to_string()], pv));
                         }
                     }
                 }

@@ -164,7 +164,7 @@ fn repr(n: &Node) -> String {
             }
             Value::Null => "None".to_owned(),
             Value::Bool(b) => if b { "True" } else { "False" }.to_owned(),
-            _ => s.text.clone(),
+            _ => s.text.to_string(),
         },
         NodeKind::Sequence(_) => "[...]".to_owned(),
         NodeKind::Mapping(_) => "{...}".to_owned(),
@@ -304,7 +304,7 @@ fn strings(n: &Node, loc: &Location, key: &str) -> Result<Vec<String>, SchemaErr
         .iter()
         .map(|i| {
             i.as_scalar()
-                .map(|s| s.text.clone())
+                .map(|s| s.text.to_string())
                 .ok_or_else(|| invalid(loc, key, "expected an array of strings"))
         })
         .collect()
@@ -455,7 +455,7 @@ impl Compiler<'_> {
                 "maxLength" => Kw::MaxLength(as_u64(v, loc, key)?),
                 "pattern" => {
                     let p = v.as_scalar().ok_or_else(|| invalid(loc, key, "expected a string"))?;
-                    Kw::Pattern(regex(&p.text, loc, key)?, p.text.clone())
+                    Kw::Pattern(regex(&p.text, loc, key)?, p.text.to_string())
                 }
                 "items" => match &v.kind {
                     NodeKind::Sequence(s) => {
@@ -490,7 +490,7 @@ impl Compiler<'_> {
                     let mm = v.as_mapping().ok_or_else(|| invalid(loc, key, "expected an object"))?;
                     let mut props = Vec::new();
                     for (pk, _) in &mm.entries {
-                        let name = pk.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
+                        let name = pk.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
                         let id = self.child(loc, &["properties", &name])?;
                         props.push((name, id));
                     }
@@ -500,7 +500,7 @@ impl Compiler<'_> {
                     let mm = v.as_mapping().ok_or_else(|| invalid(loc, key, "expected an object"))?;
                     let mut pats = Vec::new();
                     for (pk, _) in &mm.entries {
-                        let p = pk.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
+                        let p = pk.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
                         let id = self.child(loc, &["patternProperties", &p])?;
                         pats.push((regex(&p, loc, key)?, id));
                     }
@@ -517,14 +517,14 @@ impl Compiler<'_> {
                         .map(|m| {
                             m.entries
                                 .iter()
-                                .filter_map(|(k, _)| k.as_scalar().map(|s| s.text.clone()))
+                                .filter_map(|(k, _)| k.as_scalar().map(|s| s.text.to_string()))
                                 .collect()
                         })
                         .unwrap_or_default();
                     let mut patterns = Vec::new();
                     if let Some(pp) = get("patternProperties").and_then(Node::as_mapping) {
                         for (pk, _) in &pp.entries {
-                            let p = pk.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
+                            let p = pk.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
                             patterns.push(regex(&p, loc, "patternProperties")?);
                         }
                     }
@@ -541,7 +541,7 @@ impl Compiler<'_> {
                     let mm = v.as_mapping().ok_or_else(|| invalid(loc, key, "expected an object"))?;
                     let mut deps = Vec::new();
                     for (dk, dv) in &mm.entries {
-                        let name = dk.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
+                        let name = dk.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
                         let dep = match &dv.kind {
                             NodeKind::Sequence(_) => Dep::Props(strings(dv, loc, key)?),
                             NodeKind::Mapping(_) => Dep::Schema(self.child(loc, &["dependencies", &name])?),
@@ -1126,7 +1126,7 @@ fn key_text(k: &Node) -> Option<String> {
     let s = k.as_scalar()?;
     match s.value {
         Value::Bool(b) => Some(if b { "true" } else { "false" }.to_owned()),
-        _ => Some(s.text.clone()),
+        _ => Some(s.text.to_string()),
     }
 }
 

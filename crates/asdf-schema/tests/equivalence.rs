@@ -28,7 +28,7 @@ fn examples(root: &Node) -> Vec<String> {
         .map(|s| {
             s.items
                 .iter()
-                .filter_map(|e| e.as_sequence()?.items.last()?.as_scalar().map(|x| x.text.clone()))
+                .filter_map(|e| e.as_sequence()?.items.last()?.as_scalar().map(|x| x.text.to_string()))
                 .collect()
         })
         .unwrap_or_default()

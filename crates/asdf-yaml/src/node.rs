@@ -1,6 +1,7 @@
 //! The node tree: ordered mappings, sequences and scalars, each with an optional tag, anchor
 //! and source position; aliases kept as links to their anchored node.
 
+pub use compact_str::CompactString;
 use num_bigint::BigInt;
 
 /// The YAML core tags (`tag:yaml.org,2002:`).
@@ -95,8 +96,9 @@ pub enum Value {
 /// A scalar node.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scalar {
-    /// The scalar's text as parsed (after unescaping), or as it will be written.
-    pub text: String,
+    /// The scalar's text as parsed (after unescaping), or as it will be written (kept inline,
+    /// without a heap allocation, up to 24 bytes).
+    pub text: CompactString,
     /// The resolved value.
     pub value: Value,
     /// The style it was written in (or should be).
@@ -229,9 +231,9 @@ impl Node {
         n
     }
 
-    fn scalar_value(text: String, value: Value) -> Self {
+    fn scalar_value(text: impl Into<CompactString>, value: Value) -> Self {
         Self::of(NodeKind::Scalar(Scalar {
-            text,
+            text: text.into(),
             value,
             style: ScalarStyle::Any,
         }))

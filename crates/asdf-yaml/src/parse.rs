@@ -154,7 +154,7 @@ impl Builder {
                 key: key
                     .as_ref()
                     .and_then(|k| k.as_scalar())
-                    .map(|s| s.text.clone())
+                    .map(|s| s.text.to_string())
                     .unwrap_or_default(),
             });
             self.children[parent.start + 2 * i + 1] = node;
@@ -169,7 +169,7 @@ impl Builder {
         at: Span,
         anchor: Option<String>,
         tag: Option<String>,
-        text: String,
+        text: std::borrow::Cow<'_, str>,
         st: ScalarStyle,
     ) -> Result<(), Error> {
         self.register_anchor(&anchor);
@@ -195,7 +195,7 @@ impl Builder {
         if out_of_range {
             self.warnings.push(Warning::IntOutOfRange {
                 span: at,
-                text: text.clone(),
+                text: text.to_string(),
             });
         }
         self.count(1, at)?;
@@ -203,7 +203,11 @@ impl Builder {
             tag,
             anchor,
             span: at,
-            kind: NodeKind::Scalar(Scalar { text, value, style: st }),
+            kind: NodeKind::Scalar(Scalar {
+                text: text.into(),
+                value,
+                style: st,
+            }),
         };
         self.attach(node, 1)
     }
@@ -324,7 +328,7 @@ fn key_parts(k: &Node) -> Option<(bool, std::borrow::Cow<'_, str>)> {
 fn key_identity(k: &Node) -> Option<(bool, String)> {
     let s = k.as_scalar()?;
     match s.value {
-        Value::Str => Some((true, s.text.clone())),
+        Value::Str => Some((true, s.text.to_string())),
         Value::Int(i) => Some((false, i.to_string())),
         Value::BigInt(ref b) => Some((false, b.to_string())),
         Value::Bool(b) => Some((false, if b { "1" } else { "0" }.to_owned())),
@@ -442,7 +446,7 @@ fn build(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
                 tag,
                 value,
                 style,
-            } => b.scalar(at, anchor.map(str::to_owned), tag, value.into_owned(), style)?,
+            } => b.scalar(at, anchor.map(str::to_owned), tag, value, style)?,
             Ev::SeqStart { anchor, tag, flow } => b.start(
                 at,
                 anchor.map(str::to_owned),

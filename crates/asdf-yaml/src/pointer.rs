@@ -230,7 +230,7 @@ pub fn pointer_of(root: &Node, path: &[Step]) -> String {
             (Step::Entry(i) | Step::Key(i), NodeKind::Mapping(m)) => m
                 .entries
                 .get(*i)
-                .and_then(|(k, _)| k.as_scalar().map(|s| s.text.clone()))
+                .and_then(|(k, _)| k.as_scalar().map(|s| s.text.to_string()))
                 .unwrap_or_default(),
             _ => String::new(),
         };

@@ -552,7 +552,7 @@ impl AsdfFile {
         for p in block_arrays(&self.doc.root) {
             let Some(n) = self.doc.root.at_path(&p) else { continue };
             let key = match n.get("source") {
-                Some(s) => s.as_scalar().map(|x| x.text.clone()).unwrap_or_default(),
+                Some(s) => s.as_scalar().map(|x| x.text.to_string()).unwrap_or_default(),
                 None => continue,
             };
             let file_name = if let Some(f) = names.get(&key) {

@@ -24,16 +24,16 @@ fn same_tree(a: &Node, b: &Node, at: &str) {
             let kx: Vec<_> = x
                 .entries
                 .iter()
-                .map(|(k, _)| k.as_scalar().map(|s| s.text.clone()))
+                .map(|(k, _)| k.as_scalar().map(|s| s.text.to_string()))
                 .collect();
             let ky: Vec<_> = y
                 .entries
                 .iter()
-                .map(|(k, _)| k.as_scalar().map(|s| s.text.clone()))
+                .map(|(k, _)| k.as_scalar().map(|s| s.text.to_string()))
                 .collect();
             assert_eq!(kx, ky, "{at}: keys");
             for ((k, v), (_, w)) in x.entries.iter().zip(&y.entries) {
-                let key = k.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
+                let key = k.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
                 // Sources are renumbered; a streamed shape ('*') is written as the rows it had.
                 let streamed_shape = key == "shape"
                     && v.as_sequence()
