@@ -108,7 +108,7 @@ impl<'a> Parser<'a> {
 
     /// Takes the next token (which `peek_tok` has shown exists).
     fn take(&mut self) -> Result<Tok<'a>, Error> {
-        match self.s.next_token()? {
+        match self.s.pop_peeked() {
             Some(t) => Ok(t.tok),
             None => Err(Error::Syntax {
                 span: Default::default(),
@@ -118,8 +118,10 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Drops the token `peek_tok` has shown.
     fn skip(&mut self) -> Result<(), Error> {
-        self.s.next_token().map(|_| ())
+        self.s.pop_peeked();
+        Ok(())
     }
 
     fn pop(&mut self) {

@@ -35,6 +35,8 @@ mod scanner;
 
 pub use emit::{Edits, EmitOptions, FlowPolicy, emit, emit_edited};
 pub use error::{Error, LimitError, SubsetError, Warning};
-pub use node::{Alias, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value};
+pub use node::{
+    Alias, CompactString, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value,
+};
 pub use parse::{Limits, Parsed, parse};
 pub use resolve::ConstructError;

@@ -265,6 +265,15 @@ impl<'a> Scanner<'a> {
         Ok(t)
     }
 
+    /// Removes the token [`peek`](Self::peek) showed (it is final: no key can go before it).
+    pub fn pop_peeked(&mut self) -> Option<Token<'a>> {
+        let t = self.tokens.pop_front();
+        if t.is_some() {
+            self.parsed += 1;
+        }
+        t
+    }
+
     /// The next token without consuming it.
     pub fn peek(&mut self) -> Result<Option<&Token<'a>>, Error> {
         self.fetch_more()?;
