@@ -428,7 +428,7 @@ fn write_matrix(dir: &Path) -> usize {
     // One mapping written once with an anchor and referred to again by an alias.
     let root = f.tree_mut().as_mapping_mut().unwrap();
     let mut shared = Node::map(vec![(Node::str("x"), Node::int(1)), (Node::str("y"), Node::str("two"))]);
-    shared.anchor = Some("id001".to_owned());
+    shared.anchor = Some("id001".into());
     root.insert("shared", shared);
     let at = root.entries.len() - 1;
     root.insert(

@@ -85,7 +85,12 @@ impl Differ<'_> {
             return self.arrays(ptr);
         }
         if na.tag != nb.tag {
-            let t = |n: &Node| n.tag.clone().unwrap_or_else(|| "(no tag)".to_owned());
+            let t = |n: &Node| {
+                n.tag
+                    .as_deref()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| "(no tag)".to_owned())
+            };
             self.push(ptr, format!("tag {} != {}", t(na), t(nb)));
             // The contents are still compared: a new tag version often holds the same data.
         }

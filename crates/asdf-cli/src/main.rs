@@ -525,7 +525,9 @@ fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
     for p in ndarrays(file.tree(), "") {
         let a = file.array(&p)?;
         let node = asdf_yaml_pointer_get(&doc, &p);
-        let tag = node.and_then(|n| n.tag.clone()).unwrap_or_default();
+        let tag = node
+            .and_then(|n| n.tag.as_deref().map(str::to_owned))
+            .unwrap_or_default();
         let mut inline = asdf::NdArray::inline(a.datatype, &a.shape, &a.elements).to_node(&tag);
         // The mask goes along: an array mask inlined as booleans, a scalar mask as it is.
         let mask = node.and_then(|n| n.get("mask")).map(|m| doc.resolve(m).clone());

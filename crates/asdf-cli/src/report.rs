@@ -28,7 +28,7 @@ pub fn warning(msg: &str) {
 
 /// Line `line` (0-based) of `text` with a caret under character `column` (0-based), indented,
 /// or `None` when the text has no such line.
-pub fn snippet(text: &[u8], line: u64, column: u64) -> Option<String> {
+pub fn snippet(text: &[u8], line: u32, column: u32) -> Option<String> {
     let text = String::from_utf8_lossy(text);
     let l = text.lines().nth(usize::try_from(line).ok()?)?;
     let lead: String = l

@@ -30,7 +30,7 @@ pub fn search(file: &AsdfFile, q: &Query) -> Vec<Hit> {
 fn type_names(n: &Node) -> Vec<String> {
     let mut v = Vec::new();
     if let Some(t) = &n.tag {
-        v.push(t.clone());
+        v.push(t.to_string());
         if let Some(s) = t.strip_prefix("tag:stsci.edu:asdf/") {
             v.push(s.to_owned());
         }

@@ -87,7 +87,7 @@ impl Array {
         })?;
         Ok(Array {
             array,
-            tag: n.tag.clone().unwrap_or_default(),
+            tag: n.tag.as_deref().map(str::to_owned).unwrap_or_default(),
         })
     }
 
@@ -247,7 +247,7 @@ fn column_from(n: &Node, name: &'static str) -> Result<Column, TypedError> {
                 key: "unit",
                 expected: "a unit string",
             })?,
-            u.tag.clone(),
+            u.tag.as_deref().map(str::to_owned),
         )),
     };
     Ok(Column {
@@ -257,7 +257,7 @@ fn column_from(n: &Node, name: &'static str) -> Result<Column, TypedError> {
         unit,
         meta: o.get("meta").cloned(),
         extra: o.extra(&COLUMN_KEYS),
-        tag: n.tag.clone(),
+        tag: n.tag.as_deref().map(str::to_owned),
     })
 }
 
@@ -438,10 +438,10 @@ impl Typed for Quantity {
                 key: "unit",
                 expected: "a unit string",
             })?,
-            unit_tag: u.tag.clone(),
+            unit_tag: u.tag.as_deref().map(str::to_owned),
             datatype: o.opt_str("datatype")?,
             extra: o.extra(&["value", "unit", "datatype"]),
-            tag: n.tag.clone(),
+            tag: n.tag.as_deref().map(str::to_owned),
         })
     }
 
@@ -809,7 +809,7 @@ impl Typed for Fits {
                 Some(d) if d.is_null() => Some(HduData::Null),
                 Some(d) if d.tag.as_deref().is_some_and(|t| t.contains("/table/table-")) => Some(HduData::Table(
                     AstroTable::from_node(d)?,
-                    d.tag.clone().unwrap_or_default(),
+                    d.tag.as_deref().map(str::to_owned).unwrap_or_default(),
                 )),
                 Some(d) => Some(HduData::Array(Array::from_node(d, Self::NAME, "data")?)),
             };

@@ -422,7 +422,7 @@ impl NdArray {
             bare: false,
             byteorder: get("byteorder").map(|_| byteorder),
             offset: get("offset").is_some(),
-            mask_tag: get("mask").and_then(|m| m.tag.clone()),
+            mask_tag: get("mask").and_then(|m| m.tag.as_deref().map(str::to_owned)),
         };
         Ok(NdArray {
             source,

@@ -169,7 +169,7 @@ impl Typed for Software {
             author: o.opt_str("author")?,
             homepage: o.opt_str("homepage")?,
             extra: o.extra(&["name", "version", "author", "homepage"]),
-            tag: n.tag.clone(),
+            tag: n.tag.as_deref().map(str::to_owned),
         })
     }
 

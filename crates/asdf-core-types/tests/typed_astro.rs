@@ -296,7 +296,7 @@ fn python_quantity_and_columns_are_written_back_byte_for_byte() {
     let mut doc = parse(&tree, &Limits::default()).unwrap().document;
     let root = doc.root.as_mapping_mut().unwrap();
     let q = root.get_mut("quantity").unwrap();
-    let tag = q.tag.clone().unwrap();
+    let tag = q.tag.as_deref().map(str::to_owned).unwrap();
     *q = Quantity::from_node(q).unwrap().to_node(&tag);
     let cols = root
         .get_mut("table")
@@ -307,7 +307,7 @@ fn python_quantity_and_columns_are_written_back_byte_for_byte() {
         .unwrap();
     assert_eq!(cols.items.len(), 2);
     for c in &mut cols.items {
-        let tag = c.tag.clone().unwrap();
+        let tag = c.tag.as_deref().map(str::to_owned).unwrap();
         *c = asdf_core_types::astro::AstroColumn::from_node(c).unwrap().to_node(&tag);
     }
     let out = asdf_yaml::emit(&doc, &EmitOptions::default()).unwrap();

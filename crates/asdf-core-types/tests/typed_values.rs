@@ -49,7 +49,7 @@ fn equivalent(a: &Node, b: &Node) -> bool {
 }
 
 fn round_trip<T: Typed>(n: &Node) -> Result<bool, TypedError> {
-    let tag = n.tag.clone().unwrap_or_default();
+    let tag = n.tag.as_deref().map(str::to_owned).unwrap_or_default();
     let t = T::from_node(n)?;
     Ok(equivalent(n, &t.to_node(&tag)))
 }
@@ -86,7 +86,7 @@ fn check_tree(root: &Node, at: &str, counts: &mut BTreeMap<&'static str, usize>)
                 match r {
                     Ok(true) => *counts.entry(name).or_default() += 1,
                     Ok(false) => {
-                        let t = n.tag.clone().unwrap_or_default();
+                        let t = n.tag.as_deref().map(str::to_owned).unwrap_or_default();
                         let again = match name {
                             "core/ndarray" => <NdArray as Typed>::from_node(n).map(|a| Typed::to_node(&a, &t)),
                             _ => Ok(Node::null()),

@@ -543,7 +543,7 @@ impl AsdfSchemas {
         let mut added = 0;
         let mut stack: Vec<&mut Node> = vec![&mut doc.root];
         while let Some(node) = stack.pop() {
-            if let Some(tag) = node.tag.clone()
+            if let Some(tag) = node.tag.as_deref().map(str::to_owned)
                 && let TagResolution::Known(schema) | TagResolution::NewerPatch { schema } = self.resolve_tag(&tag)
                 && let Some(loc) = self.registry.lookup(&schema, &schema)
             {

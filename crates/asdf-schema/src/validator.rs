@@ -63,7 +63,7 @@ enum Num {
 fn num_of(n: &Node) -> Option<Num> {
     match &n.as_scalar()?.value {
         Value::Int(i) => Some(Num::I(BigInt::from(*i))),
-        Value::BigInt(b) => Some(Num::I(b.clone())),
+        Value::BigInt(b) => Some(Num::I((**b).clone())),
         Value::Float(f) => Some(Num::F(*f)),
         _ => None,
     }

@@ -51,9 +51,9 @@ impl Default for EmitOptions {
 }
 
 /// The tag PyYAML's representer would give the node, and whether it is a YAML core tag.
-fn effective_tag(n: &Node, s: &Scalar) -> String {
+fn effective_tag<'a>(n: &'a Node, s: &Scalar) -> &'a str {
     if let Some(t) = &n.tag {
-        return t.clone();
+        return t;
     }
     match s.value {
         Value::Null => tags::NULL,
@@ -64,7 +64,6 @@ fn effective_tag(n: &Node, s: &Scalar) -> String {
         Value::Timestamp => tags::TIMESTAMP,
         Value::Binary(_) => tags::BINARY,
     }
-    .to_owned()
 }
 
 fn ls(s: ScalarStyle) -> LS {
@@ -266,13 +265,13 @@ pub fn emit_edited(doc: &Document, opts: &EmitOptions, edits: &Edits) -> Result<
                     // As PyYAML's serializer: the tag is always passed, with flags saying
                     // whether a plain or a quoted scalar reads back with that tag unwritten.
                     let tag = effective_tag(n, s);
-                    let text = ctx.text(&tag, s);
+                    let text = ctx.text(tag, s);
                     let plain_implicit = implicit_tag(&text).unwrap_or(tags::STR) == tag;
                     let quoted_implicit = tag == tags::STR;
                     let style = ls(ctx.scalar_style(s));
                     em(
                         &mut e,
-                        Event::scalar(anchor, Some(&tag), &text, plain_implicit, quoted_implicit, style),
+                        Event::scalar(anchor, Some(tag), &text, plain_implicit, quoted_implicit, style),
                     )?;
                 }
                 NodeKind::Sequence(s) => {

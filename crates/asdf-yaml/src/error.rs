@@ -152,8 +152,8 @@ impl Error {
                 let m = e.problem_mark().unwrap_or_default();
                 Error::Syntax {
                     span: Span {
-                        line: m.line,
-                        column: m.column,
+                        line: u32::try_from(m.line).unwrap_or(u32::MAX),
+                        column: u32::try_from(m.column).unwrap_or(u32::MAX),
                         index: m.index,
                     },
                     problem: e.problem(),

@@ -40,9 +40,9 @@ pub mod tags {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Span {
     /// 0-based line.
-    pub line: u64,
+    pub line: u32,
     /// 0-based column (in characters).
-    pub column: u64,
+    pub column: u32,
     /// Byte offset in the text.
     pub index: u64,
 }
@@ -82,7 +82,7 @@ pub enum Value {
     /// An integer that fits in i64.
     Int(i64),
     /// An integer beyond i64, kept exactly.
-    BigInt(BigInt),
+    BigInt(Box<BigInt>),
     /// A float.
     Float(f64),
     /// A string: the scalar's text.
@@ -90,7 +90,7 @@ pub enum Value {
     /// A YAML timestamp, kept as its text.
     Timestamp,
     /// `!!binary` data, decoded from base64.
-    Binary(Vec<u8>),
+    Binary(Box<[u8]>),
 }
 
 /// A scalar node.
@@ -161,9 +161,9 @@ pub enum NodeKind {
 pub struct Node {
     /// The explicit tag as a full URI (`tag:stsci.edu:asdf/core/ndarray-1.1.0`,
     /// `tag:yaml.org,2002:str`, `!` for the non-specific tag); `None` when untagged.
-    pub tag: Option<String>,
+    pub tag: Option<Box<str>>,
     /// The anchor, if the node has one.
-    pub anchor: Option<String>,
+    pub anchor: Option<Box<str>>,
     /// Where the node starts in the source text (default for built nodes).
     pub span: Span,
     /// The node itself.
@@ -209,7 +209,7 @@ impl Node {
     pub fn bigint(i: BigInt) -> Self {
         match i64::try_from(&i) {
             Ok(v) => Self::int(v),
-            Err(_) => Self::scalar_value(i.to_string(), Value::BigInt(i)),
+            Err(_) => Self::scalar_value(i.to_string(), Value::BigInt(Box::new(i))),
         }
     }
 
@@ -223,8 +223,8 @@ impl Node {
     #[must_use]
     pub fn binary(data: Vec<u8>) -> Self {
         let text = crate::resolve::base64_lines(&data);
-        let mut n = Self::scalar_value(text, Value::Binary(data));
-        n.tag = Some(tags::BINARY.to_owned());
+        let mut n = Self::scalar_value(text, Value::Binary(data.into_boxed_slice()));
+        n.tag = Some(tags::BINARY.into());
         if let NodeKind::Scalar(s) = &mut n.kind {
             s.style = ScalarStyle::Literal;
         }
@@ -254,7 +254,7 @@ impl Node {
     /// Sets the tag (builder style).
     #[must_use]
     pub fn with_tag(mut self, tag: impl Into<String>) -> Self {
-        self.tag = Some(tag.into());
+        self.tag = Some(tag.into().into_boxed_str());
         self
     }
 

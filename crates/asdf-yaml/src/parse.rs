@@ -125,7 +125,7 @@ impl Builder {
     /// Attaches a finished node (with its expanded size) to the parent, or makes it the root.
     fn attach(&mut self, node: Node, expanded: u64) -> Result<(), Error> {
         if let Some(a) = &node.anchor
-            && let Some(entry) = self.anchors.get_mut(a)
+            && let Some(entry) = self.anchors.get_mut(&**a)
         {
             entry.1 = Some(expanded);
         }
@@ -200,8 +200,8 @@ impl Builder {
         }
         self.count(1, at)?;
         let node = Node {
-            tag,
-            anchor,
+            tag: tag.map(String::into_boxed_str),
+            anchor: anchor.map(String::into_boxed_str),
             span: at,
             kind: NodeKind::Scalar(Scalar {
                 text: text.into(),
@@ -252,8 +252,8 @@ impl Builder {
         }
         self.stack.push(Frame {
             node: Node {
-                tag,
-                anchor,
+                tag: tag.map(String::into_boxed_str),
+                anchor: anchor.map(String::into_boxed_str),
                 span: at,
                 kind,
             },

@@ -344,7 +344,7 @@ fn construct_int(text: &str) -> Result<Value, ConstructError> {
     let n = if neg { -n } else { n };
     Ok(match i64::try_from(&n) {
         Ok(i) => Value::Int(i),
-        Err(_) => Value::BigInt(n),
+        Err(_) => Value::BigInt(Box::new(n)),
     })
 }
 
@@ -415,7 +415,9 @@ pub fn construct_core(tag: &str, text: &str) -> Result<Value, ConstructError> {
         tags::INT => construct_int(text),
         tags::FLOAT => construct_float(text),
         tags::TIMESTAMP => Ok(Value::Timestamp),
-        tags::BINARY => decode_base64(text).map(Value::Binary).ok_or_else(|| invalid(tag, text)),
+        tags::BINARY => decode_base64(text)
+            .map(|b| Value::Binary(b.into_boxed_slice()))
+            .ok_or_else(|| invalid(tag, text)),
         "tag:yaml.org,2002:value" => Err(ConstructError::ValueTag),
         "tag:yaml.org,2002:merge" => Err(ConstructError::MergeTag),
         tags::SEQ | tags::MAP | tags::OMAP | tags::PAIRS | tags::SET => Err(ConstructError::Shape {

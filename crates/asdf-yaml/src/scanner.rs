@@ -23,8 +23,8 @@ pub(crate) struct Mark {
 impl From<Mark> for Span {
     fn from(m: Mark) -> Span {
         Span {
-            line: m.line as u64,
-            column: m.column as u64,
+            line: u32::try_from(m.line).unwrap_or(u32::MAX),
+            column: u32::try_from(m.column).unwrap_or(u32::MAX),
             index: m.index as u64,
         }
     }

@@ -382,7 +382,7 @@ impl AsdfFile {
 
 fn shift(span: Span, lines: u64) -> Span {
     Span {
-        line: span.line + lines,
+        line: span.line.saturating_add(u32::try_from(lines).unwrap_or(u32::MAX)),
         ..span
     }
 }
@@ -1004,7 +1004,9 @@ impl AsdfFile {
             let target = asdf_yaml::pointer::resolve_path(&self.doc, &frag).map_err(|e| bad(e.to_string()))?;
             let anchor = {
                 let t = node_at_mut(&mut self.doc.root, &target).ok_or_else(|| bad("no such node".to_owned()))?;
-                t.anchor.get_or_insert_with(|| format!("ref{}", i + 1)).clone()
+                t.anchor
+                    .get_or_insert_with(|| format!("ref{}", i + 1).into_boxed_str())
+                    .to_string()
             };
             let slot = node_at_mut(&mut self.doc.root, &path).ok_or_else(|| bad("the reference moved".to_owned()))?;
             *slot = Node {
@@ -1027,7 +1029,7 @@ impl AsdfFile {
                 return Ok(node.clone());
             }
             let arr = self.array(pointer)?;
-            let tag = node.tag.clone().unwrap_or_default();
+            let tag = node.tag.as_deref().map(str::to_owned).unwrap_or_default();
             return Ok(NdArray::inline(arr.datatype, &arr.shape, &arr.elements).to_node(&tag));
         }
         let mut out = node.clone();
