@@ -1,0 +1,139 @@
+//! Differential check against libyaml (through libyaml-safer, a port of the C parser under
+//! PyYAML's `CSafeLoader`, i.e. what Python asdf reads trees with): on every YAML tree in the
+//! conformance data (ASDF files from Python asdf and other implementations, the standard's
+//! reference files, schemas and manifests, and the JSON-Schema-Test-Suite's JSON files), this
+//! crate's parser gives the same events.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+
+use asdf_yaml::ScalarStyle;
+use asdf_yaml::events::{Event, events};
+use libyaml_safer::{EventData, Parser};
+
+/// The event stream as libyaml gives it, in this crate's event type (`None`: libyaml refuses
+/// the text or fails on it).
+fn libyaml_events(text: &[u8]) -> Option<Vec<Event>> {
+    std::panic::catch_unwind(|| {
+        let mut input = text;
+        let mut parser = Parser::new();
+        parser.set_input_string(&mut input);
+        let mut out = Vec::new();
+        loop {
+            let ev = parser.parse().ok()?;
+            let e = match ev.data {
+                EventData::StreamStart { .. } => Event::StreamStart,
+                EventData::StreamEnd => Event::StreamEnd,
+                EventData::DocumentStart { implicit, .. } => Event::DocumentStart { explicit: !implicit },
+                EventData::DocumentEnd { implicit } => Event::DocumentEnd { explicit: !implicit },
+                EventData::Alias { anchor } => Event::Alias { anchor },
+                EventData::Scalar {
+                    anchor,
+                    tag,
+                    value,
+                    style,
+                    ..
+                } => Event::Scalar {
+                    anchor,
+                    tag,
+                    value,
+                    style: match style {
+                        libyaml_safer::ScalarStyle::Plain => ScalarStyle::Plain,
+                        libyaml_safer::ScalarStyle::SingleQuoted => ScalarStyle::SingleQuoted,
+                        libyaml_safer::ScalarStyle::DoubleQuoted => ScalarStyle::DoubleQuoted,
+                        libyaml_safer::ScalarStyle::Literal => ScalarStyle::Literal,
+                        libyaml_safer::ScalarStyle::Folded => ScalarStyle::Folded,
+                        _ => ScalarStyle::Any,
+                    },
+                },
+                EventData::SequenceStart { anchor, tag, style, .. } => Event::SequenceStart {
+                    anchor,
+                    tag,
+                    flow: style == libyaml_safer::SequenceStyle::Flow,
+                },
+                EventData::SequenceEnd => Event::SequenceEnd,
+                EventData::MappingStart { anchor, tag, style, .. } => Event::MappingStart {
+                    anchor,
+                    tag,
+                    flow: style == libyaml_safer::MappingStyle::Flow,
+                },
+                EventData::MappingEnd => Event::MappingEnd,
+            };
+            let end = e == Event::StreamEnd;
+            out.push(e);
+            if end {
+                return Some(out);
+            }
+        }
+    })
+    .ok()
+    .flatten()
+}
+
+fn tree_of(p: &Path) -> Option<Vec<u8>> {
+    if p.extension().and_then(|x| x.to_str()) == Some("asdf") {
+        let r = asdf_layout::Reader::open_path(p).ok()?;
+        r.tree_bytes().map(<[u8]>::to_vec)
+    } else {
+        std::fs::read(p).ok()
+    }
+}
+
+#[test]
+fn same_events_as_libyaml_on_every_conformance_tree() {
+    let root = asdf_testdata::conformance_dir();
+    let mut paths = Vec::new();
+    for dir in [
+        "asdf-standard",
+        "asdf-pytests-data",
+        "other-impls",
+        "python-asdf-samples",
+    ] {
+        paths.extend(asdf_testdata::files_with_ext(&root.join(dir), "asdf"));
+        paths.extend(asdf_testdata::files_with_ext(&root.join(dir), "yaml"));
+    }
+    // JSON is flow YAML: the JSON-Schema-Test-Suite gives deeply nested flow collections,
+    // escapes and non-ASCII text.
+    paths.extend(asdf_testdata::files_with_ext(
+        &root.join("json-schema-test-suite"),
+        "json",
+    ));
+    paths.sort();
+    let (mut agreed, mut both_refuse, mut differ) = (0, 0, Vec::new());
+    for p in &paths {
+        let Some(text) = tree_of(p) else { continue };
+        let theirs = libyaml_events(&text);
+        let ours = events(&text)
+            .ok()
+            .map(|v| v.into_iter().map(|(e, _)| e).collect::<Vec<_>>());
+        let name = p.strip_prefix(&root).unwrap().display().to_string();
+        match (theirs, ours) {
+            (Some(a), Some(b)) if a == b => agreed += 1,
+            (None, None) => both_refuse += 1,
+            (a, b) => {
+                let first = match (&a, &b) {
+                    (Some(a), Some(b)) => a
+                        .iter()
+                        .zip(b)
+                        .find(|(x, y)| x != y)
+                        .map(|(x, y)| format!("libyaml {x:?} / ours {y:?}"))
+                        .unwrap_or_else(|| "different lengths".to_owned()),
+                    (Some(_), None) => format!("ours refuses: {:?}", events(&text).err()),
+                    _ => "libyaml refuses, ours accepts".to_owned(),
+                };
+                differ.push(format!("{name}: {first}"));
+            }
+        }
+    }
+    println!(
+        "{} trees: {agreed} same events as libyaml, {both_refuse} refused by both, {} differ",
+        paths.len(),
+        differ.len()
+    );
+    for d in &differ {
+        println!("  {d}");
+    }
+    assert!(agreed > 400, "too few trees compared: {agreed}");
+    assert!(differ.is_empty(), "{} trees differ from libyaml", differ.len());
+}
