@@ -109,9 +109,20 @@ pub(crate) struct Scanner<'a> {
     tab_sep: bool,
     /// The current token is the first of its line.
     first_on_line: bool,
+    /// Line of the last full stale-key pass, and the oldest key position it left possible.
+    stale_line: usize,
+    stale_from: usize,
+    /// Levels below this hold no possible key.
+    lowest: usize,
+    /// Possible keys that can go stale (not in a flow mapping).
+    watched: usize,
 }
 
 const EOF: u8 = 0;
+
+/// Flow collections nested deeper than this are refused whatever the [`Limits`](crate::Limits)
+/// (each open one holds a possible key the scanner checks on every token).
+const MAX_FLOW_DEPTH: usize = 10_000;
 
 #[inline]
 fn blank(c: u8) -> bool {
@@ -124,6 +135,11 @@ fn brk(c: u8) -> bool {
 #[inline]
 fn blankz(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | b'\r' | EOF)
+}
+/// U+2028 or U+2029 at byte `i`.
+#[inline]
+fn ls_ps_at(b: &[u8], i: usize) -> bool {
+    b.get(i) == Some(&0xe2) && b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(&(0xa8 | 0xa9)))
 }
 #[inline]
 fn flow_ind(c: u8) -> bool {
@@ -190,6 +206,10 @@ impl<'a> Scanner<'a> {
             line_start: true,
             tab_sep: false,
             first_on_line: true,
+            stale_line: usize::MAX,
+            stale_from: 0,
+            lowest: 0,
+            watched: 0,
         };
         if text.starts_with(b"\xef\xbb\xbf") {
             s.m.index = 3;
@@ -284,7 +304,7 @@ impl<'a> Scanner<'a> {
         loop {
             if !self.tokens.is_empty() {
                 self.stale_simple_keys()?;
-                let waiting = self.simple_keys.iter().any(|k| k.possible && k.number == self.parsed);
+                let waiting = self.key_at_front();
                 if !waiting {
                     return Ok(());
                 }
@@ -473,10 +493,48 @@ impl<'a> Scanner<'a> {
         self.indent_spaces = 0;
     }
 
+    /// A possible key starts at the next token to hand out. Keys of lower levels were saved
+    /// earlier, so the lowest possible key has the smallest token number.
+    fn key_at_front(&mut self) -> bool {
+        let n = self.simple_keys.len();
+        while self.lowest < n && !self.simple_keys[self.lowest].possible {
+            self.lowest += 1;
+        }
+        self.lowest < n && self.simple_keys[self.lowest].number == self.parsed
+    }
+
+    /// Keys in a flow mapping may be separated from their `:` by line breaks: they never go stale.
+    fn exempt(&self, level: usize) -> bool {
+        level > 0 && self.flow_maps.get(level - 1).copied().unwrap_or(false)
+    }
+
+    /// Marks the key of the innermost level impossible.
+    fn clear_top_key(&mut self) {
+        let level = self.simple_keys.len().saturating_sub(1);
+        let exempt = self.exempt(level);
+        if let Some(k) = self.simple_keys.last_mut()
+            && k.possible
+        {
+            k.possible = false;
+            if !exempt {
+                self.watched = self.watched.saturating_sub(1);
+            }
+        }
+    }
+
     fn stale_simple_keys(&mut self) -> Result<(), Error> {
         let m = self.m;
-        for (level, k) in self.simple_keys.iter_mut().enumerate() {
-            // In a flow mapping a key may be separated from its `:` by line breaks.
+        if self.watched == 0 {
+            return Ok(());
+        }
+        // Nothing can have gone stale since the last pass on this line unless the oldest key
+        // that could is now more than 1024 bytes back (keeps deep nesting linear).
+        if m.line == self.stale_line && m.index <= self.stale_from.saturating_add(1024) {
+            return Ok(());
+        }
+        let mut oldest = usize::MAX;
+        let from = self.lowest.min(self.simple_keys.len());
+        for (level, k) in self.simple_keys.iter_mut().enumerate().skip(from) {
             let in_map = level > 0 && self.flow_maps.get(level - 1).copied().unwrap_or(false);
             if k.possible && !in_map && (k.mark.line < m.line || k.mark.index + 1024 < m.index) {
                 if k.required {
@@ -487,8 +545,14 @@ impl<'a> Scanner<'a> {
                     ));
                 }
                 k.possible = false;
+                self.watched = self.watched.saturating_sub(1);
+            }
+            if k.possible && !in_map {
+                oldest = oldest.min(k.mark.index);
             }
         }
+        self.stale_line = m.line;
+        self.stale_from = oldest;
         Ok(())
     }
 
@@ -503,6 +567,13 @@ impl<'a> Scanner<'a> {
                 mark: self.m,
             };
             self.remove_simple_key()?;
+            let level = self.simple_keys.len().saturating_sub(1);
+            if !self.exempt(level) {
+                self.watched += 1;
+                // A new watched key: the next pass must look at it.
+                self.stale_from = self.stale_from.min(key.mark.index);
+            }
+            self.lowest = self.lowest.min(level);
             if let Some(last) = self.simple_keys.last_mut() {
                 *last = key;
             }
@@ -511,16 +582,17 @@ impl<'a> Scanner<'a> {
     }
 
     fn remove_simple_key(&mut self) -> Result<(), Error> {
-        if let Some(k) = self.simple_keys.last_mut() {
-            if k.possible && k.required {
-                return Err(syntax(
-                    k.mark,
-                    "could not find expected ':'",
-                    Some("while scanning a simple key"),
-                ));
-            }
-            k.possible = false;
+        if let Some(k) = self.simple_keys.last()
+            && k.possible
+            && k.required
+        {
+            return Err(syntax(
+                k.mark,
+                "could not find expected ':'",
+                Some("while scanning a simple key"),
+            ));
         }
+        self.clear_top_key();
         Ok(())
     }
 
@@ -566,6 +638,12 @@ impl<'a> Scanner<'a> {
     }
 
     fn fetch_flow_start(&mut self, t: Tok<'a>) -> Result<(), Error> {
+        if self.flow_level >= MAX_FLOW_DEPTH {
+            return Err(Error::Limits {
+                span: self.m.into(),
+                kind: crate::error::LimitError::Depth(MAX_FLOW_DEPTH),
+            });
+        }
         self.save_simple_key()?;
         self.simple_keys.push(SimpleKey::default());
         self.flow_maps.push(t == Tok::FlowMapStart);
@@ -647,9 +725,7 @@ impl<'a> Scanner<'a> {
                     None,
                 ));
             }
-            if let Some(k) = self.simple_keys.last_mut() {
-                k.possible = false;
-            }
+            self.clear_top_key();
             self.simple_key_allowed = false;
         } else {
             if self.flow_level == 0 {
@@ -1116,7 +1192,7 @@ impl<'a> Scanner<'a> {
         let mut i = from;
         while i < self.b.len() {
             let c = self.b[i];
-            if c == q || (c == b'\\' && !single) || brk(c) {
+            if c == q || (c == b'\\' && !single) || brk(c) || ls_ps_at(self.b, i) {
                 break;
             }
             i += 1;
@@ -1164,14 +1240,14 @@ impl<'a> Scanner<'a> {
                     self.escape(&mut out, ctx)?;
                     continue;
                 }
-                if blank(c) || brk(c) {
+                if blank(c) || brk(c) || ls_ps_at(self.b, self.m.index) {
                     break;
                 }
                 let from = self.m.index;
                 let mut i = from;
                 while i < self.b.len() {
                     let c = self.b[i];
-                    if c == q || (c == b'\\' && !single) || blank(c) || brk(c) {
+                    if c == q || (c == b'\\' && !single) || blank(c) || brk(c) || ls_ps_at(self.b, i) {
                         break;
                     }
                     i += 1;
@@ -1187,15 +1263,24 @@ impl<'a> Scanner<'a> {
             while blank(self.at(0)) {
                 self.adv(1);
             }
-            if !escaped_break && !brk(self.at(0)) {
+            if !escaped_break && !self.quoted_break() {
                 out.push_str(&self.src[ws_from..self.m.index]);
                 continue;
             }
-            let mut breaks = 0usize;
+            // Each break as written: `\n`, or U+2028 / U+2029, which YAML 1.1 (libyaml, so
+            // PyYAML's dumper) treats as line breaks and keeps in the value.
+            let mut seen: Vec<char> = Vec::new();
             let mut spaces = self.m.column;
-            while brk(self.at(0)) {
-                self.skip_break();
-                breaks += 1;
+            while self.quoted_break() {
+                if brk(self.at(0)) {
+                    self.skip_break();
+                    seen.push('\n');
+                } else {
+                    seen.push(if self.at(2) == 0xa8 { '\u{2028}' } else { '\u{2029}' });
+                    self.m.index += 3;
+                    self.m.line += 1;
+                    self.m.column = 0;
+                }
                 while self.at(0) == b' ' {
                     self.adv(1);
                 }
@@ -1204,6 +1289,7 @@ impl<'a> Scanner<'a> {
                     self.adv(1);
                 }
             }
+            let breaks = seen.len();
             if breaks > 0 && !brk(self.at(0)) && !self.eof() && (spaces as isize) <= self.indent {
                 return Err(self.err("continuation line of a quoted scalar is not indented enough", ctx));
             }
@@ -1213,16 +1299,11 @@ impl<'a> Scanner<'a> {
             if !self.eof() && (self.m.column as isize) <= self.indent {
                 return Err(self.err("continuation line of a quoted scalar is not indented enough", ctx));
             }
-            if escaped_break {
-                for _ in 0..breaks {
-                    out.push('\n');
-                }
-            } else if breaks == 1 {
-                out.push(' ');
-            } else {
-                for _ in 1..breaks {
-                    out.push('\n');
-                }
+            match seen.first() {
+                _ if escaped_break => out.extend(seen.iter()),
+                Some('\n') if breaks == 1 => out.push(' '),
+                Some('\n') => out.extend(seen[1..].iter()),
+                _ => out.extend(seen.iter()),
             }
             escaped_break = false;
         }
@@ -1235,6 +1316,11 @@ impl<'a> Scanner<'a> {
         self.push(Tok::Scalar(Cow::Owned(out), style), start);
         self.json_like = true;
         Ok(())
+    }
+
+    /// A line break inside a quoted scalar: LF, CR, or (as in YAML 1.1) U+2028 / U+2029.
+    fn quoted_break(&self) -> bool {
+        brk(self.at(0)) || ls_ps_at(self.b, self.m.index)
     }
 
     fn escape(&mut self, out: &mut String, ctx: Option<&'static str>) -> Result<(), Error> {

@@ -137,3 +137,28 @@ fn same_events_as_libyaml_on_every_conformance_tree() {
     assert!(agreed > 400, "too few trees compared: {agreed}");
     assert!(differ.is_empty(), "{} trees differ from libyaml", differ.len());
 }
+
+/// U+2028 and U+2029 are line breaks in YAML 1.1: PyYAML's dumper (libyaml) writes them raw in
+/// single-quoted scalars followed by the next line's indentation, e.g. `v: 'a\u2028  b'`
+/// for "a\u2028b" (texts and values recorded from PyYAML 6, CSafeDumper / CSafeLoader). They
+/// must read back as libyaml reads them.
+#[test]
+fn yaml_1_1_line_separators_in_quoted_scalars() {
+    let cases: &[(&str, &str)] = &[
+        ("v: '\u{2028}  '\n", "\u{2028}"),
+        ("v: 'a\u{2028}  b'\n", "a\u{2028}b"),
+        ("v: 'a\u{2029}  '\n", "a\u{2029}"),
+        ("v: 'a \u{2028}\n\n  b'\n", "a\u{2028}\n\nb"),
+        ("v: 'a\u{2028}\n  b'\n", "a\u{2028}\nb"),
+        ("v: 'a\n\u{2028}  b'\n", "a\u{2028}b"),
+        ("v: \"x\\Ny\"\n", "x\u{85}y"),
+    ];
+    for (text, want) in cases {
+        let doc = asdf_yaml::parse(text.as_bytes(), &asdf_yaml::Limits::default())
+            .unwrap()
+            .document;
+        assert_eq!(doc.root.get("v").unwrap().as_str(), Some(*want), "{text:?}");
+        let ours: Vec<Event> = events(text.as_bytes()).unwrap().into_iter().map(|(e, _)| e).collect();
+        assert_eq!(Some(ours), libyaml_events(text.as_bytes()), "{text:?}");
+    }
+}

@@ -215,3 +215,36 @@ fn deep_nesting_is_refused_without_stack_overflow() {
     let out = asdf_yaml::emit(&d, &asdf_yaml::EmitOptions::default()).unwrap();
     assert!(parse(&out, &Limits::default()).is_ok());
 }
+
+/// The event parser alone (no [`Limits`]) refuses flow nesting past 10,000 levels, and deep
+/// nesting followed by many entries stays linear: each case must finish under a watchdog.
+#[test]
+fn deep_flow_nesting_in_the_event_parser() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let too_deep = "[".repeat(20_000);
+        let refused = matches!(
+            asdf_yaml::events::events(too_deep.as_bytes()),
+            Err(Error::Limits {
+                kind: LimitError::Depth(10_000),
+                ..
+            })
+        );
+        // 9,000 open sequences or mappings, then 200,000 entries on one line or on many.
+        let mut finished = 0;
+        for (open, entry) in [("[", "a, "), ("[", "a,\n"), ("{", "a: b, "), ("{", "a: b,\n")] {
+            let text = format!("{}{}", open.repeat(9_000), entry.repeat(200_000));
+            // Unclosed: a syntax error at the end, after every entry was scanned.
+            if let Err(Error::Syntax { span, .. }) = asdf_yaml::events::events(text.as_bytes()) {
+                assert!(span.index >= text.len() as u64 - 2, "{open:?} {entry:?}: {span}");
+                finished += 1;
+            }
+        }
+        let _ = tx.send((refused, finished));
+    });
+    let (refused, finished) = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("deep nesting made the event parser hang");
+    assert!(refused, "20,000 nested flow sequences were not refused");
+    assert_eq!(finished, 4);
+}
