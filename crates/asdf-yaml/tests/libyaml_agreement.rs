@@ -162,3 +162,97 @@ fn yaml_1_1_line_separators_in_quoted_scalars() {
         assert_eq!(Some(ours), libyaml_events(text.as_bytes()), "{text:?}");
     }
 }
+
+mod generated {
+    use super::{Event, events, libyaml_events};
+    use asdf_yaml::{Document, EmitOptions, Node, NodeKind, ScalarStyle, emit, parse};
+    use proptest::prelude::*;
+
+    /// Text mixing YAML indicators, white space, line breaks (also U+0085, U+2028, U+2029),
+    /// quotes, escapes and non-ASCII letters.
+    fn text() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![
+                6 => proptest::sample::select(vec![
+                    'a', 'Z', '0', '1', '.', '-', '+', '_', ' ', ' ', ':', '#', ',', '[', ']', '{', '}', '?', '!',
+                    '&', '*', '|', '>', '\'', '"', '%', '@', '`', '\\', '~', '\n', '\t', '\r', '\u{85}',
+                    '\u{a0}', '\u{2028}', '\u{2029}', 'é', '雪', '\u{1f600}', '\u{7}', '\u{feff}',
+                ]),
+                1 => any::<char>(),
+            ],
+            0..24,
+        )
+        .prop_map(|v| v.into_iter().collect())
+    }
+
+    fn scalar() -> impl Strategy<Value = Node> {
+        (
+            text(),
+            proptest::sample::select(vec![
+                ScalarStyle::Any,
+                ScalarStyle::Plain,
+                ScalarStyle::SingleQuoted,
+                ScalarStyle::DoubleQuoted,
+                ScalarStyle::Literal,
+                ScalarStyle::Folded,
+            ]),
+        )
+            .prop_map(|(t, style)| {
+                let mut n = Node::str(t);
+                if let NodeKind::Scalar(s) = &mut n.kind {
+                    s.style = style;
+                }
+                n
+            })
+    }
+
+    fn tree() -> impl Strategy<Value = Node> {
+        scalar().prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Node::seq),
+                proptest::collection::vec((text(), inner), 0..6).prop_map(|kv| {
+                    let mut seen = std::collections::HashSet::new();
+                    Node::map(
+                        kv.into_iter()
+                            .filter(|(k, _)| seen.insert(k.clone()))
+                            .map(|(k, v)| (Node::str(k), v))
+                            .collect(),
+                    )
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        /// What the libyaml emitter writes, this parser reads as libyaml does, and the strings
+        /// come back unchanged.
+        #[test]
+        fn emitted_trees_read_as_libyaml_reads_them(root in tree()) {
+            let doc = Document::new(Node::map(vec![(Node::str("v"), root.clone())]));
+            let text = emit(&doc, &EmitOptions::default()).unwrap();
+            let ours: Vec<Event> = events(&text).unwrap().into_iter().map(|(e, _)| e).collect();
+            prop_assert_eq!(Some(ours), libyaml_events(&text), "{}", String::from_utf8_lossy(&text));
+            let back = parse(&text, &asdf_yaml::Limits::default()).unwrap().document;
+            prop_assert!(same_strings(&root, back.root.get("v").unwrap()), "{}", String::from_utf8_lossy(&text));
+        }
+    }
+
+    fn same_strings(a: &Node, b: &Node) -> bool {
+        match (&a.kind, &b.kind) {
+            (NodeKind::Scalar(x), NodeKind::Scalar(y)) => x.text == y.text,
+            (NodeKind::Sequence(x), NodeKind::Sequence(y)) => {
+                x.items.len() == y.items.len() && x.items.iter().zip(&y.items).all(|(p, q)| same_strings(p, q))
+            }
+            (NodeKind::Mapping(x), NodeKind::Mapping(y)) => {
+                x.entries.len() == y.entries.len()
+                    && x.entries
+                        .iter()
+                        .zip(&y.entries)
+                        .all(|((k1, v1), (k2, v2))| same_strings(k1, k2) && same_strings(v1, v2))
+            }
+            _ => false,
+        }
+    }
+}
