@@ -669,6 +669,18 @@ impl AsdfSchemas {
     /// Validates every tagged node of `doc` against its tag's schema.
     #[must_use]
     pub fn validate_document(&self, doc: &Document) -> Report {
+        self.walk_document(doc, true)
+    }
+
+    /// Only resolves the tags of `doc`: the warnings of [`Self::validate_document`] (unknown
+    /// tags, newer minor versions) and its violations for newer major versions, with no
+    /// schema validation.
+    #[must_use]
+    pub fn check_tags(&self, doc: &Document) -> Report {
+        self.walk_document(doc, false)
+    }
+
+    fn walk_document(&self, doc: &Document, validate: bool) -> Report {
         let mut report = Report::default();
         let mut unknown = HashSet::new();
         let mut seen = HashSet::new();
@@ -701,13 +713,13 @@ impl AsdfSchemas {
         while let Some((node, at)) = stack.pop() {
             match &node.kind {
                 NodeKind::Sequence(s) => {
-                    for (i, it) in s.items.iter().enumerate().rev() {
+                    for (i, it) in s.items.iter().enumerate().rev().filter(|(_, n)| worth_a_visit(n)) {
                         steps.push((at, Step::Item(i)));
                         stack.push((it, steps.len() - 1));
                     }
                 }
                 NodeKind::Mapping(m) => {
-                    for (k, v) in m.entries.iter().rev() {
+                    for (k, v) in m.entries.iter().rev().filter(|(_, n)| worth_a_visit(n)) {
                         let key = k.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
                         steps.push((at, Step::Key(key)));
                         stack.push((v, steps.len() - 1));
@@ -751,6 +763,9 @@ impl AsdfSchemas {
                     continue;
                 }
             };
+            if !validate {
+                continue;
+            }
             match self.validate_with_schema(&schema, node, doc, &ptr) {
                 Ok(vs) => {
                     for v in vs {
@@ -770,6 +785,11 @@ impl AsdfSchemas {
         }
         report
     }
+}
+
+/// Untagged scalars and aliases hold no tagged node: the walk skips them.
+fn worth_a_visit(n: &Node) -> bool {
+    n.tag.is_some() || matches!(n.kind, NodeKind::Sequence(_) | NodeKind::Mapping(_))
 }
 
 /// Shares one [`AsdfSchemas`] (compiling the embedded schemas takes a few milliseconds).

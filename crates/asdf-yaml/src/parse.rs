@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::grammar::{Ev, Parser};
+use crate::scanner::Mark;
 
 use crate::error::{Error, LimitError, SubsetError, Warning};
 use crate::node::{Alias, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value, tags};
@@ -401,8 +402,24 @@ pub fn parse(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
     build(text, limits)
 }
 
+/// Trees at least this long are parsed on two threads when the machine has two cores: one
+/// turns the text into events, the other folds the events into nodes.
+const PIPELINE_MIN_BYTES: usize = 256 * 1024;
+/// Events handed from the event thread to the builder at a time.
+const BATCH: usize = 2048;
+
+type Batch<'a> = Vec<(Ev<'a>, Mark)>;
+
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
+}
+
 fn build(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
-    let mut parser = Parser::new(text)?;
+    build_with(text, limits, text.len() >= PIPELINE_MIN_BYTES && cores() > 1)
+}
+
+fn build_with(text: &[u8], limits: &Limits, pipelined: bool) -> Result<Parsed, Error> {
     let mut b = Builder {
         limits: *limits,
         stack: Vec::new(),
@@ -414,16 +431,107 @@ fn build(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
         warnings: Vec::new(),
         root: None,
     };
-    let mut version = None;
-    let mut tag_directives = Vec::new();
-    let mut documents = 0;
+    let mut doc = DocState::default();
+    if pipelined && let Some(done) = build_pipelined(text, &mut b, &mut doc) {
+        done?;
+        return Ok(finish(b, doc));
+    }
+    let mut parser = Parser::new(text)?;
     while let Some((ev, at)) = parser.next()? {
+        b.event(ev, at, &mut doc)?;
+    }
+    Ok(finish(b, doc))
+}
+
+/// Events made on a second thread, nodes built on this one; the result (and the first error)
+/// is the same as parsing on one thread. `None` when the thread could not be started (nothing
+/// has been consumed then).
+fn build_pipelined(text: &[u8], b: &mut Builder, doc: &mut DocState) -> Option<Result<(), Error>> {
+    use std::sync::mpsc::sync_channel;
+    std::thread::scope(|scope| {
+        let (full_tx, full_rx) = sync_channel::<Result<Batch<'_>, Error>>(4);
+        let (empty_tx, empty_rx) = sync_channel::<Batch<'_>>(8);
+        let producer = std::thread::Builder::new()
+            .name("asdf-yaml-events".into())
+            .spawn_scoped(scope, move || {
+                let mut parser = match Parser::new(text) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        let _ = full_tx.send(Err(e));
+                        return;
+                    }
+                };
+                loop {
+                    let mut batch = empty_rx.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                    let mut end = false;
+                    while batch.len() < BATCH {
+                        match parser.next() {
+                            Ok(Some(e)) => batch.push(e),
+                            Ok(None) => {
+                                end = true;
+                                break;
+                            }
+                            Err(e) => {
+                                if !batch.is_empty() {
+                                    let _ = full_tx.send(Ok(batch));
+                                }
+                                let _ = full_tx.send(Err(e));
+                                return;
+                            }
+                        }
+                    }
+                    // A closed channel means the builder stopped (an error of its own).
+                    if full_tx.send(Ok(batch)).is_err() || end {
+                        return;
+                    }
+                }
+            });
+        if producer.is_err() {
+            return None;
+        }
+        for batch in full_rx {
+            let mut batch = match batch {
+                Ok(batch) => batch,
+                Err(e) => return Some(Err(e)),
+            };
+            for (ev, at) in batch.drain(..) {
+                if let Err(e) = b.event(ev, at, doc) {
+                    return Some(Err(e));
+                }
+            }
+            let _ = empty_tx.try_send(batch);
+        }
+        Some(Ok(()))
+    })
+}
+
+#[derive(Default)]
+struct DocState {
+    version: Option<(i32, i32)>,
+    tag_directives: Vec<(String, String)>,
+    documents: usize,
+}
+
+fn finish(b: Builder, doc: DocState) -> Parsed {
+    let root = b.root.unwrap_or_else(Node::null);
+    Parsed {
+        document: Document {
+            version: doc.version,
+            tag_directives: doc.tag_directives,
+            root,
+        },
+        warnings: b.warnings,
+    }
+}
+
+impl Builder {
+    fn event(&mut self, ev: Ev<'_>, at: Mark, doc: &mut DocState) -> Result<(), Error> {
         let at: Span = at.into();
         match ev {
             Ev::StreamStart | Ev::DocEnd { .. } | Ev::StreamEnd => {}
             Ev::DocStart { version: v, tags, .. } => {
-                documents += 1;
-                if documents > 1 {
+                doc.documents += 1;
+                if doc.documents > 1 {
                     return Err(Error::Subset {
                         span: at,
                         kind: SubsetError::MultipleDocuments,
@@ -431,23 +539,23 @@ fn build(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
                 }
                 if let Some((major, minor)) = v {
                     if (major, minor) != (1, 1) {
-                        b.warnings.push(Warning::YamlVersion {
+                        self.warnings.push(Warning::YamlVersion {
                             major: i32::from(major),
                             minor: i32::from(minor),
                         });
                     }
-                    version = Some((i32::from(major), i32::from(minor)));
+                    doc.version = Some((i32::from(major), i32::from(minor)));
                 }
-                tag_directives = tags;
+                doc.tag_directives = tags;
             }
-            Ev::Alias(anchor) => b.alias(at, anchor.to_owned())?,
+            Ev::Alias(anchor) => self.alias(at, anchor.to_owned())?,
             Ev::Scalar {
                 anchor,
                 tag,
                 value,
                 style,
-            } => b.scalar(at, anchor.map(str::to_owned), tag, value, style)?,
-            Ev::SeqStart { anchor, tag, flow } => b.start(
+            } => self.scalar(at, anchor.map(str::to_owned), tag, value, style)?,
+            Ev::SeqStart { anchor, tag, flow } => self.start(
                 at,
                 anchor.map(str::to_owned),
                 tag,
@@ -456,7 +564,7 @@ fn build(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
                     flow,
                 }),
             )?,
-            Ev::MapStart { anchor, tag, flow } => b.start(
+            Ev::MapStart { anchor, tag, flow } => self.start(
                 at,
                 anchor.map(str::to_owned),
                 tag,
@@ -465,16 +573,46 @@ fn build(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
                     flow,
                 }),
             )?,
-            Ev::SeqEnd | Ev::MapEnd => b.end()?,
+            Ev::SeqEnd | Ev::MapEnd => self.end()?,
         }
+        Ok(())
     }
-    let root = b.root.unwrap_or_else(Node::null);
-    Ok(Parsed {
-        document: Document {
-            version,
-            tag_directives,
-            root,
-        },
-        warnings: b.warnings,
-    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BATCH, Limits, build_with};
+    use std::fmt::Write;
+
+    /// Pipelined and one-thread parsing give the same trees, warnings and first errors.
+    #[test]
+    fn pipelined_parsing_matches_one_thread() {
+        let mut big =
+            String::from("%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nanchored: &a {x: 1}\nrows:\n");
+        for i in 0..(3 * BATCH) {
+            let _ = writeln!(big, "- {{a: {i}, b: row {i}, c: !!float '{i}', d: *a, a: dup}}");
+        }
+        let ok = big.clone() + "...\n";
+        let cases = [
+            ok.clone(),
+            big.clone() + "- [unclosed\n",
+            big.clone() + "- {? [1]: key is a sequence}\n",
+            big.clone() + "- *missing\n",
+            format!("{big}- {}{}\n", "[".repeat(50), "]".repeat(50)),
+            ok.replace("c: !!float '100'", "c: !!float 'x'"),
+            format!("{ok}--- second\n"),
+        ];
+        let limits = Limits {
+            max_depth: 40,
+            ..Limits::default()
+        };
+        for (i, text) in cases.iter().enumerate() {
+            let one = build_with(text.as_bytes(), &limits, false);
+            let two = build_with(text.as_bytes(), &limits, true);
+            assert_eq!(format!("{one:?}"), format!("{two:?}"), "case {i}");
+            assert_eq!(one.is_ok(), i == 0, "case {i}: {:?}", one.as_ref().err());
+        }
+        let parsed = build_with(ok.as_bytes(), &limits, true).unwrap();
+        assert_eq!(parsed.warnings.len(), 3 * BATCH, "one duplicate key per row");
+    }
 }
