@@ -34,6 +34,32 @@ impl Sink for std::io::BufWriter<std::fs::File> {
     }
 }
 
+/// A buffered file written without forcing anything to disk (`WriteOptions::durable(false)`).
+pub(crate) struct Volatile(pub std::io::BufWriter<std::fs::File>);
+
+impl std::io::Write for Volatile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.0.write_all(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl std::io::Seek for Volatile {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.0.seek(pos)
+    }
+    fn stream_position(&mut self) -> std::io::Result<u64> {
+        self.0.stream_position()
+    }
+}
+
+impl Sink for Volatile {}
+
 /// How blocks are compressed on write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -64,6 +90,12 @@ pub struct WriteOptions {
     /// 4 KiB boundary (at least 10% more), and each block allocated 10% more than it uses,
     /// rounded up to 4 KiB plus 4 KiB. Later [`AsdfFile::update`]s then happen in place.
     pub pad_blocks: bool,
+    /// Put a new file on disk (fsync) before it replaces the old one, so that a power loss
+    /// leaves one of the two whole (default on). Off, writing is as Python asdf's: the
+    /// rename still happens only after every byte was written without error, but the bytes
+    /// may still be in the page cache when it does. In-place updates always sync (their
+    /// blocks must reach the disk before the tree that names them).
+    pub durable: bool,
 }
 
 /// A progress callback for long writes: (done, total).
@@ -86,6 +118,7 @@ impl Default for WriteOptions {
             internalize: true,
             progress: None,
             pad_blocks: false,
+            durable: true,
         }
     }
 }
@@ -126,6 +159,13 @@ impl WriteOptions {
     #[must_use]
     pub fn pad_blocks(mut self, yes: bool) -> Self {
         self.pad_blocks = yes;
+        self
+    }
+
+    /// Sets whether a new file is forced to disk before it replaces the old one.
+    #[must_use]
+    pub fn durable(mut self, yes: bool) -> Self {
+        self.durable = yes;
         self
     }
 
@@ -295,10 +335,20 @@ impl AsdfFile {
         let tmp = temp_path(path);
         let result = (|| {
             let f = std::fs::File::create(&tmp).map_err(io)?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-            self.write_into(&mut w, options)?;
+            let w = std::io::BufWriter::with_capacity(1 << 20, f);
+            let w = if options.durable {
+                let mut w = w;
+                self.write_into(&mut w, options)?;
+                w
+            } else {
+                let mut w = Volatile(w);
+                self.write_into(&mut w, options)?;
+                w.0
+            };
             let f = w.into_inner().map_err(|e| io(e.into_error()))?;
-            f.sync_all().map_err(io)?;
+            if options.durable {
+                f.sync_all().map_err(io)?;
+            }
             std::fs::rename(&tmp, path).map_err(io)
         })();
         if result.is_err() {
@@ -623,7 +673,9 @@ impl AsdfFile {
             }
             let out = w.finish(options.index)?;
             let f = out.into_inner().map_err(|e| io(e.into_error()))?;
-            f.sync_all().map_err(io)?;
+            if options.durable {
+                f.sync_all().map_err(io)?;
+            }
             std::fs::rename(&tmp, &path).map_err(io)
         })();
         if result.is_err() {
