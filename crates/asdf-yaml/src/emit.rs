@@ -1,13 +1,11 @@
 //! From a [`Document`] to YAML text, as Python asdf writes it: PyYAML's representer and
-//! serializer decisions (which tags are implicit, flow style for collections of scalars)
-//! feeding the libyaml emitter (libyaml-safer, a port of the C emitter that PyYAML's
-//! `CSafeDumper` uses).
-
-use libyaml_safer::{Emitter, Encoding, Event, EventData, MappingStyle, Parser, ScalarStyle as LS, SequenceStyle};
+//! serializer decisions (which tags are implicit, flow style for collections of scalars), laid
+//! out as the libyaml emitter behind PyYAML's `CSafeDumper` lays them out ([`crate::writer`]).
 
 use crate::error::Error;
 use crate::node::{Document, Node, NodeKind, Scalar, ScalarStyle, Value, tags};
 use crate::resolve::implicit_tag;
+use crate::writer::{Out, analyze, word_char};
 
 /// How collections choose between block and flow style.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -63,17 +61,6 @@ fn effective_tag<'a>(n: &'a Node, s: &Scalar) -> &'a str {
         Value::Str => tags::STR,
         Value::Timestamp => tags::TIMESTAMP,
         Value::Binary(_) => tags::BINARY,
-    }
-}
-
-fn ls(s: ScalarStyle) -> LS {
-    match s {
-        ScalarStyle::Any => LS::Any,
-        ScalarStyle::Plain => LS::Plain,
-        ScalarStyle::SingleQuoted => LS::SingleQuoted,
-        ScalarStyle::DoubleQuoted => LS::DoubleQuoted,
-        ScalarStyle::Literal => LS::Literal,
-        ScalarStyle::Folded => LS::Folded,
     }
 }
 
@@ -137,46 +124,6 @@ impl Ctx<'_> {
     }
 }
 
-fn directives(
-    doc: &Document,
-) -> Result<
-    (
-        Option<libyaml_safer::VersionDirective>,
-        Vec<libyaml_safer::TagDirective>,
-    ),
-    Error,
-> {
-    // libyaml-safer's directive types cannot be built directly: parse a stub document.
-    let mut stub = String::new();
-    if let Some((a, b)) = doc.version {
-        stub.push_str(&format!("%YAML {a}.{b}\n"));
-    }
-    for (h, p) in &doc.tag_directives {
-        stub.push_str(&format!("%TAG {h} {p}\n"));
-    }
-    stub.push_str("--- ~\n");
-    let mut bytes = stub.as_bytes();
-    let mut p = Parser::new();
-    p.set_input_string(&mut bytes);
-    loop {
-        let ev = p.parse().map_err(|e| Error::from_libyaml(&e))?;
-        match ev.data {
-            EventData::DocumentStart {
-                version_directive,
-                tag_directives,
-                ..
-            } => return Ok((version_directive, tag_directives)),
-            EventData::StreamEnd => return Ok((None, Vec::new())),
-            _ => {}
-        }
-    }
-}
-
-enum Work<'a> {
-    Node(&'a Node),
-    End(bool),
-}
-
 /// Changes applied while a document is written, without copying it: nodes replaced by
 /// others, entries put first in the root mapping, a `%YAML` version when the document has none.
 #[derive(Debug, Default)]
@@ -224,126 +171,447 @@ pub fn emit(doc: &Document, opts: &EmitOptions) -> Result<Vec<u8>, Error> {
 /// # Errors
 /// As [`emit`].
 pub fn emit_edited(doc: &Document, opts: &EmitOptions, edits: &Edits) -> Result<Vec<u8>, Error> {
-    let ctx = Ctx { doc, opts };
-    let (vd, td) = if doc.version.is_none() && edits.version.is_some() {
-        directives(&Document {
-            version: edits.version,
-            tag_directives: doc.tag_directives.clone(),
-            root: Node::null(),
-        })?
-    } else {
-        directives(doc)?
+    let best_indent = usize::try_from(opts.indent)
+        .ok()
+        .filter(|i| (2..10).contains(i))
+        .unwrap_or(2);
+    let width = match usize::try_from(opts.width) {
+        Err(_) => usize::MAX,
+        Ok(w) if w <= 2 * best_indent => 80,
+        Ok(w) => w,
     };
-    let mut out = Vec::new();
-    {
-        let mut e = Emitter::new();
-        e.set_output_string(&mut out);
-        e.set_width(opts.width);
-        e.set_indent(opts.indent);
-        e.set_unicode(opts.unicode);
-        let em = |e: &mut Emitter<'_>, ev: Event| e.emit(ev).map_err(|x| Error::from_libyaml(&x));
-        em(&mut e, Event::stream_start(Encoding::Utf8))?;
-        em(&mut e, Event::document_start(vd, &td, false))?;
-        // Iterative walk: deep trees do not grow the stack.
-        let mut work = vec![Work::Node(&doc.root)];
-        while let Some(w) = work.pop() {
-            let n = match w {
-                Work::End(true) => {
-                    em(&mut e, Event::mapping_end())?;
-                    continue;
+    let mut w = Walker {
+        ctx: Ctx { doc, opts },
+        edits,
+        out: Out::new(best_indent, width, opts.unicode),
+        directives: Vec::new(),
+    };
+    w.out.buf.reserve(4096);
+    w.document()?;
+    Ok(w.out.buf)
+}
+
+/// The position a node is written in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Root,
+    Item,
+    /// A mapping key written with `?`, or a mapping value.
+    InMapping,
+    /// A mapping key written without `?`.
+    SimpleKey,
+}
+
+/// An open collection and how far it has been written.
+enum Frame<'a> {
+    Seq {
+        items: &'a [Node],
+        next: usize,
+        flow: bool,
+    },
+    Map {
+        /// Entries written first (edits to the root), then the mapping's own.
+        first: &'a [(Node, Node)],
+        entries: &'a [(Node, Node)],
+        next: usize,
+        flow: bool,
+        /// The value still to write after its key, and whether the key was simple.
+        value: Option<(&'a Node, bool)>,
+    },
+}
+
+struct Walker<'a> {
+    ctx: Ctx<'a>,
+    edits: &'a Edits,
+    out: Out,
+    /// `%TAG` handles and prefixes in force, the document's first, then `!` and `!!`.
+    directives: Vec<(&'a str, &'a str)>,
+}
+
+/// How a scalar is written: its text, the tag written before it (handle, suffix), the style.
+struct ScalarPlan<'a> {
+    text: std::borrow::Cow<'a, str>,
+    tag: Option<(&'a str, &'a str)>,
+    plain_implicit: bool,
+    quoted_implicit: bool,
+    allowed: crate::writer::Allowed,
+}
+
+fn check_anchor(name: &str, alias: bool) -> Result<(), Error> {
+    if name.is_empty() {
+        return Err(Error::Emit(if alias {
+            "alias value must not be empty"
+        } else {
+            "anchor value must not be empty"
+        }));
+    }
+    if !name.chars().all(word_char) {
+        return Err(Error::Emit(if alias {
+            "alias value must contain alphanumerical characters only"
+        } else {
+            "anchor value must contain alphanumerical characters only"
+        }));
+    }
+    Ok(())
+}
+
+impl<'a> Walker<'a> {
+    fn document(&mut self) -> Result<(), Error> {
+        let doc = self.ctx.doc;
+        for (h, p) in &doc.tag_directives {
+            let inner = h
+                .strip_prefix('!')
+                .and_then(|h| h.strip_suffix('!').or(if h.is_empty() { Some("") } else { None }));
+            match inner {
+                None => return Err(Error::Emit("tag handle must start and end with '!'")),
+                Some(i) if !i.chars().all(word_char) => {
+                    return Err(Error::Emit("tag handle must contain alphanumerical characters only"));
                 }
-                Work::End(false) => {
-                    em(&mut e, Event::sequence_end())?;
-                    continue;
-                }
-                Work::Node(n) => edits.get(n).unwrap_or(n),
-            };
-            let anchor = n.anchor.as_deref();
-            match &n.kind {
-                NodeKind::Alias(a) => em(&mut e, Event::alias(&a.anchor))?,
-                NodeKind::Scalar(s) => {
-                    // As PyYAML's serializer: the tag is always passed, with flags saying
-                    // whether a plain or a quoted scalar reads back with that tag unwritten.
-                    let tag = effective_tag(n, s);
-                    let text = ctx.text(tag, s);
-                    let plain_implicit = implicit_tag(&text).unwrap_or(tags::STR) == tag;
-                    let quoted_implicit = tag == tags::STR;
-                    let style = ls(ctx.scalar_style(s));
-                    em(
-                        &mut e,
-                        Event::scalar(anchor, Some(tag), &text, plain_implicit, quoted_implicit, style),
-                    )?;
-                }
-                NodeKind::Sequence(s) => {
-                    let tag = n.tag.as_deref().unwrap_or(tags::SEQ);
-                    let implicit = tag == tags::SEQ;
-                    let style = if ctx.flow(n, s.flow) {
-                        SequenceStyle::Flow
-                    } else {
-                        SequenceStyle::Block
+                _ => {}
+            }
+            if p.is_empty() {
+                return Err(Error::Emit("tag prefix must not be empty"));
+            }
+            if self.directives.iter().any(|(dh, _)| dh == h) {
+                return Err(Error::Emit("duplicate %TAG directive"));
+            }
+            self.directives.push((h, p));
+        }
+        for (h, p) in [("!", "!"), ("!!", tags::YAML)] {
+            if !self.directives.iter().any(|(dh, _)| *dh == h) {
+                self.directives.push((h, p));
+            }
+        }
+        let out = &mut self.out;
+        if let Some((major, minor)) = doc.version.or(self.edits.version) {
+            if major != 1 || !(minor == 1 || minor == 2) {
+                return Err(Error::Emit("incompatible %YAML directive"));
+            }
+            out.indicator("%YAML", true, false, false);
+            out.indicator(if minor == 1 { "1.1" } else { "1.2" }, true, false, false);
+            out.write_indent();
+        }
+        for (h, p) in &doc.tag_directives {
+            out.indicator("%TAG", true, false, false);
+            out.tag_handle(h);
+            out.tag_content(p, true);
+            out.write_indent();
+        }
+        out.write_indent();
+        out.indicator("---", true, false, false);
+        self.tree()?;
+        let out = &mut self.out;
+        out.write_indent();
+        out.indicator("...", true, false, false);
+        out.write_indent();
+        Ok(())
+    }
+
+    /// Writes the root and everything under it, without recursion.
+    fn tree(&mut self) -> Result<(), Error> {
+        let mut stack: Vec<Frame<'a>> = Vec::new();
+        if let Some(f) = self.node(&self.ctx.doc.root, Place::Root)? {
+            stack.push(f);
+        }
+        while let Some(top) = stack.last_mut() {
+            let (node, place) = match top {
+                Frame::Seq { items, next, flow } => {
+                    let out = &mut self.out;
+                    let Some(item) = items.get(*next) else {
+                        if *flow {
+                            out.flow_level -= 1;
+                            out.pop_indent();
+                            out.indicator("]", false, false, false);
+                        } else {
+                            out.pop_indent();
+                        }
+                        stack.pop();
+                        continue;
                     };
-                    em(&mut e, Event::sequence_start(anchor, Some(tag), implicit, style))?;
-                    work.push(Work::End(false));
-                    for item in s.items.iter().rev() {
-                        work.push(Work::Node(item));
-                    }
-                }
-                NodeKind::Mapping(m) => {
-                    let tag = n.tag.as_deref().unwrap_or(tags::MAP);
-                    let implicit = tag == tags::MAP;
-                    let style = if ctx.flow(n, m.flow) {
-                        MappingStyle::Flow
+                    if *flow {
+                        if *next > 0 {
+                            out.indicator(",", false, false, false);
+                        }
+                        if out.column > out.width {
+                            out.write_indent();
+                        }
                     } else {
-                        MappingStyle::Block
-                    };
-                    em(&mut e, Event::mapping_start(anchor, Some(tag), implicit, style))?;
-                    work.push(Work::End(true));
-                    for (k, v) in m.entries.iter().rev() {
-                        work.push(Work::Node(v));
-                        work.push(Work::Node(k));
+                        out.write_indent();
+                        out.indicator("-", true, false, true);
                     }
-                    if std::ptr::eq(n, &doc.root) {
-                        for (k, v) in edits.prepend.iter().rev() {
-                            work.push(Work::Node(v));
-                            work.push(Work::Node(k));
+                    *next += 1;
+                    (item, Place::Item)
+                }
+                Frame::Map {
+                    first,
+                    entries,
+                    next,
+                    flow,
+                    value,
+                } => {
+                    if let Some((v, simple)) = value.take() {
+                        let out = &mut self.out;
+                        if simple {
+                            out.indicator(":", false, false, false);
+                        } else if *flow {
+                            if out.column > out.width {
+                                out.write_indent();
+                            }
+                            out.indicator(":", true, false, false);
+                        } else {
+                            out.write_indent();
+                            out.indicator(":", true, false, true);
+                        }
+                        (v, Place::InMapping)
+                    } else {
+                        let entry = if *next < first.len() {
+                            first.get(*next)
+                        } else {
+                            entries.get(*next - first.len())
+                        };
+                        let Some((k, v)) = entry else {
+                            let out = &mut self.out;
+                            if *flow {
+                                out.flow_level -= 1;
+                                out.pop_indent();
+                                out.indicator("}", false, false, false);
+                            } else {
+                                out.pop_indent();
+                            }
+                            stack.pop();
+                            continue;
+                        };
+                        let flow = *flow;
+                        let n = *next;
+                        *next += 1;
+                        let k = self.edits.get(k).unwrap_or(k);
+                        let simple = self.simple_key(k)?;
+                        *value = Some((v, simple));
+                        let out = &mut self.out;
+                        if flow {
+                            if n > 0 {
+                                out.indicator(",", false, false, false);
+                            }
+                            if out.column > out.width {
+                                out.write_indent();
+                            }
+                        } else {
+                            out.write_indent();
+                        }
+                        if simple {
+                            (k, Place::SimpleKey)
+                        } else {
+                            out.indicator("?", true, false, !flow);
+                            (k, Place::InMapping)
                         }
                     }
                 }
+            };
+            if let Some(f) = self.node(node, place)? {
+                stack.push(f);
             }
         }
-        em(&mut e, Event::document_end(false))?;
-        em(&mut e, Event::stream_end())?;
+        Ok(())
     }
-    Ok(fix_non_specific_tags(doc, out))
-}
 
-/// The libyaml emitter writes the non-specific tag `!` (which Python asdf gives times in
-/// history entries) as the verbatim `!<%21>` once `!` is bound to the ASDF prefix; PyYAML
-/// writes a bare `!`. Rewrite it, unless some scalar's own text contains that sequence.
-fn fix_non_specific_tags(doc: &Document, out: Vec<u8>) -> Vec<u8> {
-    const VERBATIM: &[u8] = b"!<%21>";
-    if !out.windows(VERBATIM.len()).any(|w| w == VERBATIM) {
-        return out;
-    }
-    let mut stack = vec![&doc.root];
-    while let Some(n) = stack.pop() {
-        match &n.kind {
-            NodeKind::Scalar(s) if s.text.contains("!<%21>") => return out,
-            NodeKind::Sequence(s) => stack.extend(s.items.iter()),
-            NodeKind::Mapping(m) => stack.extend(m.entries.iter().flat_map(|(k, v)| [k, v])),
-            _ => {}
+    /// The handle and suffix a tag is written with.
+    fn split_tag(&self, tag: &'a str) -> Result<(&'a str, &'a str), Error> {
+        if tag.is_empty() {
+            return Err(Error::Emit("tag value must not be empty"));
         }
+        // The non-specific tag: a bare `!`, as PyYAML writes it.
+        if tag == "!" {
+            return Ok(("!", ""));
+        }
+        for (h, p) in &self.directives {
+            if p.len() < tag.len()
+                && let Some(rest) = tag.strip_prefix(p)
+            {
+                return Ok((h, rest));
+            }
+        }
+        Ok(("", tag))
     }
-    let mut fixed = Vec::with_capacity(out.len());
-    let mut i = 0;
-    while i < out.len() {
-        if out[i..].starts_with(VERBATIM) {
-            fixed.push(b'!');
-            i += VERBATIM.len();
+
+    fn write_tag(&mut self, tag: Option<(&str, &str)>) {
+        let Some((handle, suffix)) = tag else {
+            return;
+        };
+        let out = &mut self.out;
+        if handle.is_empty() {
+            if suffix.is_empty() {
+                return;
+            }
+            out.indicator("!<", true, false, false);
+            out.tag_content(suffix, false);
+            out.indicator(">", false, false, false);
         } else {
-            fixed.push(out[i]);
-            i += 1;
+            out.tag_handle(handle);
+            if !suffix.is_empty() {
+                out.tag_content(suffix, false);
+            }
         }
     }
-    fixed
+
+    fn plan(&self, n: &'a Node, s: &'a Scalar) -> Result<ScalarPlan<'a>, Error> {
+        // As PyYAML's serializer: the tag goes with flags saying whether a plain or a quoted
+        // scalar reads back with that tag unwritten.
+        let tag = effective_tag(n, s);
+        let text = self.ctx.text(tag, s);
+        let plain_implicit = implicit_tag(&text).unwrap_or(tags::STR) == tag;
+        let quoted_implicit = tag == tags::STR;
+        let written = if plain_implicit || quoted_implicit {
+            None
+        } else {
+            Some(self.split_tag(tag)?)
+        };
+        let allowed = analyze(&text, self.out.unicode);
+        Ok(ScalarPlan {
+            text,
+            tag: written,
+            plain_implicit,
+            quoted_implicit,
+            allowed,
+        })
+    }
+
+    /// Whether a key can be written without `?`: one line, at most 128 bytes with its anchor
+    /// and tag, or an empty collection, or an alias.
+    fn simple_key(&self, k: &'a Node) -> Result<bool, Error> {
+        let anchor = k.anchor.as_deref().map_or(0, str::len);
+        let tag_len = |t: Option<(&str, &str)>| t.map_or(0, |(h, s)| h.len() + s.len());
+        let len = match &k.kind {
+            NodeKind::Alias(a) => a.anchor.len(),
+            NodeKind::Scalar(s) => {
+                let p = self.plan(k, s)?;
+                if p.allowed.multiline {
+                    return Ok(false);
+                }
+                anchor + tag_len(p.tag) + p.text.len()
+            }
+            NodeKind::Sequence(q) if q.items.is_empty() => anchor + tag_len(self.collection_tag(k, tags::SEQ)?),
+            NodeKind::Mapping(m) if m.entries.is_empty() => anchor + tag_len(self.collection_tag(k, tags::MAP)?),
+            _ => return Ok(false),
+        };
+        Ok(len <= 128)
+    }
+
+    fn collection_tag(&self, n: &'a Node, default: &str) -> Result<Option<(&'a str, &'a str)>, Error> {
+        match n.tag.as_deref() {
+            Some(t) if t != default => Ok(Some(self.split_tag(t)?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Writes a node: all of a scalar or an alias; a collection's start, returning its frame.
+    fn node(&mut self, n: &'a Node, place: Place) -> Result<Option<Frame<'a>>, Error> {
+        let n = self.edits.get(n).unwrap_or(n);
+        let simple_key = place == Place::SimpleKey;
+        let anchor = n.anchor.as_deref();
+        if let Some(a) = anchor {
+            check_anchor(a, false)?;
+        }
+        match &n.kind {
+            NodeKind::Alias(a) => {
+                check_anchor(&a.anchor, true)?;
+                self.out.anchor(true, &a.anchor);
+                if simple_key {
+                    self.out.space_after_alias();
+                }
+                Ok(None)
+            }
+            NodeKind::Scalar(s) => {
+                let p = self.plan(n, s)?;
+                let flow_level = self.out.flow_level;
+                let mut style = match self.ctx.scalar_style(s) {
+                    ScalarStyle::Any => ScalarStyle::Plain,
+                    other => other,
+                };
+                if simple_key && p.allowed.multiline {
+                    style = ScalarStyle::DoubleQuoted;
+                }
+                let no_tag = p.tag.is_none();
+                if style == ScalarStyle::Plain
+                    && ((flow_level > 0 && !p.allowed.flow_plain)
+                        || (flow_level == 0 && !p.allowed.block_plain)
+                        || (p.text.is_empty() && (flow_level > 0 || simple_key))
+                        || (no_tag && !p.plain_implicit))
+                {
+                    style = ScalarStyle::SingleQuoted;
+                }
+                if style == ScalarStyle::SingleQuoted && !p.allowed.single_quoted {
+                    style = ScalarStyle::DoubleQuoted;
+                }
+                if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded)
+                    && (!p.allowed.block || flow_level > 0 || simple_key)
+                {
+                    style = ScalarStyle::DoubleQuoted;
+                }
+                let tag = if no_tag && !p.quoted_implicit && style != ScalarStyle::Plain {
+                    Some(("!", ""))
+                } else {
+                    p.tag
+                };
+                if let Some(a) = anchor {
+                    self.out.anchor(false, a);
+                }
+                self.write_tag(tag);
+                self.out.push_indent(true, false);
+                self.out.scalar(&p.text, style, !simple_key);
+                self.out.pop_indent();
+                Ok(None)
+            }
+            NodeKind::Sequence(q) => {
+                let tag = self.collection_tag(n, tags::SEQ)?;
+                if let Some(a) = anchor {
+                    self.out.anchor(false, a);
+                }
+                self.write_tag(tag);
+                let flow = self.out.flow_level > 0 || self.ctx.flow(n, q.flow) || q.items.is_empty();
+                self.open(flow, "[", place);
+                Ok(Some(Frame::Seq {
+                    items: &q.items,
+                    next: 0,
+                    flow,
+                }))
+            }
+            NodeKind::Mapping(m) => {
+                let tag = self.collection_tag(n, tags::MAP)?;
+                if let Some(a) = anchor {
+                    self.out.anchor(false, a);
+                }
+                self.write_tag(tag);
+                let first: &'a [(Node, Node)] = if std::ptr::eq(n, &self.ctx.doc.root) {
+                    &self.edits.prepend
+                } else {
+                    &[]
+                };
+                let flow =
+                    self.out.flow_level > 0 || self.ctx.flow(n, m.flow) || (m.entries.is_empty() && first.is_empty());
+                self.open(flow, "{", place);
+                Ok(Some(Frame::Map {
+                    first,
+                    entries: &m.entries,
+                    next: 0,
+                    flow,
+                    value: None,
+                }))
+            }
+        }
+    }
+
+    fn open(&mut self, flow: bool, bracket: &str, place: Place) {
+        let out = &mut self.out;
+        if flow {
+            out.indicator(bracket, true, true, false);
+            out.push_indent(true, false);
+            out.flow_level += 1;
+        } else if bracket == "[" {
+            // A block sequence as a mapping value starts at the key's column.
+            let indentless = matches!(place, Place::InMapping | Place::SimpleKey) && !out.indention;
+            out.push_indent(false, indentless);
+        } else {
+            out.push_indent(false, false);
+        }
+    }
 }

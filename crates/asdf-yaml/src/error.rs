@@ -144,27 +144,4 @@ impl Error {
             Error::Encoding { .. } | Error::Emit(_) => None,
         }
     }
-
-    pub(crate) fn from_libyaml(e: &libyaml_safer::Error) -> Self {
-        use libyaml_safer::ErrorKind;
-        match e.kind() {
-            ErrorKind::Scanner | ErrorKind::Parser | ErrorKind::Composer => {
-                let m = e.problem_mark().unwrap_or_default();
-                Error::Syntax {
-                    span: Span {
-                        line: u32::try_from(m.line).unwrap_or(u32::MAX),
-                        column: u32::try_from(m.column).unwrap_or(u32::MAX),
-                        index: m.index,
-                    },
-                    problem: e.problem(),
-                    context: e.context(),
-                }
-            }
-            ErrorKind::Emitter => Error::Emit(e.problem()),
-            _ => Error::Encoding {
-                offset: 0,
-                problem: e.problem(),
-            },
-        }
-    }
 }

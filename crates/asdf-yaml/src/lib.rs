@@ -5,8 +5,9 @@
 //! resolves plain scalars with PyYAML's YAML 1.1 rules (`yes` is true, `010` is 8, `1e3` is a
 //! string), keeps tags, anchors, key order, styles and positions, and keeps aliases as links
 //! (so alias bombs cost nothing, and are refused by [`Limits`] before anyone expands them).
-//! Emitting makes the same decisions as PyYAML's serializer and feeds the libyaml emitter, so
-//! a tree Python asdf wrote is written back byte for byte.
+//! Emitting makes the same decisions as PyYAML's serializer and lays the text out as the C
+//! libyaml emitter behind PyYAML's `CSafeDumper` does, so a tree Python asdf wrote is written
+//! back byte for byte.
 //!
 //! ```
 //! use asdf_yaml::{parse, emit, EmitOptions, Limits, Value};
@@ -32,6 +33,7 @@ pub mod pointer;
 pub mod resolve;
 pub mod sample;
 mod scanner;
+mod writer;
 
 pub use emit::{Edits, EmitOptions, FlowPolicy, emit, emit_edited};
 pub use error::{Error, LimitError, SubsetError, Warning};
