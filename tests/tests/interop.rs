@@ -843,3 +843,220 @@ fn updated_files_read_by_python() {
     assert!(text.contains(&format!("{n} passed, 0 failed")), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A small deterministic generator (xorshift64*), so the trees are the same in every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn random_text(r: &mut Rng) -> String {
+    const POOL: &[char] = &[
+        'a',
+        'Z',
+        '0',
+        '1',
+        '.',
+        '-',
+        '+',
+        '_',
+        ' ',
+        ' ',
+        ' ',
+        ':',
+        '#',
+        ',',
+        '[',
+        ']',
+        '{',
+        '}',
+        '?',
+        '!',
+        '&',
+        '*',
+        '|',
+        '>',
+        '\'',
+        '"',
+        '%',
+        '@',
+        '`',
+        '\\',
+        '~',
+        '\n',
+        '\n',
+        '\t',
+        '\r',
+        '\u{85}',
+        '\u{a0}',
+        '\u{2028}',
+        '\u{2029}',
+        'é',
+        '雪',
+        '\u{7}',
+        '\u{feff}',
+        '\u{0}',
+        '\u{1b}',
+        '\u{7eff}',
+        '\u{1f600}',
+        '\u{10000}',
+    ];
+    const WORDS: &[&str] = &[
+        "yes",
+        "No",
+        "on",
+        "~",
+        "null",
+        "010",
+        "0x1F",
+        "1_000",
+        "1:30",
+        "1.5",
+        "1e3",
+        "-.inf",
+        ".NaN",
+        "2001-12-14",
+        "<<",
+        "=",
+        "---",
+        "...",
+        "- a",
+        "? b",
+        ": c",
+        "#",
+        "a #b",
+        "a: b",
+        "longerword12345",
+        "word",
+    ];
+    match r.below(4) {
+        0 => WORDS[r.below(WORDS.len() as u64) as usize].to_owned(),
+        1 => (0..r.below(40) + 10)
+            .map(|_| {
+                if r.below(5) == 0 {
+                    " "
+                } else {
+                    WORDS[r.below(WORDS.len() as u64) as usize]
+                }
+            })
+            .collect(),
+        _ => (0..r.below(24))
+            .map(|_| {
+                if r.below(8) == 0 {
+                    char::from_u32(r.below(0x11_0000) as u32).unwrap_or('x')
+                } else {
+                    POOL[r.below(POOL.len() as u64) as usize]
+                }
+            })
+            .collect(),
+    }
+}
+
+/// A random JSON value and the same value as a node.
+fn random_value(r: &mut Rng, depth: u32) -> (J, Node) {
+    let pick = if depth >= 4 { r.below(5) } else { r.below(8) };
+    match pick {
+        0 | 1 => {
+            let t = random_text(r);
+            (J::String(t.clone()), Node::str(t))
+        }
+        2 => {
+            let i = (r.next() as i64) >> r.below(64);
+            (J::from(i), Node::int(i))
+        }
+        3 => {
+            let f = f64::from_bits(r.next());
+            if f.is_finite() {
+                (J::from(f), Node::float(f))
+            } else {
+                (J::from(0.5), Node::float(0.5))
+            }
+        }
+        4 => match r.below(3) {
+            0 => (J::Null, Node::null()),
+            n => (J::Bool(n == 1), Node::bool(n == 1)),
+        },
+        5 | 6 => {
+            let (js, ns): (Vec<J>, Vec<Node>) = (0..r.below(6)).map(|_| random_value(r, depth + 1)).unzip();
+            (J::Array(js), Node::seq(ns))
+        }
+        _ => {
+            let mut jm = serde_json::Map::new();
+            let mut entries = Vec::new();
+            for _ in 0..r.below(6) {
+                let k = random_text(r);
+                let (jv, nv) = random_value(r, depth + 1);
+                if !jm.contains_key(&k) {
+                    jm.insert(k.clone(), jv);
+                    entries.push((k, nv));
+                }
+            }
+            // serde_json's map keeps its keys sorted: so does the JSON Python reads.
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            let entries = entries.into_iter().map(|(k, v)| (Node::str(k), v)).collect();
+            (J::Object(jm), Node::map(entries))
+        }
+    }
+}
+
+/// The YAML writer against PyYAML's CSafeDumper itself (the C libyaml emitter Python asdf
+/// writes trees with): 3,000 generated trees of tricky strings (indicators, line breaks, tabs,
+/// control characters, characters beyond the BMP, long lines to fold), integers, floats, bools
+/// and nulls, in flow and block collections: the same bytes.
+#[test]
+fn yaml_text_as_pyyaml_writes_it() {
+    let py = python();
+    let dir = tmpdir("yaml");
+    // YAML_TREES_SEED / YAML_TREES widen the run.
+    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+    let mut r = Rng(env("YAML_TREES_SEED", 0x9E37_79B9_7F4A_7C15) | 1);
+    let (mut js, mut docs) = (Vec::new(), Vec::new());
+    for _ in 0..env("YAML_TREES", 3000) {
+        let (j, n) = random_value(&mut r, 0);
+        js.push(j);
+        let mut d = asdf::Document::new(n);
+        d.tag_directives.clear();
+        d.version = Some((1, 1));
+        docs.push(d);
+    }
+    let input = dir.join("values.json");
+    std::fs::write(&input, serde_json::to_vec(&J::Array(js)).unwrap()).unwrap();
+    let out = Command::new(&py)
+        .arg(workspace().join("tests/interop/dump_yaml.py"))
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let texts: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(texts.len(), docs.len());
+    let mut differ = Vec::new();
+    for (i, (d, want)) in docs.iter().zip(&texts).enumerate() {
+        let ours = String::from_utf8(asdf::emit_yaml(d).unwrap()).unwrap();
+        if &ours != want {
+            differ.push(i);
+            if differ.len() <= 3 {
+                eprintln!("tree {i}:\nours:\n{ours}\nPyYAML:\n{want}");
+            }
+        }
+    }
+    println!(
+        "{} of {} trees as PyYAML writes them",
+        texts.len() - differ.len(),
+        texts.len()
+    );
+    assert!(
+        differ.is_empty(),
+        "{} trees differ: {:?}",
+        differ.len(),
+        &differ[..differ.len().min(20)]
+    );
+}

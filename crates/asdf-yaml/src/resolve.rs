@@ -486,16 +486,36 @@ pub fn python_repr(f: f64) -> String {
     if f == 0.0 {
         return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
     }
-    // Where Python writes positional digits, they are Rust's shortest round-trip digits,
-    // with `.0` for whole numbers.
+    // Positional, and too few digits for a tie (see below): Rust's shortest digits as they are.
     if (1e-4..1e16).contains(&f.abs()) {
         let mut s = f.to_string();
-        if !s.contains('.') {
-            s.push_str(".0");
+        if s.len() <= 14 {
+            if !s.contains('.') {
+                s.push_str(".0");
+            }
+            return s;
         }
-        return s;
     }
-    let sci = format!("{f:e}");
+    // The number of digits is Rust's shortest round trip; the digits themselves are the
+    // correctly rounded ones (ties to even), as Python's repr picks them: Rust's shortest form
+    // can end one higher on a tie (1394865425023536.3 where Python writes ...536.2).
+    let shortest = format!("{f:e}");
+    let n = shortest
+        .split_once('e')
+        .map_or(17, |(m, _)| m.bytes().filter(u8::is_ascii_digit).count());
+    // A tie needs a round-trip interval wider than a unit of the last digit, which takes
+    // 16 or more digits (relative precision 2^-52); 15 keeps a margin.
+    let sci = if n >= 15 {
+        let rounded = format!("{:.*e}", n - 1, f);
+        // Next to a power of two the rounded digits may fall outside the round-trip interval.
+        if rounded.parse::<f64>() == Ok(f) {
+            rounded
+        } else {
+            shortest
+        }
+    } else {
+        shortest
+    };
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let digits: String = mant.chars().filter(char::is_ascii_digit).collect();
@@ -551,5 +571,15 @@ mod tests {
         assert_eq!(python_repr(2.5e-7), "2.5e-07");
         assert_eq!(python_repr(-1.7976931348623157e308), "-1.7976931348623157e+308");
         assert_eq!(python_repr(f64::NAN), "nan");
+        // Ties: Python's repr (recorded from CPython 3) rounds the last digit to even.
+        for (f, want) in [
+            (1.394_865_425_023_536_3e15, "1394865425023536.2"),
+            (-1.675_813_638_237_761_3e14, "-167581363823776.12"),
+            (-6.749_332_687_181_013e14, "-674933268718101.2"),
+            (-21_514_922_366_059.313, "-21514922366059.312"),
+            (5.960_464_477_539_063e-8, "5.960464477539063e-08"),
+        ] {
+            assert_eq!(python_repr(f), want);
+        }
     }
 }
