@@ -1000,9 +1000,13 @@ fn random_value(r: &mut Rng, depth: u32) -> (J, Node) {
                     entries.push((k, nv));
                 }
             }
-            // serde_json's map keeps its keys sorted: so does the JSON Python reads.
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-            let entries = entries.into_iter().map(|(k, v)| (Node::str(k), v)).collect();
+            // The node's entries in the order of the JSON Python reads (serde_json's map
+            // sorts its keys unless its `preserve_order` feature is on somewhere in the build).
+            let mut by_key: std::collections::HashMap<String, Node> = entries.into_iter().collect();
+            let entries = jm
+                .keys()
+                .filter_map(|k| by_key.remove(k).map(|v| (Node::str(k.clone()), v)))
+                .collect();
             (J::Object(jm), Node::map(entries))
         }
     }
