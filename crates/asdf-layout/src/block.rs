@@ -176,11 +176,13 @@ impl BlockHeader {
 /// # Errors
 /// I/O errors.
 pub fn find_magic(source: &(impl ReadAt + ?Sized), from: u64, file_len: u64) -> Result<Option<u64>> {
-    const CHUNK: usize = 64 * 1024;
-    let mut buf = vec![0u8; CHUNK];
+    // 4 KiB first (blocks usually start right there), then larger chunks up to 64 KiB.
+    let mut chunk = crate::FIRST_READ;
+    let mut buf = Vec::new();
     let mut pos = from;
     while pos < file_len {
-        let want = usize::try_from((file_len - pos).min(CHUNK as u64)).unwrap_or(CHUNK);
+        let want = usize::try_from((file_len - pos).min(chunk as u64)).unwrap_or(chunk);
+        buf.resize(want, 0);
         let got = &mut buf[..want];
         source.read_exact_at(pos, got).map_err(Error::io_at(pos))?;
         if let Some(i) = got.windows(4).position(|w| w == BLOCK_MAGIC) {
@@ -191,6 +193,7 @@ pub fn find_magic(source: &(impl ReadAt + ?Sized), from: u64, file_len: u64) -> 
         }
         // Overlap by 3 bytes so a magic split across chunks is found.
         pos += want as u64 - 3;
+        chunk = (chunk * 2).min(crate::MAX_READ);
     }
     Ok(None)
 }

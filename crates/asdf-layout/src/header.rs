@@ -179,7 +179,6 @@ pub fn read_file_header(
 /// [`FormatError::TreeEndNotFound`] (pointing at the tree's start),
 /// [`LimitError::TreeBytes`], I/O errors.
 pub fn read_tree(source: &(impl ReadAt + ?Sized), start: u64, file_len: u64, limits: &Limits) -> Result<Vec<u8>> {
-    const CHUNK: u64 = 64 * 1024;
     let mut buf: Vec<u8> = Vec::new();
     let mut searched = 0usize;
     loop {
@@ -199,8 +198,11 @@ pub fn read_tree(source: &(impl ReadAt + ?Sized), start: u64, file_len: u64, lim
         }
         // Keep the last 5 bytes in the next search window: a marker may straddle chunks.
         searched = buf.len().saturating_sub(5);
+        // 4 KiB first (most trees are small), then as much again as read so far, up to
+        // 64 KiB at a time.
+        let chunk = buf.len().clamp(crate::FIRST_READ, crate::MAX_READ) as u64;
         let want = (file_len - have)
-            .min(CHUNK)
+            .min(chunk)
             .min(limits.max_tree_bytes.saturating_add(6) - buf.len() as u64);
         let old = buf.len();
         let want = usize::try_from(want).unwrap_or(0);

@@ -30,13 +30,14 @@ pub fn find_index(
     file_len: u64,
     max_bytes: u64,
 ) -> Result<Option<u64>> {
-    const CHUNK: u64 = 64 * 1024;
+    let mut chunk = crate::FIRST_READ as u64;
     let overlap = INDEX_HEADER.len() as u64 - 1;
     let mut end = file_len;
     let floor = min_offset.max(file_len.saturating_sub(max_bytes));
     let mut buf = Vec::new();
     while end > floor {
-        let start = end.saturating_sub(CHUNK).max(floor);
+        let start = end.saturating_sub(chunk).max(floor);
+        chunk = (chunk * 2).min(crate::MAX_READ as u64);
         // Read [start, end + overlap) so a header straddling chunks is seen.
         let read_end = (end + overlap).min(file_len);
         buf.resize(usize::try_from(read_end - start).unwrap_or(0), 0);

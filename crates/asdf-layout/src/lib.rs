@@ -50,3 +50,9 @@ pub use source::MmapSource;
 pub use source::{ReadAt, RecordingSource, SeekSource};
 pub use version::{ParseVersionError, Version};
 pub use writer::{BlockOptions, PAD_BLOCK, StreamWriter, Writer, WrittenBlock, padded_size};
+
+/// The first read when searching a file (for the end of the tree, a block magic, the block
+/// index): most trees and indexes are small.
+pub(crate) const FIRST_READ: usize = 4 * 1024;
+/// Later reads of such a search grow up to this size.
+pub(crate) const MAX_READ: usize = 64 * 1024;

@@ -5,13 +5,22 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use asdf_yaml::{Document, Limits, Node, NodeKind, Span, parse};
-use include_dir::{Dir, include_dir};
 
 use crate::error::{SchemaError, Violation};
 use crate::registry::Registry;
 use crate::validator::{CompileOptions, Validator};
 
-static EMBEDDED: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../schemas");
+/// What the build script found in `schemas/` (see `build.rs`).
+mod embedded {
+    /// A manifest the build script read.
+    pub(crate) struct StaticManifest {
+        pub id: &'static str,
+        pub extension_uri: &'static str,
+        pub standard: Option<&'static str>,
+        pub tags: &'static [(&'static str, &'static str)],
+    }
+    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
+}
 
 /// A `major.minor.patch` version of a tag, schema or standard.
 pub type Version = (u32, u32, u32);
@@ -173,8 +182,13 @@ impl Report {
 #[derive(Debug)]
 pub struct AsdfSchemas {
     registry: Registry,
-    manifests: Vec<Manifest>,
-    /// tag -> schema, over every manifest.
+    /// Whether the embedded manifests count (their tags are the static `embedded::TAGS`).
+    embedded: bool,
+    /// Manifests parsed at start-up or added.
+    extra: Vec<Manifest>,
+    /// Every manifest, embedded first, made when first asked for.
+    all_manifests: std::sync::OnceLock<Vec<Manifest>>,
+    /// tag -> schema over the `extra` manifests, for tags the embedded ones do not list.
     tags: BTreeMap<String, String>,
     /// Every schema compiled: made at once when schemas are added (so that errors show
     /// there), otherwise on the first call of [`AsdfSchemas::validator`].
@@ -229,18 +243,7 @@ pub fn strip_prose(node: &mut Node) {
 /// Every embedded file: (path under `schemas/`, text).
 #[must_use]
 pub fn embedded_files() -> Vec<(String, &'static [u8])> {
-    let mut out = Vec::new();
-    let mut stack = vec![&EMBEDDED];
-    while let Some(d) = stack.pop() {
-        for f in d.files() {
-            if f.path().extension().and_then(|x| x.to_str()) == Some("yaml") {
-                out.push((f.path().to_string_lossy().into_owned(), f.contents()));
-            }
-        }
-        stack.extend(d.dirs());
-    }
-    out.sort();
-    out
+    embedded::FILES.iter().map(|(p, t)| ((*p).to_owned(), *t)).collect()
 }
 
 impl AsdfSchemas {
@@ -259,7 +262,9 @@ impl AsdfSchemas {
     pub fn empty(options: CompileOptions) -> Result<Self, SchemaError> {
         Ok(AsdfSchemas {
             registry: Registry::new(),
-            manifests: Vec::new(),
+            embedded: false,
+            extra: Vec::new(),
+            all_manifests: std::sync::OnceLock::new(),
             tags: BTreeMap::new(),
             full: std::sync::OnceLock::from(Validator::compile(&mut Registry::new(), &[], &options)?),
             per_schema: std::sync::Mutex::default(),
@@ -272,18 +277,27 @@ impl AsdfSchemas {
     /// # Errors
     /// As [`AsdfSchemas::embedded`].
     pub fn with_options(options: CompileOptions) -> Result<Self, SchemaError> {
+        // Start-up reads the build script's tables: each schema is parsed when a document or
+        // a `$ref` first needs it, and the manifests' tags are a static sorted table. Only
+        // files the build-time scans did not understand are parsed here (none today; the
+        // tests check the scans against full parses).
         let mut registry = Registry::new();
-        let mut manifests = Vec::new();
-        for (path, text) in embedded_files() {
+        for &(id, file) in embedded::SCHEMA_IDS {
+            registry.add_deferred(id, embedded::FILES[file].1);
+        }
+        registry.set_static_aliases(embedded::TAGS);
+        let mut extra = Vec::new();
+        for &file in embedded::UNSCANNED {
+            let (path, text) = embedded::FILES[file];
             let doc = parse(text, &Limits::default())
                 .map_err(|source| SchemaError::Parse {
-                    uri: path.clone(),
+                    uri: path.to_owned(),
                     source,
                 })?
                 .document;
             if path.contains("manifests") {
                 if let Some(m) = Manifest::from_node(&doc.root) {
-                    manifests.push(m);
+                    extra.push(m);
                 }
             } else {
                 registry.add(None, doc.root);
@@ -291,7 +305,9 @@ impl AsdfSchemas {
         }
         let mut s = AsdfSchemas {
             registry,
-            manifests,
+            embedded: true,
+            extra,
+            all_manifests: std::sync::OnceLock::new(),
             tags: BTreeMap::new(),
             full: std::sync::OnceLock::new(),
             per_schema: std::sync::Mutex::default(),
@@ -306,14 +322,35 @@ impl AsdfSchemas {
     /// Tag -> schema table and tag aliases in the registry.
     fn index(&mut self) {
         self.tags.clear();
-        for m in &self.manifests {
+        self.all_manifests = std::sync::OnceLock::new();
+        for m in &self.extra {
             for t in &m.tags {
-                self.tags.entry(t.tag.clone()).or_insert_with(|| t.schema.clone());
+                if self.embedded_tag(&t.tag).is_none() {
+                    self.tags.entry(t.tag.clone()).or_insert_with(|| t.schema.clone());
+                }
             }
         }
         for (tag, schema) in &self.tags {
             self.registry.alias(tag, schema);
         }
+    }
+
+    /// The schema an embedded manifest gives `tag`.
+    fn embedded_tag(&self, tag: &str) -> Option<&'static str> {
+        if !self.embedded {
+            return None;
+        }
+        let t = embedded::TAGS;
+        t.binary_search_by(|(k, _)| (*k).cmp(tag)).ok().map(|i| t[i].1)
+    }
+
+    /// Every (tag, schema) known: the embedded manifests', then the others'.
+    fn all_tags(&self) -> impl Iterator<Item = (&str, &str)> {
+        let embedded: &[(&str, &str)] = if self.embedded { embedded::TAGS } else { &[] };
+        embedded
+            .iter()
+            .copied()
+            .chain(self.tags.iter().map(|(t, s)| (t.as_str(), s.as_str())))
     }
 
     fn all_uris(&self) -> Vec<String> {
@@ -396,7 +433,7 @@ impl AsdfSchemas {
             location: "<added manifest>".to_owned(),
             problem: "a manifest needs `id` and a list of `tags` with `tag_uri` and `schema_uri`",
         })?;
-        self.manifests.push(m);
+        self.extra.push(m);
         self.rebuild()
     }
 
@@ -434,7 +471,7 @@ impl AsdfSchemas {
                     .document;
                 if doc.root.get("extension_uri").is_some() && doc.root.get("tags").is_some() {
                     if let Some(m) = Manifest::from_node(&doc.root) {
-                        self.manifests.push(m);
+                        self.extra.push(m);
                     }
                 } else {
                     self.registry.add(None, doc.root);
@@ -449,7 +486,26 @@ impl AsdfSchemas {
     /// The manifests.
     #[must_use]
     pub fn manifests(&self) -> &[Manifest] {
-        &self.manifests
+        self.all_manifests.get_or_init(|| {
+            let embedded: &[embedded::StaticManifest] = if self.embedded { embedded::MANIFESTS } else { &[] };
+            embedded
+                .iter()
+                .map(|m| Manifest {
+                    id: m.id.to_owned(),
+                    extension_uri: m.extension_uri.to_owned(),
+                    standard: m.standard.and_then(parse_version),
+                    tags: m
+                        .tags
+                        .iter()
+                        .map(|(t, s)| TagDef {
+                            tag: (*t).to_owned(),
+                            schema: (*s).to_owned(),
+                        })
+                        .collect(),
+                })
+                .chain(self.extra.iter().cloned())
+                .collect()
+        })
     }
 
     /// The schema registry.
@@ -475,7 +531,7 @@ impl AsdfSchemas {
     #[must_use]
     pub fn tags_for_standard(&self, version: Version) -> Vec<TagDef> {
         let mut out: Vec<TagDef> = self
-            .manifests
+            .manifests()
             .iter()
             .filter(|m| m.standard == Some(version) || (m.standard.is_none() && m.id.contains("/astronomy/")))
             .flat_map(|m| m.tags.iter().cloned())
@@ -488,6 +544,9 @@ impl AsdfSchemas {
     /// How `tag` maps to a schema.
     #[must_use]
     pub fn resolve_tag(&self, tag: &str) -> TagResolution {
+        if let Some(s) = self.embedded_tag(tag) {
+            return TagResolution::Known(s.to_owned());
+        }
         if let Some(s) = self.tags.get(tag) {
             return TagResolution::Known(s.clone());
         }
@@ -501,9 +560,8 @@ impl AsdfSchemas {
         let Some((name, v)) = split_versioned(tag) else {
             return TagResolution::Unknown;
         };
-        let known: Vec<(Version, &String, &String)> = self
-            .tags
-            .iter()
+        let known: Vec<(Version, &str, &str)> = self
+            .all_tags()
             .filter_map(|(t, s)| {
                 let (n, kv) = split_versioned(t)?;
                 (n == name).then_some((kv, t, s))
@@ -515,20 +573,20 @@ impl AsdfSchemas {
             && v.2 > kv.2
         {
             return TagResolution::NewerPatch {
-                schema: (*schema).clone(),
+                schema: (*schema).to_owned(),
             };
         }
         if let Some((kv, known, schema)) = newest(&|kv| kv.0 == v.0)
             && v > *kv
         {
             return TagResolution::NewerMinor {
-                schema: (*schema).clone(),
-                known: (*known).clone(),
+                schema: (*schema).to_owned(),
+                known: (*known).to_owned(),
             };
         }
         match newest(&|_| true) {
             Some((kv, known, _)) if v.0 > kv.0 => TagResolution::NewerMajor {
-                known: (*known).clone(),
+                known: (*known).to_owned(),
             },
             _ => TagResolution::Unknown,
         }
@@ -798,5 +856,101 @@ pub fn shared() -> Result<Arc<AsdfSchemas>, &'static SchemaError> {
     match SHARED.get_or_init(|| AsdfSchemas::embedded().map(Arc::new)) {
         Ok(s) => Ok(s.clone()),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::{scan_manifest, scan_top_level_id};
+
+    fn manifest(text: &[u8]) -> Option<Manifest> {
+        scan_manifest(text).map(|m| Manifest {
+            id: m.id.to_owned(),
+            extension_uri: m.extension_uri.to_owned(),
+            standard: m.standard.and_then(parse_version),
+            tags: m
+                .tags
+                .iter()
+                .map(|(t, s)| TagDef {
+                    tag: (*t).to_owned(),
+                    schema: (*s).to_owned(),
+                })
+                .collect(),
+        })
+    }
+
+    /// The line scans give what full parses give, for every embedded file, and the build
+    /// script's tables are what parsing everything at start-up would give.
+    #[test]
+    fn static_tables_agree_with_parses_of_every_embedded_file() {
+        let mut parsed_manifests = Vec::new();
+        let mut ids = Vec::new();
+        for (path, text) in embedded_files() {
+            if path.rsplit('/').next().unwrap().starts_with("version_map-") {
+                continue;
+            }
+            let root = parse(text, &Limits::default()).unwrap().document.root;
+            if path.contains("manifests") {
+                let m = Manifest::from_node(&root).unwrap();
+                assert_eq!(manifest(text).as_ref(), Some(&m), "{path}");
+                parsed_manifests.push(m);
+            } else {
+                let id = crate::registry::id_of(&root).map(|i| crate::uri::split_fragment(i).0);
+                assert_eq!(scan_top_level_id(text), id, "{path}");
+                ids.push(id.unwrap().to_owned());
+            }
+        }
+        assert!(ids.len() >= 55 && parsed_manifests.len() >= 8, "{ids:?}");
+        assert_eq!(embedded::UNSCANNED, &[] as &[usize]);
+        ids.sort();
+        let static_ids: Vec<&str> = embedded::SCHEMA_IDS.iter().map(|(id, _)| *id).collect();
+        assert_eq!(static_ids, ids);
+        let s = AsdfSchemas::embedded().unwrap();
+        assert_eq!(s.manifests(), &parsed_manifests[..]);
+        let mut first_wins: BTreeMap<&str, &str> = BTreeMap::new();
+        for t in parsed_manifests.iter().flat_map(|m| &m.tags) {
+            first_wins.entry(&t.tag).or_insert(&t.schema);
+        }
+        assert_eq!(embedded::TAGS, first_wins.into_iter().collect::<Vec<_>>());
+        for (tag, schema) in embedded::TAGS {
+            assert_eq!(s.resolve_tag(tag), TagResolution::Known((*schema).to_owned()));
+            assert!(s.registry().contains(schema), "{schema}");
+        }
+    }
+
+    /// Texts the scans do not fully understand are left to the parser.
+    #[test]
+    fn scans_refuse_what_they_do_not_understand() {
+        for text in [
+            "id: \"http://x/y\\\"\"\n",
+            "id: 'http://x/y\n",
+            "id: http://x/y # comment\n",
+            "$ref: http://x/z\nid: http://x/y\n",
+            "{id: http://x/y}\n",
+            "id: http://x/y\n---\nid: http://x/z\n",
+            "id: http://x/y\nid: http://x/z\n",
+            "id: 12:30\n",
+        ] {
+            assert_eq!(scan_top_level_id(text.as_bytes()), None, "{text:?}");
+        }
+        assert_eq!(
+            scan_top_level_id(b"%YAML 1.1\n---\nid: http://x/y#top\ntype: object\n"),
+            Some("http://x/y")
+        );
+        let good = "%YAML 1.1\n---\nid: asdf://x/m-1.0.0\nextension_uri: asdf://x/e-1.0.0\ntitle: T\n  more\ntags:\n- tag_uri: tag:x/a-1.0.0\n  title: |\n    text\n  schema_uri: http://x/a-1.0.0\n...\n";
+        let parsed = Manifest::from_node(&parse(good.as_bytes(), &Limits::default()).unwrap().document.root);
+        assert_eq!(manifest(good.as_bytes()), parsed);
+        assert!(parsed.is_some());
+        for bad in [
+            good.replace("tags:\n", "tags: []\n"),
+            good.replace("- tag_uri: tag:x/a-1.0.0", "- {tag_uri: tag:x/a-1.0.0}"),
+            good.replace("title: T", "other: T"),
+            good.replace("http://x/a-1.0.0", "\"http://x/a-1.0.0\\u0041\""),
+            good.replace("  schema_uri: http://x/a-1.0.0\n", ""),
+            good.replace("...\n", "---\nid: asdf://x/n\n"),
+        ] {
+            assert_eq!(scan_manifest(bad.as_bytes()), None, "{bad}");
+        }
     }
 }

@@ -19,6 +19,8 @@ pub mod asdf;
 mod error;
 mod format;
 mod registry;
+#[cfg(test)]
+mod scan;
 pub mod uri;
 mod validator;
 

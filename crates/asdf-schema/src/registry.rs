@@ -1,7 +1,7 @@
 //! Schema documents by URI, the `id`s declared inside them, and `$ref` resolution.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use asdf_yaml::{Node, NodeKind};
 
@@ -28,22 +28,52 @@ impl Location {
     }
 }
 
+/// A parsed document and the ids it declares.
+type Parsed = (Arc<Node>, Vec<(String, Location)>);
+
+/// A document held as YAML text until something needs it (parsed at most once, shared by
+/// every clone of the registry).
+struct Deferred {
+    text: &'static [u8],
+    /// The parsed root and the ids it declares (`None`: the text does not parse).
+    parsed: OnceLock<Option<Parsed>>,
+}
+
+impl Deferred {
+    fn get(&self, uri: &str) -> Option<&Parsed> {
+        self.parsed
+            .get_or_init(|| {
+                let root = asdf_yaml::parse(self.text, &asdf_yaml::Limits::default())
+                    .ok()?
+                    .document
+                    .root;
+                let ids = declared_ids(uri, &root);
+                Some((Arc::new(root), ids))
+            })
+            .as_ref()
+    }
+}
+
 /// Schema documents and the identifiers they declare.
 #[derive(Clone, Default)]
 pub struct Registry {
     docs: HashMap<String, Arc<Node>>,
+    /// Documents added with [`Registry::add_deferred`], parsed on first use.
+    deferred: HashMap<String, Arc<Deferred>>,
     /// Absolute id (with fragment for plain-name ids) -> location.
     ids: HashMap<String, Location>,
     retriever: Option<Retriever>,
     anonymous: usize,
     /// Other names of documents (ASDF lets `$ref` name a schema by its tag).
     aliases: HashMap<String, String>,
+    /// More of them in a static table sorted by name (consulted after `aliases`).
+    static_aliases: &'static [(&'static str, &'static str)],
 }
 
 impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Registry")
-            .field("documents", &self.docs.len())
+            .field("documents", &(self.docs.len() + self.deferred.len()))
             .finish_non_exhaustive()
     }
 }
@@ -90,6 +120,41 @@ pub(crate) fn schema_children(node: &Node) -> Vec<(Vec<String>, &Node)> {
     out
 }
 
+/// Every id declared in schema positions of `root` (stored under `doc`), with its location:
+/// absolute ids without fragment, plain-name ids with theirs. The first declaration wins.
+fn declared_ids(doc: &str, root: &Node) -> Vec<(String, Location)> {
+    let mut out: Vec<(String, Location)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<(Vec<String>, &Node, String)> = vec![(Vec::new(), root, doc.to_owned())];
+    while let Some((tokens, node, base)) = stack.pop() {
+        let mut base = base;
+        if let Some(id) = id_of(node)
+            && let Some(abs) = join(&base, id)
+        {
+            let (a, frag) = split_fragment(&abs);
+            let key = if frag.is_empty() { a.to_owned() } else { abs.clone() };
+            if seen.insert(key.clone()) {
+                out.push((
+                    key,
+                    Location {
+                        doc: doc.to_owned(),
+                        tokens: tokens.clone(),
+                    },
+                ));
+            }
+            if frag.is_empty() {
+                base = a.to_owned();
+            }
+        }
+        for (sub, child) in schema_children(node) {
+            let mut t = tokens.clone();
+            t.extend(sub);
+            stack.push((t, child, base.clone()));
+        }
+    }
+    out
+}
+
 /// The `id` of a schema node, if it has a string one (ignored next to `$ref`, as draft 4
 /// ignores every sibling of `$ref`).
 pub(crate) fn id_of(node: &Node) -> Option<&str> {
@@ -125,34 +190,61 @@ impl Registry {
             }
         };
         let uri = split_fragment(&uri).0.to_owned();
-        self.index(&uri, &root);
+        for (key, loc) in declared_ids(&uri, &root) {
+            self.ids.entry(key).or_insert(loc);
+        }
+        self.deferred.remove(&uri);
         self.docs.insert(uri.clone(), Arc::new(root));
         uri
     }
 
-    fn index(&mut self, doc: &str, root: &Node) {
-        let mut stack: Vec<(Vec<String>, &Node, String)> = vec![(Vec::new(), root, doc.to_owned())];
-        while let Some((tokens, node, base)) = stack.pop() {
-            let mut base = base;
-            if let Some(id) = id_of(node)
-                && let Some(abs) = join(&base, id)
-            {
-                let (a, frag) = split_fragment(&abs);
-                let key = if frag.is_empty() { a.to_owned() } else { abs.clone() };
-                self.ids.entry(key).or_insert(Location {
-                    doc: doc.to_owned(),
-                    tokens: tokens.clone(),
-                });
-                if frag.is_empty() {
-                    base = a.to_owned();
-                }
-            }
-            for (sub, child) in schema_children(node) {
-                let mut t = tokens.clone();
-                t.extend(sub);
-                stack.push((t, child, base.clone()));
-            }
+    /// Adds a document under `uri` as YAML text, parsed (and its ids indexed) only when a
+    /// lookup first needs it: `uri` must be the document's own top-level `id` (without
+    /// fragment). Until then, ids declared deeper inside it are found by a lookup that
+    /// finds them nowhere else (which then parses every deferred document). A text that
+    /// does not parse is treated as absent (`$ref`s to it are unresolvable).
+    pub fn add_deferred(&mut self, uri: &str, text: &'static [u8]) {
+        let uri = split_fragment(uri).0.to_owned();
+        if self.docs.contains_key(&uri) {
+            return;
         }
+        self.deferred.insert(
+            uri,
+            Arc::new(Deferred {
+                text,
+                parsed: OnceLock::new(),
+            }),
+        );
+    }
+
+    /// The document stored under `uri` (without fragment), parsing a deferred one.
+    fn doc(&self, uri: &str) -> Option<&Arc<Node>> {
+        match self.docs.get(uri) {
+            Some(d) => Some(d),
+            None => self.deferred.get(uri)?.get(uri).map(|(root, _)| root),
+        }
+    }
+
+    fn holds(&self, uri: &str) -> bool {
+        self.docs.contains_key(uri) || self.deferred.contains_key(uri)
+    }
+
+    /// The location of an id: the index of eagerly added documents, then the ids of the
+    /// deferred documents already parsed, then (for an id found nowhere) those of all.
+    fn find_id(&self, key: &str) -> Option<Location> {
+        if let Some(l) = self.ids.get(key) {
+            return Some(l.clone());
+        }
+        let in_parsed = |force: bool| {
+            let mut uris: Vec<&String> = self.deferred.keys().collect();
+            uris.sort();
+            uris.into_iter().find_map(|u| {
+                let d = &self.deferred[u];
+                let parsed = if force { d.get(u) } else { d.parsed.get()?.as_ref() };
+                parsed?.1.iter().find(|(k, _)| k == key).map(|(_, l)| l.clone())
+            })
+        };
+        in_parsed(false).or_else(|| in_parsed(true))
     }
 
     /// Makes `name` (such as a tag URI) another name of the document stored under `uri`.
@@ -160,10 +252,26 @@ impl Registry {
         self.aliases.insert(name.to_owned(), split_fragment(uri).0.to_owned());
     }
 
+    /// Adds a static table of (name, document URI) aliases, sorted by name; names given to
+    /// [`Registry::alias`] take precedence.
+    pub fn set_static_aliases(&mut self, table: &'static [(&'static str, &'static str)]) {
+        debug_assert!(table.windows(2).all(|w| w[0].0 < w[1].0), "sorted by name");
+        self.static_aliases = table;
+    }
+
+    fn alias_of(&self, name: &str) -> Option<&str> {
+        self.aliases.get(name).map(String::as_str).or_else(|| {
+            let t = self.static_aliases;
+            t.binary_search_by(|(k, _)| (*k).cmp(name))
+                .ok()
+                .map(|i| split_fragment(t[i].1).0)
+        })
+    }
+
     fn unalias(&self, abs: String) -> String {
         let (doc, frag) = split_fragment(&abs);
-        match self.aliases.get(doc) {
-            Some(target) if frag.is_empty() => target.clone(),
+        match self.alias_of(doc) {
+            Some(target) if frag.is_empty() => target.to_owned(),
             Some(target) => format!("{target}#{frag}"),
             None => abs,
         }
@@ -172,24 +280,24 @@ impl Registry {
     /// Whether a document is stored under `uri`.
     #[must_use]
     pub fn contains(&self, uri: &str) -> bool {
-        self.docs.contains_key(split_fragment(uri).0)
+        self.holds(split_fragment(uri).0)
     }
 
     /// The document stored under `uri`.
     #[must_use]
     pub fn document(&self, uri: &str) -> Option<&Arc<Node>> {
-        self.docs.get(split_fragment(uri).0)
+        self.doc(split_fragment(uri).0)
     }
 
     /// URIs of every stored document.
     pub fn uris(&self) -> impl Iterator<Item = &str> {
-        self.docs.keys().map(String::as_str)
+        self.docs.keys().chain(self.deferred.keys()).map(String::as_str)
     }
 
     /// The node at a location.
     #[must_use]
     pub fn node(&self, loc: &Location) -> Option<&Node> {
-        let mut n: &Node = self.docs.get(&loc.doc)?;
+        let mut n: &Node = self.doc(&loc.doc)?;
         for t in &loc.tokens {
             n = match &n.kind {
                 NodeKind::Mapping(_) => n.get(t)?,
@@ -204,7 +312,7 @@ impl Registry {
     #[must_use]
     pub fn base_at(&self, loc: &Location) -> String {
         let mut base = loc.doc.clone();
-        let Some(mut n) = self.docs.get(&loc.doc).map(|d| &**d) else {
+        let Some(mut n) = self.doc(&loc.doc).map(|d| &**d) else {
             return base;
         };
         let apply = |n: &Node, base: &mut String| {
@@ -237,15 +345,15 @@ impl Registry {
         let abs = self.unalias(join(base, reference)?);
         let (doc, frag) = split_fragment(&abs);
         if !frag.is_empty() && !frag.starts_with('/') {
-            return self.ids.get(&abs).cloned();
+            return self.find_id(&abs);
         }
         let mut start = match self.ids.get(doc) {
             Some(l) => l.clone(),
-            None if self.docs.contains_key(doc) => Location {
+            None if self.holds(doc) => Location {
                 doc: doc.to_owned(),
                 tokens: Vec::new(),
             },
-            None => return None,
+            None => self.find_id(doc)?,
         };
         start.tokens.extend(pointer_tokens(frag)?);
         self.node(&start).is_some().then_some(start)
@@ -265,12 +373,17 @@ impl Registry {
         let (doc, frag) = (doc.to_owned(), frag.to_owned());
         // A plain-name fragment: an id `#name`.
         if !frag.is_empty() && !frag.starts_with('/') {
-            return self.ids.get(&abs).cloned().ok_or_else(unresolvable);
+            return self.find_id(&abs).ok_or_else(unresolvable);
         }
-        let mut start = match self.ids.get(&doc) {
-            Some(l) => l.clone(),
+        let found = match self.ids.get(&doc) {
+            Some(l) => Some(l.clone()),
+            None if self.holds(&doc) => None,
+            None => self.find_id(&doc),
+        };
+        let mut start = match found {
+            Some(l) => l,
             None => {
-                if !self.docs.contains_key(&doc) {
+                if !self.holds(&doc) {
                     let retrieved = self.retriever.as_ref().and_then(|r| r(&doc)).ok_or_else(unresolvable)?;
                     self.add(Some(&doc), retrieved);
                 }
