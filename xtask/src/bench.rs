@@ -159,7 +159,8 @@ pub fn child(args: &[String]) -> Result<()> {
             w.finish()?;
             report(t.elapsed().as_secs_f64(), rows as f64);
         }
-        "codec-write" => {
+        "codec-write" | "codec-write-volatile" => {
+            let durable = arg(0) == "codec-write";
             let label = asdf_layout::Label::from_name(&arg(2)).context("codec label")?;
             let data: Vec<u8> = (0..CODEC_ELEMENTS).flat_map(|i| codec_value(i).to_le_bytes()).collect();
             let t = Instant::now();
@@ -173,7 +174,9 @@ pub fn child(args: &[String]) -> Result<()> {
             )?;
             f.write_to(
                 arg(1),
-                &WriteOptions::default().compression(asdf::Compression::All(label)),
+                &WriteOptions::default()
+                    .compression(asdf::Compression::All(label))
+                    .durable(durable),
             )?;
             report(t.elapsed().as_secs_f64(), std::fs::metadata(arg(1))?.len() as f64);
         }

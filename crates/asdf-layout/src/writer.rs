@@ -166,6 +166,17 @@ impl<W: Write> Writer<W> {
         }
     }
 
+    fn write_zeros(&mut self, len: u64) -> Result<()> {
+        let zeros = [0u8; 4096];
+        let mut left = len;
+        while left > 0 {
+            let n = usize::try_from(left.min(zeros.len() as u64)).unwrap_or(zeros.len());
+            self.put(&zeros[..n])?;
+            left -= n as u64;
+        }
+        Ok(())
+    }
+
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
         self.inner.write_all(bytes).map_err(Error::io_at(self.pos))?;
         self.pos += bytes.len() as u64;
@@ -296,13 +307,7 @@ impl<W: Write> Writer<W> {
         self.put(&h.to_bytes())?;
         let data_offset = self.pos;
         self.put(stored)?;
-        let zeros = [0u8; 4096];
-        let mut left = padding;
-        while left > 0 {
-            let n = usize::try_from(left.min(zeros.len() as u64)).unwrap_or(zeros.len());
-            self.put(&zeros[..n])?;
-            left -= n as u64;
-        }
+        self.write_zeros(padding)?;
         self.offsets.push(offset);
         Ok(WrittenBlock {
             offset,
@@ -381,8 +386,90 @@ impl<W: Write + Seek> Writer<W> {
         opts: &BlockOptions,
         meanwhile: &mut dyn FnMut(&mut W) -> io::Result<()>,
     ) -> Result<WrittenBlock> {
+        if !opts.compression.is_none() {
+            return self.write_block_pieces(data, opts, meanwhile);
+        }
         let (stored, mut h) = self.encode(data, opts)?;
         self.write_stored_overlapped(&stored, &mut h, opts, meanwhile)
+    }
+
+    /// Writes a compressed block as its codec produces it, piece by piece ([`Codec::encode_pieces`]):
+    /// each piece is added to the MD5 and written while the codec compresses the next ones,
+    /// and the header (sizes, checksum) is written last, in place. No copy of the whole
+    /// compressed block is held.
+    ///
+    /// [`Codec::encode_pieces`]: crate::Codec::encode_pieces
+    fn write_block_pieces(
+        &mut self,
+        data: &[u8],
+        opts: &BlockOptions,
+        meanwhile: &mut dyn FnMut(&mut W) -> io::Result<()>,
+    ) -> Result<WrittenBlock> {
+        use md5::Digest;
+        let codec = self
+            .registry
+            .get(opts.compression)
+            .ok_or(Error::Usage(UsageError::UnknownCodec(opts.compression)))?
+            .clone();
+        self.state = State::Blocks;
+        let offset = self.pos;
+        let mut h = BlockHeader::new(opts.compression, 0, data.len() as u64);
+        h.header_size = opts.header_size.max(BLOCK_HEADER_FIELDS);
+        self.put(&h.to_bytes())?;
+        let data_offset = self.pos;
+        let mut md5 = opts.checksum.then(md5::Md5::new);
+        let mut failed: Option<Error> = None;
+        let encoded = codec.encode_pieces(data, &mut |piece| {
+            let written = match md5.as_mut() {
+                // A large piece is hashed on a second thread while it is written.
+                Some(m) if piece.len() >= OVERLAP_MIN => std::thread::scope(|s| {
+                    s.spawn(|| m.update(piece));
+                    self.put(piece)
+                }),
+                Some(m) => {
+                    m.update(piece);
+                    self.put(piece)
+                }
+                None => self.put(piece),
+            };
+            written.map_err(|e| {
+                let kind = match &e {
+                    Error::Io { source, .. } => source.kind(),
+                    _ => io::ErrorKind::Other,
+                };
+                failed = Some(e);
+                crate::CodecError::library(io::Error::from(kind))
+            })
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        encoded.map_err(|source| Error::Codec {
+            block: self.offsets.len(),
+            offset,
+            label: opts.compression,
+            source,
+        })?;
+        h.used_size = self.pos - data_offset;
+        let padding = if opts.pad_blocks {
+            padded_size(h.used_size) - h.used_size
+        } else {
+            opts.padding
+        };
+        h.allocated_size = h.used_size + padding;
+        h.checksum = md5.map_or([0; 16], |m| m.finalize().into());
+        self.write_zeros(padding)?;
+        let pos = self.pos;
+        meanwhile(&mut self.inner).map_err(Error::io_at(pos))?;
+        self.inner.seek(SeekFrom::Start(offset)).map_err(Error::io_at(offset))?;
+        self.inner.write_all(&h.to_bytes()).map_err(Error::io_at(offset))?;
+        self.inner.seek(SeekFrom::Start(pos)).map_err(Error::io_at(pos))?;
+        self.offsets.push(offset);
+        Ok(WrittenBlock {
+            offset,
+            data_offset,
+            header: h,
+        })
     }
 
     /// As [`Writer::write_encoded_block`], with the checksum overlapped as in

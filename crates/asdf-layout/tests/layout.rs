@@ -618,27 +618,89 @@ fn padding_matches_python_pad_blocks() {
 }
 
 /// The overlapped checksum (MD5 on a second thread while the block is written, the header
-/// patched after) gives exactly the bytes of the plain writer, for small and large blocks,
-/// compressed or not.
+/// patched after) and the piecewise compressed write (pieces hashed and written while later
+/// ones compress, the header written last) give exactly the bytes of the plain writer, for
+/// small and large blocks, every codec, with and without checksums and padding.
 #[test]
 fn overlapped_checksums_give_the_same_bytes() {
-    use asdf_layout::{BlockOptions, Label, Version, Writer};
-    let big: Vec<u8> = (0..(6u32 << 20)).map(|i| (i % 251) as u8 ^ (i >> 13) as u8).collect();
+    use asdf_layout::{BlockOptions, Version, Writer};
+    let big: Vec<u8> = (0..(9u32 << 20)).map(|i| (i % 251) as u8 ^ (i >> 13) as u8).collect();
     let small = b"a few bytes".to_vec();
-    for label in [Label::NONE, Label::ZLIB] {
-        let opts = BlockOptions::default().compression(label);
-        let mut plain = Writer::new(Vec::new(), Version::new(1, 6, 0)).unwrap();
-        let mut over = Writer::new(std::io::Cursor::new(Vec::new()), Version::new(1, 6, 0)).unwrap();
-        for d in [&small, &big, &small] {
-            plain.write_block(d, &opts).unwrap();
-            over.write_block_overlapped(d, &opts).unwrap();
+    let registry = asdf_layout::Registry::default();
+    let mut labels = registry.labels();
+    labels.push(Label::NONE);
+    for label in labels {
+        for (checksum, pad, padding) in [(true, false, 0), (false, false, 100), (true, true, 0)] {
+            let opts = BlockOptions::default()
+                .compression(label)
+                .checksum(checksum)
+                .pad_blocks(pad)
+                .padding(padding);
+            let mut plain = Writer::new(Vec::new(), Version::new(1, 6, 0)).unwrap();
+            let mut over = Writer::new(std::io::Cursor::new(Vec::new()), Version::new(1, 6, 0)).unwrap();
+            for d in [&small, &big, &[][..], &small] {
+                let a = plain.write_block(d, &opts).unwrap();
+                let b = over.write_block_overlapped(d, &opts).unwrap();
+                assert_eq!(a, b, "{label}");
+            }
+            let a = plain.finish(true).unwrap();
+            let b = over.finish(true).unwrap().into_inner();
+            assert!(a == b, "{label} {opts:?}: bytes differ");
+            let r = asdf_layout::Reader::open(b).unwrap();
+            for i in 0..4 {
+                r.verify_checksum(i).unwrap();
+                assert_eq!(
+                    r.read_data(i).unwrap().len(),
+                    [small.len(), big.len(), 0, small.len()][i]
+                );
+            }
         }
-        let a = plain.finish(true).unwrap();
-        let b = over.finish(true).unwrap().into_inner();
-        assert!(a == b, "{label}: bytes differ");
-        let r = asdf_layout::Reader::open(b).unwrap();
-        for i in 0..3 {
-            r.verify_checksum(i).unwrap();
+    }
+}
+
+/// A write that fails half-way through a compressed block is an I/O error at the offset where
+/// it failed (no panic, no hang with compression threads still running).
+#[test]
+fn failing_output_mid_block_is_an_io_error() {
+    struct Fails(std::io::Cursor<Vec<u8>>, usize);
+    impl std::io::Write for Fails {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            if self.0.get_ref().len() + b.len() > self.1 {
+                return Err(std::io::Error::new(std::io::ErrorKind::StorageFull, "disk full"));
+            }
+            self.0.write(b)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    impl std::io::Seek for Fails {
+        fn seek(&mut self, p: std::io::SeekFrom) -> std::io::Result<u64> {
+            self.0.seek(p)
+        }
+    }
+    // Incompressible bytes (xorshift), 24 MiB: several lz4 chunks and zlib pieces.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let big: Vec<u8> = (0..(24usize << 20))
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    for label in [Label::LZ4, Label::ZLIB] {
+        let mut w = Writer::new(Fails(std::io::Cursor::new(Vec::new()), 3 << 20), Version::new(1, 6, 0)).unwrap();
+        let e = w
+            .write_block_overlapped(&big, &BlockOptions::default().compression(label))
+            .unwrap_err();
+        match e {
+            Error::Io { offset, source } => {
+                assert_eq!(source.kind(), std::io::ErrorKind::StorageFull, "{label}");
+                let offset = offset.unwrap();
+                assert!(offset > 0 && offset <= 3 << 20, "{label}: {offset}");
+            }
+            other => panic!("{label}: {other:?}"),
         }
     }
 }

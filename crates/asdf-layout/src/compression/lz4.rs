@@ -112,18 +112,49 @@ impl Codec for Lz4 {
     }
 
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
+        self.encode_pieces(input, &mut |piece| {
+            output.extend_from_slice(piece);
+            Ok(())
+        })
+    }
+
+    fn encode_pieces(
+        &self,
+        input: &[u8],
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), CodecError>,
+    ) -> Result<(), CodecError> {
+        // Chunks compressed on all cores, handed over in order as soon as each is ready; the
+        // output buffers are reused (no fresh pages to fault in for every chunk).
         let chunks: Vec<&[u8]> = input.chunks(LZ4_CHUNK).collect();
-        let compressed = super::par_map(chunks.len(), |k| {
-            lz4::block::compress(chunks[k], None, true).map_err(CodecError::library)
-        });
-        for c in compressed {
-            let c = c?;
-            let n = u32::try_from(c.len()).map_err(|_| CodecError::Framing {
-                at: output.len() as u64,
-            })?;
-            output.extend_from_slice(&n.to_be_bytes());
-            output.extend_from_slice(&c);
-        }
-        Ok(())
+        let ahead = 2 * super::threads() + 2;
+        let pool: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::default();
+        let take = || pool.lock().map(|mut p| p.pop()).ok().flatten().unwrap_or_default();
+        let mut at = 0u64;
+        super::par_ordered(
+            chunks.len(),
+            ahead,
+            |k| {
+                let chunk = chunks[k];
+                let mut buf = take();
+                let bound = lz4::block::compress_bound(chunk.len()).map_err(CodecError::library)? + 4;
+                if buf.len() < bound {
+                    buf.resize(bound, 0);
+                }
+                let n = lz4::block::compress_to_buffer(chunk, None, true, &mut buf).map_err(CodecError::library)?;
+                buf.truncate(n);
+                Ok(buf)
+            },
+            &mut |c: Result<Vec<u8>, CodecError>| {
+                let c = c?;
+                let n = u32::try_from(c.len()).map_err(|_| CodecError::Framing { at })?;
+                sink(&n.to_be_bytes())?;
+                sink(&c)?;
+                at += 4 + c.len() as u64;
+                if let Ok(mut p) = pool.lock() {
+                    p.push(c);
+                }
+                Ok(())
+            },
+        )
     }
 }

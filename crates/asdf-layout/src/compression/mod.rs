@@ -63,11 +63,103 @@ pub(crate) fn par_map<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T
                 })
             })
             .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        // A panic in `f` is a bug: it goes on in the caller (no result is lost silently).
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
     });
     let mut all: Vec<(usize, T)> = parts.drain(..).flatten().collect();
     all.sort_by_key(|(i, _)| *i);
     all.into_iter().map(|(_, v)| v).collect()
+}
+
+/// `f(0..n)` computed on up to [`threads`] worker threads and handed to `emit` on this
+/// thread in order, while the next ones are computed; at most `ahead` results wait to be
+/// emitted. Stops at the first error of `emit`.
+pub(crate) fn par_ordered<T: Send>(
+    n: usize,
+    ahead: usize,
+    f: impl Fn(usize) -> T + Sync,
+    emit: &mut dyn FnMut(T) -> Result<(), CodecError>,
+) -> Result<(), CodecError> {
+    use std::sync::{Condvar, Mutex, PoisonError, mpsc};
+    let t = threads().min(n);
+    if t <= 1 {
+        return (0..n).try_for_each(|k| emit(f(k)));
+    }
+    let state: Claims = Mutex::new((0, 0, false));
+    let turn = Condvar::new();
+    let (tx, rx) = mpsc::channel::<(usize, T)>();
+    std::thread::scope(|s| {
+        for _ in 0..t {
+            let tx = tx.clone();
+            let (state, turn, f) = (&state, &turn, &f);
+            s.spawn(move || {
+                // A panic in `f` stops the other workers too (else they could wait forever
+                // for the missing result to be emitted); the scope passes the panic on.
+                let _stop = StopOnDrop(state, turn, true);
+                loop {
+                    let k = {
+                        let mut g = state.lock().unwrap_or_else(PoisonError::into_inner);
+                        while !g.2 && g.0 < n && g.0 >= g.1 + ahead.max(1) {
+                            g = turn.wait(g).unwrap_or_else(PoisonError::into_inner);
+                        }
+                        if g.2 || g.0 >= n {
+                            return;
+                        }
+                        g.0 += 1;
+                        g.0 - 1
+                    };
+                    if tx.send((k, f(k))).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // However this loop ends (an error, a panic in `emit`), the workers stop.
+        let _stop = StopOnDrop(&state, &turn, false);
+        let mut waiting = BTreeMap::new();
+        let mut next = 0;
+        let mut result = Ok(());
+        while next < n {
+            let Some(v) = waiting.remove(&next) else {
+                match rx.recv() {
+                    Ok((k, v)) => {
+                        waiting.insert(k, v);
+                        continue;
+                    }
+                    // Every worker is gone: one panicked (the scope passes the panic on).
+                    Err(_) => break,
+                }
+            };
+            next += 1;
+            if let Err(e) = emit(v) {
+                result = Err(e);
+                break;
+            }
+            state.lock().unwrap_or_else(PoisonError::into_inner).1 = next;
+            turn.notify_all();
+        }
+        result
+    })
+}
+
+/// The shared state of [`par_ordered`]: (next index to claim, results emitted, stop).
+type Claims = std::sync::Mutex<(usize, usize, bool)>;
+
+/// Sets the stop flag of [`par_ordered`] and wakes every waiting worker when dropped (only
+/// when unwinding if the last field is true).
+struct StopOnDrop<'a>(&'a Claims, &'a std::sync::Condvar, bool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        if !self.2 || std::thread::panicking() {
+            self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).2 = true;
+            self.1.notify_all();
+        }
+    }
 }
 
 /// The 4-byte compression field of a block header.
@@ -196,6 +288,23 @@ pub trait Codec: Send + Sync + fmt::Debug {
     /// When the library fails.
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError>;
 
+    /// Encodes `input`, handing the encoded bytes to `sink` in consecutive pieces (their
+    /// concatenation is what [`Codec::encode`] appends), so that a writer can checksum and
+    /// write the first pieces while later ones are being compressed. The default encodes the
+    /// whole block and hands it over at once.
+    ///
+    /// # Errors
+    /// When the library fails, or `sink`'s error (which stops the encoding).
+    fn encode_pieces(
+        &self,
+        input: &[u8],
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), CodecError>,
+    ) -> Result<(), CodecError> {
+        let mut out = Vec::new();
+        self.encode(input, &mut out)?;
+        sink(&out)
+    }
+
     /// Decodes `input`, which must decode to exactly `expected` bytes, handing the decoded
     /// bytes to `sink` in consecutive pieces (of about [`PIECE`] bytes for the streaming
     /// codecs), so that a block of any size is read with bounded memory. The default decodes
@@ -293,6 +402,51 @@ mod tests {
         let r = Registry::default();
         assert!(r.get(Label::ZLIB).is_some());
         assert!(r.get(Label(*b"xxxx")).is_none());
+    }
+
+    /// Results come in order however the workers finish; an error of `emit` stops the rest;
+    /// a panic in `f` reaches the caller (no result is dropped silently, no worker waits forever).
+    #[test]
+    fn par_ordered_keeps_order_and_stops() {
+        for n in [0usize, 1, 2, 7, 100] {
+            let mut got = Vec::new();
+            par_ordered(
+                n,
+                3,
+                |k| {
+                    // Uneven work so that results arrive out of order.
+                    std::thread::sleep(std::time::Duration::from_micros(((k * 7919) % 13) as u64 * 50));
+                    k * 2
+                },
+                &mut |v| {
+                    got.push(v);
+                    Ok(())
+                },
+            )
+            .unwrap();
+            assert_eq!(got, (0..n).map(|k| k * 2).collect::<Vec<_>>());
+        }
+        let mut seen = 0;
+        let e = par_ordered(1000, 2, |k| k, &mut |v| {
+            seen += 1;
+            if v == 5 {
+                Err(CodecError::Framing { at: 5 })
+            } else {
+                Ok(())
+            }
+        });
+        assert!(matches!(e, Err(CodecError::Framing { at: 5 })));
+        assert_eq!(seen, 6);
+        let caught = std::panic::catch_unwind(|| {
+            par_ordered(50, 2, |k| if k == 17 { panic!("bug in f") } else { k }, &mut |_| Ok(()))
+        });
+        assert!(caught.is_err());
+        let caught = std::panic::catch_unwind(|| {
+            par_ordered(50, 2, |k| k, &mut |v| {
+                if v == 3 { panic!("bug in emit") } else { Ok(()) }
+            })
+        });
+        assert!(caught.is_err());
     }
 
     /// Every built-in codec round-trips, including empty input, and rejects a wrong size.

@@ -56,9 +56,25 @@ impl Codec for Zlib {
         super::stream::decode_stream_pieces(&mut Step(Decompress::new(true)), input, expected, sink)
     }
 
+    fn encode_pieces(
+        &self,
+        input: &[u8],
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), CodecError>,
+    ) -> Result<(), CodecError> {
+        if input.len() >= PARALLEL_MIN && super::threads() > 1 {
+            return self.encode_parallel(input, sink);
+        }
+        let mut out = Vec::new();
+        self.encode(input, &mut out)?;
+        sink(&out)
+    }
+
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
         if input.len() >= PARALLEL_MIN && super::threads() > 1 {
-            return self.encode_parallel(input, output);
+            return self.encode_parallel(input, &mut |piece| {
+                output.extend_from_slice(piece);
+                Ok(())
+            });
         }
         let mut enc = flate2::write::ZlibEncoder::new(output, flate2::Compression::new(self.level.min(9)));
         enc.write_all(input).map_err(CodecError::library)?;
@@ -75,10 +91,28 @@ const PIECE: usize = 1 << 20;
 const WINDOW: usize = 32 << 10;
 
 impl Zlib {
-    fn encode_parallel(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
+    /// Large inputs: 1 MiB pieces deflated on all cores, handed to `sink` in order as soon as
+    /// each is ready (after the 2-byte zlib header; the Adler-32 trailer comes last).
+    fn encode_parallel(
+        &self,
+        input: &[u8],
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), CodecError>,
+    ) -> Result<(), CodecError> {
         let level = self.level.min(9);
         let pieces = input.len().div_ceil(PIECE);
-        let parts = super::par_map(pieces, |k| {
+        // RFC 1950 header: deflate, 32 KiB window, FLEVEL as zlib sets it for the level.
+        let flevel: u8 = match level {
+            0 | 1 => 0,
+            2..=5 => 1,
+            6 => 2,
+            _ => 3,
+        };
+        let cmf: u8 = 0x78;
+        let mut flg = flevel << 6;
+        flg += (31 - ((u16::from(cmf) << 8 | u16::from(flg)) % 31) as u8) % 31;
+        sink(&[cmf, flg])?;
+        let mut sum = 1u32;
+        let deflate = |k: usize| {
             let (start, end) = (k * PIECE, ((k + 1) * PIECE).min(input.len()));
             let piece = &input[start..end];
             let mut c = Compress::new(flate2::Compression::new(level), false);
@@ -108,26 +142,16 @@ impl Zlib {
                 }
             }
             Ok::<_, CodecError>((out, adler32(piece), piece.len()))
-        });
-        // RFC 1950 header: deflate, 32 KiB window, FLEVEL as zlib sets it for the level.
-        let flevel: u8 = match level {
-            0 | 1 => 0,
-            2..=5 => 1,
-            6 => 2,
-            _ => 3,
         };
-        let cmf: u8 = 0x78;
-        let mut flg = flevel << 6;
-        flg += (31 - ((u16::from(cmf) << 8 | u16::from(flg)) % 31) as u8) % 31;
-        output.extend_from_slice(&[cmf, flg]);
-        let mut sum = 1u32;
-        for part in parts {
+        super::par_ordered(pieces, 4 * super::threads() + 2, deflate, &mut |part: Result<
+            (Vec<u8>, u32, usize),
+            CodecError,
+        >| {
             let (bytes, a, len) = part?;
-            output.extend_from_slice(&bytes);
             sum = adler32_combine(sum, a, len);
-        }
-        output.extend_from_slice(&sum.to_be_bytes());
-        Ok(())
+            sink(&bytes)
+        })?;
+        sink(&sum.to_be_bytes())
     }
 }
 
@@ -190,7 +214,11 @@ mod tests {
         for level in [1, 6, 9] {
             let z = Zlib { level };
             let mut par = Vec::new();
-            z.encode_parallel(&data, &mut par).unwrap();
+            z.encode_parallel(&data, &mut |piece| {
+                par.extend_from_slice(piece);
+                Ok(())
+            })
+            .unwrap();
             // An independent reader (flate2's) reads it as one stream.
             let mut back = Vec::new();
             flate2::read::ZlibDecoder::new(&par[..]).read_to_end(&mut back).unwrap();
