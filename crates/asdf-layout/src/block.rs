@@ -178,13 +178,10 @@ impl BlockHeader {
 pub fn find_magic(source: &(impl ReadAt + ?Sized), from: u64, file_len: u64) -> Result<Option<u64>> {
     // 4 KiB first (blocks usually start right there), then larger chunks up to 64 KiB.
     let mut chunk = crate::FIRST_READ;
-    let mut buf = Vec::new();
     let mut pos = from;
     while pos < file_len {
         let want = usize::try_from((file_len - pos).min(chunk as u64)).unwrap_or(chunk);
-        buf.resize(want, 0);
-        let got = &mut buf[..want];
-        source.read_exact_at(pos, got).map_err(Error::io_at(pos))?;
+        let got = source.bytes_at(pos, want).map_err(Error::io_at(pos))?;
         if let Some(i) = got.windows(4).position(|w| w == BLOCK_MAGIC) {
             return Ok(Some(pos + i as u64));
         }

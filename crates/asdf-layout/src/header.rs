@@ -179,7 +179,18 @@ pub fn read_file_header(
 /// [`FormatError::TreeEndNotFound`] (pointing at the tree's start),
 /// [`LimitError::TreeBytes`], I/O errors.
 pub fn read_tree(source: &(impl ReadAt + ?Sized), start: u64, file_len: u64, limits: &Limits) -> Result<Vec<u8>> {
-    let mut buf: Vec<u8> = Vec::new();
+    // Most trees end within the first read: looked for without a buffer of our own (the
+    // bytes are borrowed where the source holds them), and only the tree is copied.
+    let first = (file_len.saturating_sub(start))
+        .min(crate::FIRST_READ as u64)
+        .min(limits.max_tree_bytes.saturating_add(6));
+    let first = usize::try_from(first).unwrap_or(0);
+    let head = source.bytes_at(start, first).map_err(Error::io_at(start))?;
+    let at_eof = start + first as u64 >= file_len;
+    if let Some(end) = find_end_marker(&head, 0, at_eof) {
+        return Ok(head[..end].to_vec());
+    }
+    let mut buf: Vec<u8> = head.into_owned();
     let mut searched = 0usize;
     loop {
         let have = start + buf.len() as u64;

@@ -34,14 +34,13 @@ pub fn find_index(
     let overlap = INDEX_HEADER.len() as u64 - 1;
     let mut end = file_len;
     let floor = min_offset.max(file_len.saturating_sub(max_bytes));
-    let mut buf = Vec::new();
     while end > floor {
         let start = end.saturating_sub(chunk).max(floor);
         chunk = (chunk * 2).min(crate::MAX_READ as u64);
         // Read [start, end + overlap) so a header straddling chunks is seen.
         let read_end = (end + overlap).min(file_len);
-        buf.resize(usize::try_from(read_end - start).unwrap_or(0), 0);
-        source.read_exact_at(start, &mut buf).map_err(Error::io_at(start))?;
+        let len = usize::try_from(read_end - start).unwrap_or(0);
+        let buf = source.bytes_at(start, len).map_err(Error::io_at(start))?;
         if let Some(p) = rfind(&buf, INDEX_HEADER) {
             return Ok(Some(start + p as u64));
         }

@@ -14,7 +14,7 @@ use crate::error::{Error, FormatError, IndexProblem, LimitError, Result, Unsuppo
 use crate::header::{Content, FileHeader, read_file_header, read_tree};
 use crate::index::{INDEX_HEADER, find_index, parse_index, read_index_bytes};
 use crate::limits::Limits;
-use crate::source::ReadAt;
+use crate::source::{Prefetched, ReadAt};
 
 /// How blocks were located when the file was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +61,7 @@ impl Default for ReadOptions {
     fn default() -> Self {
         Self {
             limits: Limits::default(),
-            registry: Arc::new(Registry::default()),
+            registry: Registry::shared_default(),
             use_index: true,
             verify_checksums: false,
         }
@@ -191,6 +191,23 @@ impl<S: ReadAt> Reader<S> {
     /// data is read).
     pub fn open_with(source: S, options: ReadOptions) -> Result<Self> {
         let file_len = source.size()?;
+        let r = Reader::open_prefetched(Prefetched::new(source, file_len), file_len, options)?;
+        Ok(Reader {
+            source: r.source.into_inner(),
+            file_len: r.file_len,
+            header: r.header,
+            tree_range: r.tree_range,
+            tree: r.tree,
+            slots: r.slots,
+            discovery: r.discovery,
+            warnings: r.warnings,
+            options: r.options,
+        })
+    }
+}
+
+impl<S: ReadAt> Reader<Prefetched<S>> {
+    fn open_prefetched(source: Prefetched<S>, file_len: u64, options: ReadOptions) -> Result<Self> {
         let mut warnings = Vec::new();
         let header = read_file_header(&source, file_len, &options.limits, &mut warnings)?;
         let (tree_range, tree, blocks_from) = match header.content {
@@ -219,7 +236,9 @@ impl<S: ReadAt> Reader<S> {
         }
         Ok(reader)
     }
+}
 
+impl<S: ReadAt> Reader<S> {
     fn discover_blocks(&mut self, from: u64) -> Result<()> {
         let Some(first) = find_magic(&self.source, from, self.file_len)? else {
             return Ok(());

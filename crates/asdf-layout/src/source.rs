@@ -6,8 +6,8 @@
 use std::borrow::Cow;
 use std::fs::File;
 use std::io;
-use std::sync::Arc;
 use std::sync::Mutex;
+use std::sync::{Arc, OnceLock};
 
 /// Random-access, read-only bytes.
 pub trait ReadAt: Send + Sync {
@@ -369,6 +369,42 @@ impl<S: ReadAt> ReadAt for RecordingSource<S> {
 mod tests {
     use super::*;
 
+    /// Whatever is asked, the prefetching view answers as the source itself does (short
+    /// reads only at the end, errors past it), for files shorter and longer than its chunks,
+    /// and it reads the source at most once per chunk for what it serves.
+    #[test]
+    fn prefetched_reads_are_the_sources_reads() {
+        for size in [0usize, 3, 100, 4095, 8192, 8193, 12_000, 40_000] {
+            let data: Vec<u8> = (0..size).map(|i| (i * 7 + i / 251).to_le_bytes()[0]).collect();
+            let rec = RecordingSource::new(data.clone());
+            let p = Prefetched::new(&rec, size as u64);
+            let mut points: Vec<u64> = vec![0, 1, 5, 33, 4000, 4096, 8191, 8192, 8193];
+            for back in [0u64, 1, 42, 4095, 4096, 4097, 9000] {
+                points.push((size as u64).saturating_sub(back));
+            }
+            points.push(size as u64 + 10);
+            for &at in &points {
+                for len in [0usize, 1, 8, 54, 256, 4096, 5000, 20_000] {
+                    let mut a = vec![0xAA; len];
+                    let mut b = vec![0xAA; len];
+                    let ra = p.read_at(at, &mut a).map_err(|e| e.kind());
+                    let rb = data.read_at(at, &mut b).map_err(|e| e.kind());
+                    assert_eq!(ra, rb, "size {size} read_at {at}+{len}");
+                    assert_eq!(a, b, "size {size} read_at {at}+{len}");
+                    let ca = p.bytes_at(at, len).map_err(|e| e.kind());
+                    let cb = data.bytes_at(at, len).map_err(|e| e.kind());
+                    assert_eq!(ca, cb, "size {size} bytes_at {at}+{len}");
+                }
+            }
+            let head_reads = rec
+                .reads()
+                .iter()
+                .filter(|r| r.0 == 0 && r.1 == (size as u64).min(Prefetched::<&[u8]>::HEAD))
+                .count();
+            assert!(head_reads <= 1, "size {size}: head read {head_reads} times");
+        }
+    }
+
     #[test]
     fn slices_and_eof() {
         let v: Vec<u8> = (0..10).collect();
@@ -385,5 +421,95 @@ mod tests {
         assert_eq!(r.reads(), vec![(1, 5)]);
         assert!(r.touched(4, 6));
         assert!(!r.touched(5, 6));
+    }
+}
+
+/// The source as seen while a file is opened: the header, the tree end, the first block header
+/// and the block index are found by many small reads near the start and the end of the file.
+/// The first [`Prefetched::HEAD`] bytes are read once, when first needed, and so are the last
+/// [`Prefetched::TAIL`] when a read reaching the end of the file first needs them; reads that
+/// fall inside them are served from memory (one system call instead of a dozen for a file
+/// with a small tree).
+#[derive(Debug)]
+pub(crate) struct Prefetched<S> {
+    inner: S,
+    len: u64,
+    /// `None` when reading it failed: such reads go to `inner` and meet the error there.
+    head: OnceLock<Option<Vec<u8>>>,
+    tail: OnceLock<Option<Vec<u8>>>,
+}
+
+impl<S: ReadAt> Prefetched<S> {
+    pub(crate) const HEAD: u64 = 8 * 1024;
+    pub(crate) const TAIL: u64 = 4 * 1024;
+
+    pub(crate) fn new(inner: S, len: u64) -> Self {
+        Self {
+            inner,
+            len,
+            head: OnceLock::new(),
+            tail: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn into_inner(self) -> S {
+        self.inner
+    }
+
+    /// `size` bytes at `start` (both within the source), read on first use.
+    fn chunk<'a>(&'a self, cell: &'a OnceLock<Option<Vec<u8>>>, start: u64, size: u64) -> Option<&'a [u8]> {
+        cell.get_or_init(|| {
+            let mut buf = vec![0; usize::try_from(size).ok()?];
+            self.inner.read_exact_at(start, &mut buf).ok()?;
+            Some(buf)
+        })
+        .as_deref()
+    }
+
+    /// The cached bytes `offset..offset + len` (clipped at the end of the source), if cached.
+    fn cached(&self, offset: u64, len: usize) -> Option<&[u8]> {
+        let end = offset.checked_add(len as u64)?.min(self.len);
+        if offset > end {
+            return None;
+        }
+        let tail_start = self.len.saturating_sub(Self::TAIL);
+        let (chunk, start) = if end <= Self::HEAD.min(self.len) {
+            (self.chunk(&self.head, 0, Self::HEAD.min(self.len))?, 0)
+        } else if offset >= tail_start {
+            // Only a read reaching the end (the block index search) loads the tail, so that
+            // reading a last block's header does not read its data.
+            let tail = if end == self.len {
+                self.chunk(&self.tail, tail_start, self.len - tail_start)?
+            } else {
+                self.tail.get()?.as_deref()?
+            };
+            (tail, tail_start)
+        } else {
+            return None;
+        };
+        let from = usize::try_from(offset - start).ok()?;
+        let to = usize::try_from(end - start).ok()?;
+        chunk.get(from..to)
+    }
+}
+
+impl<S: ReadAt> ReadAt for Prefetched<S> {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.len)
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        match self.cached(offset, buf.len()) {
+            Some(c) => {
+                buf[..c.len()].copy_from_slice(c);
+                Ok(c.len())
+            }
+            None => self.inner.read_at(offset, buf),
+        }
+    }
+    fn bytes_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
+        match self.cached(offset, len) {
+            Some(c) if c.len() == len => Ok(Cow::Borrowed(c)),
+            _ => self.inner.bytes_at(offset, len),
+        }
     }
 }

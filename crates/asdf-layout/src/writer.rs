@@ -123,7 +123,7 @@ impl<W: Write> Writer<W> {
     /// # Errors
     /// I/O errors.
     pub fn new(inner: W, standard: Version) -> Result<Self> {
-        Self::with_comments(inner, standard, &[], Arc::new(Registry::default()))
+        Self::with_comments(inner, standard, &[], Registry::shared_default())
     }
 
     /// Like [`Writer::new`], with extra comment lines (each written as `#text`) and a codec

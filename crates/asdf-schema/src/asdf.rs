@@ -282,9 +282,7 @@ impl AsdfSchemas {
         // files the build-time scans did not understand are parsed here (none today; the
         // tests check the scans against full parses).
         let mut registry = Registry::new();
-        for &(id, file) in embedded::SCHEMA_IDS {
-            registry.add_deferred(id, embedded::FILES[file].1);
-        }
+        registry.set_static_docs(embedded::SCHEMA_IDS, embedded::FILES);
         registry.set_static_aliases(embedded::TAGS);
         let mut extra = Vec::new();
         for &file in embedded::UNSCANNED {
@@ -862,6 +860,7 @@ pub fn shared() -> Result<Arc<AsdfSchemas>, &'static SchemaError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Location;
     use crate::scan::{scan_manifest, scan_top_level_id};
 
     fn manifest(text: &[u8]) -> Option<Manifest> {
@@ -917,6 +916,54 @@ mod tests {
             assert_eq!(s.resolve_tag(tag), TagResolution::Known((*schema).to_owned()));
             assert!(s.registry().contains(schema), "{schema}");
         }
+    }
+
+    /// Embedded schemas are compiled without parsing their patterns again: this is where they
+    /// are checked, every `pattern` and `patternProperties` name of every embedded file.
+    #[test]
+    fn every_embedded_pattern_is_valid() {
+        fn walk(n: &Node, loc: &Location, found: &mut usize) {
+            if let Some(m) = n.as_mapping() {
+                for (k, v) in &m.entries {
+                    let key = k.as_str().unwrap_or_default();
+                    if key == "pattern"
+                        && let Some(p) = v.as_str()
+                    {
+                        crate::validator::regex(p, loc, key, false).unwrap();
+                        *found += 1;
+                    }
+                    if key == "patternProperties"
+                        && let Some(pm) = v.as_mapping()
+                    {
+                        for (p, _) in &pm.entries {
+                            crate::validator::regex(p.as_str().unwrap(), loc, key, false).unwrap();
+                            *found += 1;
+                        }
+                    }
+                    walk(v, loc, found);
+                }
+            } else if let Some(s) = n.as_sequence() {
+                for item in &s.items {
+                    walk(item, loc, found);
+                }
+            }
+        }
+        let mut found = 0;
+        for (path, text) in embedded_files() {
+            let root = parse(text, &Limits::default()).unwrap().document.root;
+            let loc = Location {
+                doc: path.clone(),
+                tokens: Vec::new(),
+            };
+            walk(&root, &loc, &mut found);
+        }
+        assert!(found >= 40, "only {found} patterns");
+        // A bad one is still refused when not vouched for.
+        let loc = Location {
+            doc: "x".into(),
+            tokens: Vec::new(),
+        };
+        assert!(crate::validator::regex("(", &loc, "pattern", false).is_err());
     }
 
     /// Texts the scans do not fully understand are left to the parser.

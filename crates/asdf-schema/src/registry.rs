@@ -31,6 +31,16 @@ impl Location {
 /// A parsed document and the ids it declares.
 type Parsed = (Arc<Node>, Vec<(String, Location)>);
 
+/// Parses a document's text and lists the ids it declares (`None`: it does not parse).
+fn parse_text(uri: &str, text: &[u8]) -> Option<Parsed> {
+    let root = asdf_yaml::parse(text, &asdf_yaml::Limits::default())
+        .ok()?
+        .document
+        .root;
+    let ids = declared_ids(uri, &root);
+    Some((Arc::new(root), ids))
+}
+
 /// A document held as YAML text until something needs it (parsed at most once, shared by
 /// every clone of the registry).
 struct Deferred {
@@ -41,15 +51,28 @@ struct Deferred {
 
 impl Deferred {
     fn get(&self, uri: &str) -> Option<&Parsed> {
-        self.parsed
-            .get_or_init(|| {
-                let root = asdf_yaml::parse(self.text, &asdf_yaml::Limits::default())
-                    .ok()?
-                    .document
-                    .root;
-                let ids = declared_ids(uri, &root);
-                Some((Arc::new(root), ids))
-            })
+        self.parsed.get_or_init(|| parse_text(uri, self.text)).as_ref()
+    }
+}
+
+/// This crate's own schemas: a static table of (URI, index in `files`) sorted by URI, each
+/// document parsed on first use. Nothing is allocated per document until then, and their
+/// patterns are known to be valid (a test checks every one).
+struct StaticDocs {
+    ids: &'static [(&'static str, usize)],
+    files: &'static [(&'static str, &'static [u8])],
+    parsed: Box<[OnceLock<Option<Parsed>>]>,
+}
+
+impl StaticDocs {
+    fn position(&self, uri: &str) -> Option<usize> {
+        self.ids.binary_search_by(|(k, _)| (*k).cmp(uri)).ok()
+    }
+
+    fn get(&self, i: usize) -> Option<&Parsed> {
+        let (uri, file) = self.ids[i];
+        self.parsed[i]
+            .get_or_init(|| parse_text(uri, self.files.get(file)?.1))
             .as_ref()
     }
 }
@@ -60,6 +83,8 @@ pub struct Registry {
     docs: HashMap<String, Arc<Node>>,
     /// Documents added with [`Registry::add_deferred`], parsed on first use.
     deferred: HashMap<String, Arc<Deferred>>,
+    /// Documents of [`Registry::set_static_docs`] (after `docs` and `deferred`).
+    statics: Option<Arc<StaticDocs>>,
     /// Absolute id (with fragment for plain-name ids) -> location.
     ids: HashMap<String, Location>,
     retriever: Option<Retriever>,
@@ -73,7 +98,10 @@ pub struct Registry {
 impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Registry")
-            .field("documents", &(self.docs.len() + self.deferred.len()))
+            .field(
+                "documents",
+                &(self.docs.len() + self.deferred.len() + self.statics.as_ref().map_or(0, |s| s.ids.len())),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -204,6 +232,41 @@ impl Registry {
     /// finds them nowhere else (which then parses every deferred document). A text that
     /// does not parse is treated as absent (`$ref`s to it are unresolvable).
     pub fn add_deferred(&mut self, uri: &str, text: &'static [u8]) {
+        self.add_text(uri, text);
+    }
+
+    /// Adds this crate's embedded schemas: `ids` lists (URI, index in `files`) sorted by URI
+    /// (each URI the document's own top-level id), `files` (path, text). Each is parsed when
+    /// first needed, as with [`Registry::add_deferred`], and its patterns are not checked
+    /// again when compiled (a test checks them all).
+    pub(crate) fn set_static_docs(
+        &mut self,
+        ids: &'static [(&'static str, usize)],
+        files: &'static [(&'static str, &'static [u8])],
+    ) {
+        debug_assert!(ids.windows(2).all(|w| w[0].0 < w[1].0), "sorted by id");
+        self.statics = Some(Arc::new(StaticDocs {
+            ids,
+            files,
+            parsed: ids.iter().map(|_| OnceLock::new()).collect(),
+        }));
+    }
+
+    /// The static table's entry for `uri`, unless another document is stored under it.
+    fn static_entry(&self, uri: &str) -> Option<(&StaticDocs, usize)> {
+        if self.docs.contains_key(uri) || self.deferred.contains_key(uri) {
+            return None;
+        }
+        let s = self.statics.as_deref()?;
+        Some((s, s.position(uri)?))
+    }
+
+    /// Whether the patterns of the document under `uri` are known to be valid.
+    pub(crate) fn patterns_checked(&self, uri: &str) -> bool {
+        self.static_entry(uri).is_some()
+    }
+
+    fn add_text(&mut self, uri: &str, text: &'static [u8]) {
         let uri = split_fragment(uri).0.to_owned();
         if self.docs.contains_key(&uri) {
             return;
@@ -221,12 +284,18 @@ impl Registry {
     fn doc(&self, uri: &str) -> Option<&Arc<Node>> {
         match self.docs.get(uri) {
             Some(d) => Some(d),
-            None => self.deferred.get(uri)?.get(uri).map(|(root, _)| root),
+            None => match self.deferred.get(uri) {
+                Some(d) => d.get(uri).map(|(root, _)| root),
+                None => {
+                    let (s, i) = self.static_entry(uri)?;
+                    s.get(i).map(|(root, _)| root)
+                }
+            },
         }
     }
 
     fn holds(&self, uri: &str) -> bool {
-        self.docs.contains_key(uri) || self.deferred.contains_key(uri)
+        self.docs.contains_key(uri) || self.deferred.contains_key(uri) || self.static_entry(uri).is_some()
     }
 
     /// The location of an id: the index of eagerly added documents, then the ids of the
@@ -235,13 +304,40 @@ impl Registry {
         if let Some(l) = self.ids.get(key) {
             return Some(l.clone());
         }
+        // Every deferred and static document in URI order: those already parsed first, then
+        // (for an id found nowhere) all of them.
+        enum Src<'a> {
+            Deferred(&'a str, &'a Deferred),
+            Static(&'a StaticDocs, usize),
+        }
+        let mut all: Vec<(&str, Src<'_>)> = self
+            .deferred
+            .iter()
+            .map(|(u, d)| (u.as_str(), Src::Deferred(u, d)))
+            .collect();
+        if let Some(s) = self.statics.as_deref() {
+            for (i, (u, _)) in s.ids.iter().enumerate() {
+                if !self.docs.contains_key(*u) && !self.deferred.contains_key(*u) {
+                    all.push((u, Src::Static(s, i)));
+                }
+            }
+        }
+        all.sort_by(|a, b| a.0.cmp(b.0));
+        fn parsed<'a>(src: &Src<'a>, force: bool) -> Option<&'a Parsed> {
+            match *src {
+                Src::Deferred(u, d) if force => d.get(u),
+                Src::Deferred(_, d) => d.parsed.get()?.as_ref(),
+                Src::Static(s, i) if force => s.get(i),
+                Src::Static(s, i) => s.parsed[i].get()?.as_ref(),
+            }
+        }
         let in_parsed = |force: bool| {
-            let mut uris: Vec<&String> = self.deferred.keys().collect();
-            uris.sort();
-            uris.into_iter().find_map(|u| {
-                let d = &self.deferred[u];
-                let parsed = if force { d.get(u) } else { d.parsed.get()?.as_ref() };
-                parsed?.1.iter().find(|(k, _)| k == key).map(|(_, l)| l.clone())
+            all.iter().find_map(|(_, src)| {
+                parsed(src, force)?
+                    .1
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, l)| l.clone())
             })
         };
         in_parsed(false).or_else(|| in_parsed(true))
@@ -291,7 +387,12 @@ impl Registry {
 
     /// URIs of every stored document.
     pub fn uris(&self) -> impl Iterator<Item = &str> {
-        self.docs.keys().chain(self.deferred.keys()).map(String::as_str)
+        let statics = self.statics.iter().flat_map(|s| s.ids.iter().map(|(u, _)| *u));
+        self.docs
+            .keys()
+            .chain(self.deferred.keys())
+            .map(String::as_str)
+            .chain(statics.filter(|u| !self.docs.contains_key(*u) && !self.deferred.contains_key(*u)))
     }
 
     /// The node at a location.

@@ -343,8 +343,15 @@ fn ecma_regex(p: &str) -> String {
     out
 }
 
-fn regex(p: &str, loc: &Location, key: &str) -> Result<Pattern, SchemaError> {
+/// A pattern of the schema at `loc`, its syntax checked now unless `checked` says a test did.
+pub(crate) fn regex(p: &str, loc: &Location, key: &str, checked: bool) -> Result<Pattern, SchemaError> {
     let source = ecma_regex(p);
+    if checked {
+        return Ok(Pattern {
+            source,
+            compiled: std::sync::OnceLock::new(),
+        });
+    }
     regex_syntax::Parser::new()
         .parse(&source)
         .map(|_| Pattern {
@@ -399,6 +406,7 @@ impl Compiler<'_> {
         let Some(m) = node.as_mapping() else {
             return Ok(kws);
         };
+        let checked = self.registry.patterns_checked(&loc.doc);
         // Draft 4: `$ref` replaces every sibling keyword.
         if let Some(r) = node.get("$ref").and_then(Node::as_str) {
             let base = self.registry.base_at(loc);
@@ -455,7 +463,7 @@ impl Compiler<'_> {
                 "maxLength" => Kw::MaxLength(as_u64(v, loc, key)?),
                 "pattern" => {
                     let p = v.as_scalar().ok_or_else(|| invalid(loc, key, "expected a string"))?;
-                    Kw::Pattern(regex(&p.text, loc, key)?, p.text.to_string())
+                    Kw::Pattern(regex(&p.text, loc, key, checked)?, p.text.to_string())
                 }
                 "items" => match &v.kind {
                     NodeKind::Sequence(s) => {
@@ -502,7 +510,7 @@ impl Compiler<'_> {
                     for (pk, _) in &mm.entries {
                         let p = pk.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
                         let id = self.child(loc, &["patternProperties", &p])?;
-                        pats.push((regex(&p, loc, key)?, id));
+                        pats.push((regex(&p, loc, key, checked)?, id));
                     }
                     Kw::PatternProperties(pats)
                 }
@@ -525,7 +533,7 @@ impl Compiler<'_> {
                     if let Some(pp) = get("patternProperties").and_then(Node::as_mapping) {
                         for (pk, _) in &pp.entries {
                             let p = pk.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
-                            patterns.push(regex(&p, loc, "patternProperties")?);
+                            patterns.push(regex(&p, loc, "patternProperties", checked)?);
                         }
                     }
                     Kw::AdditionalProperties {

@@ -387,9 +387,6 @@ fn shift(span: Span, lines: u64) -> Span {
     }
 }
 
-/// Trees at least this long are parsed while another thread loads the schemas.
-const PARALLEL_SCHEMA_LOAD_BYTES: usize = 128 * 1024;
-
 fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptions) -> Result<AsdfFile, Error> {
     let ro = ReadOptions::default()
         .limits(options.layout_limits)
@@ -403,18 +400,7 @@ fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptio
     let tree_line = reader.file_header().comments.len() as u64 + 1;
     let doc = match reader.tree_bytes() {
         Some(t) => {
-            // A large tree takes a while to parse: the schemas are loaded meanwhile.
-            let parsed = if t.len() >= PARALLEL_SCHEMA_LOAD_BYTES {
-                std::thread::scope(|scope| {
-                    let _loader = std::thread::Builder::new()
-                        .name("asdf-schemas".into())
-                        .spawn_scoped(scope, || drop(asdf_core_types::schemas()));
-                    asdf_yaml::parse(t, &options.yaml_limits)
-                })
-            } else {
-                asdf_yaml::parse(t, &options.yaml_limits)
-            }
-            .map_err(|e| shift_error(e, tree_line))?;
+            let parsed = asdf_yaml::parse(t, &options.yaml_limits).map_err(|e| shift_error(e, tree_line))?;
             warnings.extend(
                 parsed
                     .warnings

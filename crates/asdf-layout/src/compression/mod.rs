@@ -335,19 +335,30 @@ pub struct Registry {
 impl Default for Registry {
     /// Every codec built into this crate (depending on features).
     fn default() -> Self {
-        let mut r = Registry::empty();
-        r.register(Arc::new(Zlib::default()));
-        r.register(Arc::new(Bzp2::default()));
-        r.register(Arc::new(Lz4));
+        // Inserted under their known labels: asking each codec would touch code of every
+        // codec when a file is opened (a test checks the labels agree).
+        let mut codecs: BTreeMap<Label, Arc<dyn Codec>> = BTreeMap::new();
+        codecs.insert(Label::ZLIB, Arc::new(Zlib::default()));
+        codecs.insert(Label::BZP2, Arc::new(Bzp2::default()));
+        codecs.insert(Label::LZ4, Arc::new(Lz4));
         #[cfg(feature = "zstd")]
-        r.register(Arc::new(Zstd::default()));
+        codecs.insert(Label::ZSTD, Arc::new(Zstd::default()));
         #[cfg(feature = "lz4f")]
-        r.register(Arc::new(Lz4Frame));
+        codecs.insert(Label::LZ4F, Arc::new(Lz4Frame));
         #[cfg(feature = "blsc")]
-        r.register(Arc::new(Blosc1::default()));
+        codecs.insert(Label::BLSC, Arc::new(Blosc1::default()));
         #[cfg(feature = "bls2")]
-        r.register(Arc::new(Blosc2::default()));
-        r
+        codecs.insert(Label::BLS2, Arc::new(Blosc2::default()));
+        Self { codecs }
+    }
+}
+
+impl Registry {
+    /// The default registry, built once per process and shared.
+    #[must_use]
+    pub fn shared_default() -> Arc<Registry> {
+        static SHARED: std::sync::OnceLock<Arc<Registry>> = std::sync::OnceLock::new();
+        SHARED.get_or_init(|| Arc::new(Registry::default())).clone()
     }
 }
 
@@ -400,6 +411,9 @@ mod tests {
         assert_eq!(Label::LZ4.to_string(), "lz4");
         assert_eq!(Label(*b"x\xffy\0").to_string(), "x\\xffy");
         let r = Registry::default();
+        for label in r.labels() {
+            assert_eq!(r.get(label).unwrap().label(), label);
+        }
         assert!(r.get(Label::ZLIB).is_some());
         assert!(r.get(Label(*b"xxxx")).is_none());
     }
