@@ -222,10 +222,151 @@ impl Codec for Blosc1 {
 
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
         let shuffle = i32::from(blusc::BLOSC_SHUFFLE);
-        compress_with(input, output, i32::MAX as usize - HEADER, HEADER, |i, d| {
-            blusc::blosc1_compress(self.level, shuffle, self.typesize, i, d)
-        })
+        let one = |i: &[u8], d: &mut [u8]| blusc::blosc1_compress(self.level, shuffle, self.typesize, i, d);
+        if super::threads() > 1
+            && input.len() >= 2 * PROBE
+            && input.len() <= i32::MAX as usize - HEADER
+            && let Some(chunk) = blosc1_in_groups(input, self.typesize, &one)?
+        {
+            output.extend_from_slice(&chunk);
+            return Ok(());
+        }
+        compress_with(input, output, i32::MAX as usize - HEADER, HEADER, one)
     }
+}
+
+/// The first group of [`blosc1_in_groups`]: at least any block size blosc picks (4 MiB at most).
+const PROBE: usize = 4 << 20;
+/// About this much input per group.
+const GROUP: usize = 8 << 20;
+/// Header flag: the chunk holds its input as is.
+const MEMCPYED: u8 = 0x02;
+
+/// A blosc1 chunk compresses its blocks independently of each other, so a large input can be
+/// compressed as groups of whole blocks on all cores, each group a chunk of its own, whose
+/// blocks are then joined under one header with their start offsets moved: the bytes one call
+/// over the whole input gives (a test compares them). `None` when that is not certain (a group
+/// stored as is, a group whose block size or flags differ, a result no smaller than the input):
+/// the caller then compresses the input in one call.
+fn blosc1_in_groups(
+    input: &[u8],
+    typesize: usize,
+    one: &(impl Fn(&[u8], &mut [u8]) -> i32 + Sync),
+) -> Result<Option<Vec<u8>>, CodecError> {
+    // Compressing into a reused buffer (no fresh pages per group), keeping the chunk only.
+    let pool: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::default();
+    let compress = |g: &[u8]| -> Option<Vec<u8>> {
+        let mut buf = pool.lock().ok().and_then(|mut p| p.pop()).unwrap_or_default();
+        if buf.len() < g.len() + HEADER {
+            buf.resize(g.len() + HEADER, 0);
+        }
+        let n = catch_unwind(AssertUnwindSafe(|| one(g, &mut buf))).unwrap_or(0);
+        let chunk = usize::try_from(n)
+            .ok()
+            .filter(|&n| n >= HEADER)
+            .map(|n| buf[..n].to_vec());
+        if let Ok(mut p) = pool.lock() {
+            p.push(buf);
+        }
+        chunk.filter(|c| c[2] & MEMCPYED == 0)
+    };
+    // The block size blosc picks for any input of at least 4 MiB (a multiple of the element
+    // size, at most 4 MiB): that of a first group of 4 MiB rounded down to whole elements.
+    let probe_len = PROBE - PROBE % typesize.max(1);
+    let Some(probe) = compress(&input[..probe_len]) else {
+        return Ok(None);
+    };
+    let Some(block) = le_u32(&probe, 8).filter(|&b| b > 0 && b <= probe_len) else {
+        return Ok(None);
+    };
+    let (mut groups, mut at) = if probe_len.is_multiple_of(block) {
+        (vec![probe.clone()], probe_len)
+    } else {
+        (Vec::new(), 0)
+    };
+    // Groups of whole blocks; the last also takes the final partial block, so that it is the
+    // leftover block of its group as it is of the whole.
+    let per = (GROUP / block).max(1) * block;
+    let mut bounds = Vec::new();
+    while at < input.len() {
+        let mut to = (at + per).min(input.len());
+        if input.len() - to < block {
+            to = input.len();
+        }
+        bounds.push((at, to));
+        at = to;
+    }
+    let mut uncertain = false;
+    let stop = || CodecError::library(BloscError::Compress(input.len()));
+    super::par_ordered(
+        bounds.len(),
+        2 * super::threads() + 2,
+        |k| compress(&input[bounds[k].0..bounds[k].1]),
+        &mut |chunk: Option<Vec<u8>>| match chunk {
+            Some(c) if c[..4] == probe[..4] && le_u32(&c, 8) == Some(block) => {
+                groups.push(c);
+                Ok(())
+            }
+            _ => {
+                uncertain = true;
+                Err(stop())
+            }
+        },
+    )
+    .or_else(|e| if uncertain { Ok(()) } else { Err(e) })?;
+    if uncertain {
+        return Ok(None);
+    }
+    // Each group: header, its blocks' starts, their data.
+    let mut starts = Vec::new();
+    let mut data: Vec<&[u8]> = Vec::new();
+    for c in &groups {
+        let (Some(nbytes), Some(cbytes)) = (le_u32(c, 4), le_u32(c, 12)) else {
+            return Ok(None);
+        };
+        let nblocks = nbytes.div_ceil(block);
+        let first = HEADER + 4 * nblocks;
+        if cbytes != c.len() || cbytes < first {
+            return Ok(None);
+        }
+        for i in 0..nblocks {
+            let Some(s) = le_u32(c, HEADER + 4 * i).and_then(|s| s.checked_sub(first)) else {
+                return Ok(None);
+            };
+            starts.push((data.len(), s));
+        }
+        data.push(&c[first..]);
+    }
+    let nbytes = input.len();
+    let payload: usize = data.iter().map(|d| d.len()).sum();
+    let first = HEADER + 4 * starts.len();
+    let (Ok(nbytes32), Ok(cbytes32)) = (u32::try_from(nbytes), u32::try_from(first + payload)) else {
+        return Ok(None);
+    };
+    if payload >= nbytes || starts.len() != nbytes.div_ceil(block) {
+        return Ok(None);
+    }
+    let mut out = Vec::with_capacity(first + payload);
+    out.extend_from_slice(&probe[..4]);
+    out.extend_from_slice(&nbytes32.to_le_bytes());
+    out.extend_from_slice(&probe[8..12]);
+    out.extend_from_slice(&cbytes32.to_le_bytes());
+    let mut base = Vec::with_capacity(data.len());
+    let mut sum = first;
+    for d in &data {
+        base.push(sum);
+        sum += d.len();
+    }
+    for (g, s) in starts {
+        let Ok(at) = u32::try_from(base[g] + s) else {
+            return Ok(None);
+        };
+        out.extend_from_slice(&at.to_le_bytes());
+    }
+    for d in data {
+        out.extend_from_slice(d);
+    }
+    Ok(Some(out))
 }
 
 /// The `bls2` codec (blosc2 chunk on write; chunk or contiguous frame on read).
@@ -264,5 +405,77 @@ impl Codec for Blosc2 {
             blusc::BLOSC2_MAX_OVERHEAD,
             |i, d| blusc::blosc2_compress(self.level, shuffle, self.typesize, i, d),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one_call(level: i32, typesize: usize, input: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        compress_with(input, &mut out, i32::MAX as usize - HEADER, HEADER, |i, d| {
+            blusc::blosc1_compress(level, i32::from(blusc::BLOSC_SHUFFLE), typesize, i, d)
+        })
+        .unwrap();
+        out
+    }
+
+    /// Compressed in groups on all cores, a chunk has the bytes of one call over the whole
+    /// input: block sizes that do and do not divide the first group, a final partial block or
+    /// none, levels with and without split blocks, and inputs partly or wholly incompressible
+    /// (which are compressed in one call).
+    #[test]
+    fn groups_give_the_bytes_of_one_call() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut noise = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut joined = 0;
+        for (len, typesize, level, kind) in [
+            (8 << 20, 8, 9, 0),
+            ((9 << 20) + 3, 8, 9, 0),
+            ((20 << 20) + 4, 8, 5, 0),
+            ((12 << 20) + 7, 8, 7, 0),
+            ((17 << 20) + 1, 8, 1, 0),
+            ((10 << 20) + 40, 20, 9, 0),
+            ((11 << 20) + 16, 16, 9, 0),
+            ((9 << 20) + 5, 12, 9, 0),
+            ((11 << 20) + 16, 8, 9, 1),
+            (9 << 20, 8, 9, 2),
+        ] {
+            let input: Vec<u8> = (0..len / 4)
+                .flat_map(|i: usize| {
+                    let v = match kind {
+                        // Mostly compressible, an incompressible stretch in the middle.
+                        1 if (4 << 18..6 << 18).contains(&i) => {
+                            noise().to_le_bytes()[0..4].try_into().map(u32::from_le_bytes).unwrap()
+                        }
+                        2 => noise().to_le_bytes()[0..4].try_into().map(u32::from_le_bytes).unwrap(),
+                        _ => u32::try_from(i % 1000 + ((i as u64).wrapping_mul(2_654_435_761) >> 13 & 7) as usize)
+                            .unwrap(),
+                    };
+                    v.to_le_bytes()
+                })
+                .chain(std::iter::repeat_n(5u8, len % 4))
+                .collect();
+            let shuffle = i32::from(blusc::BLOSC_SHUFFLE);
+            let one = |i: &[u8], d: &mut [u8]| blusc::blosc1_compress(level, shuffle, typesize, i, d);
+            let whole = one_call(level, typesize, &input);
+            let mut via = Vec::new();
+            Blosc1 { level, typesize }.encode(&input, &mut via).unwrap();
+            assert!(via == whole, "len {len} typesize {typesize} level {level} kind {kind}");
+            if let Some(g) = blosc1_in_groups(&input, typesize, &one).unwrap() {
+                assert!(g == whole, "len {len} typesize {typesize} level {level} kind {kind}");
+                joined += 1;
+            }
+            let mut back = vec![0u8; len];
+            Blosc1::default().decode(&via, &mut back).unwrap();
+            assert!(back == input);
+        }
+        assert!(joined >= 5, "only {joined} inputs were compressed in groups");
     }
 }
