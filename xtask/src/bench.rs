@@ -121,8 +121,20 @@ pub fn child(args: &[String]) -> Result<()> {
         "sum" => {
             let t = Instant::now();
             let f = asdf::open(arg(1))?;
-            let s: f64 = f.array_iter::<f64>("/data")?.sum();
-            report(t.elapsed().as_secs_f64(), s);
+            // Summed as numpy sums (several partial sums the compiler can vectorise).
+            let mut lanes = [0.0f64; 8];
+            f.array_chunks::<f64>("/data", |c| {
+                let mut it = c.chunks_exact(8);
+                for x in &mut it {
+                    for (l, v) in lanes.iter_mut().zip(x) {
+                        *l += v;
+                    }
+                }
+                for (l, v) in lanes.iter_mut().zip(it.remainder()) {
+                    *l += v;
+                }
+            })?;
+            report(t.elapsed().as_secs_f64(), lanes.iter().sum());
         }
         "element" | "element-novalidate" => {
             let t = Instant::now();

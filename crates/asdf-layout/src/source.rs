@@ -43,6 +43,12 @@ pub trait ReadAt: Send + Sync {
         Ok(())
     }
 
+    /// Whether [`ReadAt::bytes_at`] borrows large ranges instead of reading them into new
+    /// buffers (byte buffers, memory maps): readers may then take a block in one piece.
+    fn holds_in_memory(&self) -> bool {
+        false
+    }
+
     /// Exactly `len` bytes at `offset`: borrowed where the source holds them in memory
     /// (byte buffers, memory maps), read into a new buffer otherwise.
     ///
@@ -83,6 +89,9 @@ impl ReadAt for [u8] {
     fn size(&self) -> io::Result<u64> {
         Ok(<[u8]>::len(self) as u64)
     }
+    fn holds_in_memory(&self) -> bool {
+        true
+    }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         Ok(read_from_slice(self, offset, buf))
     }
@@ -94,6 +103,9 @@ impl ReadAt for [u8] {
 impl ReadAt for Vec<u8> {
     fn size(&self) -> io::Result<u64> {
         Ok(<[u8]>::len(self) as u64)
+    }
+    fn holds_in_memory(&self) -> bool {
+        true
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         Ok(read_from_slice(self, offset, buf))
@@ -115,6 +127,9 @@ impl<T: ReadAt + ?Sized> ReadAt for &T {
     }
     fn bytes_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
         (**self).bytes_at(offset, len)
+    }
+    fn holds_in_memory(&self) -> bool {
+        (**self).holds_in_memory()
     }
 }
 
@@ -152,6 +167,9 @@ impl<T: ReadAt + ?Sized> ReadAt for Arc<T> {
     fn bytes_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
         (**self).bytes_at(offset, len)
     }
+    fn holds_in_memory(&self) -> bool {
+        (**self).holds_in_memory()
+    }
 }
 
 impl<T: ReadAt + ?Sized> ReadAt for Box<T> {
@@ -166,6 +184,9 @@ impl<T: ReadAt + ?Sized> ReadAt for Box<T> {
     }
     fn bytes_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
         (**self).bytes_at(offset, len)
+    }
+    fn holds_in_memory(&self) -> bool {
+        (**self).holds_in_memory()
     }
 }
 
@@ -274,6 +295,9 @@ impl MmapSource {
 impl ReadAt for MmapSource {
     fn size(&self) -> io::Result<u64> {
         Ok(self.map.len() as u64)
+    }
+    fn holds_in_memory(&self) -> bool {
+        true
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         if buf.len() < LARGE_READ && offset < self.map.len() as u64 {
@@ -496,6 +520,9 @@ impl<S: ReadAt> Prefetched<S> {
 impl<S: ReadAt> ReadAt for Prefetched<S> {
     fn size(&self) -> io::Result<u64> {
         Ok(self.len)
+    }
+    fn holds_in_memory(&self) -> bool {
+        self.inner.holds_in_memory()
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         match self.cached(offset, buf.len()) {

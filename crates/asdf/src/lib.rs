@@ -67,6 +67,17 @@ pub fn schemas_to_extend() -> Result<AsdfSchemas, Error> {
     AsdfSchemas::with_options(asdf_core_types::compile_options()).map_err(|e| Error::Schema(e.to_string()))
 }
 
+/// Elements per slice handed over by [`AsdfFile::array_chunks`] (64 KiB of `f64`).
+pub const CHUNK_ELEMENTS: usize = 8192;
+
+/// What [`AsdfFile::array_for_each`] and [`AsdfFile::array_chunks`] are handed internally.
+enum Piece<'a, T> {
+    /// The bytes of whole elements in this byte order.
+    Bytes(&'a [u8], ByteOrder),
+    /// One element.
+    One(T),
+}
+
 /// ASDF Standard versions this library reads.
 pub const SUPPORTED_STANDARDS: [Version; 7] = [
     Version::new(1, 0, 0),
@@ -842,17 +853,84 @@ impl AsdfFile {
     /// # Errors
     /// As [`AsdfFile::array_as`]; a decoding error may come after `f` saw some elements.
     pub fn array_for_each<T: Scalar>(&self, pointer: &str, mut f: impl FnMut(T)) -> Result<(), Error> {
+        let size = std::mem::size_of::<T>();
+        self.elements_in_pieces::<T>(pointer, &mut |p| match p {
+            Piece::Bytes(bytes, order) => {
+                for c in bytes.chunks_exact(size) {
+                    f(T::read(c, order));
+                }
+            }
+            Piece::One(x) => f(x),
+        })
+    }
+
+    /// Calls `f` on the elements of the ndarray at `pointer` in C order, a slice of up to
+    /// [`CHUNK_ELEMENTS`] at a time, as `T` in native byte order, with the bounded memory of
+    /// [`AsdfFile::array_for_each`]: for reductions written over slices, which the compiler can
+    /// vectorise (a sum with several accumulators, a min/max, a histogram).
+    ///
+    /// ```no_run
+    /// let f = asdf::open("big.asdf")?;
+    /// let mut lanes = [0.0f64; 8];
+    /// f.array_chunks::<f64>("/data", |c| {
+    ///     for (i, x) in c.iter().enumerate() {
+    ///         lanes[i % 8] += x;
+    ///     }
+    /// })?;
+    /// let total: f64 = lanes.iter().sum();
+    /// # Ok::<(), asdf::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`AsdfFile::array_for_each`].
+    pub fn array_chunks<T: Scalar>(&self, pointer: &str, mut f: impl FnMut(&[T])) -> Result<(), Error> {
+        let size = std::mem::size_of::<T>();
+        let mut buf: Vec<T> = Vec::with_capacity(CHUNK_ELEMENTS);
+        self.elements_in_pieces::<T>(pointer, &mut |p| match p {
+            Piece::Bytes(mut bytes, order) => {
+                while !bytes.is_empty() {
+                    let n = (CHUNK_ELEMENTS - buf.len()).min(bytes.len() / size);
+                    buf.extend(bytes[..n * size].chunks_exact(size).map(|c| T::read(c, order)));
+                    bytes = &bytes[n * size..];
+                    if buf.len() == CHUNK_ELEMENTS {
+                        f(&buf);
+                        buf.clear();
+                    }
+                }
+            }
+            Piece::One(x) => {
+                buf.push(x);
+                if buf.len() == CHUNK_ELEMENTS {
+                    f(&buf);
+                    buf.clear();
+                }
+            }
+        })?;
+        if !buf.is_empty() {
+            f(&buf);
+        }
+        Ok(())
+    }
+
+    /// Hands `g` the elements of the ndarray at `pointer` in C order: the bytes of whole
+    /// elements with their byte order, or (inline arrays, strided views, blocks not in this
+    /// file) elements one by one; bounded memory as [`AsdfFile::array_for_each`] says.
+    fn elements_in_pieces<T: Scalar>(&self, pointer: &str, g: &mut dyn FnMut(Piece<'_, T>)) -> Result<(), Error> {
         let err = array_error(pointer);
+        let size = std::mem::size_of::<T>();
+        let mut one_by_one = |xs: &mut dyn Iterator<Item = T>| {
+            for x in xs {
+                g(Piece::One(x));
+            }
+        };
         let a = self.ndarray_at(pointer)?;
         if a.source.is_none() {
-            for x in self.array_as::<T>(pointer)? {
-                f(x);
-            }
+            one_by_one(&mut self.array_as::<T>(pointer)?.into_iter());
             return Ok(());
         }
         let (view, at) = self.view_of(&a, pointer)?;
         let BlockRef::File(block) = at else {
-            self.array_iter::<T>(pointer)?.for_each(f);
+            one_by_one(&mut self.array_iter::<T>(pointer)?);
             return Ok(());
         };
         if view.datatype != Datatype::Scalar(T::TYPE) {
@@ -862,10 +940,9 @@ impl AsdfFile {
             }));
         }
         if !view.is_c_contiguous() {
-            self.array_iter::<T>(pointer)?.for_each(f);
+            one_by_one(&mut self.array_iter::<T>(pointer)?);
             return Ok(());
         }
-        let size = std::mem::size_of::<T>();
         let range = view.byte_range();
         let order = view.byteorder;
         // Position in the decoded block, and the bytes of an element split between pieces.
@@ -881,15 +958,15 @@ impl AsdfFile {
                 carry.extend_from_slice(&part[..take]);
                 part = &part[take..];
                 if carry.len() == size {
-                    f(T::read(&carry, order));
+                    g(Piece::Bytes(&carry, order));
                     carry.clear();
                 }
             }
-            let mut chunks = part.chunks_exact(size);
-            for c in &mut chunks {
-                f(T::read(c, order));
+            let whole = part.len() - part.len() % size;
+            if whole > 0 {
+                g(Piece::Bytes(&part[..whole], order));
             }
-            carry.extend_from_slice(chunks.remainder());
+            carry.extend_from_slice(&part[whole..]);
         })?;
         Ok(())
     }

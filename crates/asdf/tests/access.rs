@@ -65,6 +65,17 @@ fn every_element_read_alone_equals_the_full_decode() {
                 f.array_for_each::<f64>(&a, |x| each.push(x)).unwrap();
                 assert!(each.iter().zip(&v).all(|(x, y)| x == y || (x.is_nan() && y.is_nan())));
                 assert_eq!(each.len(), v.len());
+                let mut chunks = Vec::new();
+                f.array_chunks::<f64>(&a, |c| {
+                    assert!(!c.is_empty() && c.len() <= asdf::CHUNK_ELEMENTS);
+                    chunks.extend_from_slice(c);
+                })
+                .unwrap();
+                assert!(
+                    chunks.iter().zip(&v).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "{name}{a}"
+                );
+                assert_eq!(chunks.len(), v.len());
                 let it: Vec<f64> = f.array_iter::<f64>(&a).unwrap().collect();
                 assert!(it.iter().zip(&v).all(|(x, y)| x == y || (x.is_nan() && y.is_nan())));
                 assert_eq!(it.len(), v.len());
@@ -274,10 +285,26 @@ fn for_each_reads_compressed_blocks_piece_by_piece() {
         g.array_for_each::<f64>("/y", |v| ys.push(v.to_bits())).unwrap();
         let whole: Vec<u64> = g.array_as::<f64>("/y").unwrap().iter().map(|v| v.to_bits()).collect();
         assert!(ys == whole, "{label}");
+        // The same in slices: every slice full but the last.
+        let (mut cs, mut sizes) = (Vec::new(), Vec::new());
+        g.array_chunks::<f64>("/y", |c| {
+            cs.extend(c.iter().map(|v| v.to_bits()));
+            sizes.push(c.len());
+        })
+        .unwrap();
+        assert!(cs == whole, "{label}");
+        assert!(
+            sizes[..sizes.len() - 1].iter().all(|&k| k == asdf::CHUNK_ELEMENTS),
+            "{label}"
+        );
         // A strided int32 view (not contiguous) goes through the whole-block path.
         let mut zs = Vec::new();
         g.array_for_each::<i32>("/z", |v| zs.push(v)).unwrap();
         assert_eq!(zs, g.array_as::<i32>("/z").unwrap(), "{label}");
+        let mut zc = Vec::new();
+        g.array_chunks::<i32>("/z", |c| zc.extend_from_slice(c)).unwrap();
+        assert_eq!(zc, zs, "{label}");
         assert!(g.array_for_each::<f32>("/x", |_| {}).is_err());
+        assert!(g.array_chunks::<f32>("/x", |_| {}).is_err());
     }
 }
