@@ -316,6 +316,29 @@ fn python(args: &[&str]) -> Result<Run> {
     parse_run(&out, &format!("python_child.py {}", args.join(" ")))
 }
 
+/// Medians of `n` runs of each job, the jobs taking turns (one run of each, then again), so
+/// that a machine whose speed drifts during the benchmark weighs on all of them alike.
+fn medians(n: usize, jobs: &mut [&mut dyn FnMut() -> Result<Run>]) -> Result<Vec<Run>> {
+    let mut all: Vec<Vec<Run>> = vec![Vec::new(); jobs.len()];
+    for _ in 0..n {
+        for (job, runs) in jobs.iter_mut().zip(&mut all) {
+            runs.push(job()?);
+        }
+    }
+    all.into_iter()
+        .map(|mut runs| {
+            if runs
+                .windows(2)
+                .any(|w| w[0].check != w[1].check && !(w[0].check.is_nan() && w[1].check.is_nan()))
+            {
+                bail!("runs disagree: {runs:?}");
+            }
+            runs.sort_by(|a, b| a.secs.total_cmp(&b.secs));
+            Ok(runs[runs.len() / 2])
+        })
+        .collect()
+}
+
 /// Median by time of `n` runs; the check values must agree.
 fn median_of(n: usize, mut f: impl FnMut() -> Result<Run>) -> Result<Run> {
     let mut runs = (0..n).map(|_| f()).collect::<Result<Vec<_>>>()?;
@@ -397,7 +420,8 @@ pub fn bench(args: &[String]) -> Result<()> {
     let mut table = Table(Vec::new());
     let idle = ours(&["idle"])?;
     println!(
-        "bench: {runs} runs per workload, medians; idle child peak RSS {:.1} MiB",
+        "bench: medians of {runs} runs per workload (at least 5 for compressed data and the sums, 7 for \
+         the tree, 9 for one element), the programs compared taking turns; idle child peak RSS {:.1} MiB",
         mib(idle.rss_kib)
     );
 
@@ -424,18 +448,24 @@ pub fn bench(args: &[String]) -> Result<()> {
         ours(&["write", &big_s])?;
     }
     if picked.iter().any(|w| w == "sum") {
-        let o = median_of(runs, || ours(&["sum", &big_s]))?;
+        let m = medians(
+            runs.max(5),
+            &mut [
+                &mut || ours(&["sum", &big_s]),
+                &mut || python(&["sum", &big_s]),
+                &mut || python(&["sum-memmap", &big_s]),
+                &mut || peer(&["sum", &big_s]),
+            ],
+        )?;
+        let (o, p, p_map, r) = (m[0], m[1], m[2], m[3]);
         if (o.check - want_sum).abs() > want_sum * 1e-9 {
             bail!("sum: ours {} want {want_sum}", o.check);
         }
-        let p = median_of(runs, || python(&["sum", &big_s]))?;
-        let p_map = median_of(runs, || python(&["sum-memmap", &big_s]))?;
         if (p.check - o.check).abs() > want_sum * 1e-9 {
             bail!("sum: ours {} Python {}", o.check, p.check);
         }
         table.row("open + sum 1 GiB (mmap)", o, Some(("Python asdf 6.0 default", p)));
         table.row("open + sum 1 GiB (mmap)", o, Some(("Python asdf 6.0 memmap", p_map)));
-        let r = median_of(runs, || peer(&["sum", &big_s]))?;
         if (r.check - o.check).abs() > want_sum * 1e-9 {
             bail!("sum: ours {} asdf-rs {}", o.check, r.check);
         }
@@ -451,13 +481,22 @@ pub fn bench(args: &[String]) -> Result<()> {
         table.row("open + sum 1 GiB (mmap)", o, Some(("std::fs::read of the file", raw)));
     }
     if picked.iter().any(|w| w == "element") {
-        let o = median_of(runs, || ours(&["element", &big_s]))?;
+        // Short runs: more of them.
+        let m = medians(
+            runs.max(9),
+            &mut [
+                &mut || ours(&["element", &big_s]),
+                &mut || python(&["element", &big_s]),
+                &mut || python(&["element-memmap", &big_s]),
+                &mut || peer(&["element", &big_s]),
+                &mut || ours(&["element-novalidate", &big_s]),
+            ],
+        )?;
+        let (o, p, p_map, r, o_nv) = (m[0], m[1], m[2], m[3], m[4]);
         let want = ((BIG_ELEMENTS / 2 + 7) as f64) * 0.5;
         if o.check != want {
             bail!("element: ours {} want {want}", o.check);
         }
-        let p = median_of(runs, || python(&["element", &big_s]))?;
-        let p_map = median_of(runs, || python(&["element-memmap", &big_s]))?;
         if p.check != want || p_map.check != want {
             bail!("element: Python {} / {} want {want}", p.check, p_map.check);
         }
@@ -467,7 +506,6 @@ pub fn bench(args: &[String]) -> Result<()> {
             o,
             Some(("Python asdf 6.0 memmap", p_map)),
         );
-        let r = median_of(runs, || peer(&["element", &big_s]))?;
         if r.check != want {
             bail!("element: asdf-rs {} want {want}", r.check);
         }
@@ -476,7 +514,6 @@ pub fn bench(args: &[String]) -> Result<()> {
             o,
             Some(("asdf-rs 0.2 (raw mapped bytes)", r)),
         );
-        let o_nv = median_of(runs, || ours(&["element-novalidate", &big_s]))?;
         if o_nv.check != want {
             bail!("element-novalidate: ours {} want {want}", o_nv.check);
         }
@@ -526,9 +563,15 @@ pub fn bench(args: &[String]) -> Result<()> {
             let (o, p) = (ours_path.to_string_lossy(), py_path.to_string_lossy());
             // Like for like: neither Python asdf nor asdf-rs syncs a new file to disk; ours
             // does by default (WriteOptions::durable), shown in a second row.
-            let ow = median_of(runs, || ours(&["codec-write-volatile", &o, label]))?;
-            let ow_sync = median_of(runs, || ours(&["codec-write", &o, label]))?;
-            let pw = median_of(runs, || python(&["codec-write", &p, label]))?;
+            let m = medians(
+                runs.max(5),
+                &mut [
+                    &mut || ours(&["codec-write-volatile", &o, label]),
+                    &mut || ours(&["codec-write", &o, label]),
+                    &mut || python(&["codec-write", &p, label]),
+                ],
+            )?;
+            let (ow, ow_sync, pw) = (m[0], m[1], m[2]);
             table.row(
                 &format!("write 256 MiB int32, {label}, no fsync"),
                 ow,
@@ -545,8 +588,11 @@ pub fn bench(args: &[String]) -> Result<()> {
                 pw.check / 1e6
             );
             // Each reads the file Python wrote (the same bytes for both).
-            let or = median_of(runs, || ours(&["codec-read", &p]))?;
-            let pr = median_of(runs, || python(&["codec-read", &p]))?;
+            let m = medians(
+                runs.max(5),
+                &mut [&mut || ours(&["codec-read", &p]), &mut || python(&["codec-read", &p])],
+            )?;
+            let (or, pr) = (m[0], m[1]);
             if or.check != want as f64 || pr.check != want as f64 {
                 bail!("{label}: sums ours {} Python {} want {want}", or.check, pr.check);
             }
@@ -579,15 +625,29 @@ pub fn bench(args: &[String]) -> Result<()> {
         let o_path = dir.join("tree_ours.asdf");
         let p_path = dir.join("tree_py.asdf");
         let (o, p) = (o_path.to_string_lossy(), p_path.to_string_lossy());
-        let ow = median_of(runs, || ours(&["tree-write", &o]))?;
-        let pw = median_of(runs, || python(&["tree-write", &p]))?;
+        let n = runs.max(7);
+        let m = medians(
+            n,
+            &mut [&mut || ours(&["tree-write", &o]), &mut || python(&["tree-write", &p])],
+        )?;
+        let (ow, pw) = (m[0], m[1]);
         table.row(
             "write a tree of 20,000 mappings x 5 keys",
             ow,
             Some(("Python asdf 6.0", pw)),
         );
-        let oo = median_of(runs, || ours(&["tree-open", &p]))?;
-        let po = median_of(runs, || python(&["tree-open", &p]))?;
+        let m = medians(
+            n,
+            &mut [
+                &mut || ours(&["tree-open", &p]),
+                &mut || python(&["tree-open", &p]),
+                &mut || peer(&["tree-open", &p]),
+                &mut || ours(&["tree-open-novalidate", &p]),
+                &mut || ours(&["tree-validate", &p]),
+                &mut || python(&["tree-validate", &p]),
+            ],
+        )?;
+        let (oo, po, rn, on, ov, pv) = (m[0], m[1], m[2], m[3], m[4], m[5]);
         if oo.check != po.check {
             bail!("tree: ours touched {} scalars, Python {}", oo.check, po.check);
         }
@@ -596,7 +656,6 @@ pub fn bench(args: &[String]) -> Result<()> {
             oo,
             Some(("Python asdf 6.0", po)),
         );
-        let rn = median_of(runs, || peer(&["tree-open", &p]))?;
         if rn.check != oo.check {
             bail!("tree: asdf-rs touched {} scalars, ours {}", rn.check, oo.check);
         }
@@ -605,14 +664,11 @@ pub fn bench(args: &[String]) -> Result<()> {
             oo,
             Some(("asdf-rs 0.2 (no validation)", rn)),
         );
-        let on = median_of(runs, || ours(&["tree-open-novalidate", &p]))?;
         table.row(
             "open (not validating) + touch every node",
             on,
             Some(("asdf-rs 0.2 (no validation)", rn)),
         );
-        let ov = median_of(runs, || ours(&["tree-validate", &p]))?;
-        let pv = median_of(runs, || python(&["tree-validate", &p]))?;
         table.row("validate the tree", ov, Some(("Python asdf 6.0", pv)));
     }
     table.print();
