@@ -361,6 +361,14 @@ pub trait Scalar: Copy {
     fn read(b: &[u8], order: ByteOrder) -> Self;
     /// The value of a decoded element of this type (`None` for another kind of element).
     fn from_element(e: &Element) -> Option<Self>;
+    /// Appends the elements whose bytes are `b` (whole elements; a partial one at the end is
+    /// ignored) to `out`.
+    fn extend_from_bytes(out: &mut Vec<Self>, b: &[u8], order: ByteOrder) {
+        out.extend(
+            b.chunks_exact(std::mem::size_of::<Self>())
+                .map(|c| Self::read(c, order)),
+        );
+    }
 }
 
 macro_rules! scalar {
@@ -379,6 +387,14 @@ macro_rules! scalar {
             #[inline]
             fn from_element(e: &Element) -> Option<Self> {
                 $conv(e)
+            }
+            /// Fixed-size chunks: a loop the compiler turns into a copy (or byte swaps).
+            fn extend_from_bytes(out: &mut Vec<Self>, b: &[u8], order: ByteOrder) {
+                let (chunks, _) = b.as_chunks::<{ std::mem::size_of::<$t>() }>();
+                match order {
+                    ByteOrder::Big => out.extend(chunks.iter().map(|c| <$t>::from_be_bytes(*c))),
+                    ByteOrder::Little => out.extend(chunks.iter().map(|c| <$t>::from_le_bytes(*c))),
+                }
             }
         }
     )*};
@@ -420,6 +436,50 @@ impl Scalar for bool {
         match e {
             Element::Bool(b) => Some(*b),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn same_as_read<T: Scalar + PartialEq + std::fmt::Debug>(bytes: &[u8]) {
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            let mut fast = vec![];
+            T::extend_from_bytes(&mut fast, bytes, order);
+            let slow: Vec<T> = bytes
+                .chunks_exact(std::mem::size_of::<T>())
+                .map(|c| T::read(c, order))
+                .collect();
+            assert_eq!(fast, slow, "{:?} {order:?}", T::TYPE);
+        }
+    }
+
+    /// The fixed-size conversions give what element-by-element reading gives, both byte
+    /// orders, every type, with a partial element at the end ignored.
+    #[test]
+    fn extend_from_bytes_is_read_in_a_loop() {
+        let bytes: Vec<u8> = (0..1003u32).map(|i| (i * 37 + i / 7).to_le_bytes()[0]).collect();
+        same_as_read::<i8>(&bytes);
+        same_as_read::<i16>(&bytes);
+        same_as_read::<i32>(&bytes);
+        same_as_read::<i64>(&bytes);
+        same_as_read::<u8>(&bytes);
+        same_as_read::<u16>(&bytes);
+        same_as_read::<u32>(&bytes);
+        same_as_read::<u64>(&bytes);
+        same_as_read::<bool>(&bytes);
+        // Floats compared by bits (NaNs among the patterns).
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            let mut a = vec![];
+            f64::extend_from_bytes(&mut a, &bytes, order);
+            let b: Vec<f64> = bytes.chunks_exact(8).map(|c| f64::read(c, order)).collect();
+            assert!(a.iter().map(|x| x.to_bits()).eq(b.iter().map(|x| x.to_bits())));
+            let mut a = vec![];
+            f32::extend_from_bytes(&mut a, &bytes, order);
+            let b: Vec<f32> = bytes.chunks_exact(4).map(|c| f32::read(c, order)).collect();
+            assert!(a.iter().map(|x| x.to_bits()).eq(b.iter().map(|x| x.to_bits())));
         }
     }
 }

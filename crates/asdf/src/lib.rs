@@ -890,7 +890,7 @@ impl AsdfFile {
             Piece::Bytes(mut bytes, order) => {
                 while !bytes.is_empty() {
                     let n = (CHUNK_ELEMENTS - buf.len()).min(bytes.len() / size);
-                    buf.extend(bytes[..n * size].chunks_exact(size).map(|c| T::read(c, order)));
+                    T::extend_from_bytes(&mut buf, &bytes[..n * size], order);
                     bytes = &bytes[n * size..];
                     if buf.len() == CHUNK_ELEMENTS {
                         f(&buf);
