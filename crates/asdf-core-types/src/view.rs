@@ -369,6 +369,13 @@ pub trait Scalar: Copy {
                 .map(|c| Self::read(c, order)),
         );
     }
+    /// `b` (whole elements) seen in place as elements, when that needs no conversion: the
+    /// byte order is this machine's, every bit pattern is a value of `Self` and `b` is
+    /// aligned for it. `None` otherwise (the caller converts, as `extend_from_bytes` does).
+    fn as_native(b: &[u8], order: ByteOrder) -> Option<&[Self]> {
+        let _ = (b, order);
+        None
+    }
 }
 
 macro_rules! scalar {
@@ -387,6 +394,17 @@ macro_rules! scalar {
             #[inline]
             fn from_element(e: &Element) -> Option<Self> {
                 $conv(e)
+            }
+            fn as_native(b: &[u8], order: ByteOrder) -> Option<&[Self]> {
+                let native = if cfg!(target_endian = "little") { ByteOrder::Little } else { ByteOrder::Big };
+                if order != native && std::mem::size_of::<$t>() > 1 {
+                    return None;
+                }
+                // SAFETY: every bit pattern of these bytes is a valid value of this integer or
+                // float type (no padding, no invalid values), and `align_to` puts in the middle
+                // part only whole, properly aligned elements; the result borrows from `b`.
+                let (head, mid, tail) = unsafe { b.align_to::<$t>() };
+                (head.is_empty() && tail.is_empty()).then_some(mid)
             }
             /// Fixed-size chunks: a loop the compiler turns into a copy (or byte swaps).
             fn extend_from_bytes(out: &mut Vec<Self>, b: &[u8], order: ByteOrder) {
@@ -481,5 +499,54 @@ mod tests {
             let b: Vec<f32> = bytes.chunks_exact(4).map(|c| f32::read(c, order)).collect();
             assert!(a.iter().map(|x| x.to_bits()).eq(b.iter().map(|x| x.to_bits())));
         }
+    }
+
+    /// Elements seen in place are the elements read one by one; only where the bytes are in
+    /// native order, aligned and whole elements; never for bool (not every byte is a bool).
+    fn in_place_as_read<T: Scalar + std::fmt::Debug>(bytes: &[u8], bits: impl Fn(&T) -> u64) {
+        let size = std::mem::size_of::<T>();
+        // Starts counted from an 8-aligned base: aligned and misaligned starts for every type.
+        let base = bytes.as_ptr().align_offset(8);
+        let all = &bytes[base..];
+        let native = if cfg!(target_endian = "little") {
+            ByteOrder::Little
+        } else {
+            ByteOrder::Big
+        };
+        for start in 0..8 {
+            for len in [0, size, 5 * size, 5 * size + 1] {
+                let b = &all[start..start + len];
+                for order in [ByteOrder::Little, ByteOrder::Big] {
+                    let got = T::as_native(b, order);
+                    let whole = len == 0 || (start % std::mem::align_of::<T>() == 0 && len % size == 0);
+                    let can = whole && (order == native || size == 1);
+                    assert_eq!(
+                        got.is_some(),
+                        can,
+                        "{} at {start} len {len} {order:?}",
+                        std::any::type_name::<T>()
+                    );
+                    if let Some(got) = got {
+                        let want: Vec<u64> = b.chunks_exact(size).map(|c| bits(&T::read(c, order))).collect();
+                        assert_eq!(got.iter().map(&bits).collect::<Vec<_>>(), want);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn as_native_only_where_no_conversion_is_needed() {
+        let bytes: Vec<u8> = (0..120u64)
+            .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8)
+            .collect();
+        in_place_as_read::<u8>(&bytes, |x| u64::from(*x));
+        in_place_as_read::<i16>(&bytes, |x| *x as u64);
+        in_place_as_read::<u32>(&bytes, |x| u64::from(*x));
+        in_place_as_read::<i64>(&bytes, |x| *x as u64);
+        in_place_as_read::<f32>(&bytes, |x| u64::from(x.to_bits()));
+        in_place_as_read::<f64>(&bytes, |x| x.to_bits());
+        let b = [1u8, 0, 2];
+        assert!(bool::as_native(&b, ByteOrder::Little).is_none());
     }
 }

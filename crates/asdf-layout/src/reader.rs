@@ -824,10 +824,13 @@ fn hand_over_in(data: &[u8], sink: &mut dyn FnMut(&[u8]), step: usize, ahead: us
                         std::thread::sleep(std::time::Duration::from_micros(200));
                         continue;
                     }
-                    for p in data[at..(at + step).min(data.len())].iter().step_by(4096) {
-                        // SAFETY: `p` is a valid reference to an initialised byte; the volatile
-                        // read only keeps the load (and so the page fault) from being optimised out.
-                        sum ^= unsafe { std::ptr::read_volatile(p) };
+                    let piece = &data[at..(at + step).min(data.len())];
+                    if !populate(piece) {
+                        for p in piece.iter().step_by(4096) {
+                            // SAFETY: `p` is a valid reference to an initialised byte; the volatile
+                            // read only keeps the load (and so the page fault) from being optimised out.
+                            sum ^= unsafe { std::ptr::read_volatile(p) };
+                        }
                     }
                     at += step;
                 }
@@ -843,6 +846,28 @@ fn hand_over_in(data: &[u8], sink: &mut dyn FnMut(&[u8]), step: usize, ahead: us
             done.store((k + 1) * step, Ordering::Relaxed);
         }
     });
+}
+
+/// Asks the kernel to map the pages under `piece` now, in one call (`MADV_POPULATE_READ`,
+/// Linux 5.14+): about a third cheaper than a fault per page. False where that is not
+/// available (the caller then touches the pages).
+#[cfg(target_os = "linux")]
+fn populate(piece: &[u8]) -> bool {
+    const PAGE: usize = 4096;
+    let start = piece.as_ptr() as usize;
+    let aligned = start - start % PAGE;
+    let len = piece.len() + (start - aligned);
+    // SAFETY: MADV_POPULATE_READ only faults pages in for reading, as touching them would; it
+    // never changes the memory's contents or mapping. The range begins at most one page before
+    // `piece` (page alignment, which madvise requires) and ends with it; a part of it that is
+    // not mapped makes the call fail with ENOMEM, which is answered by touching the pages.
+    let r = unsafe { libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_POPULATE_READ) };
+    r == 0
+}
+
+#[cfg(not(target_os = "linux"))]
+fn populate(_piece: &[u8]) -> bool {
+    false
 }
 
 /// MD5 of `bytes`.

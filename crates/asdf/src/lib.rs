@@ -888,6 +888,19 @@ impl AsdfFile {
         let mut buf: Vec<T> = Vec::with_capacity(CHUNK_ELEMENTS);
         self.elements_in_pieces::<T>(pointer, &mut |p| match p {
             Piece::Bytes(mut bytes, order) => {
+                // Whole chunks straight from the bytes where they need no conversion (native
+                // order, aligned: a mapped block usually is), without a copy.
+                if buf.is_empty()
+                    && let Some(all) = T::as_native(bytes, order)
+                {
+                    let mut it = all.chunks_exact(CHUNK_ELEMENTS);
+                    for c in &mut it {
+                        f(c);
+                    }
+                    let rest = it.remainder();
+                    buf.extend_from_slice(rest);
+                    bytes = &[];
+                }
                 while !bytes.is_empty() {
                     let n = (CHUNK_ELEMENTS - buf.len()).min(bytes.len() / size);
                     T::extend_from_bytes(&mut buf, &bytes[..n * size], order);

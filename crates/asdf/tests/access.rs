@@ -308,3 +308,51 @@ fn for_each_reads_compressed_blocks_piece_by_piece() {
         assert!(g.array_chunks::<f32>("/x", |_| {}).is_err());
     }
 }
+
+/// `array_chunks` on a mapped uncompressed block whose data starts at every offset modulo 8
+/// (aligned blocks are handed over in place, the others converted): the same elements and
+/// slice sizes, in both byte orders.
+#[test]
+fn chunks_of_aligned_and_misaligned_mapped_blocks() {
+    let n = 2 * asdf::CHUNK_ELEMENTS + 1234;
+    let dir = std::env::temp_dir().join(format!("asdf-rs-align-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut starts = std::collections::BTreeSet::new();
+    for order in [ByteOrder::Little, ByteOrder::Big] {
+        for pad in 0..8 {
+            let want: Vec<f64> = (0..n).map(|i| i as f64 * 1.25 - 7.0).collect();
+            let bytes: Vec<u8> = want
+                .iter()
+                .flat_map(|v| match order {
+                    ByteOrder::Little => v.to_le_bytes(),
+                    ByteOrder::Big => v.to_be_bytes(),
+                })
+                .collect();
+            let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+            f.add_array("/x", Datatype::Scalar(ScalarType::Float64), &[n], order, bytes)
+                .unwrap();
+            if let Some(m) = f.tree_mut().as_mapping_mut() {
+                m.insert("pad", asdf::Node::str("p".repeat(pad)));
+            }
+            let path = dir.join(format!("{pad}-{order:?}.asdf"));
+            f.write_to(&path, &WriteOptions::default()).unwrap();
+            let file = std::fs::read(&path).unwrap();
+            let at = file.windows(4).position(|w| w == b"\xd3BLK").unwrap() + 6 + 48;
+            starts.insert(at % 8);
+            let g = asdf::open(&path).unwrap();
+            let (mut got, mut sizes) = (Vec::new(), Vec::new());
+            g.array_chunks::<f64>("/x", |c| {
+                got.extend(c.iter().map(|v| v.to_bits()));
+                sizes.push(c.len());
+            })
+            .unwrap();
+            assert!(
+                got.into_iter().eq(want.iter().map(|v| v.to_bits())),
+                "pad {pad} {order:?}"
+            );
+            assert!(sizes[..sizes.len() - 1].iter().all(|&k| k == asdf::CHUNK_ELEMENTS));
+        }
+    }
+    assert_eq!(starts.len(), 8, "every alignment of the data was tried");
+    let _ = std::fs::remove_dir_all(&dir);
+}

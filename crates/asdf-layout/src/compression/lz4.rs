@@ -140,18 +140,19 @@ impl Codec for Lz4 {
                 if buf.len() < bound {
                     buf.resize(bound, 0);
                 }
+                // The buffer keeps its length (no zeroing it again for the next chunk).
                 let n = lz4::block::compress_to_buffer(chunk, None, true, &mut buf).map_err(CodecError::library)?;
-                buf.truncate(n);
-                Ok(buf)
+                Ok((buf, n))
             },
-            &mut |c: Result<Vec<u8>, CodecError>| {
-                let c = c?;
+            &mut |c: Result<(Vec<u8>, usize), CodecError>| {
+                let (buf, used) = c?;
+                let c = buf.get(..used).ok_or(CodecError::Framing { at })?;
                 let n = u32::try_from(c.len()).map_err(|_| CodecError::Framing { at })?;
                 sink(&n.to_be_bytes())?;
-                sink(&c)?;
+                sink(c)?;
                 at += 4 + c.len() as u64;
                 if let Ok(mut p) = pool.lock() {
-                    p.push(c);
+                    p.push(buf);
                 }
                 Ok(())
             },
