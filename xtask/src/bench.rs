@@ -305,6 +305,18 @@ fn python_exe() -> Result<PathBuf> {
         }
         std::fs::write(venv.join(".ready"), b"ok")?;
     }
+    // The venv may have been made by the interop suite (.ci/run), without h5py.
+    if !venv.join(".bench-ready").exists() {
+        println!("(installing h5py into target/pyenv for the HDF5 rows)");
+        let ok = Command::new(&py)
+            .args(["-m", "pip", "install", "-q", "-r", "xtask/bench/requirements.txt"])
+            .status()?
+            .success();
+        if !ok {
+            bail!("cannot install xtask/bench/requirements.txt into target/pyenv (PyPI needed)");
+        }
+        std::fs::write(venv.join(".bench-ready"), b"ok")?;
+    }
     Ok(py)
 }
 
@@ -394,7 +406,7 @@ impl Table {
     }
 }
 
-/// `cargo xtask bench [--runs N] [WORKLOAD...]`; workloads: write, sum, element, stream.
+/// `cargo xtask bench [--runs N] [WORKLOAD...]`; workloads: write, sum, element, stream, codecs, tree.
 pub fn bench(args: &[String]) -> Result<()> {
     let mut runs = 3;
     let mut picked: Vec<String> = Vec::new();
@@ -440,13 +452,37 @@ pub fn bench(args: &[String]) -> Result<()> {
                 let r = median_of(runs, || peer(&["write", &dir.join("peer_big.asdf").to_string_lossy()]))?;
                 table.row(&format!("{name}, no fsync"), o, Some(("asdf-rs 0.2", r)));
             }
-            let o = median_of(runs, || ours(&[mode, &big_s]))?;
-            table.row(&format!("{name}, ours fsynced"), o, Some(("Python asdf 6.0", p)));
+            let o_sync = median_of(runs, || ours(&[mode, &big_s]))?;
+            table.row(&format!("{name}, ours fsynced"), o_sync, Some(("Python asdf 6.0", p)));
+            if !checksums {
+                // The same bytes written by numpy (np.save) and h5py (an HDF5 dataset): no
+                // checksums either, not synced.
+                for (who, m, file) in [
+                    ("numpy np.save", "np-write", "np_big.npy"),
+                    ("h5py 3.12", "h5-write", "h5_big.h5"),
+                ] {
+                    let t = median_of(runs, || python(&[m, &dir.join(file).to_string_lossy()]))?;
+                    table.row(&format!("{name}, no fsync"), o, Some((who, t)));
+                }
+            }
         }
         let _ = std::fs::remove_file(dir.join("peer_big.asdf"));
     } else if !big.exists() {
         ours(&["write", &big_s])?;
     }
+    let (np_big, h5_big) = (dir.join("np_big.npy"), dir.join("h5_big.h5"));
+    if picked.iter().any(|w| w == "sum" || w == "element") {
+        if !np_big.exists() {
+            python(&["np-write", &np_big.to_string_lossy()])?;
+        }
+        if !h5_big.exists() {
+            python(&["h5-write", &h5_big.to_string_lossy()])?;
+        }
+    }
+    let (np_big, h5_big) = (
+        np_big.to_string_lossy().into_owned(),
+        h5_big.to_string_lossy().into_owned(),
+    );
     if picked.iter().any(|w| w == "sum") {
         let m = medians(
             runs.max(5),
@@ -455,9 +491,16 @@ pub fn bench(args: &[String]) -> Result<()> {
                 &mut || python(&["sum", &big_s]),
                 &mut || python(&["sum-memmap", &big_s]),
                 &mut || peer(&["sum", &big_s]),
+                &mut || python(&["np-sum", &np_big]),
+                &mut || python(&["h5-sum", &h5_big]),
             ],
         )?;
-        let (o, p, p_map, r) = (m[0], m[1], m[2], m[3]);
+        let (o, p, p_map, r, np, h5) = (m[0], m[1], m[2], m[3], m[4], m[5]);
+        for (who, t) in [("numpy", np), ("h5py", h5)] {
+            if (t.check - want_sum).abs() > want_sum * 1e-9 {
+                bail!("sum: {who} {} want {want_sum}", t.check);
+            }
+        }
         if (o.check - want_sum).abs() > want_sum * 1e-9 {
             bail!("sum: ours {} want {want_sum}", o.check);
         }
@@ -470,6 +513,16 @@ pub fn bench(args: &[String]) -> Result<()> {
             bail!("sum: ours {} asdf-rs {}", o.check, r.check);
         }
         table.row("open + sum 1 GiB (mmap)", o, Some(("asdf-rs 0.2", r)));
+        table.row(
+            "open + sum 1 GiB (mmap)",
+            o,
+            Some(("numpy np.load, memory-mapped .npy", np)),
+        );
+        table.row(
+            "open + sum 1 GiB (mmap)",
+            o,
+            Some(("h5py 3.12 (reads the dataset)", h5)),
+        );
         let t = Instant::now();
         let bytes = std::fs::read(&big)?;
         let raw = Run {
@@ -490,9 +543,11 @@ pub fn bench(args: &[String]) -> Result<()> {
                 &mut || python(&["element-memmap", &big_s]),
                 &mut || peer(&["element", &big_s]),
                 &mut || ours(&["element-novalidate", &big_s]),
+                &mut || python(&["np-element", &np_big]),
+                &mut || python(&["h5-element", &h5_big]),
             ],
         )?;
-        let (o, p, p_map, r, o_nv) = (m[0], m[1], m[2], m[3], m[4]);
+        let (o, p, p_map, r, o_nv, np, h5) = (m[0], m[1], m[2], m[3], m[4], m[5], m[6]);
         let want = ((BIG_ELEMENTS / 2 + 7) as f64) * 0.5;
         if o.check != want {
             bail!("element: ours {} want {want}", o.check);
@@ -508,6 +563,12 @@ pub fn bench(args: &[String]) -> Result<()> {
         );
         if r.check != want {
             bail!("element: asdf-rs {} want {want}", r.check);
+        }
+        for (who, t) in [("numpy np.load, memory-mapped .npy", np), ("h5py 3.12", h5)] {
+            if t.check != want {
+                bail!("element: {who} {} want {want}", t.check);
+            }
+            table.row("open + one element of 1 GiB", o, Some((who, t)));
         }
         table.row(
             "open (validating) + one element of 1 GiB",
@@ -601,6 +662,23 @@ pub fn bench(args: &[String]) -> Result<()> {
                 or,
                 Some(("Python asdf 6.0", pr)),
             );
+            if label == "zlib" {
+                // Deflate as HDF5 applies it (gzip filter level 6 on 1 MiB chunks).
+                let h5_path = dir.join("codec_zlib.h5");
+                let h = h5_path.to_string_lossy();
+                let hw = median_of(runs.max(5), || python(&["h5-codec-write", &h]))?;
+                table.row("write 256 MiB int32, zlib, no fsync", ow, Some(("h5py 3.12 gzip", hw)));
+                println!(
+                    "    sizes: ours {:.1} MB, h5py {:.1} MB",
+                    ow.check / 1e6,
+                    hw.check / 1e6
+                );
+                let hr = median_of(runs.max(5), || python(&["h5-codec-read", &h]))?;
+                if hr.check != want as f64 {
+                    bail!("zlib: h5py sum {} want {want}", hr.check);
+                }
+                table.row("open + sum 256 MiB int32, zlib", or, Some(("h5py 3.12 gzip", hr)));
+            }
             if label == "zlib" || label == "lz4" {
                 let peer_path = dir.join(format!("codec_{label}_peer.asdf"));
                 let rw = median_of(runs, || peer(&["codec-write", &peer_path.to_string_lossy(), label]))?;
