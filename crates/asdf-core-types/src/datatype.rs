@@ -178,6 +178,10 @@ pub enum Datatype {
 #[error("invalid datatype: {0}")]
 pub struct DatatypeError(pub String);
 
+/// The largest element [`Datatype::from_node`] accepts, in bytes: numpy's limit (its itemsize
+/// is a C `int`).
+pub const MAX_ELEMENT_BYTES: usize = i32::MAX as usize;
+
 fn uint(n: &Node) -> Option<usize> {
     match n.as_scalar()?.value {
         Value::Int(i) => usize::try_from(i).ok(),
@@ -192,6 +196,19 @@ impl Datatype {
     /// # Errors
     /// [`DatatypeError`] for anything else.
     pub fn from_node(n: &Node) -> Result<Self, DatatypeError> {
+        let dt = Self::parse_node(n)?;
+        // Sizes come from the file: one that overflows, or an element larger than numpy
+        // allows (its itemsize is a C int), is refused here, so that `size()` is always exact.
+        match dt.checked_size() {
+            Some(s) if s <= MAX_ELEMENT_BYTES => Ok(dt),
+            _ => Err(DatatypeError(format!(
+                "{} (an element of more than {MAX_ELEMENT_BYTES} bytes)",
+                describe(n)
+            ))),
+        }
+    }
+
+    fn parse_node(n: &Node) -> Result<Self, DatatypeError> {
         let err = || DatatypeError(describe(n));
         match &n.kind {
             NodeKind::Scalar(s) => ScalarType::from_name(&s.text).map(Datatype::Scalar).ok_or_else(err),
@@ -210,7 +227,7 @@ impl Datatype {
                     .iter()
                     .map(|f| match &f.kind {
                         NodeKind::Mapping(_) => {
-                            let dt = Datatype::from_node(f.get("datatype").ok_or_else(err)?)?;
+                            let dt = Datatype::parse_node(f.get("datatype").ok_or_else(err)?)?;
                             let byteorder = match f.get("byteorder").and_then(Node::as_str) {
                                 Some("big") => Some(ByteOrder::Big),
                                 Some("little") => Some(ByteOrder::Little),
@@ -234,7 +251,7 @@ impl Datatype {
                         }
                         _ => Ok(Field {
                             name: None,
-                            datatype: Datatype::from_node(f)?,
+                            datatype: Datatype::parse_node(f)?,
                             byteorder: None,
                             shape: Vec::new(),
                         }),
@@ -249,17 +266,24 @@ impl Datatype {
         }
     }
 
-    /// Bytes per element.
+    /// Bytes per element (`usize::MAX` for a datatype built by hand whose size overflows;
+    /// [`Datatype::from_node`] refuses those).
     #[must_use]
     pub fn size(&self) -> usize {
+        self.checked_size().unwrap_or(usize::MAX)
+    }
+
+    /// Bytes per element, or `None` when that overflows.
+    #[must_use]
+    pub fn checked_size(&self) -> Option<usize> {
         match self {
-            Datatype::Scalar(s) => s.size(),
-            Datatype::Ascii(n) => *n,
-            Datatype::Ucs4(n) => 4 * n,
-            Datatype::Structured(f) => f
-                .iter()
-                .map(|f| f.datatype.size() * f.shape.iter().product::<usize>())
-                .sum(),
+            Datatype::Scalar(s) => Some(s.size()),
+            Datatype::Ascii(n) => Some(*n),
+            Datatype::Ucs4(n) => n.checked_mul(4),
+            Datatype::Structured(f) => f.iter().try_fold(0usize, |acc, f| {
+                let count = f.shape.iter().try_fold(1usize, |a, d| a.checked_mul(*d))?;
+                acc.checked_add(f.datatype.checked_size()?.checked_mul(count)?)
+            }),
         }
     }
 

@@ -39,6 +39,15 @@ pub enum NdArrayError {
         /// The block's length.
         len: u64,
     },
+    /// Shape, datatype, strides or offset that span more bytes than a 64-bit size holds.
+    #[error("the array's shape, datatype, strides and offset span more bytes than a 64-bit size can hold")]
+    SizeOverflow,
+    /// More dimensions than [`MAX_DIMS`].
+    #[error("the array has {ndim} dimensions, more than the {MAX_DIMS} allowed")]
+    TooManyDims {
+        /// How many.
+        ndim: usize,
+    },
     /// The array has more elements than can be held in memory.
     #[error("the array has {elements} elements, more than memory can hold")]
     TooLarge {
@@ -311,8 +320,14 @@ pub(crate) fn decode_element(dt: &Datatype, b: &[u8], order: ByteOrder) -> Eleme
     }
 }
 
+/// The most dimensions an array may have (numpy's `NPY_MAXDIMS`).
+pub const MAX_DIMS: usize = 64;
+
 fn dims(n: &Node) -> Result<Vec<Dim>, NdArrayError> {
     let s = n.as_sequence().ok_or(NdArrayError::Invalid("shape"))?;
+    if s.items.len() > MAX_DIMS {
+        return Err(NdArrayError::TooManyDims { ndim: s.items.len() });
+    }
     s.items
         .iter()
         .map(|d| match &d.as_scalar().ok_or(NdArrayError::Invalid("shape"))?.value {
@@ -379,6 +394,16 @@ impl NdArray {
                 .and_then(|i| u64::try_from(i).ok())
                 .ok_or(NdArrayError::Invalid("offset"))?,
         };
+        // The bytes the shape spans must be a number (whole rows of a streamed array count once).
+        if let (Some(dt), Some(sh)) = (&datatype, &shape) {
+            let bytes = sh.iter().try_fold(dt.size(), |a, d| match d {
+                Dim::Fixed(n) => a.checked_mul(*n),
+                Dim::Streamed => Some(a),
+            });
+            if bytes.is_none_or(|b| u64::try_from(b).is_err()) {
+                return Err(NdArrayError::SizeOverflow);
+            }
+        }
         let strides = match get("strides") {
             None => None,
             Some(s) => Some(
@@ -445,15 +470,14 @@ impl NdArray {
     pub fn resolved_shape(&self, block_len: Option<u64>) -> Result<Vec<usize>, NdArrayError> {
         let dt = self.datatype.as_ref().ok_or(NdArrayError::Invalid("datatype"))?;
         let shape = self.shape.as_ref().ok_or(NdArrayError::Invalid("shape"))?;
-        let row: usize = dt.size()
-            * shape
-                .iter()
-                .skip(1)
-                .map(|d| match d {
-                    Dim::Fixed(n) => *n,
-                    Dim::Streamed => 1,
-                })
-                .product::<usize>();
+        let row: usize = shape
+            .iter()
+            .skip(1)
+            .map(|d| match d {
+                Dim::Fixed(n) => *n,
+                Dim::Streamed => 1,
+            })
+            .fold(dt.size(), usize::saturating_mul);
         shape
             .iter()
             .map(|d| match d {

@@ -56,7 +56,12 @@ impl View {
             strides,
             offset: array.offset,
         };
-        let (lo, hi) = v.extent();
+        if v.shape.len() > crate::ndarray::MAX_DIMS {
+            return Err(NdArrayError::TooManyDims { ndim: v.shape.len() });
+        }
+        let Some((lo, hi)) = v.checked_extent() else {
+            return Err(NdArrayError::SizeOverflow);
+        };
         if v.count() > 0 && (lo < 0 || hi > i128::from(block_len)) {
             return Err(NdArrayError::OutOfBlock {
                 offset: v.offset,
@@ -79,17 +84,22 @@ impl View {
     /// The lowest byte any element touches and one past the highest (may be out of range
     /// before the check in [`View::new`]).
     fn extent(&self) -> (i128, i128) {
-        let size = self.datatype.size() as i128;
-        let (mut lo, mut hi) = (i128::from(self.offset), i128::from(self.offset) + size);
+        self.checked_extent().unwrap_or((i128::MIN, i128::MAX))
+    }
+
+    /// [`View::extent`], or `None` when it overflows (checked in [`View::new`]).
+    fn checked_extent(&self) -> Option<(i128, i128)> {
+        let size = i128::try_from(self.datatype.checked_size()?).ok()?;
+        let (mut lo, mut hi) = (i128::from(self.offset), i128::from(self.offset).checked_add(size)?);
         for (d, s) in self.shape.iter().zip(&self.strides) {
-            let span = i128::from(*s) * (*d as i128 - 1);
+            let span = i128::from(*s).checked_mul(i128::try_from(*d).ok()?.checked_sub(1)?)?;
             if span < 0 {
-                lo += span;
+                lo = lo.checked_add(span)?;
             } else {
-                hi += span;
+                hi = hi.checked_add(span)?;
             }
         }
-        (lo, hi)
+        Some((lo, hi))
     }
 
     /// The bytes of the block this view touches (empty for an empty array).

@@ -618,10 +618,52 @@ impl<S: ReadAt> Reader<S> {
             self.maybe_verify(&b, &stored, None)?;
             return Ok(stored);
         }
-        let mut out = alloc(&b, b.header.data_size)?;
-        self.decode_into(&b, &stored, &mut out)?;
+        let out = self.decode_owned(&b, &stored)?;
         self.maybe_verify(&b, &stored, Some(&out))?;
         Ok(Cow::Owned(out))
+    }
+
+    /// Decodes block `b` (stored bytes `stored`) into a new buffer, with memory bounded by what
+    /// the stream really decodes to, not by what the header claims: a plausible claim (at most
+    /// [`PLAUSIBLE_RATIO`] times the stored size, or 64 MiB) gets a lazily zeroed buffer of the
+    /// claim decoded in place (on all cores for chunked codecs; pages the stream never writes
+    /// are never touched); a larger claim is decoded in pieces into a buffer that grows with
+    /// the output, so a lie ends in a size error before memory follows it.
+    fn decode_owned(&self, b: &BlockInfo, stored: &[u8]) -> Result<Vec<u8>> {
+        let err = || {
+            Error::Limits(LimitError::Allocation {
+                block: b.index,
+                bytes: b.header.data_size,
+            })
+        };
+        let expected = usize::try_from(b.header.data_size).map_err(|_| err())?;
+        let plausible = stored.len().saturating_mul(PLAUSIBLE_RATIO).max(64 << 20);
+        if expected <= plausible {
+            let mut out = crate::compression::zeroed(expected).ok_or_else(err)?;
+            self.decode_into(b, stored, &mut out)?;
+            return Ok(out);
+        }
+        let codec = self.codec(b)?;
+        let mut out: Vec<u8> = Vec::new();
+        let mut failed = false;
+        codec
+            .decode_pieces(stored, expected, &mut |piece| {
+                if failed || out.try_reserve(piece.len()).is_err() {
+                    failed = true;
+                    return;
+                }
+                out.extend_from_slice(piece);
+            })
+            .map_err(|source| Error::Codec {
+                block: b.index,
+                offset: b.offset,
+                label: b.header.compression,
+                source,
+            })?;
+        if failed {
+            return Err(err());
+        }
+        Ok(out)
     }
 
     /// Decodes block `i` into `buf`, which must be exactly [`BlockInfo::data_len`] long.
@@ -690,10 +732,36 @@ impl<S: ReadAt> Reader<S> {
     pub fn read_data_pieces(&self, i: usize, sink: &mut dyn FnMut(&[u8])) -> Result<()> {
         let b = self.block(i)?;
         self.check_decodable(&b)?;
-        if self.options.verify_checksums {
-            sink(&self.read_data(i)?);
-            return Ok(());
+        if self.options.verify_checksums && b.header.has_checksum() && !b.header.is_streamed() {
+            // Hashed as the pieces go by: the mismatch, if any, comes after them.
+            let mut stored_md5 = Md5::new();
+            let mut decoded_md5 = Md5::new();
+            let compressed = !b.header.compression.is_none();
+            if compressed {
+                stored_md5.update(&self.read_stored(i)?);
+            }
+            self.pieces(&b, &mut |p| {
+                decoded_md5.update(p);
+                sink(p);
+            })?;
+            let decoded: [u8; 16] = decoded_md5.finalize().into();
+            let stored: [u8; 16] = if compressed {
+                stored_md5.finalize().into()
+            } else {
+                decoded
+            };
+            return if stored == b.header.checksum || decoded == b.header.checksum {
+                Ok(())
+            } else {
+                Err(checksum_error(&b, stored))
+            };
         }
+        self.pieces(&b, sink)
+    }
+
+    /// [`Reader::read_data_pieces`] without checksums.
+    fn pieces(&self, b: &BlockInfo, sink: &mut dyn FnMut(&[u8])) -> Result<()> {
+        let i = b.index;
         if b.header.compression.is_none() {
             self.check_stored_in_file(&b)?;
             if self.source.holds_in_memory() {
@@ -743,6 +811,41 @@ impl<S: ReadAt> Reader<S> {
             })
     }
 
+    /// Reads block `i` whole as [`Reader::verify`] does for one block: decodes every byte (in
+    /// pieces, with bounded memory whatever the block's size or claim) and checks the checksum
+    /// against the stored or the decoded bytes, saying which matched.
+    ///
+    /// # Errors
+    /// As [`Reader::read_data`] and [`Reader::verify_checksum`].
+    pub fn check_block(&self, i: usize) -> Result<ChecksumStatus> {
+        let b = self.block(i)?;
+        self.check_decodable(&b)?;
+        let wants_sum = b.header.has_checksum() && !b.header.is_streamed();
+        let compressed = !b.header.compression.is_none();
+        let stored_md5: Option<[u8; 16]> = if wants_sum && compressed {
+            Some(md5_of(&self.read_stored(i)?))
+        } else {
+            None
+        };
+        let mut decoded_md5 = Md5::new();
+        self.pieces(&b, &mut |p| {
+            if wants_sum {
+                decoded_md5.update(p);
+            }
+        })?;
+        if !wants_sum {
+            return Ok(ChecksumStatus::Absent);
+        }
+        let decoded: [u8; 16] = decoded_md5.finalize().into();
+        match stored_md5 {
+            None if decoded == b.header.checksum => Ok(ChecksumStatus::StoredBytes),
+            None => Err(checksum_error(&b, decoded)),
+            Some(s) if s == b.header.checksum => Ok(ChecksumStatus::StoredBytes),
+            Some(_) if decoded == b.header.checksum => Ok(ChecksumStatus::DecodedBytes),
+            Some(s) => Err(checksum_error(&b, s)),
+        }
+    }
+
     /// Verifies block `i`'s checksum, saying which convention matched.
     ///
     /// Uncompressed blocks are hashed in 1 MiB pieces without holding the block in memory.
@@ -777,13 +880,34 @@ impl<S: ReadAt> Reader<S> {
             };
         }
         let stored = self.read_stored(i)?;
-        if md5_of(&stored) == b.header.checksum {
+        let actual = md5_of(&stored);
+        if actual == b.header.checksum {
             return Ok(ChecksumStatus::StoredBytes);
         }
+        // The older convention: MD5 of the decoded bytes, hashed as they are decoded (bounded
+        // memory whatever the block's size).
         self.check_decodable(&b)?;
-        let mut out = alloc(&b, b.header.data_size)?;
-        self.decode_into(&b, &stored, &mut out)?;
-        verify(&b, &stored, Some(&out))
+        let expected = usize::try_from(b.header.data_size).map_err(|_| {
+            Error::Limits(LimitError::Allocation {
+                block: b.index,
+                bytes: b.header.data_size,
+            })
+        })?;
+        let mut hasher = Md5::new();
+        self.codec(&b)?
+            .decode_pieces(&stored, expected, &mut |p| hasher.update(p))
+            .map_err(|source| Error::Codec {
+                block: b.index,
+                offset: b.offset,
+                label: b.header.compression,
+                source,
+            })?;
+        let decoded: [u8; 16] = hasher.finalize().into();
+        if decoded == b.header.checksum {
+            Ok(ChecksumStatus::DecodedBytes)
+        } else {
+            Err(checksum_error(&b, actual))
+        }
     }
 }
 
@@ -901,19 +1025,10 @@ fn verify(b: &BlockInfo, stored: &[u8], decoded: Option<&[u8]>) -> Result<Checks
     Err(checksum_error(b, actual))
 }
 
-fn alloc(b: &BlockInfo, len: u64) -> Result<Vec<u8>> {
-    let err = || {
-        Error::Limits(LimitError::Allocation {
-            block: b.index,
-            bytes: len,
-        })
-    };
-    let n = usize::try_from(len).map_err(|_| err())?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| err())?;
-    v.resize(n, 0);
-    Ok(v)
-}
+/// How many times its stored size a compressed block may claim to decode to before its
+/// decoding buffer grows with the output instead of being reserved up front (deflate's
+/// limit is about 1032; lz4's 255).
+const PLAUSIBLE_RATIO: usize = 1024;
 
 #[cfg(test)]
 mod tests {

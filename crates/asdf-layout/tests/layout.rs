@@ -323,12 +323,15 @@ fn huge_claims_are_errors_not_allocations() {
         Err(Error::Limits(LimitError::BlockBytes { claimed, .. })) => assert_eq!(claimed, 4 << 60),
         other => panic!("{other:?}"),
     }
-    // Even with no limits the allocation is attempted fallibly, never aborting.
+    // Even with no limits nothing is allocated for the claim: 4 EiB from 10 bytes is beyond
+    // any codec's ratio, so the output grows with what the stream decodes (here: nothing, the
+    // stream is garbage) and the read ends in the codec's error.
     let r = Reader::open_with(f, ReadOptions::default().limits(Limits::unlimited())).unwrap();
-    assert!(matches!(
-        r.read_data(0),
-        Err(Error::Limits(LimitError::Allocation { .. }))
-    ));
+    assert!(
+        matches!(r.read_data(0), Err(Error::Codec { .. })),
+        "{:?}",
+        r.read_data(0)
+    );
     // An uncompressed block claiming more bytes than the file has.
     let mut h = BlockHeader::new(Label::NONE, 1 << 62, 1 << 62);
     h.allocated_size = 1 << 62;

@@ -170,10 +170,7 @@ impl Codec for Blosc1 {
     /// Whole blosc blocks at a time (`blosc1_getitem`), about 1 MiB per piece.
     fn decode_pieces(&self, input: &[u8], expected: usize, sink: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
         let whole = |sink: &mut dyn FnMut(&[u8])| {
-            let mut out = Vec::new();
-            out.try_reserve_exact(expected)
-                .map_err(|_| CodecError::library(BloscError::TooLarge(expected)))?;
-            out.resize(expected, 0);
+            let mut out = super::zeroed(expected).ok_or_else(|| CodecError::library(BloscError::TooLarge(expected)))?;
             decode_whole_chunk(input, &mut out)?;
             sink(&out);
             Ok(())

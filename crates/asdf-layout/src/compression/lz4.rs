@@ -100,10 +100,8 @@ impl Codec for Lz4 {
         // Chunk by chunk into one reused buffer (chunks are 4 MiB when Python wrote them).
         let table = chunk_table(input, expected)?;
         let largest = table.iter().map(|(_, _, size)| *size).max().unwrap_or(0);
-        let mut buf: Vec<u8> = Vec::new();
-        buf.try_reserve_exact(largest)
-            .map_err(|_| CodecError::library(std::io::Error::from(std::io::ErrorKind::OutOfMemory)))?;
-        buf.resize(largest, 0);
+        let mut buf = super::zeroed(largest)
+            .ok_or_else(|| CodecError::library(std::io::Error::from(std::io::ErrorKind::OutOfMemory)))?;
         for (at, block, size) in table {
             decode_chunk(at, block, &mut buf[..size])?;
             sink(&buf[..size]);

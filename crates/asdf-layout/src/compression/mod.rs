@@ -313,10 +313,8 @@ pub trait Codec: Send + Sync + fmt::Debug {
     /// # Errors
     /// As [`Codec::decode`]; an error may come after some pieces were handed over.
     fn decode_pieces(&self, input: &[u8], expected: usize, sink: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
-        let mut out = Vec::new();
-        out.try_reserve_exact(expected)
-            .map_err(|_| CodecError::library(std::io::Error::from(std::io::ErrorKind::OutOfMemory)))?;
-        out.resize(expected, 0);
+        let mut out = zeroed(expected)
+            .ok_or_else(|| CodecError::library(std::io::Error::from(std::io::ErrorKind::OutOfMemory)))?;
         self.decode(input, &mut out)?;
         sink(&out);
         Ok(())
@@ -387,6 +385,29 @@ impl Registry {
     #[must_use]
     pub fn labels(&self) -> Vec<Label> {
         self.codecs.keys().copied().collect()
+    }
+}
+
+/// `n` zero bytes, or `None` when they cannot be allocated. Large buffers come from the
+/// allocator's zeroed pages (`calloc`: fresh anonymous memory), so the pages a decoder never
+/// writes are never touched: a block that claims gigabytes but decodes to a few bytes costs
+/// a few pages of resident memory, not its claim.
+#[must_use]
+pub fn zeroed(n: usize) -> Option<Vec<u8>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(n).ok()?;
+    // SAFETY: `layout` has a non-zero size (n > 0). The pointer, when not null, was allocated
+    // by the global allocator with exactly this layout (size n, alignment 1) and all n bytes
+    // are initialised (zeroed), so it may become a Vec<u8> of length and capacity n, which
+    // frees it with the same layout.
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout);
+        if p.is_null() {
+            return None;
+        }
+        Some(Vec::from_raw_parts(p, n, n))
     }
 }
 

@@ -1,0 +1,148 @@
+//! Shared by the hostile-input tests: files built byte by byte, and `asdf-cli` run as a child
+//! whose peak resident memory and time are measured.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What a child run gave.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Exit code (-1: killed by a signal, whose number is in `signal`).
+    pub code: i32,
+    /// Signal that ended the child, if any.
+    pub signal: Option<i32>,
+    /// Standard output and standard error.
+    pub stdout: String,
+    pub stderr: String,
+    /// Peak resident set size, MiB.
+    pub peak_mib: f64,
+    /// Wall time.
+    pub secs: f64,
+}
+
+/// Runs `asdf-cli ARGS` with a wall-clock limit (killed past it, which fails the test) and
+/// measures its peak RSS with `wait4`.
+pub fn run_measured(args: &[&str], limit: Duration) -> Outcome {
+    use std::io::Read as _;
+    let t = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_asdf-cli"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = i32::try_from(child.id()).unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let so = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = out.read_to_end(&mut s);
+        s
+    });
+    let se = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = err.read_to_end(&mut s);
+        s
+    });
+    let mut status = 0i32;
+    // SAFETY: rusage is plain data; zeroed is a valid value for it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `pid` is our own child, not yet reaped; `status` and `usage` are valid for writes.
+        let r = unsafe { libc::wait4(pid, &raw mut status, libc::WNOHANG, &raw mut usage) };
+        if r == pid {
+            break;
+        }
+        assert!(r == 0, "wait4 failed");
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("asdf-cli {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let secs = t.elapsed().as_secs_f64();
+    let stdout = String::from_utf8_lossy(&so.join().unwrap()).into_owned();
+    let stderr = String::from_utf8_lossy(&se.join().unwrap()).into_owned();
+    let (code, signal) = if libc::WIFEXITED(status) {
+        (libc::WEXITSTATUS(status), None)
+    } else {
+        (-1, Some(libc::WTERMSIG(status)))
+    };
+    Outcome {
+        code,
+        signal,
+        stdout,
+        stderr,
+        // ru_maxrss is in KiB on Linux.
+        #[allow(clippy::cast_precision_loss)]
+        peak_mib: usage.ru_maxrss as f64 / 1024.0,
+        secs,
+    }
+}
+
+/// A fresh directory under the target directory for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The header lines and a tree (YAML document) of a 1.5.0 file.
+pub fn head(tree_body: &str) -> Vec<u8> {
+    format!(
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n{tree_body}...\n"
+    )
+    .into_bytes()
+}
+
+/// A block: header (48 bytes) then `stored`, with the given label, data_size and checksum.
+pub fn block(label: &[u8; 4], stored: &[u8], data_size: u64, checksum: [u8; 16]) -> Vec<u8> {
+    let mut b = vec![0xd3, b'B', b'L', b'K'];
+    b.extend_from_slice(&48u16.to_be_bytes());
+    b.extend_from_slice(&0u32.to_be_bytes());
+    b.extend_from_slice(label);
+    b.extend_from_slice(&(stored.len() as u64).to_be_bytes());
+    b.extend_from_slice(&(stored.len() as u64).to_be_bytes());
+    b.extend_from_slice(&data_size.to_be_bytes());
+    b.extend_from_slice(&checksum);
+    b.extend_from_slice(stored);
+    b
+}
+
+/// A zstd frame of `n` zero bytes made of RLE blocks (4 bytes per 128 KiB): a real "bomb",
+/// written by hand from RFC 8878 so that making it costs nothing.
+pub fn zstd_zeros(n: u64) -> Vec<u8> {
+    const MAX: u64 = 128 << 10;
+    let mut f = vec![0x28, 0xb5, 0x2f, 0xfd];
+    // Frame header descriptor: no content size, not single-segment, no checksum, no dictionary;
+    // window descriptor: 2^17 bytes.
+    f.push(0x00);
+    f.push((17 - 10) << 3);
+    let mut left = n;
+    loop {
+        let size = left.min(MAX);
+        left -= size;
+        let last = u32::from(left == 0);
+        // Block header: last flag, type 1 (RLE), size; then the byte to repeat.
+        let h = last | (1 << 1) | (u32::try_from(size).unwrap() << 3);
+        f.extend_from_slice(&h.to_le_bytes()[..3]);
+        f.push(0);
+        if left == 0 {
+            break;
+        }
+    }
+    f
+}
+
+/// Writes `bytes` to `dir/name` and returns the path as a string.
+pub fn put(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p.to_string_lossy().into_owned()
+}
