@@ -5,13 +5,29 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use asdf::{AsdfFile, Node, NodeKind, OpenOptions};
 use clap::{Parser, Subcommand};
 
+// Standard output and error through `out`: a reader that went away (`asdf-cli to-json F | head`)
+// ends the output quietly instead of a panic.
+macro_rules! println {
+    () => { $crate::out::stdout(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::out::stdout(format_args!("{}\n", format_args!($($t)*))) };
+}
+macro_rules! eprintln {
+    () => { $crate::out::stderr(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::out::stderr(format_args!("{}\n", format_args!($($t)*))) };
+}
+macro_rules! eprint {
+    ($($t:tt)*) => { $crate::out::stderr(format_args!($($t)*)) };
+}
+
 mod diff;
 mod json;
+mod out;
 mod report;
 mod search;
 
@@ -539,6 +555,7 @@ fn rewrite(path: &std::path::Path, out: &std::path::Path, compression: Option<&s
 
 fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<ExitCode, asdf::Error> {
     let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
+    refuse_input_as_output(&file, out)?;
     let mut doc = file.document().clone();
     for p in ndarrays(file.tree(), "") {
         let a = file.array(&p)?;
@@ -566,30 +583,44 @@ fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
     let mut bytes = b"#ASDF 1.0.0\n".to_vec();
     bytes.extend(format!("#ASDF_STANDARD {}\n", file.standard_version()).into_bytes());
     bytes.extend(text);
+    emit(out, &bytes)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A conversion's output must not be one of the files read: the ASDF file would be replaced
+/// by its YAML or JSON text.
+fn refuse_input_as_output(file: &AsdfFile, out: Option<&std::path::Path>) -> Result<(), asdf::Error> {
+    if let Some(out) = out
+        && let Some(input) = file.input_files().into_iter().find(|i| asdf::same_file(out, i))
+    {
+        return Err(asdf::Error::OutputIsInput {
+            output: out.to_path_buf(),
+            input,
+        });
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to standard output, or atomically to `out` (a new file renamed into place
+/// only once complete: a full disk or a kill never leaves a partial file, and an output that
+/// is the input is replaced only after the input was read).
+fn emit(out: Option<&std::path::Path>, bytes: &[u8]) -> Result<(), asdf::Error> {
     match out {
-        None => {
-            use std::io::Write as _;
-            let mut o = std::io::stdout().lock();
-            o.write_all(&bytes)
-                .and_then(|()| o.flush())
-                .map_err(|source| asdf::Error::Io {
-                    path: "<stdout>".into(),
-                    source,
-                })?;
-        }
+        None => out::stdout_bytes(bytes).map_err(|source| asdf::Error::Io {
+            path: "<stdout>".into(),
+            source,
+        }),
         Some(out) => {
-            std::fs::write(out, bytes).map_err(|source| asdf::Error::Io {
-                path: out.to_path_buf(),
-                source,
-            })?;
+            asdf::write_atomically(out, |w| w.write_all(bytes))?;
             eprintln!("wrote {}", out.display());
+            Ok(())
         }
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 fn to_json(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<ExitCode, asdf::Error> {
     let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
+    refuse_input_as_output(&file, out)?;
     let (text, warnings) = json::to_json(&file);
     for w in file.warnings() {
         report::warning(&w.to_string());
@@ -597,16 +628,7 @@ fn to_json(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
     for w in &warnings {
         report::warning(&format!("{w} (written as its tree)"));
     }
-    match out {
-        None => print!("{text}"),
-        Some(out) => {
-            std::fs::write(out, text).map_err(|source| asdf::Error::Io {
-                path: out.to_path_buf(),
-                source,
-            })?;
-            eprintln!("wrote {}", out.display());
-        }
-    }
+    emit(out, text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -683,8 +705,23 @@ fn edit(path: &std::path::Path, in_place: bool) -> Result<ExitCode, asdf::Error>
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = std::env::temp_dir().join(format!("asdf-cli-edit-{}-{stem}.yaml", std::process::id()));
-    std::fs::write(&tmp, &original).map_err(io(&tmp))?;
+    // A private directory (mode 0700, an unpredictable name, created exclusively) holding
+    // the text: nobody else can read it or plant a link in its place. It is kept when the
+    // edit cannot be applied, so that the user's work is not lost.
+    let private = tempfile::Builder::new()
+        .prefix("asdf-cli-edit-")
+        .tempdir()
+        .map_err(io(&std::env::temp_dir()))?
+        .keep();
+    let tmp = private.join(format!("{stem}.yaml"));
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(io(&tmp))?;
+        f.write_all(&original).map_err(io(&tmp))?;
+    }
     let editor = std::env::var("VISUAL")
         .or_else(|_| std::env::var("EDITOR"))
         .unwrap_or_else(|_| "vi".to_owned());
@@ -706,7 +743,7 @@ fn edit(path: &std::path::Path, in_place: bool) -> Result<ExitCode, asdf::Error>
     }
     let edited = std::fs::read(&tmp).map_err(io(&tmp))?;
     if edited == original {
-        let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_dir_all(&private);
         println!("no changes");
         return Ok(ExitCode::SUCCESS);
     }
@@ -760,7 +797,7 @@ fn edit(path: &std::path::Path, in_place: bool) -> Result<ExitCode, asdf::Error>
         file.write_to(path, &options)?;
         println!("wrote {}", path.display());
     }
-    let _ = std::fs::remove_file(&tmp);
+    let _ = std::fs::remove_dir_all(&private);
     Ok(ExitCode::SUCCESS)
 }
 

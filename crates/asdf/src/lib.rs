@@ -38,6 +38,8 @@ pub use bytemuck;
 #[cfg(feature = "ndarray")]
 pub use ndarray;
 
+mod guard;
+pub use guard::same_file;
 mod update;
 mod write;
 #[doc(inline)]
@@ -46,7 +48,7 @@ pub use asdf_core_types::ByteOrder;
 pub use asdf_layout::Label;
 use asdf_layout::{ReadOptions, Reader};
 pub use update::{RewriteReason, Update};
-pub use write::{Compression, Progress, StreamingWriter, WriteOptions};
+pub use write::{Compression, Progress, StreamingWriter, WriteOptions, write_atomically};
 
 /// The schemas and manifests this build carries (the standard's, with the `datatype` and `ndim`
 /// keywords), loaded once.
@@ -140,6 +142,23 @@ pub enum Error {
         reference: String,
         /// Why.
         problem: String,
+    },
+    /// A write over a file that another writer changed since it was opened (nothing was
+    /// written; open the file again and redo the change).
+    #[error("{path}: not written: the file changed since it was opened ({what}); open it again and redo the change")]
+    Changed {
+        /// The file.
+        path: PathBuf,
+        /// What changed.
+        what: &'static str,
+    },
+    /// An output that is one of the files being read (it would be replaced before it was read).
+    #[error("{output}: refusing to write over {input}, which is being read")]
+    OutputIsInput {
+        /// The output.
+        output: PathBuf,
+        /// The input it names.
+        input: PathBuf,
     },
     /// [`AsdfFile::update`] on a file that was not opened from a path.
     #[error("this file was not opened from a path: write it with write_to")]
@@ -297,6 +316,8 @@ pub struct AsdfFile {
     tree_line: u64,
     /// Data of arrays added since opening, not yet written.
     pending: Vec<Vec<u8>>,
+    /// What the file at `path` looked like when it was opened (for writes over it).
+    opened: Option<guard::Fingerprint>,
 }
 
 impl fmt::Debug for AsdfFile {
@@ -327,6 +348,14 @@ pub fn open_with(path: impl AsRef<Path>, options: OpenOptions) -> Result<AsdfFil
         path: path.to_path_buf(),
         source,
     };
+    let opened = std::fs::metadata(path).map_err(io)?;
+    // Only regular files: opening a FIFO or a device would block or never end.
+    if !opened.is_file() {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        )));
+    }
     let source: Box<dyn ReadAt> = if options.memmap {
         Box::new(asdf_layout::MmapSource::open(path).map_err(io)?)
     } else {
@@ -334,6 +363,7 @@ pub fn open_with(path: impl AsRef<Path>, options: OpenOptions) -> Result<AsdfFil
     };
     let mut f = open_source(source, path.parent().map(Path::to_path_buf), options)?;
     f.path = Some(path.to_path_buf());
+    f.opened = Some(guard::Fingerprint::of(&opened));
     Ok(f)
 }
 
@@ -387,7 +417,22 @@ impl AsdfFile {
         if rel.is_absolute() {
             return Ok(Some(rel.to_path_buf()));
         }
-        Ok(self.dir.as_ref().map(|d| d.join(rel)))
+        let Some(dir) = &self.dir else { return Ok(None) };
+        let joined = dir.join(rel);
+        if policy == ReferencePolicy::RelativeOnly {
+            // Symbolic links are followed to where they lead, which must still be inside the
+            // file's directory.
+            // (A path that does not resolve is left for the open to report.)
+            if let (Ok(real_dir), Ok(real)) = (dir.canonicalize(), joined.canonicalize())
+                && !real.starts_with(&real_dir)
+            {
+                return Err(format!(
+                    "it leads outside the file's directory (to {}) through a symbolic link",
+                    real.display()
+                ));
+            }
+        }
+        Ok(Some(joined))
     }
 }
 
@@ -432,6 +477,7 @@ fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptio
         options,
         tree_line,
         pending: Vec::new(),
+        opened: None,
     };
     let schemas = asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))?;
     if standard < Version::new(1, 6, 0) {
@@ -560,6 +606,7 @@ impl AsdfFile {
             options: OpenOptions::default(),
             tree_line: 3,
             pending: Vec::new(),
+            opened: None,
         })
     }
 
@@ -1174,6 +1221,33 @@ impl AsdfFile {
             source: Box::new(Error::Layout(e)),
         })?;
         Ok(d.into_owned())
+    }
+
+    /// The files this file reads from: its own path and the external array files (exploded
+    /// form) that its ndarrays name, where they exist.
+    #[must_use]
+    pub fn input_files(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self.path.iter().cloned().collect();
+        let mut stack = vec![&self.doc.root];
+        let mut seen = 0usize;
+        while let Some(n) = stack.pop() {
+            seen += 1;
+            if seen > 10_000_000 {
+                break;
+            }
+            if let Some(src) = n.get("source").and_then(Node::as_str)
+                && let Ok(Some(p)) = self.referenced_path(src)
+                && p.exists()
+            {
+                out.push(p);
+            }
+            match &n.kind {
+                NodeKind::Mapping(m) => stack.extend(m.entries.iter().map(|(_, v)| v)),
+                NodeKind::Sequence(s) => stack.extend(s.items.iter()),
+                _ => {}
+            }
+        }
+        out
     }
 
     /// Decodes the ndarray at `pointer` (its block is read now, and only its block).

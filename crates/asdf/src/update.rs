@@ -70,17 +70,20 @@ impl AsdfFile {
     /// `validate`); I/O errors.
     pub fn update(&mut self, options: &WriteOptions) -> Result<Update, Error> {
         let path = self.path.clone().ok_or(Error::NoPath)?;
+        // Held until the file is written: another writer waits, then finds it changed.
+        let lock = self.lock_unchanged(&path)?;
         let outcome = match self.in_place_obstacle(options) {
             Some(reason) => Err(reason),
-            None => self.try_in_place(&path, options)?,
+            None => self.try_in_place(&lock, &path, options)?,
         };
         let result = match outcome {
             Ok(done) => done,
             Err(reason) => {
-                self.write_to(&path, options)?;
+                self.write_atomic(&path, options)?;
                 Update::Rewritten(reason)
             }
         };
+        drop(lock);
         let reopened = crate::open_with(&path, self.options.clone().validate(false))?;
         let options = self.options.clone();
         *self = reopened;
@@ -107,7 +110,12 @@ impl AsdfFile {
     }
 
     /// The in-place write; `Ok(Err(reason))` when it turns out not to fit (nothing written).
-    fn try_in_place(&self, path: &Path, options: &WriteOptions) -> Result<Result<Update, RewriteReason>, Error> {
+    fn try_in_place(
+        &self,
+        file: &std::fs::File,
+        path: &Path,
+        options: &WriteOptions,
+    ) -> Result<Result<Update, RewriteReason>, Error> {
         let r = &self.reader;
         let first = r.block(0)?;
         let last = r.block(r.block_count() - 1)?;
@@ -123,12 +131,12 @@ impl AsdfFile {
             path: path.to_path_buf(),
             source,
         };
-        let mut file = std::fs::OpenOptions::new().write(true).open(path).map_err(io)?;
+        let mut file = file;
         // 1. New blocks and the index after the last block; then cut what is left of the old
         //    index. The old tree still describes a valid file at every step.
         file.seek(SeekFrom::Start(end)).map_err(io)?;
         let mut w = Writer::resume(
-            std::io::BufWriter::with_capacity(1 << 20, &file),
+            std::io::BufWriter::with_capacity(1 << 20, file),
             end,
             r.block_offsets(),
             r.options().registry.clone(),
@@ -155,7 +163,7 @@ impl AsdfFile {
         file.sync_all().map_err(io)?;
         // 2. The tree, then NULs up to the first block.
         file.seek(SeekFrom::Start(tree_start)).map_err(io)?;
-        let mut w = std::io::BufWriter::new(&file);
+        let mut w = std::io::BufWriter::new(file);
         w.write_all(&tree).map_err(io)?;
         let mut left = room - need;
         let zeros = [0u8; 4096];

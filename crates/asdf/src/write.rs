@@ -250,6 +250,94 @@ fn temp_path(target: &Path) -> PathBuf {
     target.with_file_name(unique)
 }
 
+/// Writes a file atomically, as [`AsdfFile::write_to`] does: `fill` writes into a new
+/// temporary file beside `path`, which is flushed to disk and renamed over `path` only when
+/// `fill` succeeded; otherwise it is removed and `path` is untouched (a full disk never
+/// leaves half a file in place of the old one).
+///
+/// # Errors
+/// [`Error::Io`] from `fill` or the file system.
+pub fn write_atomically(
+    path: impl AsRef<Path>,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), Error> {
+    let path = path.as_ref();
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    clean_stale_temps(path);
+    let tmp = temp_path(path);
+    let result = (|| {
+        let f = create_new(&tmp)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        fill(&mut w)?;
+        let f = w.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })()
+    .map_err(io);
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Creates `path`, which must not exist (so never through a planted symbolic link), with the
+/// permissions `File::create` gives (the umask applies).
+pub(crate) fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .read(true)
+        .create_new(true)
+        .open(path)
+}
+
+/// Removes the temporary files that writes of `target` killed before they finished left
+/// beside it (`.NAME.PID.NANOS.tmp` whose process is gone); best effort.
+pub(crate) fn clean_stale_temps(target: &Path) {
+    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = file.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".tmp")) else {
+            continue;
+        };
+        let mut parts = rest.split('.');
+        let (Some(pid), Some(nanos), None) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        if nanos.parse::<u128>().is_err() {
+            continue;
+        }
+        if let Ok(pid) = pid.parse::<u32>()
+            && !process_alive(pid)
+        {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Whether process `pid` is running (on Linux: /proc; elsewhere assumed running).
+fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    if cfg!(target_os = "linux") {
+        Path::new("/proc").join(pid.to_string()).exists()
+    } else {
+        true
+    }
+}
+
 impl AsdfFile {
     /// The full tag this file's standard version uses for `name` (`core/ndarray` ->
     /// `tag:stsci.edu:asdf/core/ndarray-1.1.0` for 1.6.0, `...-1.0.0` before).
@@ -326,15 +414,35 @@ impl AsdfFile {
     ///
     /// # Errors
     /// As [`AsdfFile::to_bytes`], plus I/O errors.
+    ///
+    /// Over the file's own path (the file was opened from `path`), the write holds an advisory
+    /// lock on the file and first checks that no other writer changed it since it was opened
+    /// ([`Error::Changed`] otherwise; nothing is written).
     pub fn write_to(&self, path: impl AsRef<Path>, options: &WriteOptions) -> Result<(), Error> {
         let path = path.as_ref();
+        let _lock = match &self.path {
+            Some(own) if crate::guard::same_file(path, own) => Some(self.lock_unchanged(path)?),
+            _ => None,
+        };
+        self.write_atomic(path, options)
+    }
+
+    /// Locks the file this file was opened from (at `path`) and checks it is unchanged.
+    pub(crate) fn lock_unchanged(&self, path: &Path) -> Result<std::fs::File, Error> {
+        let tree_at = self.reader.tree_range().map_or(0, |r| r.start);
+        crate::guard::lock_unchanged(path, self.opened.as_ref(), tree_at, self.reader.tree_bytes())
+    }
+
+    /// [`AsdfFile::write_to`] without the lock.
+    pub(crate) fn write_atomic(&self, path: &Path, options: &WriteOptions) -> Result<(), Error> {
         let io = |source| Error::Io {
             path: path.to_path_buf(),
             source,
         };
+        clean_stale_temps(path);
         let tmp = temp_path(path);
         let result = (|| {
-            let f = std::fs::File::create(&tmp).map_err(io)?;
+            let f = create_new(&tmp).map_err(io)?;
             let w = std::io::BufWriter::with_capacity(1 << 20, f);
             let w = if options.durable {
                 let mut w = w;
@@ -563,7 +671,7 @@ impl AsdfFile {
             path: path.clone(),
             source,
         };
-        let file = std::fs::File::create(&tmp).map_err(io)?;
+        let file = create_new(&tmp).map_err(io)?;
         let w = self.write_blocks(&doc, std::io::BufWriter::with_capacity(1 << 20, file), options, true);
         let w = match w {
             Ok(w) => w,
@@ -597,6 +705,23 @@ impl AsdfFile {
         let mut main = AsdfFile::new(self.standard)?;
         main.doc = self.doc.clone();
         main.dir = self.dir.clone();
+        // No output may be the input (or a file it refers to): it would be replaced before
+        // everything was read from it.
+        let inputs = self.input_files();
+        let parts = block_arrays(&self.doc.root).len();
+        for k in 0..=parts {
+            let out = if k == parts {
+                path.to_path_buf()
+            } else {
+                dir.join(format!("{stem}{k:04}.asdf"))
+            };
+            if let Some(i) = inputs.iter().find(|i| crate::guard::same_file(&out, i)) {
+                return Err(Error::OutputIsInput {
+                    output: out,
+                    input: i.clone(),
+                });
+            }
+        }
         let mut written = Vec::new();
         let mut names: std::collections::HashMap<String, String> = std::collections::HashMap::new();
         for p in block_arrays(&self.doc.root) {
@@ -653,7 +778,7 @@ impl AsdfFile {
             source,
         };
         let result = (|| {
-            let file = std::fs::File::create(&tmp).map_err(io)?;
+            let file = create_new(&tmp).map_err(io)?;
             let mut doc = doc;
             if let Some(m) = doc.root.as_mapping_mut() {
                 m.insert("asdf_library", self.library_node()?);
