@@ -2,3 +2,5 @@
 //! `tests/tests/`, the helpers they share in the `asdf-testdata` crate.
 
 pub use asdf_testdata::{conformance_dir, files_with_ext};
+
+pub mod fuzz;

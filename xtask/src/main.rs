@@ -4,6 +4,7 @@
 use anyhow::{Result, bail};
 
 mod bench;
+mod fuzz;
 
 struct Task {
     name: &'static str,
@@ -46,6 +47,11 @@ const TASKS: &[Task] = &[
         name: "bench-child",
         help: "(internal) one workload of `bench` in this process",
         run: bench::child,
+    },
+    Task {
+        name: "fuzz",
+        help: "[--seconds N] [TARGET...]: seed the cargo-fuzz corpora from the conformance files and run each target N (60) seconds",
+        run: fuzz::fuzz,
     },
     Task {
         name: "bench-yaml",

@@ -157,3 +157,131 @@ fn twenty_thousand_dimensions() {
     assert_eq!(o.code, 1);
     assert!(o.stdout.contains("dimensions"), "{}", o.stdout);
 }
+
+/// A small valid file with one block (the bundled example).
+fn sample(dir: &std::path::Path, name: &str) -> String {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/small.asdf");
+    put(dir, name, &std::fs::read(src).unwrap())
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    use std::io::Read as _;
+    use std::process::{Command, Stdio};
+    let d = scratch("pipe");
+    // Enough output that the reader is gone before it ends.
+    let rows: String = (0..20_000).map(|i| format!("  k{i}: {i}\n")).collect();
+    let p = put(&d, "many.asdf", &head(&rows));
+    for cmd in [
+        &["to-json", &p][..],
+        &["to-yaml", &p],
+        &["info", &p, "--max-rows", "0"],
+        &["search", &p, "--key", "k"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_asdf-cli"))
+            .args(cmd)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = [0u8; 10];
+        child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+        // stdout is dropped: the pipe is closed with most of the output unread.
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        println!(
+            "| closed stdout | {} | exit {:?} | {} |",
+            cmd[0],
+            out.status.code(),
+            err.trim()
+        );
+        assert_eq!(out.status.code(), Some(0), "{cmd:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe"),
+            "{cmd:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn outputs_that_are_inputs_are_refused() {
+    let d = scratch("outin");
+    let p = sample(&d, "x.asdf");
+    let before = std::fs::read(&p).unwrap();
+    for cmd in ["to-json", "to-yaml"] {
+        let o = run_measured(&[cmd, &p, "-o", &p], Duration::from_secs(60));
+        row("output is the input", cmd, &o);
+        assert_eq!(o.code, 1);
+        assert!(o.stderr.contains("refusing to write over"), "{}", o.stderr);
+        assert_eq!(std::fs::read(&p).unwrap(), before);
+    }
+    // explode's first part would be the input.
+    let part = sample(&d, "y0000.asdf");
+    let out = d.join("y.asdf").to_string_lossy().into_owned();
+    let o = run_measured(&["explode", &part, "-o", &out], Duration::from_secs(60));
+    row("explode part is the input", "explode", &o);
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert_eq!(std::fs::read(&part).unwrap(), before);
+    assert!(!std::path::Path::new(&out).exists());
+    // defragment over its own input is staged: the result replaces it only when complete.
+    let o = run_measured(&["defragment", &p, "-o", &p], Duration::from_secs(60));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let o = run_measured(&["verify", &p], Duration::from_secs(60));
+    assert_eq!(o.code, 0, "{}", o.stdout);
+    let o = run_measured(&["diff", &p, &put(&d, "orig.asdf", &before)], Duration::from_secs(60));
+    assert_eq!(o.code, 0, "{}", o.stdout);
+}
+
+#[test]
+fn a_temporary_file_of_a_killed_run_is_cleaned() {
+    let d = scratch("stale");
+    let p = sample(&d, "z.asdf");
+    // A temporary file named as a write of z.asdf by a process that is gone.
+    let stale = d.join(".z.asdf.4194303.1700000000000000000.tmp");
+    std::fs::write(&stale, vec![0u8; 4096]).unwrap();
+    let mine = d.join(".z.asdf.notapid.tmp");
+    std::fs::write(&mine, b"kept").unwrap();
+    let o = run_measured(&["defragment", &p, "-o", &p], Duration::from_secs(60));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(!stale.exists(), "stale temporary file left");
+    assert!(mine.exists(), "a file of another shape was removed");
+}
+
+#[cfg(unix)]
+#[test]
+fn references_through_symlinks_and_to_fifos() {
+    let d = scratch("escape");
+    let inner = d.join("dir");
+    std::fs::create_dir_all(&inner).unwrap();
+    // A secret outside the file's directory, and a link to it inside.
+    let secret = sample(&d, "secret.asdf");
+    std::os::unix::fs::symlink(&secret, inner.join("link.asdf")).unwrap();
+    let tree = "data: !core/ndarray-1.0.0 {source: link.asdf, datatype: float64, byteorder: little, shape: [1]}\n";
+    let p = put(&inner, "main.asdf", &head(tree));
+    let o = run_measured(&["to-json", &p], Duration::from_secs(60));
+    row("source through a symlink out of the directory", "to-json", &o);
+    clean(&o, "to-json");
+    assert!(o.stderr.contains("outside the file's directory"), "{}", o.stderr);
+    let o = run_measured(
+        &["implode", &p, "-o", &inner.join("out.asdf").to_string_lossy()],
+        Duration::from_secs(60),
+    );
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    // A FIFO as a source, and as the file itself: refused at once, no hang.
+    let fifo = inner.join("fifo.asdf");
+    let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let tree = "data: !core/ndarray-1.0.0 {source: fifo.asdf, datatype: float64, byteorder: little, shape: [1]}\n";
+    let p = put(&inner, "f.asdf", &head(tree));
+    for args in [vec!["to-json", p.as_str()], vec!["verify", p.as_str()]] {
+        let o = run_measured(&args, Duration::from_secs(20));
+        row("source is a FIFO", args[0], &o);
+        clean(&o, args[0]);
+    }
+    let fifo_s = fifo.to_string_lossy().into_owned();
+    let o = run_measured(&["info", &fifo_s], Duration::from_secs(20));
+    row("the file is a FIFO", "info", &o);
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("not a regular file"), "{}", o.stderr);
+}

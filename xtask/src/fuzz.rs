@@ -1,0 +1,194 @@
+//! `cargo xtask fuzz [--seconds N] [TARGET...]`: seeds each cargo-fuzz target's corpus from the
+//! conformance files, runs it for N seconds (stable toolchain, `--sanitizer none`), and prints
+//! executions, coverage and crashes per target. A crash fails the task and names the artifact
+//! to copy into `tests/fuzz-crashes/TARGET/`, where `tests/fuzz_replay.rs` replays it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context as _, Result, bail};
+
+const TARGETS: [&str; 5] = ["layout", "yaml", "codecs", "open_arrays", "update"];
+
+fn corpus_dir(target: &str) -> PathBuf {
+    Path::new("target/fuzz-corpus").join(target)
+}
+
+fn files(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = rd.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            files(&p, ext, out);
+        } else if p.extension().is_some_and(|e| e == ext) {
+            out.push(p);
+        }
+    }
+}
+
+/// Writes seed inputs for every target (files of at most 256 KiB).
+fn seed() -> Result<()> {
+    let conf = asdf_testdata::conformance_dir();
+    let mut asdf_files = Vec::new();
+    files(&conf, "asdf", &mut asdf_files);
+    files(Path::new("examples/data"), "asdf", &mut asdf_files);
+    asdf_files.retain(|p| std::fs::metadata(p).is_ok_and(|m| m.len() <= 256 << 10));
+    let mut yaml_files = Vec::new();
+    files(&conf.join("yaml-test-suite"), "yaml", &mut yaml_files);
+    for t in TARGETS {
+        std::fs::create_dir_all(corpus_dir(t))?;
+    }
+    let put = |t: &str, k: usize, bytes: &[u8]| std::fs::write(corpus_dir(t).join(format!("seed-{k:05}")), bytes);
+    let mut n = [0usize; 5];
+    for (k, p) in asdf_files.iter().enumerate() {
+        let bytes = std::fs::read(p)?;
+        put("layout", k, &bytes)?;
+        put("open_arrays", k, &bytes)?;
+        n[0] += 1;
+        n[3] += 1;
+        let Ok(r) = asdf_layout::Reader::open(bytes.as_slice()) else {
+            continue;
+        };
+        if let Some(t) = r.tree_bytes() {
+            put("yaml", k, t)?;
+            n[1] += 1;
+        }
+        for i in 0..r.block_count() {
+            let (Ok(b), Ok(stored)) = (r.block(i), r.read_stored(i)) else {
+                continue;
+            };
+            if let Some(s) = asdf_conformance::fuzz::codec_seed(b.compression(), b.data_len(), &stored) {
+                put("codecs", k * 100 + i, &s)?;
+                n[2] += 1;
+            }
+        }
+    }
+    for (k, p) in yaml_files.iter().enumerate() {
+        put("yaml", 100_000 + k, &std::fs::read(p)?)?;
+        n[1] += 1;
+    }
+    for (k, s) in ["", "note", "a: b", "\u{1F600} é \t \\ \"'", "- [x, {y: z}]"]
+        .iter()
+        .enumerate()
+    {
+        put("update", k, s.as_bytes())?;
+        n[4] += 1;
+    }
+    println!(
+        "seeds: {}",
+        TARGETS
+            .iter()
+            .zip(n)
+            .map(|(t, n)| format!("{t} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(())
+}
+
+/// The last libFuzzer status line's numbers: (executions, coverage, features, corpus).
+fn stats(log: &str) -> (u64, u64, u64, u64) {
+    let mut out = (0, 0, 0, 0);
+    for line in log.lines().filter(|l| l.starts_with('#')) {
+        let num = |key: &str| -> Option<u64> {
+            let rest = line.split(key).nth(1)?;
+            rest.split_whitespace()
+                .next()?
+                .trim_end_matches(['b', 'K', 'M'])
+                .parse()
+                .ok()
+        };
+        let execs = line[1..].split_whitespace().next().and_then(|x| x.parse().ok());
+        if let Some(e) = execs {
+            out = (
+                e,
+                num("cov: ").unwrap_or(out.1),
+                num("ft: ").unwrap_or(out.2),
+                num("corp: ").unwrap_or(out.3),
+            );
+        }
+    }
+    out
+}
+
+pub fn fuzz(args: &[String]) -> Result<()> {
+    let mut seconds = 60u64;
+    let mut targets: Vec<String> = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--seconds" {
+            seconds = it.next().context("--seconds N")?.parse()?;
+        } else if TARGETS.contains(&a.as_str()) {
+            targets.push(a.clone());
+        } else {
+            bail!("unknown argument `{a}` (targets: {})", TARGETS.join(", "));
+        }
+    }
+    if targets.is_empty() {
+        targets = TARGETS.iter().map(|t| (*t).to_owned()).collect();
+    }
+    seed()?;
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let fuzz_cmd = |extra: &[&str]| {
+        let mut c = Command::new(&cargo);
+        c.args(["fuzz"]).args(extra);
+        c
+    };
+    let status = fuzz_cmd(&["build", "--fuzz-dir", "fuzz", "--sanitizer", "none", "-O"]).status()?;
+    if !status.success() {
+        bail!("cargo fuzz build failed (is cargo-fuzz installed? `cargo install cargo-fuzz`)");
+    }
+    let mut crashes = Vec::new();
+    println!("| target | seconds | executions | exec/s | coverage (edges) | features | corpus | result |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for t in &targets {
+        let corpus = corpus_dir(t);
+        let artifacts = Path::new("target/fuzz-artifacts").join(t);
+        std::fs::create_dir_all(&artifacts)?;
+        let out = fuzz_cmd(&[
+            "run",
+            "--fuzz-dir",
+            "fuzz",
+            "--sanitizer",
+            "none",
+            "-O",
+            t,
+            &corpus.to_string_lossy(),
+            "--",
+            &format!("-max_total_time={seconds}"),
+            "-rss_limit_mb=2048",
+            "-timeout=20",
+            "-max_len=262144",
+            &format!("-artifact_prefix={}/", artifacts.display()),
+            "-print_final_stats=1",
+        ])
+        .output()?;
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        std::fs::write(artifacts.join("last-run.log"), &log)?;
+        let (execs, cov, ft, corp) = stats(&log);
+        let result = if out.status.success() {
+            "0 crashes".to_owned()
+        } else {
+            let art = log
+                .lines()
+                .find_map(|l| l.split("Test unit written to ").nth(1))
+                .unwrap_or("(see log)")
+                .to_owned();
+            crashes.push(format!("{t}: {art}"));
+            format!("CRASH {art}")
+        };
+        println!(
+            "| {t} | {seconds} | {execs} | {} | {cov} | {ft} | {corp} | {result} |",
+            execs / seconds.max(1)
+        );
+    }
+    if !crashes.is_empty() {
+        bail!(
+            "fuzzing found crashes (logs in target/fuzz-artifacts/TARGET/last-run.log); copy each input into \
+             tests/fuzz-crashes/TARGET/ and fix it:\n  {}",
+            crashes.join("\n  ")
+        );
+    }
+    Ok(())
+}
