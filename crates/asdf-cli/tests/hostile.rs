@@ -285,3 +285,79 @@ fn references_through_symlinks_and_to_fifos() {
     assert_eq!(o.code, 1);
     assert!(o.stderr.contains("not a regular file"), "{}", o.stderr);
 }
+
+/// Three blocks: an ndarray names block 0, an extension's tag names blocks 1 and 2 by index
+/// (as asdf-zarr's chunk_block_map does).
+fn blocks_named_by_an_extension(checksum1: [u8; 16]) -> Vec<u8> {
+    let tree = "a: !core/ndarray-1.0.0 {source: 0, datatype: uint8, byteorder: little, shape: [4]}\n\
+                chunks: !<asdf://example.org/tags/chunk_block_map-1.0.0> {'0': 1, '1': 2}\n";
+    let mut f = head(tree);
+    f.extend(block(&[0; 4], &[1, 2, 3, 4], 4, [0; 16]));
+    f.extend(block(&[0; 4], b"first chunk", 11, checksum1));
+    f.extend(block(&[0; 4], b"second chunk!", 13, [0; 16]));
+    f
+}
+
+fn block_data(p: &str) -> Vec<Vec<u8>> {
+    let f = asdf::open_with(p, asdf::OpenOptions::default().validate(false)).unwrap();
+    (0..f.blocks().block_count())
+        .map(|i| f.blocks().read_data(i).unwrap().into_owned())
+        .collect()
+}
+
+#[test]
+fn blocks_named_only_by_an_extension_survive_rewrites() {
+    let d = scratch("extblocks");
+    let p = put(&d, "z.asdf", &blocks_named_by_an_extension([0; 16]));
+    let want = block_data(&p);
+    assert_eq!(want.len(), 3);
+    for (cmd, extra) in [
+        ("defragment", vec![]),
+        ("defragment", vec!["-c", "zlib"]),
+        ("implode", vec![]),
+    ] {
+        let out = d
+            .join(format!("out-{cmd}-{}.asdf", extra.len()))
+            .to_string_lossy()
+            .into_owned();
+        let mut args = vec![cmd, p.as_str(), "-o", out.as_str()];
+        args.extend(extra.iter().copied());
+        let o = run_measured(&args, Duration::from_secs(60));
+        row("blocks named by an extension tag", cmd, &o);
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        assert_eq!(block_data(&out), want, "{cmd} {extra:?}: blocks lost or moved");
+        let t = asdf::open_with(&out, asdf::OpenOptions::default().validate(false)).unwrap();
+        assert_eq!(t.get("/chunks/1").unwrap().as_i64(), Some(2));
+        assert_eq!(t.array_as::<u8>("/a").unwrap(), [1, 2, 3, 4]);
+    }
+    // Exploded form has no place for them: refused, naming them, nothing written.
+    let out = d.join("ex.asdf").to_string_lossy().into_owned();
+    let o = run_measured(&["explode", &p, "-o", &out], Duration::from_secs(60));
+    row("blocks named by an extension tag", "explode", &o);
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("blocks [1, 2]"), "{}", o.stderr);
+    assert!(!std::path::Path::new(&out).exists());
+}
+
+#[test]
+fn a_bad_checksum_is_never_rewritten_as_a_good_one() {
+    let d = scratch("badsum");
+    let p = put(&d, "bad.asdf", &blocks_named_by_an_extension([0xab; 16]));
+    for (cmd, extra) in [
+        ("defragment", vec![]),
+        ("defragment", vec!["-c", "lz4"]),
+        ("implode", vec![]),
+    ] {
+        let out = d
+            .join(format!("out-{cmd}-{}.asdf", extra.len()))
+            .to_string_lossy()
+            .into_owned();
+        let mut args = vec![cmd, p.as_str(), "-o", out.as_str()];
+        args.extend(extra.iter().copied());
+        let o = run_measured(&args, Duration::from_secs(60));
+        row("block with a bad checksum", cmd, &o);
+        assert_eq!(o.code, 1, "{cmd}: {}", o.stdout);
+        assert!(o.stderr.contains("checksum"), "{}", o.stderr);
+        assert!(!std::path::Path::new(&out).exists(), "{cmd} wrote {out}");
+    }
+}

@@ -160,6 +160,15 @@ pub enum Error {
         /// The input it names.
         input: PathBuf,
     },
+    /// Blocks that no ndarray names, which a write could not keep (exploded form has no place
+    /// for them): nothing was written.
+    #[error(
+        "blocks {blocks:?} are not named by any ndarray (an extension may refer to them by index); refusing to drop them"
+    )]
+    UnnamedBlocks {
+        /// Their indices in the file read.
+        blocks: Vec<usize>,
+    },
     /// [`AsdfFile::update`] on a file that was not opened from a path.
     #[error("this file was not opened from a path: write it with write_to")]
     NoPath,

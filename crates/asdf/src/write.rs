@@ -488,6 +488,27 @@ impl AsdfFile {
         let mut order: Vec<BlockSrc> = Vec::new();
         let mut map: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
         let mut ext_map: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        // A block of the file read that no ndarray names by number may be named by something
+        // else (an extension's tag referring to blocks by index, as asdf-zarr's
+        // chunk_block_map does): then every block of the file keeps its place and its index,
+        // so such references stay true, and nothing is dropped. Otherwise blocks are written
+        // in the order their arrays appear.
+        let existing = self.reader.block_count();
+        let named: std::collections::HashSet<usize> = arrays
+            .iter()
+            .filter_map(|p| doc.root.at_path(p)?.get("source")?.as_i64())
+            .filter_map(|src| {
+                let abs = if src < 0 { i64::try_from(total).ok()? + src } else { src };
+                usize::try_from(abs).ok()
+            })
+            .collect();
+        let keep_places = (0..existing).any(|i| !named.contains(&i));
+        if keep_places {
+            for i in 0..existing {
+                map.insert(i, i);
+                order.push(BlockSrc::Existing(i));
+            }
+        }
         for path in &arrays {
             let Some(n) = doc.root.at_path(path) else {
                 continue;
@@ -593,6 +614,9 @@ impl AsdfFile {
                 BlockSrc::Existing(i) => {
                     let b = self.reader.block(*i)?;
                     let same = label.is_none_or(|l| l == b.compression());
+                    // A block whose checksum does not match is never written again with a
+                    // fresh, valid one: the corruption would be laundered.
+                    self.reader.verify_checksum(*i)?;
                     if same && !b.header.is_streamed() {
                         // Copied without decoding.
                         let stored = self.reader.read_stored(*i)?;
@@ -705,6 +729,20 @@ impl AsdfFile {
         let mut main = AsdfFile::new(self.standard)?;
         main.doc = self.doc.clone();
         main.dir = self.dir.clone();
+        // Blocks that no ndarray names would be left behind (an extension's tag may refer to
+        // them by index): refuse, naming them, rather than drop them.
+        let total = i64::try_from(self.reader.block_count() + self.pending.len()).unwrap_or(0);
+        let named: std::collections::HashSet<i64> = block_arrays(&self.doc.root)
+            .iter()
+            .filter_map(|p| self.doc.root.at_path(p)?.get("source")?.as_i64())
+            .map(|i| if i < 0 { total + i } else { i })
+            .collect();
+        let left: Vec<usize> = (0..self.reader.block_count())
+            .filter(|i| !named.contains(&i64::try_from(*i).unwrap_or(-1)))
+            .collect();
+        if !left.is_empty() {
+            return Err(Error::UnnamedBlocks { blocks: left });
+        }
         // No output may be the input (or a file it refers to): it would be replaced before
         // everything was read from it.
         let inputs = self.input_files();
@@ -744,7 +782,11 @@ impl AsdfFile {
                                 .get(k)
                                 .cloned()
                                 .ok_or_else(|| Error::NotFound(key.clone()))?,
-                            None => self.reader.read_data(idx)?.into_owned(),
+                            None => {
+                                // A corrupt block is not given a fresh checksum in its part.
+                                self.reader.verify_checksum(idx)?;
+                                self.reader.read_data(idx)?.into_owned()
+                            }
                         }
                     }
                     None => self.external_block(&key, "")?,
