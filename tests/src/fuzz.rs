@@ -59,7 +59,9 @@ fn canonical(root: &asdf_yaml::Node) -> String {
             }
             Step::Node(n) => n,
         };
-        let _ = write!(out, "<{:?}&{:?}>", n.tag, n.anchor);
+        // YAML's own tags (`!!str`, `!!int`, ...) say what the value already says.
+        let tag = n.tag.as_deref().filter(|t| !t.starts_with("tag:yaml.org,2002:"));
+        let _ = write!(out, "<{tag:?}&{:?}>", n.anchor);
         match &n.kind {
             asdf_yaml::NodeKind::Scalar(s) => match s.value {
                 // Strings by their text; other values by value (`.nan` and `.NaN` alike).

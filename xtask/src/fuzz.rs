@@ -87,27 +87,22 @@ fn seed() -> Result<()> {
     Ok(())
 }
 
-/// The last libFuzzer status line's numbers: (executions, coverage, features, corpus).
-fn stats(log: &str) -> (u64, u64, u64, u64) {
-    let mut out = (0, 0, 0, 0);
-    for line in log.lines().filter(|l| l.starts_with('#')) {
-        let num = |key: &str| -> Option<u64> {
-            let rest = line.split(key).nth(1)?;
-            rest.split_whitespace()
-                .next()?
-                .trim_end_matches(['b', 'K', 'M'])
-                .parse()
-                .ok()
-        };
-        let execs = line[1..].split_whitespace().next().and_then(|x| x.parse().ok());
-        if let Some(e) = execs {
-            out = (
-                e,
-                num("cov: ").unwrap_or(out.1),
-                num("ft: ").unwrap_or(out.2),
-                num("corp: ").unwrap_or(out.3),
-            );
+/// From libFuzzer's log: (executions, coverage edges, features, corpus size, new units, peak
+/// RSS MiB): the last status line (`#N ... cov: C ft: F corp: K/...`) and the final stats.
+fn stats(log: &str) -> [u64; 6] {
+    let mut out = [0u64; 6];
+    let field = |line: &str, key: &str| -> Option<u64> {
+        line.split(key).nth(1)?.split_whitespace().next()?.split('/').next()?.parse().ok()
+    };
+    for line in log.lines() {
+        if line.starts_with('#') && line[1..].starts_with(|c: char| c.is_ascii_digit()) {
+            out[1] = field(line, "cov: ").unwrap_or(out[1]);
+            out[2] = field(line, "ft: ").unwrap_or(out[2]);
+            out[3] = field(line, "corp: ").unwrap_or(out[3]);
         }
+        out[0] = field(line, "stat::number_of_executed_units:").unwrap_or(out[0]);
+        out[4] = field(line, "stat::new_units_added:").unwrap_or(out[4]);
+        out[5] = field(line, "stat::peak_rss_mb:").unwrap_or(out[5]);
     }
     out
 }
@@ -140,8 +135,8 @@ pub fn fuzz(args: &[String]) -> Result<()> {
         bail!("cargo fuzz build failed (is cargo-fuzz installed? `cargo install cargo-fuzz`)");
     }
     let mut crashes = Vec::new();
-    println!("| target | seconds | executions | exec/s | coverage (edges) | features | corpus | result |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| target | seconds | executions | exec/s | coverage (edges) | features | corpus | new units | peak RSS MiB | result |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for t in &targets {
         let corpus = corpus_dir(t);
         let artifacts = Path::new("target/fuzz-artifacts").join(t);
@@ -166,7 +161,7 @@ pub fn fuzz(args: &[String]) -> Result<()> {
         .output()?;
         let log = String::from_utf8_lossy(&out.stderr).into_owned();
         std::fs::write(artifacts.join("last-run.log"), &log)?;
-        let (execs, cov, ft, corp) = stats(&log);
+        let [execs, cov, ft, corp, new, rss] = stats(&log);
         let result = if out.status.success() {
             "0 crashes".to_owned()
         } else {
@@ -179,7 +174,7 @@ pub fn fuzz(args: &[String]) -> Result<()> {
             format!("CRASH {art}")
         };
         println!(
-            "| {t} | {seconds} | {execs} | {} | {cov} | {ft} | {corp} | {result} |",
+            "| {t} | {seconds} | {execs} | {} | {cov} | {ft} | {corp} | {new} | {rss} | {result} |",
             execs / seconds.max(1)
         );
     }
