@@ -92,7 +92,14 @@ fn seed() -> Result<()> {
 fn stats(log: &str) -> [u64; 6] {
     let mut out = [0u64; 6];
     let field = |line: &str, key: &str| -> Option<u64> {
-        line.split(key).nth(1)?.split_whitespace().next()?.split('/').next()?.parse().ok()
+        line.split(key)
+            .nth(1)?
+            .split_whitespace()
+            .next()?
+            .split('/')
+            .next()?
+            .parse()
+            .ok()
     };
     for line in log.lines() {
         if line.starts_with('#') && line[1..].starts_with(|c: char| c.is_ascii_digit()) {
@@ -135,7 +142,9 @@ pub fn fuzz(args: &[String]) -> Result<()> {
         bail!("cargo fuzz build failed (is cargo-fuzz installed? `cargo install cargo-fuzz`)");
     }
     let mut crashes = Vec::new();
-    println!("| target | seconds | executions | exec/s | coverage (edges) | features | corpus | new units | peak RSS MiB | result |");
+    println!(
+        "| target | seconds | executions | exec/s | coverage (edges) | features | corpus | new units | peak RSS MiB | result |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for t in &targets {
         let corpus = corpus_dir(t);

@@ -16,8 +16,12 @@ pub fn diff(a: &AsdfFile, b: &AsdfFile, ignore: &[String]) -> Vec<Difference> {
         ignore,
         out: Vec::new(),
         stack: Vec::new(),
+        expansion: crate::budget::Expansion::default(),
     };
     d.walk(a.tree(), b.tree(), "");
+    if let Some(w) = d.expansion.warning() {
+        crate::report::warning(&w);
+    }
     d.out
 }
 
@@ -28,6 +32,7 @@ struct Differ<'a> {
     out: Vec<Difference>,
     /// Address pairs of the nodes being compared: an alias back to one of them is not followed.
     stack: Vec<(usize, usize)>,
+    expansion: crate::budget::Expansion,
 }
 
 fn short(n: &Node) -> String {
@@ -71,6 +76,15 @@ impl Differ<'_> {
         if self.ignored(ptr) {
             return;
         }
+        let alias = matches!(na.kind, NodeKind::Alias(_)) || matches!(nb.kind, NodeKind::Alias(_));
+        if self.stack.len() >= crate::budget::MAX_DEPTH || !self.expansion.enter(alias) {
+            return;
+        }
+        self.compare(na, nb, ptr);
+        self.expansion.leave(alias);
+    }
+
+    fn compare(&mut self, na: &Node, nb: &Node, ptr: &str) {
         let na = self.a.document().resolve(na);
         let nb = self.b.document().resolve(nb);
         let addr = (std::ptr::from_ref(na) as usize, std::ptr::from_ref(nb) as usize);
@@ -97,10 +111,14 @@ impl Differ<'_> {
         self.stack.push(addr);
         match (&na.kind, &nb.kind) {
             (NodeKind::Mapping(ma), NodeKind::Mapping(mb)) => {
+                // Keys looked up in hash maps: linear in the number of keys, not quadratic.
+                let in_b: std::collections::HashMap<String, &Node> =
+                    mb.entries.iter().map(|(k, v)| (key_text(k), v)).collect();
+                let in_a: std::collections::HashSet<String> = ma.entries.iter().map(|(k, _)| key_text(k)).collect();
                 for (k, va) in &ma.entries {
                     let key = key_text(k);
                     let p = format!("{ptr}/{}", asdf::escape_pointer_token(&key));
-                    match mb.entries.iter().find(|(kb, _)| key_text(kb) == key) {
+                    match in_b.get(&key).map(|vb| ((), *vb)) {
                         Some((_, vb)) => self.walk(va, vb, &p),
                         None if !self.ignored(&p) => self.push(&p, "only in the first file".to_owned()),
                         None => {}
@@ -109,7 +127,7 @@ impl Differ<'_> {
                 for (k, _) in &mb.entries {
                     let key = key_text(k);
                     let p = format!("{ptr}/{}", asdf::escape_pointer_token(&key));
-                    if !ma.entries.iter().any(|(ka, _)| key_text(ka) == key) && !self.ignored(&p) {
+                    if !in_a.contains(&key) && !self.ignored(&p) {
                         self.push(&p, "only in the second file".to_owned());
                     }
                 }
@@ -132,11 +150,61 @@ impl Differ<'_> {
         self.stack.pop();
     }
 
+    /// Two arrays with blocks and no mask, compared element by element as they are decoded
+    /// (bounded memory whatever their shapes and strides).
+    fn arrays_streamed(&mut self, ptr: &str) {
+        let (va, vb) = match (self.a.view(ptr), self.b.view(ptr)) {
+            (Ok(x), Ok(y)) => (x, y),
+            (Err(e), _) => return self.push(ptr, format!("first file: {e}")),
+            (_, Err(e)) => return self.push(ptr, format!("second file: {e}")),
+        };
+        if va.shape != vb.shape {
+            return self.push(ptr, format!("shape {:?} != {:?}", va.shape, vb.shape));
+        }
+        if va.datatype != vb.datatype {
+            self.push(ptr, format!("datatype {} != {}", va.datatype, vb.datatype));
+        }
+        let (a, b) = (self.a, self.b);
+        let compared = a.with_elements(ptr, |_, xs| {
+            b.with_elements(ptr, |_, ys| {
+                let (mut count, mut differing, mut first) = (0usize, 0usize, None);
+                for (x, y) in xs.zip(ys) {
+                    if !x.same(&y) {
+                        differing += 1;
+                        if first.is_none() {
+                            first = Some((count, x, y));
+                        }
+                    }
+                    count += 1;
+                }
+                (count, differing, first)
+            })
+        });
+        match compared {
+            Ok(Ok((count, differing, Some((at, x, y))))) => self.push(
+                ptr,
+                format!("{differing} of {count} elements differ; first at flat index {at}: {x:?} != {y:?}"),
+            ),
+            Ok(Ok(_)) => {}
+            Err(e) => self.push(ptr, format!("first file: {e}")),
+            Ok(Err(e)) => self.push(ptr, format!("second file: {e}")),
+        }
+    }
+
     fn ignored(&self, p: &str) -> bool {
         self.ignore.iter().any(|i| p == i || p.starts_with(&format!("{i}/")))
     }
 
     fn arrays(&mut self, ptr: &str) {
+        let plain = |f: &AsdfFile| {
+            f.get(ptr)
+                .ok()
+                .map(|n| f.document().resolve(n))
+                .is_some_and(|n| n.get("source").is_some() && n.get("mask").is_none())
+        };
+        if plain(self.a) && plain(self.b) {
+            return self.arrays_streamed(ptr);
+        }
         let (x, y) = match (self.a.array(ptr), self.b.array(ptr)) {
             (Ok(x), Ok(y)) => (x, y),
             (Err(e), _) => return self.push(ptr, format!("first file: {e}")),

@@ -18,26 +18,58 @@ use std::fmt::Write as _;
 
 use asdf::{AsdfFile, Element, Node, NodeKind, Value};
 
-/// The tree of `file` as pretty JSON, with any warnings about arrays that could not be read
-/// (those are written as their raw tree).
-pub fn to_json(file: &AsdfFile) -> (String, Vec<String>) {
+/// Writes the tree of `file` as pretty JSON to `sink` as it goes (arrays element by element:
+/// memory stays bounded by the largest block, whatever the array's shape or strides), and
+/// returns warnings about arrays that could not be read (those are written as their raw tree).
+///
+/// # Errors
+/// Writing to `sink`.
+pub fn to_json(file: &AsdfFile, sink: &mut dyn std::io::Write) -> std::io::Result<Vec<String>> {
     let mut j = Json {
         file,
         out: String::new(),
+        sink,
+        failed: None,
         stack: Vec::new(),
         warnings: Vec::new(),
+        expansion: crate::budget::Expansion::default(),
     };
     j.node(file.tree(), "", 0);
     j.out.push('\n');
-    (j.out, j.warnings)
+    j.flush(0);
+    if let Some(e) = j.failed {
+        return Err(e);
+    }
+    j.warnings.extend(j.expansion.warning());
+    Ok(j.warnings)
 }
 
 struct Json<'a> {
     file: &'a AsdfFile,
+    /// Text not yet handed to `sink`.
     out: String,
+    sink: &'a mut dyn std::io::Write,
+    /// The first error of `sink` (nothing more is written after it).
+    failed: Option<std::io::Error>,
     /// Addresses of the collections being written (to catch cycles through aliases).
     stack: Vec<usize>,
     warnings: Vec<String>,
+    expansion: crate::budget::Expansion,
+}
+
+impl Json<'_> {
+    /// Hands the text so far to the sink once it holds more than `keep` bytes.
+    fn flush(&mut self, keep: usize) {
+        if self.out.len() <= keep {
+            return;
+        }
+        if self.failed.is_none()
+            && let Err(e) = self.sink.write_all(self.out.as_bytes())
+        {
+            self.failed = Some(e);
+        }
+        self.out.clear();
+    }
 }
 
 pub fn string(out: &mut String, s: &str) {
@@ -83,18 +115,39 @@ impl Json<'_> {
         };
         let n = self.file.document().resolve(n);
         let addr = std::ptr::from_ref(n) as usize;
-        if self.stack.contains(&addr) {
+        if self.stack.contains(&addr) || !self.expansion.enter(anchor.is_some()) {
             let _ = write!(self.out, "{{\"$alias\": ");
             string(&mut self.out, anchor.as_deref().unwrap_or_default());
             self.out.push('}');
             return;
         }
+        if self.stack.len() >= crate::budget::MAX_DEPTH {
+            let _ = write!(
+                self.out,
+                "{{\"$error\": \"nested deeper than {} levels\"}}",
+                crate::budget::MAX_DEPTH
+            );
+            self.expansion.leave(anchor.is_some());
+            return;
+        }
+        self.value(n, ptr, indent);
+        self.expansion.leave(anchor.is_some());
+    }
+
+    fn value(&mut self, n: &Node, ptr: &str, indent: usize) {
+        let addr = std::ptr::from_ref(n) as usize;
         let mut error = None;
         if crate::is_ndarray(n) {
-            match self.file.array(ptr) {
-                Ok(a) => return self.array(n, &a, indent),
+            let streamed = n.get("source").is_some() && n.get("mask").is_none();
+            let r = if streamed {
+                self.streamed_array(n, ptr, indent)
+            } else {
+                self.file.array(ptr).map(|a| self.array(n, &a, indent))
+            };
+            match r {
+                Ok(()) => return,
                 Err(e) => {
-                    self.warnings.push(format!("{ptr}: {e}"));
+                    self.warnings.push(format!("{ptr}: {e} (written as its tree)"));
                     error = Some(e.to_string());
                 }
             }
@@ -197,6 +250,68 @@ impl Json<'_> {
             pad(&mut self.out, indent);
             self.out.push('}');
         }
+    }
+
+    /// An ndarray with a block, written element by element as they are decoded (no mask).
+    fn streamed_array(&mut self, n: &Node, ptr: &str, indent: usize) -> Result<(), asdf::Error> {
+        let view = self.file.view(ptr)?;
+        let shape = view.shape.clone();
+        let count = view.count();
+        if count == 0 || shape.is_empty() {
+            // Nothing to stream: the general writer handles empty and 0-d arrays.
+            let a = self.file.array(ptr)?;
+            self.array(n, &a, indent);
+            return Ok(());
+        }
+        // The block is read (and checked) before anything of this array is written.
+        self.file.with_elements(ptr, |_, elements| {
+            self.array_head(n, &view.datatype.to_string(), &shape, indent);
+            // Brackets opened and closed as the flat index crosses each dimension's rows.
+            let spans: Vec<usize> = (0..shape.len()).map(|d| shape[d..].iter().product::<usize>()).collect();
+            for (k, e) in elements.enumerate() {
+                if k > 0 {
+                    for span in spans.iter().rev() {
+                        if k % span == 0 {
+                            self.out.push(']');
+                        }
+                    }
+                    self.out.push_str(", ");
+                }
+                for span in &spans {
+                    if k % span == 0 {
+                        self.out.push('[');
+                    }
+                }
+                element(&mut self.out, &e);
+                self.flush(1 << 20);
+                if self.failed.is_some() {
+                    return;
+                }
+            }
+            for _ in &spans {
+                self.out.push(']');
+            }
+            pad(&mut self.out, indent);
+            self.out.push('}');
+        })
+    }
+
+    fn array_head(&mut self, n: &Node, datatype: &str, shape: &[usize], indent: usize) {
+        let o = &mut self.out;
+        o.push('{');
+        pad(o, indent + 1);
+        o.push_str("\"$tag\": ");
+        string(o, n.tag.as_deref().unwrap_or_default());
+        o.push(',');
+        pad(o, indent + 1);
+        o.push_str("\"datatype\": ");
+        string(o, datatype);
+        o.push(',');
+        pad(o, indent + 1);
+        let dims: Vec<String> = shape.iter().map(ToString::to_string).collect();
+        let _ = write!(o, "\"shape\": [{}],", dims.join(", "));
+        pad(o, indent + 1);
+        o.push_str("\"data\": ");
     }
 
     fn array(&mut self, n: &Node, a: &asdf::Array, indent: usize) {

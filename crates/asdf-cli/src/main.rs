@@ -25,6 +25,7 @@ macro_rules! eprint {
     ($($t:tt)*) => { $crate::out::stderr(format_args!($($t)*)) };
 }
 
+mod budget;
 mod diff;
 mod json;
 mod out;
@@ -212,6 +213,8 @@ struct Printer<'a> {
     show_values: bool,
     /// Addresses of the nodes being printed (an alias back to one of them is not followed).
     stack: Vec<usize>,
+    /// Nodes that aliases led to and were printed once: a second alias to one is a reference.
+    shown: std::collections::HashSet<usize>,
 }
 
 impl Printer<'_> {
@@ -233,6 +236,21 @@ impl Printer<'_> {
             let anchor = alias.unwrap_or_default();
             self.lines.push(format!(
                 "{prefix}{branch}{label} (alias *{anchor}, back to an ancestor)"
+            ));
+            return;
+        }
+        if let Some(anchor) = &alias
+            && !self.shown.insert(addr)
+        {
+            // Printed once already: an alias bomb costs a line per alias, not per expansion.
+            self.lines
+                .push(format!("{prefix}{branch}{label} (alias *{anchor}, shown above)"));
+            return;
+        }
+        if self.stack.len() >= budget::MAX_DEPTH {
+            self.lines.push(format!(
+                "{prefix}{branch}{label} (… nested deeper than {} levels, not shown)",
+                budget::MAX_DEPTH
             ));
             return;
         }
@@ -307,6 +325,7 @@ fn info(
         lines: Vec::new(),
         show_values,
         stack: Vec::new(),
+        shown: std::collections::HashSet::new(),
     };
     p.node("root", file.tree(), "", true, true);
     let total = p.lines.len();
@@ -553,11 +572,24 @@ fn rewrite(path: &std::path::Path, out: &std::path::Path, compression: Option<&s
     Ok(ExitCode::SUCCESS)
 }
 
+/// The most elements `to-yaml` inlines for one array (about 1 GiB of tree in memory).
+const MAX_INLINE_ELEMENTS: usize = 10_000_000;
+
 fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<ExitCode, asdf::Error> {
     let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
     refuse_input_as_output(&file, out)?;
     let mut doc = file.document().clone();
     for p in ndarrays(file.tree(), "") {
+        // Inline YAML is built as a tree before it is written: arrays are inlined up to a
+        // size whose tree fits in memory comfortably (to-json streams any size).
+        if let Ok(v) = file.view(&p)
+            && v.count() > MAX_INLINE_ELEMENTS
+        {
+            return Err(asdf::Error::Array {
+                pointer: p.clone(),
+                source: asdf::NdArrayError::TooLarge { elements: v.count() },
+            });
+        }
         let a = file.array(&p)?;
         let node = asdf_yaml_pointer_get(&doc, &p);
         let tag = node
@@ -621,14 +653,30 @@ fn emit(out: Option<&std::path::Path>, bytes: &[u8]) -> Result<(), asdf::Error> 
 fn to_json(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<ExitCode, asdf::Error> {
     let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
     refuse_input_as_output(&file, out)?;
-    let (text, warnings) = json::to_json(&file);
     for w in file.warnings() {
         report::warning(&w.to_string());
     }
-    for w in &warnings {
-        report::warning(&format!("{w} (written as its tree)"));
+    // Written as it is made: to standard output, or to a new file renamed into place.
+    let mut warnings = Vec::new();
+    match out {
+        None => {
+            let mut o = out::Stdout;
+            warnings = json::to_json(&file, &mut o).map_err(|source| asdf::Error::Io {
+                path: "<stdout>".into(),
+                source,
+            })?;
+        }
+        Some(out) => {
+            asdf::write_atomically(out, |w| {
+                warnings = json::to_json(&file, w)?;
+                Ok(())
+            })?;
+            eprintln!("wrote {}", out.display());
+        }
     }
-    emit(out, text.as_bytes())?;
+    for w in &warnings {
+        report::warning(w);
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -677,7 +725,10 @@ fn run_search(
         }
     };
     let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
-    let hits = search::search(&file, &q);
+    let (hits, warning) = search::search(&file, &q);
+    if let Some(w) = warning {
+        report::warning(&w);
+    }
     for h in &hits {
         match &h.value {
             Some(v) => println!("{} ({}): {}", h.pointer, h.type_, v.replace('\n', "\\n")),

@@ -47,3 +47,17 @@ pub fn stdout_bytes(bytes: &[u8]) -> std::io::Result<()> {
         r => r,
     }
 }
+
+/// Standard output as an `io::Write` whose broken pipe is not an error (see [`stdout_bytes`]).
+#[derive(Debug)]
+pub struct Stdout;
+
+impl std::io::Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        stdout_bytes(buf).map(|()| buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}

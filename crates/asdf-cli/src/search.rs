@@ -21,10 +21,25 @@ pub struct Hit {
     pub value: Option<String>,
 }
 
-pub fn search(file: &AsdfFile, q: &Query) -> Vec<Hit> {
+/// The hits, and a warning when aliases were too many to follow all.
+pub fn search(file: &AsdfFile, q: &Query) -> (Vec<Hit>, Option<String>) {
     let mut hits = Vec::new();
-    walk(file, file.tree(), "", "", q, &mut hits, &mut Vec::new());
-    hits
+    let mut w = Walk {
+        file,
+        q,
+        stack: Vec::new(),
+        expansion: crate::budget::Expansion::default(),
+    };
+    w.walk(file.tree(), "", "", &mut hits);
+    (hits, w.expansion.warning())
+}
+
+struct Walk<'a> {
+    file: &'a AsdfFile,
+    q: &'a Query,
+    /// The addresses of the ancestors: an alias back to one of them is not followed.
+    stack: Vec<usize>,
+    expansion: crate::budget::Expansion,
 }
 
 fn type_names(n: &Node) -> Vec<String> {
@@ -71,42 +86,50 @@ fn value_matches(n: &Node, want: &str) -> bool {
     }
 }
 
-/// `stack` holds the addresses of the ancestors: an alias back to one of them is not followed.
-fn walk(file: &AsdfFile, n: &Node, key: &str, ptr: &str, q: &Query, hits: &mut Vec<Hit>, stack: &mut Vec<usize>) {
-    let n = file.document().resolve(n);
-    let addr = std::ptr::from_ref(n) as usize;
-    if stack.contains(&addr) {
-        return;
-    }
-    let types = type_names(n);
-    let ok = q.key.as_ref().is_none_or(|r| !ptr.is_empty() && r.is_match(key))
-        && q.type_.as_ref().is_none_or(|r| types.iter().any(|t| r.is_match(t)))
-        && q.value.as_deref().is_none_or(|v| value_matches(n, v));
-    if ok {
-        hits.push(Hit {
-            pointer: if ptr.is_empty() { "/".to_owned() } else { ptr.to_owned() },
-            type_: crate::type_name(n),
-            value: n.as_scalar().map(|s| s.text.chars().take(60).collect()),
-        });
-    }
-    if crate::is_ndarray(n) {
-        return;
-    }
-    stack.push(addr);
-    match &n.kind {
-        NodeKind::Mapping(m) => {
-            for (k, v) in &m.entries {
-                let k = k.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
-                let p = format!("{ptr}/{}", asdf::escape_pointer_token(&k));
-                walk(file, v, &k, &p, q, hits, stack);
-            }
+impl Walk<'_> {
+    fn walk(&mut self, n: &Node, key: &str, ptr: &str, hits: &mut Vec<Hit>) {
+        let alias = matches!(n.kind, NodeKind::Alias(_));
+        let n = self.file.document().resolve(n);
+        let addr = std::ptr::from_ref(n) as usize;
+        if self.stack.contains(&addr) || self.stack.len() >= crate::budget::MAX_DEPTH || !self.expansion.enter(alias) {
+            return;
         }
-        NodeKind::Sequence(s) => {
-            for (i, v) in s.items.iter().enumerate() {
-                walk(file, v, &i.to_string(), &format!("{ptr}/{i}"), q, hits, stack);
-            }
-        }
-        _ => {}
+        self.visit(n, key, ptr, hits, addr);
+        self.expansion.leave(alias);
     }
-    stack.pop();
+
+    fn visit(&mut self, n: &Node, key: &str, ptr: &str, hits: &mut Vec<Hit>, addr: usize) {
+        let q = self.q;
+        let types = type_names(n);
+        let ok = q.key.as_ref().is_none_or(|r| !ptr.is_empty() && r.is_match(key))
+            && q.type_.as_ref().is_none_or(|r| types.iter().any(|t| r.is_match(t)))
+            && q.value.as_deref().is_none_or(|v| value_matches(n, v));
+        if ok {
+            hits.push(Hit {
+                pointer: if ptr.is_empty() { "/".to_owned() } else { ptr.to_owned() },
+                type_: crate::type_name(n),
+                value: n.as_scalar().map(|s| s.text.chars().take(60).collect()),
+            });
+        }
+        if crate::is_ndarray(n) {
+            return;
+        }
+        self.stack.push(addr);
+        match &n.kind {
+            NodeKind::Mapping(m) => {
+                for (k, v) in &m.entries {
+                    let k = k.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
+                    let p = format!("{ptr}/{}", asdf::escape_pointer_token(&k));
+                    self.walk(v, &k, &p, hits);
+                }
+            }
+            NodeKind::Sequence(s) => {
+                for (i, v) in s.items.iter().enumerate() {
+                    self.walk(v, &i.to_string(), &format!("{ptr}/{i}"), hits);
+                }
+            }
+            _ => {}
+        }
+        self.stack.pop();
+    }
 }

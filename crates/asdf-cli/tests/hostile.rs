@@ -361,3 +361,87 @@ fn a_bad_checksum_is_never_rewritten_as_a_good_one() {
         assert!(!std::path::Path::new(&out).exists(), "{cmd} wrote {out}");
     }
 }
+
+#[test]
+fn zero_strides_stream_through_to_json_and_diff() {
+    let d = scratch("zerostride-stream");
+    let tree = "data: !core/ndarray-1.0.0 {source: 0, datatype: float64, byteorder: little, shape: [2000, 10000], strides: [0, 0]}\n";
+    let mut f = head(tree);
+    f.extend(block(&[0; 4], &1.5f64.to_le_bytes(), 8, [0; 16]));
+    let p = put(&d, "zs.asdf", &f);
+    let out = d.join("zs.json").to_string_lossy().into_owned();
+    let o = run_measured(&["to-json", &p, "-o", &out], Duration::from_secs(240));
+    row("zero strides, 2e7 elements", "to-json", &o);
+    clean(&o, "to-json");
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.peak_mib <= 64.0, "to-json: {:.1} MiB", o.peak_mib);
+    // The whole output is not parsed here (it would raise this process's memory, which
+    // the children's measured peaks inherit): its shape is checked by its size and ends.
+    let (mut head, mut rows, mut last) = (Vec::new(), 0usize, Vec::new());
+    {
+        use std::io::Read as _;
+        let mut r = std::fs::File::open(&out).unwrap();
+        let mut buf = vec![0u8; 1 << 16];
+        let mut prev = [0u8; 3];
+        loop {
+            let n = r.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            if head.len() < 400 {
+                head.extend_from_slice(&buf[..n.min(400)]);
+            }
+            let mut joined = prev.to_vec();
+            joined.extend_from_slice(&buf[..n]);
+            rows += joined.windows(4).filter(|w| *w == b"], [").count();
+            prev.copy_from_slice(&joined[joined.len() - 3..]);
+            last = joined[joined.len().saturating_sub(32)..].to_vec();
+        }
+    }
+    let text = String::from_utf8_lossy(&head).into_owned();
+    assert!(text.contains("\"shape\": [2000, 10000]"), "{text}");
+    assert!(text.contains("\"data\": [[1.5, 1.5"), "{text}");
+    assert!(
+        last.ends_with(b"1.5, 1.5]]\n  }\n}\n"),
+        "{}",
+        String::from_utf8_lossy(&last)
+    );
+    assert_eq!(rows, 1999);
+    let o = run_measured(&["diff", &p, &p], Duration::from_secs(240));
+    row("zero strides, 2e7 elements", "diff", &o);
+    assert_eq!(o.code, 0, "{}", o.stdout);
+    assert!(o.peak_mib <= 64.0, "diff: {:.1} MiB", o.peak_mib);
+    let o = run_measured(&["to-yaml", &p], Duration::from_secs(60));
+    row("zero strides, 2e7 elements", "to-yaml", &o);
+    clean(&o, "to-yaml");
+    assert_eq!(o.code, 1);
+    assert!(o.peak_mib <= 64.0, "to-yaml: {:.1} MiB", o.peak_mib);
+}
+
+#[test]
+fn an_alias_bomb_of_a_few_hundred_bytes() {
+    let d = scratch("aliasbomb");
+    // Seven levels of ten aliases each: 10^7 nodes when expanded.
+    let mut tree = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..7 {
+        let items = vec![format!("*a{}", i - 1); 10].join(", ");
+        tree.push_str(&format!("a{i}: &a{i} [{items}]\n"));
+    }
+    let f = head(&tree);
+    assert!(f.len() < 700, "{} bytes", f.len());
+    let p = put(&d, "bomb.asdf", &f);
+    for args in [
+        vec!["info", p.as_str(), "--max-rows", "0"],
+        vec!["search", p.as_str(), "--type", "str"],
+        vec!["to-json", p.as_str()],
+        vec!["diff", p.as_str(), p.as_str()],
+        vec!["validate", p.as_str()],
+        vec!["to-yaml", p.as_str()],
+    ] {
+        let o = run_measured(&args, Duration::from_secs(120));
+        row("alias bomb, 619 bytes, 1e7 nodes", args[0], &o);
+        clean(&o, args[0]);
+        assert!(o.peak_mib <= 256.0, "{}: {:.1} MiB", args[0], o.peak_mib);
+        assert!(o.stdout_len < 64 << 20, "{}: {} bytes of output", args[0], o.stdout_len);
+    }
+}

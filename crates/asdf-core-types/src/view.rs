@@ -163,6 +163,19 @@ impl View {
         Ok(out)
     }
 
+    /// Every element, decoded one at a time in C order, without holding them: a view that
+    /// repeats its block's bytes (zero strides) costs no memory for its repeats.
+    ///
+    /// # Errors
+    /// A block shorter than the view.
+    pub fn elements<'a>(&'a self, block: &'a [u8]) -> Result<impl Iterator<Item = Element> + 'a, NdArrayError> {
+        self.check_block(block)?;
+        let size = self.datatype.size();
+        Ok(self
+            .positions()
+            .map(move |pos| decode_element(&self.datatype, &block[pos..pos + size], self.byteorder)))
+    }
+
     fn check_block(&self, block: &[u8]) -> Result<(), NdArrayError> {
         let r = self.byte_range();
         if r.end > block.len() as u64 {

@@ -1259,6 +1259,30 @@ impl AsdfFile {
         out
     }
 
+    /// Hands `f` the elements of the ndarray at `pointer` in C order, decoded one at a time
+    /// and never held together (a zero-strided view of 10^9 elements costs nothing to walk);
+    /// only the array's block is held, as [`AsdfFile::array_iter`] holds it. Masks are not
+    /// applied (read them with [`AsdfFile::array`]).
+    ///
+    /// # Errors
+    /// As [`AsdfFile::array`].
+    pub fn with_elements<R>(
+        &self,
+        pointer: &str,
+        f: impl FnOnce(&[usize], &mut dyn Iterator<Item = Element>) -> R,
+    ) -> Result<R, Error> {
+        let err = array_error(pointer);
+        let a = self.ndarray_at(pointer)?;
+        if a.source.is_none() {
+            let d = a.decode(None).map_err(err)?;
+            return Ok(f(&d.shape, &mut d.elements.into_iter()));
+        }
+        let (view, at) = self.view_of(&a, pointer)?;
+        let data = self.block_data(at, pointer)?;
+        let mut it = view.elements(&data).map_err(err)?;
+        Ok(f(&view.shape, &mut it))
+    }
+
     /// Decodes the ndarray at `pointer` (its block is read now, and only its block).
     ///
     /// # Errors

@@ -15,7 +15,10 @@ pub struct Outcome {
     /// Signal that ended the child, if any.
     pub signal: Option<i32>,
     /// Standard output and standard error.
+    /// Standard output (its first 256 KiB and last 4 KiB) and error.
     pub stdout: String,
+    /// How many bytes the child wrote to standard output.
+    pub stdout_len: usize,
     pub stderr: String,
     /// Peak resident set size, MiB.
     pub peak_mib: f64,
@@ -24,9 +27,10 @@ pub struct Outcome {
 }
 
 /// Runs `asdf-cli ARGS` with a wall-clock limit (killed past it, which fails the test) and
-/// measures its peak RSS with `wait4`.
+/// measures its peak RSS with `wait4`. The figure is an upper bound: Linux starts a spawned
+/// child's `ru_maxrss` from this (parent) process's own high-water mark, so tests keep this
+/// process small (no big file read whole, child output kept only in part).
 pub fn run_measured(args: &[&str], limit: Duration) -> Outcome {
-    use std::io::Read as _;
     let t = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_asdf-cli"))
         .args(args)
@@ -38,16 +42,39 @@ pub fn run_measured(args: &[&str], limit: Duration) -> Outcome {
     let pid = i32::try_from(child.id()).unwrap();
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
-    let so = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = out.read_to_end(&mut s);
-        s
-    });
-    let se = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = err.read_to_end(&mut s);
-        s
-    });
+    // Only the head and the tail of what the child writes are kept: a test process that
+    // grew would raise its children's measured peak (a spawned child starts from the
+    // parent's high-water mark in `ru_maxrss`).
+    fn keep(mut r: impl std::io::Read) -> (Vec<u8>, usize) {
+        const HEAD: usize = 256 << 10;
+        const TAIL: usize = 4 << 10;
+        let (mut head, mut tail, mut total) = (Vec::new(), std::collections::VecDeque::new(), 0usize);
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            let n = match r.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            total += n;
+            for &b in &buf[..n] {
+                if head.len() < HEAD {
+                    head.push(b);
+                } else {
+                    tail.push_back(b);
+                    if tail.len() > TAIL {
+                        tail.pop_front();
+                    }
+                }
+            }
+        }
+        if !tail.is_empty() {
+            head.extend_from_slice(b"\n[...]\n");
+            head.extend(tail);
+        }
+        (head, total)
+    }
+    let so = std::thread::spawn(move || keep(&mut out));
+    let se = std::thread::spawn(move || keep(&mut err));
     let mut status = 0i32;
     // SAFETY: rusage is plain data; zeroed is a valid value for it.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -66,8 +93,9 @@ pub fn run_measured(args: &[&str], limit: Duration) -> Outcome {
         std::thread::sleep(Duration::from_millis(5));
     }
     let secs = t.elapsed().as_secs_f64();
-    let stdout = String::from_utf8_lossy(&so.join().unwrap()).into_owned();
-    let stderr = String::from_utf8_lossy(&se.join().unwrap()).into_owned();
+    let (so, stdout_len) = so.join().unwrap();
+    let stdout = String::from_utf8_lossy(&so).into_owned();
+    let stderr = String::from_utf8_lossy(&se.join().unwrap().0).into_owned();
     let (code, signal) = if libc::WIFEXITED(status) {
         (libc::WEXITSTATUS(status), None)
     } else {
@@ -77,6 +105,7 @@ pub fn run_measured(args: &[&str], limit: Duration) -> Outcome {
         code,
         signal,
         stdout,
+        stdout_len,
         stderr,
         // ru_maxrss is in KiB on Linux.
         #[allow(clippy::cast_precision_loss)]
