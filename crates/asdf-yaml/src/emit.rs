@@ -548,7 +548,14 @@ impl<'a> Walker<'a> {
                     style = ScalarStyle::DoubleQuoted;
                 }
                 let tag = if no_tag && !p.quoted_implicit && style != ScalarStyle::Plain {
-                    Some(("!", ""))
+                    // C libyaml (PyYAML's CSafeDumper) writes the non-specific `!` here, which
+                    // reads back as a string: a timestamp in a flow collection would lose its
+                    // type. The value's own tag is written instead (`!!timestamp '...'`), as
+                    // PyYAML's pure-Python emitter does; strings are never in this case.
+                    match effective_tag(n, s) {
+                        t if t.starts_with(tags::YAML) && t != tags::STR => Some(self.split_tag(t)?),
+                        _ => Some(("!", "")),
+                    }
                 } else {
                     p.tag
                 };

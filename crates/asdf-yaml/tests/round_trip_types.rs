@@ -1,0 +1,43 @@
+//! Values keep their type through emit and parse wherever the emitter has to quote them
+//! (found by the `yaml` fuzz target: C libyaml's `! '...'` turned a timestamp in a flow
+//! collection into a string).
+
+#![allow(clippy::unwrap_used)]
+
+use asdf_yaml::{EmitOptions, Limits, NodeKind, Value, emit, parse};
+
+#[test]
+fn a_timestamp_in_a_flow_mapping_stays_a_timestamp() {
+    for text in [
+        "--- {time: 2001-11-23 10:01:42}\n",
+        "--- {time: 2001-11-23 10:01:42 -5, who: ed}\n",
+        "--- [2023-07-28 17:58:39.903239, 2002-12-14]\n",
+    ] {
+        let first = parse(text.as_bytes(), &Limits::default()).unwrap();
+        let out = emit(&first.document, &EmitOptions::default()).unwrap();
+        let again = parse(&out, &Limits::default()).unwrap();
+        let stamps = |d: &asdf_yaml::Document| -> Vec<String> {
+            let mut v = Vec::new();
+            let items: Vec<&asdf_yaml::Node> = match &d.root.kind {
+                NodeKind::Mapping(m) => m.entries.iter().map(|(_, v)| v).collect(),
+                NodeKind::Sequence(s) => s.items.iter().collect(),
+                _ => Vec::new(),
+            };
+            for n in items {
+                if let NodeKind::Scalar(s) = &n.kind
+                    && s.value == Value::Timestamp
+                {
+                    v.push(s.text.to_string());
+                }
+            }
+            v
+        };
+        assert!(!stamps(&first.document).is_empty(), "{text}");
+        assert_eq!(
+            stamps(&first.document),
+            stamps(&again.document),
+            "{}",
+            String::from_utf8_lossy(&out)
+        );
+    }
+}
