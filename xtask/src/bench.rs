@@ -118,9 +118,16 @@ pub fn child(args: &[String]) -> Result<()> {
             f.write_to(arg(1), &options)?;
             report(t.elapsed().as_secs_f64(), n as f64);
         }
-        "sum" => {
+        "sum" | "sum-default" => {
             let t = Instant::now();
-            let f = asdf::open(arg(1))?;
+            // `sum` maps the file (explicit); `sum-default` opens with the default options
+            // (positioned reads: a file truncated by another process cannot crash the reader).
+            let opts = if arg(0) == "sum" {
+                OpenOptions::default().memmap(true)
+            } else {
+                OpenOptions::default()
+            };
+            let f = asdf::open_with(arg(1), opts)?;
             // Summed as numpy sums (several partial sums the compiler can vectorise).
             let mut lanes = [0.0f64; 8];
             f.array_chunks::<f64>("/data", |c| {
@@ -136,9 +143,12 @@ pub fn child(args: &[String]) -> Result<()> {
             })?;
             report(t.elapsed().as_secs_f64(), lanes.iter().sum());
         }
-        "element" | "element-novalidate" => {
+        "element" | "element-novalidate" | "element-default" => {
             let t = Instant::now();
-            let f = asdf::open_with(arg(1), OpenOptions::default().validate(arg(0) == "element"))?;
+            let opts = OpenOptions::default()
+                .validate(arg(0) != "element-novalidate")
+                .memmap(arg(0) != "element-default");
+            let f = asdf::open_with(arg(1), opts)?;
             let n = f.view("/data")?.shape[0];
             let e = f.element("/data", &[n / 2 + 7])?;
             let v = match e {
@@ -493,9 +503,24 @@ pub fn bench(args: &[String]) -> Result<()> {
                 &mut || peer(&["sum", &big_s]),
                 &mut || python(&["np-sum", &np_big]),
                 &mut || python(&["h5-sum", &h5_big]),
+                &mut || ours(&["sum-default", &big_s]),
             ],
         )?;
-        let (o, p, p_map, r, np, h5) = (m[0], m[1], m[2], m[3], m[4], m[5]);
+        let (o, p, p_map, r, np, h5, o_read) = (m[0], m[1], m[2], m[3], m[4], m[5], m[6]);
+        if (o_read.check - o.check).abs() > want_sum * 1e-9 {
+            bail!("sum: ours mapped {} read {}", o.check, o_read.check);
+        }
+        // The cost of the safe default (no memory map): its own row, against the mapped open.
+        table.row(
+            "open + sum 1 GiB (default: read, no mmap)",
+            o_read,
+            Some(("asdf-rs mapped (memmap(true))", o)),
+        );
+        table.row(
+            "open + sum 1 GiB (default: read, no mmap)",
+            o_read,
+            Some(("Python asdf 6.0 default", p)),
+        );
         if (o.check - want_sum).abs() > want_sum * 1e-9 {
             bail!("sum: ours {} want {want_sum}", o.check);
         }
@@ -546,9 +571,15 @@ pub fn bench(args: &[String]) -> Result<()> {
                 &mut || ours(&["element-novalidate", &big_s]),
                 &mut || python(&["np-element", &np_big]),
                 &mut || python(&["h5-element", &h5_big]),
+                &mut || ours(&["element-default", &big_s]),
             ],
         )?;
-        let (o, p, p_map, r, o_nv, np, h5) = (m[0], m[1], m[2], m[3], m[4], m[5], m[6]);
+        let (o, p, p_map, r, o_nv, np, h5, o_read) = (m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7]);
+        table.row(
+            "open (validating) + one element of 1 GiB (default: read, no mmap)",
+            o_read,
+            Some(("asdf-rs mapped (memmap(true))", o)),
+        );
         let want = ((BIG_ELEMENTS / 2 + 7) as f64) * 0.5;
         if o.check != want {
             bail!("element: ours {} want {want}", o.check);

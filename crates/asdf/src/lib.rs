@@ -213,7 +213,11 @@ pub struct OpenOptions {
     pub validate: bool,
     /// Verify block checksums whenever a block is read (default off).
     pub verify_checksums: bool,
-    /// Memory-map the file (default on).
+    /// Memory-map the file (default off). A mapped file that another process truncates while
+    /// it is read kills the reading process with SIGBUS, which no error handling can catch;
+    /// the default reads with positioned reads instead (as Python asdf does by default since
+    /// 4.0). Turn it on for speed on files nobody else writes (`cargo xtask bench` measures
+    /// both).
     pub memmap: bool,
     /// Layout limits.
     pub layout_limits: asdf_layout::Limits,
@@ -242,7 +246,7 @@ impl Default for OpenOptions {
         Self {
             validate: true,
             verify_checksums: false,
-            memmap: true,
+            memmap: false,
             layout_limits: asdf_layout::Limits::default(),
             yaml_limits: asdf_yaml::Limits::default(),
             references: ReferencePolicy::default(),

@@ -394,3 +394,23 @@ fn concurrent_updates_never_lose_bytes() {
     let note = back.get("/note").unwrap().as_str().unwrap().to_owned();
     assert!(landed.contains(&note), "{note} never landed");
 }
+
+/// Another process truncates the file while it is open: with the default options (no memory
+/// map) reading its blocks is an I/O error, never SIGBUS (which would kill this test process).
+#[test]
+fn a_file_truncated_while_open_is_an_error_not_a_crash() {
+    let d = tmp("truncated");
+    let p = d.join("t.asdf");
+    two_arrays(&p, &WriteOptions::default());
+    let f = asdf::open(&p).unwrap();
+    let first_block = f.blocks().block(0).unwrap().data_offset;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_len(first_block + 3)
+        .unwrap();
+    assert!(f.array_as::<f64>("/a").is_err());
+    assert!(f.array_as::<f64>("/b").is_err());
+    assert!(f.blocks().check_block(1).is_err());
+}
