@@ -43,7 +43,11 @@ fn every_single_byte_flip_of_small_files() {
                 });
                 let took = t.elapsed();
                 assert!(r.is_ok(), "{}: byte {i} ^ {mask:#04x} panics", p.display());
-                assert!(took < Duration::from_secs(5), "{}: byte {i} ^ {mask:#04x} took {took:?}", p.display());
+                assert!(
+                    took < Duration::from_secs(5),
+                    "{}: byte {i} ^ {mask:#04x} took {took:?}",
+                    p.display()
+                );
                 slowest = slowest.max(took);
                 cases += 1;
             }

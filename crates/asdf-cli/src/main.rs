@@ -766,11 +766,11 @@ fn edit(path: &std::path::Path, in_place: bool) -> Result<ExitCode, asdf::Error>
         .keep();
     let tmp = private.join(format!("{stem}.yaml"));
     {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(io(&tmp))?;
+        let mut o = std::fs::OpenOptions::new();
+        o.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+        let mut f = o.open(&tmp).map_err(io(&tmp))?;
         f.write_all(&original).map_err(io(&tmp))?;
     }
     let editor = std::env::var("VISUAL")
@@ -835,18 +835,25 @@ fn edit(path: &std::path::Path, in_place: bool) -> Result<ExitCode, asdf::Error>
         return Ok(keep("lines above are lines of that file"));
     }
     let options = asdf::WriteOptions::default().validate(false);
-    if in_place {
-        match file.update(&options)? {
-            asdf::Update::InPlace { tree_bytes, room, .. } => println!(
-                "updated {} in place (tree {tree_bytes} of {room} bytes; blocks untouched)",
-                path.display()
-            ),
-            asdf::Update::Rewritten(why) => println!("rewrote {} ({why:?})", path.display()),
-            other => println!("wrote {} ({other:?})", path.display()),
-        }
+    let written = if in_place {
+        file.update(&options).map(Some)
     } else {
-        file.write_to(path, &options)?;
-        println!("wrote {}", path.display());
+        file.write_to(path, &options).map(|()| None)
+    };
+    match written {
+        Ok(Some(asdf::Update::InPlace { tree_bytes, room, .. })) => println!(
+            "updated {} in place (tree {tree_bytes} of {room} bytes; blocks untouched)",
+            path.display()
+        ),
+        Ok(Some(asdf::Update::Rewritten(why))) => println!("rewrote {} ({why:?})", path.display()),
+        Ok(Some(other)) => println!("wrote {} ({other:?})", path.display()),
+        Ok(None) => println!("wrote {}", path.display()),
+        Err(e @ asdf::Error::Changed { .. }) => {
+            // Another writer got there first: its bytes stay, the user's text is kept.
+            report::error(&e.to_string());
+            return Ok(keep("edit it again after reopening the file"));
+        }
+        Err(e) => return Err(e),
     }
     let _ = std::fs::remove_dir_all(&private);
     Ok(ExitCode::SUCCESS)

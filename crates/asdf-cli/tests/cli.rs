@@ -673,3 +673,53 @@ fn damaged_files_never_crash_a_command() {
     }
     assert!(runs > 500, "{runs}");
 }
+
+/// The file changes while the editor is open (another writer updated it): `edit --in-place`
+/// and a plain `edit` refuse, keep the user's text, and leave the other writer's bytes alone.
+#[test]
+fn edit_refuses_a_file_changed_while_the_editor_was_open() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-edit-race");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("small.asdf");
+    let other = dir.join("other.asdf");
+    for in_place in [true, false] {
+        std::fs::copy(root().join("examples/data/small.asdf"), &p).unwrap();
+        // Another writer: the same file with a different tree, written over it in place.
+        let (code, text) = run_with_editor(
+            &["edit", "--in-place", &p.display().to_string()],
+            "sed -i 's/asdf-rs example/other writer/'",
+        );
+        assert_eq!(code, 0, "{text}");
+        std::fs::copy(&p, &other).unwrap();
+        std::fs::copy(root().join("examples/data/small.asdf"), &p).unwrap();
+        // The editor, while open, sees the other writer land (its bytes copied over the file),
+        // then makes its own change.
+        let script = dir.join("editor.sh");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\ncat '{}' > '{}'\nsed -i 's/asdf-rs example/mine/' \"$1\"\n",
+                other.display(),
+                p.display()
+            ),
+        )
+        .unwrap();
+        let landed = std::fs::read(&other).unwrap();
+        let mut args = vec!["edit"];
+        if in_place {
+            args.push("--in-place");
+        }
+        let f = p.display().to_string();
+        args.push(&f);
+        let (code, text) = run_with_editor(&args, &format!("sh '{}'", script.display()));
+        assert_eq!(code, 1, "in place {in_place}: {text}");
+        assert!(text.contains("changed since it was opened"), "{text}");
+        assert_eq!(
+            std::fs::read(&p).unwrap(),
+            landed,
+            "the other writer's bytes were touched"
+        );
+        assert!(text.contains("your edit is kept in"), "{text}");
+    }
+}
