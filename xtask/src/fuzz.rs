@@ -1,4 +1,4 @@
-//! `cargo xtask fuzz [--seconds N] [TARGET...]`: seeds each cargo-fuzz target's corpus from the
+//! `cargo xtask fuzz [--seconds N] [--seed N] [TARGET...]`: seeds each cargo-fuzz target's corpus from the
 //! conformance files, runs it for N seconds (stable toolchain, `--sanitizer none`), and prints
 //! executions, coverage and crashes per target. A crash fails the task and names the artifact
 //! to copy into `tests/fuzz-crashes/TARGET/`, where `tests/fuzz_replay.rs` replays it.
@@ -116,11 +116,14 @@ fn stats(log: &str) -> [u64; 6] {
 
 pub fn fuzz(args: &[String]) -> Result<()> {
     let mut seconds = 60u64;
+    let mut seed_arg: Option<u64> = None;
     let mut targets: Vec<String> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         if a == "--seconds" {
             seconds = it.next().context("--seconds N")?.parse()?;
+        } else if a == "--seed" {
+            seed_arg = Some(it.next().context("--seed N")?.parse::<u64>()?);
         } else if TARGETS.contains(&a.as_str()) {
             targets.push(a.clone());
         } else {
@@ -150,14 +153,14 @@ pub fn fuzz(args: &[String]) -> Result<()> {
         let corpus = corpus_dir(t);
         let artifacts = Path::new("target/fuzz-artifacts").join(t);
         std::fs::create_dir_all(&artifacts)?;
-        let out = fuzz_cmd(&[
+        let mut run: Vec<String> = [
             "run",
             "--fuzz-dir",
             "fuzz",
             "--sanitizer",
             "none",
             "-O",
-            t,
+            t.as_str(),
             &corpus.to_string_lossy(),
             "--",
             &format!("-max_total_time={seconds}"),
@@ -166,8 +169,16 @@ pub fn fuzz(args: &[String]) -> Result<()> {
             "-max_len=262144",
             &format!("-artifact_prefix={}/", artifacts.display()),
             "-print_final_stats=1",
-        ])
-        .output()?;
+        ]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect();
+        // A fixed seed (`--seed`, as CI runs it): the same inputs are tried run after run.
+        if let Some(s) = seed_arg {
+            run.push(format!("-seed={s}"));
+        }
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
+        let out = fuzz_cmd(&run).output()?;
         let log = String::from_utf8_lossy(&out.stderr).into_owned();
         std::fs::write(artifacts.join("last-run.log"), &log)?;
         let [execs, cov, ft, corp, new, rss] = stats(&log);

@@ -763,7 +763,7 @@ impl<S: ReadAt> Reader<S> {
     fn pieces(&self, b: &BlockInfo, sink: &mut dyn FnMut(&[u8])) -> Result<()> {
         let i = b.index;
         if b.header.compression.is_none() {
-            self.check_stored_in_file(&b)?;
+            self.check_stored_in_file(b)?;
             if self.source.holds_in_memory() {
                 let len = usize::try_from(b.stored_len).map_err(|_| {
                     Error::Limits(LimitError::Allocation {
@@ -794,7 +794,7 @@ impl<S: ReadAt> Reader<S> {
         }
         let stored = self.read_stored(i)?;
         let label = b.header.compression;
-        let codec = self.codec(&b)?;
+        let codec = self.codec(b)?;
         let expected = usize::try_from(b.header.data_size).map_err(|_| {
             Error::Limits(LimitError::Allocation {
                 block: b.index,

@@ -30,6 +30,8 @@ pub struct Outcome {
 /// measures its peak RSS with `wait4`. The figure is an upper bound: Linux starts a spawned
 /// child's `ru_maxrss` from this (parent) process's own high-water mark, so tests keep this
 /// process small (no big file read whole, child output kept only in part).
+// The child is reaped by `wait4` (for its resource usage), which the lint does not see.
+#[allow(clippy::zombie_processes)]
 pub fn run_measured(args: &[&str], limit: Duration) -> Outcome {
     let t = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_asdf-cli"))
