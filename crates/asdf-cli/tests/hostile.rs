@@ -445,3 +445,40 @@ fn an_alias_bomb_of_a_few_hundred_bytes() {
         assert!(o.stdout_len < 64 << 20, "{}: {} bytes of output", args[0], o.stdout_len);
     }
 }
+
+#[test]
+fn big_blocks_are_verified_and_copied_in_bounded_memory() {
+    use std::io::Write as _;
+    let d = scratch("bigblock");
+    let n: u64 = 256 << 20;
+    let p = d.join("big.asdf");
+    {
+        // Written in pieces: this process stays small (its children's peaks start from it).
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&p).unwrap());
+        f.write_all(&head(&uint8_array(n))).unwrap();
+        let header = block(&[0; 4], &[], n, [0; 16]);
+        let mut header = header[..header.len()].to_vec();
+        // used and allocated sizes: the data follows.
+        header[14..22].copy_from_slice(&n.to_be_bytes());
+        header[22..30].copy_from_slice(&n.to_be_bytes());
+        f.write_all(&header).unwrap();
+        let piece = vec![7u8; 1 << 20];
+        for _ in 0..n >> 20 {
+            f.write_all(&piece).unwrap();
+        }
+    }
+    let p = p.to_string_lossy().into_owned();
+    let o = run_measured(&["verify", &p], Duration::from_secs(120));
+    row("256 MiB uncompressed block", "verify", &o);
+    assert_eq!(o.code, 0, "{}", o.stdout);
+    assert!(o.peak_mib <= 64.0, "verify: {:.1} MiB", o.peak_mib);
+    let out = d.join("copy.asdf").to_string_lossy().into_owned();
+    let o = run_measured(&["defragment", &p, "-o", &out], Duration::from_secs(120));
+    row("256 MiB uncompressed block", "defragment", &o);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.peak_mib <= 64.0, "defragment: {:.1} MiB", o.peak_mib);
+    let o = run_measured(&["verify", &out], Duration::from_secs(120));
+    assert_eq!(o.code, 0, "{}", o.stdout);
+    assert!(o.stdout.contains("checksum StoredBytes"), "{}", o.stdout);
+    let _ = std::fs::remove_dir_all(&d);
+}

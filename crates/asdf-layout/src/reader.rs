@@ -542,6 +542,32 @@ impl<S: ReadAt> Reader<S> {
             .map_err(Error::io_at(b.data_offset))
     }
 
+    /// Block `i`'s stored (possibly compressed) bytes handed to `sink` in pieces (the whole
+    /// range at once from memory-backed sources, 4 MiB reads otherwise): bounded memory
+    /// whatever the block's size.
+    ///
+    /// # Errors
+    /// As [`Reader::read_stored`]; `sink`'s error stops the read.
+    pub fn read_stored_pieces(&self, i: usize, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        let b = self.block(i)?;
+        self.check_stored_in_file(&b)?;
+        if self.source.holds_in_memory() {
+            return sink(&self.read_stored(i)?);
+        }
+        const STEP: u64 = 4 << 20;
+        let mut at = 0;
+        while at < b.stored_len {
+            let len = usize::try_from((b.stored_len - at).min(STEP)).unwrap_or(0);
+            let piece = self
+                .source
+                .bytes_at(b.data_offset + at, len)
+                .map_err(Error::io_at(b.data_offset + at))?;
+            sink(&piece)?;
+            at += len as u64;
+        }
+        Ok(())
+    }
+
     fn check_decodable(&self, b: &BlockInfo) -> Result<()> {
         let h = &b.header;
         if h.compression.is_none() {
@@ -879,11 +905,16 @@ impl<S: ReadAt> Reader<S> {
                 Err(checksum_error(&b, actual))
             };
         }
-        let stored = self.read_stored(i)?;
-        let actual = md5_of(&stored);
+        let mut stored_md5 = Md5::new();
+        self.read_stored_pieces(i, &mut |p| {
+            stored_md5.update(p);
+            Ok(())
+        })?;
+        let actual: [u8; 16] = stored_md5.finalize().into();
         if actual == b.header.checksum {
             return Ok(ChecksumStatus::StoredBytes);
         }
+        let stored = self.read_stored(i)?;
         // The older convention: MD5 of the decoded bytes, hashed as they are decoded (bounded
         // memory whatever the block's size).
         self.check_decodable(&b)?;

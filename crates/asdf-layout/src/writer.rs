@@ -487,6 +487,73 @@ impl<W: Write + Seek> Writer<W> {
         self.write_stored_overlapped(stored, &mut h, opts, &mut |_| Ok(()))
     }
 
+    /// Copies a block's stored bytes without holding them: `fill` hands `stored_len` bytes to
+    /// the sink it is given, in pieces; they are written (and hashed, with `opts.checksum`)
+    /// as they come, and the checksum is written into the header at the end. Returns the
+    /// written block and the MD5 of the bytes copied (whatever `opts.checksum`).
+    ///
+    /// # Errors
+    /// I/O errors; `fill`'s error; [`UsageError::BufferSize`] when `fill` hands over another
+    /// number of bytes than `stored_len`.
+    pub fn write_encoded_block_from(
+        &mut self,
+        header: BlockHeader,
+        stored_len: u64,
+        opts: &BlockOptions,
+        fill: &mut dyn FnMut(&mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>,
+    ) -> Result<(WrittenBlock, [u8; 16])> {
+        use md5::Digest as _;
+        self.state = State::Blocks;
+        let mut h = header;
+        h.flags &= !FLAG_STREAMED;
+        h.used_size = stored_len;
+        if h.compression.is_none() {
+            h.data_size = stored_len;
+        }
+        h.header_size = opts.header_size.max(BLOCK_HEADER_FIELDS);
+        let padding = if opts.pad_blocks {
+            padded_size(h.used_size) - h.used_size
+        } else {
+            opts.padding
+        };
+        h.allocated_size = h.used_size + padding;
+        h.checksum = [0; 16];
+        let offset = self.pos;
+        self.put(&h.to_bytes())?;
+        let data_offset = self.pos;
+        let mut hasher = md5::Md5::new();
+        fill(&mut |piece| {
+            hasher.update(piece);
+            self.put(piece)
+        })?;
+        if self.pos - data_offset != stored_len {
+            return Err(Error::Usage(crate::error::UsageError::BufferSize {
+                expected: stored_len,
+                got: self.pos - data_offset,
+            }));
+        }
+        self.write_zeros(padding)?;
+        self.offsets.push(offset);
+        let sum: [u8; 16] = hasher.finalize().into();
+        if opts.checksum {
+            let at = offset + CHECKSUM_AT;
+            self.inner.seek(SeekFrom::Start(at)).map_err(Error::io_at(at))?;
+            self.inner.write_all(&sum).map_err(Error::io_at(at))?;
+            self.inner
+                .seek(SeekFrom::Start(self.pos))
+                .map_err(Error::io_at(self.pos))?;
+            h.checksum = sum;
+        }
+        Ok((
+            WrittenBlock {
+                offset,
+                data_offset,
+                header: h,
+            },
+            sum,
+        ))
+    }
+
     fn write_stored_overlapped(
         &mut self,
         stored: &[u8],

@@ -616,12 +616,21 @@ impl AsdfFile {
                     let same = label.is_none_or(|l| l == b.compression());
                     // A block whose checksum does not match is never written again with a
                     // fresh, valid one: the corruption would be laundered.
-                    self.reader.verify_checksum(*i)?;
                     if same && !b.header.is_streamed() {
-                        // Copied without decoding.
-                        let stored = self.reader.read_stored(*i)?;
-                        w.write_encoded_block_overlapped(&stored, b.header, &opts.compression(b.compression()))?;
+                        // Copied without decoding, a piece at a time (bounded memory), hashed
+                        // on the way; a stored checksum that is not of these bytes is checked
+                        // against the decoded ones (older files), and otherwise fails the write.
+                        let (_, md5) = w.write_encoded_block_from(
+                            b.header,
+                            b.stored_len,
+                            &opts.compression(b.compression()),
+                            &mut |sink| self.reader.read_stored_pieces(*i, sink),
+                        )?;
+                        if b.header.has_checksum() && md5 != b.header.checksum {
+                            self.reader.verify_checksum(*i)?;
+                        }
                     } else {
+                        self.reader.verify_checksum(*i)?;
                         let data = self.reader.read_data(*i)?;
                         w.write_block_overlapped_with(
                             &data,
