@@ -93,6 +93,9 @@ const T_NUMBER: u8 = 8;
 const T_STRING: u8 = 16;
 const T_ARRAY: u8 = 32;
 const T_OBJECT: u8 = 64;
+/// A YAML timestamp with a time of day, which Python asdf's validator takes for a string where
+/// the schema says `type: string, format: date-time` (PyYAML reads such text as a datetime).
+const T_DATETIME: u8 = 128;
 
 fn type_bit(name: &str) -> Option<u8> {
     Some(match name {
@@ -119,6 +122,8 @@ fn type_bits(n: &Node) -> u8 {
             Value::Int(_) | Value::BigInt(_) => T_INT | T_NUMBER,
             Value::Float(_) => T_NUMBER,
             Value::Str => T_STRING,
+            // A date alone is a `date`, not a `datetime`, in Python: no exemption for it.
+            Value::Timestamp if s.text.trim().len() > 10 => T_DATETIME,
             Value::Timestamp | Value::Binary(_) => 0,
         },
     }
@@ -437,6 +442,11 @@ impl Compiler<'_> {
                     for n in &names {
                         // Unknown type names match nothing (as in Python's jsonschema).
                         bits |= type_bit(n).unwrap_or(0);
+                    }
+                    // Python asdf's `validate_type`: a datetime is a string where the format
+                    // is date-time.
+                    if bits & T_STRING != 0 && get("format").and_then(Node::as_str) == Some("date-time") {
+                        bits |= T_DATETIME;
                     }
                     Kw::Type(bits)
                 }

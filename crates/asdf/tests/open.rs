@@ -71,3 +71,31 @@ fn references_outside_the_directory_need_the_permissive_policy() {
     assert!(e.contains("http(s) references are not fetched"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// History entries as Python asdf writes them: `time` is a YAML timestamp where the schema
+/// says `type: string, format: date-time`. Python's validator takes a datetime for a string
+/// there, and so does this one: the file opens with validation on. A date alone is no
+/// datetime (in Python either) and fails.
+#[test]
+fn python_history_entries_with_timestamps_validate() {
+    let file = |time: &str| {
+        format!(
+            "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+             asdf_library: !core/software-1.0.0 {{author: The ASDF Developers, homepage: 'http://github.com/asdf-format/asdf',\n  name: asdf, version: 2.15.0}}\n\
+             history:\n  entries:\n  - !core/history_entry-1.0.0\n    description: Made by a pipeline\n    time: {time}\n\
+             data: 1\n...\n"
+        )
+        .into_bytes()
+    };
+    for ok in [
+        "2023-07-28 17:58:39.903239",
+        "2001-12-14t21:59:43.10-05:00",
+        "2001-12-14 21:59:43.10 -5",
+    ] {
+        let f = asdf::open_bytes(file(ok), OpenOptions::default());
+        assert!(f.is_ok(), "{ok}: {:?}", f.err());
+        assert!(f.unwrap().validate().unwrap().is_valid());
+    }
+    let bad = asdf::open_bytes(file("2002-12-14"), OpenOptions::default());
+    assert!(matches!(bad, Err(asdf::Error::Invalid(_))), "{bad:?}");
+}
