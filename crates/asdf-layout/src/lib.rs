@@ -49,7 +49,7 @@ pub use reader::{BlockDiscovery, BlockInfo, ChecksumStatus, ReadOptions, Reader,
 pub use source::MmapSource;
 pub use source::{ReadAt, RecordingSource, SeekSource};
 pub use version::{ParseVersionError, Version};
-pub use writer::{BlockOptions, PAD_BLOCK, StreamWriter, Writer, WrittenBlock, padded_size};
+pub use writer::{BlockOptions, PAD_BLOCK, PieceSink, StreamWriter, Writer, WrittenBlock, padded_size};
 
 /// The first read when searching a file (for the end of the tree, a block magic, the block
 /// index): most trees and indexes are small.

@@ -500,7 +500,7 @@ impl<W: Write + Seek> Writer<W> {
         header: BlockHeader,
         stored_len: u64,
         opts: &BlockOptions,
-        fill: &mut dyn FnMut(&mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>,
+        fill: &mut dyn FnMut(&mut PieceSink<'_>) -> Result<()>,
     ) -> Result<(WrittenBlock, [u8; 16])> {
         use md5::Digest as _;
         self.state = State::Blocks;
@@ -593,6 +593,9 @@ impl<W: Write + Seek> Writer<W> {
         Ok(written)
     }
 }
+
+/// Where [`Writer::write_encoded_block_from`]'s filler hands the stored bytes, in pieces.
+pub type PieceSink<'a> = dyn FnMut(&[u8]) -> Result<()> + 'a;
 
 /// The data of a streamed last block: write rows to it, then [`StreamWriter::finish`].
 #[derive(Debug)]
