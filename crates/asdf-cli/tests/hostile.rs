@@ -482,3 +482,26 @@ fn big_blocks_are_verified_and_copied_in_bounded_memory() {
     assert!(o.stdout.contains("checksum StoredBytes"), "{}", o.stdout);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn diff_of_50000_keys_is_linear() {
+    let d = scratch("diffkeys");
+    let tree = |changed: usize| -> Vec<u8> {
+        let rows: String = (0..50_000)
+            .map(|i| format!("k{i}: {}\n", if i == changed { 1 } else { 0 }))
+            .collect();
+        head(&rows)
+    };
+    let a = put(&d, "a.asdf", &tree(7));
+    let b = put(&d, "b.asdf", &tree(49_000));
+    // Quadratic key lookups took about a minute here; the limit only guards against that.
+    let o = run_measured(&["diff", &a, &b], Duration::from_secs(30));
+    row("diff of 50,000 keys", "diff", &o);
+    assert_eq!(o.code, 1);
+    assert!(o.stdout.contains("2 difference(s)"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains("/k7: 1 != 0") && o.stdout.contains("/k49000: 0 != 1"),
+        "{}",
+        o.stdout
+    );
+}
