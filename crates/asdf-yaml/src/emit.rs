@@ -185,6 +185,7 @@ pub fn emit_edited(doc: &Document, opts: &EmitOptions, edits: &Edits) -> Result<
         edits,
         out: Out::new(best_indent, width, opts.unicode),
         directives: Vec::new(),
+        written: std::collections::HashMap::new(),
     };
     w.out.buf.reserve(4096);
     w.document()?;
@@ -226,6 +227,11 @@ struct Walker<'a> {
     out: Out,
     /// `%TAG` handles and prefixes in force, the document's first, then `!` and `!!`.
     directives: Vec<(&'a str, &'a str)>,
+    /// Anchors written so far: name -> the node last written with it. An alias met before
+    /// its anchored node was written (a mapping whose duplicate key moved a value, an edited
+    /// tree) writes that node there, with its anchor; the node itself, met later, is then an
+    /// alias. So the text never names an anchor before defining it.
+    written: std::collections::HashMap<&'a str, usize>,
 }
 
 /// How a scalar is written: its text, the tag written before it (handle, suffix), the style.
@@ -475,13 +481,34 @@ impl<'a> Walker<'a> {
         })
     }
 
+    /// Writes `*name`.
+    fn alias(&mut self, name: &str, simple_key: bool) -> Result<Option<Frame<'a>>, Error> {
+        check_anchor(name, true)?;
+        self.out.anchor(true, name);
+        if simple_key {
+            self.out.space_after_alias();
+        }
+        Ok(None)
+    }
+
     /// Whether a key can be written without `?`: one line, at most 128 bytes with its anchor
     /// and tag, or an empty collection, or an alias.
     fn simple_key(&self, k: &'a Node) -> Result<bool, Error> {
         let anchor = k.anchor.as_deref().map_or(0, str::len);
         let tag_len = |t: Option<(&str, &str)>| t.map_or(0, |(h, s)| h.len() + s.len());
         let len = match &k.kind {
-            NodeKind::Alias(a) => a.anchor.len(),
+            NodeKind::Alias(a) => {
+                let target = self.ctx.doc.resolve(k);
+                if !std::ptr::eq(target, k)
+                    && !matches!(target.kind, NodeKind::Alias(_))
+                    && target.anchor.as_deref() == Some(a.anchor.as_str())
+                    && self.written.get(a.anchor.as_str()) != Some(&std::ptr::from_ref(target).addr())
+                {
+                    // Written in full there (see `node`).
+                    return self.simple_key(target);
+                }
+                a.anchor.len()
+            }
             NodeKind::Scalar(s) => {
                 let p = self.plan(k, s)?;
                 if p.allowed.multiline {
@@ -510,15 +537,24 @@ impl<'a> Walker<'a> {
         let anchor = n.anchor.as_deref();
         if let Some(a) = anchor {
             check_anchor(a, false)?;
+            if self.written.get(a) == Some(&std::ptr::from_ref(n).addr()) {
+                // Written already, where an alias to it came first.
+                return self.alias(a, simple_key);
+            }
         }
         match &n.kind {
             NodeKind::Alias(a) => {
-                check_anchor(&a.anchor, true)?;
-                self.out.anchor(true, &a.anchor);
-                if simple_key {
-                    self.out.space_after_alias();
+                let target = self.ctx.doc.resolve(n);
+                let target = self.edits.get(target).unwrap_or(target);
+                if !std::ptr::eq(target, n)
+                    && !matches!(target.kind, NodeKind::Alias(_))
+                    && target.anchor.as_deref() == Some(a.anchor.as_str())
+                    && self.written.get(a.anchor.as_str()) != Some(&std::ptr::from_ref(target).addr())
+                {
+                    // Its anchored node is not written yet: write it here.
+                    return self.node(target, place);
                 }
-                Ok(None)
+                self.alias(&a.anchor, simple_key)
             }
             NodeKind::Scalar(s) => {
                 let p = self.plan(n, s)?;
@@ -561,6 +597,7 @@ impl<'a> Walker<'a> {
                 };
                 if let Some(a) = anchor {
                     self.out.anchor(false, a);
+                    self.written.insert(a, std::ptr::from_ref(n).addr());
                 }
                 self.write_tag(tag);
                 self.out.push_indent(true, false);
@@ -572,6 +609,7 @@ impl<'a> Walker<'a> {
                 let tag = self.collection_tag(n, tags::SEQ)?;
                 if let Some(a) = anchor {
                     self.out.anchor(false, a);
+                    self.written.insert(a, std::ptr::from_ref(n).addr());
                 }
                 self.write_tag(tag);
                 let flow = self.out.flow_level > 0 || self.ctx.flow(n, q.flow) || q.items.is_empty();
@@ -586,6 +624,7 @@ impl<'a> Walker<'a> {
                 let tag = self.collection_tag(n, tags::MAP)?;
                 if let Some(a) = anchor {
                     self.out.anchor(false, a);
+                    self.written.insert(a, std::ptr::from_ref(n).addr());
                 }
                 self.write_tag(tag);
                 let first: &'a [(Node, Node)] = if std::ptr::eq(n, &self.ctx.doc.root) {

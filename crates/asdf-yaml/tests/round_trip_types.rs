@@ -41,3 +41,23 @@ fn a_timestamp_in_a_flow_mapping_stays_a_timestamp() {
         );
     }
 }
+
+/// A duplicate key whose later value is an alias keeps the first key's place (as a Python
+/// dict does), which comes before the anchor: the emitter writes the anchored node there and
+/// an alias where the anchor was, so the text parses again to the same tree (found by the
+/// `yaml` fuzz target).
+#[test]
+fn an_alias_that_comes_before_its_anchor_is_written_in_full() {
+    let text = "--- \ninvoice: 34843\nbill-to: &id001 {given: Chris}\ninvoice: *id001\n...\n";
+    let first = parse(text.as_bytes(), &Limits::default()).unwrap();
+    let out = emit(&first.document, &EmitOptions::default()).unwrap();
+    let again = parse(&out, &Limits::default()).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out)));
+    for doc in [&first.document, &again.document] {
+        for key in ["invoice", "bill-to"] {
+            let v = doc.resolve(doc.root.get(key).unwrap());
+            assert_eq!(v.get("given").and_then(asdf_yaml::Node::as_str), Some("Chris"), "{key}");
+        }
+    }
+    let shown = String::from_utf8_lossy(&out);
+    assert!(shown.find("&id001").unwrap() < shown.find("*id001").unwrap(), "{shown}");
+}
