@@ -1,5 +1,5 @@
-//! `cargo xtask fuzz [--seconds N] [--seed N] [TARGET...]`: seeds each cargo-fuzz target's corpus from the
-//! conformance files, runs it for N seconds (stable toolchain, `--sanitizer none`), and prints
+//! `cargo xtask fuzz [--seconds N] [--runs N] [--seed N] [TARGET...]`: seeds each cargo-fuzz target's corpus from the
+//! conformance files, runs it for N seconds or N runs (stable toolchain, `--sanitizer none`), and prints
 //! executions, coverage and crashes per target. A crash fails the task and names the artifact
 //! to copy into `tests/fuzz-crashes/TARGET/`, where `tests/fuzz_replay.rs` replays it.
 
@@ -117,11 +117,14 @@ fn stats(log: &str) -> [u64; 6] {
 pub fn fuzz(args: &[String]) -> Result<()> {
     let mut seconds = 60u64;
     let mut seed_arg: Option<u64> = None;
+    let mut runs_arg: Option<u64> = None;
     let mut targets: Vec<String> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         if a == "--seconds" {
             seconds = it.next().context("--seconds N")?.parse()?;
+        } else if a == "--runs" {
+            runs_arg = Some(it.next().context("--runs N")?.parse::<u64>()?);
         } else if a == "--seed" {
             seed_arg = Some(it.next().context("--seed N")?.parse::<u64>()?);
         } else if TARGETS.contains(&a.as_str()) {
@@ -173,12 +176,19 @@ pub fn fuzz(args: &[String]) -> Result<()> {
         .iter()
         .map(|a| (*a).to_owned())
         .collect();
-        // A fixed seed (`--seed`, as CI runs it): the same inputs are tried run after run.
+        // A fixed seed and a number of runs (`--seed`, `--runs`, as CI runs it): the same
+        // inputs are tried run after run, whatever the machine's speed (`--seconds` is then
+        // only a cap).
         if let Some(s) = seed_arg {
             run.push(format!("-seed={s}"));
         }
+        if let Some(n) = runs_arg {
+            run.push(format!("-runs={n}"));
+        }
         let run: Vec<&str> = run.iter().map(String::as_str).collect();
+        let started = std::time::Instant::now();
         let out = fuzz_cmd(&run).output()?;
+        let took = started.elapsed().as_secs().max(1);
         let log = String::from_utf8_lossy(&out.stderr).into_owned();
         std::fs::write(artifacts.join("last-run.log"), &log)?;
         let [execs, cov, ft, corp, new, rss] = stats(&log);
@@ -194,8 +204,8 @@ pub fn fuzz(args: &[String]) -> Result<()> {
             format!("CRASH {art}")
         };
         println!(
-            "| {t} | {seconds} | {execs} | {} | {cov} | {ft} | {corp} | {new} | {rss} | {result} |",
-            execs / seconds.max(1)
+            "| {t} | {took} | {execs} | {} | {cov} | {ft} | {corp} | {new} | {rss} | {result} |",
+            execs / took
         );
     }
     if !crashes.is_empty() {

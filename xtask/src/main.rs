@@ -50,7 +50,7 @@ const TASKS: &[Task] = &[
     },
     Task {
         name: "fuzz",
-        help: "[--seconds N] [--seed N] [TARGET...]: seed the cargo-fuzz corpora from the conformance files and run each target N (60) seconds",
+        help: "[--seconds N] [--runs N] [--seed N] [TARGET...]: seed the cargo-fuzz corpora from the conformance files and run each target N (60) seconds",
         run: fuzz::fuzz,
     },
     Task {
