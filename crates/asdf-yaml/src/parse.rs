@@ -158,7 +158,29 @@ impl Builder {
                     .map(|s| s.text.to_string())
                     .unwrap_or_default(),
             });
-            self.children[parent.start + 2 * i + 1] = node;
+            // The value takes entry i's place: anchors defined inside it, and aliases inside
+            // it to those anchors, were recorded at the entry it would have had.
+            let start = parent.start;
+            let gone = (key_at - start) / 2;
+            let mut prefix = self.path.clone();
+            prefix.push(Step::Entry(gone));
+            let depth = prefix.len() - 1;
+            let mut node = node;
+            for (target, _) in self.anchors.values_mut() {
+                if target.starts_with(&prefix) {
+                    target[depth] = Step::Entry(i);
+                }
+            }
+            let mut stack = vec![&mut node];
+            while let Some(n) = stack.pop() {
+                match &mut n.kind {
+                    NodeKind::Alias(a) if a.target.starts_with(&prefix) => a.target[depth] = Step::Entry(i),
+                    NodeKind::Mapping(m) => stack.extend(m.entries.iter_mut().flat_map(|(k, v)| [k, v])),
+                    NodeKind::Sequence(q) => stack.extend(q.items.iter_mut()),
+                    _ => {}
+                }
+            }
+            self.children[start + 2 * i + 1] = node;
             return Ok(());
         }
         self.children.push(node);

@@ -61,3 +61,28 @@ fn an_alias_that_comes_before_its_anchor_is_written_in_full() {
     let shown = String::from_utf8_lossy(&out);
     assert!(shown.find("&id001").unwrap() < shown.find("*id001").unwrap(), "{shown}");
 }
+
+/// A duplicate key whose value defines an anchor: the value takes the first key's place, and
+/// aliases to that anchor (inside the value and after it) resolve to it there (found by the
+/// `yaml` fuzz target).
+#[test]
+fn anchors_inside_a_duplicate_key_value_stay_resolvable() {
+    let text = "a: &x Foo\nb: &y Bar\nc: *y\nb: {v: &y Baz, w: *y}\nd: *y\n";
+    let doc = parse(text.as_bytes(), &Limits::default()).unwrap().document;
+    let s = |p: &str| {
+        let n = asdf_yaml::pointer::get(&doc, p).unwrap();
+        doc.resolve(n).as_str().map(str::to_owned)
+    };
+    assert_eq!(s("/b/v").as_deref(), Some("Baz"));
+    assert_eq!(s("/b/w").as_deref(), Some("Baz"));
+    assert_eq!(s("/d").as_deref(), Some("Baz"));
+    let out = emit(&doc, &EmitOptions::default()).unwrap();
+    let again = parse(&out, &Limits::default()).unwrap().document;
+    let n = asdf_yaml::pointer::get(&again, "/d").unwrap();
+    assert_eq!(
+        again.resolve(n).as_str(),
+        Some("Baz"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+}
