@@ -725,17 +725,14 @@ fn run_search(
         }
     };
     let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
-    let (hits, warning) = search::search(&file, &q);
+    let (hits, warning) = search::search(&file, &q, &mut |h| match &h.value {
+        Some(v) => println!("{} ({}): {}", h.pointer, h.type_, v.replace('\n', "\\n")),
+        None => println!("{} ({})", h.pointer, h.type_),
+    });
     if let Some(w) = warning {
         report::warning(&w);
     }
-    for h in &hits {
-        match &h.value {
-            Some(v) => println!("{} ({}): {}", h.pointer, h.type_, v.replace('\n', "\\n")),
-            None => println!("{} ({})", h.pointer, h.type_),
-        }
-    }
-    Ok(if hits.is_empty() {
+    Ok(if hits == 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

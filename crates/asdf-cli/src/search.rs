@@ -21,9 +21,10 @@ pub struct Hit {
     pub value: Option<String>,
 }
 
-/// The hits, and a warning when aliases were too many to follow all.
-pub fn search(file: &AsdfFile, q: &Query) -> (Vec<Hit>, Option<String>) {
-    let mut hits = Vec::new();
+/// Hands each hit to `on_hit` as it is found (nothing is collected); returns how many, and a
+/// warning when aliases were too many to follow all.
+pub fn search(file: &AsdfFile, q: &Query, on_hit: &mut dyn FnMut(&Hit)) -> (u64, Option<String>) {
+    let mut hits = Hits { on_hit, count: 0 };
     let mut w = Walk {
         file,
         q,
@@ -31,7 +32,13 @@ pub fn search(file: &AsdfFile, q: &Query) -> (Vec<Hit>, Option<String>) {
         expansion: crate::budget::Expansion::default(),
     };
     w.walk(file.tree(), "", "", &mut hits);
-    (hits, w.expansion.warning())
+    (hits.count, w.expansion.warning())
+}
+
+/// Where hits go.
+struct Hits<'a> {
+    on_hit: &'a mut dyn FnMut(&Hit),
+    count: u64,
 }
 
 struct Walk<'a> {
@@ -87,7 +94,7 @@ fn value_matches(n: &Node, want: &str) -> bool {
 }
 
 impl Walk<'_> {
-    fn walk(&mut self, n: &Node, key: &str, ptr: &str, hits: &mut Vec<Hit>) {
+    fn walk(&mut self, n: &Node, key: &str, ptr: &str, hits: &mut Hits<'_>) {
         let alias = matches!(n.kind, NodeKind::Alias(_));
         let n = self.file.document().resolve(n);
         let addr = std::ptr::from_ref(n) as usize;
@@ -98,18 +105,19 @@ impl Walk<'_> {
         self.expansion.leave(alias);
     }
 
-    fn visit(&mut self, n: &Node, key: &str, ptr: &str, hits: &mut Vec<Hit>, addr: usize) {
+    fn visit(&mut self, n: &Node, key: &str, ptr: &str, hits: &mut Hits<'_>, addr: usize) {
         let q = self.q;
         let types = type_names(n);
         let ok = q.key.as_ref().is_none_or(|r| !ptr.is_empty() && r.is_match(key))
             && q.type_.as_ref().is_none_or(|r| types.iter().any(|t| r.is_match(t)))
             && q.value.as_deref().is_none_or(|v| value_matches(n, v));
         if ok {
-            hits.push(Hit {
+            (hits.on_hit)(&Hit {
                 pointer: if ptr.is_empty() { "/".to_owned() } else { ptr.to_owned() },
                 type_: crate::type_name(n),
                 value: n.as_scalar().map(|s| s.text.chars().take(60).collect()),
             });
+            hits.count += 1;
         }
         if crate::is_ndarray(n) {
             return;
