@@ -186,6 +186,7 @@ pub fn emit_edited(doc: &Document, opts: &EmitOptions, edits: &Edits) -> Result<
         out: Out::new(best_indent, width, opts.unicode),
         directives: Vec::new(),
         written: std::collections::HashMap::new(),
+        open_nodes: Vec::new(),
     };
     w.out.buf.reserve(4096);
     w.document()?;
@@ -232,6 +233,9 @@ struct Walker<'a> {
     /// tree) writes that node there, with its anchor; the node itself, met later, is then an
     /// alias. So the text never names an anchor before defining it.
     written: std::collections::HashMap<&'a str, usize>,
+    /// The collections being written (their frames are open): an alias to one of them is
+    /// always written as an alias, never in full (that would not end).
+    open_nodes: Vec<usize>,
 }
 
 /// How a scalar is written: its text, the tag written before it (handle, suffix), the style.
@@ -332,6 +336,7 @@ impl<'a> Walker<'a> {
                             out.pop_indent();
                         }
                         stack.pop();
+                        self.open_nodes.pop();
                         continue;
                     };
                     if *flow {
@@ -385,6 +390,7 @@ impl<'a> Walker<'a> {
                                 out.pop_indent();
                             }
                             stack.pop();
+                            self.open_nodes.pop();
                             continue;
                         };
                         let flow = *flow;
@@ -481,6 +487,17 @@ impl<'a> Walker<'a> {
         })
     }
 
+    /// The anchored node alias `n` stands for, with its anchor; `None` when it does not
+    /// resolve to an anchored node (then the alias is written as it is).
+    fn alias_target(&self, n: &'a Node) -> Option<(&'a Node, &'a str)> {
+        let target = self.ctx.doc.resolve(n);
+        let target = self.edits.get(target).unwrap_or(target);
+        if std::ptr::eq(target, n) || matches!(target.kind, NodeKind::Alias(_)) {
+            return None;
+        }
+        Some((target, target.anchor.as_deref()?))
+    }
+
     /// Writes `*name`.
     fn alias(&mut self, name: &str, simple_key: bool) -> Result<Option<Frame<'a>>, Error> {
         check_anchor(name, true)?;
@@ -497,18 +514,17 @@ impl<'a> Walker<'a> {
         let anchor = k.anchor.as_deref().map_or(0, str::len);
         let tag_len = |t: Option<(&str, &str)>| t.map_or(0, |(h, s)| h.len() + s.len());
         let len = match &k.kind {
-            NodeKind::Alias(a) => {
-                let target = self.ctx.doc.resolve(k);
-                if !std::ptr::eq(target, k)
-                    && !matches!(target.kind, NodeKind::Alias(_))
-                    && target.anchor.as_deref() == Some(a.anchor.as_str())
-                    && self.written.get(a.anchor.as_str()) != Some(&std::ptr::from_ref(target).addr())
-                {
-                    // Written in full there (see `node`).
+            NodeKind::Alias(a) => match self.alias_target(k) {
+                Some((target, name)) if self.written.get(name) == Some(&std::ptr::from_ref(target).addr()) => {
+                    name.len()
+                }
+                // Written in full there (see `node`).
+                Some((target, _)) if !self.open_nodes.contains(&std::ptr::from_ref(target).addr()) => {
                     return self.simple_key(target);
                 }
-                a.anchor.len()
-            }
+                Some((_, name)) => name.len(),
+                None => a.anchor.len(),
+            },
             NodeKind::Scalar(s) => {
                 let p = self.plan(k, s)?;
                 if p.allowed.multiline {
@@ -543,19 +559,19 @@ impl<'a> Walker<'a> {
             }
         }
         match &n.kind {
-            NodeKind::Alias(a) => {
-                let target = self.ctx.doc.resolve(n);
-                let target = self.edits.get(target).unwrap_or(target);
-                if !std::ptr::eq(target, n)
-                    && !matches!(target.kind, NodeKind::Alias(_))
-                    && target.anchor.as_deref() == Some(a.anchor.as_str())
-                    && self.written.get(a.anchor.as_str()) != Some(&std::ptr::from_ref(target).addr())
-                {
-                    // Its anchored node is not written yet: write it here.
-                    return self.node(target, place);
+            NodeKind::Alias(a) => match self.alias_target(n) {
+                // The node it stands for, written already: an alias by that node's anchor
+                // (which, after edits or a duplicate key, may not be the name parsed).
+                Some((target, name)) if self.written.get(name) == Some(&std::ptr::from_ref(target).addr()) => {
+                    self.alias(name, simple_key)
                 }
-                self.alias(&a.anchor, simple_key)
-            }
+                // Not written yet: written here, with its anchor.
+                Some((target, _)) if !self.open_nodes.contains(&std::ptr::from_ref(target).addr()) => {
+                    self.node(target, place)
+                }
+                Some((_, name)) => self.alias(name, simple_key),
+                None => self.alias(&a.anchor, simple_key),
+            },
             NodeKind::Scalar(s) => {
                 let p = self.plan(n, s)?;
                 let flow_level = self.out.flow_level;
@@ -614,6 +630,7 @@ impl<'a> Walker<'a> {
                 self.write_tag(tag);
                 let flow = self.out.flow_level > 0 || self.ctx.flow(n, q.flow) || q.items.is_empty();
                 self.open(flow, "[", place);
+                self.open_nodes.push(std::ptr::from_ref(n).addr());
                 Ok(Some(Frame::Seq {
                     items: &q.items,
                     next: 0,
@@ -635,6 +652,7 @@ impl<'a> Walker<'a> {
                 let flow =
                     self.out.flow_level > 0 || self.ctx.flow(n, m.flow) || (m.entries.is_empty() && first.is_empty());
                 self.open(flow, "{", place);
+                self.open_nodes.push(std::ptr::from_ref(n).addr());
                 Ok(Some(Frame::Map {
                     first,
                     entries: &m.entries,
