@@ -460,7 +460,7 @@ impl<'a> Walker<'a> {
         } else {
             out.tag_handle(handle);
             if !suffix.is_empty() {
-                out.tag_content(suffix, false);
+                out.tag_suffix(suffix);
             }
         }
     }

@@ -285,11 +285,22 @@ impl Out {
 
     /// A tag suffix or prefix, with characters outside the URI set %-escaped.
     pub fn tag_content(&mut self, s: &str, need_space: bool) {
+        self.tag_chars(s, need_space, ";/?:@&=+$,_.~*'()[]");
+    }
+
+    /// The suffix of a shorthand tag (`!handle!suffix`): as [`Out::tag_content`], and the flow
+    /// indicators `,[]` escaped too, which would end the tag inside a flow collection (C
+    /// libyaml writes them raw, and the text then reads back differently).
+    pub fn tag_suffix(&mut self, s: &str) {
+        self.tag_chars(s, false, ";/?:@&=+$_.~*'()");
+    }
+
+    fn tag_chars(&mut self, s: &str, need_space: bool, allowed: &str) {
         if need_space && !self.whitespace {
             self.put(b' ');
         }
         for c in s.chars() {
-            if word_char(c) || ";/?:@&=+$,_.~*'()[]".contains(c) {
+            if word_char(c) || allowed.contains(c) {
                 self.put_char(c);
             } else {
                 let mut tmp = [0u8; 4];
