@@ -489,13 +489,13 @@ impl<'a> Walker<'a> {
 
     /// The anchored node alias `n` stands for, with its anchor; `None` when it does not
     /// resolve to an anchored node (then the alias is written as it is).
-    fn alias_target(&self, n: &'a Node) -> Option<(&'a Node, &'a str)> {
+    fn alias_target(&self, n: &'a Node) -> Option<(&'a Node, Option<&'a str>)> {
         let target = self.ctx.doc.resolve(n);
         let target = self.edits.get(target).unwrap_or(target);
         if std::ptr::eq(target, n) || matches!(target.kind, NodeKind::Alias(_)) {
             return None;
         }
-        Some((target, target.anchor.as_deref()?))
+        Some((target, target.anchor.as_deref()))
     }
 
     /// Writes `*name`.
@@ -515,15 +515,15 @@ impl<'a> Walker<'a> {
         let tag_len = |t: Option<(&str, &str)>| t.map_or(0, |(h, s)| h.len() + s.len());
         let len = match &k.kind {
             NodeKind::Alias(a) => match self.alias_target(k) {
-                Some((target, name)) if self.written.get(name) == Some(&std::ptr::from_ref(target).addr()) => {
+                Some((target, Some(name))) if self.written.get(name) == Some(&std::ptr::from_ref(target).addr()) => {
                     name.len()
                 }
                 // Written in full there (see `node`).
                 Some((target, _)) if !self.open_nodes.contains(&std::ptr::from_ref(target).addr()) => {
                     return self.simple_key(target);
                 }
-                Some((_, name)) => name.len(),
-                None => a.anchor.len(),
+                Some((_, Some(name))) => name.len(),
+                _ => a.anchor.len(),
             },
             NodeKind::Scalar(s) => {
                 let p = self.plan(k, s)?;
@@ -562,15 +562,16 @@ impl<'a> Walker<'a> {
             NodeKind::Alias(a) => match self.alias_target(n) {
                 // The node it stands for, written already: an alias by that node's anchor
                 // (which, after edits or a duplicate key, may not be the name parsed).
-                Some((target, name)) if self.written.get(name) == Some(&std::ptr::from_ref(target).addr()) => {
+                Some((target, Some(name))) if self.written.get(name) == Some(&std::ptr::from_ref(target).addr()) => {
                     self.alias(name, simple_key)
                 }
-                // Not written yet: written here, with its anchor.
+                // Not written yet (or, after a duplicate key replaced it, a node without an
+                // anchor): written here in full, with its anchor if it has one.
                 Some((target, _)) if !self.open_nodes.contains(&std::ptr::from_ref(target).addr()) => {
                     self.node(target, place)
                 }
-                Some((_, name)) => self.alias(name, simple_key),
-                None => self.alias(&a.anchor, simple_key),
+                Some((_, Some(name))) => self.alias(name, simple_key),
+                _ => self.alias(&a.anchor, simple_key),
             },
             NodeKind::Scalar(s) => {
                 let p = self.plan(n, s)?;
