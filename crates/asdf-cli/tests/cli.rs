@@ -138,6 +138,13 @@ fn verify_every_conformance_file() {
             let (code, text) = run(&args);
             assert!(code == 0 || code == 1, "{args:?}: exit {code}: {text}");
         }
+        // Writing to a device writes into it: /dev/null stays the null device.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt as _;
+            let t = std::fs::metadata("/dev/null").unwrap().file_type();
+            assert!(t.is_char_device(), "{rel}: /dev/null was replaced");
+        }
         let (code, text) = run(&["verify", &p.display().to_string()]);
         assert!(code == 0 || code == 1, "{rel}: exit {code}: {text}");
         if corrupt.contains(&rel.as_str()) {

@@ -505,3 +505,43 @@ fn diff_of_50000_keys_is_linear() {
         o.stdout
     );
 }
+
+/// Outputs that are not regular files: a FIFO (and so a device such as /dev/null) is written
+/// into, never replaced by a rename; a symbolic link's file is replaced, the link stays.
+#[cfg(unix)]
+#[test]
+fn outputs_that_are_fifos_or_links_are_written_through() {
+    use std::io::Read as _;
+    use std::os::unix::fs::FileTypeExt as _;
+    let d = scratch("outkinds");
+    let p = sample(&d, "x.asdf");
+    let fifo = d.join("out.fifo");
+    let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            std::fs::File::open(&fifo).unwrap().read_to_string(&mut s).unwrap();
+            s
+        })
+    };
+    let o = run_measured(&["to-json", &p, "-o", &fifo.to_string_lossy()], Duration::from_secs(60));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let got = reader.join().unwrap();
+    assert!(got.contains("\"$tag\""), "{got}");
+    assert!(
+        std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(),
+        "the FIFO was replaced"
+    );
+    // A link to a file: the file gets the output, the link stays a link.
+    let real = d.join("real.json");
+    std::fs::write(&real, b"old").unwrap();
+    let link = d.join("link.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let o = run_measured(&["to-json", &p, "-o", &link.to_string_lossy()], Duration::from_secs(60));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(std::fs::read_to_string(&real).unwrap().contains("\"$tag\""));
+}

@@ -266,6 +266,15 @@ pub fn write_atomically(
         path: path.to_path_buf(),
         source,
     };
+    let path = match destination(path) {
+        Dest::InPlace => {
+            let f = std::fs::OpenOptions::new().write(true).open(path).map_err(io)?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+            return fill(&mut w).and_then(|()| w.flush()).map_err(io);
+        }
+        Dest::Atomic(p) => p,
+    };
+    let path = path.as_path();
     clean_stale_temps(path);
     let tmp = temp_path(path);
     let result = (|| {
@@ -281,6 +290,35 @@ pub fn write_atomically(
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Where a write of `path` goes.
+pub(crate) enum Dest {
+    /// An existing file that is not a regular file (a device such as `/dev/null`, a FIFO, a
+    /// terminal): written in place. A rename would replace the device node itself.
+    InPlace,
+    /// A regular file (or none yet): written atomically at this path, the file a symbolic
+    /// link names rather than the link.
+    Atomic(PathBuf),
+}
+
+/// The error for a streamed or exploded output that is not a regular file.
+fn not_regular(path: &Path) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
+    }
+}
+
+/// Where a write of `path` goes (see [`Dest`]).
+pub(crate) fn destination(path: &Path) -> Dest {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Dest::InPlace,
+        Ok(_) if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) => {
+            Dest::Atomic(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
+        }
+        _ => Dest::Atomic(path.to_path_buf()),
+    }
 }
 
 /// Creates `path`, which must not exist (so never through a planted symbolic link), with the
@@ -439,6 +477,15 @@ impl AsdfFile {
             path: path.to_path_buf(),
             source,
         };
+        let path = match destination(path) {
+            Dest::InPlace => {
+                // A device or a FIFO: the whole file, made in memory, written into it.
+                let bytes = self.to_bytes(options)?;
+                return write_atomically(path, |w| w.write_all(&bytes));
+            }
+            Dest::Atomic(p) => p,
+        };
+        let path = path.as_path();
         clean_stale_temps(path);
         let tmp = temp_path(path);
         let result = (|| {
@@ -699,6 +746,10 @@ impl AsdfFile {
         let mut doc = self.doc.clone();
         asdf_yaml::pointer::set(&mut doc, pointer, a.to_node(&self.tag_for("core/ndarray")?))
             .map_err(|_| Error::NotFound(pointer.to_owned()))?;
+        let path = match destination(&path) {
+            Dest::Atomic(p) => p,
+            Dest::InPlace => return Err(not_regular(&path)),
+        };
         let tmp = temp_path(&path);
         let io = |source| Error::Io {
             path: path.clone(),
@@ -823,6 +874,10 @@ impl AsdfFile {
     /// Writes `doc` and every pending block (in order) to `path`, atomically; used for the
     /// block files of the exploded form, whose trees reference no block.
     fn write_blocks_raw(&self, doc: Document, path: PathBuf, options: &WriteOptions) -> Result<PathBuf, Error> {
+        let path = match destination(&path) {
+            Dest::Atomic(p) => p,
+            Dest::InPlace => return Err(not_regular(&path)),
+        };
         let tmp = temp_path(&path);
         let io = |source| Error::Io {
             path: path.clone(),
