@@ -315,21 +315,8 @@ impl Json<'_> {
     }
 
     fn array(&mut self, n: &Node, a: &asdf::Array, indent: usize) {
+        self.array_head(n, &a.datatype.to_string(), &a.shape, indent);
         let o = &mut self.out;
-        o.push('{');
-        pad(o, indent + 1);
-        o.push_str("\"$tag\": ");
-        string(o, n.tag.as_deref().unwrap_or_default());
-        o.push(',');
-        pad(o, indent + 1);
-        o.push_str("\"datatype\": ");
-        string(o, &a.datatype.to_string());
-        o.push(',');
-        pad(o, indent + 1);
-        let dims: Vec<String> = a.shape.iter().map(ToString::to_string).collect();
-        let _ = write!(o, "\"shape\": [{}],", dims.join(", "));
-        pad(o, indent + 1);
-        o.push_str("\"data\": ");
         nested(o, &a.shape, &a.elements, &mut |o, e| element(o, e));
         if let Some(m) = &a.mask {
             o.push(',');

@@ -805,18 +805,10 @@ impl<S: ReadAt> Reader<S> {
                 return Ok(());
             }
             // Others are read 4 MiB at a time.
-            const STEP: u64 = 4 << 20;
-            let mut at = 0;
-            while at < b.stored_len {
-                let len = usize::try_from((b.stored_len - at).min(STEP)).unwrap_or(0);
-                let piece = self
-                    .source
-                    .bytes_at(b.data_offset + at, len)
-                    .map_err(Error::io_at(b.data_offset + at))?;
-                sink(&piece);
-                at += len as u64;
-            }
-            return Ok(());
+            return self.read_stored_pieces(i, &mut |p| {
+                sink(p);
+                Ok(())
+            });
         }
         let stored = self.read_stored(i)?;
         let label = b.header.compression;
