@@ -614,14 +614,7 @@ impl<S: ReadAt> Reader<S> {
     }
 
     fn decode_into(&self, b: &BlockInfo, stored: &[u8], out: &mut [u8]) -> Result<()> {
-        let label = b.header.compression;
-        let codec = self.codec(b)?;
-        codec.decode(stored, out).map_err(|source| Error::Codec {
-            block: b.index,
-            offset: b.offset,
-            label,
-            source,
-        })
+        self.codec(b)?.decode(stored, out).map_err(codec_error(b))
     }
 
     fn maybe_verify(&self, b: &BlockInfo, stored: &[u8], decoded: Option<&[u8]>) -> Result<()> {
@@ -680,12 +673,7 @@ impl<S: ReadAt> Reader<S> {
                 }
                 out.extend_from_slice(piece);
             })
-            .map_err(|source| Error::Codec {
-                block: b.index,
-                offset: b.offset,
-                label: b.header.compression,
-                source,
-            })?;
+            .map_err(codec_error(b))?;
         if failed {
             return Err(err());
         }
@@ -811,7 +799,6 @@ impl<S: ReadAt> Reader<S> {
             });
         }
         let stored = self.read_stored(i)?;
-        let label = b.header.compression;
         let codec = self.codec(b)?;
         let expected = usize::try_from(b.header.data_size).map_err(|_| {
             Error::Limits(LimitError::Allocation {
@@ -819,14 +806,7 @@ impl<S: ReadAt> Reader<S> {
                 bytes: b.header.data_size,
             })
         })?;
-        codec
-            .decode_pieces(&stored, expected, sink)
-            .map_err(|source| Error::Codec {
-                block: b.index,
-                offset: b.offset,
-                label,
-                source,
-            })
+        codec.decode_pieces(&stored, expected, sink).map_err(codec_error(b))
     }
 
     /// Reads block `i` whole as [`Reader::verify`] does for one block: decodes every byte (in
@@ -919,12 +899,7 @@ impl<S: ReadAt> Reader<S> {
         let mut hasher = Md5::new();
         self.codec(&b)?
             .decode_pieces(&stored, expected, &mut |p| hasher.update(p))
-            .map_err(|source| Error::Codec {
-                block: b.index,
-                offset: b.offset,
-                label: b.header.compression,
-                source,
-            })?;
+            .map_err(codec_error(&b))?;
         let decoded: [u8; 16] = hasher.finalize().into();
         if decoded == b.header.checksum {
             Ok(ChecksumStatus::DecodedBytes)
@@ -1046,6 +1021,16 @@ fn verify(b: &BlockInfo, stored: &[u8], decoded: Option<&[u8]>) -> Result<Checks
         return Ok(ChecksumStatus::DecodedBytes);
     }
     Err(checksum_error(b, actual))
+}
+
+/// Turns a codec's error on block `b` into an [`Error::Codec`] naming the block.
+fn codec_error(b: &BlockInfo) -> impl Fn(crate::CodecError) -> Error + '_ {
+    move |source| Error::Codec {
+        block: b.index,
+        offset: b.offset,
+        label: b.header.compression,
+        source,
+    }
 }
 
 /// How many times its stored size a compressed block may claim to decode to before its

@@ -268,13 +268,31 @@ impl<W: Write> Writer<W> {
     /// `header` made to describe `stored` (copied without decoding): not streamed, used
     /// size set, data size too when uncompressed.
     fn encoded_header(stored: &[u8], header: BlockHeader) -> BlockHeader {
+        Self::encoded_header_of_len(stored.len() as u64, header)
+    }
+
+    /// The header of a copied block of `len` stored bytes: not streamed, sizes from `len`.
+    fn encoded_header_of_len(len: u64, header: BlockHeader) -> BlockHeader {
         let mut h = header;
         h.flags &= !FLAG_STREAMED;
-        h.used_size = stored.len() as u64;
+        h.used_size = len;
         if h.compression.is_none() {
             h.data_size = h.used_size;
         }
         h
+    }
+
+    /// Sets a block header's size and allocation from `opts`; returns the padding to write
+    /// after the data.
+    fn place(h: &mut BlockHeader, opts: &BlockOptions) -> u64 {
+        h.header_size = opts.header_size.max(BLOCK_HEADER_FIELDS);
+        let padding = if opts.pad_blocks {
+            padded_size(h.used_size) - h.used_size
+        } else {
+            opts.padding
+        };
+        h.allocated_size = h.used_size + padding;
+        padding
     }
 
     /// Writes already-encoded bytes with the given header fields (compression, data_size and
@@ -295,13 +313,7 @@ impl<W: Write> Writer<W> {
 
     fn write_stored(&mut self, stored: &[u8], h: &mut BlockHeader, opts: &BlockOptions) -> Result<WrittenBlock> {
         self.state = State::Blocks;
-        h.header_size = opts.header_size.max(BLOCK_HEADER_FIELDS);
-        let padding = if opts.pad_blocks {
-            padded_size(h.used_size) - h.used_size
-        } else {
-            opts.padding
-        };
-        h.allocated_size = h.used_size + padding;
+        let padding = Self::place(h, opts);
         h.checksum = if opts.checksum { md5_of(stored) } else { [0; 16] };
         let offset = self.pos;
         self.put(&h.to_bytes())?;
@@ -504,19 +516,8 @@ impl<W: Write + Seek> Writer<W> {
     ) -> Result<(WrittenBlock, [u8; 16])> {
         use md5::Digest as _;
         self.state = State::Blocks;
-        let mut h = header;
-        h.flags &= !FLAG_STREAMED;
-        h.used_size = stored_len;
-        if h.compression.is_none() {
-            h.data_size = stored_len;
-        }
-        h.header_size = opts.header_size.max(BLOCK_HEADER_FIELDS);
-        let padding = if opts.pad_blocks {
-            padded_size(h.used_size) - h.used_size
-        } else {
-            opts.padding
-        };
-        h.allocated_size = h.used_size + padding;
+        let mut h = Self::encoded_header_of_len(stored_len, header);
+        let padding = Self::place(&mut h, opts);
         h.checksum = [0; 16];
         let offset = self.pos;
         self.put(&h.to_bytes())?;
