@@ -1,7 +1,8 @@
-//! `cargo xtask fuzz [--seconds N] [--runs N] [--seed N] [TARGET...]`: seeds each cargo-fuzz target's corpus from the
+//! `cargo xtask fuzz [--seconds N] [--runs N] [--seed N] [--max-len N] [TARGET...]`: seeds each cargo-fuzz target's corpus from the
 //! conformance files, runs it for N seconds or N runs (stable toolchain, `--sanitizer none`), and prints
 //! executions, coverage and crashes per target. A crash fails the task and names the artifact
 //! to copy into `tests/fuzz-crashes/TARGET/`, where `tests/fuzz_replay.rs` replays it.
+//! Every run appends its row to `target/fuzz-ledger.md` (executions are counted across runs).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -114,10 +115,33 @@ fn stats(log: &str) -> [u64; 6] {
     out
 }
 
+/// Appends a run's row to `target/fuzz-ledger.md`, so the executions of all runs on a machine
+/// can be added up (the volume goal is counted across runs).
+fn ledger(row: &str, max_len: u64) -> Result<()> {
+    use std::io::Write as _;
+    let path = Path::new("target/fuzz-ledger.md");
+    let fresh = !path.exists();
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    if fresh {
+        writeln!(
+            f,
+            "| unix time | max_len | target | seconds | executions | exec/s | coverage (edges) | features | corpus | new units | peak RSS MiB | result |"
+        )?;
+        writeln!(f, "|---|---|---|---|---|---|---|---|---|---|---|---|")?;
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    writeln!(f, "| {now} | {max_len} {row}")?;
+    Ok(())
+}
+
 pub fn fuzz(args: &[String]) -> Result<()> {
     let mut seconds = 60u64;
     let mut seed_arg: Option<u64> = None;
     let mut runs_arg: Option<u64> = None;
+    let mut max_len = 262_144u64;
     let mut targets: Vec<String> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -125,6 +149,8 @@ pub fn fuzz(args: &[String]) -> Result<()> {
             seconds = it.next().context("--seconds N")?.parse()?;
         } else if a == "--runs" {
             runs_arg = Some(it.next().context("--runs N")?.parse::<u64>()?);
+        } else if a == "--max-len" {
+            max_len = it.next().context("--max-len N")?.parse()?;
         } else if a == "--seed" {
             seed_arg = Some(it.next().context("--seed N")?.parse::<u64>()?);
         } else if TARGETS.contains(&a.as_str()) {
@@ -169,7 +195,7 @@ pub fn fuzz(args: &[String]) -> Result<()> {
             &format!("-max_total_time={seconds}"),
             "-rss_limit_mb=2048",
             "-timeout=20",
-            "-max_len=262144",
+            &format!("-max_len={max_len}"),
             &format!("-artifact_prefix={}/", artifacts.display()),
             "-print_final_stats=1",
         ]
@@ -203,10 +229,12 @@ pub fn fuzz(args: &[String]) -> Result<()> {
             crashes.push(format!("{t}: {art}"));
             format!("CRASH {art}")
         };
-        println!(
+        let row = format!(
             "| {t} | {took} | {execs} | {} | {cov} | {ft} | {corp} | {new} | {rss} | {result} |",
             execs / took
         );
+        println!("{row}");
+        ledger(&row, max_len)?;
     }
     if !crashes.is_empty() {
         bail!(

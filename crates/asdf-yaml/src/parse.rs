@@ -84,6 +84,12 @@ struct Builder {
     path: Vec<Step>,
     /// anchor -> (path, expanded size once complete)
     anchors: HashMap<String, (Vec<Step>, Option<u64>)>,
+    /// Anchors whose node a duplicate key dropped from the tree, as copies with aliases
+    /// expanded: PyYAML keeps the node object, so a later alias still means its value.
+    detached: HashMap<String, Node>,
+    /// Where each alias node was put, and the path it points to (to find the aliases that
+    /// pointed into a value a duplicate key replaced).
+    sites: Vec<(Vec<Step>, Vec<Step>)>,
     aliases: usize,
     expanded_total: u64,
     warnings: Vec<Warning>,
@@ -120,7 +126,130 @@ impl Builder {
                 p.push(s);
             }
             self.anchors.insert(a.clone(), (p, None));
+            self.detached.remove(a);
         }
+    }
+
+    /// A finished node of the tree being built, by path (`None` for a path into a collection
+    /// still open, or to nothing).
+    fn node_at(&self, target: &[Step]) -> Option<&Node> {
+        let (abs, rest) = self.child_slot(target)?;
+        self.children.get(abs)?.at_path(rest)
+    }
+
+    fn node_at_mut(&mut self, target: &[Step]) -> Option<&mut Node> {
+        let (abs, rest) = self.child_slot(target)?;
+        rest.iter().try_fold(self.children.get_mut(abs)?, |n, s| n.step_mut(*s))
+    }
+
+    /// The slot on the child stack of the finished node that `target` passes through, and the
+    /// steps left below it.
+    fn child_slot<'t>(&self, target: &'t [Step]) -> Option<(usize, &'t [Step])> {
+        let c = target.iter().zip(&self.path).take_while(|(a, b)| a == b).count();
+        let step = *target.get(c)?;
+        let f = self.stack.get(c)?;
+        let idx = match (step, &f.node.kind) {
+            (Step::Item(n), NodeKind::Sequence(_)) => n,
+            (Step::Key(n), NodeKind::Mapping(_)) => n.checked_mul(2)?,
+            (Step::Entry(n), NodeKind::Mapping(_)) => n.checked_mul(2)?.checked_add(1)?,
+            _ => return None,
+        };
+        let end = self.stack.get(c + 1).map_or(self.children.len(), |g| g.start);
+        let abs = f.start.checked_add(idx)?;
+        (abs < end).then_some((abs, &target[c + 1..]))
+    }
+
+    /// A copy of the node at `target` (inside `old`, the value a duplicate key is replacing,
+    /// when it starts with `p_old`; else in the tree built so far) with every alias expanded
+    /// and no anchors; an alias back to its own ancestor (a recursive structure) becomes null.
+    fn materialize(&mut self, old: &Node, p_old: &[Step], target: &[Step], at: Span) -> Result<Node, Error> {
+        let source = |b: &Self, t: &[Step]| -> Option<Node> {
+            match t.strip_prefix(p_old) {
+                Some(rest) => old.at_path(rest).cloned(),
+                None => b.node_at(t).cloned(),
+            }
+        };
+        let mut out = source(self, target).unwrap_or_else(Node::null);
+        let mut work: Vec<(&mut Node, Vec<Step>)> = vec![(&mut out, target.to_vec())];
+        while let Some((n, from)) = work.pop() {
+            n.anchor = None;
+            if let NodeKind::Alias(a) = &n.kind {
+                let t = a.target.clone();
+                if from.starts_with(&t) || from.len() > self.limits.max_depth {
+                    *n = Node::null();
+                    continue;
+                }
+                self.count(1, at)?;
+                *n = source(self, &t).unwrap_or_else(Node::null);
+                work.push((n, t));
+                continue;
+            }
+            self.count(1, at)?;
+            match &mut n.kind {
+                NodeKind::Mapping(m) => {
+                    for (i, (k, v)) in m.entries.iter_mut().enumerate() {
+                        work.push((k, [from.as_slice(), &[Step::Key(i)]].concat()));
+                        work.push((v, [from.as_slice(), &[Step::Entry(i)]].concat()));
+                    }
+                }
+                NodeKind::Sequence(q) => {
+                    for (i, item) in q.items.iter_mut().enumerate() {
+                        work.push((item, [from.as_slice(), &[Step::Item(i)]].concat()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(out)
+    }
+
+    /// A duplicate key's value `node` replaces the value at `p_old` (`old`, taken out of the
+    /// tree). What pointed into `old` keeps its meaning, as in PyYAML, where an alias is the
+    /// node object itself: anchors defined in `old` become detached copies for later aliases,
+    /// and aliases already made (in `node` or elsewhere) that point into `old` become copies.
+    fn orphan(&mut self, old: &Node, p_old: &[Step], p_new: &[Step], node: &mut Node, at: Span) -> Result<(), Error> {
+        let dying: Vec<(String, Vec<Step>)> = self
+            .anchors
+            .iter()
+            .filter(|(_, (t, _))| t.starts_with(p_old))
+            .map(|(a, (t, _))| (a.clone(), t.clone()))
+            .collect();
+        for (name, t) in dying {
+            let copy = self.materialize(old, p_old, &t, at)?;
+            self.anchors.remove(&name);
+            self.detached.insert(name, copy);
+        }
+        let mut stack = vec![&mut *node];
+        while let Some(n) = stack.pop() {
+            if let NodeKind::Alias(a) = &n.kind
+                && a.target.starts_with(p_old)
+            {
+                let t = a.target.clone();
+                *n = self.materialize(old, p_old, &t, at)?;
+                continue;
+            }
+            match &mut n.kind {
+                NodeKind::Mapping(m) => stack.extend(m.entries.iter_mut().flat_map(|(k, v)| [k, v])),
+                NodeKind::Sequence(q) => stack.extend(q.items.iter_mut()),
+                _ => {}
+            }
+        }
+        let elsewhere: Vec<(Vec<Step>, Vec<Step>)> = self
+            .sites
+            .iter()
+            .filter(|(s, t)| t.starts_with(p_old) && !s.starts_with(p_old) && !s.starts_with(p_new))
+            .cloned()
+            .collect();
+        for (s, t) in elsewhere {
+            let copy = self.materialize(old, p_old, &t, at)?;
+            if let Some(n) = self.node_at_mut(&s)
+                && matches!(&n.kind, NodeKind::Alias(a) if a.target == t)
+            {
+                *n = copy;
+            }
+        }
+        self.sites.retain(|(s, _)| !s.starts_with(p_old));
+        Ok(())
     }
 
     /// Attaches a finished node (with its expanded size) to the parent, or makes it the root.
@@ -166,9 +295,21 @@ impl Builder {
             prefix.push(Step::Entry(gone));
             let depth = prefix.len() - 1;
             let mut node = node;
+            let slot = start + 2 * i + 1;
+            let mut p_old = self.path.clone();
+            p_old.push(Step::Entry(i));
+            let old = std::mem::replace(&mut self.children[slot], Node::null());
+            self.orphan(&old, &p_old, &prefix, &mut node, old.span)?;
             for (target, _) in self.anchors.values_mut() {
                 if target.starts_with(&prefix) {
                     target[depth] = Step::Entry(i);
+                }
+            }
+            for (site, target) in &mut self.sites {
+                for p in [site, target] {
+                    if p.starts_with(&prefix) {
+                        p[depth] = Step::Entry(i);
+                    }
                 }
             }
             let mut stack = vec![&mut node];
@@ -180,7 +321,7 @@ impl Builder {
                     _ => {}
                 }
             }
-            self.children[start + 2 * i + 1] = node;
+            self.children[slot] = node;
             return Ok(());
         }
         self.children.push(node);
@@ -244,11 +385,23 @@ impl Builder {
             });
         }
         let Some((target, size)) = self.anchors.get(&name).cloned() else {
+            if let Some(copy) = self.detached.get(&name) {
+                let mut copy = copy.clone();
+                copy.span = at;
+                let n = node_count(&copy);
+                self.count(n, at)?;
+                return self.attach(copy, n);
+            }
             return Err(Error::Subset {
                 span: at,
                 kind: SubsetError::UndefinedAlias(name),
             });
         };
+        let mut site = self.path.clone();
+        if let Some(s) = self.child_step() {
+            site.push(s);
+        }
+        self.sites.push((site, target.clone()));
         // An alias to a node still being built (a recursive structure) counts once.
         let size = size.unwrap_or(1);
         self.count(size, at)?;
@@ -312,6 +465,21 @@ impl Builder {
         check_collection_tag(&f.node)?;
         self.attach(f.node, f.expanded)
     }
+}
+
+/// Nodes in a tree without aliases.
+fn node_count(n: &Node) -> u64 {
+    let mut total = 0u64;
+    let mut stack = vec![n];
+    while let Some(n) = stack.pop() {
+        total += 1;
+        match &n.kind {
+            NodeKind::Mapping(m) => stack.extend(m.entries.iter().flat_map(|(k, v)| [k, v])),
+            NodeKind::Sequence(q) => stack.extend(q.items.iter()),
+            _ => {}
+        }
+    }
+    total
 }
 
 /// Mappings up to this size are checked for duplicate keys by a linear scan; larger ones
@@ -448,6 +616,8 @@ fn build_with(text: &[u8], limits: &Limits, pipelined: bool) -> Result<Parsed, E
         children: Vec::new(),
         path: Vec::new(),
         anchors: HashMap::new(),
+        detached: HashMap::new(),
+        sites: Vec::new(),
         aliases: 0,
         expanded_total: 0,
         warnings: Vec::new(),
