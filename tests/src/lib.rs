@@ -1,6 +1,6 @@
 //! Workspace-level conformance suites over `../shared/conformance`; the suites are in
 //! `tests/tests/`, the helpers they share in the `asdf-testdata` crate.
 
-pub use asdf_testdata::{conformance_dir, files_with_ext};
+pub use asdf_testdata::{conformance, conformance_dir, conformance_or_skip, files_with_ext};
 
 pub mod fuzz;

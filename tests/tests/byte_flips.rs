@@ -22,6 +22,7 @@ fn peak_mib() -> f64 {
 
 #[test]
 fn every_single_byte_flip_of_small_files() {
+    asdf_testdata::needs_conformance!();
     let mut files: Vec<_> = files_with_ext(&conformance_dir(), "asdf")
         .into_iter()
         .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() <= 1200))

@@ -46,6 +46,7 @@ fn crashes_found_by_fuzzing_stay_fixed() {
 
 #[test]
 fn every_target_runs_on_conformance_files() {
+    asdf_testdata::needs_conformance!();
     let files: Vec<_> = asdf_conformance::files_with_ext(&asdf_conformance::conformance_dir(), "asdf")
         .into_iter()
         .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() <= 64 << 10))

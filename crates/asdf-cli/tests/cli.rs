@@ -115,6 +115,7 @@ fn errors_and_usage() {
 /// say why.
 #[test]
 fn verify_every_conformance_file() {
+    asdf_testdata::needs_conformance!();
     let c = asdf_testdata::conformance_dir();
     let corrupt = [
         "asdf-pytests-data/mutated/basic_bad_checksum.asdf",
@@ -247,6 +248,7 @@ fn search_golden() {
 
 #[test]
 fn catalog_commands() {
+    asdf_testdata::needs_conformance!();
     golden("tags_1_6_0", &["tags", "--standard", "1.6.0"], 0);
     golden("extensions", &["extensions"], 0);
     let (code, text) = run(&["schemas"]);
@@ -282,6 +284,7 @@ fn catalog_commands() {
 /// every array's data nested as its shape says; one golden output.
 #[test]
 fn to_json_every_conformance_file() {
+    asdf_testdata::needs_conformance!();
     golden(
         "to_json_basic",
         &[
@@ -522,6 +525,7 @@ fn validate_options() {
 
 #[test]
 fn to_yaml_golden() {
+    asdf_testdata::needs_conformance!();
     golden(
         "to_yaml_basic",
         &[
@@ -565,6 +569,7 @@ fn to_yaml_golden() {
 /// read, with validation and checksums), and our `verify` and `validate` accept it.
 #[test]
 fn defragment_none_verify_validate() {
+    asdf_testdata::needs_conformance!();
     let c = asdf_testdata::conformance_dir();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-defrag");
     std::fs::create_dir_all(&dir).unwrap();
@@ -610,6 +615,7 @@ fn defragment_none_verify_validate() {
 /// references are resolved, which neither command does (as in Python).
 #[test]
 fn failing_expectations_are_rejected() {
+    asdf_testdata::needs_conformance!();
     let base = asdf_testdata::conformance_dir().join("asdf-pytests-data");
     let e: serde_json::Value = serde_json::from_slice(&std::fs::read(base.join("EXPECTATIONS.json")).unwrap()).unwrap();
     let mut n = 0;
@@ -638,6 +644,7 @@ fn failing_expectations_are_rejected() {
 /// code 0, 1 or 2 (a panic would be 101).
 #[test]
 fn damaged_files_never_crash_a_command() {
+    asdf_testdata::needs_conformance!();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-damaged");
     std::fs::create_dir_all(&dir).unwrap();
     let samples = asdf_testdata::files_with_ext(&asdf_testdata::conformance_dir().join("python-asdf-samples"), "asdf");

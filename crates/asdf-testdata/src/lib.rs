@@ -3,24 +3,80 @@
 
 use std::path::{Path, PathBuf};
 
-/// The `shared/conformance` directory beside the checkout, or `$ASDF_CONFORMANCE_DIR`.
+/// The `shared/conformance` directory beside the checkout, or `$ASDF_CONFORMANCE_DIR` (when
+/// that variable is set, it alone is looked at: a path that is not a folder means "absent").
+#[must_use]
+pub fn find_conformance() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("ASDF_CONFORMANCE_DIR") {
+        let d = PathBuf::from(d);
+        return d.is_dir().then_some(d);
+    }
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors()
+        .map(|dir| dir.join("shared").join("conformance"))
+        .find(|c| c.is_dir())
+}
+
+/// The conformance directory, for code that runs only once a test has checked it is there
+/// (through [`conformance!`]).
 ///
 /// # Panics
-/// When it cannot be found: the suites must never be skipped silently.
+/// When it cannot be found.
 #[must_use]
 #[allow(clippy::panic)]
 pub fn conformance_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("ASDF_CONFORMANCE_DIR") {
-        return PathBuf::from(d);
+    find_conformance().unwrap_or_else(|| {
+        panic!(
+            "conformance data not found: expected shared/conformance beside the checkout (or set ASDF_CONFORMANCE_DIR)"
+        )
+    })
+}
+
+/// The variable that makes missing conformance data a failure (CI sets it).
+pub const REQUIRE_VAR: &str = "ASDF_REQUIRE_CONFORMANCE";
+
+/// The conformance directory, or `None` after one loud line on standard error naming the test
+/// that did not run (written past the test harness's capture, so it shows in a passing run).
+///
+/// # Panics
+/// When the data is missing and `ASDF_REQUIRE_CONFORMANCE` is set (as CI sets it).
+#[must_use]
+#[allow(clippy::panic)]
+pub fn conformance_or_skip() -> Option<PathBuf> {
+    use std::io::Write as _;
+    if let Some(c) = find_conformance() {
+        return Some(c);
     }
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for dir in here.ancestors() {
-        let c = dir.join("shared").join("conformance");
-        if c.is_dir() {
-            return c;
+    // The test binary (`access-0123abcd` -> `access`) and the test's thread name.
+    let binary = std::env::args()
+        .next()
+        .and_then(|a| Path::new(&a).file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .map(|s| s.rsplit_once('-').map_or(s.clone(), |(name, _)| name.to_owned()))
+        .unwrap_or_default();
+    let test = format!("{binary}::{}", std::thread::current().name().unwrap_or("a test"));
+    if std::env::var_os(REQUIRE_VAR).is_some() {
+        panic!(
+            "{test}: conformance data not found (shared/conformance beside the checkout or ASDF_CONFORMANCE_DIR) and {REQUIRE_VAR} is set"
+        );
+    }
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "NOT RUN: {test} (needs ../shared/conformance beside the checkout or ASDF_CONFORMANCE_DIR)"
+    );
+    None
+}
+
+/// `let c = asdf_testdata::conformance!();` at the top of a test that reads the conformance
+/// data: the directory, or an early return after one loud line when it is absent (a failure
+/// when `ASDF_REQUIRE_CONFORMANCE` is set).
+#[macro_export]
+macro_rules! conformance {
+    () => {
+        match $crate::conformance_or_skip() {
+            Some(c) => c,
+            None => return,
         }
-    }
-    panic!("conformance data not found: expected shared/conformance beside the checkout (or set ASDF_CONFORMANCE_DIR)");
+    };
 }
 
 /// Every file under `dir` whose name ends with `ext`, sorted.
@@ -43,4 +99,16 @@ pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+/// `asdf_testdata::needs_conformance!();` as the first line of a test that reads the
+/// conformance data (directly or through helpers): an early return after one loud line when it
+/// is absent (a failure when `ASDF_REQUIRE_CONFORMANCE` is set).
+#[macro_export]
+macro_rules! needs_conformance {
+    () => {
+        if $crate::conformance_or_skip().is_none() {
+            return;
+        }
+    };
 }

@@ -108,6 +108,7 @@ fn notation(evs: &[(Event, asdf_yaml::Span)]) -> String {
 
 #[test]
 fn yaml_test_suite() {
+    asdf_testdata::needs_conformance!();
     let (mut ev_pass, mut ev_fail, mut err_pass) = (0, Vec::new(), 0);
     let mut err_accepted = Vec::new();
     let mut err_total = 0;
@@ -189,6 +190,7 @@ impl Rng {
 /// characters: the parser must return (a value or an error) without panicking or hanging.
 #[test]
 fn mutated_inputs_never_panic_or_hang() {
+    asdf_testdata::needs_conformance!();
     const SIGNIFICANT: &[u8] = b" \t\n\r-?:,[]{}#&*!|>'\"%@`\\.~0a";
     // YAML_FUZZ_SEED / YAML_FUZZ_ROUNDS widen the search locally.
     let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
