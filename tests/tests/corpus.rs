@@ -188,3 +188,92 @@ fn checksum_statuses_are_reported() {
     let none = Reader::open_path(d.join("python-asdf-samples/h_noindex_nochecksum.asdf")).unwrap();
     assert_eq!(none.verify_checksum(0).unwrap(), ChecksumStatus::Absent);
 }
+
+/// Every key path of a tree (mapping keys as text, sequence items as numbers), aliases not
+/// followed.
+fn key_paths(tree: &[u8]) -> std::collections::BTreeSet<String> {
+    let doc = asdf_yaml::parse(tree, &asdf_yaml::Limits::default()).unwrap().document;
+    let mut out = std::collections::BTreeSet::new();
+    let mut stack = vec![(String::new(), &doc.root)];
+    while let Some((at, n)) = stack.pop() {
+        match &n.kind {
+            asdf_yaml::NodeKind::Mapping(m) => {
+                for (k, v) in &m.entries {
+                    // Keys by value (`00000000` is the integer 0, written back as `0`).
+                    let key = k.as_scalar().map_or_else(String::new, |s| match &s.value {
+                        asdf_yaml::Value::Int(i) => i.to_string(),
+                        _ => s.text.to_string(),
+                    });
+                    let p = format!("{at}/{key}");
+                    out.insert(p.clone());
+                    stack.push((p, v));
+                }
+            }
+            asdf_yaml::NodeKind::Sequence(s) => {
+                for (i, item) in s.items.iter().enumerate() {
+                    stack.push((format!("{at}/{i}"), item));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Defaults filled in on reading a file older than ASDF Standard 1.6.0 live in memory only:
+/// rewriting such a file (as `asdf-cli defragment` does) adds no key that was not in it
+/// (`asdf_library` is rewritten by every writer, as Python asdf's is).
+#[test]
+fn rewriting_older_files_adds_no_key() {
+    asdf_testdata::needs_conformance!();
+    let dir = std::env::temp_dir().join(format!("asdf-rs-older-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (mut checked, mut with_defaults) = (0usize, 0usize);
+    let mut by_version: BTreeMap<String, usize> = BTreeMap::new();
+    for p in files_with_ext(&conformance_dir(), "asdf") {
+        let name = rel(&p);
+        if name.starts_with("legacy/") {
+            continue;
+        }
+        let Ok(r) = Reader::open(std::fs::read(&p).unwrap()) else {
+            continue;
+        };
+        let v = r.file_header().standard_version;
+        if v >= asdf_layout::Version::new(1, 6, 0) {
+            continue;
+        }
+        let Some(before) = r.tree_bytes().map(key_paths) else {
+            continue;
+        };
+        let Ok(file) = asdf::open_with(&p, asdf::OpenOptions::default().validate(false)) else {
+            continue;
+        };
+        let out = dir.join("out.asdf");
+        if file
+            .write_to(&out, &asdf::WriteOptions::default().validate(false))
+            .is_err()
+        {
+            continue;
+        }
+        let again = Reader::open(std::fs::read(&out).unwrap()).unwrap();
+        let after = key_paths(again.tree_bytes().unwrap());
+        let added: Vec<&String> = after
+            .iter()
+            .filter(|k| !before.contains(*k) && !k.starts_with("/asdf_library"))
+            .collect();
+        assert!(added.is_empty(), "{name} (standard {v}): rewriting added {added:?}");
+        // The tree in memory does hold the defaults (validation and typed values see them).
+        let in_memory = key_paths(&asdf::emit_yaml(file.document()).unwrap());
+        if in_memory.len() > before.len() {
+            with_defaults += 1;
+        }
+        checked += 1;
+        *by_version.entry(v.to_string()).or_default() += 1;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!(
+        "rewrote {checked} files older than 1.6.0 ({by_version:?}); {with_defaults} had defaults filled in memory"
+    );
+    assert!(checked >= 100, "only {checked} older files rewritten");
+    assert!(with_defaults >= 10, "only {with_defaults} files had defaults filled");
+}

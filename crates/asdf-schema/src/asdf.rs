@@ -593,7 +593,9 @@ impl AsdfSchemas {
     /// Fills schema defaults into `doc`, as readers of ASDF Standard < 1.6.0 are expected to
     /// (1.6.0 dropped default filling: do not call this for 1.6.0 files). For every tagged
     /// node, each property its schema gives a `default` (directly, through `allOf` or `$ref`)
-    /// and the node lacks is added; nested object properties are filled the same way.
+    /// and the node lacks is added; nested object properties are filled the same way. Each
+    /// added key and value carries [`asdf_yaml::Span::FILLED`], so that a writer can tell the
+    /// defaults from what was read or set (defaults live in memory only, as in Python asdf).
     /// Returns how many values were added.
     pub fn fill_defaults(&self, doc: &mut Document) -> usize {
         let mut added = 0;
@@ -706,7 +708,12 @@ impl AsdfSchemas {
                 if m.get(name).is_none()
                     && let Some(d) = p.get("default")
                 {
-                    m.insert(name, d.clone());
+                    // Marked as filled (key and value), so that writers can leave it out.
+                    let mut value = d.clone();
+                    value.span = asdf_yaml::Span::FILLED;
+                    let mut key = Node::str(name);
+                    key.span = asdf_yaml::Span::FILLED;
+                    m.entries.push((key, value));
                     added += 1;
                 }
                 if let Some(child) = m.get_mut(name)

@@ -149,6 +149,12 @@ impl Edits {
         self.version = Some(v);
     }
 
+    /// What `original` is to be written as, if it is replaced.
+    #[must_use]
+    pub fn replacement(&self, original: &Node) -> Option<&Node> {
+        self.get(original)
+    }
+
     fn get(&self, n: &Node) -> Option<&Node> {
         if self.replace.is_empty() {
             return None;

@@ -47,9 +47,29 @@ pub struct Span {
     pub index: u64,
 }
 
+impl Span {
+    /// The span of a node that was not read from text but filled in from a schema's `default`
+    /// (a tree older than ASDF Standard 1.6.0 is read with its defaults filled in memory; the
+    /// writer leaves out the entries whose key and value still carry this span).
+    pub const FILLED: Span = Span {
+        line: u32::MAX,
+        column: u32::MAX,
+        index: u64::MAX,
+    };
+
+    /// Whether this is [`Span::FILLED`].
+    #[must_use]
+    pub fn is_filled(&self) -> bool {
+        *self == Self::FILLED
+    }
+}
+
 impl std::fmt::Display for Span {
-    /// `line:column`, 1-based.
+    /// `line:column`, 1-based (`schema default` for [`Span::FILLED`]).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_filled() {
+            return f.write_str("schema default");
+        }
         write!(f, "{}:{}", self.line + 1, self.column + 1)
     }
 }

@@ -513,20 +513,42 @@ impl AsdfFile {
     }
 
     fn write_into<W: Sink>(&self, out: &mut W, options: &WriteOptions) -> Result<(), Error> {
-        self.write_blocks(&self.doc, out, options, false)?
-            .finish(options.index)?;
+        let (w, stream) = self.write_blocks(&self.doc, out, options, false)?;
+        match stream {
+            // The file's streamed block stays streamed (as Python asdf writes it): last, with
+            // no block index after it.
+            Some(i) => {
+                let mut s = w.start_stream()?;
+                let mut failed = None;
+                self.reader.read_data_pieces(i, &mut |piece| {
+                    if failed.is_none()
+                        && let Err(e) = s.write_all(piece)
+                    {
+                        failed = Some(e);
+                    }
+                })?;
+                if let Some(e) = failed {
+                    return Err(asdf_layout::Error::from(e).into());
+                }
+                s.finish()?;
+            }
+            None => {
+                w.finish(options.index)?;
+            }
+        }
         Ok(())
     }
 
     /// Writes header, tree and blocks of `doc` (this file's tree, possibly edited) and returns
-    /// the writer, ready for the index or a streamed block.
+    /// the writer, ready for the index or a streamed block, and the file's streamed block when
+    /// it is to be written last as one (its arrays keep their `*` dimension, source -1).
     fn write_blocks<W: Sink>(
         &self,
         doc: &Document,
         out: W,
         options: &WriteOptions,
         stream_target: bool,
-    ) -> Result<Writer<W>, Error> {
+    ) -> Result<(Writer<W>, Option<usize>), Error> {
         // Renumber block sources in order of appearance (as edits applied while the tree is
         // written: the tree itself is neither changed nor copied).
         let mut edits = asdf_yaml::Edits::default();
@@ -550,8 +572,35 @@ impl AsdfFile {
             })
             .collect();
         let keep_places = (0..existing).any(|i| !named.contains(&i));
+        // The file's own streamed block (the last one), unless a new stream replaces it.
+        let old_stream = existing
+            .checked_sub(1)
+            .filter(|_| !stream_target)
+            .filter(|&i| self.reader.block(i).is_ok_and(|b| b.header.is_streamed()));
+        let is_streamed = |n: &Node| {
+            n.get("shape")
+                .and_then(Node::as_sequence)
+                .is_some_and(|s| s.items.iter().any(|d| d.as_str() == Some("*")))
+        };
+        let absolute = |src: i64| {
+            if src < 0 {
+                i64::try_from(total).unwrap_or(0) + src
+            } else {
+                src
+            }
+        };
+        let keep_stream = old_stream.filter(|&i| {
+            arrays.iter().any(|p| {
+                doc.root.at_path(p).is_some_and(|n| {
+                    is_streamed(n)
+                        && n.get("source")
+                            .and_then(Node::as_i64)
+                            .is_some_and(|src| i64::try_from(i).ok() == Some(absolute(src)))
+                })
+            })
+        });
         if keep_places {
-            for i in 0..existing {
+            for i in (0..existing).filter(|i| Some(*i) != keep_stream) {
                 map.insert(i, i);
                 order.push(BlockSrc::Existing(i));
             }
@@ -583,6 +632,13 @@ impl AsdfFile {
                 .is_some_and(|s| s.items.iter().any(|d| d.as_str() == Some("*")));
             if streamed && src == -1 && stream_target {
                 // The array being streamed by `write_streamed`: its block comes last.
+                continue;
+            }
+            if streamed && keep_stream.is_some_and(|i| i64::try_from(i).ok() == Some(absolute(src))) {
+                // The file's streamed array stays streamed: its block is written last.
+                if let Some(s) = n.get("source") {
+                    edits.replace(s, Node::int(-1));
+                }
                 continue;
             }
             if streamed {
@@ -706,7 +762,7 @@ impl AsdfFile {
         if let Some(p) = &options.progress {
             (p.0)(order.len(), order.len());
         }
-        Ok(w)
+        Ok((w, keep_stream))
     }
 
     /// Writes this file with a streamed array at `pointer` (datatype, byte order and the shape
@@ -758,7 +814,7 @@ impl AsdfFile {
         let file = create_new(&tmp).map_err(io)?;
         let w = self.write_blocks(&doc, std::io::BufWriter::with_capacity(1 << 20, file), options, true);
         let w = match w {
-            Ok(w) => w,
+            Ok((w, _)) => w,
             Err(e) => {
                 let _ = std::fs::remove_file(&tmp);
                 return Err(e);
@@ -930,6 +986,7 @@ impl AsdfFile {
                 return Err(Error::Invalid(r.violations));
             }
         }
+        leave_out_filled_defaults(doc, &mut edits);
         if let Some(m) = doc.root.as_mapping() {
             let lib = self.library_node()?;
             match m.get("asdf_library") {
@@ -948,6 +1005,85 @@ impl AsdfFile {
             (Node::str("version"), Node::str(env!("CARGO_PKG_VERSION"))),
         ])
         .with_tag(self.tag_for("core/software")?))
+    }
+}
+
+/// Schema defaults filled in on reading a file older than 1.6.0 are not written (Python asdf
+/// fills them in memory only): each smallest subtree holding entries still marked
+/// [`asdf_yaml::Span::FILLED`] (key and value as filled; a value the user replaced is written)
+/// is written as a copy without them, with the edits already made inside it carried over.
+/// Filled entries come last in their mappings, so leaving them out moves no other entry (and
+/// no alias's target).
+fn leave_out_filled_defaults(doc: &Document, edits: &mut asdf_yaml::Edits) {
+    fn filled(k: &Node, v: &Node) -> bool {
+        k.span.is_filled() && v.span.is_filled()
+    }
+    fn holds_filled(n: &Node) -> bool {
+        let mut stack = vec![n];
+        while let Some(n) = stack.pop() {
+            match &n.kind {
+                NodeKind::Mapping(m) => {
+                    if m.entries.iter().any(|(k, v)| filled(k, v)) {
+                        return true;
+                    }
+                    stack.extend(m.entries.iter().map(|(_, v)| v));
+                }
+                NodeKind::Sequence(s) => stack.extend(s.items.iter()),
+                _ => {}
+            }
+        }
+        false
+    }
+    fn copy(n: &Node, edits: &asdf_yaml::Edits) -> Node {
+        if let Some(r) = edits.replacement(n) {
+            return r.clone();
+        }
+        let kind = match &n.kind {
+            NodeKind::Mapping(m) => NodeKind::Mapping(asdf_yaml::Mapping {
+                entries: m
+                    .entries
+                    .iter()
+                    .filter(|(k, v)| !filled(k, v))
+                    .map(|(k, v)| (copy(k, edits), copy(v, edits)))
+                    .collect(),
+                flow: m.flow,
+            }),
+            NodeKind::Sequence(s) => NodeKind::Sequence(asdf_yaml::Sequence {
+                items: s.items.iter().map(|i| copy(i, edits)).collect(),
+                flow: s.flow,
+            }),
+            other => other.clone(),
+        };
+        Node {
+            tag: n.tag.clone(),
+            anchor: n.anchor.clone(),
+            span: n.span,
+            kind,
+        }
+    }
+    if !holds_filled(&doc.root) {
+        return;
+    }
+    let mut copies = Vec::new();
+    let mut stack: Vec<&Node> = vec![&doc.root];
+    while let Some(n) = stack.pop() {
+        let direct = n
+            .as_mapping()
+            .is_some_and(|m| m.entries.iter().any(|(k, v)| filled(k, v)));
+        // The root is never copied (the library entry is an edit of its own): its filled
+        // entries, if any, are written.
+        if direct && !std::ptr::eq(n, &doc.root) {
+            copies.push((n, copy(n, edits)));
+            continue;
+        }
+        match &n.kind {
+            NodeKind::Mapping(m) => stack.extend(m.entries.iter().map(|(_, v)| v).filter(|v| holds_filled(v))),
+            NodeKind::Sequence(s) => stack.extend(s.items.iter().filter(|v| holds_filled(v))),
+            _ => {}
+        }
+    }
+    for (n, c) in copies {
+        edits.replace(n, c);
     }
 }
 

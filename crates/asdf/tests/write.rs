@@ -291,3 +291,78 @@ fn progress_is_reported_per_block() {
     let g = asdf::open_bytes(bytes, OpenOptions::default()).unwrap();
     assert_eq!(g.blocks().block_count(), 3);
 }
+
+/// A 1.5.0 file is read with its schema defaults filled (an ndarray's `offset: 0`), which
+/// validation and typed values see; writing it back leaves them out, unless the user set the
+/// value (then it is theirs and is written).
+#[test]
+fn filled_defaults_are_written_only_when_set() {
+    let dir = std::env::temp_dir().join(format!("asdf-rs-defaults-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("old.asdf");
+    let mut f = AsdfFile::new(Version::new(1, 5, 0)).unwrap();
+    f.add_array(
+        "/a",
+        Datatype::Scalar(ScalarType::UInt8),
+        &[3],
+        ByteOrder::Little,
+        vec![1, 2, 3],
+    )
+    .unwrap();
+    f.write_to(&path, &WriteOptions::default()).unwrap();
+    let raw = |p: &std::path::Path| {
+        let r = asdf_layout::Reader::open(std::fs::read(p).unwrap()).unwrap();
+        String::from_utf8(r.tree_bytes().unwrap().to_vec()).unwrap()
+    };
+    assert!(!raw(&path).contains("offset"), "{}", raw(&path));
+    let g = asdf::open(&path).unwrap();
+    assert_eq!(
+        g.get("/a/offset").ok().and_then(Node::as_i64),
+        Some(0),
+        "filled in memory"
+    );
+    let again = dir.join("again.asdf");
+    g.write_to(&again, &WriteOptions::default()).unwrap();
+    assert!(!raw(&again).contains("offset"), "{}", raw(&again));
+    // Set by the user (to the default's value): written.
+    let mut h = asdf::open(&again).unwrap();
+    if let Some(a) = h.tree_mut().get_mut("a").and_then(Node::as_mapping_mut) {
+        a.insert("offset", Node::int(0));
+    }
+    h.write_to(&path, &WriteOptions::default()).unwrap();
+    assert!(raw(&path).contains("offset: 0"), "{}", raw(&path));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A streamed array stays streamed through a rewrite (as Python asdf's write_to keeps it):
+/// shape `['*', ...]`, source -1, its block last and flagged streamed, the same rows.
+#[test]
+fn streamed_arrays_stay_streamed() {
+    asdf_testdata::needs_conformance!();
+    let src = asdf_testdata::conformance_dir().join("python-asdf-samples/c_stream.asdf");
+    let dir = std::env::temp_dir().join(format!("asdf-rs-stream-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = asdf::open(&src).unwrap();
+    let before = f.array("/stream").unwrap();
+    for (name, options) in [
+        ("kept.asdf", WriteOptions::default()),
+        (
+            "zlib.asdf",
+            WriteOptions::default().compression(Compression::All(Label::ZLIB)),
+        ),
+    ] {
+        let out = dir.join(name);
+        f.write_to(&out, &options).unwrap();
+        let g = asdf::open(&out).unwrap();
+        let shape = g.get("/stream/shape").unwrap().as_sequence().unwrap();
+        assert_eq!(shape.items[0].as_str(), Some("*"), "{name}");
+        assert_eq!(g.get("/stream/source").unwrap().as_i64(), Some(-1), "{name}");
+        let blocks = g.blocks();
+        let last = blocks.block(blocks.block_count() - 1).unwrap();
+        assert!(last.header.is_streamed(), "{name}");
+        let after = g.array("/stream").unwrap();
+        assert_eq!(after.shape, before.shape, "{name}");
+        assert!(same_elements(&after.elements, &before.elements), "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
