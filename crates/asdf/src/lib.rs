@@ -193,6 +193,10 @@ pub enum Warning {
     Yaml(asdf_yaml::Warning),
     /// From the tags (unknown tags, newer versions).
     Tag(TagWarning),
+    /// The tree violates a schema of its tags (with the node's pointer and line, and the
+    /// schema's location). Opening reports violations this way unless
+    /// [`OpenOptions::strict`] is set; writing refuses them.
+    Invalid(asdf_schema::Violation),
 }
 
 impl fmt::Display for Warning {
@@ -201,6 +205,7 @@ impl fmt::Display for Warning {
             Warning::Layout(w) => write!(f, "{w}"),
             Warning::Yaml(w) => write!(f, "{w}"),
             Warning::Tag(w) => write!(f, "{w}"),
+            Warning::Invalid(v) => write!(f, "schema violation: {v}"),
         }
     }
 }
@@ -209,8 +214,14 @@ impl fmt::Display for Warning {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct OpenOptions {
-    /// Validate the tree against the schemas of its tags (default on).
+    /// Validate the tree against the schemas of its tags (default on). Violations are
+    /// reported as [`Warning::Invalid`] on the file, which opens: reading never refuses a file
+    /// whose data Python asdf reads. See [`OpenOptions::strict`].
     pub validate: bool,
+    /// With `validate`: refuse a file whose tree violates its schemas ([`Error::Invalid`])
+    /// instead of opening it with warnings (default off; `asdf-cli validate` is strict, and
+    /// writing always is).
+    pub strict: bool,
     /// Verify block checksums whenever a block is read (default off).
     pub verify_checksums: bool,
     /// Memory-map the file (default off). A mapped file that another process truncates while
@@ -245,6 +256,7 @@ impl Default for OpenOptions {
     fn default() -> Self {
         Self {
             validate: true,
+            strict: false,
             verify_checksums: false,
             memmap: false,
             layout_limits: asdf_layout::Limits::default(),
@@ -259,6 +271,12 @@ impl OpenOptions {
     #[must_use]
     pub fn validate(mut self, yes: bool) -> Self {
         self.validate = yes;
+        self
+    }
+    /// Sets strict validation on read (violations are errors, not warnings).
+    #[must_use]
+    pub fn strict(mut self, yes: bool) -> Self {
+        self.strict = yes;
         self
     }
     /// Sets checksum verification on every block read.
@@ -511,16 +529,14 @@ fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptio
         })
     }));
     if file.options.validate && !report.violations.is_empty() {
-        return Err(Error::Invalid(
-            report
-                .violations
-                .into_iter()
-                .map(|mut v| {
-                    v.span = shift(v.span, tree_line);
-                    v
-                })
-                .collect(),
-        ));
+        let violations = report.violations.into_iter().map(|mut v| {
+            v.span = shift(v.span, tree_line);
+            v
+        });
+        if file.options.strict {
+            return Err(Error::Invalid(violations.collect()));
+        }
+        file.warnings.extend(violations.map(Warning::Invalid));
     }
     Ok(file)
 }
@@ -647,6 +663,15 @@ impl AsdfFile {
     #[must_use]
     pub fn warnings(&self) -> &[Warning] {
         &self.warnings
+    }
+
+    /// The schema violations found on open ([`Warning::Invalid`]; empty when the file was
+    /// opened without validation, or strictly).
+    pub fn violations(&self) -> impl Iterator<Item = &asdf_schema::Violation> {
+        self.warnings.iter().filter_map(|w| match w {
+            Warning::Invalid(v) => Some(v),
+            _ => None,
+        })
     }
 
     /// The file's ASDF Standard version.

@@ -98,6 +98,31 @@ fn python_history_entries_with_timestamps_validate() {
         assert!(f.is_ok(), "{ok}: {:?}", f.err());
         assert!(f.unwrap().validate().unwrap().is_valid());
     }
-    let bad = asdf::open_bytes(file("2002-12-14"), OpenOptions::default());
-    assert!(matches!(bad, Err(asdf::Error::Invalid(_))), "{bad:?}");
+    // A date without a time is not a date-time: the file still opens (reading never refuses
+    // what Python reads), with the violation as a warning naming pointer, line and schema.
+    let bad = asdf::open_bytes(file("2002-12-14"), OpenOptions::default()).unwrap();
+    let v: Vec<_> = bad.violations().collect();
+    let time = v
+        .iter()
+        .find(|x| x.instance == "/history/entries/0/time")
+        .unwrap_or_else(|| panic!("{v:?}"));
+    assert_eq!(time.span.line + 1, 12, "{time}");
+    assert!(time.schema.contains("history_entry-1.0.0"), "{time}");
+    assert!(
+        bad.warnings().iter().any(|w| w
+            .to_string()
+            .starts_with("schema violation: /history/entries/0/time (line 12:")),
+        "{:?}",
+        bad.warnings()
+    );
+    assert_eq!(bad.get("/data").unwrap().as_i64(), Some(1));
+    // Strictly, it is refused with the same violation.
+    let strict = asdf::open_bytes(file("2002-12-14"), OpenOptions::default().strict(true));
+    match strict {
+        Err(asdf::Error::Invalid(e)) => assert_eq!(e, v.into_iter().cloned().collect::<Vec<_>>()),
+        other => panic!("{other:?}"),
+    }
+    // Without validation there is nothing to report.
+    let off = asdf::open_bytes(file("2002-12-14"), OpenOptions::default().validate(false)).unwrap();
+    assert_eq!(off.violations().count(), 0);
 }
