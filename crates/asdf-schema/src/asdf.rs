@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use asdf_yaml::{Document, Limits, Node, NodeKind, Span, parse};
+use asdf_yaml::{Document, Limits, Node, NodeKind, Span, parse_yaml};
 
 use crate::error::{SchemaError, Violation};
 use crate::registry::Registry;
@@ -287,7 +287,7 @@ impl AsdfSchemas {
         let mut extra = Vec::new();
         for &file in embedded::UNSCANNED {
             let (path, text) = embedded::FILES[file];
-            let doc = parse(text, &Limits::default())
+            let doc = parse_yaml(text, &Limits::default())
                 .map_err(|source| SchemaError::Parse {
                     uri: path.to_owned(),
                     source,
@@ -405,7 +405,7 @@ impl AsdfSchemas {
     /// # Errors
     /// The schema does not parse, or it (or what it references) does not compile.
     pub fn add_schema(&mut self, text: &[u8]) -> Result<String, SchemaError> {
-        let doc = parse(text, &Limits::default())
+        let doc = parse_yaml(text, &Limits::default())
             .map_err(|source| SchemaError::Parse {
                 uri: "<added schema>".to_owned(),
                 source,
@@ -421,7 +421,7 @@ impl AsdfSchemas {
     /// # Errors
     /// The manifest does not parse or lacks `id`/`tags`.
     pub fn add_manifest(&mut self, text: &[u8]) -> Result<(), SchemaError> {
-        let doc = parse(text, &Limits::default())
+        let doc = parse_yaml(text, &Limits::default())
             .map_err(|source| SchemaError::Parse {
                 uri: "<added manifest>".to_owned(),
                 source,
@@ -461,7 +461,7 @@ impl AsdfSchemas {
                     reference: p.display().to_string(),
                     base: String::new(),
                 })?;
-                let doc = parse(&text, &Limits::default())
+                let doc = parse_yaml(&text, &Limits::default())
                     .map_err(|source| SchemaError::Parse {
                         uri: p.display().to_string(),
                         source,
@@ -869,6 +869,7 @@ mod tests {
     use super::*;
     use crate::Location;
     use crate::scan::{scan_manifest, scan_top_level_id};
+    use asdf_yaml::parse;
 
     fn manifest(text: &[u8]) -> Option<Manifest> {
         scan_manifest(text).map(|m| Manifest {

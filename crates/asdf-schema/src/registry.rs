@@ -33,7 +33,7 @@ type Parsed = (Arc<Node>, Vec<(String, Location)>);
 
 /// Parses a document's text and lists the ids it declares (`None`: it does not parse).
 fn parse_text(uri: &str, text: &[u8]) -> Option<Parsed> {
-    let root = asdf_yaml::parse(text, &asdf_yaml::Limits::default())
+    let root = asdf_yaml::parse_yaml(text, &asdf_yaml::Limits::default())
         .ok()?
         .document
         .root;

@@ -40,5 +40,5 @@ pub use error::{Error, LimitError, SubsetError, Warning};
 pub use node::{
     Alias, CompactString, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value,
 };
-pub use parse::{Limits, Parsed, parse};
+pub use parse::{Limits, Parsed, parse, parse_yaml};
 pub use resolve::ConstructError;

@@ -77,6 +77,9 @@ struct Frame {
 
 struct Builder {
     limits: Limits,
+    /// Any scalar may be a mapping key (YAML outside an ASDF tree: schemas, manifests), as in
+    /// PyYAML; an ASDF tree's keys are strings, integers and booleans only.
+    any_keys: bool,
     stack: Vec<Frame>,
     /// Finished children of the open collections, innermost last: each collection takes its
     /// own off when it ends, into a vector of exactly the right size.
@@ -269,7 +272,15 @@ impl Builder {
             return Ok(());
         }
         if !parent.key_pending {
-            check_key(&node)?;
+            if !self.any_keys {
+                check_key(&node)?;
+            } else if !matches!(node.kind, NodeKind::Scalar(_)) {
+                // A collection key cannot be a dict key in Python either.
+                return Err(Error::Subset {
+                    span: node.span,
+                    kind: SubsetError::KeyType,
+                });
+            }
             parent.key_pending = true;
             self.children.push(node);
             return Ok(());
@@ -512,6 +523,7 @@ fn key_parts(k: &Node) -> Option<(bool, std::borrow::Cow<'_, str>)> {
         Value::Int(i) => Some((false, std::borrow::Cow::Owned(i.to_string()))),
         Value::BigInt(b) => Some((false, std::borrow::Cow::Owned(b.to_string()))),
         Value::Bool(b) => Some((false, std::borrow::Cow::Borrowed(if *b { "1" } else { "0" }))),
+        Value::Null => Some((false, std::borrow::Cow::Borrowed("null"))),
         _ => None,
     }
 }
@@ -523,6 +535,7 @@ fn key_identity(k: &Node) -> Option<(bool, String)> {
         Value::Int(i) => Some((false, i.to_string())),
         Value::BigInt(ref b) => Some((false, b.to_string())),
         Value::Bool(b) => Some((false, if b { "1" } else { "0" }.to_owned())),
+        Value::Null => Some((false, "null".to_owned())),
         _ => None,
     }
 }
@@ -583,13 +596,26 @@ fn check_collection_tag(n: &Node) -> Result<(), Error> {
 /// # Errors
 /// Syntax errors, constructor errors, subset violations and limits, each with line:column.
 pub fn parse(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
+    parse_keys(text, limits, false)
+}
+
+/// Parses YAML that is not an ASDF tree (a schema, a manifest): as [`parse`], except that any
+/// scalar may be a mapping key (`null`, a float, a timestamp), as PyYAML reads it.
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_yaml(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
+    parse_keys(text, limits, true)
+}
+
+fn parse_keys(text: &[u8], limits: &Limits, any_keys: bool) -> Result<Parsed, Error> {
     if text.len() > limits.max_bytes {
         return Err(Error::Limits {
             span: Span::default(),
             kind: LimitError::Bytes(limits.max_bytes),
         });
     }
-    build(text, limits)
+    build_with(text, limits, any_keys, text.len() >= PIPELINE_MIN_BYTES && cores() > 1)
 }
 
 /// Trees at least this long are parsed on two threads when the machine has two cores: one
@@ -605,13 +631,10 @@ fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
 }
 
-fn build(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
-    build_with(text, limits, text.len() >= PIPELINE_MIN_BYTES && cores() > 1)
-}
-
-fn build_with(text: &[u8], limits: &Limits, pipelined: bool) -> Result<Parsed, Error> {
+fn build_with(text: &[u8], limits: &Limits, any_keys: bool, pipelined: bool) -> Result<Parsed, Error> {
     let mut b = Builder {
         limits: *limits,
+        any_keys,
         stack: Vec::new(),
         children: Vec::new(),
         path: Vec::new(),
@@ -799,12 +822,12 @@ mod tests {
             ..Limits::default()
         };
         for (i, text) in cases.iter().enumerate() {
-            let one = build_with(text.as_bytes(), &limits, false);
-            let two = build_with(text.as_bytes(), &limits, true);
+            let one = build_with(text.as_bytes(), &limits, false, false);
+            let two = build_with(text.as_bytes(), &limits, false, true);
             assert_eq!(format!("{one:?}"), format!("{two:?}"), "case {i}");
             assert_eq!(one.is_ok(), i == 0, "case {i}: {:?}", one.as_ref().err());
         }
-        let parsed = build_with(ok.as_bytes(), &limits, true).unwrap();
+        let parsed = build_with(ok.as_bytes(), &limits, false, true).unwrap();
         assert_eq!(parsed.warnings.len(), 3 * BATCH, "one duplicate key per row");
     }
 }

@@ -348,17 +348,6 @@ impl<'a> Scanner<'a> {
             }
         }
         self.unroll_indent(self.m.column as isize);
-        let lead = if self.tab_in_indent {
-            self.indent_spaces
-        } else {
-            self.m.column
-        };
-        if self.flow_level > 0 && first_on_line && (lead as isize) <= self.indent {
-            return Err(self.err(
-                "flow content must be indented more than its block",
-                Some("while scanning a flow collection"),
-            ));
-        }
         if self.m.column == 0 {
             if c == b'%' {
                 return self.fetch_directive();

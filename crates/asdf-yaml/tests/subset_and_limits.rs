@@ -252,3 +252,65 @@ fn deep_flow_nesting_in_the_event_parser() {
     assert!(refused, "20,000 nested flow sequences were not refused");
     assert_eq!(finished, 4);
 }
+
+/// Flow content at or left of its block's indentation, which C libyaml (PyYAML's CSafeLoader)
+/// reads: stdatamodels schemas close flow sequences at column 0. Expected values as
+/// `yaml.load(text, Loader=yaml.CSafeLoader)` gives them.
+#[test]
+fn flow_content_left_of_its_block_reads_as_libyaml_reads_it() {
+    for (text, expected) in [
+        ("a: [\n  1, 2\n]\n", "a: [1, 2]\n"),
+        ("a:\n  b: [\n    1, 2\n]\n", "a: {b: [1, 2]}\n"),
+        ("a: {\n  x: 1\n}\n", "a: {x: 1}\n"),
+        ("a: [\n1, 2]\n", "a: [1, 2]\n"),
+        ("- [a,\nb]\n", "- [a, b]\n"),
+        ("key:\n  - [\n  1]\n", "key: [[1]]\n"),
+        ("a: [\n  b: 1\n]\n", "a: [{b: 1}]\n"),
+    ] {
+        let got = asdf_yaml::parse(text.as_bytes(), &Limits::default()).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        let want = asdf_yaml::parse(expected.as_bytes(), &Limits::default()).unwrap();
+        let emit = |d: &asdf_yaml::Document| {
+            let mut d = d.clone();
+            // Compare values, not styles.
+            let mut stack = vec![&mut d.root];
+            while let Some(n) = stack.pop() {
+                match &mut n.kind {
+                    asdf_yaml::NodeKind::Mapping(m) => {
+                        m.flow = true;
+                        stack.extend(m.entries.iter_mut().map(|(_, v)| v));
+                    }
+                    asdf_yaml::NodeKind::Sequence(s) => {
+                        s.flow = true;
+                        stack.extend(s.items.iter_mut());
+                    }
+                    _ => {}
+                }
+            }
+            asdf_yaml::emit(&d, &asdf_yaml::EmitOptions::default()).unwrap()
+        };
+        assert_eq!(emit(&got.document), emit(&want.document), "{text:?}");
+    }
+}
+
+/// Outside an ASDF tree (schemas, manifests) any scalar is a key, as in PyYAML (a dkist schema
+/// has a `null` key); an ASDF tree keeps its key rule.
+#[test]
+fn schema_documents_take_any_scalar_key() {
+    let text = b"null: 1\n~: 2\n1.5: x\n2001-01-01: y\nname: z\n";
+    let doc = asdf_yaml::parse_yaml(text, &Limits::default()).unwrap();
+    let m = doc.document.root.as_mapping().unwrap();
+    // `null` and `~` are the same key: the last value in the first key's place (PyYAML:
+    // {None: 2, 1.5: 'x', date(2001, 1, 1): 'y', 'name': 'z'}).
+    assert_eq!(m.entries.len(), 4);
+    assert!(m.entries[0].0.is_null());
+    assert_eq!(m.entries[0].1.as_i64(), Some(2));
+    assert_eq!(m.entries[1].0.as_f64(), Some(1.5));
+    assert!(
+        asdf_yaml::parse(text, &Limits::default()).is_err(),
+        "an ASDF tree refuses a null key"
+    );
+    assert!(
+        asdf_yaml::parse_yaml(b"[a]: 1\n", &Limits::default()).is_err(),
+        "a collection key"
+    );
+}
