@@ -382,6 +382,12 @@ fn validate(
                 .add_dir(d)
                 .map_err(|e| asdf::Error::Schema(format!("{}: {e}", d.display())))?;
         }
+        for (file, id) in schemas.shadowed() {
+            report::warning(&format!(
+                "{} declares the id {id}, which is already known: not used",
+                file.display()
+            ));
+        }
         let custom = match schema {
             Some(p) => {
                 let text = std::fs::read(p).map_err(|source| asdf::Error::Io {

@@ -535,6 +535,30 @@ fn validate_options() {
     assert!(text.contains("/thing/name (line 6:"), "{text}");
     assert!(text.contains("3 is not of type 'string'"), "{text}");
 
+    // A folder schema claiming a known id (dkist ships a custom schema with the id of
+    // core/asdf-1.1.0) does not replace the standard's: skipped with a warning.
+    let shadow = dir.join("shadow");
+    std::fs::create_dir_all(&shadow).unwrap();
+    std::fs::write(
+        shadow.join("level_1.yaml"),
+        "%YAML 1.1\n---\n$schema: http://stsci.edu/schemas/yaml-schema/draft-01\n\
+         id: http://stsci.edu/schemas/asdf/core/asdf-1.1.0\ntype: object\nrequired: [inversion]\n...\n",
+    )
+    .unwrap();
+    let (code, text) = run(&[
+        "validate",
+        "examples/data/small.asdf",
+        "--schema-dir",
+        &shadow.display().to_string(),
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains(
+            "declares the id http://stsci.edu/schemas/asdf/core/asdf-1.1.0, which is already known: not used"
+        ),
+        "{text}"
+    );
+
     // Block problems count unless skipped.
     if !have_shared() {
         return;

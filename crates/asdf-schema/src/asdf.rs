@@ -197,6 +197,8 @@ pub struct AsdfSchemas {
     /// (a file uses a handful of the standard's 64 schemas).
     per_schema: std::sync::Mutex<HashMap<String, Arc<Validator>>>,
     options: CompileOptions,
+    /// Files [`AsdfSchemas::add_dir`] skipped: their id was already known.
+    shadowed: Vec<(std::path::PathBuf, String)>,
 }
 
 /// Removes the prose (`title`, `description`) of every schema object in a schema, and of a
@@ -269,6 +271,7 @@ impl AsdfSchemas {
             full: std::sync::OnceLock::from(Validator::compile(&mut Registry::new(), &[], &options)?),
             per_schema: std::sync::Mutex::default(),
             options,
+            shadowed: Vec::new(),
         })
     }
 
@@ -310,6 +313,7 @@ impl AsdfSchemas {
             full: std::sync::OnceLock::new(),
             per_schema: std::sync::Mutex::default(),
             options,
+            shadowed: Vec::new(),
         };
         // The embedded schemas are compiled as documents need them (they are checked whole
         // by `cargo xtask validate-schemas` and the test suites).
@@ -472,13 +476,32 @@ impl AsdfSchemas {
                         self.extra.push(m);
                     }
                 } else {
+                    // A schema claiming an id that is already known (dkist ships
+                    // `level_1_dataset_schema.yaml` with the id of core/asdf-1.1.0, for use as
+                    // a custom schema) does not replace it: skipped, and reported.
+                    let id = crate::registry::id_of(&doc.root).map(str::to_owned);
+                    if let Some(id) = id.filter(|id| self.registry.contains(id)) {
+                        self.shadowed.push((p.clone(), id));
+                        continue;
+                    }
                     self.registry.add(None, doc.root);
                 }
                 n += 1;
             }
         }
-        self.rebuild()?;
+        // Compiled when first needed, schema by schema: a folder of an extension's ~1,400
+        // schemas costs its parse, not their compilation.
+        self.index();
+        self.full = std::sync::OnceLock::new();
+        self.cache().clear();
         Ok(n)
+    }
+
+    /// Schemas that [`AsdfSchemas::add_dir`] skipped because their id was already known (the
+    /// file and the id).
+    #[must_use]
+    pub fn shadowed(&self) -> &[(std::path::PathBuf, String)] {
+        &self.shadowed
     }
 
     /// The manifests.

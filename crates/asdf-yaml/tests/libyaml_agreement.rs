@@ -139,6 +139,82 @@ fn same_events_as_libyaml_on_every_conformance_tree() {
     assert!(differ.is_empty(), "{} trees differ from libyaml", differ.len());
 }
 
+/// The YAML files the ASDF ecosystem's packages ship (schemas, manifests, resources of
+/// asdf-standard, asdf-astropy, gwcs, asdf-wcs-schemas, asdf-transform-schemas,
+/// asdf-coordinates-schemas, rad, stdatamodels, dkist, sunpy; wheels from PyPI, pinned in
+/// `tests/interop/ecosystem_yaml.py`, unpacked into `target/ecosystem-yaml`): the same events
+/// as libyaml, and every document libyaml reads builds as a schema document (`parse_yaml`).
+/// Needs `python3` with pip and PyPI (as the interop suite); fails loudly without them.
+#[test]
+fn same_events_as_libyaml_on_the_ecosystem_schemas() {
+    let ws = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = ws.join("target/ecosystem-yaml");
+    if !out.join(".ready").exists() {
+        let ok = std::process::Command::new("python3")
+            .arg(ws.join("tests/interop/ecosystem_yaml.py"))
+            .arg(&out)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(
+            ok,
+            "cannot fetch the ecosystem's wheels (python3 -m pip download; PyPI reachable?)"
+        );
+    }
+    let files = out.join("files");
+    let mut paths = asdf_testdata::files_with_ext(&files, "yaml");
+    paths.extend(asdf_testdata::files_with_ext(&files, "yml"));
+    paths.sort();
+    let mut per_package: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    let (mut agreed, mut both_refuse, mut differ) = (0, 0, Vec::new());
+    for p in &paths {
+        let text = std::fs::read(p).unwrap();
+        let name = p.strip_prefix(&files).unwrap().display().to_string();
+        let package = name.split('/').next().unwrap_or_default().to_owned();
+        let theirs = libyaml_events(&text);
+        let ours = events(&text)
+            .ok()
+            .map(|v| v.into_iter().map(|(e, _)| e).collect::<Vec<_>>());
+        match (&theirs, &ours) {
+            (Some(a), Some(b)) if a == b => {
+                // One document per file here; it must also build as a tree.
+                let docs = a.iter().filter(|e| matches!(e, Event::DocumentStart { .. })).count();
+                if docs == 1
+                    && let Err(e) = asdf_yaml::parse_yaml(&text, &asdf_yaml::Limits::default())
+                {
+                    differ.push(format!("{name}: libyaml reads it, parse_yaml refuses: {e}"));
+                    continue;
+                }
+                agreed += 1;
+                *per_package.entry(package).or_default() += 1;
+            }
+            (None, None) => both_refuse += 1,
+            (a, b) => {
+                let first = match (a, b) {
+                    (Some(a), Some(b)) => a
+                        .iter()
+                        .zip(b)
+                        .find(|(x, y)| x != y)
+                        .map(|(x, y)| format!("libyaml {x:?} / ours {y:?}"))
+                        .unwrap_or_else(|| "different lengths".to_owned()),
+                    (Some(_), None) => format!("ours refuses: {:?}", events(&text).err()),
+                    _ => "libyaml refuses, ours accepts".to_owned(),
+                };
+                differ.push(format!("{name}: {first}"));
+            }
+        }
+    }
+    println!(
+        "ecosystem YAML: {} files, {agreed} same events as libyaml and built ({per_package:?}), {both_refuse} refused by both, {} differ",
+        paths.len(),
+        differ.len()
+    );
+    for d in &differ {
+        println!("  {d}");
+    }
+    assert!(agreed > 1500, "too few files compared: {agreed}");
+    assert!(differ.is_empty(), "{} files differ from libyaml", differ.len());
+}
+
 /// U+2028 and U+2029 are line breaks in YAML 1.1: PyYAML's dumper (libyaml) writes them raw in
 /// single-quoted scalars followed by the next line's indentation, e.g. `v: 'a\u2028  b'`
 /// for "a\u2028b" (texts and values recorded from PyYAML 6, CSafeDumper / CSafeLoader). They
