@@ -535,6 +535,45 @@ fn validate_options() {
     assert!(text.contains("/thing/name (line 6:"), "{text}");
     assert!(text.contains("3 is not of type 'string'"), "{text}");
 
+    // Before 1.6.0, an extension schema's defaults are filled in before validating (Python
+    // asdf does): a required property with a default is not missing (gwcs's rotate3d
+    // `direction` in old files).
+    std::fs::write(
+        ext.join("rot.yaml"),
+        "%YAML 1.1\n---\n$schema: http://stsci.edu/schemas/yaml-schema/draft-01\n\
+         id: asdf://example.org/schemas/rot-1.0.0\ntype: object\n\
+         properties:\n  direction: {enum: [zxz, xyz], default: zxz}\nrequired: [direction]\n...\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ext.join("manifest2.yaml"),
+        "%YAML 1.1\n---\nid: asdf://example.org/manifests/rot-1.0.0\n\
+         extension_uri: asdf://example.org/extensions/rot-1.0.0\n\
+         tags:\n- tag_uri: asdf://example.org/tags/rot-1.0.0\n  schema_uri: asdf://example.org/schemas/rot-1.0.0\n...\n",
+    )
+    .unwrap();
+    for (standard, want) in [("1.5.0", 0), ("1.6.0", 1)] {
+        let old = dir.join(format!("rot-{standard}.asdf"));
+        std::fs::write(
+            &old,
+            format!(
+                "#ASDF 1.0.0\n#ASDF_STANDARD {standard}\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+                 r: !<asdf://example.org/tags/rot-1.0.0> {{angle: 1}}\n...\n"
+            ),
+        )
+        .unwrap();
+        let (code, text) = run(&[
+            "validate",
+            &old.display().to_string(),
+            "--schema-dir",
+            &ext.display().to_string(),
+        ]);
+        assert_eq!(code, want, "{standard}: {text}");
+        if want == 1 {
+            assert!(text.contains("'direction' is a required property"), "{text}");
+        }
+    }
+
     // A folder schema claiming a known id (dkist ships a custom schema with the id of
     // core/asdf-1.1.0) does not replace the standard's: skipped with a warning.
     let shadow = dir.join("shadow");

@@ -701,11 +701,23 @@ impl AsdfFile {
     /// # Errors
     /// [`Error::Schema`] when `custom` is not one of `schemas`.
     pub fn validate_with(&self, schemas: &AsdfSchemas, custom: Option<&str>) -> Result<Report, Error> {
-        let mut r = schemas.validate_document(&self.doc);
+        // Before 1.6.0, the defaults of these schemas (an extension's too) are filled in
+        // before validating, as Python asdf does: a required property with a default is not
+        // missing. (In a copy: the file's tree is not changed.)
+        let filled;
+        let doc = if self.standard < Version::new(1, 6, 0) {
+            let mut d = self.doc.clone();
+            schemas.fill_defaults(&mut d);
+            filled = d;
+            &filled
+        } else {
+            &self.doc
+        };
+        let mut r = schemas.validate_document(doc);
         if let Some(uri) = custom {
             let vs = schemas
                 .validator()
-                .validate(uri, &self.doc.root, &self.doc, "")
+                .validate(uri, &doc.root, doc, "")
                 .map_err(|e| Error::Schema(e.to_string()))?;
             r.violations.extend(vs);
         }
