@@ -27,6 +27,9 @@ pub enum BloscError {
     /// A malformed Blosc2 frame.
     #[error("blosc2 frame is malformed at byte {0}")]
     Frame(usize),
+    /// A chunk this decoder does not read.
+    #[error("blosc2 chunk not supported: {0}")]
+    Unsupported(&'static str),
 }
 
 fn le_u32(b: &[u8], at: usize) -> Option<usize> {
@@ -55,6 +58,20 @@ fn decode_chunk(input: &[u8], output: &mut [u8]) -> Result<usize, CodecError> {
         });
     }
     let chunk = &input[..cbytes];
+    // The delta filter is undone here, not by blusc (which decoded a zstd + delta + shuffle
+    // chunk of C-Blosc2 to wrong bytes without an error): blusc undoes the filters after it
+    // with delta's slot cleared, then delta is undone as C-Blosc2's `delta_decoder` does.
+    let delta = delta_slot(chunk)?;
+    let patched;
+    let chunk = match delta {
+        Some(k) => {
+            let mut c = chunk.to_vec();
+            c[16 + k] = 0;
+            patched = c;
+            &patched[..]
+        }
+        None => chunk,
+    };
     let status = catch_unwind(AssertUnwindSafe(|| blusc::blosc2_decompress(chunk, output)))
         .map_err(|_| CodecError::library(BloscError::Corrupt(-999)))?;
     if status < 0 {
@@ -66,50 +83,152 @@ fn decode_chunk(input: &[u8], output: &mut [u8]) -> Result<usize, CodecError> {
             actual: status as u64,
         });
     }
+    if delta.is_some() {
+        let typesize = usize::from(chunk[3]).max(1);
+        let blocksize = le_u32(chunk, 8)
+            .filter(|&b| b > 0)
+            .ok_or(CodecError::library(BloscError::Frame(8)))?;
+        undo_delta(output, blocksize, typesize);
+    }
     Ok(cbytes)
+}
+
+const BLOSC_DELTA: u8 = 3;
+
+/// The filter slot of the delta filter in a Blosc2 chunk with an extended header, if the chunk
+/// uses it (and its data was filtered: not a plain copy). Delta must be the first filter
+/// applied (every slot before it empty), so that undoing it last, after blusc, is the
+/// pipeline's order; a chunk with a filter before delta is refused rather than guessed.
+fn delta_slot(chunk: &[u8]) -> Result<Option<usize>, CodecError> {
+    const MEMCPYED: u8 = 0x02;
+    let flags = chunk[2];
+    let extended = flags & 0x05 == 0x05;
+    if !extended || flags & MEMCPYED != 0 || chunk.len() < 32 {
+        return Ok(None);
+    }
+    let filters = &chunk[16..22];
+    let Some(k) = filters.iter().position(|&f| f == BLOSC_DELTA) else {
+        return Ok(None);
+    };
+    if filters[..k].iter().any(|&f| f != 0) || filters[k + 1..].contains(&BLOSC_DELTA) {
+        return Err(CodecError::library(BloscError::Unsupported(
+            "a delta filter after another filter in the pipeline",
+        )));
+    }
+    Ok(Some(k))
+}
+
+/// C-Blosc2's `delta_decoder` over each block of a decoded chunk: the first block is a running
+/// XOR of words of the type size (8 bytes for multiples of 8, bytes for other odd sizes),
+/// every later block is XORed with the decoded first block; trailing bytes that do not fill
+/// a word are left as they are.
+fn undo_delta(out: &mut [u8], blocksize: usize, typesize: usize) {
+    let w = match typesize {
+        1 | 2 | 4 | 8 => typesize,
+        t if t % 8 == 0 => 8,
+        _ => 1,
+    };
+    let first_len = blocksize.min(out.len());
+    let words = first_len / w * w;
+    for i in w..words {
+        out[i] ^= out[i - w];
+    }
+    let (first, rest) = out.split_at_mut(first_len);
+    for block in rest.chunks_mut(blocksize) {
+        let n = block.len() / w * w;
+        for (d, r) in block[..n].iter_mut().zip(first.iter()) {
+            *d ^= *r;
+        }
+    }
 }
 
 const FRAME_MAGIC: &[u8] = b"\x9e\xa8b2frame";
 
-/// Decodes the data chunks of a Blosc2 contiguous frame in order (the index chunk and
-/// trailer that follow them are not needed to fill `output`).
-fn decode_frame(input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
-    // Header: fixarray(14), "b2frame\0", then 0xd2 + i32 BE header_size.
+/// A big-endian integer of `n` bytes at `at` in a frame header, after its msgpack marker.
+fn header_int(input: &[u8], at: usize, marker: u8, n: usize) -> Result<u64, CodecError> {
     let frame_err = |at: usize| CodecError::library(BloscError::Frame(at));
-    if input.get(10) != Some(&0xd2) {
-        return Err(frame_err(10));
+    if input.get(at - 1) != Some(&marker) {
+        return Err(frame_err(at - 1));
     }
-    let hs = input.get(11..15).ok_or(frame_err(11))?;
-    let header_size = u32::from_be_bytes([hs[0], hs[1], hs[2], hs[3]]) as usize;
+    let bytes = input.get(at..at + n).ok_or(frame_err(at))?;
+    Ok(bytes.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b)))
+}
+
+/// Decodes a Blosc2 contiguous frame (C-Blosc2's README_CFRAME_FORMAT): the header gives the
+/// decoded size, the chunks' compressed size, the type size and the chunk size; the chunk
+/// index (a Blosc2 chunk of little-endian int64 offsets from the end of the header) follows
+/// the chunks; a negative offset is a special chunk whose top byte says which (bit 0: zeros,
+/// bit 2: uninitialised, read as zeros; bit 1: NaN, by type size 4 or 8), as C-Blosc2's
+/// `frame_special_chunk` reads it. Every chunk is decoded to its place; the trailer
+/// (metalayers) is not needed for the data.
+fn decode_frame(input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
+    let frame_err = |at: usize| CodecError::library(BloscError::Frame(at));
+    // Header: fixarray(14), "b2frame\0", then 0xd2 + i32 BE header_size.
+    let header_size = usize::try_from(header_int(input, 11, 0xd2, 4)?).map_err(|_| frame_err(11))?;
     // Then 0xcf + u64 BE frame_size, which must be the whole input.
-    if input.get(15) != Some(&0xcf) {
-        return Err(frame_err(15));
-    }
-    let fs = input.get(16..24).ok_or(frame_err(16))?;
-    let frame_size = u64::from_be_bytes([fs[0], fs[1], fs[2], fs[3], fs[4], fs[5], fs[6], fs[7]]);
+    let frame_size = header_int(input, 16, 0xcf, 8)?;
     if frame_size != input.len() as u64 {
         return Err(CodecError::Truncated {
             consumed: input.len() as u64,
         });
     }
-    let mut pos = header_size;
-    let mut out = 0usize;
-    while out < output.len() {
-        let chunk = input.get(pos..).filter(|c| c.len() >= HEADER).ok_or(frame_err(pos))?;
-        let n = le_u32(chunk, 4).ok_or(frame_err(pos))?;
-        let end = out
-            .checked_add(n)
-            .filter(|&e| e <= output.len())
-            .ok_or(CodecError::SizeMismatch {
-                expected: output.len() as u64,
-                actual: (out + n) as u64,
-            })?;
-        if n == 0 {
-            return Err(frame_err(pos));
+    let nbytes = header_int(input, 30, 0xd3, 8)?;
+    let cbytes = header_int(input, 39, 0xd3, 8)?;
+    let typesize = usize::try_from(header_int(input, 48, 0xd2, 4)?).map_err(|_| frame_err(48))?;
+    let chunksize = usize::try_from(header_int(input, 58, 0xd2, 4)?).map_err(|_| frame_err(58))?;
+    if nbytes != output.len() as u64 {
+        return Err(CodecError::SizeMismatch {
+            expected: output.len() as u64,
+            actual: nbytes,
+        });
+    }
+    if output.is_empty() {
+        return Ok(());
+    }
+    if chunksize == 0 || header_size < 70 || header_size > input.len() {
+        return Err(frame_err(if chunksize == 0 { 58 } else { 11 }));
+    }
+    let nchunks = output.len().div_ceil(chunksize);
+    // The chunk index, right after the chunks.
+    let index_at = usize::try_from(cbytes)
+        .ok()
+        .and_then(|c| header_size.checked_add(c))
+        .filter(|&at| at < input.len())
+        .ok_or(frame_err(39))?;
+    let index_len = nchunks.checked_mul(8).ok_or(frame_err(index_at))?;
+    let mut offsets = super::zeroed(index_len).ok_or(frame_err(index_at))?;
+    let index = &input[index_at..];
+    let cb = le_u32(index, 12).ok_or(frame_err(index_at))?;
+    let index = index.get(..cb).ok_or(frame_err(index_at))?;
+    decode_chunk(index, &mut offsets).map_err(|_| frame_err(index_at))?;
+    for (i, (off, out)) in offsets.chunks_exact(8).zip(output.chunks_mut(chunksize)).enumerate() {
+        let off = i64::from_le_bytes([off[0], off[1], off[2], off[3], off[4], off[5], off[6], off[7]]);
+        if off < 0 {
+            let kind = (off as u64 >> 56) as u8;
+            if kind & 0x01 != 0 || kind & 0x04 != 0 {
+                out.fill(0);
+            } else if kind & 0x02 != 0 {
+                match typesize {
+                    4 => out
+                        .chunks_exact_mut(4)
+                        .for_each(|x| x.copy_from_slice(&f32::NAN.to_le_bytes())),
+                    8 => out
+                        .chunks_exact_mut(8)
+                        .for_each(|x| x.copy_from_slice(&f64::NAN.to_le_bytes())),
+                    _ => return Err(frame_err(index_at + 8 * i)),
+                }
+            } else {
+                return Err(frame_err(index_at + 8 * i));
+            }
+            continue;
         }
-        let used = decode_chunk(chunk, &mut output[out..end])?;
-        out = end;
-        pos += used;
+        let at = usize::try_from(off)
+            .ok()
+            .and_then(|o| header_size.checked_add(o))
+            .filter(|&at| at < index_at)
+            .ok_or(frame_err(index_at + 8 * i))?;
+        let chunk = &input[at..index_at];
+        decode_chunk(chunk, out)?;
     }
     Ok(())
 }
