@@ -65,6 +65,25 @@ fn seed() -> Result<()> {
             }
         }
     }
+    // Blosc2 frames written by C-Blosc2 (special chunks, delta, metalayers) for the codecs
+    // target: the decoded size is the frame header's (big-endian, at byte 30).
+    let mut frames = Vec::new();
+    files(&conf.join("blosc2-frames/frames"), "b2frame", &mut frames);
+    for (k, p) in frames.iter().enumerate() {
+        let bytes = std::fs::read(p)?;
+        let Some(size) = bytes
+            .get(30..38)
+            .map(|b| b.iter().fold(0u64, |a, x| (a << 8) | u64::from(*x)))
+        else {
+            continue;
+        };
+        if bytes.len() <= 256 << 10
+            && let Some(s) = asdf_conformance::fuzz::codec_seed(asdf_layout::Label::BLS2, size, &bytes)
+        {
+            put("codecs", 200_000 + k, &s)?;
+            n[2] += 1;
+        }
+    }
     for (k, p) in yaml_files.iter().enumerate() {
         put("yaml", 100_000 + k, &std::fs::read(p)?)?;
         n[1] += 1;
