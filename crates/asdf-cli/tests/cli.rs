@@ -115,7 +115,7 @@ fn errors_and_usage() {
     assert_eq!(code, 1);
     assert!(
         text.ends_with(
-            "error: YAML syntax error at 7:1: flow content must be indented more than its block (while scanning a flow collection)\n      7 | b: 3\n        | ^\n"
+            "error: YAML syntax error at 7:1: did not find expected ',' or ']' (while parsing a flow sequence)\n      7 | b: 3\n        | ^\n"
         ),
         "{text}"
     );

@@ -91,6 +91,19 @@ pub const SUPPORTED_STANDARDS: [Version; 7] = [
     Version::new(1, 6, 0),
 ];
 
+/// ASDF Standard versions not final yet (asdf-standard's development version, ASDF Standard
+/// 1.7.0 as it stands: `ndarray-1.2.0`, `integer-1.2.0`): read and validated (with a
+/// [`Warning::UnstableStandard`]), written only on explicit opt-in
+/// ([`WriteOptions::unstable_standard`], or the environment variable
+/// `ASDF_UNSTABLE_CORE_SCHEMAS` set, as Python asdf asks).
+pub const UNSTABLE_STANDARDS: [Version; 1] = [Version::new(1, 7, 0)];
+
+/// Whether this library reads files of `v` (a supported or an unstable standard).
+#[must_use]
+pub fn reads_standard(v: Version) -> bool {
+    SUPPORTED_STANDARDS.contains(&v) || UNSTABLE_STANDARDS.contains(&v)
+}
+
 /// Everything that can go wrong opening or reading a file.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -108,8 +121,13 @@ pub enum Error {
     #[error("the tree is invalid: {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Invalid(Vec<Violation>),
     /// An ASDF Standard version this library does not know.
-    #[error("ASDF Standard version {0} is not supported (this library reads 1.0.0 to 1.6.0)")]
+    #[error("ASDF Standard version {0} is not supported (this library reads 1.0.0 to 1.6.0, and 1.7.0 as it stands)")]
     UnsupportedStandard(Version),
+    /// Writing a file of an ASDF Standard version that is not final, without opting in.
+    #[error(
+        "ASDF Standard {0} is not final: writing it needs WriteOptions::unstable_standard(true) (or ASDF_UNSTABLE_CORE_SCHEMAS set)"
+    )]
+    UnstableStandard(Version),
     /// No node at this JSON pointer.
     #[error("no node at {0}")]
     NotFound(String),
@@ -193,6 +211,9 @@ pub enum Warning {
     Yaml(asdf_yaml::Warning),
     /// From the tags (unknown tags, newer versions).
     Tag(TagWarning),
+    /// The file's ASDF Standard is not final (1.7.0 as it stands today): what it means may
+    /// still change.
+    UnstableStandard(Version),
     /// The tree violates a schema of its tags (with the node's pointer and line, and the
     /// schema's location). Opening reports violations this way unless
     /// [`OpenOptions::strict`] is set; writing refuses them.
@@ -206,6 +227,7 @@ impl fmt::Display for Warning {
             Warning::Yaml(w) => write!(f, "{w}"),
             Warning::Tag(w) => write!(f, "{w}"),
             Warning::Invalid(v) => write!(f, "schema violation: {v}"),
+            Warning::UnstableStandard(v) => write!(f, "ASDF Standard {v} is not final yet"),
         }
     }
 }
@@ -480,10 +502,13 @@ fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptio
         .verify_checksums(options.verify_checksums);
     let reader = Reader::open_with(source, ro)?;
     let standard = reader.file_header().standard_version;
-    if !SUPPORTED_STANDARDS.contains(&standard) {
+    if !reads_standard(standard) {
         return Err(Error::UnsupportedStandard(standard));
     }
     let mut warnings: Vec<Warning> = reader.warnings().iter().cloned().map(Warning::Layout).collect();
+    if UNSTABLE_STANDARDS.contains(&standard) {
+        warnings.push(Warning::UnstableStandard(standard));
+    }
     let tree_line = reader.file_header().comments.len() as u64 + 1;
     let doc = match reader.tree_bytes() {
         Some(t) => {
@@ -617,7 +642,7 @@ impl AsdfFile {
     /// # Errors
     /// [`Error::UnsupportedStandard`].
     pub fn new(standard: Version) -> Result<Self, Error> {
-        if !SUPPORTED_STANDARDS.contains(&standard) {
+        if !reads_standard(standard) {
             return Err(Error::UnsupportedStandard(standard));
         }
         let root_tag = write::standard_tag(standard, "core/asdf")?.ok_or(Error::UnsupportedStandard(standard))?;

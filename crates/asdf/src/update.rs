@@ -122,7 +122,7 @@ impl AsdfFile {
         let tree_start = r.tree_range().map_or(0, |t| t.start);
         let room = first.offset.saturating_sub(tree_start);
         let end = last.data_offset + last.header.allocated_size;
-        let tree = self.finished_tree(&self.doc, asdf_yaml::Edits::default(), options.validate)?;
+        let tree = self.finished_tree(&self.doc, asdf_yaml::Edits::default(), options)?;
         let need = tree.len() as u64;
         if need > room {
             return Ok(Err(RewriteReason::TreeTooLarge { need, room }));

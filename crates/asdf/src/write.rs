@@ -96,6 +96,9 @@ pub struct WriteOptions {
     /// may still be in the page cache when it does. In-place updates always sync (their
     /// blocks must reach the disk before the tree that names them).
     pub durable: bool,
+    /// Allow writing a file of an ASDF Standard that is not final ([`crate::UNSTABLE_STANDARDS`];
+    /// default off, also allowed when `ASDF_UNSTABLE_CORE_SCHEMAS` is set).
+    pub unstable_standard: bool,
 }
 
 /// A progress callback for long writes: (done, total).
@@ -119,6 +122,7 @@ impl Default for WriteOptions {
             progress: None,
             pad_blocks: false,
             durable: true,
+            unstable_standard: false,
         }
     }
 }
@@ -159,6 +163,13 @@ impl WriteOptions {
     #[must_use]
     pub fn pad_blocks(mut self, yes: bool) -> Self {
         self.pad_blocks = yes;
+        self
+    }
+
+    /// Sets whether a file of an ASDF Standard that is not final may be written.
+    #[must_use]
+    pub fn unstable_standard(mut self, yes: bool) -> Self {
+        self.unstable_standard = yes;
         self
     }
 
@@ -694,7 +705,7 @@ impl AsdfFile {
                 edits.replace(s, Node::int(i64::try_from(new).unwrap_or(i64::MAX)));
             }
         }
-        let tree = self.finished_tree(doc, edits, options.validate)?;
+        let tree = self.finished_tree(doc, edits, options)?;
         let mut w = Writer::new(out, self.standard)?;
         w.write_tree(&tree)?;
         if options.pad_blocks {
@@ -977,8 +988,15 @@ impl AsdfFile {
         &self,
         doc: &Document,
         mut edits: asdf_yaml::Edits,
-        validate: bool,
+        options: &WriteOptions,
     ) -> Result<Vec<u8>, Error> {
+        let validate = options.validate;
+        if crate::UNSTABLE_STANDARDS.contains(&self.standard)
+            && !options.unstable_standard
+            && std::env::var_os("ASDF_UNSTABLE_CORE_SCHEMAS").is_none()
+        {
+            return Err(Error::UnstableStandard(self.standard));
+        }
         if validate {
             let schemas = asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))?;
             let r = schemas.validate_document(doc);

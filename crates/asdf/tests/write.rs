@@ -366,3 +366,51 @@ fn streamed_arrays_stay_streamed() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// ASDF Standard 1.7.0 as asdf-standard has it today (not final: `ndarray-1.2.0`,
+/// `integer-1.2.0`): read and validated, with a warning; written only on opt-in.
+#[test]
+fn standard_1_7_0_is_read_and_written_only_on_opt_in() {
+    let v = Version::new(1, 7, 0);
+    let mut f = AsdfFile::new(v).unwrap();
+    f.add_array(
+        "/a",
+        Datatype::Scalar(ScalarType::UInt8),
+        &[3],
+        ByteOrder::Little,
+        vec![1, 2, 3],
+    )
+    .unwrap();
+    if std::env::var_os("ASDF_UNSTABLE_CORE_SCHEMAS").is_none() {
+        assert!(matches!(
+            f.to_bytes(&WriteOptions::default()),
+            Err(asdf::Error::UnstableStandard(x)) if x == v
+        ));
+    }
+    let bytes = f.to_bytes(&WriteOptions::default().unstable_standard(true)).unwrap();
+    let text = String::from_utf8_lossy(&bytes[..300]).into_owned();
+    assert!(text.contains("#ASDF_STANDARD 1.7.0"), "{text}");
+    assert!(text.contains("!core/ndarray-1.2.0"), "{text}");
+    let g = asdf::open_bytes(bytes, OpenOptions::default()).unwrap();
+    assert!(
+        g.warnings()
+            .iter()
+            .any(|w| matches!(w, asdf::Warning::UnstableStandard(x) if *x == v)),
+        "{:?}",
+        g.warnings()
+    );
+    assert_eq!(g.violations().count(), 0, "{:?}", g.warnings());
+    assert_eq!(
+        g.array("/a").unwrap().elements,
+        vec![Element::UInt(1), Element::UInt(2), Element::UInt(3)]
+    );
+    // A schema violation under ndarray-1.2.0 is found.
+    let bad = String::from_utf8_lossy(&f.to_bytes(&WriteOptions::default().unstable_standard(true)).unwrap())
+        .replace("datatype: uint8", "datatype: uint99");
+    let h = asdf::open_bytes(bad.into_bytes(), OpenOptions::default()).unwrap();
+    assert!(
+        h.violations().any(|x| x.schema.contains("ndarray-1.2.0")),
+        "{:?}",
+        h.warnings()
+    );
+}
