@@ -28,43 +28,9 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
-/// The Python with asdf 6.0.0: `$ASDF_PYTHON`, or `target/pyenv`, created once if missing.
+/// The Python with asdf 6.0.0 (see [`asdf_testdata::interop_python`]).
 fn python() -> PathBuf {
-    static PY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    PY.get_or_init(make_python).clone()
-}
-
-fn make_python() -> PathBuf {
-    if let Some(p) = std::env::var_os("ASDF_PYTHON") {
-        return PathBuf::from(p);
-    }
-    let venv = workspace().join("target/pyenv");
-    let py = venv.join("bin/python");
-    let ready = venv.join(".ready");
-    if !ready.exists() {
-        let ok = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(
-            ok,
-            "interop suite: cannot create a Python venv with `python3 -m venv` (is python3 installed?)"
-        );
-        let req = workspace().join("tests/interop/requirements.txt");
-        let ok = Command::new(&py)
-            .args(["-m", "pip", "install", "-q", "-r"])
-            .arg(&req)
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(
-            ok,
-            "interop suite: `pip install -r {}` failed (PyPI reachable?)",
-            req.display()
-        );
-        std::fs::write(&ready, b"ok").unwrap();
-    }
-    py
+    asdf_testdata::interop_python()
 }
 
 fn tmpdir(name: &str) -> PathBuf {

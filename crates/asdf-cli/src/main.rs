@@ -73,6 +73,11 @@ enum Command {
         /// tags are validated too; repeatable.
         #[arg(long, value_name = "DIR")]
         schema_dir: Vec<std::path::PathBuf>,
+        /// Add the schemas and manifests that the Python packages installed for this Python
+        /// register with asdf (their `asdf.resource_mappings` entry points: jwst's,
+        /// roman_datamodels', asdf-astropy's...), read through asdf's resource manager.
+        #[arg(long, value_name = "PYTHON")]
+        python_resources: Option<std::path::PathBuf>,
         /// Check the tree only: do not read blocks, checksums or array data.
         #[arg(long)]
         skip_block_validation: bool,
@@ -366,14 +371,49 @@ fn info(
     Ok(ExitCode::SUCCESS)
 }
 
+/// Writes every resource (schema, manifest) that asdf's resource manager knows for `python`
+/// into `dir`, one file each.
+const DUMP_RESOURCES: &str = "
+import hashlib, os, sys
+import asdf
+rm = asdf.get_config().resource_manager
+n = 0
+for uri in rm:
+    name = hashlib.sha1(uri.encode()).hexdigest() + '.yaml'
+    with open(os.path.join(sys.argv[1], name), 'wb') as f:
+        f.write(rm[uri])
+    n += 1
+print(n)
+";
+
+fn python_resources(python: &std::path::Path, dir: &std::path::Path) -> Result<usize, asdf::Error> {
+    let out = std::process::Command::new(python)
+        .args(["-c", DUMP_RESOURCES])
+        .arg(dir)
+        .output()
+        .map_err(|source| asdf::Error::Io {
+            path: python.to_path_buf(),
+            source,
+        })?;
+    if !out.status.success() {
+        return Err(asdf::Error::Schema(format!(
+            "{}: could not list asdf's resources (is asdf installed for it?): {}",
+            python.display(),
+            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or_default()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0))
+}
+
 fn validate(
     path: &std::path::Path,
     schema: Option<&std::path::Path>,
     schema_dirs: &[std::path::PathBuf],
+    python: Option<&std::path::Path>,
     skip_blocks: bool,
 ) -> Result<ExitCode, asdf::Error> {
     let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
-    let report = if schema.is_none() && schema_dirs.is_empty() {
+    let report = if schema.is_none() && schema_dirs.is_empty() && python.is_none() {
         file.validate()?
     } else {
         let mut schemas = asdf::schemas_to_extend()?;
@@ -387,6 +427,20 @@ fn validate(
                 "{} declares the id {id}, which is already known: not used",
                 file.display()
             ));
+        }
+        if let Some(py) = python {
+            let dir = tempfile::tempdir().map_err(|source| asdf::Error::Io {
+                path: std::env::temp_dir(),
+                source,
+            })?;
+            let n = python_resources(py, dir.path())?;
+            let before = schemas.shadowed().len();
+            schemas
+                .add_dir(dir.path())
+                .map_err(|e| asdf::Error::Schema(format!("{}'s resources: {e}", py.display())))?;
+            // The standard's own schemas come back from asdf-standard: already known.
+            let known = schemas.shadowed().len() - before;
+            eprintln!("{} resources from {}'s asdf ({known} already known)", n, py.display());
         }
         let custom = match schema {
             Some(p) => {
@@ -915,8 +969,15 @@ fn main() -> ExitCode {
             file,
             schema,
             schema_dir,
+            python_resources,
             skip_block_validation,
-        } => validate(file, schema.as_deref(), schema_dir, *skip_block_validation),
+        } => validate(
+            file,
+            schema.as_deref(),
+            schema_dir,
+            python_resources.as_deref(),
+            *skip_block_validation,
+        ),
         Command::Verify { file } => verify(file),
         Command::Defragment {
             file,

@@ -824,3 +824,31 @@ fn edit_refuses_a_file_changed_while_the_editor_was_open() {
         assert!(text.contains("your edit is kept in"), "{text}");
     }
 }
+
+/// `validate --python-resources PYTHON` validates with the schemas that the Python packages
+/// installed there register with asdf (asdf-wcs-schemas, from the interop requirements):
+/// a gwcs step without its required `frame` is found; without the flag the tag is unknown.
+#[test]
+fn validate_with_the_resources_python_packages_register() {
+    let python = asdf_testdata::interop_python();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-python-resources");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("step.asdf");
+    std::fs::write(
+        &file,
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+         step: !<tag:stsci.edu:gwcs/step-1.2.0> {transform: null}\n...\n",
+    )
+    .unwrap();
+    let f = file.display().to_string();
+    let (code, text) = run(&["validate", &f]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("is not recognized"), "{text}");
+    let (code, text) = run(&["validate", &f, "--python-resources", &python.display().to_string()]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("/step (line 6:"), "{text}");
+    assert!(text.contains("'frame' is a required property"), "{text}");
+    assert!(text.contains("resources from"), "{text}");
+    let (code, text) = run(&["validate", &f, "--python-resources", "/no/such/python"]);
+    assert_eq!(code, 1, "{text}");
+}

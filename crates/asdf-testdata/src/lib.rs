@@ -2,6 +2,7 @@
 //! listing its files. The suites themselves live in `tests/tests/`.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// The `shared/conformance` directory beside the checkout, or `$ASDF_CONFORMANCE_DIR` (when
 /// that variable is set, it alone is looked at: a path that is not a folder means "absent").
@@ -111,4 +112,57 @@ macro_rules! needs_conformance {
             return;
         }
     };
+}
+
+/// The workspace's root folder.
+#[must_use]
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The Python with asdf 6.0.0 for the interop suites: `$ASDF_PYTHON`, or `target/pyenv`,
+/// made from `tests/interop/requirements.txt` on first use (and again when they change).
+///
+/// # Panics
+/// When Python or PyPI cannot be reached: those suites must never be skipped silently.
+pub fn interop_python() -> PathBuf {
+    static PY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PY.get_or_init(make_python).clone()
+}
+
+#[allow(clippy::panic, clippy::unwrap_used)]
+fn make_python() -> PathBuf {
+    if let Some(p) = std::env::var_os("ASDF_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let venv = workspace_root().join("target/pyenv");
+    let py = venv.join("bin/python");
+    let ready = venv.join(".ready");
+    let req = workspace_root().join("tests/interop/requirements.txt");
+    let wanted = std::fs::read(&req).unwrap();
+    // The marker holds the requirements it was made for: new requirements install again.
+    if std::fs::read(&ready).ok().as_deref() != Some(wanted.as_slice()) {
+        let ok = py.exists()
+            || Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&venv)
+                .status()
+                .is_ok_and(|s| s.success());
+        assert!(
+            ok,
+            "interop suite: cannot create a Python venv with `python3 -m venv` (is python3 installed?)"
+        );
+        let ok = Command::new(&py)
+            .args(["-m", "pip", "install", "-q", "-r"])
+            .arg(&req)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(
+            ok,
+            "interop suite: `pip install -r {}` failed (PyPI reachable?)",
+            req.display()
+        );
+        std::fs::write(&ready, &wanted).unwrap();
+    }
+    py
 }
