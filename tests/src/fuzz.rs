@@ -150,6 +150,15 @@ pub fn codecs(data: &[u8]) {
         assert!(whole == pieces, "{label}: whole and piecewise decoding differ");
     }
     assert!(!whole_ok || pieces_ok, "{label}: decodes whole but not in pieces");
+    if whole_ok {
+        // A range (from the input's first bytes) decodes to the same bytes as the whole.
+        let s = usize::from(*a) * expected / 256;
+        let e = (s + usize::from(*b) * 64).min(expected);
+        match codec.decode_range(rest, expected, s..e) {
+            Ok(part) => assert!(part == whole[s..e], "{label}: range {s}..{e} differs from the whole"),
+            Err(err) => panic!("{label}: decodes whole but not range {s}..{e}: {err}"),
+        }
+    }
 }
 
 /// A seed for [`codecs`]: the label's pick byte, the decoded size, the stored bytes.

@@ -727,12 +727,35 @@ impl<S: ReadAt> Reader<S> {
             let at = b.data_offset + range.start;
             return self.source.bytes_at(at, len).map_err(Error::io_at(at));
         }
-        let all = self.read_data(i)?;
         let (s, e) = (
             usize::try_from(range.start).unwrap_or(usize::MAX),
             usize::try_from(range.end).unwrap_or(usize::MAX),
         );
-        Ok(Cow::Owned(all[s..e].to_vec()))
+        if self.options.verify_checksums && b.header.has_checksum() {
+            // The whole block is decoded to be verified.
+            let all = self.read_data(i)?;
+            return Ok(Cow::Owned(all[s..e].to_vec()));
+        }
+        // Only what the range needs: pieces up to its end (bounded memory), or for codecs
+        // with random access (Blosc2 frames) only the chunks it touches.
+        let expected = usize::try_from(b.header.data_size).map_err(|_| {
+            Error::Limits(LimitError::Allocation {
+                block: b.index,
+                bytes: b.header.data_size,
+            })
+        })?;
+        let stored = self.read_stored(i)?;
+        let out = self
+            .codec(&b)?
+            .decode_range(&stored, expected, s..e)
+            .map_err(codec_error(&b))?;
+        if out.len() != e - s {
+            return Err(codec_error(&b)(crate::compression::CodecError::SizeMismatch {
+                expected: (e - s) as u64,
+                actual: out.len() as u64,
+            }));
+        }
+        Ok(Cow::Owned(out))
     }
 
     /// Block `i`'s decoded bytes handed to `sink` in consecutive pieces, with bounded memory

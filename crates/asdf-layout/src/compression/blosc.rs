@@ -154,83 +154,157 @@ fn header_int(input: &[u8], at: usize, marker: u8, n: usize) -> Result<u64, Code
     Ok(bytes.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b)))
 }
 
-/// Decodes a Blosc2 contiguous frame (C-Blosc2's README_CFRAME_FORMAT): the header gives the
+/// A Blosc2 contiguous frame (C-Blosc2's README_CFRAME_FORMAT), opened: the header gives the
 /// decoded size, the chunks' compressed size, the type size and the chunk size; the chunk
 /// index (a Blosc2 chunk of little-endian int64 offsets from the end of the header) follows
 /// the chunks; a negative offset is a special chunk whose top byte says which (bit 0: zeros,
 /// bit 2: uninitialised, read as zeros; bit 1: NaN, by type size 4 or 8), as C-Blosc2's
-/// `frame_special_chunk` reads it. Every chunk is decoded to its place; the trailer
-/// (metalayers) is not needed for the data.
-fn decode_frame(input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
-    let frame_err = |at: usize| CodecError::library(BloscError::Frame(at));
-    // Header: fixarray(14), "b2frame\0", then 0xd2 + i32 BE header_size.
-    let header_size = usize::try_from(header_int(input, 11, 0xd2, 4)?).map_err(|_| frame_err(11))?;
-    // Then 0xcf + u64 BE frame_size, which must be the whole input.
-    let frame_size = header_int(input, 16, 0xcf, 8)?;
-    if frame_size != input.len() as u64 {
-        return Err(CodecError::Truncated {
-            consumed: input.len() as u64,
-        });
+/// `frame_special_chunk` reads it. The trailer (metalayers) is not needed for the data.
+struct Frame<'a> {
+    input: &'a [u8],
+    header_size: usize,
+    index_at: usize,
+    typesize: usize,
+    chunksize: usize,
+    nbytes: usize,
+    /// The decoded chunk index.
+    offsets: Vec<u8>,
+}
+
+impl<'a> Frame<'a> {
+    /// Opens the frame, whose data must decode to `expected` bytes.
+    fn open(input: &'a [u8], expected: usize) -> Result<Self, CodecError> {
+        let frame_err = |at: usize| CodecError::library(BloscError::Frame(at));
+        // Header: fixarray(14), "b2frame\0", then 0xd2 + i32 BE header_size.
+        let header_size = usize::try_from(header_int(input, 11, 0xd2, 4)?).map_err(|_| frame_err(11))?;
+        // Then 0xcf + u64 BE frame_size, which must be the whole input.
+        let frame_size = header_int(input, 16, 0xcf, 8)?;
+        if frame_size != input.len() as u64 {
+            return Err(CodecError::Truncated {
+                consumed: input.len() as u64,
+            });
+        }
+        let nbytes = header_int(input, 30, 0xd3, 8)?;
+        let cbytes = header_int(input, 39, 0xd3, 8)?;
+        let typesize = usize::try_from(header_int(input, 48, 0xd2, 4)?).map_err(|_| frame_err(48))?;
+        let chunksize = usize::try_from(header_int(input, 58, 0xd2, 4)?).map_err(|_| frame_err(58))?;
+        if nbytes != expected as u64 {
+            return Err(CodecError::SizeMismatch {
+                expected: expected as u64,
+                actual: nbytes,
+            });
+        }
+        let mut f = Frame {
+            input,
+            header_size,
+            index_at: 0,
+            typesize,
+            chunksize,
+            nbytes: expected,
+            offsets: Vec::new(),
+        };
+        if expected == 0 {
+            return Ok(f);
+        }
+        if chunksize == 0 || header_size < 70 || header_size > input.len() {
+            return Err(frame_err(if chunksize == 0 { 58 } else { 11 }));
+        }
+        let nchunks = expected.div_ceil(chunksize);
+        // The chunk index, right after the chunks.
+        let index_at = usize::try_from(cbytes)
+            .ok()
+            .and_then(|c| header_size.checked_add(c))
+            .filter(|&at| at < input.len())
+            .ok_or(frame_err(39))?;
+        let index_len = nchunks.checked_mul(8).ok_or(frame_err(index_at))?;
+        let mut offsets = super::zeroed(index_len).ok_or(frame_err(index_at))?;
+        let index = &input[index_at..];
+        let cb = le_u32(index, 12).ok_or(frame_err(index_at))?;
+        let index = index.get(..cb).ok_or(frame_err(index_at))?;
+        decode_chunk(index, &mut offsets).map_err(|_| frame_err(index_at))?;
+        f.index_at = index_at;
+        f.offsets = offsets;
+        Ok(f)
     }
-    let nbytes = header_int(input, 30, 0xd3, 8)?;
-    let cbytes = header_int(input, 39, 0xd3, 8)?;
-    let typesize = usize::try_from(header_int(input, 48, 0xd2, 4)?).map_err(|_| frame_err(48))?;
-    let chunksize = usize::try_from(header_int(input, 58, 0xd2, 4)?).map_err(|_| frame_err(58))?;
-    if nbytes != output.len() as u64 {
-        return Err(CodecError::SizeMismatch {
-            expected: output.len() as u64,
-            actual: nbytes,
-        });
+
+    /// The number of chunks.
+    fn chunks(&self) -> usize {
+        self.offsets.len() / 8
     }
-    if output.is_empty() {
-        return Ok(());
-    }
-    if chunksize == 0 || header_size < 70 || header_size > input.len() {
-        return Err(frame_err(if chunksize == 0 { 58 } else { 11 }));
-    }
-    let nchunks = output.len().div_ceil(chunksize);
-    // The chunk index, right after the chunks.
-    let index_at = usize::try_from(cbytes)
-        .ok()
-        .and_then(|c| header_size.checked_add(c))
-        .filter(|&at| at < input.len())
-        .ok_or(frame_err(39))?;
-    let index_len = nchunks.checked_mul(8).ok_or(frame_err(index_at))?;
-    let mut offsets = super::zeroed(index_len).ok_or(frame_err(index_at))?;
-    let index = &input[index_at..];
-    let cb = le_u32(index, 12).ok_or(frame_err(index_at))?;
-    let index = index.get(..cb).ok_or(frame_err(index_at))?;
-    decode_chunk(index, &mut offsets).map_err(|_| frame_err(index_at))?;
-    for (i, (off, out)) in offsets.chunks_exact(8).zip(output.chunks_mut(chunksize)).enumerate() {
-        let off = i64::from_le_bytes([off[0], off[1], off[2], off[3], off[4], off[5], off[6], off[7]]);
+
+    /// Decodes chunk `i` into `out`, which has exactly its decoded size.
+    fn decode_chunk(&self, i: usize, out: &mut [u8]) -> Result<(), CodecError> {
+        let frame_err = |at: usize| CodecError::library(BloscError::Frame(at));
+        let at_index = self.index_at + 8 * i;
+        let o = self.offsets.get(8 * i..8 * i + 8).ok_or(frame_err(at_index))?;
+        let off = i64::from_le_bytes([o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7]]);
         if off < 0 {
             let kind = (off as u64 >> 56) as u8;
             if kind & 0x01 != 0 || kind & 0x04 != 0 {
                 out.fill(0);
             } else if kind & 0x02 != 0 {
-                match typesize {
+                match self.typesize {
                     4 => out
                         .chunks_exact_mut(4)
                         .for_each(|x| x.copy_from_slice(&f32::NAN.to_le_bytes())),
                     8 => out
                         .chunks_exact_mut(8)
                         .for_each(|x| x.copy_from_slice(&f64::NAN.to_le_bytes())),
-                    _ => return Err(frame_err(index_at + 8 * i)),
+                    _ => return Err(frame_err(at_index)),
                 }
             } else {
-                return Err(frame_err(index_at + 8 * i));
+                return Err(frame_err(at_index));
             }
-            continue;
+            return Ok(());
         }
         let at = usize::try_from(off)
             .ok()
-            .and_then(|o| header_size.checked_add(o))
-            .filter(|&at| at < index_at)
-            .ok_or(frame_err(index_at + 8 * i))?;
-        let chunk = &input[at..index_at];
-        decode_chunk(chunk, out)?;
+            .and_then(|o| self.header_size.checked_add(o))
+            .filter(|&at| at < self.index_at)
+            .ok_or(frame_err(at_index))?;
+        decode_chunk(&self.input[at..self.index_at], out).map(|_| ())
+    }
+
+    /// The decoded byte range of chunk `i`.
+    fn chunk_range(&self, i: usize) -> std::ops::Range<usize> {
+        let start = i * self.chunksize;
+        start..(start + self.chunksize).min(self.nbytes)
+    }
+}
+
+/// Decodes a whole Blosc2 frame into `output` (its decoded size).
+fn decode_frame(input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
+    let f = Frame::open(input, output.len())?;
+    if output.is_empty() {
+        return Ok(());
+    }
+    for (i, out) in output.chunks_mut(f.chunksize).enumerate() {
+        f.decode_chunk(i, out)?;
     }
     Ok(())
+}
+
+/// Decodes bytes `range` of a Blosc2 frame (decoding to `expected` bytes): only the chunks
+/// the range touches are decoded, found through the chunk index.
+fn decode_frame_range(input: &[u8], expected: usize, range: std::ops::Range<usize>) -> Result<Vec<u8>, CodecError> {
+    let f = Frame::open(input, expected)?;
+    let mut out = Vec::with_capacity(range.len());
+    if range.is_empty() {
+        return Ok(out);
+    }
+    let first = range.start / f.chunksize;
+    let last = (range.end - 1) / f.chunksize;
+    let mut buf = Vec::new();
+    for i in first..=last.min(f.chunks().saturating_sub(1)) {
+        let r = f.chunk_range(i);
+        buf.clear();
+        buf.resize(r.len(), 0);
+        f.decode_chunk(i, &mut buf)?;
+        let s = range.start.max(r.start) - r.start;
+        let e = range.end.min(r.end) - r.start;
+        out.extend_from_slice(&buf[s..e]);
+    }
+    Ok(out)
 }
 
 /// Runs a blusc compressor into a buffer `overhead` bytes larger than the input.
@@ -510,6 +584,19 @@ impl Codec for Blosc2 {
             return decode_frame(input, output);
         }
         decode_whole_chunk(input, output)
+    }
+
+    /// A frame decodes only the chunks `range` touches (through its chunk index).
+    fn decode_range(
+        &self,
+        input: &[u8],
+        expected: usize,
+        range: std::ops::Range<usize>,
+    ) -> Result<Vec<u8>, CodecError> {
+        if input.starts_with(FRAME_MAGIC) {
+            return decode_frame_range(input, expected, range);
+        }
+        super::decode_range_by_pieces(self, input, expected, range)
     }
 
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {

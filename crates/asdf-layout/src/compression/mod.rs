@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
 
 #[cfg(any(feature = "blsc", feature = "bls2"))]
@@ -319,6 +320,41 @@ pub trait Codec: Send + Sync + fmt::Debug {
         sink(&out);
         Ok(())
     }
+
+    /// Decodes only bytes `range` of `input` (which decodes to `expected` bytes; `range` lies
+    /// within it). The default decodes in pieces and keeps those in range; a codec with
+    /// random access (Blosc2 frames, through their chunk index) decodes only what the range
+    /// touches.
+    ///
+    /// # Errors
+    /// As [`Codec::decode`].
+    fn decode_range(&self, input: &[u8], expected: usize, range: Range<usize>) -> Result<Vec<u8>, CodecError> {
+        decode_range_by_pieces(self, input, expected, range)
+    }
+}
+
+/// [`Codec::decode_range`] through [`Codec::decode_pieces`]: the pieces that overlap `range`
+/// are kept.
+///
+/// # Errors
+/// As [`Codec::decode_pieces`].
+pub fn decode_range_by_pieces<C: Codec + ?Sized>(
+    codec: &C,
+    input: &[u8],
+    expected: usize,
+    range: Range<usize>,
+) -> Result<Vec<u8>, CodecError> {
+    let mut out = Vec::with_capacity(range.len());
+    let mut pos = 0usize;
+    codec.decode_pieces(input, expected, &mut |piece| {
+        let (s, e) = (pos, pos + piece.len());
+        pos = e;
+        let (a, b) = (range.start.max(s), range.end.min(e));
+        if a < b {
+            out.extend_from_slice(&piece[a - s..b - s]);
+        }
+    })?;
+    Ok(out)
 }
 
 /// The size of the pieces [`Codec::decode_pieces`] hands over (1 MiB).
