@@ -80,3 +80,51 @@ fn ranges_of_frames_equal_the_whole_decode() {
     }
     assert!(checked > 200, "{checked}");
 }
+
+/// The ASDF files whose `bls2` block is a C-Blosc2 frame (as asdf-cxx writes it) or one chunk
+/// (as the asdf-compression plugin writes it): the block decodes to the bytes of the expected
+/// `.npy`, the tree's shape is the `.npy`'s, and element-sized ranges (one chunk decoded for a
+/// frame) agree.
+#[test]
+fn asdf_files_with_bls2_frames_and_chunks_hold_the_expected_arrays() {
+    asdf_testdata::needs_conformance!();
+    let dir = conformance_dir().join("blosc2-frames/asdf");
+    let mut checked = 0;
+    for name in ["f8_2d", "i4_1d", "u2_3d"] {
+        let npy = std::fs::read(dir.join(format!("expected_{name}.npy"))).unwrap();
+        let header_len = usize::from(u16::from_le_bytes([npy[8], npy[9]]));
+        let header = String::from_utf8_lossy(&npy[10..10 + header_len]).into_owned();
+        let data = &npy[10 + header_len..];
+        let shape: Vec<i64> = header
+            .split("'shape': (")
+            .nth(1)
+            .and_then(|s| s.split(')').next())
+            .unwrap()
+            .split(',')
+            .filter_map(|x| x.trim().parse().ok())
+            .collect();
+        for form in ["frame", "chunk"] {
+            let file = asdf::open(dir.join(format!("bls2_{form}_{name}.asdf"))).unwrap();
+            let tree_shape: Vec<i64> = file
+                .get("/data/shape")
+                .unwrap()
+                .as_sequence()
+                .unwrap()
+                .items
+                .iter()
+                .map(|n| n.as_i64().unwrap())
+                .collect();
+            assert_eq!(tree_shape, shape, "{form} {name}");
+            let blocks = file.blocks();
+            let whole = blocks.read_data(0).unwrap();
+            assert!(*whole == *data, "{form} {name}: decoded bytes differ from the .npy");
+            let n = data.len() as u64;
+            for r in [0..8, n / 2..n / 2 + 8, n - 8..n] {
+                let part = blocks.read_range(0, r.clone()).unwrap();
+                assert!(*part == data[r.start as usize..r.end as usize], "{form} {name} {r:?}");
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 6);
+}
