@@ -121,7 +121,8 @@ fn asdf_files_with_bls2_frames_and_chunks_hold_the_expected_arrays() {
             let n = data.len() as u64;
             for r in [0..8, n / 2..n / 2 + 8, n - 8..n] {
                 let part = blocks.read_range(0, r.clone()).unwrap();
-                assert!(*part == data[r.start as usize..r.end as usize], "{form} {name} {r:?}");
+                let (s, e) = (usize::try_from(r.start).unwrap(), usize::try_from(r.end).unwrap());
+                assert!(*part == data[s..e], "{form} {name} {r:?}");
             }
             checked += 1;
         }
