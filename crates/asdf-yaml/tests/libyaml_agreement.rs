@@ -71,6 +71,27 @@ fn libyaml_events(text: &[u8]) -> Option<Vec<Event>> {
     .flatten()
 }
 
+/// libyaml's and this crate's events for `text`: `Ok(Some(events))` when both give the same,
+/// `Ok(None)` when both refuse it, `Err(the first difference)` otherwise.
+fn agreement(text: &[u8]) -> Result<Option<Vec<Event>>, String> {
+    let theirs = libyaml_events(text);
+    let ours = events(text)
+        .ok()
+        .map(|v| v.into_iter().map(|(e, _)| e).collect::<Vec<_>>());
+    match (theirs, ours) {
+        (Some(a), Some(b)) if a == b => Ok(Some(a)),
+        (None, None) => Ok(None),
+        (Some(a), Some(b)) => Err(a
+            .iter()
+            .zip(&b)
+            .find(|(x, y)| x != y)
+            .map(|(x, y)| format!("libyaml {x:?} / ours {y:?}"))
+            .unwrap_or_else(|| "different lengths".to_owned())),
+        (Some(_), None) => Err(format!("ours refuses: {:?}", events(text).err())),
+        (None, Some(_)) => Err("libyaml refuses, ours accepts".to_owned()),
+    }
+}
+
 fn tree_of(p: &Path) -> Option<Vec<u8>> {
     if p.extension().and_then(|x| x.to_str()) == Some("asdf") {
         let r = asdf_layout::Reader::open_path(p).ok()?;
@@ -104,27 +125,11 @@ fn same_events_as_libyaml_on_every_conformance_tree() {
     let (mut agreed, mut both_refuse, mut differ) = (0, 0, Vec::new());
     for p in &paths {
         let Some(text) = tree_of(p) else { continue };
-        let theirs = libyaml_events(&text);
-        let ours = events(&text)
-            .ok()
-            .map(|v| v.into_iter().map(|(e, _)| e).collect::<Vec<_>>());
         let name = p.strip_prefix(&root).unwrap().display().to_string();
-        match (theirs, ours) {
-            (Some(a), Some(b)) if a == b => agreed += 1,
-            (None, None) => both_refuse += 1,
-            (a, b) => {
-                let first = match (&a, &b) {
-                    (Some(a), Some(b)) => a
-                        .iter()
-                        .zip(b)
-                        .find(|(x, y)| x != y)
-                        .map(|(x, y)| format!("libyaml {x:?} / ours {y:?}"))
-                        .unwrap_or_else(|| "different lengths".to_owned()),
-                    (Some(_), None) => format!("ours refuses: {:?}", events(&text).err()),
-                    _ => "libyaml refuses, ours accepts".to_owned(),
-                };
-                differ.push(format!("{name}: {first}"));
-            }
+        match agreement(&text) {
+            Ok(Some(_)) => agreed += 1,
+            Ok(None) => both_refuse += 1,
+            Err(first) => differ.push(format!("{name}: {first}")),
         }
     }
     println!(
@@ -170,12 +175,8 @@ fn same_events_as_libyaml_on_the_ecosystem_schemas() {
         let text = std::fs::read(p).unwrap();
         let name = p.strip_prefix(&files).unwrap().display().to_string();
         let package = name.split('/').next().unwrap_or_default().to_owned();
-        let theirs = libyaml_events(&text);
-        let ours = events(&text)
-            .ok()
-            .map(|v| v.into_iter().map(|(e, _)| e).collect::<Vec<_>>());
-        match (&theirs, &ours) {
-            (Some(a), Some(b)) if a == b => {
+        match agreement(&text) {
+            Ok(Some(a)) => {
                 // One document per file here; it must also build as a tree.
                 let docs = a.iter().filter(|e| matches!(e, Event::DocumentStart { .. })).count();
                 if docs == 1
@@ -187,20 +188,8 @@ fn same_events_as_libyaml_on_the_ecosystem_schemas() {
                 agreed += 1;
                 *per_package.entry(package).or_default() += 1;
             }
-            (None, None) => both_refuse += 1,
-            (a, b) => {
-                let first = match (a, b) {
-                    (Some(a), Some(b)) => a
-                        .iter()
-                        .zip(b)
-                        .find(|(x, y)| x != y)
-                        .map(|(x, y)| format!("libyaml {x:?} / ours {y:?}"))
-                        .unwrap_or_else(|| "different lengths".to_owned()),
-                    (Some(_), None) => format!("ours refuses: {:?}", events(&text).err()),
-                    _ => "libyaml refuses, ours accepts".to_owned(),
-                };
-                differ.push(format!("{name}: {first}"));
-            }
+            Ok(None) => both_refuse += 1,
+            Err(first) => differ.push(format!("{name}: {first}")),
         }
     }
     println!(

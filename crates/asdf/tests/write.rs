@@ -301,14 +301,7 @@ fn filled_defaults_are_written_only_when_set() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("old.asdf");
     let mut f = AsdfFile::new(Version::new(1, 5, 0)).unwrap();
-    f.add_array(
-        "/a",
-        Datatype::Scalar(ScalarType::UInt8),
-        &[3],
-        ByteOrder::Little,
-        vec![1, 2, 3],
-    )
-    .unwrap();
+    add_three_bytes(&mut f);
     f.write_to(&path, &WriteOptions::default()).unwrap();
     let raw = |p: &std::path::Path| {
         let r = asdf_layout::Reader::open(std::fs::read(p).unwrap()).unwrap();
@@ -373,14 +366,7 @@ fn streamed_arrays_stay_streamed() {
 fn standard_1_7_0_is_read_and_written_only_on_opt_in() {
     let v = Version::new(1, 7, 0);
     let mut f = AsdfFile::new(v).unwrap();
-    f.add_array(
-        "/a",
-        Datatype::Scalar(ScalarType::UInt8),
-        &[3],
-        ByteOrder::Little,
-        vec![1, 2, 3],
-    )
-    .unwrap();
+    add_three_bytes(&mut f);
     if std::env::var_os("ASDF_UNSTABLE_CORE_SCHEMAS").is_none() {
         assert!(matches!(
             f.to_bytes(&WriteOptions::default()),
@@ -413,4 +399,16 @@ fn standard_1_7_0_is_read_and_written_only_on_opt_in() {
         "{:?}",
         h.warnings()
     );
+}
+
+/// `/a`: three uint8 elements, 1 2 3.
+fn add_three_bytes(f: &mut AsdfFile) {
+    f.add_array(
+        "/a",
+        Datatype::Scalar(ScalarType::UInt8),
+        &[3],
+        ByteOrder::Little,
+        vec![1, 2, 3],
+    )
+    .unwrap();
 }
