@@ -129,3 +129,72 @@ fn asdf_files_with_bls2_frames_and_chunks_hold_the_expected_arrays() {
     }
     assert_eq!(checked, 6);
 }
+
+/// Frames that lie: header sizes, a chunk index past the frame or of the wrong length, offsets
+/// past the chunks, special-value bits the format reserves, a frame cut short. Each fails with
+/// an error (never a panic, never other bytes than the frame's), whole and by range.
+#[test]
+fn lying_frames_fail_cleanly() {
+    asdf_testdata::needs_conformance!();
+    let dir = conformance_dir().join("blosc2-frames");
+    let registry = Registry::shared_default();
+    let codec = registry.get(Label::BLS2).unwrap();
+    let frame = std::fs::read(dir.join("frames/special_zeros_i4.b2frame")).unwrap();
+    let n = usize::try_from(u64::from_be_bytes(frame[30..38].try_into().unwrap())).unwrap();
+    let mut whole = vec![0u8; n];
+    codec.decode(&frame, &mut whole).unwrap();
+    let header_size = usize::try_from(u32::from_be_bytes(frame[11..15].try_into().unwrap())).unwrap();
+    let cbytes = usize::try_from(u64::from_be_bytes(frame[39..47].try_into().unwrap())).unwrap();
+    let index_at = header_size + cbytes;
+    let set_be = |f: &mut Vec<u8>, at: usize, v: &[u8]| f[at..at + v.len()].copy_from_slice(v);
+    let mut cases: Vec<(&str, Vec<u8>)> = Vec::new();
+    let mut f = frame.clone();
+    set_be(&mut f, 11, &u32::MAX.to_be_bytes());
+    cases.push(("header size past the frame", f));
+    let mut f = frame.clone();
+    set_be(&mut f, 39, &u64::MAX.to_be_bytes());
+    cases.push(("compressed size past the frame", f));
+    let mut f = frame.clone();
+    set_be(&mut f, 39, &((cbytes - 40) as u64).to_be_bytes());
+    cases.push(("index where a chunk is", f));
+    let mut f = frame.clone();
+    set_be(&mut f, 58, &0u32.to_be_bytes());
+    cases.push(("chunk size zero", f));
+    let mut f = frame.clone();
+    set_be(&mut f, 58, &1u32.to_be_bytes());
+    cases.push(("chunk size 1: index of the wrong length", f));
+    let mut f = frame.clone();
+    set_be(&mut f, 30, &((n as u64) * 1000).to_be_bytes());
+    cases.push(("decoded size lies", f));
+    // The index chunk's data: offsets past the chunks, and reserved special bits.
+    let data_at = index_at + 32;
+    let mut f = frame.clone();
+    f[data_at..data_at + 8].copy_from_slice(&(i64::MAX / 2).to_le_bytes());
+    cases.push(("offset past the chunks", f));
+    let mut f = frame.clone();
+    f[data_at + 8..data_at + 16].copy_from_slice(&(0x88u64 << 56).to_le_bytes());
+    cases.push(("reserved special bits", f));
+    let mut f = frame.clone();
+    f.truncate(frame.len() - 20);
+    cases.push(("cut short", f));
+    for (what, bad) in &cases {
+        let mut out = vec![0u8; n];
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| codec.decode(bad, &mut out)));
+        match r {
+            Err(_) => panic!("{what}: panicked"),
+            Ok(Ok(())) => assert!(out == whole, "{what}: decoded to other bytes without an error"),
+            Ok(Err(_)) => {}
+        }
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| codec.decode_range(bad, n, 0..n)));
+        match r {
+            Err(_) => panic!("{what}: range panicked"),
+            Ok(Ok(part)) => assert!(part == whole, "{what}: range decoded to other bytes"),
+            Ok(Err(_)) => {}
+        }
+    }
+    // And every one is refused.
+    for (what, bad) in &cases {
+        let mut out = vec![0u8; n];
+        assert!(codec.decode(bad, &mut out).is_err(), "{what}: accepted");
+    }
+}
