@@ -198,3 +198,88 @@ fn lying_frames_fail_cleanly() {
         assert!(codec.decode(bad, &mut out).is_err(), "{what}: accepted");
     }
 }
+
+/// Metalayers (header) and variable-length metalayers (trailer, compressed) as the manifest
+/// records them (python-blosc2 stores msgpack values); the b2nd frame's `b2nd` metalayer holds
+/// its shape, chunk and block shapes; frames without any give none.
+#[test]
+fn metalayers_and_vlmetalayers_equal_the_manifest() {
+    use rmpv::Value;
+    asdf_testdata::needs_conformance!();
+    let dir = conformance_dir().join("blosc2-frames");
+    let manifest: J = serde_json::from_str(&std::fs::read_to_string(dir.join("MANIFEST.json")).unwrap()).unwrap();
+    let to_json = |v: &Value| -> J {
+        match v {
+            Value::Integer(i) => J::from(i.as_i64().unwrap()),
+            Value::F64(f) => J::from(*f),
+            Value::F32(f) => J::from(f64::from(*f)),
+            Value::String(s) => J::from(s.as_str().unwrap()),
+            Value::Array(a) => J::Array(
+                a.iter()
+                    .map(|x| serde_json::to_value(format!("{x}")).unwrap())
+                    .collect(),
+            ),
+            other => J::from(format!("{other}")),
+        }
+    };
+    let decode = |bytes: &[u8]| rmpv::decode::read_value(&mut &bytes[..]).unwrap();
+    let mut with_meta = 0;
+    for case in manifest["cases"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let frame = std::fs::read(dir.join(format!("frames/{name}.b2frame"))).unwrap();
+        let meta = asdf_layout::compression::frame_metalayers(&frame).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for (key, ours) in [("meta", &meta.metalayers), ("vlmeta", &meta.vlmetalayers)] {
+            let want = case.get(key).and_then(J::as_object);
+            if name.starts_with("b2nd") && key == "meta" {
+                continue;
+            }
+            assert_eq!(
+                ours.len(),
+                want.map_or(0, serde_json::Map::len),
+                "{name} {key}: {ours:?}"
+            );
+            for (k, bytes) in ours {
+                let v = decode(bytes);
+                let w = &want.unwrap()[k.as_str()];
+                let same = match (&v, w) {
+                    (Value::Array(a), J::Array(b)) => {
+                        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.as_i64() == y.as_i64())
+                    }
+                    _ => to_json(&v) == *w,
+                };
+                assert!(same, "{name} {key} {k}: {v} != {w}");
+                with_meta += 1;
+            }
+        }
+        if name.starts_with("b2nd") {
+            let (_, b2nd) = meta
+                .metalayers
+                .iter()
+                .find(|(k, _)| k == "b2nd")
+                .expect("b2nd metalayer");
+            // [version, ndim, shape, chunkshape, blockshape]
+            let v = decode(b2nd);
+            let a = v.as_array().unwrap();
+            let dims = |i: usize| {
+                a[i].as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_i64().unwrap())
+                    .collect::<Vec<_>>()
+            };
+            let want = |k: &str| {
+                case[k]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_i64().unwrap())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(dims(2), want("b2nd_shape"));
+            assert_eq!(dims(3), want("b2nd_chunks"));
+            assert_eq!(dims(4), want("b2nd_blocks"));
+            with_meta += 1;
+        }
+    }
+    assert_eq!(with_meta, 5, "metalayers checked");
+}

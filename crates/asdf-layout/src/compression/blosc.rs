@@ -272,6 +272,92 @@ impl<'a> Frame<'a> {
     }
 }
 
+/// The metalayers of a Blosc2 frame, each as (name, content bytes): the fixed ones stored in
+/// the header, and the variable-length ones stored (compressed, one Blosc2 chunk each) in the
+/// trailer. Their contents are opaque to the format (python-blosc2 writes msgpack values;
+/// `b2nd` holds an N-d array's shape, chunk and block shapes).
+#[cfg(feature = "bls2")]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FrameMeta {
+    /// Fixed-length metalayers (header).
+    pub metalayers: Vec<(String, Vec<u8>)>,
+    /// Variable-length metalayers (trailer), decompressed.
+    pub vlmetalayers: Vec<(String, Vec<u8>)>,
+}
+
+/// Where the metalayer section of a frame header starts (C-Blosc2's `FRAME_HEADER_MINLEN`):
+/// a msgpack array of (index size, {name: offset}, [contents]).
+#[cfg(feature = "bls2")]
+const FRAME_METALAYERS: usize = 87;
+
+/// Reads the metalayers of the Blosc2 frame `input` (see [`FrameMeta`]).
+///
+/// # Errors
+/// [`CodecError`] naming the byte where the frame's header, index or trailer is malformed.
+#[cfg(feature = "bls2")]
+pub fn frame_metalayers(input: &[u8]) -> Result<FrameMeta, CodecError> {
+    use rmpv::Value;
+    let frame_err = |at: usize| CodecError::library(BloscError::Frame(at));
+    if !input.starts_with(FRAME_MAGIC) {
+        return Err(frame_err(0));
+    }
+    let nbytes = usize::try_from(header_int(input, 30, 0xd3, 8)?).map_err(|_| frame_err(30))?;
+    let f = Frame::open(input, nbytes)?;
+    let header = input.get(..f.header_size).ok_or(frame_err(11))?;
+    let read_at = |bytes: &[u8], at: usize| -> Result<Value, CodecError> {
+        let mut r = bytes.get(at..).ok_or(frame_err(at))?;
+        rmpv::decode::read_value(&mut r).map_err(|_| frame_err(at))
+    };
+    // Section = [index size, {name: offset}, [contents]]; each offset points at a bin value.
+    let names = |section: &Value, at: usize| -> Result<Vec<(String, usize)>, CodecError> {
+        let Some(Value::Map(m)) = section.as_array().and_then(|a| a.get(1)) else {
+            return Err(frame_err(at));
+        };
+        m.iter()
+            .map(|(k, v)| {
+                let name = k.as_str().ok_or(frame_err(at))?.to_owned();
+                let off = v.as_u64().and_then(|o| usize::try_from(o).ok()).ok_or(frame_err(at))?;
+                Ok((name, off))
+            })
+            .collect()
+    };
+    let bin = |bytes: &[u8], at: usize| -> Result<Vec<u8>, CodecError> {
+        match read_at(bytes, at)? {
+            Value::Binary(b) => Ok(b),
+            _ => Err(frame_err(at)),
+        }
+    };
+    let mut meta = FrameMeta::default();
+    if header.len() > FRAME_METALAYERS {
+        let section = read_at(header, FRAME_METALAYERS)?;
+        for (name, off) in names(&section, FRAME_METALAYERS)? {
+            meta.metalayers.push((name, bin(header, off)?));
+        }
+    }
+    if nbytes == 0 {
+        return Ok(meta);
+    }
+    // The trailer follows the chunk index: [version, section, trailer length, fingerprint];
+    // its offsets count from the trailer's start.
+    let index_len = le_u32(&input[f.index_at..], 12).ok_or(frame_err(f.index_at))?;
+    let trailer_at = f
+        .index_at
+        .checked_add(index_len)
+        .filter(|&t| t < input.len())
+        .ok_or(frame_err(f.index_at))?;
+    let trailer = &input[trailer_at..];
+    let top = read_at(trailer, 0)?;
+    let section = top.as_array().and_then(|a| a.get(1)).ok_or(frame_err(trailer_at))?;
+    for (name, off) in names(section, trailer_at)? {
+        let chunk = bin(trailer, off)?;
+        let n = le_u32(&chunk, 4).ok_or(frame_err(trailer_at + off))?;
+        let mut out = super::zeroed(n).ok_or(frame_err(trailer_at + off))?;
+        decode_chunk(&chunk, &mut out)?;
+        meta.vlmetalayers.push((name, out));
+    }
+    Ok(meta)
+}
+
 /// Decodes a whole Blosc2 frame into `output` (its decoded size).
 fn decode_frame(input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
     let f = Frame::open(input, output.len())?;

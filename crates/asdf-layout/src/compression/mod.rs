@@ -23,10 +23,10 @@ mod zstd;
 
 #[cfg(feature = "blsc")]
 pub use blosc::Blosc1;
-#[cfg(feature = "bls2")]
-pub use blosc::Blosc2;
 #[cfg(any(feature = "blsc", feature = "bls2"))]
 pub use blosc::BloscError;
+#[cfg(feature = "bls2")]
+pub use blosc::{Blosc2, FrameMeta, frame_metalayers};
 pub use bzp2::Bzp2;
 pub use lz4::Lz4;
 #[cfg(feature = "lz4f")]
