@@ -11,11 +11,16 @@ use asdf_layout::compression::{Label, Registry};
 use md5::{Digest as _, Md5};
 use serde_json::Value as J;
 
+/// The corpus's MANIFEST.json.
+fn manifest(dir: &std::path::Path) -> J {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("MANIFEST.json")).unwrap()).unwrap()
+}
+
 #[test]
 fn frames_decode_to_their_md5_or_fail_clearly() {
     asdf_testdata::needs_conformance!();
     let dir = conformance_dir().join("blosc2-frames");
-    let manifest: J = serde_json::from_str(&std::fs::read_to_string(dir.join("MANIFEST.json")).unwrap()).unwrap();
+    let manifest = manifest(&dir);
     let registry = Registry::shared_default();
     let codec = registry.get(Label::BLS2).expect("bls2 codec");
     let (mut exact, mut refused, mut wrong) = (Vec::new(), Vec::new(), Vec::new());
@@ -56,7 +61,7 @@ fn frames_decode_to_their_md5_or_fail_clearly() {
 fn ranges_of_frames_equal_the_whole_decode() {
     asdf_testdata::needs_conformance!();
     let dir = conformance_dir().join("blosc2-frames");
-    let manifest: J = serde_json::from_str(&std::fs::read_to_string(dir.join("MANIFEST.json")).unwrap()).unwrap();
+    let manifest = manifest(&dir);
     let registry = Registry::shared_default();
     let codec = registry.get(Label::BLS2).unwrap();
     let mut checked = 0;
@@ -207,7 +212,7 @@ fn metalayers_and_vlmetalayers_equal_the_manifest() {
     use rmpv::Value;
     asdf_testdata::needs_conformance!();
     let dir = conformance_dir().join("blosc2-frames");
-    let manifest: J = serde_json::from_str(&std::fs::read_to_string(dir.join("MANIFEST.json")).unwrap()).unwrap();
+    let manifest = manifest(&dir);
     let to_json = |v: &Value| -> J {
         match v {
             Value::Integer(i) => J::from(i.as_i64().unwrap()),
