@@ -4,3 +4,4 @@
 pub use asdf_testdata::{conformance, conformance_dir, conformance_or_skip, files_with_ext};
 
 pub mod fuzz;
+pub mod python;

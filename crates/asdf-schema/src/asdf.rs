@@ -325,10 +325,24 @@ impl AsdfSchemas {
     fn index(&mut self) {
         self.tags.clear();
         self.all_manifests = std::sync::OnceLock::new();
+        // A tag that several manifests list (dkist's dataset-1.2.0 is in dkist-1.2.0 ... 1.6.0,
+        // with two different schemas) takes the schema of the manifest with the newest version
+        // in its id; at equal versions the first added wins. Python asdf takes the first
+        // extension its packages register, and packages register their newest first.
+        let mut from: BTreeMap<&str, Option<Version>> = BTreeMap::new();
         for m in &self.extra {
+            let version = split_versioned(&m.id).map(|(_, v)| v);
             for t in &m.tags {
-                if self.embedded_tag(&t.tag).is_none() {
-                    self.tags.entry(t.tag.clone()).or_insert_with(|| t.schema.clone());
+                if self.embedded_tag(&t.tag).is_some() {
+                    continue;
+                }
+                let newer = match from.get(t.tag.as_str()) {
+                    None => true,
+                    Some(old) => version > *old,
+                };
+                if newer {
+                    from.insert(&t.tag, version);
+                    self.tags.insert(t.tag.clone(), t.schema.clone());
                 }
             }
         }
@@ -614,18 +628,21 @@ impl AsdfSchemas {
     }
 
     /// Fills schema defaults into `doc`, as readers of ASDF Standard < 1.6.0 are expected to
-    /// (1.6.0 dropped default filling: do not call this for 1.6.0 files). For every tagged
-    /// node, each property its schema gives a `default` (directly, through `allOf` or `$ref`)
-    /// and the node lacks is added; nested object properties are filled the same way. Each
-    /// added key and value carries [`asdf_yaml::Span::FILLED`], so that a writer can tell the
-    /// defaults from what was read or set (defaults live in memory only, as in Python asdf).
-    /// Returns how many values were added.
+    /// (1.6.0 dropped default filling: do not call this for 1.6.0 files). The rule is Python
+    /// asdf 6.0's (`schema.fill_defaults`, a validator with only `properties`, `allOf` and
+    /// `items`): every node whose tag a manifest lists exactly gets, for each property its
+    /// tag's schema gives a `default` (directly or through inline `allOf` members; `$ref`,
+    /// `anyOf` and `oneOf` are not followed) and that the node lacks, that default; present
+    /// properties (and the items of present arrays) are filled the same way from their
+    /// sub-schemas. Each added key and value carries [`asdf_yaml::Span::FILLED`], so that a
+    /// writer can tell the defaults from what was read or set (defaults live in memory only,
+    /// as in Python asdf). Returns how many values were added.
     pub fn fill_defaults(&self, doc: &mut Document) -> usize {
         let mut added = 0;
         let mut stack: Vec<&mut Node> = vec![&mut doc.root];
         while let Some(node) = stack.pop() {
-            if let Some(tag) = node.tag.as_deref().map(str::to_owned)
-                && let TagResolution::Known(schema) | TagResolution::NewerPatch { schema } = self.resolve_tag(&tag)
+            if let Some(tag) = node.tag.as_deref()
+                && let Some(schema) = self.manifest_schema(tag)
                 && let Some(loc) = self.registry.lookup(&schema, &schema)
             {
                 added += self.fill_node(node, &loc, 0);
@@ -637,6 +654,14 @@ impl AsdfSchemas {
             }
         }
         added
+    }
+
+    /// The schema a manifest lists for exactly `tag` (no version fallback, no naming
+    /// convention): the tags Python asdf has a tag definition for.
+    fn manifest_schema(&self, tag: &str) -> Option<String> {
+        self.embedded_tag(tag)
+            .map(str::to_owned)
+            .or_else(|| self.tags.get(tag).cloned())
     }
 
     /// The write hints of the schema for `tag` (looked up in the schema, its `$ref` target and
@@ -707,46 +732,75 @@ impl AsdfSchemas {
         }
     }
 
+    /// `loc` and its inline `allOf` members, recursively: where Python asdf's default filling
+    /// looks for `properties`.
+    fn fill_schemas(&self, loc: &crate::registry::Location, depth: usize, out: &mut Vec<crate::registry::Location>) {
+        let Some(n) = self.registry.node(loc) else {
+            return;
+        };
+        if depth > 16 || n.get("$ref").is_some() {
+            return;
+        }
+        out.push(loc.clone());
+        if let Some(all) = n.get("allOf").and_then(Node::as_sequence) {
+            for i in 0..all.items.len() {
+                let mut l = loc.clone();
+                l.tokens.extend(["allOf".to_owned(), i.to_string()]);
+                self.fill_schemas(&l, depth + 1, out);
+            }
+        }
+    }
+
     fn fill_node(&self, node: &mut Node, loc: &crate::registry::Location, depth: usize) -> usize {
         if depth > 16 {
             return 0;
         }
         let mut schemas = Vec::new();
-        self.applicable(loc, 0, &mut schemas);
-        let Some(m) = node.as_mapping_mut() else {
-            return 0;
-        };
+        self.fill_schemas(loc, 0, &mut schemas);
         let mut added = 0;
         for s in schemas {
-            let Some(props) = self
-                .registry
-                .node(&s)
-                .and_then(|n| n.get("properties"))
-                .and_then(Node::as_mapping)
-            else {
-                continue;
-            };
-            for (k, p) in &props.entries {
-                let Some(name) = k.as_str() else { continue };
-                if m.get(name).is_none()
-                    && let Some(d) = p.get("default")
-                {
-                    // Marked as filled (key and value), so that writers can leave it out.
-                    let mut value = d.clone();
-                    value.span = asdf_yaml::Span::FILLED;
-                    let mut key = Node::str(name);
-                    key.span = asdf_yaml::Span::FILLED;
-                    m.entries.push((key, value));
-                    added += 1;
+            let Some(schema) = self.registry.node(&s) else { continue };
+            match &mut node.kind {
+                NodeKind::Sequence(seq) => {
+                    // `items` as one schema for every item (a list of schemas: item by item).
+                    let Some(items) = schema.get("items") else { continue };
+                    let per_item = items.as_sequence().is_some();
+                    for (i, item) in seq.items.iter_mut().enumerate() {
+                        let mut l = s.clone();
+                        l.tokens.push("items".to_owned());
+                        if per_item {
+                            l.tokens.push(i.to_string());
+                        }
+                        added += self.fill_node(item, &l, depth + 1);
+                    }
                 }
-                if let Some(child) = m.get_mut(name)
-                    && child.tag.is_none()
-                    && matches!(child.kind, NodeKind::Mapping(_))
-                {
-                    let mut l = s.clone();
-                    l.tokens.extend(["properties".to_owned(), name.to_owned()]);
-                    added += self.fill_node(child, &l, depth + 1);
+                NodeKind::Mapping(m) => {
+                    let Some(props) = schema.get("properties").and_then(Node::as_mapping) else {
+                        continue;
+                    };
+                    for (k, p) in &props.entries {
+                        let Some(name) = k.as_str() else { continue };
+                        if m.get(name).is_none()
+                            && let Some(d) = p.get("default")
+                        {
+                            // Marked as filled (key and value), so that writers can leave it out.
+                            let mut value = d.clone();
+                            value.span = asdf_yaml::Span::FILLED;
+                            let mut key = Node::str(name);
+                            key.span = asdf_yaml::Span::FILLED;
+                            m.entries.push((key, value));
+                            added += 1;
+                        }
+                        if let Some(child) = m.get_mut(name)
+                            && matches!(child.kind, NodeKind::Mapping(_) | NodeKind::Sequence(_))
+                        {
+                            let mut l = s.clone();
+                            l.tokens.extend(["properties".to_owned(), name.to_owned()]);
+                            added += self.fill_node(child, &l, depth + 1);
+                        }
+                    }
                 }
+                _ => {}
             }
         }
         added
@@ -1029,6 +1083,30 @@ mod tests {
             good.replace("...\n", "---\nid: asdf://x/n\n"),
         ] {
             assert_eq!(scan_manifest(bad.as_bytes()), None, "{bad}");
+        }
+    }
+
+    /// A tag that two manifests list with different schemas takes the newer manifest's schema,
+    /// whichever was added first (as Python asdf, whose packages register their newest
+    /// extension first).
+    #[test]
+    fn a_tag_in_several_manifests_takes_the_newest() {
+        let m = |v: &str, schema: &str| {
+            format!(
+                "%YAML 1.1\n---\nid: asdf://x/manifests/m-{v}\nextension_uri: asdf://x/e-{v}\ntags:\n- tag_uri: asdf://x/tags/d-1.2.0\n  schema_uri: asdf://x/schemas/{schema}\n...\n"
+            )
+        };
+        for order in [["1.2.0", "1.6.0"], ["1.6.0", "1.2.0"]] {
+            let mut s = AsdfSchemas::embedded().unwrap();
+            for v in order {
+                let schema = if v == "1.6.0" { "d-1.2.0" } else { "d-1.1.0" };
+                s.add_manifest(m(v, schema).as_bytes()).unwrap();
+            }
+            assert_eq!(
+                s.resolve_tag("asdf://x/tags/d-1.2.0"),
+                TagResolution::Known("asdf://x/schemas/d-1.2.0".to_owned()),
+                "{order:?}"
+            );
         }
     }
 }

@@ -86,8 +86,9 @@ fn defaults_are_filled_for_older_standards() {
     let text = b"%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\narr: !core/ndarray-1.0.0\n  source: 0\n  datatype: float64\n  byteorder: little\n  shape: [3]\ncol: !core/column-1.0.0\n  name: c\n  data: !core/ndarray-1.0.0 [1, 2]\n...\n";
     let mut doc = parse(text, &Limits::default()).unwrap().document;
     let added = s.fill_defaults(&mut doc);
-    assert!(added >= 3, "{added}");
-    assert_eq!(doc.root.get("arr").unwrap().get("offset").unwrap().as_i64(), Some(0));
+    assert_eq!(added, 2);
+    // Python asdf 6.0's rule: an ndarray's `offset` default sits behind `anyOf`, not filled.
+    assert!(doc.root.get("arr").unwrap().get("offset").is_none());
     assert_eq!(
         doc.root.get("col").unwrap().get("description").unwrap().as_str(),
         Some("")

@@ -292,9 +292,11 @@ fn progress_is_reported_per_block() {
     assert_eq!(g.blocks().block_count(), 3);
 }
 
-/// A 1.5.0 file is read with its schema defaults filled (an ndarray's `offset: 0`), which
-/// validation and typed values see; writing it back leaves them out, unless the user set the
-/// value (then it is theirs and is written).
+/// A 1.5.0 file is read with its schema defaults filled as Python asdf 6.0 fills them (a
+/// column's `description: ''` and `meta: {}`, direct properties of its schema; not an
+/// ndarray's `offset`, whose default sits behind `anyOf`, which Python's filling does not
+/// follow), which validation and typed values see; writing it back leaves them out, unless the
+/// user set the value (then it is theirs and is written).
 #[test]
 fn filled_defaults_are_written_only_when_set() {
     let dir = std::env::temp_dir().join(format!("asdf-rs-defaults-{}", std::process::id()));
@@ -302,28 +304,45 @@ fn filled_defaults_are_written_only_when_set() {
     let path = dir.join("old.asdf");
     let mut f = AsdfFile::new(Version::new(1, 5, 0)).unwrap();
     add_three_bytes(&mut f);
+    let mut col = asdf_yaml::Mapping::default();
+    col.insert("name", Node::str("c"));
+    col.insert("data", f.get("/a").unwrap().clone());
+    f.tree_mut().as_mapping_mut().unwrap().insert(
+        "col",
+        Node::map(col.entries).with_tag("tag:stsci.edu:asdf/core/column-1.0.0"),
+    );
     f.write_to(&path, &WriteOptions::default()).unwrap();
     let raw = |p: &std::path::Path| {
         let r = asdf_layout::Reader::open(std::fs::read(p).unwrap()).unwrap();
         String::from_utf8(r.tree_bytes().unwrap().to_vec()).unwrap()
     };
-    assert!(!raw(&path).contains("offset"), "{}", raw(&path));
+    assert!(!raw(&path).contains("description"), "{}", raw(&path));
     let g = asdf::open(&path).unwrap();
     assert_eq!(
-        g.get("/a/offset").ok().and_then(Node::as_i64),
-        Some(0),
+        g.get("/col/description").ok().and_then(Node::as_str),
+        Some(""),
         "filled in memory"
+    );
+    assert!(
+        g.get("/col/meta")
+            .is_ok_and(|m| m.as_mapping().is_some_and(|m| m.entries.is_empty()))
+    );
+    assert!(
+        g.get("/a/offset").is_err(),
+        "Python asdf 6.0 does not fill an ndarray's offset"
     );
     let again = dir.join("again.asdf");
     g.write_to(&again, &WriteOptions::default()).unwrap();
-    assert!(!raw(&again).contains("offset"), "{}", raw(&again));
+    assert!(!raw(&again).contains("description"), "{}", raw(&again));
+    assert!(!raw(&again).contains("meta"), "{}", raw(&again));
     // Set by the user (to the default's value): written.
     let mut h = asdf::open(&again).unwrap();
-    if let Some(a) = h.tree_mut().get_mut("a").and_then(Node::as_mapping_mut) {
-        a.insert("offset", Node::int(0));
+    if let Some(c) = h.tree_mut().get_mut("col").and_then(Node::as_mapping_mut) {
+        c.insert("description", Node::str(""));
     }
     h.write_to(&path, &WriteOptions::default()).unwrap();
-    assert!(raw(&path).contains("offset: 0"), "{}", raw(&path));
+    assert!(raw(&path).contains("description: ''"), "{}", raw(&path));
+    assert!(!raw(&path).contains("meta"), "{}", raw(&path));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
