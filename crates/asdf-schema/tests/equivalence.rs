@@ -11,7 +11,10 @@ use asdf_yaml::{Document, EmitOptions, Limits, Node, parse};
 fn canon(node: &Node) -> String {
     let mut n = node.clone();
     strip_prose(&mut n);
-    String::from_utf8(asdf_yaml::emit(&Document::new(n), &EmitOptions::default()).unwrap()).unwrap()
+    // One layout for both (PyYAML's), whatever style each file was written in.
+    let mut opts = EmitOptions::default();
+    opts.flow = asdf_yaml::FlowPolicy::Python;
+    String::from_utf8(asdf_yaml::emit(&Document::new(n), &opts).unwrap()).unwrap()
 }
 
 fn official() -> AsdfSchemas {

@@ -13,10 +13,14 @@ use crate::writer::{Out, analyze, word_char};
 pub enum FlowPolicy {
     /// PyYAML's `default_flow_style=None`: flow for collections that hold only unstyled
     /// scalars (and for empty ones), block otherwise. What Python asdf writes.
-    #[default]
     Python,
     /// Keep each collection's `flow` flag as parsed or set.
     Preserve,
+    /// Collections read from text keep the style they were read in; those built or set in
+    /// memory (no source position) follow [`FlowPolicy::Python`]. A tree read and written
+    /// unchanged comes out as it was read, whichever software wrote it.
+    #[default]
+    Read,
 }
 
 /// Emitter settings.
@@ -42,7 +46,7 @@ impl Default for EmitOptions {
             width: 80,
             indent: 2,
             unicode: true,
-            flow: FlowPolicy::Python,
+            flow: FlowPolicy::Read,
             preserve_scalar_styles: false,
         }
     }
@@ -110,9 +114,11 @@ impl Ctx<'_> {
     }
 
     fn flow(&self, n: &Node, parsed: bool) -> bool {
+        let read = n.span != crate::Span::default() && !n.span.is_filled();
         match self.opts.flow {
             FlowPolicy::Preserve => parsed,
-            FlowPolicy::Python => match &n.kind {
+            FlowPolicy::Read if read => parsed,
+            FlowPolicy::Python | FlowPolicy::Read => match &n.kind {
                 NodeKind::Sequence(s) => s.items.iter().all(|i| self.unstyled_scalar(i)),
                 NodeKind::Mapping(m) => m
                     .entries

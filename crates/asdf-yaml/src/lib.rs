@@ -7,7 +7,8 @@
 //! (so alias bombs cost nothing, and are refused by [`Limits`] before anyone expands them).
 //! Emitting makes the same decisions as PyYAML's serializer and lays the text out as the C
 //! libyaml emitter behind PyYAML's `CSafeDumper` does, so a tree Python asdf wrote is written
-//! back byte for byte.
+//! back byte for byte; collections read from text keep their block or flow style
+//! ([`FlowPolicy::Read`]), so a tree other software wrote comes back as it was too.
 //!
 //! ```
 //! use asdf_yaml::{parse, emit, EmitOptions, Limits, Value};
@@ -18,7 +19,13 @@
 //! assert_eq!(doc.root.get("n").unwrap().as_i64(), Some(8));
 //! assert_eq!(doc.root.get("ok").unwrap().as_bool(), Some(true));
 //! assert_eq!(doc.root.get("s").unwrap().as_str(), Some("010"));
+//! // What was read keeps its layout; values are written as PyYAML writes them.
 //! assert_eq!(emit(&doc, &EmitOptions::default())?,
+//!     b"%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nn: 8\nok: true\ns: '010'\n...\n");
+//! // PyYAML's own layout (`default_flow_style=None`): flow for a mapping of scalars.
+//! let mut python = EmitOptions::default();
+//! python.flow = asdf_yaml::FlowPolicy::Python;
+//! assert_eq!(emit(&doc, &python)?,
 //!     b"%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0 {n: 8, ok: true, s: '010'}\n...\n");
 //! # Ok::<(), asdf_yaml::Error>(())
 //! ```
