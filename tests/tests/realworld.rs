@@ -13,7 +13,12 @@
 //! Every difference left is listed in [`KNOWN`] with its reason; an unlisted difference fails
 //! the suite, and so does a listed one that no longer happens.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::cast_possible_truncation
+)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

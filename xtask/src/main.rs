@@ -39,6 +39,11 @@ const TASKS: &[Task] = &[
         run: bench_extensions,
     },
     Task {
+        name: "bench-blosc2",
+        help: "[MiB]: a 256 MiB float64 array as a 64-chunk Blosc2 frame: one element vs the whole array (ours), and whole decode/encode, ours vs python-blosc2 with one thread, medians",
+        run: bench_blosc2,
+    },
+    Task {
         name: "conformance",
         help: "run every conformance suite and print one table of pass counts per corpus",
         run: conformance,
@@ -662,5 +667,121 @@ fn bench_extensions(args: &[String]) -> Result<()> {
             .unwrap_or_default();
         println!("| {name} | {:.0} ms | {:.0} ms | {:.1}x |", a * 1e3, b * 1e3, b / a);
     }
+    Ok(())
+}
+
+/// Blosc2 frames: the cost of one element against the whole array (through the chunk index),
+/// and whole-frame decode and encode, ours against python-blosc2 (C-Blosc2) with the same
+/// codec, filter, level, chunk size and one thread, taking turns, medians of 5.
+fn bench_blosc2(args: &[String]) -> Result<()> {
+    use asdf_layout::compression::{Blosc2, Codec as _};
+    let mib: usize = args.first().map(|a| a.parse()).transpose()?.unwrap_or(256);
+    let n = mib << 17; // float64 elements
+    let data: Vec<u8> = (0..n)
+        .flat_map(|i| ((i as f64 * 0.001).sin() * 1000.0).round().to_le_bytes())
+        .collect();
+    let codec = Blosc2 {
+        chunksize: (mib << 20) / 64,
+        ..Blosc2::default()
+    };
+    let mut frame = Vec::new();
+    codec.encode(&data, &mut frame)?;
+    let dir = std::path::Path::new("target/bench");
+    std::fs::create_dir_all(dir)?;
+    let (raw_path, frame_path) = (dir.join("blosc2.raw"), dir.join("blosc2.b2frame"));
+    std::fs::write(&raw_path, &data)?;
+    std::fs::write(&frame_path, &frame)?;
+    println!(
+        "{mib} MiB float64 in 64 chunks of {} MiB (blosclz, shuffle, level 5): frame {:.1} MiB",
+        codec.chunksize >> 20,
+        frame.len() as f64 / 1048576.0
+    );
+    let time = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
+        let t = std::time::Instant::now();
+        f()?;
+        Ok(t.elapsed().as_secs_f64())
+    };
+    let py = asdf_testdata::interop_python();
+    let script = r#"
+import sys, time, json, blosc2
+raw = open(sys.argv[1], 'rb').read(); frame = open(sys.argv[2], 'rb').read(); chunk = int(sys.argv[3])
+cp = blosc2.CParams(codec=blosc2.Codec.BLOSCLZ, clevel=5, typesize=8, filters=[blosc2.Filter.SHUFFLE], nthreads=1)
+dp = blosc2.DParams(nthreads=1)
+t = time.perf_counter(); s = blosc2.schunk_from_cframe(frame, copy=False); s.dparams = dp
+out = s[:]
+dec = time.perf_counter() - t
+assert out == raw
+t = time.perf_counter(); s2 = blosc2.SChunk(chunksize=chunk, data=raw, cparams=cp, dparams=dp); f2 = s2.to_cframe()
+enc = time.perf_counter() - t
+print(json.dumps({'decode': dec, 'encode': enc, 'size': len(f2)}))
+"#;
+    let (mut one, mut whole, mut enc, mut py_dec, mut py_enc) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut py_size = 0u64;
+    for _ in 0..5 {
+        let mid = data.len() / 2 / 8 * 8;
+        one.push(time(&mut || {
+            let v = codec.decode_range(&frame, data.len(), mid..mid + 8)?;
+            std::hint::black_box(v);
+            Ok(())
+        })?);
+        whole.push(time(&mut || {
+            let mut out = vec![0u8; data.len()];
+            codec.decode(&frame, &mut out)?;
+            if out != data {
+                bail!("whole decode differs");
+            }
+            Ok(())
+        })?);
+        enc.push(time(&mut || {
+            let mut out = Vec::new();
+            codec.encode(&data, &mut out)?;
+            std::hint::black_box(out);
+            Ok(())
+        })?);
+        let o = std::process::Command::new(&py)
+            .arg("-c")
+            .arg(script)
+            .arg(&raw_path)
+            .arg(&frame_path)
+            .arg(codec.chunksize.to_string())
+            .output()?;
+        if !o.status.success() {
+            bail!("python-blosc2: {}", String::from_utf8_lossy(&o.stderr));
+        }
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout)?;
+        py_dec.push(v["decode"].as_f64().unwrap_or(f64::NAN));
+        py_enc.push(v["encode"].as_f64().unwrap_or(f64::NAN));
+        py_size = v["size"].as_u64().unwrap_or(0);
+    }
+    let (one, whole, enc, py_dec, py_enc) = (median(one), median(whole), median(enc), median(py_dec), median(py_enc));
+    println!("| what | ours | python-blosc2 (C-Blosc2), 1 thread | ratio |");
+    println!("|---|---|---|---|");
+    println!(
+        "| one element (decode_range, 1 of 64 chunks) | {:.2} ms | | whole/one = {:.0}x |",
+        one * 1e3,
+        whole / one
+    );
+    println!(
+        "| whole array decode | {:.0} ms ({:.0} MB/s) | {:.0} ms ({:.0} MB/s) | {:.2}x |",
+        whole * 1e3,
+        data.len() as f64 / whole / 1e6,
+        py_dec * 1e3,
+        data.len() as f64 / py_dec / 1e6,
+        py_dec / whole
+    );
+    println!(
+        "| whole array encode | {:.0} ms ({:.0} MB/s) | {:.0} ms ({:.0} MB/s) | {:.2}x |",
+        enc * 1e3,
+        data.len() as f64 / enc / 1e6,
+        py_enc * 1e3,
+        data.len() as f64 / py_enc / 1e6,
+        py_enc / enc
+    );
+    println!(
+        "| frame size | {:.1} MiB | {:.1} MiB | |",
+        frame.len() as f64 / 1048576.0,
+        py_size as f64 / 1048576.0
+    );
     Ok(())
 }

@@ -306,6 +306,35 @@ impl Builder {
             prefix.push(Step::Entry(gone));
             let depth = prefix.len() - 1;
             let mut node = node;
+            // The dropped key's own anchor (`&a k: ...` repeated) lives on as a detached copy,
+            // as PyYAML keeps the key object: aliases to it, in its value or later, mean it.
+            if let Some(k) = &key
+                && let Some(name) = k.anchor.as_deref()
+            {
+                let mut key_path = self.path.clone();
+                key_path.push(Step::Key(gone));
+                if self.anchors.get(name).is_some_and(|(t, _)| *t == key_path) {
+                    self.anchors.remove(name);
+                    let mut copy = k.clone();
+                    copy.anchor = None;
+                    let mut stack = vec![&mut node];
+                    while let Some(n) = stack.pop() {
+                        if matches!(&n.kind, NodeKind::Alias(a) if a.target == key_path) {
+                            let span = n.span;
+                            *n = copy.clone();
+                            n.span = span;
+                            continue;
+                        }
+                        match &mut n.kind {
+                            NodeKind::Mapping(m) => stack.extend(m.entries.iter_mut().flat_map(|(k, v)| [k, v])),
+                            NodeKind::Sequence(q) => stack.extend(q.items.iter_mut()),
+                            _ => {}
+                        }
+                    }
+                    self.sites.retain(|(_, t)| *t != key_path);
+                    self.detached.insert(name.to_owned(), copy);
+                }
+            }
             let slot = start + 2 * i + 1;
             let mut p_old = self.path.clone();
             p_old.push(Step::Entry(i));

@@ -1,6 +1,7 @@
-//! `blsc` (one blosc1 chunk, as asdf-compression and asdf-cxx write it) and `bls2` (one
-//! blosc2 chunk; a Blosc2 contiguous frame, as asdf-cxx writes, is recognised by its
-//! `9e a8 "b2frame"` start and its chunks are decoded in order).
+//! `blsc` (one blosc1 chunk, as asdf-compression and asdf-cxx write it) and `bls2` (a Blosc2
+//! contiguous frame, as asdf-cxx writes, recognised by its `9e a8 "b2frame"` start, read
+//! through its chunk index and written by default; or one blosc2 chunk, as asdf-compression
+//! writes).
 //!
 //! Decoding uses `blusc`, a pure-Rust port of c-blosc2 that is young: every call into it is
 //! guarded so that a panic inside it becomes a [`CodecError`], never a crash.
@@ -645,18 +646,212 @@ fn blosc1_in_groups(
     Ok(Some(out))
 }
 
-/// The `bls2` codec (blosc2 chunk on write; chunk or contiguous frame on read).
+/// A Blosc2 compressor, as C-Blosc2 numbers them (`compcode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Blosc2Codec {
+    /// BloscLZ (C-Blosc2's default).
+    #[default]
+    BloscLz,
+    /// LZ4.
+    Lz4,
+    /// LZ4 HC.
+    Lz4Hc,
+    /// zlib.
+    Zlib,
+    /// Zstandard.
+    Zstd,
+}
+
+impl Blosc2Codec {
+    fn code(self) -> u8 {
+        match self {
+            Self::BloscLz => blusc::BLOSC_BLOSCLZ,
+            Self::Lz4 => blusc::BLOSC_LZ4,
+            Self::Lz4Hc => blusc::BLOSC_LZ4HC,
+            Self::Zlib => blusc::BLOSC_ZLIB,
+            Self::Zstd => blusc::BLOSC_ZSTD,
+        }
+    }
+}
+
+/// The filter applied before a Blosc2 compressor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Blosc2Filter {
+    /// None.
+    None,
+    /// Byte shuffle by the type size (C-Blosc2's default).
+    #[default]
+    Shuffle,
+    /// Bit shuffle by the type size.
+    BitShuffle,
+}
+
+/// The `bls2` codec. Writes a Blosc2 contiguous frame (seed 002; the layout asdf-cxx, the one
+/// released `bls2` writer, writes) of chunks of `chunksize` bytes, a chunk of zeros stored as
+/// a special value in the index, no 2 GiB limit; or, with `frame: false`, one Blosc2 chunk
+/// (as the asdf-compression plugin writes, under 2 GiB). Reads both, told apart by the
+/// frame's first bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct Blosc2 {
     /// Compression level 0-9 when writing.
     pub level: i32,
-    /// Element size for the shuffle filter when writing.
+    /// Element size for the shuffle filters when writing.
     pub typesize: usize,
+    /// Write a contiguous frame (default) or one chunk.
+    pub frame: bool,
+    /// Bytes per chunk of a frame (default 4 MiB); a multiple of `typesize` is best.
+    pub chunksize: usize,
+    /// The compressor.
+    pub codec: Blosc2Codec,
+    /// The filter.
+    pub filter: Blosc2Filter,
 }
 
 impl Default for Blosc2 {
     fn default() -> Self {
-        Self { level: 5, typesize: 8 }
+        Self {
+            level: 5,
+            typesize: 8,
+            frame: true,
+            chunksize: 4 << 20,
+            codec: Blosc2Codec::BloscLz,
+            filter: Blosc2Filter::Shuffle,
+        }
+    }
+}
+
+/// A frame header's fixed part as C-Blosc2 3.x writes it (`FRAME_HEADER_MINLEN`, 87 bytes)
+/// followed by an empty metalayer section (10 bytes): 97 bytes.
+const FRAME_HEADER_LEN: usize = 97;
+/// The trailer with no variable-length metalayers and no fingerprint: 35 bytes.
+const FRAME_TRAILER: [u8; 35] = {
+    let mut t = [0u8; 35];
+    // fixarray(4): version 1, vlmetalayers (fixarray 3: uint16 map size 6, map16 0, array16 0),
+    let head = [0x94, 0x01, 0x93, 0xcd, 0x00, 0x06, 0xde, 0x00, 0x00, 0xdc, 0x00, 0x00];
+    let mut i = 0;
+    while i < head.len() {
+        t[i] = head[i];
+        i += 1;
+    }
+    // uint32 trailer length (35), fixext16 fingerprint of type 0 (none), 16 zero bytes.
+    t[12] = 0xce;
+    t[16] = 35;
+    t[17] = 0xd8;
+    t
+};
+
+impl Blosc2 {
+    fn cparams(&self) -> blusc::Blosc2Cparams {
+        let mut p = blusc::BLOSC2_CPARAMS_DEFAULTS;
+        p.compcode = self.codec.code();
+        p.clevel = u8::try_from(self.level.clamp(0, 9)).unwrap_or(5);
+        p.typesize = i32::try_from(self.typesize.clamp(1, 255)).unwrap_or(1);
+        p.filters = [blusc::BLOSC_NOFILTER; blusc::BLOSC2_MAX_FILTERS as usize];
+        p.filters[5] = match self.filter {
+            Blosc2Filter::None => blusc::BLOSC_NOFILTER,
+            Blosc2Filter::Shuffle => blusc::BLOSC_SHUFFLE,
+            Blosc2Filter::BitShuffle => blusc::BLOSC_BITSHUFFLE,
+        };
+        p
+    }
+
+    /// One Blosc2 chunk of `input` (at most 2 GiB) with this codec, filter and level.
+    fn chunk(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
+        let ctx = blusc::blosc2_create_cctx(self.cparams());
+        compress_with(
+            input,
+            output,
+            blusc::BLOSC2_MAX_BUFFERSIZE,
+            blusc::BLOSC2_MAX_OVERHEAD,
+            |i, d| blusc::blosc2_compress_ctx(&ctx, i, d),
+        )
+    }
+
+    /// `input` as a contiguous frame: header, chunks, the index chunk, the trailer.
+    fn encode_frame(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
+        let chunksize = self.chunksize.clamp(1, blusc::BLOSC2_MAXBLOCKSIZE as usize);
+        let typesize = self.typesize.clamp(1, 255);
+        // Chunks hold whole elements.
+        let chunksize = (chunksize / typesize).max(1) * typesize;
+        let start = output.len();
+        output.resize(start + FRAME_HEADER_LEN, 0);
+        let mut offsets = Vec::with_capacity(input.len().div_ceil(chunksize) * 8);
+        let mut blocksize = 0u32;
+        for chunk in input.chunks(chunksize) {
+            let at = output.len() - start - FRAME_HEADER_LEN;
+            if chunk.iter().all(|&b| b == 0) {
+                // A run of zeros: bit 7 (special) and value 1 (zeros) in the top byte.
+                offsets.extend_from_slice(&(0x81u64 << 56).to_le_bytes());
+                continue;
+            }
+            offsets.extend_from_slice(&(at as u64).to_le_bytes());
+            let before = output.len();
+            self.chunk(chunk, output)?;
+            if blocksize == 0 {
+                blocksize = le_u32(&output[before..], 8)
+                    .and_then(|b| u32::try_from(b).ok())
+                    .unwrap_or(0);
+            }
+        }
+        let cbytes = output.len() - start - FRAME_HEADER_LEN;
+        // The index: a Blosc2 chunk of the little-endian int64 offsets, stored as they are (a
+        // memcpy'd chunk, as C-Blosc2 writes small indexes): the 32-byte extended header
+        // (version 5, flags 0x07 = extended header + memcpy, type size 8, sizes, the shuffle
+        // filter in the last slot) and the offsets.
+        if !offsets.is_empty() {
+            let n =
+                u32::try_from(offsets.len()).map_err(|_| CodecError::library(BloscError::TooLarge(offsets.len())))?;
+            let total = n
+                .checked_add(32)
+                .ok_or(CodecError::library(BloscError::TooLarge(offsets.len())))?;
+            output.extend_from_slice(&[5, 1, 0x07, 8]);
+            output.extend_from_slice(&n.to_le_bytes());
+            output.extend_from_slice(&n.to_le_bytes());
+            output.extend_from_slice(&total.to_le_bytes());
+            output.extend_from_slice(&[0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+            output.extend_from_slice(&offsets);
+        }
+        output.extend_from_slice(&FRAME_TRAILER);
+        let frame_size = (output.len() - start) as u64;
+        let h = &mut output[start..start + FRAME_HEADER_LEN];
+        let mut w = 0;
+        let mut put = |bytes: &[u8]| {
+            h[w..w + bytes.len()].copy_from_slice(bytes);
+            w += bytes.len();
+        };
+        // fixarray(14), str8 "b2frame\0", int32 header size, uint64 frame size.
+        put(b"\x9e\xa8b2frame\0\xd2");
+        put(&[0, 0, 0, 97]); // FRAME_HEADER_LEN
+        put(&[0xcf]);
+        put(&frame_size.to_be_bytes());
+        // str4 flags: version 2 with 64-bit offsets, contiguous, codec | level << 4, split mode.
+        let codec_flags = self.codec.code() | (u8::try_from(self.level.clamp(0, 9)).unwrap_or(5) << 4);
+        put(&[0xa4, 0x12, 0x00, codec_flags, 0x02]);
+        put(&[0xd3]);
+        put(&(input.len() as u64).to_be_bytes());
+        put(&[0xd3]);
+        put(&(cbytes as u64).to_be_bytes());
+        put(&[0xd2]);
+        put(&u32::try_from(typesize).unwrap_or(1).to_be_bytes());
+        put(&[0xd2]);
+        put(&blocksize.to_be_bytes());
+        put(&[0xd2]);
+        put(&u32::try_from(chunksize).unwrap_or(0).to_be_bytes());
+        // Threads for compression and decompression, no variable-length metalayers.
+        put(&[0xd1, 0x00, 0x01, 0xd1, 0x00, 0x01, 0xc2]);
+        // fixext16 of type 6 (filters): 6 filter codes, the codec, its meta, 6 filter metas, 2 spare.
+        let p = self.cparams();
+        put(&[0xd8, 0x06]);
+        put(&p.filters);
+        put(&[p.compcode, 0]);
+        put(&p.filters_meta);
+        put(&[0, 0]);
+        // Metalayers: fixarray(3) of (uint16 map size 7, map16 of 0, array16 of 0).
+        put(&[0x93, 0xcd, 0x00, 0x07, 0xde, 0x00, 0x00, 0xdc, 0x00, 0x00]);
+        debug_assert_eq!(w, FRAME_HEADER_LEN);
+        Ok(())
     }
 }
 
@@ -686,14 +881,11 @@ impl Codec for Blosc2 {
     }
 
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
-        let shuffle = i32::from(blusc::BLOSC_SHUFFLE);
-        compress_with(
-            input,
-            output,
-            blusc::BLOSC2_MAX_BUFFERSIZE,
-            blusc::BLOSC2_MAX_OVERHEAD,
-            |i, d| blusc::blosc2_compress(self.level, shuffle, self.typesize, i, d),
-        )
+        if self.frame {
+            self.encode_frame(input, output)
+        } else {
+            self.chunk(input, output)
+        }
     }
 }
 

@@ -1,0 +1,50 @@
+"""Blosc2 contiguous frames both ways with python-blosc2 (C-Blosc2), for tests/tests/blosc2_frames.rs.
+
+    blosc2_frames.py read LIST.json   each entry {"path", "md5", "nbytes"}: python-blosc2 opens
+                                      the frame (schunk_from_cframe), decompresses every chunk
+                                      and compares the MD5; prints one JSON object per frame
+    blosc2_frames.py write DIR        writes a matrix of fresh frames (codec x filter x typesize,
+                                      zero chunks, one partial last chunk) into DIR and prints
+                                      their list as JSON: {"path", "md5", "nbytes", ...}
+"""
+import hashlib, json, os, sys
+
+import numpy as np
+import blosc2
+
+
+def read(listing):
+    out = []
+    for case in json.load(open(listing)):
+        try:
+            data = open(case['path'], 'rb').read()
+            s = blosc2.schunk_from_cframe(data, copy=True)
+            got = b''.join(s.decompress_chunk(i) for i in range(s.nchunks))
+            out.append({'path': case['path'], 'ok': hashlib.md5(got).hexdigest() == case['md5'] and len(got) == case['nbytes'],
+                        'nbytes': len(got), 'nchunks': s.nchunks, 'typesize': s.typesize})
+        except Exception as e:
+            out.append({'path': case['path'], 'ok': False, 'error': f'{type(e).__name__}: {e}'})
+    json.dump(out, sys.stdout)
+
+
+def write(d):
+    os.makedirs(d, exist_ok=True)
+    rng = np.random.default_rng(3)
+    out = []
+    for codec in [blosc2.Codec.BLOSCLZ, blosc2.Codec.LZ4, blosc2.Codec.LZ4HC, blosc2.Codec.ZLIB, blosc2.Codec.ZSTD]:
+        for filt in [blosc2.Filter.NOFILTER, blosc2.Filter.SHUFFLE, blosc2.Filter.BITSHUFFLE]:
+            for dtype in ['u1', '<i2', '<f4', '<f8']:
+                a = (np.cumsum(rng.integers(-3, 4, size=30_001)) % 1000).astype(dtype)
+                a[10_000:20_000] = 0  # whole chunks of zeros
+                raw = a.tobytes()
+                cp = blosc2.CParams(codec=codec, clevel=5, typesize=a.dtype.itemsize, filters=[filt])
+                s = blosc2.SChunk(chunksize=8_000 * a.dtype.itemsize, data=raw, cparams=cp)
+                name = f'py_{codec.name.lower()}_{filt.name.lower()}_{a.dtype.str[1:]}'
+                path = os.path.join(d, name + '.b2frame')
+                open(path, 'wb').write(s.to_cframe())
+                out.append({'path': path, 'md5': hashlib.md5(raw).hexdigest(), 'nbytes': len(raw)})
+    json.dump(out, sys.stdout)
+
+
+if __name__ == '__main__':
+    {'read': read, 'write': write}[sys.argv[1]](sys.argv[2])
