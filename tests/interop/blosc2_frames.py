@@ -6,6 +6,11 @@
     blosc2_frames.py write DIR        writes a matrix of fresh frames (codec x filter x typesize,
                                       zero chunks, one partial last chunk) into DIR and prints
                                       their list as JSON: {"path", "md5", "nbytes", ...}
+    blosc2_frames.py blsc DIR         `blsc` block bodies made by python-blosc (C-Blosc 1.x): one
+                                      chunk (as asdf-compression writes) and AbacusSummit's
+                                      framing (abacusutils' BloscCompressor: chunks of a fixed
+                                      data size, each after its compressed length as a big-endian
+                                      uint32; zstd level 1 and shuffle by default)
 """
 import hashlib, json, os, sys
 
@@ -46,5 +51,29 @@ def write(d):
     json.dump(out, sys.stdout)
 
 
+def blsc(d):
+    import struct
+    import blosc
+    os.makedirs(d, exist_ok=True)
+    out = []
+    for dtype in ['<f8', '<i4', 'u1']:
+        a = (np.arange(300_001) % 977 * 3).astype(dtype)
+        raw = a.tobytes()
+        for form, cname, block in [('abacus', 'zstd', 1 << 18), ('abacus', 'lz4', 1 << 16), ('chunk', 'blosclz', None)]:
+            if form == 'chunk':
+                body = blosc.compress(raw, typesize=a.itemsize, clevel=5, shuffle=blosc.SHUFFLE, cname=cname)
+            else:
+                nelem = block // a.itemsize
+                body = b''
+                for i in range(0, len(a), nelem):
+                    c = blosc.compress(a[i:i + nelem].tobytes(), typesize=a.itemsize, clevel=1,
+                                       shuffle=blosc.SHUFFLE, cname=cname)
+                    body += struct.pack('!I', len(c)) + c
+            path = os.path.join(d, f'{form}_{cname}_{a.dtype.str[1:]}.blsc')
+            open(path, 'wb').write(body)
+            out.append({'path': path, 'md5': hashlib.md5(raw).hexdigest(), 'nbytes': len(raw), 'form': form})
+    json.dump(out, sys.stdout)
+
+
 if __name__ == '__main__':
-    {'read': read, 'write': write}[sys.argv[1]](sys.argv[2])
+    {'read': read, 'write': write, 'blsc': blsc}[sys.argv[1]](sys.argv[2])

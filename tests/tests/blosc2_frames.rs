@@ -495,3 +495,50 @@ fn arrays_over_2_gib_as_frames() {
     drop(back);
     std::fs::remove_file(&path).unwrap();
 }
+
+/// `blsc` as AbacusSummit writes it (abacusutils' framing: length-prefixed blosc1 chunks) and
+/// as asdf-compression writes it (one chunk), both made by python-blosc (C-Blosc 1.x): each
+/// decodes to its bytes, whole, in pieces and by ranges across chunk borders.
+#[test]
+fn blsc_in_abacus_framing_and_as_one_chunk() {
+    let py = asdf_testdata::interop_python();
+    let script = asdf_testdata::workspace_root().join("tests/interop/blosc2_frames.py");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("blsc-forms");
+    let out = std::process::Command::new(&py)
+        .arg(&script)
+        .arg("blsc")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let cases: Vec<J> = serde_json::from_slice(&out.stdout).unwrap();
+    let registry = Registry::shared_default();
+    let codec = registry.get(Label::BLSC).unwrap();
+    let mut forms = std::collections::BTreeMap::<String, usize>::new();
+    for case in &cases {
+        let path = case["path"].as_str().unwrap();
+        let body = std::fs::read(path).unwrap();
+        let n = usize::try_from(case["nbytes"].as_u64().unwrap()).unwrap();
+        let mut got = vec![0u8; n];
+        codec.decode(&body, &mut got).unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(
+            format!("{:x}", Md5::digest(&got)),
+            case["md5"].as_str().unwrap(),
+            "{path}"
+        );
+        let mut pieces = Vec::with_capacity(n);
+        codec
+            .decode_pieces(&body, n, &mut |p| pieces.extend_from_slice(p))
+            .unwrap();
+        assert!(pieces == got, "{path}: pieces");
+        for r in [0..1, n / 2 - 70_000..n / 2 + 70_000, n - 5..n] {
+            assert_eq!(codec.decode_range(&body, n, r.clone()).unwrap(), got[r], "{path}");
+        }
+        // The wrong size is an error, not a short or padded array.
+        assert!(codec.decode(&body, &mut vec![0u8; n + 1]).is_err(), "{path}");
+        *forms.entry(case["form"].as_str().unwrap().to_owned()).or_default() += 1;
+    }
+    println!("blsc bodies from python-blosc read: {forms:?}");
+    assert_eq!(forms.get("abacus"), Some(&6));
+    assert_eq!(forms.get("chunk"), Some(&3));
+}

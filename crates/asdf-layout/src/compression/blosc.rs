@@ -359,16 +359,43 @@ pub fn frame_metalayers(input: &[u8]) -> Result<FrameMeta, CodecError> {
     Ok(meta)
 }
 
-/// Decodes a whole Blosc2 frame into `output` (its decoded size).
+/// Decodes a whole Blosc2 frame into `output` (its decoded size), its chunks spread over the
+/// machine's cores (each thread a run of consecutive chunks into its own part of `output`).
 fn decode_frame(input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
     let f = Frame::open(input, output.len())?;
     if output.is_empty() {
         return Ok(());
     }
-    for (i, out) in output.chunks_mut(f.chunksize).enumerate() {
-        f.decode_chunk(i, out)?;
+    let chunks = output.len().div_ceil(f.chunksize);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(chunks)
+        .min(output.len() / (1 << 20) + 1);
+    if threads <= 1 {
+        for (i, out) in output.chunks_mut(f.chunksize).enumerate() {
+            f.decode_chunk(i, out)?;
+        }
+        return Ok(());
     }
-    Ok(())
+    let per_thread = chunks.div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = output
+            .chunks_mut(per_thread * f.chunksize)
+            .enumerate()
+            .map(|(t, part)| {
+                scope.spawn(move || {
+                    for (j, out) in part.chunks_mut(f.chunksize).enumerate() {
+                        f.decode_chunk(t * per_thread + j, out)?;
+                    }
+                    Ok::<(), CodecError>(())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().unwrap_or(Err(CodecError::library(BloscError::Corrupt(-1)))))
+    })
 }
 
 /// Decodes bytes `range` of a Blosc2 frame (decoding to `expected` bytes): only the chunks
@@ -444,11 +471,61 @@ impl Codec for Blosc1 {
     }
 
     fn decode(&self, input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
+        if let Some(chunks) = abacus_chunks(input) {
+            let mut at = 0;
+            let total = output.len() as u64;
+            for c in chunks {
+                let n = le_u32(&input[c.clone()], 4).ok_or(CodecError::Truncated {
+                    consumed: c.start as u64,
+                })?;
+                let out = output.get_mut(at..at + n).ok_or(CodecError::SizeMismatch {
+                    expected: total,
+                    actual: (at + n) as u64,
+                })?;
+                decode_whole_chunk(&input[c], out)?;
+                at += n;
+            }
+            if at != output.len() {
+                return Err(CodecError::SizeMismatch {
+                    expected: output.len() as u64,
+                    actual: at as u64,
+                });
+            }
+            return Ok(());
+        }
         decode_whole_chunk(input, output)
     }
 
-    /// Whole blosc blocks at a time (`blosc1_getitem`), about 1 MiB per piece.
+    /// Whole blosc blocks at a time (`blosc1_getitem`), about 1 MiB per piece; AbacusSummit's
+    /// framing a chunk (about 4 MiB) at a time.
     fn decode_pieces(&self, input: &[u8], expected: usize, sink: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
+        if let Some(chunks) = abacus_chunks(input) {
+            let mut done = 0usize;
+            let mut buf = Vec::new();
+            for c in chunks {
+                let n = le_u32(&input[c.clone()], 4).ok_or(CodecError::Truncated {
+                    consumed: c.start as u64,
+                })?;
+                if done.checked_add(n).is_none_or(|d| d > expected) {
+                    return Err(CodecError::SizeMismatch {
+                        expected: expected as u64,
+                        actual: (done as u64).saturating_add(n as u64),
+                    });
+                }
+                buf.clear();
+                buf.resize(n, 0);
+                decode_whole_chunk(&input[c], &mut buf)?;
+                sink(&buf);
+                done += n;
+            }
+            if done != expected {
+                return Err(CodecError::SizeMismatch {
+                    expected: expected as u64,
+                    actual: done as u64,
+                });
+            }
+            return Ok(());
+        }
         let whole = |sink: &mut dyn FnMut(&[u8])| {
             let mut out = super::zeroed(expected).ok_or_else(|| CodecError::library(BloscError::TooLarge(expected)))?;
             decode_whole_chunk(input, &mut out)?;
@@ -510,6 +587,32 @@ impl Codec for Blosc1 {
         }
         compress_with(input, output, i32::MAX as usize - HEADER, HEADER, one)
     }
+}
+
+/// The chunks of a `blsc` block in AbacusSummit's framing (abacusutils' `BloscCompressor`):
+/// blosc1 chunks of about 4 MiB of data each, every one preceded by its compressed length as a
+/// big-endian u32. `None` for one chunk (asdf-compression's form, whose header's `cbytes` is
+/// the block's length and whose first byte is a blosc version, 1 to 4), or for anything whose
+/// lengths do not chain exactly to the end with each chunk's own `cbytes` agreeing: told apart
+/// by structure, never by guess.
+fn abacus_chunks(input: &[u8]) -> Option<Vec<std::ops::Range<usize>>> {
+    if matches!(input.first(), Some(1..=4)) && le_u32(input, 12) == Some(input.len()) {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while at < input.len() {
+        let len = input.get(at..at + 4)?;
+        let len = usize::try_from(u32::from_be_bytes([len[0], len[1], len[2], len[3]])).ok()?;
+        let start = at + 4;
+        let end = start.checked_add(len)?;
+        if end > input.len() || len < HEADER || le_u32(input, start + 12) != Some(len) {
+            return None;
+        }
+        out.push(start..end);
+        at = end;
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// The first group of [`blosc1_in_groups`]: at least any block size blosc picks (4 MiB at most).
