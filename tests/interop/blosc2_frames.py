@@ -48,6 +48,15 @@ def write(d):
                 path = os.path.join(d, name + '.b2frame')
                 open(path, 'wb').write(s.to_cframe())
                 out.append({'path': path, 'md5': hashlib.md5(raw).hexdigest(), 'nbytes': len(raw)})
+    # b2nd N-d arrays with uneven chunks and blocks: their C-order bytes.
+    for shape, chunks, blocks, dtype in [((17, 30, 11), (8, 16, 5), (3, 7, 2), '<f8'),
+                                         ((1000,), (300,), (64,), '<i4'),
+                                         ((5, 7), (5, 7), (2, 3), '<u2')]:
+        a = (np.arange(np.prod(shape)) * 7 % 1001).astype(dtype).reshape(shape)
+        nd = blosc2.asarray(a, chunks=chunks, blocks=blocks)
+        path = os.path.join(d, f'py_b2nd_{"x".join(map(str, shape))}.b2frame')
+        open(path, 'wb').write(nd.to_cframe())
+        out.append({'path': path, 'nbytes': a.nbytes, 'md5': hashlib.md5(a.tobytes()).hexdigest(), 'b2nd': True})
     json.dump(out, sys.stdout)
 
 

@@ -359,6 +359,119 @@ pub fn frame_metalayers(input: &[u8]) -> Result<FrameMeta, CodecError> {
     Ok(meta)
 }
 
+/// The `b2nd` metalayer of a frame (C-Blosc2's N-d array: README_B2ND_METALAYER): the array's
+/// shape, and the chunk and block shapes its data is stored in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct B2nd {
+    shape: Vec<usize>,
+    chunks: Vec<usize>,
+    blocks: Vec<usize>,
+}
+
+/// The frame's `b2nd` metalayer, when it has one that makes sense.
+fn b2nd(input: &[u8]) -> Option<B2nd> {
+    let meta = frame_metalayers(input).ok()?;
+    let (_, content) = meta.metalayers.iter().find(|(n, _)| n == "b2nd")?;
+    let v = rmpv::decode::read_value(&mut content.as_slice()).ok()?;
+    let a = v.as_array()?;
+    let dims = |i: usize| -> Option<Vec<usize>> {
+        a.get(i)?
+            .as_array()?
+            .iter()
+            .map(|x| x.as_u64().and_then(|x| usize::try_from(x).ok()))
+            .collect()
+    };
+    let b = B2nd {
+        shape: dims(2)?,
+        chunks: dims(3)?,
+        blocks: dims(4)?,
+    };
+    let nd = b.shape.len();
+    let ok = nd > 0
+        && b.chunks.len() == nd
+        && b.blocks.len() == nd
+        && b.chunks.iter().chain(&b.blocks).all(|&x| x > 0)
+        && b.shape.iter().all(|&x| x > 0);
+    ok.then_some(b)
+}
+
+/// Index `i` of a C-order grid of `dims` as coordinates.
+fn unravel(mut i: usize, dims: &[usize], out: &mut [usize]) {
+    for (o, &d) in out.iter_mut().zip(dims).rev() {
+        *o = i % d;
+        i /= d;
+    }
+}
+
+/// Decodes a `b2nd` frame into `output` in the array's C order. The frame holds chunks of
+/// the chunk shape (edge chunks padded), each laid out block by block (blocks of the block
+/// shape in C order over the chunk, padded to whole blocks), each block in C order.
+fn decode_b2nd(input: &[u8], output: &mut [u8], b: &B2nd, nbytes: usize) -> Result<(), CodecError> {
+    let frame_err = |at: usize| CodecError::library(BloscError::Frame(at));
+    let nd = b.shape.len();
+    let items = |v: &[usize]| v.iter().try_fold(1usize, |a, &x| a.checked_mul(x));
+    let ext: Vec<usize> = b
+        .chunks
+        .iter()
+        .zip(&b.blocks)
+        .map(|(&c, &k)| c.div_ceil(k) * k)
+        .collect();
+    let grid: Vec<usize> = b.shape.iter().zip(&b.chunks).map(|(&s, &c)| s.div_ceil(c)).collect();
+    let bgrid: Vec<usize> = ext.iter().zip(&b.blocks).map(|(&e, &k)| e / k).collect();
+    let (Some(chunk_items), Some(block_items), Some(nchunks), Some(nblocks), Some(rows), Some(all)) = (
+        items(&ext),
+        items(&b.blocks),
+        items(&grid),
+        items(&bgrid),
+        items(&b.blocks[..nd - 1]),
+        items(&b.shape),
+    ) else {
+        return Err(frame_err(FRAME_METALAYERS));
+    };
+    let ts = (nchunks.checked_mul(chunk_items))
+        .filter(|&n| n > 0 && nbytes % n == 0)
+        .map(|n| nbytes / n)
+        .filter(|&ts| all.checked_mul(ts) == Some(output.len()))
+        .ok_or(CodecError::SizeMismatch {
+            expected: output.len() as u64,
+            actual: nbytes as u64,
+        })?;
+    let mut raw = super::zeroed(nbytes).ok_or(frame_err(30))?;
+    decode_frame(input, &mut raw)?;
+    let (mut c, mut k, mut r, mut at) = (vec![0; nd], vec![0; nd], vec![0; nd.saturating_sub(1)], vec![0; nd]);
+    let last = nd - 1;
+    for ci in 0..nchunks {
+        unravel(ci, &grid, &mut c);
+        for bi in 0..nblocks {
+            unravel(bi, &bgrid, &mut k);
+            for row in 0..rows {
+                unravel(row, &b.blocks[..last], &mut r);
+                // The row's first element: inside the chunk (not padding) and the array?
+                let mut inside = true;
+                for d in 0..nd {
+                    let within = k[d] * b.blocks[d] + if d < last { r[d] } else { 0 };
+                    at[d] = c[d] * b.chunks[d] + within;
+                    inside &= within < b.chunks[d] && at[d] < b.shape[d];
+                }
+                if !inside {
+                    continue;
+                }
+                let len = b.blocks[last]
+                    .min(b.shape[last] - at[last])
+                    .min(b.chunks[last] - k[last] * b.blocks[last]);
+                let src = (ci * chunk_items + bi * block_items + row * b.blocks[last]) * ts;
+                let dst = at.iter().zip(&b.shape).fold(0usize, |a, (&x, &s)| a * s + x) * ts;
+                let from = raw.get(src..src + len * ts).ok_or(frame_err(30))?;
+                output
+                    .get_mut(dst..dst + len * ts)
+                    .ok_or(frame_err(30))?
+                    .copy_from_slice(from);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Decodes a whole Blosc2 frame into `output` (its decoded size), its chunks spread over the
 /// machine's cores (each thread a run of consecutive chunks into its own part of `output`).
 fn decode_frame(input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
@@ -963,8 +1076,17 @@ impl Codec for Blosc2 {
         Label::BLS2
     }
 
+    /// A frame whose size is not the block's but carries a `b2nd` metalayer whose array is
+    /// decodes into the array's C order.
     fn decode(&self, input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
         if input.starts_with(FRAME_MAGIC) {
+            let nbytes = header_int(input, 30, 0xd3, 8)?;
+            if nbytes != output.len() as u64
+                && let Some(b) = b2nd(input)
+                && let Ok(n) = usize::try_from(nbytes)
+            {
+                return decode_b2nd(input, output, &b, n);
+            }
             return decode_frame(input, output);
         }
         decode_whole_chunk(input, output)
@@ -978,6 +1100,15 @@ impl Codec for Blosc2 {
         range: std::ops::Range<usize>,
     ) -> Result<Vec<u8>, CodecError> {
         if input.starts_with(FRAME_MAGIC) {
+            if header_int(input, 30, 0xd3, 8)? != expected as u64 {
+                // A b2nd array in C order: decoded whole, then cut.
+                let mut out = super::zeroed(expected).ok_or(CodecError::library(BloscError::TooLarge(expected)))?;
+                self.decode(input, &mut out)?;
+                return out
+                    .get(range)
+                    .map(<[u8]>::to_vec)
+                    .ok_or(CodecError::Truncated { consumed: 0 });
+            }
             return decode_frame_range(input, expected, range);
         }
         super::decode_range_by_pieces(self, input, expected, range)
