@@ -429,7 +429,7 @@ fn decode_b2nd(input: &[u8], output: &mut [u8], b: &B2nd, nbytes: usize) -> Resu
         return Err(frame_err(FRAME_METALAYERS));
     };
     let ts = (nchunks.checked_mul(chunk_items))
-        .filter(|&n| n > 0 && nbytes % n == 0)
+        .filter(|&n| n > 0 && nbytes.is_multiple_of(n))
         .map(|n| nbytes / n)
         .filter(|&ts| all.checked_mul(ts) == Some(output.len()))
         .ok_or(CodecError::SizeMismatch {
