@@ -195,6 +195,12 @@ fn lying_frames_fail_cleanly() {
     f[data_at + 8..data_at + 16].copy_from_slice(&(0x88u64 << 56).to_le_bytes());
     cases.push(("reserved special bits", f));
     let mut f = frame.clone();
+    f[data_at + 8..data_at + 16].copy_from_slice(&(0x89u64 << 56).to_le_bytes());
+    cases.push(("zeros with a reserved bit", f));
+    let mut f = frame.clone();
+    f[data_at + 8..data_at + 16].copy_from_slice(&(0x83u64 << 56).to_le_bytes());
+    cases.push(("two special values at once", f));
+    let mut f = frame.clone();
     f.truncate(frame.len() - 20);
     cases.push(("cut short", f));
     for (what, bad) in &cases {

@@ -240,10 +240,12 @@ impl<'a> Frame<'a> {
         let o = self.offsets.get(8 * i..8 * i + 8).ok_or(frame_err(at_index))?;
         let off = i64::from_le_bytes([o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7]]);
         if off < 0 {
+            // Bit 7 and exactly one of the values seed 002 defines (1 zeros, 2 NaN, 4
+            // uninitialised); reserved bits (3 to 6) or other values are refused.
             let kind = (off as u64 >> 56) as u8;
-            if kind & 0x01 != 0 || kind & 0x04 != 0 {
+            if kind == 0x81 || kind == 0x84 {
                 out.fill(0);
-            } else if kind & 0x02 != 0 {
+            } else if kind == 0x82 {
                 match self.typesize {
                     4 => out
                         .chunks_exact_mut(4)
