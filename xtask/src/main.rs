@@ -44,6 +44,11 @@ const TASKS: &[Task] = &[
         run: bench_blosc2,
     },
     Task {
+        name: "bench-cblosc2",
+        help: "evaluate C-Blosc2 (blosc2-src, built from source: needs cmake) against blusc on the 70 conformance frames and on speed (xtask/cblosc2)",
+        run: bench_cblosc2,
+    },
+    Task {
         name: "conformance",
         help: "run every conformance suite and print one table of pass counts per corpus",
         run: conformance,
@@ -801,5 +806,31 @@ print(json.dumps({'decode': dec, 'encode': enc, 'size': len(f2)}))
         frame.len() as f64 / 1048576.0,
         py_size as f64 / 1048576.0
     );
+    Ok(())
+}
+
+/// Builds and runs `xtask/cblosc2` (its own workspace: C-Blosc2 is built there from source with
+/// cmake, never in the main build) on the conformance data.
+fn bench_cblosc2(_args: &[String]) -> Result<()> {
+    if std::process::Command::new("cmake").arg("--version").output().is_err() {
+        bail!("bench-cblosc2 builds C-Blosc2 from source and needs cmake (apt-get install cmake)");
+    }
+    let Some(conformance) = asdf_testdata::find_conformance() else {
+        bail!("bench-cblosc2 needs ../shared/conformance (the blosc2-frames corpus)");
+    };
+    let status = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "--manifest-path",
+            "xtask/cblosc2/Cargo.toml",
+            "--",
+        ])
+        .arg(conformance)
+        .status()?;
+    if !status.success() {
+        bail!("xtask/cblosc2 failed ({status})");
+    }
     Ok(())
 }

@@ -6,6 +6,9 @@
 //! Decoding uses `blusc`, a pure-Rust port of c-blosc2 that is young: every call into it is
 //! guarded so that a panic inside it becomes a [`CodecError`], never a crash.
 
+// Built for one of `blsc` and `bls2` alone, the other codec's helpers are unused.
+#![cfg_attr(not(all(feature = "blsc", feature = "bls2")), allow(dead_code))]
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::{Codec, CodecError, Label};
