@@ -605,3 +605,61 @@ fn b2nd_frames_decode_in_c_order() {
     }
     assert_eq!(checked, 1);
 }
+
+/// The `bls2` writer's options through the facade (`WriteOptions::codec`): a frame of 64 KiB
+/// zstd chunks with bit shuffle, and one chunk (asdf-compression's form); both read back, and
+/// the frame header says what was asked.
+#[test]
+fn bls2_options_through_the_facade() {
+    use asdf::compression::{Blosc2, Blosc2Codec, Blosc2Filter};
+    use asdf::{ByteOrder, Compression, Datatype, WriteOptions};
+    use asdf_core_types::ScalarType;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bls2-options");
+    std::fs::create_dir_all(&dir).unwrap();
+    let values: Vec<f64> = (0..100_000).map(|i| f64::from(i).sqrt()).collect();
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    for (name, codec) in [
+        (
+            "frame",
+            Blosc2 {
+                chunksize: 64 << 10,
+                codec: Blosc2Codec::Zstd,
+                filter: Blosc2Filter::BitShuffle,
+                ..Blosc2::default()
+            },
+        ),
+        (
+            "chunk",
+            Blosc2 {
+                frame: false,
+                ..Blosc2::default()
+            },
+        ),
+    ] {
+        let mut f = asdf::AsdfFile::new(asdf::Version::new(1, 6, 0)).unwrap();
+        f.add_array(
+            "/x",
+            Datatype::Scalar(ScalarType::Float64),
+            &[values.len()],
+            ByteOrder::Little,
+            bytes.clone(),
+        )
+        .unwrap();
+        let path = dir.join(format!("{name}.asdf"));
+        let opts = WriteOptions::default()
+            .compression(Compression::All(Label::BLS2))
+            .codec(std::sync::Arc::new(codec));
+        f.write_to(&path, &opts).unwrap();
+        let g = asdf::open(&path).unwrap();
+        assert_eq!(g.array_as::<f64>("/x").unwrap(), values, "{name}");
+        let r = g.blocks();
+        let stored = r.read_stored(0).unwrap();
+        assert_eq!(stored.starts_with(b"\x9e\xa8b2frame\0"), name == "frame", "{name}");
+        if name == "frame" {
+            // codec_flags: zstd (5) with level 5 in the high nibble; chunk size 64 KiB.
+            assert_eq!(stored[27], 0x55);
+            assert_eq!(u32::from_be_bytes(stored[58..62].try_into().unwrap()), 64 << 10);
+            assert_eq!(stored[69..77], [0xd8, 6, 0, 0, 0, 0, 0, 2]);
+        }
+    }
+}

@@ -46,6 +46,8 @@ mod write;
 pub use asdf_core_types::ByteOrder;
 #[doc(inline)]
 pub use asdf_layout::Label;
+/// The block codecs (for [`WriteOptions::codec`]: a `bls2` frame's chunk size, compressor, filter).
+pub use asdf_layout::compression;
 use asdf_layout::{ReadOptions, Reader};
 pub use update::{RewriteReason, Update};
 pub use write::{Compression, Progress, StreamingWriter, WriteOptions, write_atomically};

@@ -99,6 +99,9 @@ pub struct WriteOptions {
     /// Allow writing a file of an ASDF Standard that is not final ([`crate::UNSTABLE_STANDARDS`];
     /// default off, also allowed when `ASDF_UNSTABLE_CORE_SCHEMAS` is set).
     pub unstable_standard: bool,
+    /// The codecs blocks are written with (default: the built-in ones, with default
+    /// settings); see [`WriteOptions::codec`].
+    pub codecs: Option<std::sync::Arc<asdf_layout::compression::Registry>>,
 }
 
 /// A progress callback for long writes: (done, total).
@@ -123,11 +126,34 @@ impl Default for WriteOptions {
             pad_blocks: false,
             durable: true,
             unstable_standard: false,
+            codecs: None,
         }
     }
 }
 
 impl WriteOptions {
+    /// Writes the blocks of `codec`'s label with this codec: its settings instead of the
+    /// defaults. For example a `bls2` frame of 1 MiB zstd chunks, or one Blosc2 chunk:
+    /// `WriteOptions::default().compression(Compression::All(Label::BLS2)).codec(Arc::new(Blosc2 { chunksize: 1 << 20, codec: Blosc2Codec::Zstd, ..Blosc2::default() }))`.
+    #[must_use]
+    pub fn codec(mut self, codec: std::sync::Arc<dyn asdf_layout::compression::Codec>) -> Self {
+        let mut r = self
+            .codecs
+            .as_deref()
+            .cloned()
+            .unwrap_or_else(|| (*asdf_layout::compression::Registry::shared_default()).clone());
+        r.register(codec);
+        self.codecs = Some(std::sync::Arc::new(r));
+        self
+    }
+
+    /// The codecs to write with.
+    pub(crate) fn registry(&self) -> std::sync::Arc<asdf_layout::compression::Registry> {
+        self.codecs
+            .clone()
+            .unwrap_or_else(asdf_layout::compression::Registry::shared_default)
+    }
+
     /// Sets the compression of every block.
     #[must_use]
     pub fn compression(mut self, c: Compression) -> Self {
@@ -706,7 +732,7 @@ impl AsdfFile {
             }
         }
         let tree = self.finished_tree(doc, edits, options)?;
-        let mut w = Writer::new(out, self.standard)?;
+        let mut w = Writer::with_comments(out, self.standard, &[], options.registry())?;
         w.write_tree(&tree)?;
         if options.pad_blocks {
             // Room for the tree to grow, as Python asdf leaves it: NULs up to a 4 KiB boundary.
@@ -957,7 +983,7 @@ impl AsdfFile {
                 m.insert("asdf_library", self.library_node()?);
             }
             let tree = asdf_yaml::emit(&doc, &EmitOptions::default())?;
-            let mut w = Writer::new(std::io::BufWriter::new(file), self.standard)?;
+            let mut w = Writer::with_comments(std::io::BufWriter::new(file), self.standard, &[], options.registry())?;
             w.write_tree(&tree)?;
             let label = match options.compression {
                 Compression::All(l) => l,
