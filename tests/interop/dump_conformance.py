@@ -3,33 +3,11 @@ reads (path -> values), as JSON on stdout, for tests/tests/interop.rs to compare
 import glob, json, math, os, sys, warnings
 import numpy as np
 import asdf
-from core_only import core_only
+from core_only import core_only, enc_scalar as enc
 from asdf.tags.core import IntegerType
 from asdf.tags.core.ndarray import NDArrayType
 
 root = sys.argv[1]
-
-def enc(x):
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, (complex, np.complexfloating)):
-        return {'complex': [enc(float(x.real)), enc(float(x.imag))]}
-    if isinstance(x, (float, np.floating)):
-        x = float(x)
-        if math.isnan(x):
-            return 'nan'
-        if math.isinf(x):
-            return 'inf' if x > 0 else '-inf'
-        return x
-    if isinstance(x, (int, np.integer)):
-        return int(x)
-    if isinstance(x, bytes):
-        return x.decode('latin-1')
-    if isinstance(x, np.void):
-        return [enc(v) for v in x.tolist()] if isinstance(x.tolist(), tuple) else enc(x.tolist())
-    if isinstance(x, tuple):
-        return [enc(v) for v in x]
-    return str(x)
 
 def walk(node, path, out):
     if isinstance(node, (NDArrayType, np.ndarray)):

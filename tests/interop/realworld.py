@@ -15,7 +15,7 @@ import datetime, glob, hashlib, importlib.metadata, json, math, os, shutil, sys,
 
 import numpy as np
 import asdf
-from core_only import core_only
+from core_only import core_only, enc_scalar
 
 # Packages whose wheels ship .asdf files: the suite collects them all.
 SHIPPING = ['asdf', 'gwcs', 'sunpy', 'reproject', 'dkist', 'stdatamodels', 'roman_datamodels', 'specutils',
@@ -198,30 +198,6 @@ def dump_resources(outdir):
 
 
 # ---- dump -------------------------------------------------------------------------------------
-
-def enc_scalar(x):
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, (complex, np.complexfloating)):
-        return {'complex': [enc_scalar(float(x.real)), enc_scalar(float(x.imag))]}
-    if isinstance(x, (float, np.floating)):
-        x = float(x)
-        if math.isnan(x):
-            return 'nan'
-        if math.isinf(x):
-            return 'inf' if x > 0 else '-inf'
-        return x
-    if isinstance(x, (int, np.integer)):
-        return int(x)
-    if isinstance(x, bytes):
-        return x.decode('latin-1')
-    if isinstance(x, np.void):
-        t = x.tolist()
-        return [enc_scalar(v) for v in t] if isinstance(t, tuple) else enc_scalar(t)
-    if isinstance(x, tuple):
-        return [enc_scalar(v) for v in x]
-    return str(x)
-
 
 def enc(raw, conv):
     """The tree with every tag as written (`raw`, read with _force_raw_types) and the values of

@@ -65,3 +65,13 @@ pub fn big_integer(f: &asdf::AsdfFile, ptr: &str) -> String {
         .collect();
     asdf_core_types::integer::from_words(neg, &words).to_string()
 }
+
+/// A shape Python dumped (a list of integers).
+#[must_use]
+pub fn shape(j: &J) -> Vec<usize> {
+    j.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| usize::try_from(x.as_u64().unwrap()).unwrap())
+        .collect()
+}

@@ -16,6 +16,18 @@ use asdf_layout::compression::{Label, Registry};
 use md5::{Digest as _, Md5};
 use serde_json::Value as J;
 
+/// The corpus folder, its manifest and the `bls2` codec.
+fn corpus() -> (
+    std::path::PathBuf,
+    J,
+    std::sync::Arc<dyn asdf_layout::compression::Codec>,
+) {
+    let dir = conformance_dir().join("blosc2-frames");
+    let manifest = manifest(&dir);
+    let codec = Registry::shared_default().get(Label::BLS2).unwrap().clone();
+    (dir, manifest, codec)
+}
+
 /// The corpus's MANIFEST.json.
 fn manifest(dir: &std::path::Path) -> J {
     serde_json::from_str(&std::fs::read_to_string(dir.join("MANIFEST.json")).unwrap()).unwrap()
@@ -70,10 +82,7 @@ fn frames_decode_to_their_md5_or_fail_clearly() {
 #[test]
 fn ranges_of_frames_equal_the_whole_decode() {
     asdf_testdata::needs_conformance!();
-    let dir = conformance_dir().join("blosc2-frames");
-    let manifest = manifest(&dir);
-    let registry = Registry::shared_default();
-    let codec = registry.get(Label::BLS2).unwrap();
+    let (dir, manifest, codec) = corpus();
     let mut checked = 0;
     for case in manifest["cases"].as_array().unwrap() {
         let name = case["name"].as_str().unwrap();
@@ -566,10 +575,7 @@ fn blsc_in_abacus_framing_and_as_one_chunk() {
 #[test]
 fn b2nd_frames_decode_in_c_order() {
     asdf_testdata::needs_conformance!();
-    let dir = conformance_dir().join("blosc2-frames");
-    let manifest = manifest(&dir);
-    let registry = Registry::shared_default();
-    let codec = registry.get(Label::BLS2).unwrap();
+    let (dir, manifest, codec) = corpus();
     let mut checked = 0;
     for case in manifest["cases"].as_array().unwrap() {
         let Some(shape) = case.get("b2nd_shape").and_then(J::as_array) else {

@@ -90,12 +90,7 @@ fn python_writes_we_read() {
         assert!(f.warnings().is_empty(), "{name}: {:?}", f.warnings());
         for (k, a) in want["arrays"].as_object().unwrap() {
             let got = f.array(&format!("/{k}")).unwrap_or_else(|e| panic!("{name}/{k}: {e}"));
-            let shape: Vec<usize> = a["shape"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_u64().unwrap() as usize)
-                .collect();
+            let shape = asdf_conformance::python::shape(&a["shape"]);
             assert_eq!(got.shape, shape, "{name}/{k}");
             let dt = a["dtype"].as_str().unwrap().trim_start_matches(['<', '>', '=', '|']);
             let ours = numpy_dtype(&got.datatype);
@@ -506,12 +501,7 @@ fn same_values_as_python_on_every_conformance_file() {
                 let a = f
                     .array(&ptr)
                     .unwrap_or_else(|e| panic!("{rel}{ptr}: Python reads it, we fail: {e}"));
-                let shape: Vec<usize> = want["shape"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|x| x.as_u64().unwrap() as usize)
-                    .collect();
+                let shape = asdf_conformance::python::shape(&want["shape"]);
                 assert_eq!(a.shape, shape, "{rel}{ptr}");
                 let vals = vals.as_array().unwrap();
                 assert_eq!(a.elements.len(), vals.len(), "{rel}{ptr}");

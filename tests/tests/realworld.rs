@@ -115,12 +115,7 @@ fn compare(f: &AsdfFile, node: &Node, ptr: &str, py: &J, diffs: &mut Vec<String>
             Ok(a) => a,
             Err(e) => return diffs.push(format!("{here}: Python reads the array, we fail: {e}")),
         };
-        let shape: Vec<usize> = want["shape"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_u64().unwrap() as usize)
-            .collect();
+        let shape = asdf_conformance::python::shape(&want["shape"]);
         if a.shape != shape {
             return diffs.push(format!("{here}: shape {:?}, Python {shape:?}", a.shape));
         }
