@@ -1,6 +1,7 @@
 """The real-world interop suite's Python half (tests/tests/realworld.rs is the other).
 
-    realworld.py make OUTDIR     collects the .asdf files that the installed packages' wheels ship,
+    realworld.py make OUTDIR [CONFORMANCE]
+                                 collects the .asdf files that the installed packages' wheels ship,
                                  writes files with the packages' own APIs, dumps the schema
                                  resources the packages register with asdf; prints a JSON list of
                                  {"path", "origin"}
@@ -35,6 +36,18 @@ def collect(outdir, files):
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             shutil.copyfile(p, dst)
             files.append({'path': dst, 'origin': f'{pkg} wheel: {rel}'})
+
+
+def collect_conformance(conformance, outdir, files):
+    """The standard's reference files (every version) and Python asdf's samples: the older
+    ones are where default filling shows."""
+    for sub in ['asdf-standard/reference_files', 'python-asdf-samples']:
+        root = os.path.join(conformance, sub)
+        for p in sorted(glob.glob(os.path.join(root, '**', '*.asdf'), recursive=True)):
+            rel = os.path.relpath(p, conformance)
+            if 'exploded0' in rel:
+                continue  # a block file of an exploded sample, not a file of its own
+            files.append({'path': p, 'origin': f'conformance: {rel}'})
 
 
 def written(outdir, files, name, origin, make):
@@ -278,6 +291,8 @@ def main():
     if sys.argv[1] == 'make':
         outdir = sys.argv[2]
         files = make_files(outdir)
+        if len(sys.argv) > 3:
+            collect_conformance(sys.argv[3], outdir, files)
         dump_resources(outdir)
         pkgs = {}
         for name in ['asdf', 'asdf-astropy', 'astropy', 'gwcs', 'stdatamodels', 'roman_datamodels',

@@ -385,7 +385,11 @@ impl Builder {
             // A `<<` merge key is kept as the string key `<<` (merging is not performed).
             None if st == ScalarStyle::Plain && is_key && text == "<<" => Ok(Value::Str),
             None if st == ScalarStyle::Plain => resolve_plain(&text),
-            None | Some("!") => Ok(Value::Str),
+            // The non-specific `!` asks for the plain resolution whatever the style, as C
+            // libyaml reads it (`plain_implicit`): `! '2026-11-22 03:20:32+00:00'`, which
+            // libyaml writes for a timestamp it must quote, is a timestamp to PyYAML.
+            Some("!") => resolve_plain(&text),
+            None => Ok(Value::Str),
             Some(t) if t.starts_with(tags::YAML) => construct_core(t, &text),
             // Application tags (ASDF's and others') on scalars hold strings, as in Python asdf.
             Some(_) => Ok(Value::Str),

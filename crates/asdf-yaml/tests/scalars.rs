@@ -81,3 +81,22 @@ fn strings_that_would_resolve_otherwise_are_quoted_on_write() {
         assert!(out.contains(&format!("['{s}']")), "{s}: {out}");
     }
 }
+
+/// The non-specific tag `!` asks for the plain resolution, quoted or not, as C libyaml reads
+/// it: Python asdf writes `time: ! '2026-11-22 03:20:32+00:00'` for a timestamp libyaml must
+/// quote, and PyYAML reads a timestamp back. Without the tag, quoted text stays a string.
+#[test]
+fn the_non_specific_tag_resolves_as_plain() {
+    let doc = parse(
+        b"a: ! '2026-11-22 03:20:32+00:00'\nb: ! \"12\"\nc: ! 'text'\nd: '2026-11-22 03:20:32+00:00'\ne: ! 2001-12-14\n",
+        &Limits::default(),
+    )
+    .unwrap()
+    .document;
+    let value = |k: &str| doc.root.get(k).unwrap().as_scalar().unwrap().value.clone();
+    assert_eq!(value("a"), Value::Timestamp);
+    assert_eq!(value("b"), Value::Int(12));
+    assert_eq!(value("c"), Value::Str);
+    assert_eq!(value("d"), Value::Str);
+    assert_eq!(value("e"), Value::Timestamp);
+}
