@@ -261,11 +261,18 @@ impl Typed for HistoryEntry {
 }
 
 impl HistoryEntry {
-    /// The node of a date-time as Python asdf 6.0 writes it in a history entry: the text as a
-    /// string with the non-specific tag `!`.
+    /// The node of a date-time as Python asdf 6.0 writes it in a history entry: the text with
+    /// the non-specific tag `!`, which asks for the plain resolution (a timestamp, when the
+    /// text is one), as C libyaml reads it back.
     #[must_use]
     pub fn time_node(text: &str) -> Node {
-        Node::str(text).with_tag("!")
+        let mut n = Node::str(text).with_tag("!");
+        if let asdf_yaml::NodeKind::Scalar(s) = &mut n.kind
+            && let Ok(v) = asdf_yaml::resolve::resolve_plain(text)
+        {
+            s.value = v;
+        }
+        n
     }
 
     /// The text of `time`, if there is one.
