@@ -411,6 +411,13 @@ fn our_frames_read_back() {
         specials += special;
     }
     assert!(specials >= 45, "{specials} special chunks");
+    // The same frames under AbacusSummit's label for them, `bsc2`.
+    let bsc2 = registry.get(asdf_layout::compression::AbacusBlosc2::LABEL).unwrap();
+    for (path, data) in frames.iter().take(12) {
+        let mut got = vec![0u8; data.len()];
+        bsc2.decode(&std::fs::read(path).unwrap(), &mut got).unwrap();
+        assert!(got == *data, "bsc2 {}", path.display());
+    }
     println!("{} frames written and read back", frames.len());
 }
 

@@ -1128,6 +1128,39 @@ impl Codec for Blosc2 {
     }
 }
 
+/// `bsc2`: the label AbacusSummit's tools (abacusutils' `Blosc2Compressor`) give a Blosc2
+/// contiguous frame. Read (and written) as [`Blosc2`] frames.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AbacusBlosc2(pub Blosc2);
+
+impl AbacusBlosc2 {
+    /// The label.
+    pub const LABEL: Label = Label(*b"bsc2");
+}
+
+impl Codec for AbacusBlosc2 {
+    fn label(&self) -> Label {
+        Self::LABEL
+    }
+
+    fn decode(&self, input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
+        self.0.decode(input, output)
+    }
+
+    fn decode_range(
+        &self,
+        input: &[u8],
+        expected: usize,
+        range: std::ops::Range<usize>,
+    ) -> Result<Vec<u8>, CodecError> {
+        self.0.decode_range(input, expected, range)
+    }
+
+    fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
+        Blosc2 { frame: true, ..self.0 }.encode(input, output)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

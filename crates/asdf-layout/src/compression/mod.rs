@@ -26,7 +26,7 @@ pub use blosc::Blosc1;
 #[cfg(any(feature = "blsc", feature = "bls2"))]
 pub use blosc::BloscError;
 #[cfg(feature = "bls2")]
-pub use blosc::{Blosc2, Blosc2Codec, Blosc2Filter, FrameMeta, frame_metalayers};
+pub use blosc::{AbacusBlosc2, Blosc2, Blosc2Codec, Blosc2Filter, FrameMeta, frame_metalayers};
 pub use bzp2::Bzp2;
 pub use lz4::Lz4;
 #[cfg(feature = "lz4f")]
@@ -383,6 +383,8 @@ impl Default for Registry {
         codecs.insert(Label::BLSC, Arc::new(Blosc1::default()));
         #[cfg(feature = "bls2")]
         codecs.insert(Label::BLS2, Arc::new(Blosc2::default()));
+        #[cfg(feature = "bls2")]
+        codecs.insert(AbacusBlosc2::LABEL, Arc::new(AbacusBlosc2::default()));
         Self { codecs }
     }
 }
