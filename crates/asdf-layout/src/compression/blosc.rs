@@ -375,8 +375,17 @@ struct B2nd {
 
 /// The frame's `b2nd` metalayer, when it has one that makes sense.
 fn b2nd(input: &[u8]) -> Option<B2nd> {
-    let meta = frame_metalayers(input).ok()?;
-    let (_, content) = meta.metalayers.iter().find(|(n, _)| n == "b2nd")?;
+    // Only the header's fixed metalayers: not the index or the trailer.
+    let header_size = usize::try_from(header_int(input, 11, 0xd2, 4).ok()?).ok()?;
+    let header = input.get(..header_size)?;
+    let mut r = header.get(FRAME_METALAYERS..)?;
+    let section = rmpv::decode::read_value(&mut r).ok()?;
+    let names = section.as_array()?.get(1)?.as_map()?;
+    let off = names.iter().find(|(k, _)| k.as_str() == Some("b2nd"))?.1.as_u64()?;
+    let mut r = header.get(usize::try_from(off).ok()?..)?;
+    let rmpv::Value::Binary(content) = rmpv::decode::read_value(&mut r).ok()? else {
+        return None;
+    };
     let v = rmpv::decode::read_value(&mut content.as_slice()).ok()?;
     let a = v.as_array()?;
     let dims = |i: usize| -> Option<Vec<usize>> {
@@ -433,7 +442,8 @@ fn decode_b2nd(input: &[u8], output: &mut [u8], b: &B2nd, nbytes: usize) -> Resu
     ) else {
         return Err(frame_err(FRAME_METALAYERS));
     };
-    let ts = (nchunks.checked_mul(chunk_items))
+    let padded = nchunks.checked_mul(chunk_items).ok_or(frame_err(FRAME_METALAYERS))?;
+    let ts = Some(padded)
         .filter(|&n| n > 0 && nbytes.is_multiple_of(n))
         .map(|n| nbytes / n)
         .filter(|&ts| all.checked_mul(ts) == Some(output.len()))
@@ -441,11 +451,21 @@ fn decode_b2nd(input: &[u8], output: &mut [u8], b: &B2nd, nbytes: usize) -> Resu
             expected: output.len() as u64,
             actual: nbytes as u64,
         })?;
-    let mut raw = super::zeroed(nbytes).ok_or(frame_err(30))?;
-    decode_frame(input, &mut raw)?;
+    // The padded chunks may hold more elements than the array, but not without bound: the
+    // work below is proportional to them (a frame of special chunks costs nothing to claim).
+    if padded > all.saturating_mul(64).max(1 << 24) {
+        return Err(frame_err(FRAME_METALAYERS));
+    }
+    // One chunk at a time (memory: the array and one chunk).
+    let f = Frame::open(input, nbytes)?;
+    if f.chunksize != chunk_items * ts {
+        return Err(frame_err(58));
+    }
+    let mut raw = super::zeroed(f.chunksize).ok_or(frame_err(58))?;
     let (mut c, mut k, mut r, mut at) = (vec![0; nd], vec![0; nd], vec![0; nd.saturating_sub(1)], vec![0; nd]);
     let last = nd - 1;
     for ci in 0..nchunks {
+        f.decode_chunk(ci, &mut raw)?;
         unravel(ci, &grid, &mut c);
         for bi in 0..nblocks {
             unravel(bi, &bgrid, &mut k);
@@ -464,7 +484,7 @@ fn decode_b2nd(input: &[u8], output: &mut [u8], b: &B2nd, nbytes: usize) -> Resu
                 let len = b.blocks[last]
                     .min(b.shape[last] - at[last])
                     .min(b.chunks[last] - k[last] * b.blocks[last]);
-                let src = (ci * chunk_items + bi * block_items + row * b.blocks[last]) * ts;
+                let src = (bi * block_items + row * b.blocks[last]) * ts;
                 let dst = at.iter().zip(&b.shape).fold(0usize, |a, (&x, &s)| a * s + x) * ts;
                 let from = raw.get(src..src + len * ts).ok_or(frame_err(30))?;
                 output
@@ -619,7 +639,6 @@ impl Codec for Blosc1 {
     fn decode_pieces(&self, input: &[u8], expected: usize, sink: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
         if let Some(chunks) = abacus_chunks(input) {
             let mut done = 0usize;
-            let mut buf = Vec::new();
             for c in chunks {
                 let n = le_u32(&input[c.clone()], 4).ok_or(CodecError::Truncated {
                     consumed: c.start as u64,
@@ -630,8 +649,8 @@ impl Codec for Blosc1 {
                         actual: (done as u64).saturating_add(n as u64),
                     });
                 }
-                buf.clear();
-                buf.resize(n, 0);
+                // Zeroed lazily: a chunk header that lies about its size costs no memory.
+                let mut buf = super::zeroed(n).ok_or(CodecError::library(BloscError::TooLarge(n)))?;
                 decode_whole_chunk(&input[c], &mut buf)?;
                 sink(&buf);
                 done += n;
@@ -945,7 +964,7 @@ impl Default for Blosc2 {
 
 /// A frame header's fixed part as C-Blosc2 3.x writes it (`FRAME_HEADER_MINLEN`, 87 bytes)
 /// followed by an empty metalayer section (10 bytes): 97 bytes.
-const FRAME_HEADER_LEN: usize = 97;
+const FRAME_HEADER_LEN: u32 = 97;
 /// The trailer with no variable-length metalayers and no fingerprint: 35 bytes.
 const FRAME_TRAILER: [u8; 35] = {
     let mut t = [0u8; 35];
@@ -997,11 +1016,12 @@ impl Blosc2 {
         // Chunks hold whole elements.
         let chunksize = (chunksize / typesize).max(1) * typesize;
         let start = output.len();
-        output.resize(start + FRAME_HEADER_LEN, 0);
+        let header_len = FRAME_HEADER_LEN as usize;
+        output.resize(start + header_len, 0);
         let mut offsets = Vec::with_capacity(input.len().div_ceil(chunksize) * 8);
         let mut blocksize = 0u32;
         for chunk in input.chunks(chunksize) {
-            let at = output.len() - start - FRAME_HEADER_LEN;
+            let at = output.len() - start - header_len;
             if chunk.iter().all(|&b| b == 0) {
                 // A run of zeros: bit 7 (special) and value 1 (zeros) in the top byte.
                 offsets.extend_from_slice(&(0x81u64 << 56).to_le_bytes());
@@ -1016,7 +1036,7 @@ impl Blosc2 {
                     .unwrap_or(0);
             }
         }
-        let cbytes = output.len() - start - FRAME_HEADER_LEN;
+        let cbytes = output.len() - start - header_len;
         // The index: a Blosc2 chunk of the little-endian int64 offsets, stored as they are (a
         // memcpy'd chunk, as C-Blosc2 writes small indexes): the 32-byte extended header
         // (version 5, flags 0x07 = extended header + memcpy, type size 8, sizes, the shuffle
@@ -1036,7 +1056,7 @@ impl Blosc2 {
         }
         output.extend_from_slice(&FRAME_TRAILER);
         let frame_size = (output.len() - start) as u64;
-        let h = &mut output[start..start + FRAME_HEADER_LEN];
+        let h = &mut output[start..start + FRAME_HEADER_LEN as usize];
         let mut w = 0;
         let mut put = |bytes: &[u8]| {
             h[w..w + bytes.len()].copy_from_slice(bytes);
@@ -1044,7 +1064,7 @@ impl Blosc2 {
         };
         // fixarray(14), str8 "b2frame\0", int32 header size, uint64 frame size.
         put(b"\x9e\xa8b2frame\0\xd2");
-        put(&[0, 0, 0, 97]); // FRAME_HEADER_LEN
+        put(&FRAME_HEADER_LEN.to_be_bytes());
         put(&[0xcf]);
         put(&frame_size.to_be_bytes());
         // str4 flags: version 2 with 64-bit offsets, contiguous, codec | level << 4, split mode.
@@ -1071,7 +1091,7 @@ impl Blosc2 {
         put(&[0, 0]);
         // Metalayers: fixarray(3) of (uint16 map size 7, map16 of 0, array16 of 0).
         put(&[0x93, 0xcd, 0x00, 0x07, 0xde, 0x00, 0x00, 0xdc, 0x00, 0x00]);
-        debug_assert_eq!(w, FRAME_HEADER_LEN);
+        debug_assert_eq!(w, FRAME_HEADER_LEN as usize);
         Ok(())
     }
 }
