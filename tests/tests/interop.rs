@@ -392,11 +392,11 @@ fn write_matrix(dir: &Path) -> usize {
     let mut shared = Node::map(vec![(Node::str("x"), Node::int(1)), (Node::str("y"), Node::str("two"))]);
     shared.anchor = Some("id001".into());
     root.insert("shared", shared);
-    let at = root.entries.len() - 1;
+    let to_shared = asdf::Alias::to(root.get("shared").unwrap()).unwrap();
     root.insert(
         "again",
         Node {
-            kind: asdf::NodeKind::Alias(asdf_yaml_alias("id001", at)),
+            kind: asdf::NodeKind::Alias(to_shared),
             ..Node::null()
         },
     );
@@ -585,14 +585,6 @@ fn defragmented_files_read_by_python() {
     );
     assert!(ok, "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-/// An alias to the value of root entry `entry`, anchored `anchor`.
-fn asdf_yaml_alias(anchor: &str, entry: usize) -> asdf::Alias {
-    asdf::Alias {
-        anchor: anchor.to_owned(),
-        target: vec![asdf::Step::Entry(entry)],
-    }
 }
 
 /// Runs `tests/interop/<script> <arg>` with the venv's Python: whether it succeeded, and its

@@ -110,7 +110,7 @@ fn pad(out: &mut String, indent: usize) {
 impl Json<'_> {
     fn node(&mut self, n: &Node, ptr: &str, indent: usize) {
         let anchor = match &n.kind {
-            NodeKind::Alias(a) => Some(a.anchor.clone()),
+            NodeKind::Alias(a) => Some(a.anchor.to_string()),
             _ => None,
         };
         let n = self.file.document().resolve(n);

@@ -225,7 +225,7 @@ struct Printer<'a> {
 impl Printer<'_> {
     fn node(&mut self, label: &str, n: &Node, prefix: &str, last: bool, root: bool) {
         let alias = match &n.kind {
-            NodeKind::Alias(a) => Some(a.anchor.clone()),
+            NodeKind::Alias(a) => Some(a.anchor.to_string()),
             _ => None,
         };
         let n = self.file.document().resolve(n);

@@ -583,7 +583,9 @@ impl<'a> Walker<'a> {
                     self.node(target, place)
                 }
                 Some((_, Some(name))) => self.alias(name, simple_key),
-                _ => self.alias(&a.anchor, simple_key),
+                // Orphaned: its node was removed from the tree. Writing `*name` would make
+                // text that does not parse, or that means another node.
+                _ => Err(Error::OrphanAlias(a.anchor.to_string())),
             },
             NodeKind::Scalar(s) => {
                 let p = self.plan(n, s)?;

@@ -49,6 +49,11 @@ pub enum Error {
         /// Which limit.
         kind: LimitError,
     },
+    /// An alias whose anchored node is no longer in the tree (an edit removed it): the tree
+    /// cannot be written ([`Document::remove_path`](crate::Document::remove_path) and the
+    /// facade's edits keep such nodes).
+    #[error("alias *{0} refers to a node that is no longer in the tree")]
+    OrphanAlias(String),
     /// The emitter refused the events (a bug in the caller's tree, such as a bad anchor name).
     #[error("YAML emitter: {0}")]
     Emit(&'static str),
@@ -141,7 +146,7 @@ impl Error {
             | Error::Construct { span, .. }
             | Error::Subset { span, .. }
             | Error::Limits { span, .. } => Some(*span),
-            Error::Encoding { .. } | Error::Emit(_) => None,
+            Error::Encoding { .. } | Error::Emit(_) | Error::OrphanAlias(_) => None,
         }
     }
 }

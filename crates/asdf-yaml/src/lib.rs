@@ -45,7 +45,7 @@ mod writer;
 pub use emit::{Edits, EmitOptions, FlowPolicy, emit, emit_edited};
 pub use error::{Error, LimitError, SubsetError, Warning};
 pub use node::{
-    Alias, CompactString, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value,
+    Alias, Anchor, CompactString, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value,
 };
 pub use parse::{Limits, Parsed, parse, parse_yaml};
 pub use resolve::ConstructError;

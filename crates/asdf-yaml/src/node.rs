@@ -154,13 +154,92 @@ pub enum Step {
     Key(usize),
 }
 
-/// An alias: a link to the node carrying `anchor`.
+/// An anchor: a name with an identity. An alias refers to one anchored node by this identity,
+/// not by its name or its place: edits that move the node (or insert and remove nodes before
+/// it) do not change what the alias means, and two anchors that share a name (YAML allows
+/// redefining one) stay different anchors. Equality (`==`) compares names; [`Anchor::same`]
+/// compares identities. A clone is the same anchor.
+#[derive(Clone, Eq)]
+pub struct Anchor(std::sync::Arc<str>);
+
+impl Anchor {
+    /// A new anchor named `name`, different from every other.
+    #[must_use]
+    pub fn new(name: &str) -> Self {
+        Anchor(std::sync::Arc::from(name))
+    }
+
+    /// The name, as written after `&` and `*`.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether `other` is this anchor (not merely one with the same name).
+    #[must_use]
+    pub fn same(&self, other: &Anchor) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl PartialEq for Anchor {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl std::ops::Deref for Anchor {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Anchor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl std::fmt::Display for Anchor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for Anchor {
+    fn from(name: &str) -> Self {
+        Anchor::new(name)
+    }
+}
+
+impl From<String> for Anchor {
+    fn from(name: String) -> Self {
+        Anchor(std::sync::Arc::from(name))
+    }
+}
+
+/// An alias: a link to the node that carries `anchor` (the same [`Anchor`], by identity).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Alias {
-    /// The anchor name.
-    pub anchor: String,
-    /// Path from the root to the anchored node, as it was when parsed.
+    /// The anchor of the node this alias stands for.
+    pub anchor: Anchor,
+    /// Where that node was when last located (a hint: [`Document::anchored`] checks it and,
+    /// when edits moved the node, finds it by identity).
     pub target: Vec<Step>,
+}
+
+impl Alias {
+    /// An alias to `node`, which must carry an anchor (`None` otherwise). Place it after the
+    /// node in document order, or anywhere: the emitter writes the node in full where it first
+    /// meets it.
+    #[must_use]
+    pub fn to(node: &Node) -> Option<Alias> {
+        Some(Alias {
+            anchor: node.anchor.clone()?,
+            target: Vec::new(),
+        })
+    }
 }
 
 /// What a node is.
@@ -183,7 +262,7 @@ pub struct Node {
     /// `tag:yaml.org,2002:str`, `!` for the non-specific tag); `None` when untagged.
     pub tag: Option<Box<str>>,
     /// The anchor, if the node has one.
-    pub anchor: Option<Box<str>>,
+    pub anchor: Option<Anchor>,
     /// Where the node starts in the source text (default for built nodes).
     pub span: Span,
     /// The node itself.
@@ -418,6 +497,42 @@ impl Node {
     pub fn at_path(&self, path: &[Step]) -> Option<&Node> {
         path.iter().try_fold(self, |n, s| n.step(*s))
     }
+
+    /// Follows a path of steps, mutably.
+    pub fn at_path_mut(&mut self, path: &[Step]) -> Option<&mut Node> {
+        path.iter().try_fold(self, |n, s| n.step_mut(*s))
+    }
+
+    /// Visits this node and every node below it in document order (a mapping's keys before
+    /// their values), with its path from here, without following aliases; `f` returns whether
+    /// to go on (`false` stops the walk). Iterative: any depth is fine.
+    pub fn walk(&self, f: &mut dyn FnMut(&[Step], &Node) -> bool) {
+        let mut path: Vec<Step> = Vec::new();
+        let mut stack: Vec<(&Node, usize, Option<Step>)> = vec![(self, 0, None)];
+        while let Some((n, depth, step)) = stack.pop() {
+            path.truncate(depth.saturating_sub(1));
+            if let Some(s) = step {
+                path.push(s);
+            }
+            if !f(&path, n) {
+                return;
+            }
+            match &n.kind {
+                NodeKind::Mapping(m) => {
+                    for (i, (k, v)) in m.entries.iter().enumerate().rev() {
+                        stack.push((v, depth + 1, Some(Step::Entry(i))));
+                        stack.push((k, depth + 1, Some(Step::Key(i))));
+                    }
+                }
+                NodeKind::Sequence(s) => {
+                    for (i, v) in s.items.iter().enumerate().rev() {
+                        stack.push((v, depth + 1, Some(Step::Item(i))));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 impl Mapping {
@@ -475,14 +590,15 @@ impl Document {
         }
     }
 
-    /// The node an alias points to (following aliases to aliases).
+    /// The node an alias points to (following aliases to aliases); the alias itself when it
+    /// is orphaned (its anchored node is no longer in the tree: see [`Document::orphans`]).
     #[must_use]
     pub fn resolve<'a>(&'a self, node: &'a Node) -> &'a Node {
         let mut n = node;
         for _ in 0..64 {
             match &n.kind {
-                NodeKind::Alias(a) => match self.root.at_path(&a.target) {
-                    Some(t) => n = t,
+                NodeKind::Alias(a) => match self.anchored(a) {
+                    Some((_, t)) => n = t,
                     None => return n,
                 },
                 _ => return n,
@@ -490,4 +606,142 @@ impl Document {
         }
         n
     }
+
+    /// The node carrying `alias`'s anchor (by identity) and its path: where the alias's hint
+    /// says when that is still so, else found by a search of the tree in document order.
+    /// `None` when no node carries it (the alias is orphaned).
+    #[must_use]
+    pub fn anchored<'a>(&'a self, alias: &Alias) -> Option<(Vec<Step>, &'a Node)> {
+        if let Some(n) = self.root.at_path(&alias.target)
+            && n.anchor.as_ref().is_some_and(|x| x.same(&alias.anchor))
+        {
+            return Some((alias.target.clone(), n));
+        }
+        let mut found = None;
+        self.root.walk(&mut |path, n| {
+            if found.is_none() && n.anchor.as_ref().is_some_and(|x| x.same(&alias.anchor)) {
+                found = Some(path.to_vec());
+            }
+            found.is_none()
+        });
+        let path = found?;
+        Some((path.clone(), self.root.at_path(&path)?))
+    }
+
+    /// The aliases whose anchored node is not in the tree (after an edit removed it), with
+    /// their paths. Writing refuses a tree that has any.
+    #[must_use]
+    pub fn orphans(&self) -> Vec<(Vec<Step>, Anchor)> {
+        let anchors = self.anchor_paths();
+        let mut out = Vec::new();
+        self.root.walk(&mut |path, n| {
+            if let NodeKind::Alias(a) = &n.kind
+                && !anchors.contains_key(&anchor_key(&a.anchor))
+            {
+                out.push((path.to_vec(), a.anchor.clone()));
+            }
+            true
+        });
+        out
+    }
+
+    /// Where each anchor is (by identity), in document order of first occurrence.
+    fn anchor_paths(&self) -> std::collections::HashMap<usize, Vec<Step>> {
+        let mut anchors = std::collections::HashMap::new();
+        self.root.walk(&mut |path, n| {
+            if let Some(a) = &n.anchor {
+                anchors.entry(anchor_key(a)).or_insert_with(|| path.to_vec());
+            }
+            true
+        });
+        anchors
+    }
+
+    /// Brings every alias's hint up to date (after edits moved anchored nodes), so that
+    /// resolving it is a walk down its path again. Returns how many aliases are orphaned.
+    pub fn relink(&mut self) -> usize {
+        let anchors = self.anchor_paths();
+        let mut aliases = Vec::new();
+        self.root.walk(&mut |path, n| {
+            if matches!(n.kind, NodeKind::Alias(_)) {
+                aliases.push(path.to_vec());
+            }
+            true
+        });
+        let mut orphans = 0;
+        for p in aliases {
+            if let Some(Node {
+                kind: NodeKind::Alias(a),
+                ..
+            }) = self.root.at_path_mut(&p)
+            {
+                match anchors.get(&anchor_key(&a.anchor)) {
+                    Some(t) => a.target.clone_from(t),
+                    None => orphans += 1,
+                }
+            }
+        }
+        orphans
+    }
+
+    /// Removes the node at `path` and returns it, keeping every alias outside it true: an
+    /// anchored node inside it that an alias elsewhere still refers to takes the place of the
+    /// first such alias (in document order), anchor and all, so the tree reads and writes the
+    /// same values as before, less the removed node. `None` when there is no such node (or
+    /// `path` is empty: the root cannot be removed).
+    pub fn remove_path(&mut self, path: &[Step]) -> Option<Node> {
+        let removed = self.take_path(path)?;
+        self.keep_anchors_of(&removed);
+        Some(removed)
+    }
+
+    /// Removes the node at `path` without looking after aliases to it (see
+    /// [`Document::remove_path`]); aliases to anchors inside it are orphaned until it is put
+    /// back.
+    pub fn take_path(&mut self, path: &[Step]) -> Option<Node> {
+        let (last, parent) = path.split_last()?;
+        let parent = self.root.at_path_mut(parent)?;
+        match (last, &mut parent.kind) {
+            (Step::Item(i), NodeKind::Sequence(s)) if *i < s.items.len() => Some(s.items.remove(*i)),
+            (Step::Entry(i), NodeKind::Mapping(m)) if *i < m.entries.len() => Some(m.entries.remove(*i).1),
+            _ => None,
+        }
+    }
+
+    /// After `removed` left the tree: each orphaned alias whose anchored node is in `removed`
+    /// is replaced by that node (the first alias in document order gets it; the others then
+    /// refer to it there).
+    pub fn keep_anchors_of(&mut self, removed: &Node) {
+        // Each round moves one anchored node back; there are at most as many rounds as
+        // anchors in `removed`.
+        loop {
+            let mut pick = None;
+            for (at, anchor) in self.orphans() {
+                let mut found = None;
+                removed.walk(&mut |path, n| {
+                    if found.is_none() && n.anchor.as_ref().is_some_and(|x| x.same(&anchor)) {
+                        found = Some(path.to_vec());
+                    }
+                    found.is_none()
+                });
+                if let Some(p) = found {
+                    pick = Some((at, p));
+                    break;
+                }
+            }
+            let Some((at, p)) = pick else { break };
+            let (Some(node), Some(slot)) = (removed.at_path(&p), self.root.at_path_mut(&at)) else {
+                break;
+            };
+            let span = slot.span;
+            *slot = node.clone();
+            slot.span = span;
+        }
+        self.relink();
+    }
+}
+
+/// A key for an anchor's identity.
+fn anchor_key(a: &Anchor) -> usize {
+    std::sync::Arc::as_ptr(&a.0).cast::<u8>().addr()
 }

@@ -7,7 +7,9 @@ use crate::grammar::{Ev, Parser};
 use crate::scanner::Mark;
 
 use crate::error::{Error, LimitError, SubsetError, Warning};
-use crate::node::{Alias, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value, tags};
+use crate::node::{
+    Alias, Anchor, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value, tags,
+};
 use crate::resolve::{ConstructError, construct_core, resolve_plain};
 
 /// Bounds on what parsing may build.
@@ -409,7 +411,7 @@ impl Builder {
         self.count(1, at)?;
         let node = Node {
             tag: tag.map(String::into_boxed_str),
-            anchor: anchor.map(String::into_boxed_str),
+            anchor: anchor.map(Anchor::from),
             span: at,
             kind: NodeKind::Scalar(Scalar {
                 text: text.into(),
@@ -453,7 +455,10 @@ impl Builder {
             tag: None,
             anchor: None,
             span: at,
-            kind: NodeKind::Alias(Alias { anchor: name, target }),
+            kind: NodeKind::Alias(Alias {
+                anchor: Anchor::from(name),
+                target,
+            }),
         };
         self.attach(node, size)
     }
@@ -473,7 +478,7 @@ impl Builder {
         self.stack.push(Frame {
             node: Node {
                 tag: tag.map(String::into_boxed_str),
-                anchor: anchor.map(String::into_boxed_str),
+                anchor: anchor.map(Anchor::from),
                 span: at,
                 kind,
             },
@@ -762,13 +767,45 @@ struct DocState {
 
 fn finish(b: Builder, doc: DocState) -> Parsed {
     let root = b.root.unwrap_or_else(Node::null);
+    let mut document = Document {
+        version: doc.version,
+        tag_directives: doc.tag_directives,
+        root,
+    };
+    if b.aliases > 0 {
+        link_aliases(&mut document.root);
+    }
     Parsed {
-        document: Document {
-            version: doc.version,
-            tag_directives: doc.tag_directives,
-            root,
-        },
+        document,
         warnings: b.warnings,
+    }
+}
+
+/// Gives each alias the identity of the anchor it refers to (the parser tracks it by path,
+/// which stays true only until the tree is edited).
+fn link_aliases(root: &mut Node) {
+    let mut aliases = Vec::new();
+    root.walk(&mut |path, n| {
+        if matches!(n.kind, NodeKind::Alias(_)) {
+            aliases.push(path.to_vec());
+        }
+        true
+    });
+    for p in aliases {
+        let Some(NodeKind::Alias(a)) = root.at_path(&p).map(|n| &n.kind) else {
+            continue;
+        };
+        let Some(anchor) = root.at_path(&a.target).and_then(|t| t.anchor.clone()) else {
+            continue;
+        };
+        if let Some(Node {
+            kind: NodeKind::Alias(a),
+            ..
+        }) = root.at_path_mut(&p)
+            && *a.anchor == *anchor
+        {
+            a.anchor = anchor;
+        }
     }
 }
 

@@ -28,6 +28,14 @@ pub enum PointerError {
         /// The pointer up to the scalar.
         pointer: String,
     },
+    /// An alias on the way (or at the end) whose anchored node is no longer in the tree.
+    #[error("{pointer}: alias *{anchor} refers to a node that is no longer in the tree")]
+    Orphan {
+        /// The pointer up to the alias.
+        pointer: String,
+        /// The alias's anchor name.
+        anchor: String,
+    },
 }
 
 /// Splits a pointer into unescaped tokens.
@@ -118,15 +126,23 @@ pub fn resolve_path(doc: &Document, pointer: &str) -> Result<Vec<Step>, PointerE
         let mut hops = 0;
         while let NodeKind::Alias(a) = &node.kind {
             hops += 1;
-            match doc.root.at_path(&a.target) {
-                Some(n) if hops < 64 => {
-                    path.clone_from(&a.target);
+            match doc.anchored(a) {
+                Some((p, n)) if hops < 64 => {
+                    path = p;
                     node = n;
                 }
                 _ => break,
             }
         }
         let here = || join(&toks[..i]);
+        if let NodeKind::Alias(a) = &node.kind
+            && doc.anchored(a).is_none()
+        {
+            return Err(PointerError::Orphan {
+                pointer: here(),
+                anchor: a.anchor.to_string(),
+            });
+        }
         if matches!(node.kind, NodeKind::Scalar(_) | NodeKind::Alias(_)) {
             return Err(PointerError::NotAContainer { pointer: here() });
         }
@@ -153,7 +169,14 @@ pub fn get<'a>(doc: &'a Document, pointer: &str) -> Result<&'a Node, PointerErro
         pointer: String::new(),
         token: pointer.to_owned(),
     })?;
-    Ok(doc.resolve(n))
+    let r = doc.resolve(n);
+    if let NodeKind::Alias(a) = &r.kind {
+        return Err(PointerError::Orphan {
+            pointer: pointer.to_owned(),
+            anchor: a.anchor.to_string(),
+        });
+    }
+    Ok(r)
 }
 
 /// The node `pointer` refers to, mutably (aliases on the way are followed; the node itself is
@@ -217,6 +240,139 @@ pub fn set(doc: &mut Document, pointer: &str, value: Node) -> Result<Option<Node
         }
         _ => Err(PointerError::NotAContainer { pointer: here }),
     }
+}
+
+/// Removes the node at `pointer` and returns it. Aliases elsewhere stay true: an anchored node
+/// inside the removed one that an alias outside still refers to takes the place of the first
+/// such alias, anchor and all ([`Document::remove_path`]).
+///
+/// # Errors
+/// As [`get`]; the root cannot be removed ([`PointerError::NotFound`]).
+pub fn remove(doc: &mut Document, pointer: &str) -> Result<Node, PointerError> {
+    let path = resolve_path(doc, pointer)?;
+    doc.remove_path(&path).ok_or_else(|| PointerError::NotFound {
+        pointer: pointer.to_owned(),
+        token: String::new(),
+    })
+}
+
+/// Adds `value` at `pointer` as JSON Patch's `add` does: a new or replaced mapping key; in a
+/// sequence, an item inserted before index `i` (shifting the rest) or appended with `-` or the
+/// length. Returns the value a mapping key had. A replaced value's anchored nodes are kept for
+/// aliases elsewhere, as [`remove`] keeps them.
+///
+/// # Errors
+/// As [`set`]; [`PointerError::Orphan`] when `value` holds an alias to an anchor that is not
+/// in the tree (nothing is changed then).
+pub fn insert(doc: &mut Document, pointer: &str, value: Node) -> Result<Option<Node>, PointerError> {
+    let toks = tokens(pointer)?;
+    let Some((last, parent_toks)) = toks.split_last() else {
+        return set_checked(doc, pointer, value);
+    };
+    let parent_path = resolve_path(doc, &join(parent_toks))?;
+    let here = join(parent_toks);
+    let parent = doc
+        .root
+        .at_path_mut(&parent_path)
+        .ok_or_else(|| PointerError::NotFound {
+            pointer: here.clone(),
+            token: last.clone(),
+        })?;
+    let NodeKind::Sequence(s) = &mut parent.kind else {
+        return set_checked(doc, pointer, value);
+    };
+    let i = if last == "-" {
+        s.items.len()
+    } else {
+        last.parse::<usize>()
+            .ok()
+            .filter(|i| *i <= s.items.len() && (last == "0" || !last.starts_with('0')))
+            .ok_or_else(|| PointerError::NotFound {
+                pointer: here.clone(),
+                token: last.clone(),
+            })?
+    };
+    s.items.insert(i, value);
+    let mut path = parent_path;
+    path.push(Step::Item(i));
+    if let Err(e) = refuse_orphans(doc, pointer) {
+        doc.take_path(&path);
+        doc.relink();
+        return Err(e);
+    }
+    Ok(None)
+}
+
+/// As [`set`], keeping the replaced value's anchored nodes for aliases elsewhere and refusing
+/// a value with aliases to nothing.
+///
+/// # Errors
+/// As [`insert`].
+pub fn set_checked(doc: &mut Document, pointer: &str, value: Node) -> Result<Option<Node>, PointerError> {
+    let old = set(doc, pointer, value)?;
+    let path = resolve_path(doc, pointer)?;
+    if let Some(old) = &old {
+        doc.keep_anchors_of(old);
+    }
+    if let Err(e) = refuse_orphans(doc, pointer) {
+        // Put back what was there (the key or item added is removed again).
+        match old {
+            Some(o) => {
+                if let Some(slot) = doc.root.at_path_mut(&path) {
+                    *slot = o;
+                }
+            }
+            None => {
+                doc.remove_path(&path);
+            }
+        }
+        doc.relink();
+        return Err(e);
+    }
+    Ok(old)
+}
+
+/// Moves the node at `from` to `to` (JSON Patch's `move`: removed, then added at `to` as
+/// [`insert`] adds, `to` read in the tree without it). Aliases to anchored nodes inside it
+/// stay true wherever it goes; the emitter writes it in full where it is first met.
+///
+/// # Errors
+/// As [`get`] for `from`, as [`insert`] for `to` (then nothing is changed); moving a node
+/// into itself is [`PointerError::NotFound`].
+pub fn move_node(doc: &mut Document, from: &str, to: &str) -> Result<(), PointerError> {
+    let from_path = resolve_path(doc, from)?;
+    let to_toks = tokens(to)?;
+    let from_toks = tokens(from)?;
+    if to_toks.len() > from_toks.len() && to_toks.starts_with(&from_toks) {
+        return Err(PointerError::NotFound {
+            pointer: to.to_owned(),
+            token: String::new(),
+        });
+    }
+    let before = doc.clone();
+    let node = doc.take_path(&from_path).ok_or_else(|| PointerError::NotFound {
+        pointer: from.to_owned(),
+        token: String::new(),
+    })?;
+    if let Err(e) = insert(doc, to, node) {
+        *doc = before;
+        return Err(e);
+    }
+    doc.relink();
+    Ok(())
+}
+
+/// [`PointerError::Orphan`] when an alias in the tree (the new node included) refers to no
+/// anchor; otherwise brings the aliases' hints up to date.
+fn refuse_orphans(doc: &mut Document, pointer: &str) -> Result<(), PointerError> {
+    if let Some((_, a)) = doc.orphans().into_iter().next() {
+        return Err(PointerError::Orphan {
+            pointer: pointer.to_owned(),
+            anchor: a.to_string(),
+        });
+    }
+    doc.relink();
+    Ok(())
 }
 
 /// The JSON pointer of a path of steps (keys written as their text).

@@ -208,14 +208,15 @@ fn anchors_aliases_and_complex_keys() {
     let key_map = Node::map(vec![(Node::str("a"), Node::int(1))]);
     let long_key = Node::str("k".repeat(130));
     let multi_key = Node::str("two\nlines");
-    let alias = |a: &str| Node {
-        tag: None,
-        anchor: None,
-        span: asdf_yaml::Span::default(),
-        kind: NodeKind::Alias(asdf_yaml::Alias {
-            anchor: a.to_owned(),
-            target: Vec::new(),
-        }),
+    let to_shared = asdf_yaml::Alias::to(&shared).unwrap();
+    let alias = |a: &str| {
+        assert_eq!(&*to_shared.anchor, a);
+        Node {
+            tag: None,
+            anchor: None,
+            span: asdf_yaml::Span::default(),
+            kind: NodeKind::Alias(to_shared.clone()),
+        }
     };
     let root = Node::map(vec![
         (Node::str("shared"), shared),

@@ -28,7 +28,7 @@ pub use asdf_schema::{AsdfSchemas, Manifest, Report, TagDef, TagWarning, Violati
 #[doc(inline)]
 pub use asdf_yaml::pointer::escape as escape_pointer_token;
 #[doc(inline)]
-pub use asdf_yaml::{Alias, Document, Node, NodeKind, Span, Step, Value};
+pub use asdf_yaml::{Alias, Anchor, Document, Node, NodeKind, Span, Step, Value};
 
 use asdf_core_types::Source;
 
@@ -38,6 +38,7 @@ pub use bytemuck;
 #[cfg(feature = "ndarray")]
 pub use ndarray;
 
+mod edit;
 mod guard;
 pub use guard::same_file;
 mod update;
@@ -133,6 +134,10 @@ pub enum Error {
     /// No node at this JSON pointer.
     #[error("no node at {0}")]
     NotFound(String),
+    /// A JSON pointer that is not one (syntax, escapes), or that passes through an alias whose
+    /// node was removed.
+    #[error(transparent)]
+    Pointer(asdf_yaml::pointer::PointerError),
     /// An ndarray that cannot be decoded.
     #[error("{pointer}: {source}")]
     Array {
@@ -683,7 +688,7 @@ impl AsdfFile {
     /// # Errors
     /// [`Error::NotFound`].
     pub fn get(&self, pointer: &str) -> Result<&Node, Error> {
-        asdf_yaml::pointer::get(&self.doc, pointer).map_err(|_| Error::NotFound(pointer.to_owned()))
+        asdf_yaml::pointer::get(&self.doc, pointer).map_err(|e| edit::pointer_error(pointer, e))
     }
 
     /// Warnings met while opening.
@@ -1223,8 +1228,8 @@ impl AsdfFile {
             let anchor = {
                 let t = node_at_mut(&mut self.doc.root, &target).ok_or_else(|| bad("no such node".to_owned()))?;
                 t.anchor
-                    .get_or_insert_with(|| format!("ref{}", i + 1).into_boxed_str())
-                    .to_string()
+                    .get_or_insert_with(|| asdf_yaml::Anchor::from(format!("ref{}", i + 1)))
+                    .clone()
             };
             let slot = node_at_mut(&mut self.doc.root, &path).ok_or_else(|| bad("the reference moved".to_owned()))?;
             *slot = Node {
