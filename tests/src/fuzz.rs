@@ -179,7 +179,7 @@ fn ndarrays(n: &asdf::Node, at: &str, out: &mut Vec<String>) {
         if out.len() > 64 {
             return;
         }
-        if n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-")) {
+        if n.tag.as_deref().is_some_and(asdf::is_ndarray_tag) {
             out.push(at.clone());
         }
         match &n.kind {
@@ -214,7 +214,7 @@ pub fn open_arrays(data: &[u8]) {
             if let Ok(v) = f.view(p) {
                 // Materialise only what is small; stream the rest.
                 if v.count() <= 1 << 16 {
-                    let _ = f.array(p);
+                    let _ = f.array_values(p);
                 }
                 let _ = f.element(p, &vec![0; v.shape.len()]);
             }

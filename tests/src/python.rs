@@ -54,7 +54,7 @@ pub fn big_integer(f: &asdf::AsdfFile, ptr: &str) -> String {
     let node = f.get(ptr).unwrap();
     let neg = node.get("sign").and_then(Node::as_str) == Some("-");
     let words: Vec<u32> = f
-        .array(&format!("{ptr}/words"))
+        .array_values(&format!("{ptr}/words"))
         .unwrap()
         .elements
         .iter()

@@ -121,7 +121,7 @@ fn compare(f: &AsdfFile, node: &Node, ptr: &str, py: &J, diffs: &mut Vec<String>
                 diffs.push(format!("{here}: keys {ours:?}, Python {theirs:?}"));
             }
         }
-        let a = match f.array(ptr) {
+        let a = match f.array_values(ptr) {
             Ok(a) => a,
             Err(e) => return diffs.push(format!("{here}: Python reads the array, we fail: {e}")),
         };
@@ -349,7 +349,7 @@ fn real_world_files_agree_with_python() {
             std::fs::create_dir_all(out.parent().unwrap()).unwrap();
             let ours = arrays(&f)
                 .iter()
-                .find_map(|p| f.array(p).err())
+                .find_map(|p| f.array_values(p).err())
                 .map(|e| e.to_string())
                 .or_else(|| {
                     f.write_to(&out, &WriteOptions::default().validate(false))

@@ -205,7 +205,7 @@ impl Differ<'_> {
         if plain(self.a) && plain(self.b) {
             return self.arrays_streamed(ptr);
         }
-        let (x, y) = match (self.a.array(ptr), self.b.array(ptr)) {
+        let (x, y) = match (self.a.array_values(ptr), self.b.array_values(ptr)) {
             (Ok(x), Ok(y)) => (x, y),
             (Err(e), _) => return self.push(ptr, format!("first file: {e}")),
             (_, Err(e)) => return self.push(ptr, format!("second file: {e}")),

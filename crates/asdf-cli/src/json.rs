@@ -142,7 +142,7 @@ impl Json<'_> {
             let r = if streamed {
                 self.streamed_array(n, ptr, indent)
             } else {
-                self.file.array(ptr).map(|a| self.array(n, &a, indent))
+                self.file.array_values(ptr).map(|a| self.array(n, &a, indent))
             };
             match r {
                 Ok(()) => return,
@@ -259,7 +259,7 @@ impl Json<'_> {
         let count = view.count();
         if count == 0 || shape.is_empty() {
             // Nothing to stream: the general writer handles empty and 0-d arrays.
-            let a = self.file.array(ptr)?;
+            let a = self.file.array_values(ptr)?;
             self.array(n, &a, indent);
             return Ok(());
         }
@@ -314,7 +314,7 @@ impl Json<'_> {
         o.push_str("\"data\": ");
     }
 
-    fn array(&mut self, n: &Node, a: &asdf::Array, indent: usize) {
+    fn array(&mut self, n: &Node, a: &asdf::ArrayValues, indent: usize) {
         self.array_head(n, &a.datatype.to_string(), &a.shape, indent);
         let o = &mut self.out;
         nested(o, &a.shape, &a.elements, &mut |o, e| element(o, e));

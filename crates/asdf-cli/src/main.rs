@@ -209,7 +209,7 @@ pub(crate) fn type_name(n: &Node) -> String {
 }
 
 pub(crate) fn is_ndarray(n: &Node) -> bool {
-    n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-"))
+    n.tag.as_deref().is_some_and(asdf::is_ndarray_tag)
 }
 
 struct Printer<'a> {
@@ -350,7 +350,7 @@ fn info(
         println!("{shown}");
     }
     if show_blocks {
-        let r = file.blocks();
+        let r = file.layout();
         println!("{} block(s)", r.block_count());
         for i in 0..r.block_count() {
             let b = r.block(i)?;
@@ -396,11 +396,13 @@ fn python_resources(python: &std::path::Path, dir: &std::path::Path) -> Result<u
             source,
         })?;
     if !out.status.success() {
-        return Err(asdf::Error::Schema(format!(
-            "{}: could not list asdf's resources (is asdf installed for it?): {}",
-            python.display(),
-            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or_default()
-        )));
+        return Err(asdf::Error::Io {
+            path: python.to_path_buf(),
+            source: std::io::Error::other(format!(
+                "could not list asdf's resources (is asdf installed for it?): {}",
+                String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or_default()
+            )),
+        });
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0))
 }
@@ -418,9 +420,10 @@ fn validate(
     } else {
         let mut schemas = asdf::schemas_to_extend()?;
         for d in schema_dirs {
-            schemas
-                .add_dir(d)
-                .map_err(|e| asdf::Error::Schema(format!("{}: {e}", d.display())))?;
+            schemas.add_dir(d).map_err(|source| asdf::Error::SchemaFile {
+                path: d.clone(),
+                source,
+            })?;
         }
         for (file, id) in schemas.shadowed() {
             report::warning(&format!(
@@ -435,9 +438,10 @@ fn validate(
             })?;
             let n = python_resources(py, dir.path())?;
             let before = schemas.shadowed().len();
-            schemas
-                .add_dir(dir.path())
-                .map_err(|e| asdf::Error::Schema(format!("{}'s resources: {e}", py.display())))?;
+            schemas.add_dir(dir.path()).map_err(|source| asdf::Error::SchemaFile {
+                path: py.to_path_buf(),
+                source,
+            })?;
             // The standard's own schemas come back from asdf-standard: already known.
             let known = schemas.shadowed().len() - before;
             eprintln!("{} resources from {}'s asdf ({known} already known)", n, py.display());
@@ -448,11 +452,10 @@ fn validate(
                     path: p.to_path_buf(),
                     source,
                 })?;
-                Some(
-                    schemas
-                        .add_schema(&text)
-                        .map_err(|e| asdf::Error::Schema(format!("{}: {e}", p.display())))?,
-                )
+                Some(schemas.add_schema(&text).map_err(|source| asdf::Error::SchemaFile {
+                    path: p.to_path_buf(),
+                    source,
+                })?)
             }
             None => None,
         };
@@ -470,7 +473,7 @@ fn validate(
         println!("{}: valid", path.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let head = report::file_head(path, file.blocks().tree_range().map_or(0, |r| r.end));
+    let head = report::file_head(path, file.layout().tree_range().map_or(0, |r| r.end));
     for v in &report.violations {
         println!("{v}");
         if let Some(s) = report::snippet(&head, v.span.line, v.span.column) {
@@ -491,7 +494,7 @@ fn validate(
 /// Reads every block (decoding it and checking its checksum) and every array: the checksum
 /// lines, and the problems found.
 fn block_problems(file: &AsdfFile, bar: Option<&report::Bar>) -> (Vec<String>, Vec<String>) {
-    let r = file.blocks();
+    let r = file.layout();
     let (mut lines, mut problems) = (Vec::new(), Vec::new());
     for i in 0..r.block_count() {
         if let Some(b) = bar {
@@ -515,7 +518,7 @@ fn block_problems(file: &AsdfFile, bar: Option<&report::Bar>) -> (Vec<String>, V
     if let Some(b) = bar {
         b.finish();
     }
-    for p in ndarrays(file.tree(), "") {
+    for p in file.array_pointers() {
         // Arrays with a block: their view is checked against the block (shape, strides,
         // datatype, offset), no element is materialised. Inline arrays (their data is in the
         // tree) and masks are decoded.
@@ -525,7 +528,7 @@ fn block_problems(file: &AsdfFile, bar: Option<&report::Bar>) -> (Vec<String>, V
                 source: asdf::NdArrayError::MissingBlock,
                 ..
             })
-            | Ok(_) => file.array(&p).map(|_| ()),
+            | Ok(_) => file.array_values(&p).map(|_| ()),
             Err(e) => Err(e),
         };
         if let Err(e) = checked {
@@ -548,7 +551,7 @@ fn has_mask(file: &AsdfFile, p: &str) -> bool {
 
 fn verify(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
     let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
-    let r = file.blocks();
+    let r = file.layout();
     let (lines, problems) = block_problems(&file, Some(&report::Bar::new("verifying blocks")));
     for l in &lines {
         println!("{l}");
@@ -564,32 +567,6 @@ fn verify(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
         println!("{p}");
     }
     Ok(ExitCode::from(1))
-}
-
-fn ndarrays(n: &Node, at: &str) -> Vec<String> {
-    if is_ndarray(n) {
-        return vec![at.to_owned()];
-    }
-    match &n.kind {
-        NodeKind::Mapping(m) => m
-            .entries
-            .iter()
-            .flat_map(|(k, v)| {
-                let key = k
-                    .as_scalar()
-                    .map(|s| asdf::escape_pointer_token(&s.text))
-                    .unwrap_or_default();
-                ndarrays(v, &format!("{at}/{key}"))
-            })
-            .collect(),
-        NodeKind::Sequence(s) => s
-            .items
-            .iter()
-            .enumerate()
-            .flat_map(|(i, v)| ndarrays(v, &format!("{at}/{i}")))
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 fn label(name: &str) -> Option<asdf::Label> {
@@ -639,7 +616,7 @@ fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
     let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
     refuse_input_as_output(&file, out)?;
     let mut doc = file.document().clone();
-    for p in ndarrays(file.tree(), "") {
+    for p in file.array_pointers() {
         // Inline YAML is built as a tree before it is written: arrays are inlined up to a
         // size whose tree fits in memory comfortably (to-json streams any size).
         if let Ok(v) = file.view(&p)
@@ -650,7 +627,7 @@ fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
                 source: asdf::NdArrayError::TooLarge { elements: v.count() },
             });
         }
-        let a = file.array(&p)?;
+        let a = file.array_values(&p)?;
         let node = asdf_yaml_pointer_get(&doc, &p);
         let tag = node
             .and_then(|n| n.tag.as_deref().map(str::to_owned))
@@ -805,7 +782,7 @@ fn edit(path: &std::path::Path, in_place: bool) -> Result<ExitCode, asdf::Error>
         move |source| asdf::Error::Io { path: p, source }
     };
     let mut file = asdf::open_with(path, OpenOptions::default().validate(false))?;
-    let original = match file.blocks().tree_bytes() {
+    let original = match file.layout().tree_bytes() {
         Some(t) => t.to_vec(),
         None => asdf::emit_yaml(file.document())?,
     };

@@ -300,8 +300,8 @@ fn blocks_named_by_an_extension(checksum1: [u8; 16]) -> Vec<u8> {
 
 fn block_data(p: &str) -> Vec<Vec<u8>> {
     let f = asdf::open_with(p, asdf::OpenOptions::default().validate(false)).unwrap();
-    (0..f.blocks().block_count())
-        .map(|i| f.blocks().read_data(i).unwrap().into_owned())
+    (0..f.layout().block_count())
+        .map(|i| f.layout().read_data(i).unwrap().into_owned())
         .collect()
 }
 

@@ -563,7 +563,7 @@ const TIME_KEYS: [&str; 8] = [
 ];
 
 fn time_value(v: &Node) -> Result<TimeValue, TypedError> {
-    if v.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-")) {
+    if v.tag.as_deref().is_some_and(crate::ndarray::is_ndarray_tag) {
         return Array::from_node(v, Time::NAME, "value").map(|a| TimeValue::Array(Box::new(a)));
     }
     match &v.kind {

@@ -7,6 +7,13 @@ use asdf_yaml::{Document, Node, NodeKind, Value};
 use crate::complex::{self, Complex};
 use crate::datatype::{ByteOrder, Datatype, Field, ScalarType, infer_inline};
 
+/// Whether `tag` is an ndarray tag of the ASDF Standard (`tag:stsci.edu:asdf/core/ndarray-*`,
+/// any version): the one test every walker uses.
+#[must_use]
+pub fn is_ndarray_tag(tag: &str) -> bool {
+    tag.starts_with("tag:stsci.edu:asdf/core/ndarray-")
+}
+
 /// Why an ndarray node or its data cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

@@ -46,6 +46,7 @@ pub use emit::{Edits, EmitOptions, FlowPolicy, emit, emit_edited};
 pub use error::{Error, LimitError, SubsetError, Warning};
 pub use node::{
     Alias, Anchor, CompactString, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value,
+    Visit,
 };
 pub use parse::{Limits, Parsed, parse, parse_yaml};
 pub use resolve::ConstructError;

@@ -242,6 +242,17 @@ impl Alias {
     }
 }
 
+/// What a walk does after visiting a node ([`Node::walk_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visit {
+    /// Go on, into the node's children.
+    Continue,
+    /// Go on, but not into this node's children.
+    SkipChildren,
+    /// Stop the walk.
+    Stop,
+}
+
 /// What a node is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NodeKind {
@@ -507,6 +518,11 @@ impl Node {
     /// their values), with its path from here, without following aliases; `f` returns whether
     /// to go on (`false` stops the walk). Iterative: any depth is fine.
     pub fn walk(&self, f: &mut dyn FnMut(&[Step], &Node) -> bool) {
+        self.walk_with(&mut |p, n| if f(p, n) { Visit::Continue } else { Visit::Stop });
+    }
+
+    /// As [`Node::walk`], where `f` may also skip the children of a node.
+    pub fn walk_with(&self, f: &mut dyn FnMut(&[Step], &Node) -> Visit) {
         let mut path: Vec<Step> = Vec::new();
         let mut stack: Vec<(&Node, usize, Option<Step>)> = vec![(self, 0, None)];
         while let Some((n, depth, step)) = stack.pop() {
@@ -514,8 +530,10 @@ impl Node {
             if let Some(s) = step {
                 path.push(s);
             }
-            if !f(&path, n) {
-                return;
+            match f(&path, n) {
+                Visit::Continue => {}
+                Visit::SkipChildren => continue,
+                Visit::Stop => return,
             }
             match &n.kind {
                 NodeKind::Mapping(m) => {

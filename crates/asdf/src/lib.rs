@@ -1,8 +1,13 @@
-//! Read ASDF files: the tree, arrays decoded lazily from their blocks, strict validation
-//! against the standard's schemas (on by default, as the standard recommends).
+//! Read and write ASDF files: the tree, arrays decoded lazily from their blocks, validation
+//! against the standard's schemas (on by default), writing (atomic, per-array compression),
+//! updating in place, streamed and exploded forms, references.
 //!
-//! This is the first slice of the facade: opening and reading. Writing, updating in place,
-//! references and streaming are to come (see the facade issue).
+//! Where things are: [`open`] and [`OpenOptions`] (reading); [`AsdfFile::array`] and
+//! [`Array`] (typed array handles), [`AsdfFile::blocks`] and [`Block`] (block handles);
+//! [`AsdfFile::get`], [`AsdfFile::set`], [`AsdfFile::remove`], [`AsdfFile::move_node`]
+//! (the tree by JSON pointer, aliases kept true); [`AsdfFile::put_array`] with [`NewArray`],
+//! [`AsdfFile::write_to`] and [`WriteOptions`] (writing); [`AsdfFile::update`] (in place);
+//! [`Error::kind`] for callers who branch on errors. docs/ARCHITECTURE.md draws the crates.
 //!
 //! ```no_run
 //! let file = asdf::open("obs.asdf")?;
@@ -10,7 +15,8 @@
 //!     eprintln!("{w}");
 //! }
 //! let data = file.array("/sci/data")?;
-//! println!("{:?} {} elements", data.shape, data.elements.len());
+//! println!("{:?} {} {:?}", data.shape(), data.datatype(), data.compression());
+//! let pixels: Vec<f32> = data.read()?;
 //! # Ok::<(), asdf::Error>(())
 //! ```
 
@@ -18,17 +24,26 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 #[doc(inline)]
+pub use array::{Array, Block, Chunks, Storage};
+pub use asdf_core_types::is_ndarray_tag;
+#[doc(inline)]
 pub use asdf_core_types::{
     Complex, Datatype, Decoded, Dim, Element, NdArray, NdArrayError, Scalar, ScalarType, View, complex,
 };
+#[doc(inline)]
+pub use asdf_layout::Limits as LayoutLimits;
 #[doc(inline)]
 pub use asdf_layout::{ReadAt, Version};
 #[doc(inline)]
 pub use asdf_schema::{AsdfSchemas, Manifest, Report, TagDef, TagWarning, Violation};
 #[doc(inline)]
-pub use asdf_yaml::pointer::escape as escape_pointer_token;
+pub use asdf_yaml::Limits as YamlLimits;
 #[doc(inline)]
+pub use asdf_yaml::pointer::escape as escape_pointer_token;
 pub use asdf_yaml::{Alias, Anchor, Document, Node, NodeKind, Span, Step, Value};
+pub use builder::{NewArray, NewStorage};
+/// The layer crates, for what the facade does not wrap.
+pub use {asdf_core_types as core_types, asdf_layout as layout, asdf_schema as schema, asdf_yaml as yaml};
 
 use asdf_core_types::Source;
 
@@ -38,6 +53,8 @@ pub use bytemuck;
 #[cfg(feature = "ndarray")]
 pub use ndarray;
 
+mod array;
+mod builder;
 mod edit;
 mod guard;
 pub use guard::same_file;
@@ -59,7 +76,7 @@ pub use write::{Compression, Progress, StreamingWriter, WriteOptions, write_atom
 /// # Errors
 /// [`Error::Schema`] when the embedded schemas cannot be loaded (a build defect).
 pub fn schemas() -> Result<std::sync::Arc<AsdfSchemas>, Error> {
-    asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))
+    asdf_core_types::schemas().map_err(Error::BuiltinSchemas)
 }
 
 /// A fresh copy of this build's schemas that you can extend: an extension's schemas and
@@ -69,7 +86,7 @@ pub fn schemas() -> Result<std::sync::Arc<AsdfSchemas>, Error> {
 /// # Errors
 /// [`Error::Schema`] when the embedded schemas cannot be loaded (a build defect).
 pub fn schemas_to_extend() -> Result<AsdfSchemas, Error> {
-    AsdfSchemas::with_options(asdf_core_types::compile_options()).map_err(|e| Error::Schema(e.to_string()))
+    Ok(AsdfSchemas::with_options(asdf_core_types::compile_options())?)
 }
 
 /// Elements per slice handed over by [`AsdfFile::array_chunks`] (64 KiB of `f64`).
@@ -117,9 +134,22 @@ pub enum Error {
     /// The YAML tree (positions are lines of the file).
     #[error("{0}")]
     Yaml(#[from] asdf_yaml::Error),
-    /// The schemas could not be loaded (a build defect).
+    /// A schema or manifest that cannot be loaded or compiled (an extension's, a custom
+    /// schema), or a schema asked for that is not there.
     #[error("schemas: {0}")]
-    Schema(String),
+    Schema(#[from] asdf_schema::SchemaError),
+    /// A schema file or folder that cannot be loaded.
+    #[error("{}: {source}", path.display())]
+    SchemaFile {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: asdf_schema::SchemaError,
+    },
+    /// The schemas built into this library could not be loaded (a build defect).
+    #[error("the built-in schemas: {0}")]
+    BuiltinSchemas(&'static asdf_schema::SchemaError),
     /// The tree fails schema validation.
     #[error("the tree is invalid: {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Invalid(Vec<Violation>),
@@ -197,6 +227,9 @@ pub enum Error {
     /// [`AsdfFile::update`] on a file that was not opened from a path.
     #[error("this file was not opened from a path: write it with write_to")]
     NoPath,
+    /// A call this library cannot carry out as asked (an argument out of its range).
+    #[error("{0}")]
+    Usage(&'static str),
     /// I/O.
     #[error("{path}: {source}")]
     Io {
@@ -206,6 +239,56 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// What kind of problem an [`Error`] is, for callers who branch on it (as image-tiff's
+/// error categories): the variants carry the details.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Reading or writing the file system.
+    Io,
+    /// The file's bytes are not a readable ASDF file (header, blocks, index, codecs).
+    Format,
+    /// The YAML tree cannot be read or written.
+    Yaml,
+    /// A schema or manifest (an extension's, or a build defect).
+    Schema,
+    /// The tree is readable but violates its schemas.
+    Invalid,
+    /// Something this library does not do (a standard version, an unstable standard).
+    Unsupported,
+    /// No such node, block or array element.
+    NotFound,
+    /// An ndarray that cannot be decoded as asked (datatype, shape, missing block).
+    Array,
+    /// A reference or external file that cannot be followed.
+    Reference,
+    /// A write refused to keep data safe (a concurrent change, output over input, blocks that
+    /// would be dropped).
+    Refused,
+    /// A call made the wrong way (bad JSON pointer syntax, no path to update, bad argument).
+    Usage,
+}
+
+impl Error {
+    /// What kind of problem this is.
+    #[must_use]
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Layout(asdf_layout::Error::Io { .. }) | Error::Io { .. } => ErrorKind::Io,
+            Error::Layout(_) => ErrorKind::Format,
+            Error::Yaml(_) => ErrorKind::Yaml,
+            Error::Schema(_) | Error::SchemaFile { .. } | Error::BuiltinSchemas(_) => ErrorKind::Schema,
+            Error::Invalid(_) => ErrorKind::Invalid,
+            Error::UnsupportedStandard(_) | Error::UnstableStandard(_) => ErrorKind::Unsupported,
+            Error::NotFound(_) => ErrorKind::NotFound,
+            Error::Array { .. } => ErrorKind::Array,
+            Error::External { .. } | Error::Reference { .. } => ErrorKind::Reference,
+            Error::Changed { .. } | Error::OutputIsInput { .. } | Error::UnnamedBlocks { .. } => ErrorKind::Refused,
+            Error::Pointer(_) | Error::NoPath | Error::Usage(_) => ErrorKind::Usage,
+        }
+    }
 }
 
 /// A problem that did not stop reading.
@@ -328,9 +411,11 @@ impl OpenOptions {
     }
 }
 
-/// An array read from a file: the decoded elements and, for masked arrays, the mask.
+/// An array's values as dynamically typed elements ([`AsdfFile::array_values`]): for callers
+/// that do not know the datatype (a viewer, a diff). Typed reads go through [`Array`], which
+/// costs the array's own size, not 32 bytes per element.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Array {
+pub struct ArrayValues {
     /// The element type.
     pub datatype: Datatype,
     /// The shape.
@@ -362,6 +447,15 @@ enum BlockRef {
     Loaded(Vec<u8>),
 }
 
+/// The block of an array added since opening.
+#[derive(Debug, Clone)]
+struct NewBlock {
+    /// The decoded bytes.
+    data: Vec<u8>,
+    /// Its own compression (`None`: as the write options say).
+    compression: Option<asdf_layout::Label>,
+}
+
 /// An open ASDF file.
 pub struct AsdfFile {
     reader: Reader<Box<dyn ReadAt>>,
@@ -374,8 +468,8 @@ pub struct AsdfFile {
     options: OpenOptions,
     /// Line of the file where the tree starts (to report positions as file lines).
     tree_line: u64,
-    /// Data of arrays added since opening, not yet written.
-    pending: Vec<Vec<u8>>,
+    /// Blocks of arrays added since opening, not yet written.
+    pending: Vec<NewBlock>,
     /// What the file at `path` looked like when it was opened (for writes over it).
     opened: Option<guard::Fingerprint>,
 }
@@ -542,7 +636,7 @@ fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptio
         pending: Vec::new(),
         opened: None,
     };
-    let schemas = asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))?;
+    let schemas = asdf_core_types::schemas().map_err(Error::BuiltinSchemas)?;
     if standard < Version::new(1, 6, 0) {
         schemas.fill_defaults(&mut file.doc);
     }
@@ -712,9 +806,10 @@ impl AsdfFile {
         self.standard
     }
 
-    /// The layout reader (block headers, raw block access).
+    /// The byte-layout reader underneath (every block header and raw access); most callers
+    /// want [`AsdfFile::blocks`].
     #[must_use]
-    pub fn blocks(&self) -> &Reader<Box<dyn ReadAt>> {
+    pub fn layout(&self) -> &Reader<Box<dyn ReadAt>> {
         &self.reader
     }
 
@@ -747,10 +842,7 @@ impl AsdfFile {
         };
         let mut r = schemas.validate_document(doc);
         if let Some(uri) = custom {
-            let vs = schemas
-                .validator()
-                .validate(uri, &doc.root, doc, "")
-                .map_err(|e| Error::Schema(e.to_string()))?;
+            let vs = schemas.validator().validate(uri, &doc.root, doc, "")?;
             r.violations.extend(vs);
         }
         for v in &mut r.violations {
@@ -773,23 +865,35 @@ impl AsdfFile {
         Ok(parsed.warnings.into_iter().map(Warning::Yaml).collect())
     }
 
+    /// The absolute index, among the file's blocks and those added since, of a block
+    /// source (`-1` is the last block): the one place negative sources are counted.
+    fn block_index(&self, source: i64) -> Option<usize> {
+        let total = self.reader.block_count() + self.pending.len();
+        let abs = if source < 0 {
+            i64::try_from(total).ok()?.checked_add(source)?
+        } else {
+            source
+        };
+        usize::try_from(abs).ok().filter(|i| *i < total)
+    }
+
+    /// Where block `source` lives (`None` past the end).
+    fn block_ref(&self, source: i64) -> Option<BlockRef> {
+        let idx = self.block_index(source)?;
+        Some(match idx.checked_sub(self.reader.block_count()) {
+            None => BlockRef::File(idx),
+            Some(k) => BlockRef::Pending(k),
+        })
+    }
+
     /// Where the data of `a` (an ndarray of this file at `pointer`) lives.
     fn locate(&self, a: &NdArray, pointer: &str) -> Result<Option<BlockRef>, Error> {
-        let missing = || Error::Array {
-            pointer: pointer.to_owned(),
-            source: NdArrayError::MissingBlock,
-        };
         match &a.source {
             None => Ok(None),
-            Some(Source::Block(i)) => {
-                let n = (self.reader.block_count() + self.pending.len()) as i64;
-                let idx = usize::try_from(if *i < 0 { n + i } else { *i }).map_err(|_| missing())?;
-                match idx.checked_sub(self.reader.block_count()) {
-                    None => Ok(Some(BlockRef::File(idx))),
-                    Some(k) if k < self.pending.len() => Ok(Some(BlockRef::Pending(k))),
-                    Some(_) => Err(missing()),
-                }
-            }
+            Some(Source::Block(i)) => self.block_ref(*i).map(Some).ok_or_else(|| Error::Array {
+                pointer: pointer.to_owned(),
+                source: NdArrayError::MissingBlock,
+            }),
             Some(Source::Uri(u)) => Ok(Some(BlockRef::External(u.clone()))),
         }
     }
@@ -799,7 +903,7 @@ impl AsdfFile {
         use std::borrow::Cow;
         match at {
             BlockRef::File(i) => Ok(self.reader.read_data(i)?),
-            BlockRef::Pending(k) => Ok(Cow::Borrowed(self.pending[k].as_slice())),
+            BlockRef::Pending(k) => Ok(Cow::Borrowed(self.pending[k].data.as_slice())),
             BlockRef::External(u) => Ok(Cow::Owned(self.external_block(&u, pointer)?)),
             BlockRef::Loaded(data) => Ok(Cow::Owned(data)),
         }
@@ -834,7 +938,7 @@ impl AsdfFile {
         };
         let len = match &at {
             BlockRef::File(i) => self.reader.block(*i)?.data_len(),
-            BlockRef::Pending(k) => self.pending[*k].len() as u64,
+            BlockRef::Pending(k) => self.pending[*k].data.len() as u64,
             BlockRef::External(_) => 0,
             BlockRef::Loaded(data) => data.len() as u64,
         };
@@ -1113,32 +1217,10 @@ impl AsdfFile {
         Ok(())
     }
 
-    fn block_bytes(&self, a: &NdArray, pointer: &str) -> Result<Option<(Vec<u8>, u64)>, Error> {
-        match &a.source {
+    fn block_bytes(&self, a: &NdArray, pointer: &str) -> Result<Option<Vec<u8>>, Error> {
+        match self.locate(a, pointer)? {
             None => Ok(None),
-            Some(Source::Block(i)) => {
-                let n = (self.reader.block_count() + self.pending.len()) as i64;
-                let idx = if *i < 0 { n + i } else { *i };
-                let idx = usize::try_from(idx).map_err(|_| Error::Array {
-                    pointer: pointer.to_owned(),
-                    source: NdArrayError::MissingBlock,
-                })?;
-                if let Some(data) = idx
-                    .checked_sub(self.reader.block_count())
-                    .and_then(|k| self.pending.get(k))
-                {
-                    return Ok(Some((data.clone(), 0)));
-                }
-                if idx >= self.reader.block_count() {
-                    return Err(Error::Array {
-                        pointer: pointer.to_owned(),
-                        source: NdArrayError::MissingBlock,
-                    });
-                }
-                let d = self.reader.read_data(idx)?;
-                Ok(Some((d.into_owned(), 0)))
-            }
-            Some(Source::Uri(u)) => Ok(Some((self.external_block(u, pointer)?, 0))),
+            Some(at) => Ok(Some(self.block_data(at, pointer)?.into_owned())),
         }
     }
 
@@ -1246,12 +1328,12 @@ impl AsdfFile {
     /// inline data, so that it can be placed in another file's tree.
     fn inline_arrays(&self, node: &Node, pointer: &str) -> Result<Node, Error> {
         let node = self.doc.resolve(node);
-        if node.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-")) {
+        if node.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag) {
             let a = NdArray::from_node(node, &self.doc).map_err(array_error(pointer))?;
             if a.source.is_none() {
                 return Ok(node.clone());
             }
-            let arr = self.array(pointer)?;
+            let arr = self.array_values(pointer)?;
             let tag = node.tag.as_deref().map(str::to_owned).unwrap_or_default();
             return Ok(NdArray::inline(arr.datatype, &arr.shape, &arr.elements).to_node(&tag));
         }
@@ -1356,25 +1438,26 @@ impl AsdfFile {
         Ok(f(&view.shape, &mut it))
     }
 
-    /// Decodes the ndarray at `pointer` (its block is read now, and only its block).
+    /// Decodes the ndarray at `pointer` into dynamically typed elements, with its mask (its
+    /// block is read now, and only its block). For typed reads use [`AsdfFile::array`].
     ///
     /// # Errors
     /// [`Error::NotFound`], [`Error::Array`], block errors.
-    pub fn array(&self, pointer: &str) -> Result<Array, Error> {
+    pub fn array_values(&self, pointer: &str) -> Result<ArrayValues, Error> {
         let node = self.get(pointer)?;
         let err = array_error(pointer);
         let a = NdArray::from_node(node, &self.doc).map_err(err)?;
         let block = self.block_bytes(&a, pointer)?;
-        let d = a.decode(block.as_ref().map(|(b, _)| b.as_slice())).map_err(err)?;
+        let d = a.decode(block.as_deref()).map_err(err)?;
         let mask = match &a.mask {
             None => None,
             Some(asdf_core_types::Mask::Array(m)) => {
                 let mb = self.block_bytes(m, pointer)?;
-                a.mask_flags(&d, mb.as_ref().map(|(b, _)| b.as_slice())).map_err(err)?
+                a.mask_flags(&d, mb.as_deref()).map_err(err)?
             }
             Some(asdf_core_types::Mask::Value(_)) => a.mask_flags(&d, None).map_err(err)?,
         };
-        Ok(Array {
+        Ok(ArrayValues {
             datatype: d.datatype,
             shape: d.shape,
             elements: d.elements,

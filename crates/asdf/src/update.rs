@@ -7,7 +7,7 @@
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
-use asdf_layout::{BlockOptions, Label, Writer};
+use asdf_layout::{BlockOptions, Writer};
 use asdf_yaml::{Node, NodeKind};
 
 use crate::write::{Compression, WriteOptions};
@@ -143,13 +143,12 @@ impl AsdfFile {
         );
         let opts = BlockOptions::default()
             .checksum(options.checksums)
-            .pad_blocks(options.pad_blocks)
-            .compression(Label::NONE);
-        for (done, data) in self.pending.iter().enumerate() {
+            .pad_blocks(options.pad_blocks);
+        for (done, b) in self.pending.iter().enumerate() {
             if let Some(p) = &options.progress {
                 (p.0)(done, self.pending.len());
             }
-            w.write_block_overlapped(data, &opts)?;
+            w.write_block_overlapped(&b.data, &opts.compression(options.new_block_label(b.compression)))?;
         }
         let new_end = w.position();
         let buf = w.finish(options.index)?;
@@ -191,7 +190,7 @@ impl AsdfFile {
 pub(crate) fn absolute_sources(node: &mut Node, blocks: i64) {
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
-        if n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-"))
+        if n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag)
             && let Some(s) = n.get_mut("source")
             && let Some(i) = s.as_i64()
             && i < 0

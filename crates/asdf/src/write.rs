@@ -147,6 +147,15 @@ impl WriteOptions {
         self
     }
 
+    /// The compression of a block added since opening whose own is `own`: the one
+    /// [`Compression::All`] names, else its own, else none.
+    pub(crate) fn new_block_label(&self, own: Option<Label>) -> Label {
+        match self.compression {
+            Compression::All(l) => l,
+            Compression::Keep => own.unwrap_or(Label::NONE),
+        }
+    }
+
     /// The codecs to write with.
     pub(crate) fn registry(&self) -> std::sync::Arc<asdf_layout::compression::Registry> {
         self.codecs
@@ -236,7 +245,7 @@ fn block_arrays(root: &Node) -> Vec<Vec<Step>> {
         if let Some(s) = step {
             path.push(s);
         }
-        if n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray-")) {
+        if n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag) {
             if n.get("source").is_some() {
                 out.push(path.clone());
             }
@@ -426,11 +435,12 @@ impl AsdfFile {
 
     /// Adds an array stored in a new block: `data` holds the elements in C order and the byte
     /// order given; the ndarray node (tagged with the file's standard's ndarray version) is
-    /// placed at `pointer`.
+    /// placed at `pointer`, parents created as needed. [`AsdfFile::put_array`] with a
+    /// [`crate::NewArray`] does the same with the datatype taken from the element type, and
+    /// chooses compression and storage per array.
     ///
     /// # Errors
-    /// [`Error::NotFound`] when the parent of `pointer` does not exist; a data length that does
-    /// not match datatype and shape ([`Error::Array`]).
+    /// As [`AsdfFile::put_array`].
     pub fn add_array(
         &mut self,
         pointer: &str,
@@ -439,33 +449,7 @@ impl AsdfFile {
         byteorder: asdf_core_types::ByteOrder,
         data: Vec<u8>,
     ) -> Result<(), Error> {
-        let want = datatype.size() * shape.iter().product::<usize>();
-        if data.len() != want {
-            return Err(Error::Array {
-                pointer: pointer.to_owned(),
-                source: asdf_core_types::NdArrayError::ShapeMismatch,
-            });
-        }
-        let index = self.reader.block_count() + self.pending.len();
-        // Negative sources count from the last block, which is about to change.
-        crate::update::absolute_sources(&mut self.doc.root, i64::try_from(index).unwrap_or(i64::MAX));
-        self.pending.push(data);
-        let a = NdArray {
-            source: Some(Source::Block(i64::try_from(index).unwrap_or(i64::MAX))),
-            data: None,
-            datatype: Some(datatype),
-            byteorder,
-            shape: Some(shape.iter().map(|d| asdf_core_types::Dim::Fixed(*d)).collect()),
-            offset: 0,
-            strides: None,
-            mask: None,
-            extra: Vec::new(),
-            form: asdf_core_types::ndarray::Form::default(),
-        };
-        let tag = self.tag_for("core/ndarray")?;
-        asdf_yaml::pointer::set(&mut self.doc, pointer, a.to_node(&tag))
-            .map_err(|_| Error::NotFound(pointer.to_owned()))?;
-        Ok(())
+        self.put_array(pointer, crate::NewArray::from_bytes(datatype, shape, byteorder, data))
     }
 
     /// The root, mutably (edit the tree, then [`AsdfFile::write_to`]).
@@ -780,9 +764,10 @@ impl AsdfFile {
                     }
                 }
                 BlockSrc::New(k) => {
+                    let b = &self.pending[*k];
                     w.write_block_overlapped_with(
-                        &self.pending[*k],
-                        &opts.compression(label.unwrap_or(Label::NONE)),
+                        &b.data,
+                        &opts.compression(options.new_block_label(b.compression)),
                         &mut Sink::flush_early,
                     )?;
                 }
@@ -924,30 +909,30 @@ impl AsdfFile {
             let file_name = if let Some(f) = names.get(&key) {
                 f.clone()
             } else {
-                let data = match n.get("source").and_then(Node::as_i64) {
-                    Some(i) => {
-                        let total = i64::try_from(self.reader.block_count() + self.pending.len()).unwrap_or(0);
-                        let idx = usize::try_from(if i < 0 { total + i } else { i })
-                            .map_err(|_| Error::NotFound(key.clone()))?;
-                        match idx.checked_sub(self.reader.block_count()) {
-                            Some(k) => self
-                                .pending
-                                .get(k)
-                                .cloned()
-                                .ok_or_else(|| Error::NotFound(key.clone()))?,
-                            None => {
-                                // A corrupt block is not given a fresh checksum in its part.
-                                self.reader.verify_checksum(idx)?;
-                                self.reader.read_data(idx)?.into_owned()
+                let block = match n.get("source").and_then(Node::as_i64) {
+                    Some(i) => match self.block_ref(i).ok_or_else(|| Error::NotFound(key.clone()))? {
+                        crate::BlockRef::Pending(k) => self.pending[k].clone(),
+                        crate::BlockRef::File(idx) => {
+                            // A corrupt block is not given a fresh checksum in its part.
+                            self.reader.verify_checksum(idx)?;
+                            crate::NewBlock {
+                                data: self.reader.read_data(idx)?.into_owned(),
+                                compression: None,
                             }
                         }
-                    }
-                    None => self.external_block(&key, "")?,
+                        crate::BlockRef::External(_) | crate::BlockRef::Loaded(_) => {
+                            return Err(Error::NotFound(key.clone()));
+                        }
+                    },
+                    None => crate::NewBlock {
+                        data: self.external_block(&key, "")?,
+                        compression: None,
+                    },
                 };
                 let name = format!("{stem}{:04}.asdf", names.len());
                 // Each block file is a complete ASDF file holding just that block.
                 let mut part = AsdfFile::new(self.standard)?;
-                part.pending.push(data);
+                part.pending.push(block);
                 let w = part.write_blocks_raw(part.doc.clone(), dir.join(&name), options)?;
                 written.push(w);
                 names.insert(key, name.clone());
@@ -985,14 +970,12 @@ impl AsdfFile {
             let tree = asdf_yaml::emit(&doc, &EmitOptions::default())?;
             let mut w = Writer::with_comments(std::io::BufWriter::new(file), self.standard, &[], options.registry())?;
             w.write_tree(&tree)?;
-            let label = match options.compression {
-                Compression::All(l) => l,
-                Compression::Keep => Label::NONE,
-            };
-            for data in &self.pending {
+            for b in &self.pending {
                 w.write_block_overlapped(
-                    data,
-                    &BlockOptions::default().checksum(options.checksums).compression(label),
+                    &b.data,
+                    &BlockOptions::default()
+                        .checksum(options.checksums)
+                        .compression(options.new_block_label(b.compression)),
                 )?;
             }
             let out = w.finish(options.index)?;
@@ -1024,7 +1007,7 @@ impl AsdfFile {
             return Err(Error::UnstableStandard(self.standard));
         }
         if validate {
-            let schemas = asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))?;
+            let schemas = asdf_core_types::schemas().map_err(Error::BuiltinSchemas)?;
             let r = schemas.validate_document(doc);
             if !r.violations.is_empty() {
                 return Err(Error::Invalid(r.violations));
@@ -1216,7 +1199,7 @@ fn node_at_mut<'a>(root: &'a mut Node, path: &[Step]) -> Option<&'a mut Node> {
 
 /// The full tag ASDF Standard `v` lists for `name` (such as `core/ndarray`), if it lists one.
 pub(crate) fn standard_tag(v: asdf_layout::Version, name: &str) -> Result<Option<String>, Error> {
-    let schemas = asdf_core_types::schemas().map_err(|e| Error::Schema(e.to_string()))?;
+    let schemas = asdf_core_types::schemas().map_err(Error::BuiltinSchemas)?;
     let prefix = format!("{}{name}-", asdf_yaml::node::tags::ASDF);
     Ok(schemas
         .tags_for_standard((v.major, v.minor, v.patch))

@@ -36,7 +36,7 @@ fn every_element_read_alone_equals_the_full_decode() {
             continue;
         };
         for a in common::ndarray_pointers(&f, false) {
-            let Ok(full) = f.array(&a) else { continue };
+            let Ok(full) = f.array_values(&a) else { continue };
             arrays += 1;
             // Up to ~64 elements per array, spread over it, always the first and the last.
             let step = (full.elements.len() / 64).max(1);
@@ -133,7 +133,7 @@ fn one_element_of_a_big_array_reads_only_its_bytes() {
     let s = g.array_slice::<f64>("/x").unwrap();
     assert_eq!(s[999_999], 999_999.0);
     // The map starts on a page boundary, so the data is aligned when its file offset is.
-    let aligned = g.blocks().block(0).unwrap().data_offset.is_multiple_of(8);
+    let aligned = g.layout().block(0).unwrap().data_offset.is_multiple_of(8);
     assert_eq!(matches!(s, Cow::Borrowed(_)), aligned && cfg!(target_endian = "little"));
 
     // Through the layout reader with a recording source: reading one element's range
@@ -239,7 +239,7 @@ fn absurd_zero_stride_views_are_errors() {
     let yaml = String::from_utf8(asdf::emit_yaml(g.document()).unwrap()).unwrap();
     let yaml = yaml.replace("shape: [1]", "shape: [1000000000000000]\n  strides: [0]");
     g.set_tree_yaml(yaml.as_bytes()).unwrap();
-    assert!(g.array("/a").is_err());
+    assert!(g.array_values("/a").is_err());
     assert!(g.array_as::<f64>("/a").is_err());
     assert_eq!(g.element("/a", &[999_999_999_999_999]).unwrap(), Element::Float(1.5));
     assert_eq!(

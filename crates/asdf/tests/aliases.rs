@@ -2,6 +2,8 @@
 //! around aliased ones never makes resolution (what `get`, validation and arrays see) differ
 //! from the YAML that gets written.
 
+#![allow(clippy::unwrap_used)]
+
 use asdf::{AsdfFile, Document, Error, Node, NodeKind, Version, WriteOptions};
 
 /// A file whose tree is `yaml` (a block mapping, written under the root).
@@ -177,6 +179,9 @@ tail: {w: *x}
         )
         .unwrap_err();
     assert!(matches!(e, Error::Pointer(_)), "{e}");
+    assert_eq!(e.kind(), asdf::ErrorKind::Usage);
+    assert_eq!(f.get("/nothing").unwrap_err().kind(), asdf::ErrorKind::NotFound);
+    assert_eq!(f.get("no-slash").unwrap_err().kind(), asdf::ErrorKind::Usage);
     assert_eq!(agree(&f), before, "a refused edit changed the tree");
     // Moving a node into itself is refused too.
     assert!(f.move_node("/tail", "/tail/w/z").is_err());

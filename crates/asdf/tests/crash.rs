@@ -64,6 +64,6 @@ fn killed_writer_leaves_the_old_file() {
     // The target is the old file, byte for byte, and reads.
     assert_eq!(std::fs::read(&path).unwrap(), before);
     let f = asdf::open(&path).unwrap();
-    assert_eq!(f.array("/data").unwrap().elements[0], Element::UInt(3));
+    assert_eq!(f.array_values("/data").unwrap().elements[0], Element::UInt(3));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -16,15 +16,15 @@ fn a_read_seek_source_gives_the_same_file() {
     let yaml = |f: &asdf::AsdfFile| asdf::emit_yaml(f.document()).unwrap();
     assert_eq!(yaml(&a), yaml(&b));
     assert_eq!(yaml(&a), yaml(&c));
-    assert_eq!(a.blocks().block_count(), c.blocks().block_count());
-    for i in 0..a.blocks().block_count() {
-        assert_eq!(a.blocks().read_data(i).unwrap(), c.blocks().read_data(i).unwrap());
+    assert_eq!(a.layout().block_count(), c.layout().block_count());
+    for i in 0..a.layout().block_count() {
+        assert_eq!(a.layout().read_data(i).unwrap(), c.layout().read_data(i).unwrap());
     }
     // A truncated stream is an error, not a panic.
     let bytes = std::fs::read(&p).unwrap();
     let cut = bytes[..bytes.len() / 2].to_vec();
     if let Ok(f) = asdf::open_reader(std::io::Cursor::new(cut), OpenOptions::default()) {
-        assert!((0..f.blocks().block_count()).any(|i| f.blocks().read_data(i).is_err()));
+        assert!((0..f.layout().block_count()).any(|i| f.layout().read_data(i).is_err()));
     }
 }
 
@@ -56,9 +56,9 @@ fn references_outside_the_directory_need_the_permissive_policy() {
     // Permissive: `..` and absolute paths are followed.
     let mut f = asdf::open_with(&path, OpenOptions::default().references(ReferencePolicy::AnyLocalPath)).unwrap();
     assert_eq!(f.resolve_references().unwrap(), 2);
-    let want = asdf::open(&target).unwrap().array("/data").unwrap().elements;
-    assert_eq!(f.array("/up").unwrap().elements, want);
-    assert_eq!(f.array("/abs").unwrap().elements, want);
+    let want = asdf::open(&target).unwrap().array_values("/data").unwrap().elements;
+    assert_eq!(f.array_values("/up").unwrap().elements, want);
+    assert_eq!(f.array_values("/abs").unwrap().elements, want);
     // http(s) is never fetched, whatever the policy.
     let web = std::fs::read_to_string(&path)
         .unwrap()

@@ -124,7 +124,7 @@ proptest! {
             };
             let ptr = format!("/a{i}");
             f.add_array(&ptr, Datatype::Scalar(*t), shape, order, data).unwrap();
-            let decoded = f.array(&ptr).unwrap();
+            let decoded = f.array_values(&ptr).unwrap();
             if matches!(storage, Storage::Inline) {
                 let tag = f.tag_for("core/ndarray").unwrap();
                 let node = NdArray::inline(Datatype::Scalar(*t), shape, &decoded.elements).to_node(&tag);
@@ -149,7 +149,7 @@ proptest! {
         );
         prop_assert_eq!(g.standard_version(), version);
         for (ptr, d) in &want {
-            let a = g.array(ptr).unwrap();
+            let a = g.array_values(ptr).unwrap();
             prop_assert_eq!(&a.shape, &d.shape);
             prop_assert_eq!(a.elements.len(), d.elements.len());
             for (x, y) in a.elements.iter().zip(&d.elements) {

@@ -74,7 +74,7 @@ fn typed_values(root: &Node) {
 /// Every access path on every array of `f`.
 fn exercise(f: &AsdfFile) {
     for a in common::ndarray_pointers(f, true) {
-        let full = f.array(&a);
+        let full = f.array_values(&a);
         let _ = f.view(&a);
         let _ = f.array_as::<f64>(&a);
         let _ = f.array_as::<i32>(&a);

@@ -41,9 +41,9 @@ fn two_arrays(path: &Path, opts: &WriteOptions) {
 fn block_bytes(path: &Path) -> Vec<Vec<u8>> {
     let f = asdf::open(path).unwrap();
     let bytes = std::fs::read(path).unwrap();
-    (0..f.blocks().block_count())
+    (0..f.layout().block_count())
         .map(|i| {
-            let b = f.blocks().block(i).unwrap();
+            let b = f.layout().block(i).unwrap();
             let end = b.data_offset + b.header.used_size;
             bytes[usize::try_from(b.offset).unwrap()..usize::try_from(end).unwrap()].to_vec()
         })
@@ -57,8 +57,8 @@ fn values(f: &AsdfFile, p: &str) -> Vec<f64> {
 fn check_all(path: &Path) -> AsdfFile {
     let f = asdf::open_with(path, OpenOptions::default().verify_checksums(true)).unwrap();
     assert!(f.warnings().is_empty(), "{:?}", f.warnings());
-    for i in 0..f.blocks().block_count() {
-        f.blocks().verify_checksum(i).unwrap();
+    for i in 0..f.layout().block_count() {
+        f.layout().verify_checksum(i).unwrap();
     }
     f
 }
@@ -125,7 +125,7 @@ fn padded_file_takes_a_bigger_tree_and_a_new_array_in_place() {
     let path = dir.join("f.asdf");
     two_arrays(&path, &WriteOptions::default().pad_blocks(true));
     let before = block_bytes(&path);
-    let first_block = asdf::open(&path).unwrap().blocks().block(0).unwrap().offset;
+    let first_block = asdf::open(&path).unwrap().layout().block(0).unwrap().offset;
     assert_eq!(first_block % 4096, 0, "tree padded to a 4 KiB boundary");
     for round in 0..3 {
         let mut f = asdf::open(&path).unwrap();
@@ -149,13 +149,13 @@ fn padded_file_takes_a_bigger_tree_and_a_new_array_in_place() {
         assert_eq!(&now[..before.len()], &before[..]);
         assert_eq!(now.len(), before.len() + usize::try_from(round).unwrap() + 1);
         assert_eq!(values(&f, &format!("/new{round}")), vals);
-        assert_eq!(f.blocks().block(0).unwrap().offset, first_block);
+        assert_eq!(f.layout().block(0).unwrap().offset, first_block);
     }
     let g = check_all(&path);
     assert_eq!(values(&g, "/a"), [1.0, 2.0, 3.0, 4.0]);
     assert_eq!(values(&g, "/new2")[9], 209.0);
     assert!(matches!(
-        g.blocks().block_discovery(),
+        g.layout().block_discovery(),
         asdf_layout::BlockDiscovery::Index { .. }
     ));
     std::fs::remove_dir_all(&dir).unwrap();
@@ -240,13 +240,13 @@ fn files_without_a_path_or_with_a_stream_are_refused_or_rewritten() {
     )
     .unwrap();
     let mut f = asdf::open(&path).unwrap();
-    let before = f.array("/stream").map(|a| a.elements);
+    let before = f.array_values("/stream").map(|a| a.elements);
     f.tree_mut().as_mapping_mut().unwrap().insert("x", Node::int(1));
     let u = f.update(&WriteOptions::default()).unwrap();
     assert_eq!(u, Update::Rewritten(RewriteReason::StreamedBlock));
     let g = check_all(&path);
     assert_eq!(g.get("/x").unwrap().as_i64(), Some(1));
-    let after = g.array("/stream").map(|a| a.elements);
+    let after = g.array_values("/stream").map(|a| a.elements);
     assert!(before.is_ok());
     assert_eq!(
         before
@@ -291,7 +291,7 @@ fn every_conformance_file_survives_an_update() {
         let before = asdf::open_with(&path, opts.clone()).unwrap();
         let arrays: Vec<(String, Vec<asdf::Element>)> = common::ndarray_pointers(&before, false)
             .into_iter()
-            .filter_map(|a| before.array(&a).ok().map(|x| (a, x.elements)))
+            .filter_map(|a| before.array_values(&a).ok().map(|x| (a, x.elements)))
             .collect();
         drop(before);
         let mut f = asdf::open_with(&path, opts.clone()).unwrap();
@@ -309,7 +309,7 @@ fn every_conformance_file_survives_an_update() {
         let g = asdf::open_with(&path, opts).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(g.get("/x_updated").unwrap().as_str(), Some("by asdf-rs"), "{name}");
         for (a, want) in &arrays {
-            let got = g.array(a).unwrap_or_else(|e| panic!("{name}{a}: {e}")).elements;
+            let got = g.array_values(a).unwrap_or_else(|e| panic!("{name}{a}: {e}")).elements;
             assert!(
                 got.len() == want.len() && got.iter().zip(want).all(|(x, y)| x.same(y)),
                 "{name}{a}"
@@ -406,7 +406,7 @@ fn a_file_truncated_while_open_is_an_error_not_a_crash() {
     let p = d.join("t.asdf");
     two_arrays(&p, &WriteOptions::default());
     let f = asdf::open(&p).unwrap();
-    let first_block = f.blocks().block(0).unwrap().data_offset;
+    let first_block = f.layout().block(0).unwrap().data_offset;
     std::fs::OpenOptions::new()
         .write(true)
         .open(&p)
@@ -415,5 +415,5 @@ fn a_file_truncated_while_open_is_an_error_not_a_crash() {
         .unwrap();
     assert!(f.array_as::<f64>("/a").is_err());
     assert!(f.array_as::<f64>("/b").is_err());
-    assert!(f.blocks().check_block(1).is_err());
+    assert!(f.layout().check_block(1).is_err());
 }

@@ -98,7 +98,7 @@ fn read_write_read_keeps_trees_and_arrays() {
             same_tree(&t1, &t2, &name);
             assert_eq!(sorted_arrays(&f), sorted_arrays(&g), "{name}");
             for a in sorted_arrays(&f) {
-                let (x, y) = (f.array(&a), g.array(&a));
+                let (x, y) = (f.array_values(&a), g.array_values(&a));
                 match (x, y) {
                     (Ok(x), Ok(y)) => {
                         assert_eq!(x.shape, y.shape, "{name}{a}");
@@ -146,7 +146,7 @@ fn new_file_with_arrays() {
     )
     .unwrap();
     // Readable before writing.
-    assert_eq!(f.array("/flags").unwrap().elements[0], Element::UInt(1));
+    assert_eq!(f.array_values("/flags").unwrap().elements[0], Element::UInt(1));
     for compression in [
         Label::NONE,
         Label::ZLIB,
@@ -163,18 +163,18 @@ fn new_file_with_arrays() {
         .unwrap();
         let g = asdf::open(&path).unwrap();
         assert!(g.warnings().is_empty(), "{:?}", g.warnings());
-        let a = g.array("/sci/data").unwrap();
+        let a = g.array_values("/sci/data").unwrap();
         assert_eq!(a.shape, vec![3, 4]);
         assert_eq!(a.elements[11], Element::Float(16.5));
         assert_eq!(
-            g.array("/flags").unwrap().elements,
+            g.array_values("/flags").unwrap().elements,
             vec![Element::UInt(1), Element::UInt(0), Element::UInt(1), Element::UInt(1)]
         );
         assert_eq!(g.get("/asdf_library/name").unwrap().as_str(), Some("asdf-rs"));
         assert_eq!(g.standard_version(), Version::new(1, 6, 0));
-        for i in 0..g.blocks().block_count() {
-            assert_eq!(g.blocks().block(i).unwrap().compression(), compression);
-            g.blocks().verify_checksum(i).unwrap();
+        for i in 0..g.layout().block_count() {
+            assert_eq!(g.layout().block(i).unwrap().compression(), compression);
+            g.layout().verify_checksum(i).unwrap();
         }
     }
     // Only the target is left: no temporary files.
@@ -233,11 +233,11 @@ fn streamed_and_exploded() {
     assert_eq!(s.rows(), 50);
     s.finish().unwrap();
     let g = asdf::open(&path).unwrap();
-    let a = g.array("/stream").unwrap();
+    let a = g.array_values("/stream").unwrap();
     assert_eq!(a.shape, vec![50, 4]);
     assert_eq!(a.elements[199], Element::Float(199.0));
     assert_eq!(
-        g.array("/other").unwrap().elements,
+        g.array_values("/other").unwrap().elements,
         vec![Element::Int(1), Element::Int(2), Element::Int(3)]
     );
     // Exploded: main file plus one file per block; read back, and imploded again.
@@ -246,16 +246,16 @@ fn streamed_and_exploded() {
     assert_eq!(files.len(), 3, "{files:?}");
     assert!(dir.join("ex0000.asdf").exists() && dir.join("ex0001.asdf").exists());
     let e = asdf::open(&ex).unwrap();
-    assert_eq!(e.blocks().block_count(), 0);
+    assert_eq!(e.layout().block_count(), 0);
     assert!(e.get("/stream/source").unwrap().as_str().is_some());
-    assert_eq!(e.array("/stream").unwrap().elements.len(), 200);
+    assert_eq!(e.array_values("/stream").unwrap().elements.len(), 200);
     let back = dir.join("imploded.asdf");
     e.write_to(&back, &WriteOptions::default()).unwrap();
     let i = asdf::open(&back).unwrap();
-    assert_eq!(i.blocks().block_count(), 2);
+    assert_eq!(i.layout().block_count(), 2);
     assert_eq!(
-        i.array("/stream").unwrap().elements,
-        g.array("/stream").unwrap().elements
+        i.array_values("/stream").unwrap().elements,
+        g.array_values("/stream").unwrap().elements
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -281,7 +281,7 @@ fn float16_needs_standard_1_6() {
 fn progress_is_reported_per_block() {
     asdf_testdata::needs_conformance!();
     let f = asdf::open(asdf_testdata::conformance_dir().join("python-asdf-samples/e_three_blocks.asdf")).unwrap();
-    let n = f.blocks().block_count();
+    let n = f.layout().block_count();
     assert_eq!(n, 3);
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let s = seen.clone();
@@ -289,7 +289,7 @@ fn progress_is_reported_per_block() {
     let bytes = f.to_bytes(&opts).unwrap();
     assert_eq!(*seen.lock().unwrap(), vec![(0, 3), (1, 3), (2, 3), (3, 3)]);
     let g = asdf::open_bytes(bytes, OpenOptions::default()).unwrap();
-    assert_eq!(g.blocks().block_count(), 3);
+    assert_eq!(g.layout().block_count(), 3);
 }
 
 /// A 1.5.0 file is read with its schema defaults filled as Python asdf 6.0 fills them (a
@@ -355,7 +355,7 @@ fn streamed_arrays_stay_streamed() {
     let dir = std::env::temp_dir().join(format!("asdf-rs-stream-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let f = asdf::open(&src).unwrap();
-    let before = f.array("/stream").unwrap();
+    let before = f.array_values("/stream").unwrap();
     for (name, options) in [
         ("kept.asdf", WriteOptions::default()),
         (
@@ -369,10 +369,10 @@ fn streamed_arrays_stay_streamed() {
         let shape = g.get("/stream/shape").unwrap().as_sequence().unwrap();
         assert_eq!(shape.items[0].as_str(), Some("*"), "{name}");
         assert_eq!(g.get("/stream/source").unwrap().as_i64(), Some(-1), "{name}");
-        let blocks = g.blocks();
+        let blocks = g.layout();
         let last = blocks.block(blocks.block_count() - 1).unwrap();
         assert!(last.header.is_streamed(), "{name}");
-        let after = g.array("/stream").unwrap();
+        let after = g.array_values("/stream").unwrap();
         assert_eq!(after.shape, before.shape, "{name}");
         assert!(same_elements(&after.elements, &before.elements), "{name}");
     }
@@ -406,7 +406,7 @@ fn standard_1_7_0_is_read_and_written_only_on_opt_in() {
     );
     assert_eq!(g.violations().count(), 0, "{:?}", g.warnings());
     assert_eq!(
-        g.array("/a").unwrap().elements,
+        g.array_values("/a").unwrap().elements,
         vec![Element::UInt(1), Element::UInt(2), Element::UInt(3)]
     );
     // A schema violation under ndarray-1.2.0 is found.

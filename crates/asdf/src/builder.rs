@@ -1,0 +1,191 @@
+//! New arrays: datatype and byte order taken from the element type, per-array compression
+//! and storage, parents created as needed.
+
+use crate::{AsdfFile, Error, NewBlock, Node, NodeKind};
+use asdf_core_types::{ByteOrder, Datatype, Dim, NdArray, NdArrayError, Scalar, Source};
+use asdf_layout::Label;
+
+/// Where a new array's data goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum NewStorage {
+    /// A block of the file (the default).
+    #[default]
+    Internal,
+    /// In the tree, as `data:` lists (small arrays).
+    Inline,
+}
+
+/// An array to put in a file with [`AsdfFile::put_array`].
+///
+/// ```
+/// use asdf::{AsdfFile, Label, NewArray, Version};
+/// let mut file = AsdfFile::new(Version::STANDARD_LATEST)?;
+/// file.put_array("/sci/data", NewArray::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?.compression(Label::ZLIB))?;
+/// file.put_array("/sci/mask", NewArray::from_slice(&[0u8, 1, 0, 0], &[2, 2])?.inline())?;
+/// assert_eq!(file.array("/sci/data")?.read::<f32>()?, [1.0, 2.0, 3.0, 4.0]);
+/// # Ok::<(), asdf::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct NewArray {
+    datatype: Datatype,
+    shape: Vec<usize>,
+    byteorder: ByteOrder,
+    data: Vec<u8>,
+    compression: Option<Label>,
+    storage: NewStorage,
+}
+
+/// This machine's byte order.
+fn native() -> ByteOrder {
+    if cfg!(target_endian = "big") {
+        ByteOrder::Big
+    } else {
+        ByteOrder::Little
+    }
+}
+
+impl NewArray {
+    /// Elements `data` in C order with shape `shape`; the datatype is `T`'s, the byte order
+    /// this machine's.
+    ///
+    /// # Errors
+    /// [`Error::Array`] (`ShapeMismatch`) when the shape does not hold `data.len()` elements.
+    pub fn from_slice<T: Scalar + bytemuck::Pod>(data: &[T], shape: &[usize]) -> Result<Self, Error> {
+        let n = shape.iter().try_fold(1usize, |a, d| a.checked_mul(*d));
+        if n != Some(data.len()) {
+            return Err(Error::Array {
+                pointer: String::new(),
+                source: NdArrayError::ShapeMismatch,
+            });
+        }
+        Ok(Self::from_bytes(
+            Datatype::Scalar(T::TYPE),
+            shape,
+            native(),
+            bytemuck::cast_slice(data).to_vec(),
+        ))
+    }
+
+    /// An `ndarray` array or view (any layout: it is written in C order).
+    #[cfg(feature = "ndarray")]
+    #[must_use]
+    pub fn from_ndarray<T: Scalar + bytemuck::Pod, D: ndarray::Dimension>(a: ndarray::ArrayView<'_, T, D>) -> Self {
+        let shape = a.shape().to_vec();
+        let bytes = match a.as_slice() {
+            Some(s) => bytemuck::cast_slice(s).to_vec(),
+            None => {
+                let v: Vec<T> = a.iter().copied().collect();
+                bytemuck::cast_slice(&v).to_vec()
+            }
+        };
+        Self::from_bytes(Datatype::Scalar(T::TYPE), &shape, native(), bytes)
+    }
+
+    /// Raw element bytes in C order, of `datatype` and `byteorder` (structured and string
+    /// datatypes too). [`AsdfFile::put_array`] checks the length.
+    #[must_use]
+    pub fn from_bytes(datatype: Datatype, shape: &[usize], byteorder: ByteOrder, data: Vec<u8>) -> Self {
+        NewArray {
+            datatype,
+            shape: shape.to_vec(),
+            byteorder,
+            data,
+            compression: None,
+            storage: NewStorage::Internal,
+        }
+    }
+
+    /// Compresses its block with `label` (`Label::ZLIB`, `Label::ZSTD`, `Label::BLS2`, ...),
+    /// whatever the other arrays use; [`crate::Compression::All`] in the write options still
+    /// overrides it.
+    #[must_use]
+    pub fn compression(mut self, label: Label) -> Self {
+        self.compression = Some(label);
+        self
+    }
+
+    /// Stores it in the tree instead of a block.
+    #[must_use]
+    pub fn inline(mut self) -> Self {
+        self.storage = NewStorage::Inline;
+        self
+    }
+
+    /// Sets where it is stored.
+    #[must_use]
+    pub fn storage(mut self, storage: NewStorage) -> Self {
+        self.storage = storage;
+        self
+    }
+}
+
+impl AsdfFile {
+    /// Puts `array` at `pointer`, creating the mappings on the way that do not exist yet
+    /// (replacing a node that is there). Its block (if it has one) is written with the file.
+    ///
+    /// # Errors
+    /// [`Error::Array`] when the data does not match datatype and shape;
+    /// [`Error::NotFound`] when a node on the way is not a mapping.
+    pub fn put_array(&mut self, pointer: &str, array: NewArray) -> Result<(), Error> {
+        let err = |source| Error::Array {
+            pointer: pointer.to_owned(),
+            source,
+        };
+        let count = array.shape.iter().try_fold(1usize, |a, d| a.checked_mul(*d));
+        if count.and_then(|n| n.checked_mul(array.datatype.size())) != Some(array.data.len()) {
+            return Err(err(NdArrayError::ShapeMismatch));
+        }
+        self.create_parents(pointer)?;
+        let tag = self.tag_for("core/ndarray")?;
+        let mut nd = NdArray {
+            source: Some(Source::Block(0)),
+            data: None,
+            datatype: Some(array.datatype.clone()),
+            byteorder: array.byteorder,
+            shape: Some(array.shape.iter().map(|d| Dim::Fixed(*d)).collect()),
+            offset: 0,
+            strides: None,
+            mask: None,
+            extra: Vec::new(),
+            form: asdf_core_types::ndarray::Form::default(),
+        };
+        let node = match array.storage {
+            NewStorage::Inline => {
+                let d = nd.decode(Some(&array.data)).map_err(err)?;
+                NdArray::inline(d.datatype, &d.shape, &d.elements).to_node(&tag)
+            }
+            NewStorage::Internal => {
+                let index = self.reader.block_count() + self.pending.len();
+                let source = i64::try_from(index).unwrap_or(i64::MAX);
+                // Negative sources count from the last block, which is about to change.
+                crate::update::absolute_sources(&mut self.doc.root, source);
+                self.pending.push(NewBlock {
+                    data: array.data,
+                    compression: array.compression,
+                });
+                nd.source = Some(Source::Block(source));
+                nd.to_node(&tag)
+            }
+        };
+        self.set(pointer, node)?;
+        Ok(())
+    }
+
+    /// Makes a mapping of every missing parent of `pointer`.
+    fn create_parents(&mut self, pointer: &str) -> Result<(), Error> {
+        let toks = asdf_yaml::pointer::tokens(pointer).map_err(|e| crate::edit::pointer_error(pointer, e))?;
+        for i in 1..toks.len() {
+            let at = asdf_yaml::pointer::join(&toks[..i]);
+            match self.get(&at) {
+                Ok(n) if matches!(n.kind, NodeKind::Mapping(_) | NodeKind::Sequence(_)) => {}
+                Ok(_) => return Err(Error::NotFound(format!("{at} (not a mapping)"))),
+                Err(Error::NotFound(_)) => {
+                    self.set(&at, Node::map(Vec::new()))?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
