@@ -569,19 +569,17 @@ fn verify(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
     Ok(ExitCode::from(1))
 }
 
+/// The codecs this build writes, as the codec registry knows them (plus `none`).
+fn writable() -> Vec<asdf::Label> {
+    let mut known = asdf::compression::Registry::shared_default().labels();
+    known.sort_by_key(|l| l.name());
+    known.insert(0, asdf::Label::NONE);
+    known
+}
+
 fn label(name: &str) -> Option<asdf::Label> {
     let l = asdf::Label::from_name(name)?;
-    let known = [
-        asdf::Label::NONE,
-        asdf::Label::ZLIB,
-        asdf::Label::BZP2,
-        asdf::Label::LZ4,
-        asdf::Label::ZSTD,
-        asdf::Label::LZ4F,
-        asdf::Label::BLSC,
-        asdf::Label::BLS2,
-    ];
-    known.contains(&l).then_some(l)
+    writable().contains(&l).then_some(l)
 }
 
 fn rewrite(path: &std::path::Path, out: &std::path::Path, compression: Option<&str>) -> Result<ExitCode, asdf::Error> {
@@ -591,7 +589,8 @@ fn rewrite(path: &std::path::Path, out: &std::path::Path, compression: Option<&s
         Some(name) => match label(name) {
             Some(l) => asdf::Compression::All(l),
             None => {
-                eprintln!("error: unknown compression `{name}` (zlib, bzp2, lz4, zstd, lz4f, blsc, bls2, none)");
+                let names: Vec<String> = writable().iter().map(ToString::to_string).collect();
+                eprintln!("error: unknown compression `{name}` ({})", names.join(", "));
                 return Ok(ExitCode::from(2));
             }
         },

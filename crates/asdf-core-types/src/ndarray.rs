@@ -501,27 +501,7 @@ impl NdArray {
             .collect()
     }
 
-    /// Decodes the elements: from `block` (the decoded bytes of the array's block) for arrays
-    /// with a `source`, from the inline data otherwise.
-    ///
-    /// # Errors
-    /// The view reaching outside the block, inline data not matching shape or datatype, a
-    /// missing block.
-    pub fn decode(&self, block: Option<&[u8]>) -> Result<Decoded, NdArrayError> {
-        if self.source.is_none() {
-            return self.decode_inline();
-        }
-        let block = block.ok_or(NdArrayError::MissingBlock)?;
-        let view = crate::view::View::new(self, block.len() as u64)?;
-        let elements = view.decode_all(block)?;
-        Ok(Decoded {
-            datatype: view.datatype,
-            shape: view.shape,
-            elements,
-        })
-    }
-
-    fn decode_inline(&self) -> Result<Decoded, NdArrayError> {
+    pub(crate) fn decode_inline(&self) -> Result<Decoded, NdArrayError> {
         let data = self.data.as_ref().ok_or(NdArrayError::NoData)?;
         let dt = match &self.datatype {
             Some(d) => d.clone(),

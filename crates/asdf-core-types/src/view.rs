@@ -8,7 +8,29 @@ use std::marker::PhantomData;
 use std::ops::Range;
 
 use crate::datatype::{ByteOrder, Datatype, ScalarType};
-use crate::ndarray::{Element, NdArray, NdArrayError, decode_element};
+use crate::ndarray::{Decoded, Element, NdArray, NdArrayError, decode_element};
+
+impl NdArray {
+    /// Decodes the elements: from `block` (the decoded bytes of the array's block) for arrays
+    /// with a `source`, from the inline data otherwise.
+    ///
+    /// # Errors
+    /// The view reaching outside the block, inline data not matching shape or datatype, a
+    /// missing block.
+    pub fn decode(&self, block: Option<&[u8]>) -> Result<Decoded, NdArrayError> {
+        if self.source.is_none() {
+            return self.decode_inline();
+        }
+        let block = block.ok_or(NdArrayError::MissingBlock)?;
+        let view = View::new(self, block.len() as u64)?;
+        let elements = view.decode_all(block)?;
+        Ok(Decoded {
+            datatype: view.datatype,
+            shape: view.shape,
+            elements,
+        })
+    }
+}
 
 /// The layout of a block-backed array, checked against its block's length.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -423,11 +445,11 @@ macro_rules! scalar {
                 if order != native && std::mem::size_of::<$t>() > 1 {
                     return None;
                 }
-                // SAFETY: every bit pattern of these bytes is a valid value of this integer or
-                // float type (no padding, no invalid values), and `align_to` puts in the middle
-                // part only whole, properly aligned elements; the result borrows from `b`.
-                let (head, mid, tail) = unsafe { b.align_to::<$t>() };
-                (head.is_empty() && tail.is_empty()).then_some(mid)
+                if b.is_empty() {
+                    return Some(&[]);
+                }
+                // Aligned whole elements only (bytemuck checks; these types are `Pod`).
+                bytemuck::try_cast_slice::<u8, $t>(b).ok()
             }
             /// Fixed-size chunks: a loop the compiler turns into a copy (or byte swaps).
             fn extend_from_bytes(out: &mut Vec<Self>, b: &[u8], order: ByteOrder) {

@@ -6,7 +6,58 @@
 
 use num_bigint::BigInt;
 
-use crate::node::{Value, tags};
+/// The YAML core tags (`tag:yaml.org,2002:`).
+pub mod tags {
+    /// Prefix of the YAML core tags.
+    pub const YAML: &str = "tag:yaml.org,2002:";
+    /// `!!str`
+    pub const STR: &str = "tag:yaml.org,2002:str";
+    /// `!!int`
+    pub const INT: &str = "tag:yaml.org,2002:int";
+    /// `!!float`
+    pub const FLOAT: &str = "tag:yaml.org,2002:float";
+    /// `!!bool`
+    pub const BOOL: &str = "tag:yaml.org,2002:bool";
+    /// `!!null`
+    pub const NULL: &str = "tag:yaml.org,2002:null";
+    /// `!!binary`
+    pub const BINARY: &str = "tag:yaml.org,2002:binary";
+    /// `!!timestamp`
+    pub const TIMESTAMP: &str = "tag:yaml.org,2002:timestamp";
+    /// `!!map`
+    pub const MAP: &str = "tag:yaml.org,2002:map";
+    /// `!!seq`
+    pub const SEQ: &str = "tag:yaml.org,2002:seq";
+    /// `!!omap`
+    pub const OMAP: &str = "tag:yaml.org,2002:omap";
+    /// `!!pairs`
+    pub const PAIRS: &str = "tag:yaml.org,2002:pairs";
+    /// `!!set`
+    pub const SET: &str = "tag:yaml.org,2002:set";
+    /// The ASDF tag prefix, written as `!` by `%TAG ! tag:stsci.edu:asdf/`.
+    pub const ASDF: &str = "tag:stsci.edu:asdf/";
+}
+
+/// A scalar's resolved value (YAML 1.1, as PyYAML's SafeLoader resolves it).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// `~`, `null`, empty.
+    Null,
+    /// `true`, `yes`, `on`, ...
+    Bool(bool),
+    /// An integer that fits in i64.
+    Int(i64),
+    /// An integer beyond i64, kept exactly.
+    BigInt(Box<BigInt>),
+    /// A float.
+    Float(f64),
+    /// A string: the scalar's text.
+    Str,
+    /// A YAML timestamp, kept as its text.
+    Timestamp,
+    /// `!!binary` data, decoded from base64.
+    Binary(Box<[u8]>),
+}
 
 /// Why a scalar could not be given a value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

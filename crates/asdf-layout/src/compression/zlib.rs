@@ -155,34 +155,15 @@ impl Zlib {
     }
 }
 
-const ADLER_MOD: u32 = 65_521;
-
-/// Adler-32 of `data` (RFC 1950).
+/// Adler-32 (zlib-rs's, the implementation flate2 already uses).
 fn adler32(data: &[u8]) -> u32 {
-    let (mut a, mut b) = (1u32, 0u32);
-    // 5552 bytes is the most that can be summed before the 32-bit sums may overflow.
-    for chunk in data.chunks(5552) {
-        for &x in chunk {
-            a += u32::from(x);
-            b += a;
-        }
-        a %= ADLER_MOD;
-        b %= ADLER_MOD;
-    }
-    (b << 16) | a
+    zlib_rs::adler32::adler32(1, data)
 }
 
 /// The Adler-32 of the concatenation of data with checksum `a1` and `len2` bytes with
-/// checksum `a2` (zlib's `adler32_combine`).
+/// checksum `a2` (zlib's `adler32_combine`, from zlib-rs).
 fn adler32_combine(a1: u32, a2: u32, len2: usize) -> u32 {
-    let rem = u64::try_from(len2 % ADLER_MOD as usize).unwrap_or(0);
-    let m = u64::from(ADLER_MOD);
-    let (s1a, s2a) = (u64::from(a1 & 0xffff), u64::from(a1 >> 16));
-    let (s1b, s2b) = (u64::from(a2 & 0xffff), u64::from(a2 >> 16));
-    let s1 = (s1a + s1b + m - 1) % m;
-    let s2 = (s2a + s2b + (rem * s1a) % m + m - rem) % m;
-    // Both are below 65,521, so they fit.
-    u32::try_from((s2 << 16) | s1).unwrap_or(0)
+    zlib_rs::adler32::adler32_combine(a1, a2, len2 as u64)
 }
 
 #[cfg(test)]
