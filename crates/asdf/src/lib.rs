@@ -54,6 +54,7 @@ pub use bytemuck;
 pub use ndarray;
 
 mod array;
+mod atomic;
 mod builder;
 mod edit;
 mod guard;
@@ -67,8 +68,9 @@ pub use asdf_layout::Label;
 /// The block codecs (for [`WriteOptions::codec`]: a `bls2` frame's chunk size, compressor, filter).
 pub use asdf_layout::compression;
 use asdf_layout::{ReadOptions, Reader};
+pub use atomic::write_atomically;
 pub use update::{RewriteReason, Update};
-pub use write::{Compression, Progress, StreamingWriter, WriteOptions, write_atomically};
+pub use write::{Compression, Progress, StreamingWriter, WriteOptions};
 
 /// The schemas and manifests this build carries (the standard's, with the `datatype` and `ndim`
 /// keywords), loaded once.
@@ -689,14 +691,6 @@ pub fn emit_yaml(doc: &Document) -> Result<Vec<u8>, Error> {
     Ok(asdf_yaml::emit(doc, &asdf_yaml::EmitOptions::default())?)
 }
 
-fn node_at_mut<'a>(root: &'a mut Node, path: &[asdf_yaml::Step]) -> Option<&'a mut Node> {
-    let mut n = root;
-    for s in path {
-        n = n.step_mut(*s)?;
-    }
-    Some(n)
-}
-
 fn shift_error(e: asdf_yaml::Error, lines: u64) -> Error {
     use asdf_yaml::Error as Y;
     Error::Yaml(match e {
@@ -1297,7 +1291,11 @@ impl AsdfFile {
             let ext = &externals[file];
             let target = asdf_yaml::pointer::get(&ext.doc, &frag).map_err(|e| bad(e.to_string()))?;
             let copied = ext.inline_arrays(target, &frag)?;
-            let slot = node_at_mut(&mut self.doc.root, &path).ok_or_else(|| bad("the reference moved".to_owned()))?;
+            let slot = self
+                .doc
+                .root
+                .at_path_mut(&path)
+                .ok_or_else(|| bad("the reference moved".to_owned()))?;
             *slot = copied;
         }
         for (i, (path, ptr, r, frag)) in internal.into_iter().enumerate() {
@@ -1308,12 +1306,20 @@ impl AsdfFile {
             };
             let target = asdf_yaml::pointer::resolve_path(&self.doc, &frag).map_err(|e| bad(e.to_string()))?;
             let anchor = {
-                let t = node_at_mut(&mut self.doc.root, &target).ok_or_else(|| bad("no such node".to_owned()))?;
+                let t = self
+                    .doc
+                    .root
+                    .at_path_mut(&target)
+                    .ok_or_else(|| bad("no such node".to_owned()))?;
                 t.anchor
                     .get_or_insert_with(|| asdf_yaml::Anchor::from(format!("ref{}", i + 1)))
                     .clone()
             };
-            let slot = node_at_mut(&mut self.doc.root, &path).ok_or_else(|| bad("the reference moved".to_owned()))?;
+            let slot = self
+                .doc
+                .root
+                .at_path_mut(&path)
+                .ok_or_else(|| bad("the reference moved".to_owned()))?;
             *slot = Node {
                 tag: None,
                 anchor: None,

@@ -8,6 +8,7 @@ use asdf_layout::{BlockOptions, Label, Writer};
 use asdf_yaml::{Document, EmitOptions, Node, NodeKind, Step};
 use std::io::Write as _;
 
+use crate::atomic::{Dest, TempFile, destination, not_regular, write_atomically};
 use crate::{AsdfFile, Error};
 
 /// Where a file is written: memory, or a file that can be flushed to disk early.
@@ -280,148 +281,6 @@ fn block_arrays(root: &Node) -> Vec<Vec<Step>> {
     out
 }
 
-fn temp_path(target: &Path) -> PathBuf {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let unique = format!(
-        ".{name}.{}.{}.tmp",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    );
-    target.with_file_name(unique)
-}
-
-/// Writes a file atomically, as [`AsdfFile::write_to`] does: `fill` writes into a new
-/// temporary file beside `path`, which is flushed to disk and renamed over `path` only when
-/// `fill` succeeded; otherwise it is removed and `path` is untouched (a full disk never
-/// leaves half a file in place of the old one).
-///
-/// # Errors
-/// [`Error::Io`] from `fill` or the file system.
-pub fn write_atomically(
-    path: impl AsRef<Path>,
-    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
-) -> Result<(), Error> {
-    let path = path.as_ref();
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let path = match destination(path) {
-        Dest::InPlace => {
-            let f = std::fs::OpenOptions::new().write(true).open(path).map_err(io)?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-            return fill(&mut w).and_then(|()| w.flush()).map_err(io);
-        }
-        Dest::Atomic(p) => p,
-    };
-    let path = path.as_path();
-    clean_stale_temps(path);
-    let tmp = temp_path(path);
-    let result = (|| {
-        let f = create_new(&tmp)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-        fill(&mut w)?;
-        let f = w.into_inner().map_err(std::io::IntoInnerError::into_error)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })()
-    .map_err(io);
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// Where a write of `path` goes.
-pub(crate) enum Dest {
-    /// An existing file that is not a regular file (a device such as `/dev/null`, a FIFO, a
-    /// terminal): written in place. A rename would replace the device node itself.
-    InPlace,
-    /// A regular file (or none yet): written atomically at this path, the file a symbolic
-    /// link names rather than the link.
-    Atomic(PathBuf),
-}
-
-/// The error for a streamed or exploded output that is not a regular file.
-fn not_regular(path: &Path) -> Error {
-    Error::Io {
-        path: path.to_path_buf(),
-        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
-    }
-}
-
-/// Where a write of `path` goes (see [`Dest`]).
-pub(crate) fn destination(path: &Path) -> Dest {
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => Dest::InPlace,
-        Ok(_) if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) => {
-            Dest::Atomic(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
-        }
-        _ => Dest::Atomic(path.to_path_buf()),
-    }
-}
-
-/// Creates `path`, which must not exist (so never through a planted symbolic link), with the
-/// permissions `File::create` gives (the umask applies).
-pub(crate) fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .read(true)
-        .create_new(true)
-        .open(path)
-}
-
-/// Removes the temporary files that writes of `target` killed before they finished left
-/// beside it (`.NAME.PID.NANOS.tmp` whose process is gone); best effort.
-pub(crate) fn clean_stale_temps(target: &Path) {
-    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
-        return;
-    };
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
-    let prefix = format!(".{}.", name.to_string_lossy());
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for e in entries.flatten() {
-        let file = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = file.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".tmp")) else {
-            continue;
-        };
-        let mut parts = rest.split('.');
-        let (Some(pid), Some(nanos), None) = (parts.next(), parts.next(), parts.next()) else {
-            continue;
-        };
-        if nanos.parse::<u128>().is_err() {
-            continue;
-        }
-        if let Ok(pid) = pid.parse::<u32>()
-            && !process_alive(pid)
-        {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
-}
-
-/// Whether process `pid` is running (on Linux: /proc; elsewhere assumed running).
-fn process_alive(pid: u32) -> bool {
-    if pid == std::process::id() {
-        return true;
-    }
-    if cfg!(target_os = "linux") {
-        Path::new("/proc").join(pid.to_string()).exists()
-    } else {
-        true
-    }
-}
-
 impl AsdfFile {
     /// The full tag this file's standard version uses for `name` (`core/ndarray` ->
     /// `tag:stsci.edu:asdf/core/ndarray-1.1.0` for 1.6.0, `...-1.0.0` before).
@@ -494,10 +353,6 @@ impl AsdfFile {
 
     /// [`AsdfFile::write_to`] without the lock.
     pub(crate) fn write_atomic(&self, path: &Path, options: &WriteOptions) -> Result<(), Error> {
-        let io = |source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        };
         let path = match destination(path) {
             Dest::InPlace => {
                 // A device or a FIFO: the whole file, made in memory, written into it.
@@ -506,31 +361,19 @@ impl AsdfFile {
             }
             Dest::Atomic(p) => p,
         };
-        let path = path.as_path();
-        clean_stale_temps(path);
-        let tmp = temp_path(path);
-        let result = (|| {
-            let f = create_new(&tmp).map_err(io)?;
-            let w = std::io::BufWriter::with_capacity(1 << 20, f);
-            let w = if options.durable {
-                let mut w = w;
-                self.write_into(&mut w, options)?;
-                w
-            } else {
-                let mut w = Volatile(w);
-                self.write_into(&mut w, options)?;
-                w.0
-            };
-            let f = w.into_inner().map_err(|e| io(e.into_error()))?;
-            if options.durable {
-                f.sync_all().map_err(io)?;
-            }
-            std::fs::rename(&tmp, path).map_err(io)
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        result
+        let (tmp, f) = TempFile::create(&path)?;
+        let w = std::io::BufWriter::with_capacity(1 << 20, f);
+        let w = if options.durable {
+            let mut w = w;
+            self.write_into(&mut w, options)?;
+            w
+        } else {
+            let mut w = Volatile(w);
+            self.write_into(&mut w, options)?;
+            w.0
+        };
+        let f = w.into_inner().map_err(|e| tmp.error(e.into_error()))?;
+        tmp.commit(f, options.durable)
     }
 
     fn write_into<W: Sink>(&self, out: &mut W, options: &WriteOptions) -> Result<(), Error> {
@@ -828,26 +671,13 @@ impl AsdfFile {
             Dest::Atomic(p) => p,
             Dest::InPlace => return Err(not_regular(&path)),
         };
-        let tmp = temp_path(&path);
-        let io = |source| Error::Io {
-            path: path.clone(),
-            source,
-        };
-        let file = create_new(&tmp).map_err(io)?;
-        let w = self.write_blocks(&doc, std::io::BufWriter::with_capacity(1 << 20, file), options, true);
-        let w = match w {
-            Ok((w, _)) => w,
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(e);
-            }
-        };
+        let (tmp, file) = TempFile::create(&path)?;
+        let (w, _) = self.write_blocks(&doc, std::io::BufWriter::with_capacity(1 << 20, file), options, true)?;
         Ok(StreamingWriter {
             inner: Some(w.start_stream()?),
             row_bytes,
             rows: 0,
             tmp,
-            target: path,
         })
     }
 
@@ -938,7 +768,7 @@ impl AsdfFile {
                 names.insert(key, name.clone());
                 name
             };
-            if let Some(node) = node_at_mut(&mut main.doc.root, &p)
+            if let Some(node) = main.doc.root.at_path_mut(&p)
                 && let Some(s) = node.get_mut("source")
             {
                 *s = Node::str(file_name);
@@ -956,39 +786,26 @@ impl AsdfFile {
             Dest::Atomic(p) => p,
             Dest::InPlace => return Err(not_regular(&path)),
         };
-        let tmp = temp_path(&path);
-        let io = |source| Error::Io {
-            path: path.clone(),
-            source,
-        };
-        let result = (|| {
-            let file = create_new(&tmp).map_err(io)?;
-            let mut doc = doc;
-            if let Some(m) = doc.root.as_mapping_mut() {
-                m.insert("asdf_library", self.library_node()?);
-            }
-            let tree = asdf_yaml::emit(&doc, &EmitOptions::default())?;
-            let mut w = Writer::with_comments(std::io::BufWriter::new(file), self.standard, &[], options.registry())?;
-            w.write_tree(&tree)?;
-            for b in &self.pending {
-                w.write_block_overlapped(
-                    &b.data,
-                    &BlockOptions::default()
-                        .checksum(options.checksums)
-                        .compression(options.new_block_label(b.compression)),
-                )?;
-            }
-            let out = w.finish(options.index)?;
-            let f = out.into_inner().map_err(|e| io(e.into_error()))?;
-            if options.durable {
-                f.sync_all().map_err(io)?;
-            }
-            std::fs::rename(&tmp, &path).map_err(io)
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
+        let (tmp, file) = TempFile::create(&path)?;
+        let mut doc = doc;
+        if let Some(m) = doc.root.as_mapping_mut() {
+            m.insert("asdf_library", self.library_node()?);
         }
-        result.map(|()| path)
+        let tree = asdf_yaml::emit(&doc, &EmitOptions::default())?;
+        let mut w = Writer::with_comments(std::io::BufWriter::new(file), self.standard, &[], options.registry())?;
+        w.write_tree(&tree)?;
+        for b in &self.pending {
+            w.write_block_overlapped(
+                &b.data,
+                &BlockOptions::default()
+                    .checksum(options.checksums)
+                    .compression(options.new_block_label(b.compression)),
+            )?;
+        }
+        let out = w.finish(options.index)?;
+        let f = out.into_inner().map_err(|e| tmp.error(e.into_error()))?;
+        tmp.commit(f, options.durable)?;
+        Ok(path)
     }
 
     /// The YAML text written for `doc` with `edits`: validated (when asked), `asdf_library`
@@ -1120,8 +937,7 @@ pub struct StreamingWriter {
     inner: Option<asdf_layout::StreamWriter<std::io::BufWriter<std::fs::File>>>,
     row_bytes: usize,
     rows: u64,
-    tmp: PathBuf,
-    target: PathBuf,
+    tmp: TempFile,
 }
 
 impl StreamingWriter {
@@ -1139,11 +955,8 @@ impl StreamingWriter {
         let w = self
             .inner
             .as_mut()
-            .ok_or_else(|| Error::NotFound("stream already finished".to_owned()))?;
-        w.write_all(bytes).map_err(|source| Error::Io {
-            path: self.tmp.clone(),
-            source,
-        })?;
+            .ok_or(Error::Usage("the stream is already finished"))?;
+        w.write_all(bytes).map_err(|e| self.tmp.error(e))?;
         self.rows += (bytes.len() / self.row_bytes) as u64;
         Ok(())
     }
@@ -1159,42 +972,14 @@ impl StreamingWriter {
     /// # Errors
     /// I/O errors (the temporary file is removed).
     pub fn finish(mut self) -> Result<(), Error> {
-        let io = |path: &Path, source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let result = (|| {
-            let w = self
-                .inner
-                .take()
-                .ok_or_else(|| Error::NotFound("stream already finished".to_owned()))?;
-            let buf = w.finish()?;
-            let f = buf.into_inner().map_err(|e| io(&self.tmp, e.into_error()))?;
-            f.sync_all().map_err(|e| io(&self.tmp, e))?;
-            std::fs::rename(&self.tmp, &self.target).map_err(|e| io(&self.target, e))
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
-        result
+        let w = self
+            .inner
+            .take()
+            .ok_or(Error::Usage("the stream is already finished"))?;
+        let buf = w.finish()?;
+        let f = buf.into_inner().map_err(|e| self.tmp.error(e.into_error()))?;
+        self.tmp.commit(f, true)
     }
-}
-
-impl Drop for StreamingWriter {
-    fn drop(&mut self) {
-        // Not finished: leave no temporary file behind.
-        if self.inner.is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
-    }
-}
-
-fn node_at_mut<'a>(root: &'a mut Node, path: &[Step]) -> Option<&'a mut Node> {
-    let mut n = root;
-    for s in path {
-        n = n.step_mut(*s)?;
-    }
-    Some(n)
 }
 
 /// The full tag ASDF Standard `v` lists for `name` (such as `core/ndarray`), if it lists one.

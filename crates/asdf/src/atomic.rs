@@ -1,0 +1,194 @@
+//! The one place files are written atomically: a temporary file beside the target
+//! (`.NAME.PID.NANOS.tmp`, so that the temporaries of a killed writer can be recognised and
+//! cleaned), synced, then renamed over the target; removed when anything fails or the writer
+//! is dropped unfinished.
+
+use crate::Error;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// A temporary file that becomes `target` on [`TempFile::commit`], and is removed otherwise.
+#[derive(Debug)]
+pub(crate) struct TempFile {
+    tmp: PathBuf,
+    target: PathBuf,
+    armed: bool,
+}
+
+impl TempFile {
+    /// Creates the temporary file for `target` (after removing the ones dead writers left).
+    pub(crate) fn create(target: &Path) -> Result<(TempFile, std::fs::File), Error> {
+        clean_stale_temps(target);
+        let tmp = temp_path(target);
+        let f = create_new(&tmp).map_err(|source| Error::Io {
+            path: target.to_path_buf(),
+            source,
+        })?;
+        Ok((
+            TempFile {
+                tmp,
+                target: target.to_path_buf(),
+                armed: true,
+            },
+            f,
+        ))
+    }
+
+    /// An I/O error while writing it, named by the target.
+    pub(crate) fn error(&self, source: std::io::Error) -> Error {
+        Error::Io {
+            path: self.target.clone(),
+            source,
+        }
+    }
+
+    /// Puts it on disk (when `durable`) and in the target's place.
+    pub(crate) fn commit(mut self, file: std::fs::File, durable: bool) -> Result<(), Error> {
+        if durable {
+            file.sync_all().map_err(|e| self.error(e))?;
+        }
+        drop(file);
+        std::fs::rename(&self.tmp, &self.target).map_err(|e| self.error(e))?;
+        self.armed = false;
+        Ok(())
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+pub(crate) fn temp_path(target: &Path) -> PathBuf {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let unique = format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    );
+    target.with_file_name(unique)
+}
+
+/// Writes a file atomically, as [`AsdfFile::write_to`] does: `fill` writes into a new
+/// temporary file beside `path`, which is flushed to disk and renamed over `path` only when
+/// `fill` succeeded; otherwise it is removed and `path` is untouched (a full disk never
+/// leaves half a file in place of the old one).
+///
+/// # Errors
+/// [`Error::Io`] from `fill` or the file system.
+pub fn write_atomically(
+    path: impl AsRef<Path>,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), Error> {
+    let path = path.as_ref();
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let path = match destination(path) {
+        Dest::InPlace => {
+            let f = std::fs::OpenOptions::new().write(true).open(path).map_err(io)?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+            return fill(&mut w).and_then(|()| w.flush()).map_err(io);
+        }
+        Dest::Atomic(p) => p,
+    };
+    let (tmp, f) = TempFile::create(&path)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    fill(&mut w).map_err(|e| tmp.error(e))?;
+    let f = w.into_inner().map_err(|e| tmp.error(e.into_error()))?;
+    tmp.commit(f, true)
+}
+
+/// Where a write of `path` goes.
+pub(crate) enum Dest {
+    /// An existing file that is not a regular file (a device such as `/dev/null`, a FIFO, a
+    /// terminal): written in place. A rename would replace the device node itself.
+    InPlace,
+    /// A regular file (or none yet): written atomically at this path, the file a symbolic
+    /// link names rather than the link.
+    Atomic(PathBuf),
+}
+
+/// The error for a streamed or exploded output that is not a regular file.
+pub(crate) fn not_regular(path: &Path) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
+    }
+}
+
+/// Where a write of `path` goes (see [`Dest`]).
+pub(crate) fn destination(path: &Path) -> Dest {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Dest::InPlace,
+        Ok(_) if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) => {
+            Dest::Atomic(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
+        }
+        _ => Dest::Atomic(path.to_path_buf()),
+    }
+}
+
+/// Creates `path`, which must not exist (so never through a planted symbolic link), with the
+/// permissions `File::create` gives (the umask applies).
+pub(crate) fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .read(true)
+        .create_new(true)
+        .open(path)
+}
+
+/// Removes the temporary files that writes of `target` killed before they finished left
+/// beside it (`.NAME.PID.NANOS.tmp` whose process is gone); best effort.
+pub(crate) fn clean_stale_temps(target: &Path) {
+    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = file.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".tmp")) else {
+            continue;
+        };
+        let mut parts = rest.split('.');
+        let (Some(pid), Some(nanos), None) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        if nanos.parse::<u128>().is_err() {
+            continue;
+        }
+        if let Ok(pid) = pid.parse::<u32>()
+            && !process_alive(pid)
+        {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Whether process `pid` is running (on Linux: /proc; elsewhere assumed running).
+fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    if cfg!(target_os = "linux") {
+        Path::new("/proc").join(pid.to_string()).exists()
+    } else {
+        true
+    }
+}
