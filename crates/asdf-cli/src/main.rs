@@ -21,9 +21,6 @@ macro_rules! eprintln {
     () => { $crate::out::stderr(format_args!("\n")) };
     ($($t:tt)*) => { $crate::out::stderr(format_args!("{}\n", format_args!($($t)*))) };
 }
-macro_rules! eprint {
-    ($($t:tt)*) => { $crate::out::stderr(format_args!($($t)*)) };
-}
 
 mod budget;
 mod diff;

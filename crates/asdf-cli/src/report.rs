@@ -50,49 +50,41 @@ pub fn file_head(path: &std::path::Path, end: u64) -> Vec<u8> {
     buf
 }
 
-/// A progress bar on standard error: drawn only on a terminal and only once the work has taken
-/// more than a second; cleared when done.
+/// A progress bar on standard error (indicatif: drawn only on a terminal), shown once the
+/// work has taken more than a second; cleared when done.
 pub struct Bar {
-    what: String,
+    bar: indicatif::ProgressBar,
     start: std::time::Instant,
-    on_terminal: bool,
-    drawn: std::sync::atomic::AtomicBool,
+    shown: std::sync::atomic::AtomicBool,
 }
 
 impl Bar {
     pub fn new(what: &str) -> Self {
+        let bar = indicatif::ProgressBar::hidden();
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({eta})") {
+            bar.set_style(style.progress_chars("#>-"));
+        }
+        bar.set_message(what.to_owned());
         Self {
-            what: what.to_owned(),
+            bar,
             start: std::time::Instant::now(),
-            on_terminal: std::io::stderr().is_terminal(),
-            drawn: std::sync::atomic::AtomicBool::new(false),
+            shown: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
     /// Shows `done` of `total`.
     pub fn update(&self, done: usize, total: usize) {
-        use std::io::Write as _;
-        if !self.on_terminal || total == 0 || self.start.elapsed() < std::time::Duration::from_secs(1) {
-            return;
+        use std::sync::atomic::Ordering;
+        if !self.shown.load(Ordering::Relaxed) && self.start.elapsed() >= std::time::Duration::from_secs(1) {
+            self.shown.store(true, Ordering::Relaxed);
+            self.bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
         }
-        let width = 30;
-        let filled = done.min(total) * width / total;
-        let mut e = std::io::stderr().lock();
-        let _ = write!(
-            e,
-            "\r{} [{}{}] {done}/{total}",
-            self.what,
-            "#".repeat(filled),
-            " ".repeat(width - filled)
-        );
-        let _ = e.flush();
-        self.drawn.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.bar.set_length(total as u64);
+        self.bar.set_position(done as u64);
     }
 
     /// Clears the bar, if it was drawn.
     pub fn finish(&self) {
-        if self.drawn.load(std::sync::atomic::Ordering::Relaxed) {
-            eprint!("\r\x1b[2K");
-        }
+        self.bar.finish_and_clear();
     }
 }

@@ -38,6 +38,8 @@ pub mod node;
 mod parse;
 pub mod pointer;
 pub mod resolve;
+#[cfg(feature = "sample")]
+#[doc(hidden)]
 pub mod sample;
 mod scanner;
 mod writer;
