@@ -1,6 +1,7 @@
-//! Typed views of ASDF core tags. So far: the ndarray datatype model and the schema keywords
-//! built on it (`datatype`, `exact_datatype`, `ndim`, `max_ndim`), registered with
-//! `asdf-schema`.
+//! Typed values of the ASDF core tags: the ndarray datatype model and the schema keywords built
+//! on it (`datatype`, `exact_datatype`, `ndim`, `max_ndim`, registered with `asdf-schema`),
+//! ndarray nodes and array layouts (`View`: offsets, typed copies, zero-copy slices, element
+//! iterators), and typed values of the core, unit, time, table and fits tags.
 //!
 //! ```
 //! use asdf_yaml::{parse, Limits};
