@@ -173,10 +173,17 @@ pub enum Datatype {
     Structured(Vec<Field>),
 }
 
-/// A `datatype` value that is not one the standard defines.
+/// A `datatype` value that is not one the standard defines (with the value as written).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid datatype: {0}")]
-pub struct DatatypeError(pub String);
+#[non_exhaustive]
+pub enum DatatypeError {
+    /// Not a name, `[ascii, n]`, `[ucs4, n]` or a list of fields.
+    #[error("invalid datatype: {0}")]
+    Unknown(String),
+    /// An element larger than numpy allows, or whose size overflows.
+    #[error("invalid datatype: {0} (an element of more than {MAX_ELEMENT_BYTES} bytes)")]
+    TooLarge(String),
+}
 
 /// The largest element [`Datatype::from_node`] accepts, in bytes: numpy's limit (its itemsize
 /// is a C `int`).
@@ -201,15 +208,12 @@ impl Datatype {
         // allows (its itemsize is a C int), is refused here, so that `size()` is always exact.
         match dt.checked_size() {
             Some(s) if s <= MAX_ELEMENT_BYTES => Ok(dt),
-            _ => Err(DatatypeError(format!(
-                "{} (an element of more than {MAX_ELEMENT_BYTES} bytes)",
-                describe(n)
-            ))),
+            _ => Err(DatatypeError::TooLarge(describe(n))),
         }
     }
 
     fn parse_node(n: &Node) -> Result<Self, DatatypeError> {
-        let err = || DatatypeError(describe(n));
+        let err = || DatatypeError::Unknown(describe(n));
         match &n.kind {
             NodeKind::Scalar(s) => ScalarType::from_name(&s.text).map(Datatype::Scalar).ok_or_else(err),
             NodeKind::Sequence(seq) => {

@@ -3,26 +3,106 @@
 
 use std::sync::Arc;
 
-use asdf_schema::{CompileOptions, Keyword, KeywordFactory};
+use asdf_schema::{CompileOptions, Keyword, KeywordError, KeywordFactory};
 use asdf_yaml::{Document, Node, NodeKind};
 
-use crate::datatype::{Datatype, infer_inline, inline_ndim};
+use crate::datatype::{Datatype, DatatypeError, infer_inline, inline_ndim};
+
+/// Why an instance fails one of these keywords (or a keyword's value does not compile). The
+/// messages are Python asdf's, which the validator reports as they are.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeywordFailure {
+    /// The instance is not an ndarray or a nested list.
+    #[error("Not an array")]
+    NotAnArray,
+    /// The instance's (or the schema's) `datatype` is not one the standard defines.
+    #[error(transparent)]
+    Datatype(#[from] DatatypeError),
+    /// `exact_datatype`: another datatype.
+    #[error("Expected datatype '{want}', got '{got}'")]
+    NotExactly {
+        /// The schema's.
+        want: Datatype,
+        /// The instance's.
+        got: Datatype,
+    },
+    /// Records with another number of fields.
+    #[error("Mismatched number of fields: Expected {want}, got {got}")]
+    FieldCount {
+        /// The schema's.
+        want: usize,
+        /// The instance's.
+        got: usize,
+    },
+    /// A record field that cannot be cast safely.
+    #[error("Can not safely cast to expected datatype: Expected {want}, got {got}")]
+    FieldCast {
+        /// The schema's field datatype.
+        want: Datatype,
+        /// The instance's.
+        got: Datatype,
+    },
+    /// A record wanted, a scalar found.
+    #[error("Expected structured datatype '{want}', got '{got}'")]
+    NotStructured {
+        /// The schema's.
+        want: Datatype,
+        /// The instance's.
+        got: Datatype,
+    },
+    /// A scalar wanted, a record found.
+    #[error("Expected scalar datatype '{want}', got '{got}'")]
+    NotScalar {
+        /// The schema's.
+        want: Datatype,
+        /// The instance's.
+        got: Datatype,
+    },
+    /// A datatype that does not cast safely to the schema's.
+    #[error("Can not safely cast from '{got}' to '{want}'")]
+    Cast {
+        /// The schema's.
+        want: Datatype,
+        /// The instance's.
+        got: Datatype,
+    },
+    /// `ndim`: another number of dimensions.
+    #[error("Wrong number of dimensions: Expected {want}, got {got}")]
+    Ndim {
+        /// The schema's.
+        want: usize,
+        /// The instance's.
+        got: usize,
+    },
+    /// `max_ndim`: too many dimensions.
+    #[error("Wrong number of dimensions: Expected max of {max}, got {got}")]
+    MaxNdim {
+        /// The schema's.
+        max: usize,
+        /// The instance's.
+        got: usize,
+    },
+    /// An `ndim` or `max_ndim` value that is not a non-negative integer.
+    #[error("expected a non-negative integer")]
+    BadDimensionCount,
+}
 
 /// The datatype of an ndarray-like instance: its `datatype`, or the one numpy would infer
 /// from its inline `data` (or from a bare nested list).
-fn instance_datatype(instance: &Node) -> Result<Datatype, String> {
+fn instance_datatype(instance: &Node) -> Result<Datatype, KeywordFailure> {
     match &instance.kind {
-        NodeKind::Sequence(_) => infer_inline(instance).ok_or_else(|| "Not an array".to_owned()),
+        NodeKind::Sequence(_) => infer_inline(instance).ok_or(KeywordFailure::NotAnArray),
         NodeKind::Mapping(_) => {
             if let Some(d) = instance.get("datatype") {
-                Datatype::from_node(d).map_err(|e| e.to_string())
+                Ok(Datatype::from_node(d)?)
             } else if let Some(d) = instance.get("data") {
-                infer_inline(d).ok_or_else(|| "Not an array".to_owned())
+                infer_inline(d).ok_or(KeywordFailure::NotAnArray)
             } else {
-                Err("Not an array".to_owned())
+                Err(KeywordFailure::NotAnArray)
             }
         }
-        _ => Err("Not an array".to_owned()),
+        _ => Err(KeywordFailure::NotAnArray),
     }
 }
 
@@ -46,39 +126,45 @@ struct DatatypeKw {
     exact: bool,
 }
 
-impl Keyword for DatatypeKw {
-    fn validate(&self, instance: &Node, _doc: &Document) -> Result<(), String> {
+impl DatatypeKw {
+    fn check(&self, instance: &Node) -> Result<(), KeywordFailure> {
         let got = instance_datatype(instance)?;
         if got == self.want {
             return Ok(());
         }
+        let want = self.want.clone();
         if self.exact {
-            return Err(format!("Expected datatype '{}', got '{got}'", self.want));
+            return Err(KeywordFailure::NotExactly { want, got });
         }
         match (&self.want, &got) {
             (Datatype::Structured(w), Datatype::Structured(g)) => {
                 if w.len() != g.len() {
-                    return Err(format!(
-                        "Mismatched number of fields: Expected {}, got {}",
-                        w.len(),
-                        g.len()
-                    ));
+                    return Err(KeywordFailure::FieldCount {
+                        want: w.len(),
+                        got: g.len(),
+                    });
                 }
                 for (a, b) in w.iter().zip(g) {
                     if !b.datatype.can_cast_to(&a.datatype) {
-                        return Err(format!(
-                            "Can not safely cast to expected datatype: Expected {}, got {}",
-                            a.datatype, b.datatype
-                        ));
+                        return Err(KeywordFailure::FieldCast {
+                            want: a.datatype.clone(),
+                            got: b.datatype.clone(),
+                        });
                     }
                 }
                 Ok(())
             }
-            (Datatype::Structured(_), _) => Err(format!("Expected structured datatype '{}', got '{got}'", self.want)),
-            (_, Datatype::Structured(_)) => Err(format!("Expected scalar datatype '{}', got '{got}'", self.want)),
+            (Datatype::Structured(_), _) => Err(KeywordFailure::NotStructured { want, got }),
+            (_, Datatype::Structured(_)) => Err(KeywordFailure::NotScalar { want, got }),
             _ if got.can_cast_to(&self.want) => Ok(()),
-            _ => Err(format!("Can not safely cast from '{got}' to '{}'", self.want)),
+            _ => Err(KeywordFailure::Cast { want, got }),
         }
+    }
+}
+
+impl Keyword for DatatypeKw {
+    fn validate(&self, instance: &Node, _doc: &Document) -> Result<(), KeywordError> {
+        Ok(self.check(instance)?)
     }
 }
 
@@ -89,8 +175,8 @@ impl KeywordFactory for DatatypeFactory {
     fn name(&self) -> &str {
         "datatype"
     }
-    fn compile(&self, value: &Node, schema: &Node) -> Result<Box<dyn Keyword>, String> {
-        let want = Datatype::from_node(value).map_err(|e| e.to_string())?;
+    fn compile(&self, value: &Node, schema: &Node) -> Result<Box<dyn Keyword>, KeywordError> {
+        let want = Datatype::from_node(value).map_err(KeywordFailure::from)?;
         let exact = schema.get("exact_datatype").and_then(Node::as_bool).unwrap_or(false);
         Ok(Box::new(DatatypeKw { want, exact }))
     }
@@ -103,18 +189,15 @@ struct NdimKw {
 }
 
 impl Keyword for NdimKw {
-    fn validate(&self, instance: &Node, _doc: &Document) -> Result<(), String> {
+    fn validate(&self, instance: &Node, _doc: &Document) -> Result<(), KeywordError> {
         let Some(got) = instance_ndim(instance) else {
             return Ok(());
         };
         if self.max && got > self.n {
-            return Err(format!(
-                "Wrong number of dimensions: Expected max of {}, got {got}",
-                self.n
-            ));
+            return Err(KeywordFailure::MaxNdim { max: self.n, got }.into());
         }
         if !self.max && got != self.n {
-            return Err(format!("Wrong number of dimensions: Expected {}, got {got}", self.n));
+            return Err(KeywordFailure::Ndim { want: self.n, got }.into());
         }
         Ok(())
     }
@@ -127,11 +210,11 @@ impl KeywordFactory for NdimFactory {
     fn name(&self) -> &str {
         if self.0 { "max_ndim" } else { "ndim" }
     }
-    fn compile(&self, value: &Node, _schema: &Node) -> Result<Box<dyn Keyword>, String> {
+    fn compile(&self, value: &Node, _schema: &Node) -> Result<Box<dyn Keyword>, KeywordError> {
         let n = value
             .as_i64()
             .and_then(|i| usize::try_from(i).ok())
-            .ok_or_else(|| "expected a non-negative integer".to_owned())?;
+            .ok_or(KeywordFailure::BadDimensionCount)?;
         Ok(Box::new(NdimKw { n, max: self.0 }))
     }
 }

@@ -2,6 +2,10 @@
 
 use asdf_yaml::Span;
 
+/// Why an instance fails a custom keyword, or why a keyword's value does not compile: the
+/// implementation's own error type (its `Display` is the violation's message).
+pub type KeywordError = Box<dyn std::error::Error + Send + Sync>;
+
 /// A schema that cannot be loaded or compiled.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -43,14 +47,15 @@ pub enum SchemaError {
         source: Box<regex::Error>,
     },
     /// A custom keyword rejected its value.
-    #[error("{location}: keyword `{keyword}`: {problem}")]
+    #[error("{location}: keyword `{keyword}`: {source}")]
     Keyword {
         /// `uri#/pointer` of the keyword.
         location: String,
         /// The keyword.
         keyword: String,
         /// What the keyword's implementation reported.
-        problem: String,
+        #[source]
+        source: KeywordError,
     },
 }
 

@@ -25,6 +25,7 @@ pub mod uri;
 mod validator;
 
 pub use asdf::{AsdfSchemas, Manifest, Report, TagDef, TagResolution, TagWarning, WriteHints};
+pub use error::KeywordError;
 pub use error::{SchemaError, Violation};
 pub use registry::{Location, Registry, Retriever};
 pub use validator::{CompileOptions, Keyword, KeywordFactory, Validator};

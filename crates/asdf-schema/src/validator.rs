@@ -29,18 +29,18 @@ impl Pattern {
     }
 }
 
-use crate::error::{SchemaError, Violation};
+use crate::error::{KeywordError, SchemaError, Violation};
 use crate::format;
 use crate::registry::{Location, Registry, id_of};
 use crate::uri::glob_match;
 
 /// A keyword implemented outside this crate (ASDF's `ndim`, `datatype`, ...).
 pub trait Keyword: Send + Sync + fmt::Debug {
-    /// Checks `instance`; `Err(message)` when it fails.
+    /// Checks `instance`.
     ///
     /// # Errors
-    /// A message saying why the instance fails.
-    fn validate(&self, instance: &Node, doc: &Document) -> Result<(), String>;
+    /// Why the instance fails.
+    fn validate(&self, instance: &Node, doc: &Document) -> Result<(), KeywordError>;
 }
 
 /// Compiles a custom keyword's value (found in `schema`) into a [`Keyword`].
@@ -50,8 +50,8 @@ pub trait KeywordFactory: Send + Sync {
     /// Compiles the keyword's value.
     ///
     /// # Errors
-    /// A message when the value is malformed.
-    fn compile(&self, value: &Node, schema: &Node) -> Result<Box<dyn Keyword>, String>;
+    /// Why the value is malformed.
+    fn compile(&self, value: &Node, schema: &Node) -> Result<Box<dyn Keyword>, KeywordError>;
 }
 
 #[derive(Debug, Clone)]
@@ -596,10 +596,10 @@ impl Compiler<'_> {
                     let Some(f) = self.opts.keywords.iter().find(|f| f.name() == other) else {
                         continue;
                     };
-                    let c = f.compile(v, node).map_err(|problem| SchemaError::Keyword {
+                    let c = f.compile(v, node).map_err(|source| SchemaError::Keyword {
                         location: loc.display(),
                         keyword: other.to_owned(),
-                        problem,
+                        source,
                     })?;
                     Kw::Custom(other.to_owned(), c)
                 }
@@ -1130,8 +1130,8 @@ impl Cx<'_> {
                     }
                 }
                 Kw::Custom(name, c) => {
-                    if let Err(msg) = c.validate(node, self.doc) {
-                        bad!(name, msg);
+                    if let Err(e) = c.validate(node, self.doc) {
+                        bad!(name, e.to_string());
                     }
                 }
             }

@@ -234,50 +234,16 @@ enum BlockSrc {
     External(String),
 }
 
-/// The ndarrays of the tree with block sources, in the order they are met.
+/// The ndarrays of the tree with block sources (masks included, after their array), in the
+/// order they are met.
 fn block_arrays(root: &Node) -> Vec<Vec<Step>> {
     let mut out = Vec::new();
-    // Depth-first, with one path kept up to date (a node's depth says how much of it is its
-    // parent's), so that paths are copied only for the arrays found.
-    let mut path: Vec<Step> = Vec::new();
-    let mut stack: Vec<(&Node, usize, Option<Step>)> = vec![(root, 0, None)];
-    while let Some((n, depth, step)) = stack.pop() {
-        path.truncate(depth.saturating_sub(1));
-        if let Some(s) = step {
-            path.push(s);
+    root.walk(&mut |path, n| {
+        if n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag) && n.get("source").is_some() {
+            out.push(path.to_vec());
         }
-        if n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag) {
-            if n.get("source").is_some() {
-                out.push(path.clone());
-            }
-            // A mask array may have its own block.
-            if let Some(i) = n
-                .as_mapping()
-                .and_then(|m| m.entries.iter().position(|(k, _)| k.as_str() == Some("mask")))
-                && let Some(m) = n.step(Step::Entry(i))
-            {
-                stack.push((m, depth + 1, Some(Step::Entry(i))));
-            }
-            continue;
-        }
-        match &n.kind {
-            NodeKind::Mapping(m) => {
-                for (i, (_, v)) in m.entries.iter().enumerate().rev() {
-                    if !matches!(v.kind, NodeKind::Scalar(_)) {
-                        stack.push((v, depth + 1, Some(Step::Entry(i))));
-                    }
-                }
-            }
-            NodeKind::Sequence(s) => {
-                for (i, v) in s.items.iter().enumerate().rev() {
-                    if !matches!(v.kind, NodeKind::Scalar(_)) {
-                        stack.push((v, depth + 1, Some(Step::Item(i))));
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
+        true
+    });
     out
 }
 
