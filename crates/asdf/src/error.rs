@@ -1,0 +1,244 @@
+//! What can go wrong ([`Error`], [`ErrorKind`]) and what did not stop reading ([`Warning`]).
+
+use crate::Version;
+use asdf_core_types::NdArrayError;
+use asdf_schema::{TagWarning, Violation};
+use std::fmt;
+use std::path::PathBuf;
+
+/// Everything that can go wrong opening or reading a file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The bytes of the file (header, blocks, index, compression).
+    #[error(transparent)]
+    Layout(#[from] asdf_layout::Error),
+    /// The YAML tree (positions are lines of the file).
+    #[error("{0}")]
+    Yaml(#[from] asdf_yaml::Error),
+    /// A schema or manifest that cannot be loaded or compiled (an extension's, a custom
+    /// schema), or a schema asked for that is not there.
+    #[error("schemas: {0}")]
+    Schema(#[from] asdf_schema::SchemaError),
+    /// A schema file or folder that cannot be loaded.
+    #[error("{}: {source}", path.display())]
+    SchemaFile {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: asdf_schema::SchemaError,
+    },
+    /// The schemas built into this library could not be loaded (a build defect).
+    #[error("the built-in schemas: {0}")]
+    BuiltinSchemas(&'static asdf_schema::SchemaError),
+    /// The tree fails schema validation.
+    #[error("the tree is invalid: {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Invalid(Vec<Violation>),
+    /// An ASDF Standard version this library does not know.
+    #[error("ASDF Standard version {0} is not supported (this library reads 1.0.0 to 1.6.0, and 1.7.0 as it stands)")]
+    UnsupportedStandard(Version),
+    /// Writing a file of an ASDF Standard version that is not final, without opting in.
+    #[error(
+        "ASDF Standard {0} is not final: writing it needs WriteOptions::unstable_standard(true) (or ASDF_UNSTABLE_CORE_SCHEMAS set)"
+    )]
+    UnstableStandard(Version),
+    /// No node at this JSON pointer.
+    #[error("no node at {0}")]
+    NotFound(String),
+    /// A JSON pointer that is not one (syntax, escapes), or that passes through an alias whose
+    /// node was removed.
+    #[error(transparent)]
+    Pointer(asdf_yaml::pointer::PointerError),
+    /// An ndarray that cannot be decoded.
+    #[error("{pointer}: {source}")]
+    Array {
+        /// Where the ndarray is.
+        pointer: String,
+        /// Why.
+        #[source]
+        source: NdArrayError,
+    },
+    /// An external file (exploded form) that cannot be read.
+    #[error("{pointer}: external array file {file}: {source}")]
+    External {
+        /// Where the ndarray is.
+        pointer: String,
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        #[source]
+        source: Box<Error>,
+    },
+    /// A `$ref` that cannot be resolved.
+    #[error("{pointer}: unresolvable reference `{reference}`: {problem}")]
+    Reference {
+        /// Where the `$ref` is.
+        pointer: String,
+        /// Its value.
+        reference: String,
+        /// Why.
+        #[source]
+        problem: ReferenceProblem,
+    },
+    /// A write over a file that another writer changed since it was opened (nothing was
+    /// written; open the file again and redo the change).
+    #[error("{path}: not written: the file changed since it was opened ({what}); open it again and redo the change")]
+    Changed {
+        /// The file.
+        path: PathBuf,
+        /// What changed.
+        what: &'static str,
+    },
+    /// An output that is one of the files being read (it would be replaced before it was read).
+    #[error("{output}: refusing to write over {input}, which is being read")]
+    OutputIsInput {
+        /// The output.
+        output: PathBuf,
+        /// The input it names.
+        input: PathBuf,
+    },
+    /// Blocks that no ndarray names, which a write could not keep (exploded form has no place
+    /// for them): nothing was written.
+    #[error(
+        "blocks {blocks:?} are not named by any ndarray (an extension may refer to them by index); refusing to drop them"
+    )]
+    UnnamedBlocks {
+        /// Their indices in the file read.
+        blocks: Vec<usize>,
+    },
+    /// [`AsdfFile::update`] on a file that was not opened from a path.
+    #[error("this file was not opened from a path: write it with write_to")]
+    NoPath,
+    /// A call this library cannot carry out as asked (an argument out of its range).
+    #[error("{0}")]
+    Usage(&'static str),
+    /// I/O.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Why a reference (a `$ref`, an exploded file's array source) cannot be followed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReferenceProblem {
+    /// `http(s)://` is never fetched.
+    #[error("http(s) references are not fetched")]
+    Remote,
+    /// [`crate::ReferencePolicy::None`].
+    #[error("the reference policy allows no other file")]
+    NoneAllowed,
+    /// An absolute path, `..` or `file://` under [`crate::ReferencePolicy::RelativeOnly`].
+    #[error(
+        "only relative paths inside the file's directory are followed (OpenOptions::references(ReferencePolicy::AnyLocalPath) allows others)"
+    )]
+    NotRelative,
+    /// A URI scheme other than `file://`.
+    #[error("unsupported URI scheme")]
+    Scheme,
+    /// A relative path that a symbolic link takes outside the file's directory.
+    #[error("it leads outside the file's directory (to {}) through a symbolic link", .0.display())]
+    OutsideDirectory(PathBuf),
+    /// The file was opened from memory: relative paths mean nothing.
+    #[error("the file has no directory (opened from memory)")]
+    NoDirectory,
+    /// The other file cannot be opened.
+    #[error("{0}")]
+    Open(Box<Error>),
+    /// The fragment is not a pointer to a node of the file.
+    #[error("{0}")]
+    Fragment(asdf_yaml::pointer::PointerError),
+    /// The reference's place changed while references were being resolved.
+    #[error("the reference moved")]
+    Moved,
+    /// No node at the fragment.
+    #[error("no such node")]
+    NoSuchNode,
+}
+
+/// What kind of problem an [`Error`] is, for callers who branch on it (as image-tiff's
+/// error categories): the variants carry the details.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Reading or writing the file system.
+    Io,
+    /// The file's bytes are not a readable ASDF file (header, blocks, index, codecs).
+    Format,
+    /// The YAML tree cannot be read or written.
+    Yaml,
+    /// A schema or manifest (an extension's, or a build defect).
+    Schema,
+    /// The tree is readable but violates its schemas.
+    Invalid,
+    /// Something this library does not do (a standard version, an unstable standard).
+    Unsupported,
+    /// No such node, block or array element.
+    NotFound,
+    /// An ndarray that cannot be decoded as asked (datatype, shape, missing block).
+    Array,
+    /// A reference or external file that cannot be followed.
+    Reference,
+    /// A write refused to keep data safe (a concurrent change, output over input, blocks that
+    /// would be dropped).
+    Refused,
+    /// A call made the wrong way (bad JSON pointer syntax, no path to update, bad argument).
+    Usage,
+}
+
+impl Error {
+    /// What kind of problem this is.
+    #[must_use]
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Layout(asdf_layout::Error::Io { .. }) | Error::Io { .. } => ErrorKind::Io,
+            Error::Layout(_) => ErrorKind::Format,
+            Error::Yaml(_) => ErrorKind::Yaml,
+            Error::Schema(_) | Error::SchemaFile { .. } | Error::BuiltinSchemas(_) => ErrorKind::Schema,
+            Error::Invalid(_) => ErrorKind::Invalid,
+            Error::UnsupportedStandard(_) | Error::UnstableStandard(_) => ErrorKind::Unsupported,
+            Error::NotFound(_) => ErrorKind::NotFound,
+            Error::Array { .. } => ErrorKind::Array,
+            Error::External { .. } | Error::Reference { .. } => ErrorKind::Reference,
+            Error::Changed { .. } | Error::OutputIsInput { .. } | Error::UnnamedBlocks { .. } => ErrorKind::Refused,
+            Error::Pointer(_) | Error::NoPath | Error::Usage(_) => ErrorKind::Usage,
+        }
+    }
+}
+
+/// A problem that did not stop reading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Warning {
+    /// From the file's bytes (an ignored block index, trailing bytes, ...).
+    Layout(asdf_layout::Warning),
+    /// From the YAML tree (out-of-range integers, YAML version, duplicate keys).
+    Yaml(asdf_yaml::Warning),
+    /// From the tags (unknown tags, newer versions).
+    Tag(TagWarning),
+    /// The file's ASDF Standard is not final (1.7.0 as it stands today): what it means may
+    /// still change.
+    UnstableStandard(Version),
+    /// The tree violates a schema of its tags (with the node's pointer and line, and the
+    /// schema's location). Opening reports violations this way unless
+    /// [`OpenOptions::strict`] is set; writing refuses them.
+    Invalid(asdf_schema::Violation),
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::Layout(w) => write!(f, "{w}"),
+            Warning::Yaml(w) => write!(f, "{w}"),
+            Warning::Tag(w) => write!(f, "{w}"),
+            Warning::Invalid(v) => write!(f, "schema violation: {v}"),
+            Warning::UnstableStandard(v) => write!(f, "ASDF Standard {v} is not final yet"),
+        }
+    }
+}

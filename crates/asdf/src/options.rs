@@ -1,0 +1,90 @@
+//! How files are opened: [`OpenOptions`] and the [`ReferencePolicy`].
+
+/// Options for [`open_with`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct OpenOptions {
+    /// Validate the tree against the schemas of its tags (default on). Violations are
+    /// reported as [`Warning::Invalid`] on the file, which opens: reading never refuses a file
+    /// whose data Python asdf reads. See [`OpenOptions::strict`].
+    pub validate: bool,
+    /// With `validate`: refuse a file whose tree violates its schemas ([`Error::Invalid`])
+    /// instead of opening it with warnings (default off; `asdf-cli validate` is strict, and
+    /// writing always is).
+    pub strict: bool,
+    /// Verify block checksums whenever a block is read (default off).
+    pub verify_checksums: bool,
+    /// Memory-map the file (default off). A mapped file that another process truncates while
+    /// it is read kills the reading process with SIGBUS, which no error handling can catch;
+    /// the default reads with positioned reads instead (as Python asdf does by default since
+    /// 4.0). Turn it on for speed on files nobody else writes (`cargo xtask bench` measures
+    /// both).
+    pub memmap: bool,
+    /// Layout limits.
+    pub layout_limits: asdf_layout::Limits,
+    /// YAML limits.
+    pub yaml_limits: asdf_yaml::Limits,
+    /// Which other files `$ref`s and external array sources may name.
+    pub references: ReferencePolicy,
+}
+
+/// Which files references (`$ref` to other files, exploded-form array sources) may open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ReferencePolicy {
+    /// Relative paths inside the file's directory only (the default): a file cannot make
+    /// its reader open `/etc/passwd` or `../../secret.asdf`.
+    #[default]
+    RelativeOnly,
+    /// Also absolute paths, `..`, and `file://` URIs. (`http(s)://` is never fetched.)
+    AnyLocalPath,
+    /// No other file is opened.
+    None,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        Self {
+            validate: true,
+            strict: false,
+            verify_checksums: false,
+            memmap: false,
+            layout_limits: asdf_layout::Limits::default(),
+            yaml_limits: asdf_yaml::Limits::default(),
+            references: ReferencePolicy::default(),
+        }
+    }
+}
+
+impl OpenOptions {
+    /// Sets validation on read.
+    #[must_use]
+    pub fn validate(mut self, yes: bool) -> Self {
+        self.validate = yes;
+        self
+    }
+    /// Sets strict validation on read (violations are errors, not warnings).
+    #[must_use]
+    pub fn strict(mut self, yes: bool) -> Self {
+        self.strict = yes;
+        self
+    }
+    /// Sets checksum verification on every block read.
+    #[must_use]
+    pub fn verify_checksums(mut self, yes: bool) -> Self {
+        self.verify_checksums = yes;
+        self
+    }
+    /// Sets which files references may open.
+    #[must_use]
+    pub fn references(mut self, policy: ReferencePolicy) -> Self {
+        self.references = policy;
+        self
+    }
+    /// Sets memory mapping.
+    #[must_use]
+    pub fn memmap(mut self, yes: bool) -> Self {
+        self.memmap = yes;
+        self
+    }
+}

@@ -1,0 +1,253 @@
+//! References: `$ref`s into this file and others, and the external files of the exploded form,
+//! opened as the [`ReferencePolicy`] allows.
+
+use crate::{AsdfFile, Error, Node, NodeKind, ReferencePolicy, ReferenceProblem, array_error, open_with};
+use asdf_core_types::{NdArray, NdArrayError};
+use std::path::{Path, PathBuf};
+
+impl AsdfFile {
+    /// The file another file refers to by `uri`, as the reference policy allows: `Ok(None)`
+    /// when this file has no directory (opened from memory).
+    pub(crate) fn referenced_path(&self, uri: &str) -> Result<Option<PathBuf>, ReferenceProblem> {
+        if uri.starts_with("http://") || uri.starts_with("https://") {
+            return Err(ReferenceProblem::Remote);
+        }
+        let policy = self.options.references;
+        if policy == ReferencePolicy::None {
+            return Err(ReferenceProblem::NoneAllowed);
+        }
+        let local = uri.strip_prefix("file://").unwrap_or(uri);
+        let rel = Path::new(local);
+        let plain = !uri.contains("://")
+            && !rel.is_absolute()
+            && !rel.components().any(|c| matches!(c, std::path::Component::ParentDir));
+        if !plain && policy != ReferencePolicy::AnyLocalPath {
+            return Err(ReferenceProblem::NotRelative);
+        }
+        if local.contains("://") {
+            return Err(ReferenceProblem::Scheme);
+        }
+        if rel.is_absolute() {
+            return Ok(Some(rel.to_path_buf()));
+        }
+        let Some(dir) = &self.dir else { return Ok(None) };
+        let joined = dir.join(rel);
+        if policy == ReferencePolicy::RelativeOnly {
+            // Symbolic links are followed to where they lead, which must still be inside the
+            // file's directory.
+            // (A path that does not resolve is left for the open to report.)
+            if let (Ok(real_dir), Ok(real)) = (dir.canonicalize(), joined.canonicalize())
+                && !real.starts_with(&real_dir)
+            {
+                return Err(ReferenceProblem::OutsideDirectory(real));
+            }
+        }
+        Ok(Some(joined))
+    }
+}
+
+impl AsdfFile {
+    /// Resolves every `{$ref: ...}` in the tree: references into this file become YAML aliases
+    /// (cycles such as `{$ref: '#'}` are fine); references into other ASDF files (as
+    /// [`OpenOptions::references`] allows: by default relative paths inside the file's
+    /// directory) are copied in, with their arrays made inline. Returns how many were resolved.
+    ///
+    /// # Errors
+    /// [`Error::Reference`] for a missing file, a bad fragment, or a file the policy does not
+    /// allow.
+    pub fn resolve_references(&mut self) -> Result<usize, Error> {
+        use asdf_yaml::Step;
+        // (path, pointer text, reference)
+        let mut refs: Vec<(Vec<Step>, String, String)> = Vec::new();
+        let mut stack: Vec<(&Node, Vec<Step>, String)> = vec![(&self.doc.root, Vec::new(), String::new())];
+        while let Some((n, path, ptr)) = stack.pop() {
+            match &n.kind {
+                NodeKind::Mapping(m) => {
+                    if m.entries.len() == 1
+                        && m.entries[0].0.as_str() == Some("$ref")
+                        && let Some(r) = m.entries[0].1.as_str()
+                    {
+                        refs.push((path, ptr, r.to_owned()));
+                        continue;
+                    }
+                    for (i, (k, v)) in m.entries.iter().enumerate() {
+                        let mut p = path.clone();
+                        p.push(Step::Entry(i));
+                        let key = k.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
+                        stack.push((v, p, format!("{ptr}/{}", asdf_yaml::pointer::escape(key))));
+                    }
+                }
+                NodeKind::Sequence(s) => {
+                    for (i, v) in s.items.iter().enumerate() {
+                        let mut p = path.clone();
+                        p.push(Step::Item(i));
+                        stack.push((v, p, format!("{ptr}/{i}")));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let count = refs.len();
+        let normalize = |frag: &str| {
+            if frag.is_empty() || frag.starts_with('/') {
+                frag.to_owned()
+            } else {
+                format!("/{frag}")
+            }
+        };
+        let mut externals: std::collections::HashMap<String, AsdfFile> = std::collections::HashMap::new();
+        let mut internal = Vec::new();
+        for (path, ptr, r) in refs {
+            let bad = |problem: ReferenceProblem| Error::Reference {
+                pointer: ptr.clone(),
+                reference: r.clone(),
+                problem,
+            };
+            let (file, frag) = r.split_once('#').unwrap_or((r.as_str(), ""));
+            let frag = normalize(frag);
+            if file.is_empty() {
+                internal.push((path, ptr.clone(), r.clone(), frag));
+                continue;
+            }
+            let target = self
+                .referenced_path(file)
+                .map_err(&bad)?
+                .ok_or_else(|| bad(ReferenceProblem::NoDirectory))?;
+            if !externals.contains_key(file) {
+                let ext = open_with(target, self.options.clone().validate(false))
+                    .map_err(|e| bad(ReferenceProblem::Open(Box::new(e))))?;
+                externals.insert(file.to_owned(), ext);
+            }
+            let ext = &externals[file];
+            let target = asdf_yaml::pointer::get(&ext.doc, &frag).map_err(|e| bad(ReferenceProblem::Fragment(e)))?;
+            let copied = ext.inline_arrays(target, &frag)?;
+            let slot = self
+                .doc
+                .root
+                .at_path_mut(&path)
+                .ok_or_else(|| bad(ReferenceProblem::Moved))?;
+            *slot = copied;
+        }
+        for (i, (path, ptr, r, frag)) in internal.into_iter().enumerate() {
+            let bad = |problem: ReferenceProblem| Error::Reference {
+                pointer: ptr.clone(),
+                reference: r.clone(),
+                problem,
+            };
+            let target =
+                asdf_yaml::pointer::resolve_path(&self.doc, &frag).map_err(|e| bad(ReferenceProblem::Fragment(e)))?;
+            let anchor = {
+                let t = self
+                    .doc
+                    .root
+                    .at_path_mut(&target)
+                    .ok_or_else(|| bad(ReferenceProblem::NoSuchNode))?;
+                t.anchor
+                    .get_or_insert_with(|| asdf_yaml::Anchor::from(format!("ref{}", i + 1)))
+                    .clone()
+            };
+            let slot = self
+                .doc
+                .root
+                .at_path_mut(&path)
+                .ok_or_else(|| bad(ReferenceProblem::Moved))?;
+            *slot = Node {
+                tag: None,
+                anchor: None,
+                span: slot.span,
+                kind: NodeKind::Alias(asdf_yaml::Alias { anchor, target }),
+            };
+        }
+        Ok(count)
+    }
+
+    /// A copy of `node` (from this file) with every ndarray that lives in a block turned into
+    /// inline data, so that it can be placed in another file's tree.
+    pub(crate) fn inline_arrays(&self, node: &Node, pointer: &str) -> Result<Node, Error> {
+        let node = self.doc.resolve(node);
+        if node.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag) {
+            let a = NdArray::from_node(node, &self.doc).map_err(array_error(pointer))?;
+            if a.source.is_none() {
+                return Ok(node.clone());
+            }
+            let arr = self.array_values(pointer)?;
+            let tag = node.tag.as_deref().map(str::to_owned).unwrap_or_default();
+            return Ok(NdArray::inline(arr.datatype, &arr.shape, &arr.elements).to_node(&tag));
+        }
+        let mut out = node.clone();
+        match (&node.kind, &mut out.kind) {
+            (NodeKind::Mapping(m), NodeKind::Mapping(om)) => {
+                for (i, (k, v)) in m.entries.iter().enumerate() {
+                    let key = k.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
+                    om.entries[i].1 =
+                        self.inline_arrays(v, &format!("{pointer}/{}", asdf_yaml::pointer::escape(key)))?;
+                }
+            }
+            (NodeKind::Sequence(s), NodeKind::Sequence(os)) => {
+                for (i, v) in s.items.iter().enumerate() {
+                    os.items[i] = self.inline_arrays(v, &format!("{pointer}/{i}"))?;
+                }
+            }
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    /// The decoded block 0 of the external ASDF file `uri` (exploded form; relative paths inside
+    /// this file's directory only).
+    pub(crate) fn external_block(&self, uri: &str, pointer: &str) -> Result<Vec<u8>, Error> {
+        let missing = || Error::Array {
+            pointer: pointer.to_owned(),
+            source: NdArrayError::MissingBlock,
+        };
+        let file = match self.referenced_path(uri) {
+            Ok(Some(f)) => f,
+            Ok(None) => return Err(missing()),
+            Err(problem) => {
+                return Err(Error::Reference {
+                    pointer: pointer.to_owned(),
+                    reference: uri.to_owned(),
+                    problem,
+                });
+            }
+        };
+        let ext = open_with(&file, self.options.clone().validate(false)).map_err(|e| Error::External {
+            pointer: pointer.to_owned(),
+            file: file.clone(),
+            source: Box::new(e),
+        })?;
+        let d = ext.reader.read_data(0).map_err(|e| Error::External {
+            pointer: pointer.to_owned(),
+            file,
+            source: Box::new(Error::Layout(e)),
+        })?;
+        Ok(d.into_owned())
+    }
+
+    /// The files this file reads from: its own path and the external array files (exploded
+    /// form) that its ndarrays name, where they exist.
+    #[must_use]
+    pub fn input_files(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self.path.iter().cloned().collect();
+        let mut stack = vec![&self.doc.root];
+        let mut seen = 0usize;
+        while let Some(n) = stack.pop() {
+            seen += 1;
+            if seen > 10_000_000 {
+                break;
+            }
+            if let Some(src) = n.get("source").and_then(Node::as_str)
+                && let Ok(Some(p)) = self.referenced_path(src)
+                && p.exists()
+            {
+                out.push(p);
+            }
+            match &n.kind {
+                NodeKind::Mapping(m) => stack.extend(m.entries.iter().map(|(_, v)| v)),
+                NodeKind::Sequence(s) => stack.extend(s.items.iter()),
+                _ => {}
+            }
+        }
+        out
+    }
+}
