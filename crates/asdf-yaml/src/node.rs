@@ -462,6 +462,46 @@ impl Node {
         path.iter().try_fold(self, |n, s| n.step_mut(*s))
     }
 
+    /// Whether this node or one below it is an alias.
+    #[must_use]
+    pub fn has_alias(&self) -> bool {
+        let mut found = false;
+        self.walk(&mut |_, n| {
+            found = matches!(n.kind, NodeKind::Alias(_));
+            !found
+        });
+        found
+    }
+
+    /// Whether this node or one below it carries an anchor.
+    #[must_use]
+    pub fn has_anchor(&self) -> bool {
+        let mut found = false;
+        self.walk(&mut |_, n| {
+            found = n.anchor.is_some();
+            !found
+        });
+        found
+    }
+
+    /// The anchors of the aliases in this node (and below) whose anchored node is not in it.
+    #[must_use]
+    pub fn outside_aliases(&self) -> Vec<Anchor> {
+        let mut inside = std::collections::HashSet::new();
+        let mut aliases = Vec::new();
+        self.walk(&mut |_, n| {
+            if let Some(a) = &n.anchor {
+                inside.insert(anchor_key(a));
+            }
+            if let NodeKind::Alias(a) = &n.kind {
+                aliases.push(a.anchor.clone());
+            }
+            true
+        });
+        aliases.retain(|a| !inside.contains(&anchor_key(a)));
+        aliases
+    }
+
     /// Visits this node and every node below it in document order (a mapping's keys before
     /// their values), with its path from here, without following aliases; `f` returns whether
     /// to go on (`false` stops the walk). Iterative: any depth is fine.
@@ -612,7 +652,7 @@ impl Document {
     }
 
     /// Where each anchor is (by identity), in document order of first occurrence.
-    fn anchor_paths(&self) -> std::collections::HashMap<usize, Vec<Step>> {
+    pub(crate) fn anchor_paths(&self) -> std::collections::HashMap<usize, Vec<Step>> {
         let mut anchors = std::collections::HashMap::new();
         self.root.walk(&mut |path, n| {
             if let Some(a) = &n.anchor {
@@ -657,7 +697,9 @@ impl Document {
     /// `path` is empty: the root cannot be removed).
     pub fn remove_path(&mut self, path: &[Step]) -> Option<Node> {
         let removed = self.take_path(path)?;
-        self.keep_anchors_of(&removed);
+        if removed.has_anchor() {
+            self.keep_anchors_of(&removed);
+        }
         Some(removed)
     }
 
@@ -708,6 +750,6 @@ impl Document {
 }
 
 /// A key for an anchor's identity.
-fn anchor_key(a: &Anchor) -> usize {
+pub(crate) fn anchor_key(a: &Anchor) -> usize {
     std::sync::Arc::as_ptr(&a.0).cast::<u8>().addr()
 }

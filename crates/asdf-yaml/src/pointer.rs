@@ -278,8 +278,16 @@ pub fn insert(doc: &mut Document, pointer: &str, value: Node) -> Result<Option<N
             pointer: here.clone(),
             token: last.clone(),
         })?;
-    let NodeKind::Sequence(s) = &mut parent.kind else {
+    if !matches!(parent.kind, NodeKind::Sequence(_)) {
         return set_checked(doc, pointer, value);
+    }
+    check_aliases(doc, &value, None, pointer)?;
+    let has_aliases = value.has_alias();
+    let Some(NodeKind::Sequence(s)) = doc.root.at_path_mut(&parent_path).map(|n| &mut n.kind) else {
+        return Err(PointerError::NotFound {
+            pointer: here,
+            token: last.clone(),
+        });
     };
     let i = if last == "-" {
         s.items.len()
@@ -293,12 +301,10 @@ pub fn insert(doc: &mut Document, pointer: &str, value: Node) -> Result<Option<N
             })?
     };
     s.items.insert(i, value);
-    let mut path = parent_path;
-    path.push(Step::Item(i));
-    if let Err(e) = refuse_orphans(doc, pointer) {
-        doc.take_path(&path);
+    // The items after it moved: aliases to them still find them, by identity (their hints are
+    // brought up to date by the next edit that relinks, or `Document::relink`).
+    if has_aliases {
         doc.relink();
-        return Err(e);
     }
     Ok(None)
 }
@@ -309,27 +315,42 @@ pub fn insert(doc: &mut Document, pointer: &str, value: Node) -> Result<Option<N
 /// # Errors
 /// As [`insert`].
 pub fn set_checked(doc: &mut Document, pointer: &str, value: Node) -> Result<Option<Node>, PointerError> {
+    // Refused before anything changes: an alias in `value` to an anchor that is neither in
+    // `value` nor elsewhere in the tree (outside the node `value` replaces).
+    let replaced = resolve_path(doc, pointer).ok();
+    check_aliases(doc, &value, replaced.as_deref(), pointer)?;
+    let value_has_aliases = value.has_alias();
     let old = set(doc, pointer, value)?;
-    let path = resolve_path(doc, pointer)?;
-    if let Some(old) = &old {
+    let old_has_anchors = old.as_ref().is_some_and(Node::has_anchor);
+    if let Some(old) = old.as_ref().filter(|_| old_has_anchors) {
         doc.keep_anchors_of(old);
-    }
-    if let Err(e) = refuse_orphans(doc, pointer) {
-        // Put back what was there (the key or item added is removed again).
-        match old {
-            Some(o) => {
-                if let Some(slot) = doc.root.at_path_mut(&path) {
-                    *slot = o;
-                }
-            }
-            None => {
-                doc.remove_path(&path);
-            }
-        }
+    } else if value_has_aliases {
         doc.relink();
-        return Err(e);
     }
     Ok(old)
+}
+
+/// [`PointerError::Orphan`] when `value` holds an alias to an anchor that is neither in
+/// `value` nor in the tree outside `replaced` (the path of the node `value` takes the place
+/// of, if any).
+fn check_aliases(doc: &Document, value: &Node, replaced: Option<&[Step]>, pointer: &str) -> Result<(), PointerError> {
+    let needed = value.outside_aliases();
+    if needed.is_empty() {
+        return Ok(());
+    }
+    let anchors = doc.anchor_paths();
+    for a in needed {
+        let ok = anchors
+            .get(&crate::node::anchor_key(&a))
+            .is_some_and(|p| replaced.is_none_or(|r| !p.starts_with(r)));
+        if !ok {
+            return Err(PointerError::Orphan {
+                pointer: pointer.to_owned(),
+                anchor: a.to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Moves the node at `from` to `to` (JSON Patch's `move`: removed, then added at `to` as
@@ -357,19 +378,6 @@ pub fn move_node(doc: &mut Document, from: &str, to: &str) -> Result<(), Pointer
     if let Err(e) = insert(doc, to, node) {
         *doc = before;
         return Err(e);
-    }
-    doc.relink();
-    Ok(())
-}
-
-/// [`PointerError::Orphan`] when an alias in the tree (the new node included) refers to no
-/// anchor; otherwise brings the aliases' hints up to date.
-fn refuse_orphans(doc: &mut Document, pointer: &str) -> Result<(), PointerError> {
-    if let Some((_, a)) = doc.orphans().into_iter().next() {
-        return Err(PointerError::Orphan {
-            pointer: pointer.to_owned(),
-            anchor: a.to_string(),
-        });
     }
     doc.relink();
     Ok(())

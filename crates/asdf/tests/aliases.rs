@@ -183,6 +183,19 @@ tail: {w: *x}
     assert_eq!(f.get("/nothing").unwrap_err().kind(), asdf::ErrorKind::NotFound);
     assert_eq!(f.get("no-slash").unwrap_err().kind(), asdf::ErrorKind::Usage);
     assert_eq!(agree(&f), before, "a refused edit changed the tree");
+    // Replacing an anchored node by an alias to itself would leave the alias nothing.
+    let to_x = asdf::Alias::to(f.get("/items/0").unwrap()).unwrap();
+    let e = f
+        .set(
+            "/items/0",
+            Node {
+                kind: NodeKind::Alias(to_x),
+                ..Node::null()
+            },
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::Pointer(_)), "{e}");
+    assert_eq!(agree(&f), before, "a refused edit changed the tree");
     // Moving a node into itself is refused too.
     assert!(f.move_node("/tail", "/tail/w/z").is_err());
     assert_eq!(agree(&f), before);
