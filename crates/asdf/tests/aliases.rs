@@ -14,6 +14,14 @@ fn file(yaml: &str) -> AsdfFile {
     f
 }
 
+/// A node that is an alias.
+fn alias_node(a: asdf::Alias) -> Node {
+    Node {
+        kind: NodeKind::Alias(a),
+        ..Node::null()
+    }
+}
+
 /// The tree with every alias expanded, as text (a node met twice is written twice; an alias
 /// back to its own ancestor, which edits may make, as `<recursive>`).
 fn expand(doc: &Document, n: &Node, open: &mut Vec<usize>) -> String {
@@ -106,14 +114,7 @@ tail: {w: *x}
 
     // Insert a mapping key before the others, and an alias to an existing anchor.
     let to_x = asdf::Alias::to(f.get("/items/1").unwrap()).unwrap();
-    f.insert(
-        "/items/0",
-        Node {
-            kind: NodeKind::Alias(to_x),
-            ..Node::null()
-        },
-    )
-    .unwrap();
+    f.insert("/items/0", alias_node(to_x)).unwrap();
     // The alias now comes before its anchored node: the writer writes the node there in full.
     assert_eq!(f.get("/items/0/v").unwrap().as_i64(), Some(1));
     agree(&f);
@@ -169,15 +170,7 @@ tail: {w: *x}
     })
     .unwrap();
     let before = agree(&f);
-    let e = f
-        .set(
-            "/new",
-            Node {
-                kind: NodeKind::Alias(stray),
-                ..Node::null()
-            },
-        )
-        .unwrap_err();
+    let e = f.set("/new", alias_node(stray)).unwrap_err();
     assert!(matches!(e, Error::Pointer(_)), "{e}");
     assert_eq!(e.kind(), asdf::ErrorKind::Usage);
     assert_eq!(f.get("/nothing").unwrap_err().kind(), asdf::ErrorKind::NotFound);
@@ -185,15 +178,7 @@ tail: {w: *x}
     assert_eq!(agree(&f), before, "a refused edit changed the tree");
     // Replacing an anchored node by an alias to itself would leave the alias nothing.
     let to_x = asdf::Alias::to(f.get("/items/0").unwrap()).unwrap();
-    let e = f
-        .set(
-            "/items/0",
-            Node {
-                kind: NodeKind::Alias(to_x),
-                ..Node::null()
-            },
-        )
-        .unwrap_err();
+    let e = f.set("/items/0", alias_node(to_x)).unwrap_err();
     assert!(matches!(e, Error::Pointer(_)), "{e}");
     assert_eq!(agree(&f), before, "a refused edit changed the tree");
     // Moving a node into itself is refused too.
