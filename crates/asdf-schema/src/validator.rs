@@ -873,7 +873,11 @@ impl Cx<'_> {
                                 (false, false) => "greater than the maximum of",
                                 (false, true) => "greater than or equal to the maximum of",
                             };
-                            bad!(key, format!("{} is {rel} the limit", repr(node)));
+                            let limit = match lim {
+                                Num::I(i) => i.to_string(),
+                                Num::F(f) => asdf_yaml::resolve::python_repr(*f),
+                            };
+                            bad!(key, format!("{} is {rel} {limit}", repr(node)));
                         }
                     }
                 }
