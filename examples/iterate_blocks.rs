@@ -11,8 +11,7 @@ pub fn list_blocks(path: &str) -> Result<Vec<(usize, asdf::Label, usize)>, asdf:
     let mut out = Vec::new();
     for block in file.blocks() {
         block.verify_checksum()?;
-        buf.resize(usize::try_from(block.data_len()?).unwrap_or(usize::MAX), 0);
-        block.read_into(&mut buf)?;
+        block.read_into_vec(&mut buf)?; // grows with what the block holds, not its claim
         out.push((block.index(), block.compression()?, buf.len()));
     }
     Ok(out)

@@ -465,23 +465,43 @@ impl Node {
     /// Whether this node or one below it is an alias.
     #[must_use]
     pub fn has_alias(&self) -> bool {
-        let mut found = false;
-        self.walk(&mut |_, n| {
-            found = matches!(n.kind, NodeKind::Alias(_));
-            !found
-        });
-        found
+        self.any(&|n| matches!(n.kind, NodeKind::Alias(_)))
     }
 
     /// Whether this node or one below it carries an anchor.
     #[must_use]
     pub fn has_anchor(&self) -> bool {
-        let mut found = false;
-        self.walk(&mut |_, n| {
-            found = n.anchor.is_some();
-            !found
+        self.any(&|n| n.anchor.is_some())
+    }
+
+    /// The path (from here) of the first node in document order for which `pred` holds.
+    #[must_use]
+    pub fn find(&self, pred: &dyn Fn(&Node) -> bool) -> Option<Vec<Step>> {
+        let mut found = None;
+        self.walk(&mut |path, n| {
+            if pred(n) {
+                found = Some(path.to_vec());
+            }
+            found.is_none()
         });
         found
+    }
+
+    /// Whether `pred` holds for this node or one below it.
+    fn any(&self, pred: &dyn Fn(&Node) -> bool) -> bool {
+        self.find(pred).is_some()
+    }
+
+    /// The paths (from here) of the aliases, in document order.
+    pub(crate) fn alias_paths(&self) -> Vec<Vec<Step>> {
+        let mut out = Vec::new();
+        self.walk(&mut |path, n| {
+            if matches!(n.kind, NodeKind::Alias(_)) {
+                out.push(path.to_vec());
+            }
+            true
+        });
+        out
     }
 
     /// The anchors of the aliases in this node (and below) whose anchored node is not in it.
@@ -619,18 +639,11 @@ impl Document {
     #[must_use]
     pub fn anchored<'a>(&'a self, alias: &Alias) -> Option<(Vec<Step>, &'a Node)> {
         if let Some(n) = self.root.at_path(&alias.target)
-            && n.anchor.as_ref().is_some_and(|x| x.same(&alias.anchor))
+            && carries(n, &alias.anchor)
         {
             return Some((alias.target.clone(), n));
         }
-        let mut found = None;
-        self.root.walk(&mut |path, n| {
-            if found.is_none() && n.anchor.as_ref().is_some_and(|x| x.same(&alias.anchor)) {
-                found = Some(path.to_vec());
-            }
-            found.is_none()
-        });
-        let path = found?;
+        let path = self.root.find(&|n| carries(n, &alias.anchor))?;
         Some((path.clone(), self.root.at_path(&path)?))
     }
 
@@ -667,15 +680,8 @@ impl Document {
     /// resolving it is a walk down its path again. Returns how many aliases are orphaned.
     pub fn relink(&mut self) -> usize {
         let anchors = self.anchor_paths();
-        let mut aliases = Vec::new();
-        self.root.walk(&mut |path, n| {
-            if matches!(n.kind, NodeKind::Alias(_)) {
-                aliases.push(path.to_vec());
-            }
-            true
-        });
         let mut orphans = 0;
-        for p in aliases {
+        for p in self.root.alias_paths() {
             if let Some(Node {
                 kind: NodeKind::Alias(a),
                 ..
@@ -725,14 +731,7 @@ impl Document {
         loop {
             let mut pick = None;
             for (at, anchor) in self.orphans() {
-                let mut found = None;
-                removed.walk(&mut |path, n| {
-                    if found.is_none() && n.anchor.as_ref().is_some_and(|x| x.same(&anchor)) {
-                        found = Some(path.to_vec());
-                    }
-                    found.is_none()
-                });
-                if let Some(p) = found {
+                if let Some(p) = removed.find(&|n| carries(n, &anchor)) {
                     pick = Some((at, p));
                     break;
                 }
@@ -747,6 +746,11 @@ impl Document {
         }
         self.relink();
     }
+}
+
+/// Whether `n` carries `anchor` (by identity).
+fn carries(n: &Node, anchor: &Anchor) -> bool {
+    n.anchor.as_ref().is_some_and(|x| x.same(anchor))
 }
 
 /// A key for an anchor's identity.

@@ -784,14 +784,7 @@ fn finish(b: Builder, doc: DocState) -> Parsed {
 /// Gives each alias the identity of the anchor it refers to (the parser tracks it by path,
 /// which stays true only until the tree is edited).
 fn link_aliases(root: &mut Node) {
-    let mut aliases = Vec::new();
-    root.walk(&mut |path, n| {
-        if matches!(n.kind, NodeKind::Alias(_)) {
-            aliases.push(path.to_vec());
-        }
-        true
-    });
-    for p in aliases {
+    for p in root.alias_paths() {
         let Some(NodeKind::Alias(a)) = root.at_path(&p).map(|n| &n.kind) else {
             continue;
         };

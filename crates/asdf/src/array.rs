@@ -43,10 +43,13 @@ pub struct Array<'f> {
     shape: Vec<usize>,
     datatype: Datatype,
     at: Option<BlockRef>,
+    /// An inline array's elements, decoded once (to learn its shape) and kept.
+    inline: Option<asdf_core_types::Decoded>,
 }
 
 impl AsdfFile {
-    /// The ndarray at `pointer`, as a handle: nothing is read until a read method is called.
+    /// The ndarray at `pointer`, as a handle: no block data is read until a read method is
+    /// called (an array in another file, exploded form, is read now to learn its length).
     ///
     /// # Errors
     /// [`Error::NotFound`]; [`Error::Array`] when the node is not a valid ndarray or its
@@ -54,12 +57,12 @@ impl AsdfFile {
     pub fn array(&self, pointer: &str) -> Result<Array<'_>, Error> {
         let nd = self.ndarray_at(pointer)?;
         let err = array_error(pointer);
-        let (shape, datatype, at) = if nd.source.is_none() {
+        let (shape, datatype, at, inline) = if nd.source.is_none() {
             let d = nd.decode(None).map_err(err)?;
-            (d.shape, d.datatype, None)
+            (d.shape.clone(), d.datatype.clone(), None, Some(d))
         } else {
             let (view, at) = self.view_of(&nd, pointer)?;
-            (view.shape, view.datatype, Some(at))
+            (view.shape, view.datatype, Some(at), None)
         };
         Ok(Array {
             file: self,
@@ -68,6 +71,7 @@ impl AsdfFile {
             shape,
             datatype,
             at,
+            inline,
         })
     }
 
@@ -187,7 +191,10 @@ impl<'f> Array<'f> {
     /// # Errors
     /// [`Error::Array`] with `TypeMismatch`; block and codec errors.
     pub fn read<T: Scalar>(&self) -> Result<Vec<T>, Error> {
-        self.file.array_as(&self.pointer)
+        match &self.inline {
+            Some(d) => crate::typed_elements(d, &self.pointer),
+            None => self.file.array_as(&self.pointer),
+        }
     }
 
     /// The elements into `out` (exactly [`Array::len`] of them), C order, native byte order,
@@ -439,8 +446,23 @@ impl Block<'_> {
         Ok(self.file.reader.read_data(self.index)?)
     }
 
+    /// The decoded data into `buf`, replacing what it held and reusing its capacity. Memory
+    /// follows what the block really decodes to, a piece at a time, never the size its header
+    /// claims: the way to read a block from a file you do not trust.
+    ///
+    /// # Errors
+    /// Read and codec errors (`buf` then holds the pieces decoded so far).
+    pub fn read_into_vec(&self, buf: &mut Vec<u8>) -> Result<(), Error> {
+        buf.clear();
+        Ok(self
+            .file
+            .reader
+            .read_data_pieces(self.index, &mut |piece| buf.extend_from_slice(piece))?)
+    }
+
     /// The decoded data into `buf`, which must be exactly [`Block::data_len`] bytes: no
-    /// intermediate copy.
+    /// intermediate copy. (Sizing `buf` from a header's claim trusts the file; see
+    /// [`Block::read_into_vec`].)
     ///
     /// # Errors
     /// A length mismatch, read and codec errors.

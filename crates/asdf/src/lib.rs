@@ -154,6 +154,21 @@ fn array_error(pointer: &str) -> impl Fn(NdArrayError) -> Error + Copy + '_ {
     }
 }
 
+/// The decoded elements of an inline array as `T` (which must be its datatype).
+fn typed_elements<T: Scalar>(d: &Decoded, pointer: &str) -> Result<Vec<T>, Error> {
+    let err = array_error(pointer);
+    if d.datatype != Datatype::Scalar(T::TYPE) {
+        return Err(err(NdArrayError::TypeMismatch {
+            want: T::TYPE,
+            have: d.datatype.to_string(),
+        }));
+    }
+    d.elements
+        .iter()
+        .map(|e| T::from_element(e).ok_or_else(|| err(NdArrayError::Invalid("data"))))
+        .collect()
+}
+
 /// Where an array's data lives.
 #[derive(Debug, Clone)]
 enum BlockRef {
@@ -662,18 +677,7 @@ impl AsdfFile {
         let err = array_error(pointer);
         let a = self.ndarray_at(pointer)?;
         if a.source.is_none() {
-            let d = a.decode(None).map_err(err)?;
-            if d.datatype != Datatype::Scalar(T::TYPE) {
-                return Err(err(NdArrayError::TypeMismatch {
-                    want: T::TYPE,
-                    have: d.datatype.to_string(),
-                }));
-            }
-            return d
-                .elements
-                .iter()
-                .map(|e| T::from_element(e).ok_or_else(|| err(NdArrayError::Invalid("data"))))
-                .collect();
+            return typed_elements(&a.decode(None).map_err(err)?, pointer);
         }
         let (view, at) = self.view_of(&a, pointer)?;
         let data = self.block_data(at, pointer)?;

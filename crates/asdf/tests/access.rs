@@ -358,3 +358,38 @@ fn chunks_of_aligned_and_misaligned_mapped_blocks() {
     assert_eq!(starts.len(), 8, "every alignment of the data was tried");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A block whose header claims a terabyte: `read_into_vec` grows with what the block really
+/// decodes to and then fails, never sizing the buffer from the claim.
+#[test]
+fn block_read_into_vec_follows_the_data_not_the_claim() {
+    let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+    let data: Vec<u16> = (0..50_000u16).collect();
+    f.put_array(
+        "/a",
+        asdf::NewArray::from_slice(&data, &[50_000])
+            .unwrap()
+            .compression(asdf::Label::ZLIB),
+    )
+    .unwrap();
+    let mut bytes = f.to_bytes(&WriteOptions::default().checksums(false)).unwrap();
+    // The honest file first.
+    let ok = asdf::open_bytes(bytes.clone(), OpenOptions::default()).unwrap();
+    let mut buf = Vec::new();
+    ok.block(0).unwrap().read_into_vec(&mut buf).unwrap();
+    assert_eq!(buf.len(), 100_000);
+    assert_eq!(&buf[2..4], &1u16.to_le_bytes());
+    // data_size sits 30 bytes after the block magic.
+    let at = bytes.windows(4).position(|w| w == b"\xd3BLK").unwrap() + 30;
+    bytes[at..at + 8].copy_from_slice(&(1u64 << 40).to_be_bytes());
+    let bad = asdf::open_bytes(bytes, OpenOptions::default().validate(false)).unwrap();
+    let block = bad.block(0).unwrap();
+    assert_eq!(block.data_len().unwrap(), 1 << 40);
+    let mut buf = Vec::new();
+    assert!(block.read_into_vec(&mut buf).is_err());
+    assert!(
+        buf.capacity() < 1 << 24,
+        "the buffer followed the claim: {}",
+        buf.capacity()
+    );
+}
