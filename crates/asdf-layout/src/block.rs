@@ -1,6 +1,10 @@
 //! Block headers: `d3 42 4c 4b`, u16 BE header_size, then (big-endian) flags u32,
 //! compression [u8; 4], allocated/used/data sizes u64, MD5 [u8; 16]; `header_size` may exceed
 //! the 48 bytes of fields (the extra bytes are skipped).
+//!
+//! Files of the drafts before 1.0.0 ([`Dialect::Asdf010`], [`Dialect::Finf`]) have other
+//! block headers, read by [`crate::legacy`] into the same [`BlockHeader`] ([`BlockLayout`]
+//! says which one a header was).
 
 use crate::compression::Label;
 use crate::error::{Error, FormatError, Result};
@@ -14,6 +18,64 @@ pub const BLOCK_HEADER_FIELDS: u16 = 48;
 pub const MIN_BLOCK_HEADER_LEN: u64 = 6 + BLOCK_HEADER_FIELDS as u64;
 /// The STREAMED flag: the block runs to the end of the file.
 pub const FLAG_STREAMED: u32 = 0x1;
+/// The ENCODED flag of the ASDF 0.1.0 draft (seed 001): the block's data starts with a YAML
+/// encoding chain ([`crate::encoding`]).
+pub const FLAG_ENCODED: u32 = 0x2;
+/// The block magic of FINF 0.1.0 (seed 003): `89 42 4c 4b`.
+pub const FINF_BLOCK_MAGIC: [u8; 4] = [0x89, b'B', b'L', b'K'];
+
+/// Which layout a file's header line announces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Dialect {
+    /// `#ASDF 1.x`: ASDF Standard 1.0.0 and later.
+    #[default]
+    Asdf,
+    /// `#ASDF 0.1.0`: the drafts of 2014-2015 (seed 001 and its neighbours), whose block
+    /// headers came in four layouts ([`BlockLayout`]).
+    Asdf010,
+    /// `%FINF 0.1.0`: the draft ASDF was called before 2014 (seed 003).
+    Finf,
+}
+
+impl Dialect {
+    /// The 4 bytes that start a block in this dialect.
+    #[must_use]
+    pub fn block_magic(self) -> [u8; 4] {
+        match self {
+            Dialect::Finf => FINF_BLOCK_MAGIC,
+            Dialect::Asdf | Dialect::Asdf010 => BLOCK_MAGIC,
+        }
+    }
+
+    /// Whether this is one of the drafts before ASDF 1.0.0.
+    #[must_use]
+    pub fn is_legacy(self) -> bool {
+        self != Dialect::Asdf
+    }
+}
+
+/// Which block header layout a header was read in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum BlockLayout {
+    /// ASDF 1.0.0 (also files headed `#ASDF 0.1.0` from 2015-03-17 on): flags u32,
+    /// compression [u8; 4], allocated, used, data_size u64, MD5 [u8; 16] (48 bytes).
+    #[default]
+    Standard,
+    /// `#ASDF 0.1.0` of 2014-10 to 2015-01-20: flags u32, allocated, used, checksum u64,
+    /// encoding char[16] (44 bytes).
+    Encoding44,
+    /// `#ASDF 0.1.0` of 2015-01 (seed 001): flags u32 (STREAMED, ENCODED), allocated, used,
+    /// memory_size, checksum u64 (36 bytes).
+    Sized36,
+    /// `#ASDF 0.1.0` of 2015-03-09: flags u32, compression [u8; 4], allocated, used,
+    /// data_size, checksum u64 (40 bytes).
+    Label40,
+    /// FINF 0.1.0 (seed 003, magic `89 42 4c 4b`): allocated, used, checksum u64, encoding
+    /// char[16] (40 bytes; no flags).
+    Finf,
+}
 
 /// A parsed block header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -33,6 +95,15 @@ pub struct BlockHeader {
     /// MD5 of the stored bytes (or, in files from asdf < 5.3, of the decoded bytes);
     /// all zeros means none.
     pub checksum: [u8; 16],
+    /// The layout the header was read in (written in, for [`BlockHeader::to_bytes`]).
+    pub layout: BlockLayout,
+    /// The 64-bit checksum field of the drafts before 1.0.0 (0: none). An MD5 does not fit
+    /// in it and the drafts left its meaning "TBD", so it is kept but never verified.
+    pub legacy_checksum: u64,
+    /// The 16-byte `encoding` field of [`BlockLayout::Encoding44`] and [`BlockLayout::Finf`]
+    /// headers (NUL-padded; all zeros: none). Its meaning was "TBD": a block naming one is
+    /// not decoded ([`crate::Unsupported::BlockEncoding`]).
+    pub encoding: [u8; 16],
 }
 
 impl BlockHeader {
@@ -48,7 +119,24 @@ impl BlockHeader {
             used_size: used,
             data_size: data,
             checksum: [0; 16],
+            layout: BlockLayout::Standard,
+            legacy_checksum: 0,
+            encoding: [0; 16],
         }
+    }
+
+    /// Whether the ENCODED flag of the 0.1.0 draft is set (the data starts with an encoding
+    /// chain; the compression label is then [`Label::ENCODING_CHAIN`]).
+    #[must_use]
+    pub fn is_encoded(&self) -> bool {
+        self.layout == BlockLayout::Sized36 && self.flags & FLAG_ENCODED != 0
+    }
+
+    /// The `encoding` field as text, when it names one.
+    #[must_use]
+    pub fn encoding_name(&self) -> Option<String> {
+        let end = self.encoding.iter().position(|&b| b == 0).unwrap_or(16);
+        (end > 0).then(|| self.encoding[..end].escape_ascii().to_string())
     }
 
     /// Whether the STREAMED flag is set.
@@ -115,6 +203,9 @@ impl BlockHeader {
             used_size: u64_at(16),
             data_size: u64_at(24),
             checksum,
+            layout: BlockLayout::Standard,
+            legacy_checksum: 0,
+            encoding: [0; 16],
         };
         if !h.is_streamed() && h.used_size > h.allocated_size {
             return Err(Error::format(
@@ -134,13 +225,28 @@ impl BlockHeader {
     /// # Errors
     /// As [`BlockHeader::parse`], plus I/O errors and a header cut off by the end of the file.
     pub fn read_at(source: &(impl ReadAt + ?Sized), offset: u64, file_len: u64) -> Result<Self> {
+        Self::read_in(source, offset, file_len, Dialect::Asdf)
+    }
+
+    /// As [`BlockHeader::read_at`], for a file of `dialect` (whose block headers the drafts
+    /// before 1.0.0 laid out differently: [`crate::legacy`]).
+    ///
+    /// # Errors
+    /// As [`BlockHeader::read_at`]; for the drafts, a header that fits none of their layouts
+    /// or more than one ([`FormatError::LegacyBlockHeader`]).
+    pub fn read_in(source: &(impl ReadAt + ?Sized), offset: u64, file_len: u64, dialect: Dialect) -> Result<Self> {
         let available = file_len.saturating_sub(offset);
         let mut buf = [0u8; 6 + BLOCK_HEADER_FIELDS as usize];
         let n = usize::try_from(available.min(MIN_BLOCK_HEADER_LEN)).unwrap_or(0);
         source
             .read_exact_at(offset, &mut buf[..n])
             .map_err(Error::io_at(offset))?;
-        let h = Self::parse(&buf[..n], offset)?;
+        let h = match dialect {
+            Dialect::Asdf => Self::parse(&buf[..n], offset)?,
+            Dialect::Asdf010 | Dialect::Finf => {
+                crate::legacy::parse_block_header(&buf[..n], offset, available, dialect)?
+            }
+        };
         if h.total_header_len() > available {
             return Err(Error::format(
                 offset,
@@ -157,6 +263,9 @@ impl BlockHeader {
     /// fields are zero.
     #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
+        if self.layout != BlockLayout::Standard {
+            return crate::legacy::block_header_bytes(self);
+        }
         let mut v = Vec::with_capacity(usize::from(self.header_size) + 6);
         v.extend_from_slice(&BLOCK_MAGIC);
         v.extend_from_slice(&self.header_size.max(BLOCK_HEADER_FIELDS).to_be_bytes());
@@ -176,13 +285,21 @@ impl BlockHeader {
 /// # Errors
 /// I/O errors.
 pub fn find_magic(source: &(impl ReadAt + ?Sized), from: u64, file_len: u64) -> Result<Option<u64>> {
+    find_magic_of(source, from, file_len, BLOCK_MAGIC)
+}
+
+/// As [`find_magic`], for the block magic `magic` (FINF's differs: [`Dialect::block_magic`]).
+///
+/// # Errors
+/// I/O errors.
+pub fn find_magic_of(source: &(impl ReadAt + ?Sized), from: u64, file_len: u64, magic: [u8; 4]) -> Result<Option<u64>> {
     // 4 KiB first (blocks usually start right there), then larger chunks up to 64 KiB.
     let mut chunk = crate::FIRST_READ;
     let mut pos = from;
     while pos < file_len {
         let want = usize::try_from((file_len - pos).min(chunk as u64)).unwrap_or(chunk);
         let got = source.bytes_at(pos, want).map_err(Error::io_at(pos))?;
-        if let Some(i) = got.windows(4).position(|w| w == BLOCK_MAGIC) {
+        if let Some(i) = got.windows(4).position(|w| w == magic) {
             return Ok(Some(pos + i as u64));
         }
         if want < 4 || pos + want as u64 >= file_len {

@@ -190,6 +190,66 @@ pub enum FormatError {
     /// A streamed block that is not the last block.
     #[error("a streamed block must be the last block")]
     StreamedNotLast,
+    /// A block header of a draft before 1.0.0 (`#ASDF 0.1.0`, `%FINF 0.1.0`) that fits none
+    /// of the draft's layouts, or more than one.
+    #[error("block header (header_size {header_size}) of a pre-1.0 file: {problem}")]
+    LegacyBlockHeader {
+        /// The header's `header_size`.
+        header_size: u16,
+        /// What is wrong.
+        problem: LegacyHeaderProblem,
+    },
+}
+
+/// Why a block header of a draft before 1.0.0 was not read ([`FormatError::LegacyBlockHeader`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LegacyHeaderProblem {
+    /// Smaller than the fields of its layout.
+    #[error("too small: the fields need {need} bytes")]
+    TooSmall {
+        /// Bytes of fields the layout has.
+        need: u16,
+    },
+    /// Unknown flags (or STREAMED and ENCODED together).
+    #[error("unknown or contradictory flags {0:#x}")]
+    Flags(u32),
+    /// A compression label that is not NUL-padded ASCII letters and digits.
+    #[error("compression label {} is not a name", hex(.0))]
+    Label([u8; 4]),
+    /// An encoding field that is not NUL-padded printable ASCII.
+    #[error("the encoding field is not a NUL-padded name")]
+    Encoding,
+    /// `used_size` exceeds `allocated_size`.
+    #[error("used_size {used} exceeds allocated_size {allocated}")]
+    UsedExceedsAllocated {
+        /// used_size
+        used: u64,
+        /// allocated_size
+        allocated: u64,
+    },
+    /// An unencoded block whose memory (data) size differs from its used size.
+    #[error("unencoded block with used_size {used} but memory size {data}")]
+    SizesDisagree {
+        /// used_size
+        used: u64,
+        /// memory_size / data_size
+        data: u64,
+    },
+    /// The allocation runs past the end of the file.
+    #[error("allocated_size {allocated} runs past the end of the file ({room} bytes left)")]
+    BeyondFile {
+        /// allocated_size
+        allocated: u64,
+        /// Bytes after the header.
+        room: u64,
+    },
+    /// A header size none of the layouts fit.
+    #[error("no block header layout of the 0.1.0 drafts fits it")]
+    NoLayoutFits,
+    /// A header size several layouts fit.
+    #[error("it fits more than one layout of the 0.1.0 drafts ({0:?}); refusing to guess")]
+    Ambiguous(Vec<crate::block::BlockLayout>),
 }
 
 /// Things this library does not support.
@@ -197,7 +257,7 @@ pub enum FormatError {
 #[non_exhaustive]
 pub enum Unsupported {
     /// A file format version whose major number is not 1.
-    #[error("unsupported ASDF file format version {0} (this library reads 1.x)")]
+    #[error("unsupported ASDF file format version {0} (this library reads 1.x and the 0.1.0 drafts)")]
     FileFormatVersion(Version),
     /// A compression label that no registered codec handles.
     #[error("unknown compression `{0}`; supported compression types are: {list}", list = join_labels(.1))]
@@ -205,6 +265,10 @@ pub enum Unsupported {
     /// A streamed block with a compression label (its decoded size is unknown).
     #[error("a streamed block cannot be compressed")]
     CompressedStream,
+    /// A pre-1.0 block whose `encoding` field names an encoding: the drafts left its meaning
+    /// "TBD", so its data cannot be decoded.
+    #[error("the block's encoding `{0}` (a pre-1.0 header field the drafts never defined) cannot be decoded")]
+    BlockEncoding(String),
 }
 
 /// A configured limit that would be exceeded.
@@ -253,6 +317,9 @@ pub enum LimitError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum UsageError {
+    /// A pre-1.0 file that cannot be written as asked.
+    #[error("cannot write this pre-1.0 file: {0}")]
+    LegacyWrite(&'static str),
     /// A block index past the last block.
     #[error("no block {index}: the file has {count} blocks")]
     NoSuchBlock {

@@ -1,6 +1,6 @@
 //! The `#ASDF` header line, the comment lines after it, and the bounds of the YAML tree.
 
-use crate::block::BLOCK_MAGIC;
+use crate::block::Dialect;
 use crate::error::{Error, FormatError, LimitError, Result, Unsupported, Warning};
 use crate::limits::Limits;
 use crate::source::ReadAt;
@@ -20,7 +20,9 @@ pub enum Content {
 /// The parsed header and comment lines of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileHeader {
-    /// The version on the `#ASDF` line.
+    /// Which layout the header line announces: ASDF 1.x, the ASDF 0.1.0 draft, or FINF 0.1.0.
+    pub dialect: Dialect,
+    /// The version on the `#ASDF` (or `%FINF`) line.
     pub format_version: Version,
     /// The version on the `#ASDF_STANDARD` comment, or 1.0.0 when there is none.
     pub standard_version: Version,
@@ -94,8 +96,9 @@ fn parse_version(text: &[u8], offset: u64) -> Result<Version> {
 
 /// Parses the header line and the comment lines.
 ///
-/// Accepts file format 1.x (1.y with y > 0 adds [`Warning::NewerFileFormat`]); rejects any
-/// other major version, a missing `#ASDF` magic, and non-comment lines before the tree.
+/// Accepts file format 1.x (1.y with y > 0 adds [`Warning::NewerFileFormat`]), the drafts
+/// before it (`#ASDF 0.1.0`, seed 001, and `%FINF 0.1.0`, seed 003: [`Dialect`]); rejects any
+/// other version, a missing `#ASDF` magic, and non-comment lines before the tree.
 ///
 /// # Errors
 /// [`FormatError::NotAsdf`], [`FormatError::UnparsableVersion`],
@@ -107,7 +110,8 @@ pub fn read_file_header(
     warnings: &mut Vec<Warning>,
 ) -> Result<FileHeader> {
     let lr = LineReader { source, file_len };
-    if !lr.starts_with(0, b"#ASDF")? {
+    let finf = lr.starts_with(0, b"%FINF")?;
+    if !finf && !lr.starts_with(0, b"#ASDF")? {
         return Err(Error::format(0, FormatError::NotAsdf));
     }
     let (line, mut pos) = lr.line(0, limits.max_tree_bytes)?;
@@ -115,19 +119,25 @@ pub fn read_file_header(
     let (Some(magic), Some(ver), None) = (parts.next(), parts.next(), parts.next()) else {
         return Err(Error::format(0, FormatError::NotAsdf));
     };
-    if magic != b"#ASDF" {
+    if magic != b"#ASDF" && magic != b"%FINF" {
         return Err(Error::format(0, FormatError::NotAsdf));
     }
     let format_version = parse_version(ver, 6)?;
-    if format_version.major != 1 {
-        return Err(Error::Unsupported {
-            offset: 6,
-            kind: Unsupported::FileFormatVersion(format_version),
-        });
-    }
-    if format_version.minor > 0 {
+    let dialect = match (finf, format_version.major, format_version.minor) {
+        (false, 1, _) => Dialect::Asdf,
+        (false, 0, 1) => Dialect::Asdf010,
+        (true, 0, 1) => Dialect::Finf,
+        _ => {
+            return Err(Error::Unsupported {
+                offset: 6,
+                kind: Unsupported::FileFormatVersion(format_version),
+            });
+        }
+    };
+    if dialect == Dialect::Asdf && format_version.minor > 0 {
         warnings.push(Warning::NewerFileFormat(format_version));
     }
+    let magic = dialect.block_magic();
 
     let mut comments = Vec::new();
     let mut standard_version = None;
@@ -138,7 +148,7 @@ pub fn read_file_header(
         if lr.starts_with(pos, b"%")? || lr.starts_with(pos, b"---")? {
             break;
         }
-        if lr.starts_with(pos, &BLOCK_MAGIC)? {
+        if lr.starts_with(pos, &magic)? {
             break;
         }
         if !lr.starts_with(pos, b"#")? {
@@ -155,12 +165,13 @@ pub fn read_file_header(
     }
     let content = if pos >= file_len {
         Content::Empty
-    } else if lr.starts_with(pos, &BLOCK_MAGIC)? {
+    } else if lr.starts_with(pos, &magic)? {
         Content::Block
     } else {
         Content::Tree
     };
     Ok(FileHeader {
+        dialect,
         format_version,
         standard_version: standard_version.unwrap_or(Version::STANDARD_DEFAULT),
         standard_version_declared: standard_version.is_some(),
@@ -225,7 +236,7 @@ pub fn read_tree(source: &(impl ReadAt + ?Sized), start: u64, file_len: u64, lim
 }
 
 /// Offset just past the first end-of-document line found at or after `from` in `buf`.
-fn find_end_marker(buf: &[u8], from: usize, at_eof: bool) -> Option<usize> {
+pub(crate) fn find_end_marker(buf: &[u8], from: usize, at_eof: bool) -> Option<usize> {
     let mut i = from;
     while let Some(p) = buf.get(i..)?.windows(4).position(|w| w == b"\n...") {
         let after = i + p + 4;
@@ -269,6 +280,12 @@ mod tests {
         assert_eq!(h.comments, vec!["just a note".to_owned()]);
         assert_eq!(h.content, Content::Empty);
         assert_eq!(w, vec![Warning::NewerFileFormat(Version::new(1, 3, 0))]);
+        let (h, _) = hdr(b"#ASDF 0.1.0\n%YAML 1.1\n").unwrap();
+        assert_eq!(h.dialect, Dialect::Asdf010);
+        let (h, _) = hdr(b"%FINF 0.1.0\r\n\x89BLK").unwrap();
+        assert_eq!((h.dialect, h.content), (Dialect::Finf, Content::Block));
+        assert!(hdr(b"#ASDF 0.2.0\n").is_err());
+        assert!(hdr(b"%FINF 1.0.0\n").is_err());
         assert!(matches!(
             hdr(b"#ASDF 2.0.0\n").unwrap_err(),
             Error::Unsupported {

@@ -30,18 +30,22 @@
 
 pub mod block;
 pub mod compression;
+pub mod encoding;
 mod error;
 pub mod header;
 pub mod index;
+pub mod legacy;
 mod limits;
 mod reader;
 pub mod source;
 mod version;
 mod writer;
 
-pub use block::{BLOCK_MAGIC, BlockHeader, FLAG_STREAMED};
+pub use block::{BLOCK_MAGIC, BlockHeader, BlockLayout, Dialect, FLAG_ENCODED, FLAG_STREAMED};
 pub use compression::{Codec, CodecError, Label, PIECE, Registry};
-pub use error::{Error, FormatError, IndexProblem, LimitError, Result, Unsupported, UsageError, Warning};
+pub use error::{
+    Error, FormatError, IndexProblem, LegacyHeaderProblem, LimitError, Result, Unsupported, UsageError, Warning,
+};
 pub use header::{Content, FileHeader};
 pub use limits::Limits;
 pub use reader::{BlockDiscovery, BlockInfo, ChecksumStatus, ReadOptions, Reader, md5_of};

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 
 use md5::{Digest, Md5};
 
-use crate::block::{BLOCK_MAGIC, BlockHeader, MIN_BLOCK_HEADER_LEN, find_magic};
+use crate::block::{BlockHeader, MIN_BLOCK_HEADER_LEN, find_magic_of};
 use crate::compression::{Label, Registry};
 use crate::error::{Error, FormatError, IndexProblem, LimitError, Result, Unsupported, UsageError, Warning};
 use crate::header::{Content, FileHeader, read_file_header, read_tree};
@@ -240,10 +240,11 @@ impl<S: ReadAt> Reader<Prefetched<S>> {
 
 impl<S: ReadAt> Reader<S> {
     fn discover_blocks(&mut self, from: u64) -> Result<()> {
-        let Some(first) = find_magic(&self.source, from, self.file_len)? else {
+        let magic = self.header.dialect.block_magic();
+        let Some(first) = find_magic_of(&self.source, from, self.file_len, magic)? else {
             return Ok(());
         };
-        if self.options.use_index && self.try_index(first)? {
+        if self.options.use_index && self.header.dialect != crate::Dialect::Finf && self.try_index(first)? {
             return Ok(());
         }
         self.scan(first)
@@ -330,8 +331,10 @@ impl<S: ReadAt> Reader<S> {
         if offsets[last].saturating_add(MIN_BLOCK_HEADER_LEN) > index_at {
             return Err((last, IndexProblem::OutOfFile));
         }
-        let h0 = BlockHeader::read_at(&self.source, first, index_at).map_err(|_| (0, IndexProblem::NoBlockAtEntry))?;
-        let hl = BlockHeader::read_at(&self.source, offsets[last], index_at)
+        let dialect = self.header.dialect;
+        let h0 = BlockHeader::read_in(&self.source, first, index_at, dialect)
+            .map_err(|_| (0, IndexProblem::NoBlockAtEntry))?;
+        let hl = BlockHeader::read_in(&self.source, offsets[last], index_at, dialect)
             .map_err(|_| (last, IndexProblem::NoBlockAtEntry))?;
         if hl.is_streamed() {
             return Err((last, IndexProblem::Streamed));
@@ -356,12 +359,27 @@ impl<S: ReadAt> Reader<S> {
                     limit: self.options.limits.max_blocks,
                 }));
             }
-            let h = match BlockHeader::read_at(&self.source, pos, self.file_len) {
+            let h = match BlockHeader::read_in(&self.source, pos, self.file_len, self.header.dialect) {
                 Ok(h) => h,
-                // A header_size below 48 is an error at open (as in Python asdf); other damage
-                // (a cut-off header, used > allocated) stops the scan with a warning, so the
-                // tree and the blocks before it stay readable.
-                Err(Error::Format { kind, offset }) if !matches!(kind, FormatError::BlockHeaderTooSmall(_)) => {
+                // A header_size below 48 (or a pre-1.0 header that fits no layout) is an error
+                // at open (as in Python asdf); other damage (a cut-off header, used >
+                // allocated) stops the scan with a warning, so the tree and the blocks before
+                // it stay readable.
+                Err(Error::Format { kind, offset })
+                    if !matches!(
+                        kind,
+                        FormatError::BlockHeaderTooSmall(_)
+                            | FormatError::LegacyBlockHeader {
+                                problem: crate::LegacyHeaderProblem::TooSmall { .. }
+                                    | crate::LegacyHeaderProblem::NoLayoutFits
+                                    | crate::LegacyHeaderProblem::Ambiguous(_)
+                                    | crate::LegacyHeaderProblem::Flags(_)
+                                    | crate::LegacyHeaderProblem::Label(_)
+                                    | crate::LegacyHeaderProblem::Encoding,
+                                ..
+                            }
+                    ) =>
+                {
                     self.warnings.push(Warning::BadBlockHeader { offset, kind });
                     return Ok(());
                 }
@@ -393,7 +411,7 @@ impl<S: ReadAt> Reader<S> {
                 .read_exact_at(next, &mut tail[..n])
                 .map_err(Error::io_at(next))?;
             let tail = &tail[..n];
-            if n == 4 && tail == BLOCK_MAGIC {
+            if n == 4 && tail == self.header.dialect.block_magic() {
                 pos = next;
                 continue;
             }
@@ -479,7 +497,7 @@ impl<S: ReadAt> Reader<S> {
         let header = match slot.header.get() {
             Some(h) => *h,
             None => {
-                let h = BlockHeader::read_at(&self.source, slot.offset, self.file_len)?;
+                let h = BlockHeader::read_in(&self.source, slot.offset, self.file_len, self.header.dialect)?;
                 *slot.header.get_or_init(|| h)
             }
         };
@@ -570,6 +588,12 @@ impl<S: ReadAt> Reader<S> {
 
     fn check_decodable(&self, b: &BlockInfo) -> Result<()> {
         let h = &b.header;
+        if let Some(name) = h.encoding_name() {
+            return Err(Error::Unsupported {
+                offset: b.offset,
+                kind: Unsupported::BlockEncoding(name),
+            });
+        }
         if h.compression.is_none() {
             if !h.is_streamed() && h.data_size != h.used_size {
                 return Err(Error::format(

@@ -59,6 +59,7 @@ mod builder;
 mod edit;
 mod error;
 mod guard;
+pub mod legacy;
 mod options;
 mod refs;
 pub use guard::same_file;
@@ -288,10 +289,17 @@ fn shift(span: Span, lines: u64) -> Span {
 
 fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptions) -> Result<AsdfFile, Error> {
     let ro = ReadOptions::default()
+        .registry(legacy::read_registry())
         .limits(options.layout_limits)
         .verify_checksums(options.verify_checksums);
     let reader = Reader::open_with(source, ro)?;
-    let standard = reader.file_header().standard_version;
+    // A pre-1.0 file's tree is mapped onto the 1.0.0 tags (whatever its `#ASDF_STANDARD`
+    // says, 0.1.0 in the last drafts): it is read as 1.0.0.
+    let standard = if reader.file_header().dialect.is_legacy() {
+        Version::STANDARD_DEFAULT
+    } else {
+        reader.file_header().standard_version
+    };
     if !reads_standard(standard) {
         return Err(Error::UnsupportedStandard(standard));
     }
@@ -313,6 +321,8 @@ fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptio
         }
         None => Document::new(Node::map(Vec::new())),
     };
+    let mut doc = doc;
+    legacy::normalize(&mut doc, &reader);
     let mut file = AsdfFile {
         reader,
         doc,

@@ -184,6 +184,10 @@ impl Label {
     pub const BLSC: Label = Label(*b"blsc");
     /// `bls2` (blosc2 chunk or frame).
     pub const BLS2: Label = Label(*b"bls2");
+    /// Not a label in any file: what an ASDF 0.1.0 block with the ENCODED flag (seed 001)
+    /// reports, its data starting with a YAML encoding chain ([`crate::encoding`]). Its first
+    /// byte is not ASCII, so no written label can be mistaken for it.
+    pub const ENCODING_CHAIN: Label = Label([0xd3, b'e', b'n', b'c']);
 
     /// Whether this is the "no compression" label.
     #[must_use]
@@ -212,6 +216,9 @@ impl Label {
     pub fn name(self) -> String {
         if self.is_none() {
             return "none".to_owned();
+        }
+        if self == Label::ENCODING_CHAIN {
+            return "encoding-chain".to_owned();
         }
         let trimmed: &[u8] = {
             let end = self.0.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);

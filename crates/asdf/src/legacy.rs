@@ -1,0 +1,212 @@
+//! Files of the drafts before ASDF 1.0.0 (`#ASDF 0.1.0`, `%FINF 0.1.0`) mapped onto today's
+//! data model, so that every API and command works on them; and writing them.
+//!
+//! On open the tree is rewritten in memory (the file is untouched):
+//! - the era's tags become their 1.0.0 tags: `tag:stsci.edu:asdf/0.1.0/core/ndarray` and
+//!   `tag:stsci.edu:asdf/core/ndarray-0.1.0` become `tag:stsci.edu:asdf/core/ndarray-1.0.0`,
+//!   FINF's `tag:stsci.edu:finf/0.1.0/core/finf` becomes `core/asdf-1.0.0` and its other
+//!   `finf/0.1.0/X` tags `asdf/X-1.0.0`;
+//! - an ndarray's `dtype` (the name before 2015-01-20, and FINF's) becomes `datatype`, in
+//!   structured datatypes too;
+//! - an ndarray with a `source` and no `byteorder` gets `byteorder: big`, the drafts' default
+//!   (1.0.0 requires it beside `source`), and so does one whose block is an encoding chain
+//!   with `quantize` (what the decoder produces: [`asdf_layout::encoding`]).
+//!
+//! The tree then validates against the 1.0.0 schemas.
+
+use std::sync::{Arc, OnceLock};
+
+use asdf_layout::compression::Registry;
+use asdf_layout::encoding::{Chain, ChainCodec, ChainError, Encoding};
+use asdf_layout::{Label, ReadAt, Reader};
+use asdf_yaml::{Document, Node, NodeKind, Step};
+
+/// The codecs a file is opened with: the default ones and the 0.1.0 encoding chain.
+pub(crate) fn read_registry() -> Arc<Registry> {
+    static REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
+    REGISTRY
+        .get_or_init(|| {
+            let mut r = (*Registry::shared_default()).clone();
+            r.register(Arc::new(ChainCodec::new(parse_chain)));
+            Arc::new(r)
+        })
+        .clone()
+}
+
+fn usize_list(n: Option<&Node>) -> Option<Vec<usize>> {
+    n?.as_sequence()?
+        .items
+        .iter()
+        .map(|i| i.as_i64().and_then(|v| usize::try_from(v).ok()))
+        .collect()
+}
+
+/// Parses an encoding chain's YAML (seed 001): a list whose entries are a name, a
+/// `[name, {arguments}]` pair, or a one-entry mapping `{name: {arguments}}`.
+///
+/// # Errors
+/// [`ChainError`] for YAML that does not parse or is not such a list, and missing arguments.
+pub fn parse_chain(yaml: &[u8]) -> Result<Chain, ChainError> {
+    let parsed = asdf_yaml::parse(yaml, &asdf_yaml::Limits::default()).map_err(|e| ChainError::Yaml(Box::new(e)))?;
+    let root = &parsed.document.root;
+    let items = root.as_sequence().ok_or(ChainError::Shape {
+        index: 0,
+        problem: "the chain is not a list",
+    })?;
+    let mut out = Vec::new();
+    for (index, item) in items.items.iter().enumerate() {
+        let shape = |problem| ChainError::Shape { index, problem };
+        let (name, args) = if let Some(n) = item.as_str() {
+            (n, None)
+        } else if let Some(s) = item.as_sequence() {
+            match s.items.as_slice() {
+                [n] => (n.as_str().ok_or(shape("the name is not a string"))?, None),
+                [n, a] => (n.as_str().ok_or(shape("the name is not a string"))?, Some(a)),
+                _ => return Err(shape("a pair has one or two items")),
+            }
+        } else if let Some(m) = item.as_mapping() {
+            match m.entries.as_slice() {
+                [(k, v)] => (k.as_str().ok_or(shape("the name is not a string"))?, Some(v)),
+                _ => return Err(shape("a mapping entry has exactly one key")),
+            }
+        } else {
+            return Err(shape("neither a name nor a pair"));
+        };
+        let arg = |key: &str| args.and_then(|a| a.get(key));
+        let missing = |name: &'static str, argument| ChainError::Argument { index, name, argument };
+        out.push(match name {
+            "zlib" => Encoding::Zlib,
+            "tile" => {
+                let shape = usize_list(arg("shape")).ok_or(missing("tile", "shape"))?;
+                let original_shape = usize_list(arg("original_shape")).ok_or(missing("tile", "original_shape"))?;
+                let item_size = arg("item_size")
+                    .and_then(Node::as_i64)
+                    .and_then(|v| usize::try_from(v).ok())
+                    .ok_or(missing("tile", "item_size"))?;
+                Encoding::Tile {
+                    shape,
+                    original_shape,
+                    item_size,
+                }
+            }
+            "quantize" => {
+                let dtype = arg("dtype")
+                    .and_then(Node::as_i64)
+                    .and_then(|v| u8::try_from(v).ok())
+                    .ok_or(missing("quantize", "dtype"))?;
+                let original_shape = usize_list(arg("original_shape")).ok_or(missing("quantize", "original_shape"))?;
+                Encoding::Quantize {
+                    dtype,
+                    original_shape,
+                    bits: 0,
+                }
+            }
+            other => Encoding::Unknown(other.to_owned()),
+        });
+    }
+    Ok(Chain(out))
+}
+
+/// The 1.0.0 tag of an era tag, if it is one.
+#[must_use]
+pub fn upgrade_tag(tag: &str) -> Option<String> {
+    if let Some(rest) = tag.strip_prefix("tag:stsci.edu:asdf/0.1.0/") {
+        return Some(format!("tag:stsci.edu:asdf/{rest}-1.0.0"));
+    }
+    if let Some(rest) = tag.strip_prefix("tag:stsci.edu:finf/0.1.0/") {
+        let rest = if rest == "core/finf" { "core/asdf" } else { rest };
+        return Some(format!("tag:stsci.edu:asdf/{rest}-1.0.0"));
+    }
+    if let Some(name) = tag.strip_prefix("tag:stsci.edu:asdf/")
+        && let Some(base) = name.strip_suffix("-0.1.0")
+    {
+        return Some(format!("tag:stsci.edu:asdf/{base}-1.0.0"));
+    }
+    None
+}
+
+/// Renames `dtype` to `datatype` in a (structured) datatype description.
+fn rename_dtype(n: &mut Node) {
+    match &mut n.kind {
+        NodeKind::Mapping(m) => {
+            for (k, v) in &mut m.entries {
+                if k.as_str() == Some("dtype") {
+                    *k = Node::str("datatype");
+                }
+                rename_dtype(v);
+            }
+        }
+        NodeKind::Sequence(s) => s.items.iter_mut().for_each(rename_dtype),
+        _ => {}
+    }
+}
+
+/// Whether block `i` is an encoding chain with a `quantize` step (read from the chain's
+/// YAML, at most 64 KiB).
+fn quantized(reader: &Reader<Box<dyn ReadAt>>, i: usize) -> bool {
+    let Ok(b) = reader.block(i) else { return false };
+    if b.header.compression != Label::ENCODING_CHAIN {
+        return false;
+    }
+    let len = usize::try_from(b.stored_len.min(64 << 10)).unwrap_or(0);
+    let Ok(head) = reader.get_ref().bytes_at(b.data_offset, len) else {
+        return false;
+    };
+    asdf_layout::encoding::split(&head)
+        .ok()
+        .and_then(|(yaml, _)| parse_chain(yaml).ok())
+        .is_some_and(|c| c.0.iter().any(|e| matches!(e, Encoding::Quantize { .. })))
+}
+
+/// Maps a pre-1.0 tree onto today's data model (see the module's documentation).
+pub(crate) fn normalize(doc: &mut Document, reader: &Reader<Box<dyn ReadAt>>) {
+    if !reader.file_header().dialect.is_legacy() {
+        return;
+    }
+    let mut tagged: Vec<Vec<Step>> = Vec::new();
+    doc.root.walk(&mut |path, n| {
+        if n.tag.is_some() {
+            tagged.push(path.to_vec());
+        }
+        true
+    });
+    for path in tagged {
+        let Some(n) = doc.root.at_path_mut(&path) else { continue };
+        let Some(new) = n.tag.as_deref().and_then(upgrade_tag) else {
+            continue;
+        };
+        n.tag = Some(new.into());
+        if !asdf_core_types::is_ndarray_tag(n.tag.as_deref().unwrap_or_default()) {
+            continue;
+        }
+        let Some(m) = n.as_mapping_mut() else { continue };
+        for (k, v) in &mut m.entries {
+            if k.as_str() == Some("dtype") {
+                *k = Node::str("datatype");
+                rename_dtype(v);
+            }
+        }
+        // The drafts' byteorder defaulted to big; 1.0.0 needs it beside `source`.
+        if m.get("source").is_some() && m.get("byteorder").is_none() {
+            m.insert("byteorder", Node::str("big"));
+        }
+        let block = m
+            .get("source")
+            .and_then(Node::as_i64)
+            .and_then(|s| usize::try_from(s).ok());
+        if let Some(i) = block
+            && quantized(reader, i)
+        {
+            m.insert("byteorder", Node::str("big"));
+        }
+    }
+    // The era's `%TAG` prefixes no longer match the tags: today's instead.
+    doc.tag_directives.retain(|(_, prefix)| {
+        !prefix.starts_with("tag:stsci.edu:finf/")
+            && !prefix.starts_with("tag:stsci.edu:asdf/0.1.0/")
+            && prefix != "tag:stsci.edu:asdf/"
+    });
+    doc.tag_directives.retain(|(handle, _)| handle != "!");
+    doc.tag_directives
+        .insert(0, ("!".to_owned(), "tag:stsci.edu:asdf/".to_owned()));
+}
