@@ -706,7 +706,11 @@ fn failing_expectations_are_rejected() {
     for c in e["cases"].as_array().unwrap() {
         let file = c["file"].as_str().unwrap();
         let expect = c["expect"].as_str().unwrap();
-        if !matches!(expect, "error" | "error_on_access" | "ok_unless_validating") || file.starts_with("inline/refs/") {
+        // File format 0.1.0 is read here (the pre-1.0 drafts), where Python refuses it.
+        if !matches!(expect, "error" | "error_on_access" | "ok_unless_validating")
+            || file.starts_with("inline/refs/")
+            || file == "inline/ff_file_format_0.1.0.asdf"
+        {
             continue;
         }
         let p = base.join(file).display().to_string();

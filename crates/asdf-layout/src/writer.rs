@@ -274,6 +274,10 @@ impl<W: Write> Writer<W> {
     /// The header of a copied block of `len` stored bytes: not streamed, sizes from `len`.
     fn encoded_header_of_len(len: u64, header: BlockHeader) -> BlockHeader {
         let mut h = header;
+        // A header read from a pre-1.0 file is written in today's layout.
+        h.layout = crate::BlockLayout::Standard;
+        h.legacy_checksum = 0;
+        h.encoding = [0; 16];
         h.flags &= !FLAG_STREAMED;
         h.used_size = len;
         if h.compression.is_none() {

@@ -67,3 +67,58 @@ impl AsdfFile {
         pointer::move_node(&mut self.doc, from, to).map_err(|e| pointer_error(to, e))
     }
 }
+
+impl AsdfFile {
+    /// Moves the file to ASDF Standard `to`: every tag of the standard's own schemas
+    /// (`tag:stsci.edu:asdf/NAME-x.y.z`) becomes the version `to` lists for `NAME`, and the
+    /// file is written with `#ASDF_STANDARD to`. Tags `to` does not list are kept. Used by
+    /// `asdf-cli convert` to upgrade files (the pre-1.0 drafts' trees are read as 1.0.0).
+    /// Returns how many tags changed; validate afterwards ([`AsdfFile::validate`]) to check
+    /// the tree against the new versions' schemas.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedStandard`].
+    pub fn set_standard(&mut self, to: asdf_layout::Version) -> Result<usize, Error> {
+        if !crate::reads_standard(to) {
+            return Err(Error::UnsupportedStandard(to));
+        }
+        let schemas = asdf_core_types::schemas().map_err(Error::BuiltinSchemas)?;
+        let prefix = "tag:stsci.edu:asdf/";
+        let targets: std::collections::HashMap<String, String> = schemas
+            .tags_for_standard((to.major, to.minor, to.patch))
+            .into_iter()
+            .filter_map(|t| {
+                let name = t.tag.strip_prefix(prefix)?.rsplit_once('-')?.0.to_owned();
+                Some((name, t.tag))
+            })
+            .collect();
+        let mut paths = Vec::new();
+        self.doc.root.walk(&mut |path, n| {
+            if n.tag.as_deref().is_some_and(|t| t.starts_with(prefix)) {
+                paths.push(path.to_vec());
+            }
+            true
+        });
+        let mut changed = 0;
+        for path in paths {
+            let Some(n) = self.doc.root.at_path_mut(&path) else { continue };
+            let Some(name) = n
+                .tag
+                .as_deref()
+                .and_then(|t| t.strip_prefix(prefix))
+                .and_then(|t| t.rsplit_once('-'))
+                .map(|(name, _)| name.to_owned())
+            else {
+                continue;
+            };
+            if let Some(new) = targets.get(&name)
+                && n.tag.as_deref() != Some(new.as_str())
+            {
+                n.tag = Some(new.as_str().into());
+                changed += 1;
+            }
+        }
+        self.standard = to;
+        Ok(changed)
+    }
+}
