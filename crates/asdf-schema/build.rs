@@ -38,8 +38,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         files.push((rel, abs, text));
     }
     files.sort_by(|a, b| a.0.cmp(&b.0));
+    // The schemas of the drafts before ASDF 1.0.0 (`legacy/`) are a set of their own.
+    let (legacy, files): (Vec<_>, Vec<_>) = files.into_iter().partition(|(rel, _, _)| rel.starts_with("legacy/"));
 
     let mut src = String::new();
+    src.push_str("/// The pre-1.0 drafts' schemas (`schemas/legacy/`): (path, text), sorted by path.\n");
+    src.push_str("pub(crate) static LEGACY_FILES: &[(&str, &[u8])] = &[\n");
+    for (rel, abs, _) in &legacy {
+        writeln!(src, "    ({rel:?}, include_bytes!({:?})),", abs.to_string_lossy()).ok();
+    }
+    src.push_str("];\n");
     src.push_str("/// Every embedded file: (path under `schemas/`, text), sorted by path.\n");
     src.push_str("pub(crate) static FILES: &[(&str, &[u8])] = &[\n");
     for (rel, abs, _) in &files {

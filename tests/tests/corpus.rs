@@ -87,6 +87,14 @@ fn every_conformance_file_blocks_and_checksums() {
                 Err(Error::Checksum { .. }) if BAD_CHECKSUMS.contains(&name.as_str()) => {
                     *tally.entry("checksum mismatch (on purpose)".into()).or_default() += 1;
                 }
+                // The commit that first wrote MD5 checksums ("Regenerate reference files with
+                // checksums") stored digests of no bytes of the block we can find (not the used,
+                // allocated or decoded bytes); the next commits' are right.
+                Err(Error::Checksum { .. }) if name.starts_with("legacy/asdf-standard-history/2015-03-17-") => {
+                    *tally
+                        .entry("checksum mismatch (2015-03-17 history files)".into())
+                        .or_default() += 1;
+                }
                 Err(Error::Unsupported {
                     kind: Unsupported::Compression(l, _),
                     ..

@@ -24,6 +24,11 @@ const TASKS: &[Task] = &[
         run: import_schemas,
     },
     Task {
+        name: "import-legacy-schemas",
+        help: "[SCHEMAS]: write schemas/legacy/ from FINF 0.1.0's schemas (legacy/finf-standard), prose replaced by our own short titles",
+        run: import_legacy_schemas,
+    },
+    Task {
         name: "validate-schemas",
         help: "check every embedded schema against its metaschema, every example against its schema, every manifest tag",
         run: validate_schemas,
@@ -207,7 +212,11 @@ fn our_title(id: &str, manifest: bool) -> String {
         .rsplit('/')
         .next()
         .unwrap_or_default();
-    if manifest {
+    if let Some(rest) = id.strip_prefix("http://www.stsci.edu/schemas/finf/0.1.0/") {
+        format!("FINF 0.1.0 {rest} (the draft before ASDF)")
+    } else if id == "http://www.stsci.edu/schemas/yaml-schema/draft-01" {
+        "YAML Schema draft-01 metaschema, as FINF 0.1.0 used it".to_owned()
+    } else if manifest {
         format!("Manifest of the {name} extension, version {version}")
     } else if version.is_empty() {
         format!("{name} (schema)")
@@ -217,7 +226,7 @@ fn our_title(id: &str, manifest: bool) -> String {
 }
 
 fn import_schemas(args: &[String]) -> Result<()> {
-    use asdf_yaml::{EmitOptions, FlowPolicy, Limits, Node};
+    use asdf_yaml::{EmitOptions, FlowPolicy};
     let src = std::path::PathBuf::from(
         args.first()
             .cloned()
@@ -257,58 +266,118 @@ fn import_schemas(args: &[String]) -> Result<()> {
         std::path::PathBuf::from("stable/schemas/json-schema.org/draft-04/schema.yaml"),
     ));
     for (f, rel) in jobs {
-        let rel = rel.as_path();
-        let text = std::fs::read(&f)?;
-        let mut doc = asdf_yaml::parse(&text, &Limits::default())?.document;
-        let manifest = rel.components().any(|c| c.as_os_str() == "manifests");
-        let id = doc.root.get("id").and_then(Node::as_str).unwrap_or_default().to_owned();
-        asdf_schema::asdf::strip_prose(&mut doc.root);
-        if manifest && let Some(tags) = doc.root.get_mut("tags").and_then(Node::as_sequence_mut) {
-            for t in &mut tags.items {
-                if let Some(m) = t.as_mapping_mut() {
-                    m.entries
-                        .retain(|(k, _)| !matches!(k.as_str(), Some("title" | "description")));
-                }
-            }
-        }
-        if let Some(m) = doc.root.as_mapping_mut() {
-            // The title goes right after `id` (or `$schema`), where readers look for it.
-            let pos = m
-                .entries
-                .iter()
-                .position(|(k, _)| k.as_str() == Some("id"))
-                .map_or(0, |p| p + 1);
-            let stem = f.file_stem().and_then(|x| x.to_str()).unwrap_or_default();
-            let title = if id.starts_with("http://json-schema.org/") {
-                "JSON Schema draft-04 metaschema".to_owned()
-            } else if let Some(v) = stem.strip_prefix("version_map-") {
-                format!("Tag versions that make up ASDF Standard {v}")
-            } else {
-                our_title(&id, manifest)
-            };
-            m.entries.insert(pos, (Node::str("title"), Node::str(title)));
-        }
-        // JSON sources are written in block style; YAML sources keep their styles.
-        let json = f.extension().and_then(|x| x.to_str()) == Some("json");
-        let mut opts = opts.clone();
-        if json {
-            opts.flow = FlowPolicy::Python;
-            opts.preserve_scalar_styles = false;
-        }
-        let origin = if rel.starts_with("stable/schemas/json-schema.org") {
-            "the JSON Schema draft-04 metaschema"
-        } else {
-            "the ASDF Standard (BSD-3-Clause, AURA)"
-        };
-        let mut emitted = format!("# Normative content from {origin}; title written by asdf-rs.\n").into_bytes();
-        emitted.extend(asdf_yaml::emit(&doc, &opts)?);
-        let dest = out.join(rel);
-        std::fs::create_dir_all(dest.parent().unwrap_or(out))?;
-        std::fs::write(&dest, emitted)?;
+        write_stripped(&f, &rel, out, &opts, "the ASDF Standard (BSD-3-Clause, AURA)")?;
         n += 1;
     }
     println!("wrote {n} schemas and manifests under {}", out.display());
     Ok(())
+}
+
+/// Writes schema `f` to `out/rel` with its prose replaced by our own short title.
+fn write_stripped(
+    f: &std::path::Path,
+    rel: &std::path::Path,
+    out: &std::path::Path,
+    opts: &asdf_yaml::EmitOptions,
+    origin: &str,
+) -> Result<()> {
+    use asdf_yaml::{FlowPolicy, Limits, Node};
+    let text = std::fs::read(f)?;
+    let mut doc = asdf_yaml::parse(&text, &Limits::default())?.document;
+    let manifest = rel.components().any(|c| c.as_os_str() == "manifests");
+    let id = doc.root.get("id").and_then(Node::as_str).unwrap_or_default().to_owned();
+    asdf_schema::asdf::strip_prose(&mut doc.root);
+    if manifest && let Some(tags) = doc.root.get_mut("tags").and_then(Node::as_sequence_mut) {
+        for t in &mut tags.items {
+            if let Some(m) = t.as_mapping_mut() {
+                m.entries
+                    .retain(|(k, _)| !matches!(k.as_str(), Some("title" | "description")));
+            }
+        }
+    }
+    if let Some(m) = doc.root.as_mapping_mut() {
+        // The title goes right after `id` (or `$schema`), where readers look for it.
+        let pos = m
+            .entries
+            .iter()
+            .position(|(k, _)| k.as_str() == Some("id"))
+            .map_or(0, |p| p + 1);
+        let stem = f.file_stem().and_then(|x| x.to_str()).unwrap_or_default();
+        let title = if id.starts_with("http://json-schema.org/") {
+            "JSON Schema draft-04 metaschema".to_owned()
+        } else if let Some(v) = stem.strip_prefix("version_map-") {
+            format!("Tag versions that make up ASDF Standard {v}")
+        } else {
+            our_title(&id, manifest)
+        };
+        m.entries.insert(pos, (Node::str("title"), Node::str(title)));
+    }
+    // JSON sources are written in block style; YAML sources keep their styles.
+    let json = f.extension().and_then(|x| x.to_str()) == Some("json");
+    let mut opts = opts.clone();
+    if json {
+        opts.flow = FlowPolicy::Python;
+        opts.preserve_scalar_styles = false;
+    }
+    let origin = if rel.starts_with("stable/schemas/json-schema.org") {
+        "the JSON Schema draft-04 metaschema"
+    } else {
+        origin
+    };
+    let mut emitted = format!("# Normative content from {origin}; title written by asdf-rs.\n").into_bytes();
+    emitted.extend(asdf_yaml::emit(&doc, &opts)?);
+    let dest = out.join(rel);
+    std::fs::create_dir_all(dest.parent().unwrap_or(out))?;
+    std::fs::write(&dest, emitted)?;
+    Ok(())
+}
+
+/// FINF 0.1.0's schemas (seed 003's era) into `schemas/legacy/`, as `import_schemas` does for
+/// today's: the FINF reader validates FINF trees against them.
+fn import_legacy_schemas(args: &[String]) -> Result<()> {
+    use asdf_yaml::{EmitOptions, FlowPolicy};
+    let src = std::path::PathBuf::from(
+        args.first()
+            .cloned()
+            .unwrap_or_else(|| "../shared/conformance/legacy/finf-standard/schemas/stsci.edu".to_owned()),
+    );
+    let out = std::path::Path::new("schemas/legacy");
+    let mut opts = EmitOptions::default();
+    opts.flow = FlowPolicy::Preserve;
+    opts.preserve_scalar_styles = true;
+    opts.width = 100;
+    let mut n = 0;
+    for f in walk_yaml(&src)? {
+        let rel = f.strip_prefix(&src)?.to_path_buf();
+        write_stripped(
+            &f,
+            &rel,
+            out,
+            &opts,
+            "FINF 0.1.0, the draft of ASDF (BSD-3-Clause, AURA)",
+        )?;
+        n += 1;
+    }
+    println!("wrote {n} schemas under {}", out.display());
+    Ok(())
+}
+
+/// Every `.yaml` file under `dir`, sorted.
+fn walk_yaml(dir: &std::path::Path) -> Result<Vec<std::path::PathBuf>> {
+    let mut stack = vec![dir.to_path_buf()];
+    let mut files = Vec::new();
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d)? {
+            let p = e?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().and_then(|x| x.to_str()) == Some("yaml") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
 }
 
 /// The examples of a schema: (description, YAML text).

@@ -669,6 +669,15 @@ fn convert(
     refuse_input_as_output(&file, Some(out))?;
     let from = file.standard_version();
     let dialect = file.layout().file_header().dialect;
+    if dialect.is_legacy() {
+        for i in 0..file.layout().block_count() {
+            if let Err(e @ asdf::layout::Error::Checksum { .. }) = file.layout().verify_checksum(i) {
+                report::warning(&format!(
+                    "{e}: the drafts left the checksum's meaning \"TBD\"; the block is written with a checksum of its data as read"
+                ));
+            }
+        }
+    }
     let changed = file.set_standard(version)?;
     let report = file.validate()?;
     if !report.violations.is_empty() {
@@ -687,7 +696,10 @@ fn convert(
         asdf::layout::Dialect::Finf => "FINF 0.1.0 draft".to_owned(),
         _ => format!("ASDF Standard {from}"),
     };
-    println!("wrote {} (from the {layout}; ASDF Standard {version}, {changed} tags upgraded)", out.display());
+    println!(
+        "wrote {} (from the {layout}; ASDF Standard {version}, {changed} tags upgraded)",
+        out.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

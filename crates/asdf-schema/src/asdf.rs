@@ -248,7 +248,45 @@ pub fn embedded_files() -> Vec<(String, &'static [u8])> {
     embedded::FILES.iter().map(|(p, t)| ((*p).to_owned(), *t)).collect()
 }
 
+/// The embedded schemas of the drafts before ASDF 1.0.0 (`schemas/legacy/`): (path, text).
+#[must_use]
+pub fn legacy_files() -> Vec<(String, &'static [u8])> {
+    embedded::LEGACY_FILES
+        .iter()
+        .map(|(p, t)| ((*p).to_owned(), *t))
+        .collect()
+}
+
 impl AsdfSchemas {
+    /// The schemas of FINF 0.1.0 (seed 003's era; `schemas/legacy/`), each tag mapped to the
+    /// schema that declares it (FINF had no manifests): for validating a FINF tree as written,
+    /// before it is mapped onto today's tags.
+    ///
+    /// # Errors
+    /// An embedded schema that does not parse or compile (a build defect).
+    pub fn finf() -> Result<Self, SchemaError> {
+        let mut s = Self::empty(CompileOptions::default())?;
+        let mut tags = String::new();
+        for (path, text) in embedded::LEGACY_FILES {
+            let doc = parse_yaml(text, &Limits::default())
+                .map_err(|source| SchemaError::Parse {
+                    uri: (*path).to_owned(),
+                    source,
+                })?
+                .document;
+            if let (Some(id), Some(tag)) = (
+                doc.root.get("id").and_then(Node::as_str),
+                doc.root.get("tag").and_then(Node::as_str),
+            ) {
+                tags.push_str(&format!("  - {{tag_uri: \"{tag}\", schema_uri: \"{id}\"}}\n"));
+            }
+            s.registry.add(None, doc.root);
+        }
+        let manifest = format!("id: asdf-rs://finf-0.1.0\nextension_uri: asdf-rs://finf-0.1.0\ntags:\n{tags}");
+        s.add_manifest(manifest.as_bytes())?;
+        Ok(s)
+    }
+
     /// The embedded schemas and manifests, with default options.
     ///
     /// # Errors

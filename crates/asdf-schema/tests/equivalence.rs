@@ -163,3 +163,63 @@ fn metaschema_rejects_broken_schemas() {
         assert!(!errs.is_empty(), "{bad}");
     }
 }
+
+/// FINF 0.1.0's schemas (`schemas/legacy/`) against the originals in
+/// `../shared/conformance/legacy/finf-standard`: same ids, tags and normative content, titles
+/// our own, and the same verdict on every example.
+#[test]
+fn finf_schemas_equal_the_originals() {
+    asdf_testdata::needs_conformance!();
+    let dir = asdf_testdata::conformance_dir().join("legacy/finf-standard/schemas/stsci.edu");
+    let ours = AsdfSchemas::finf().unwrap();
+    let embedded = asdf_schema::asdf::legacy_files();
+    let mut official = AsdfSchemas::empty(Default::default()).unwrap();
+    official.add_dir(&dir).unwrap();
+    let mut tags = String::new();
+    let mut compared = 0;
+    let mut example_count = 0;
+    for p in asdf_testdata::files_with_ext(&dir, "yaml") {
+        let doc = parse(&std::fs::read(&p).unwrap(), &Limits::default()).unwrap().document;
+        let id = doc.root.get("id").and_then(Node::as_str).unwrap().to_owned();
+        let rel = p.strip_prefix(&dir).unwrap().to_string_lossy().replace('\\', "/");
+        let (_, text) = embedded
+            .iter()
+            .find(|(f, _)| *f == format!("legacy/{rel}"))
+            .unwrap_or_else(|| panic!("{rel} missing"));
+        let mine = parse(text, &Limits::default()).unwrap().document.root;
+        assert_eq!(mine.get("id").and_then(Node::as_str), Some(id.as_str()));
+        assert_eq!(
+            mine.get("tag").and_then(Node::as_str),
+            doc.root.get("tag").and_then(Node::as_str),
+            "{id}: tag"
+        );
+        if let Some(tag) = doc.root.get("tag").and_then(Node::as_str) {
+            tags.push_str(&format!("  - {{tag_uri: \"{tag}\", schema_uri: \"{id}\"}}\n"));
+        }
+        assert_eq!(canon(&mine), canon(&doc.root), "{id}: normative content differs");
+        let title = mine.get("title").and_then(Node::as_str).unwrap();
+        assert!(
+            title.len() < 80 && Some(title) != doc.root.get("title").and_then(Node::as_str),
+            "{id}"
+        );
+        compared += 1;
+    }
+    official
+        .add_manifest(format!("id: x\nextension_uri: x\ntags:\n{tags}").as_bytes())
+        .unwrap();
+    for p in asdf_testdata::files_with_ext(&dir, "yaml") {
+        let doc = parse(&std::fs::read(&p).unwrap(), &Limits::default()).unwrap().document;
+        for ex in examples(&doc.root) {
+            let text = format!("%YAML 1.1\n%TAG ! tag:stsci.edu:finf/0.1.0/core/\n--- {ex}\n...\n");
+            assert_eq!(
+                verdict(&ours, text.as_bytes()),
+                verdict(&official, text.as_bytes()),
+                "example {ex}"
+            );
+            example_count += 1;
+        }
+    }
+    println!("{compared} FINF schemas equal to the originals; {example_count} examples with equal verdicts");
+    assert_eq!(compared, 7);
+    assert!(example_count >= 10, "{example_count}");
+}

@@ -101,7 +101,9 @@ impl AsdfFile {
         });
         let mut changed = 0;
         for path in paths {
-            let Some(n) = self.doc.root.at_path_mut(&path) else { continue };
+            let Some(n) = self.doc.root.at_path_mut(&path) else {
+                continue;
+            };
             let Some(name) = n
                 .tag
                 .as_deref()

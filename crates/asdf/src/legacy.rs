@@ -107,6 +107,27 @@ pub fn parse_chain(yaml: &[u8]) -> Result<Chain, ChainError> {
     Ok(Chain(out))
 }
 
+/// The report of a FINF tree against FINF 0.1.0's own schemas (`schemas/legacy/`), as the
+/// tree was written (`None` for other files). ASDF 0.1.0's schemas are not among the data
+/// this project has (only their 1.0.0 successors): those trees are validated after mapping.
+///
+/// # Errors
+/// [`Error::BuiltinSchemas`] (a build defect).
+pub(crate) fn validate_era(
+    doc: &Document,
+    reader: &Reader<Box<dyn ReadAt>>,
+) -> Result<Option<asdf_schema::Report>, crate::Error> {
+    if reader.file_header().dialect != asdf_layout::Dialect::Finf {
+        return Ok(None);
+    }
+    static FINF: OnceLock<Result<asdf_schema::AsdfSchemas, asdf_schema::SchemaError>> = OnceLock::new();
+    let schemas = FINF
+        .get_or_init(asdf_schema::AsdfSchemas::finf)
+        .as_ref()
+        .map_err(crate::Error::BuiltinSchemas)?;
+    Ok(Some(schemas.validate_document(doc)))
+}
+
 /// The 1.0.0 tag of an era tag, if it is one.
 #[must_use]
 pub fn upgrade_tag(tag: &str) -> Option<String> {

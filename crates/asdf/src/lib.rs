@@ -322,6 +322,12 @@ fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptio
         None => Document::new(Node::map(Vec::new())),
     };
     let mut doc = doc;
+    // A FINF tree is validated as written against FINF's own schemas, then mapped.
+    let era = if options.validate {
+        legacy::validate_era(&doc, &reader)?
+    } else {
+        None
+    };
     legacy::normalize(&mut doc, &reader);
     let mut file = AsdfFile {
         reader,
@@ -339,11 +345,14 @@ fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptio
     if standard < Version::new(1, 6, 0) {
         schemas.fill_defaults(&mut file.doc);
     }
-    let report = if file.options.validate {
+    let mut report = if file.options.validate {
         schemas.validate_document(&file.doc)
     } else {
         schemas.check_tags(&file.doc)
     };
+    if let Some(era) = era {
+        report.violations.extend(era.violations);
+    }
     file.warnings.extend(report.warnings.into_iter().map(|w| {
         Warning::Tag(match w {
             TagWarning::Unknown { tag, span } => TagWarning::Unknown {

@@ -250,6 +250,15 @@ fn finf_files_built_from_the_seed() {
         Some("tag:stsci.edu:asdf/core/asdf-1.0.0"),
         "FINF's root maps to today's"
     );
+    // The tree is validated as written against FINF's own schemas (a dtype FINF did not
+    // have), besides the 1.0.0 schemas after mapping.
+    let bad = b"%FINF 0.1.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:finf/0.1.0/\n--- !core/finf\nx: !core/ndarray\n  dtype: float65\n  data: [1]\n...\n";
+    match asdf::open_bytes(bad.to_vec(), OpenOptions::default().strict(true)) {
+        Err(asdf::Error::Invalid(v)) => {
+            assert!(v.iter().any(|v| v.schema.contains("finf/0.1.0/core/ndarray")), "{v:?}")
+        }
+        other => panic!("{other:?}"),
+    }
     // A block naming an encoding (the seed's "TBD") fails alone, clearly.
     let e = f.array_values("/named").unwrap_err().to_string();
     assert!(e.contains("encoding `gzip`"), "{e}");
@@ -364,4 +373,132 @@ fn ff_file_format_0_1_0_now_reads() {
     let f = asdf::open(c.join("asdf-pytests-data/inline/ff_file_format_0.1.0.asdf")).unwrap();
     assert_eq!(f.get("/foo").unwrap().as_str(), Some("bar"));
     assert_eq!(f.tree().tag.as_deref(), Some("tag:stsci.edu:asdf/core/asdf-1.0.0"));
+}
+
+// ---------------------------------------------------------------------------------------
+// Round trips of this library's writer of the pre-1.0 layouts.
+
+mod round_trip {
+    use super::*;
+    use asdf::layout::Dialect;
+    use asdf::layout::encoding::{Chain, Encoding};
+    use asdf::layout::legacy::{LegacyBlock, write_file};
+    use proptest::prelude::*;
+
+    /// (datatype name, item size, float?)
+    const TYPES: [(&str, usize, bool); 4] = [
+        ("float64", 8, true),
+        ("float32", 4, true),
+        ("uint16", 2, false),
+        ("int32", 4, false),
+    ];
+
+    fn bytes_of(values: &[f64], ty: usize, little: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &v in values {
+            let b: Vec<u8> = match (TYPES[ty].0, little) {
+                ("float64", true) => v.to_le_bytes().to_vec(),
+                ("float64", false) => v.to_be_bytes().to_vec(),
+                ("float32", true) => (v as f32).to_le_bytes().to_vec(),
+                ("float32", false) => (v as f32).to_be_bytes().to_vec(),
+                ("uint16", true) => (v as u16).to_le_bytes().to_vec(),
+                ("uint16", false) => (v as u16).to_be_bytes().to_vec(),
+                (_, true) => (v as i32).to_le_bytes().to_vec(),
+                (_, false) => (v as i32).to_be_bytes().to_vec(),
+            };
+            out.extend(b);
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+        #[test]
+        fn asdf_0_1_0_encoded_blocks(
+            shape in prop::collection::vec(1usize..9, 1..4),
+            tile_seed in prop::collection::vec(1usize..11, 3),
+            ty in 0usize..4,
+            little in any::<bool>(),
+            chain_kind in 0usize..5,
+            bits in 2u8..25,
+            seed in any::<u32>(),
+        ) {
+            let (dtype, item, float) = TYPES[ty];
+            let n: usize = shape.iter().product();
+            let values: Vec<f64> = (0..n)
+                .map(|i| {
+                    let x = f64::from(((i as u32).wrapping_mul(2_654_435_761) ^ seed) % 50_000);
+                    if float { x / 7.0 - 3000.0 } else { x }
+                })
+                .collect();
+            let data = bytes_of(&values, ty, little);
+            let tile_shape: Vec<usize> = shape.iter().zip(&tile_seed).map(|(d, t)| 1 + (t - 1) % (d + 2)).collect();
+            let tile = Encoding::Tile { shape: tile_shape, original_shape: shape.clone(), item_size: item };
+            let padded: usize = shape.iter().zip(match &tile { Encoding::Tile { shape, .. } => shape, _ => unreachable!() })
+                .map(|(d, t)| d.div_ceil(*t) * t).product();
+            let quantize = |len: usize| Encoding::Quantize { dtype: u8::try_from(item * 8).unwrap(), original_shape: vec![len], bits };
+            // Quantize only floats.
+            let kind = if float { chain_kind } else { chain_kind % 3 };
+            let chain = Chain(match kind {
+                0 => vec![Encoding::Zlib],
+                1 => vec![tile.clone()],
+                2 => vec![tile.clone(), Encoding::Zlib],
+                3 => vec![quantize(n), Encoding::Zlib],
+                _ => vec![tile.clone(), quantize(padded), Encoding::Zlib],
+            });
+            let shape_text = format!("{shape:?}");
+            let tree = format!(
+                "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/0.1.0/\n--- !core/asdf\na: !core/ndarray\n  source: 0\n  datatype: {dtype}\n  byteorder: {}\n  shape: {shape_text}\n...\n",
+                if little { "little" } else { "big" }
+            );
+            let mut file = Vec::new();
+            write_file(&mut file, Dialect::Asdf010, tree.as_bytes(), &[LegacyBlock { data: &data, chain: Some(&chain), little_endian: little }]).unwrap();
+            let f = asdf::open_bytes(file, OpenOptions::default().strict(true)).unwrap();
+            prop_assert_eq!(f.layout().block(0).unwrap().header.layout, BlockLayout::Sized36);
+            let got = f64s(&f, "/a");
+            prop_assert_eq!(got.len(), n);
+            if kind >= 3 {
+                // Lossy: within half a quantization step of the whole range, plus float32's
+                // own rounding.
+                let (lo, hi) = values.iter().fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+                let step = (hi - lo) / (2f64.powi(i32::from(bits)) - 1.0);
+                for (a, b) in values.iter().zip(&got) {
+                    let tol = step / 2.0 + 1e-9 + if item == 4 { 1e-6 * a.abs().max(1.0) } else { 1e-12 * a.abs() };
+                    prop_assert!((a - b).abs() <= tol, "{} vs {} (step {})", a, b, step);
+                }
+            } else {
+                let want: Vec<f64> = values.iter().map(|&v| if item == 4 && float { f64::from(v as f32) } else { v }).collect();
+                prop_assert_eq!(got, want);
+            }
+        }
+
+        #[test]
+        fn finf_files(values in prop::collection::vec(-1e6f64..1e6, 1..40), little in any::<bool>(), declare in any::<bool>()) {
+            let data = bytes_of(&values, 0, little);
+            // FINF's byteorder defaults to big: left out only for big-endian data.
+            let order = if little { "  byteorder: little\n" } else if declare { "  byteorder: big\n" } else { "" };
+            let tree = format!(
+                "%YAML 1.1\n%TAG ! tag:stsci.edu:finf/0.1.0/\n--- !core/finf\nx: !core/ndarray\n  source: 0\n  dtype: float64\n{order}  shape: [{}]\n...\n",
+                values.len()
+            );
+            let mut file = Vec::new();
+            write_file(&mut file, Dialect::Finf, tree.as_bytes(), &[LegacyBlock { data: &data, chain: None, little_endian: little }]).unwrap();
+            prop_assert_eq!(&file[..12], b"%FINF 0.1.0\n");
+            let f = asdf::open_bytes(file, OpenOptions::default().strict(true)).unwrap();
+            prop_assert_eq!(f64s(&f, "/x"), values);
+        }
+    }
+
+    #[test]
+    fn finf_refuses_chains_and_asdf_1_is_not_a_draft() {
+        let chain = Chain(vec![Encoding::Zlib]);
+        let b = [LegacyBlock {
+            data: &[1, 2],
+            chain: Some(&chain),
+            little_endian: true,
+        }];
+        assert!(write_file(&mut Vec::new(), Dialect::Finf, b"", &b).is_err());
+        assert!(write_file(&mut Vec::new(), Dialect::Asdf, b"", &[]).is_err());
+    }
 }
