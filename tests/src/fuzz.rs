@@ -5,7 +5,7 @@
 
 #![allow(clippy::expect_used, clippy::panic, clippy::missing_panics_doc)]
 
-use asdf_layout::{Label, Registry};
+use asdf_layout::Label;
 
 /// The byte layout: header, comments, tree bounds, block headers, the block index, and every
 /// block read, ranged and checksummed.
@@ -121,7 +121,8 @@ fn canonical(doc: &asdf_yaml::Document) -> Option<String> {
     Some(out)
 }
 
-const LABELS: [Label; 7] = [
+const LABELS: [Label; 8] = [
+    Label::ENCODING_CHAIN,
     Label::ZLIB,
     Label::BZP2,
     Label::LZ4,
@@ -138,7 +139,8 @@ pub fn codecs(data: &[u8]) {
     let [pick, a, b, c, d, rest @ ..] = data else { return };
     let label = LABELS[usize::from(*pick) % LABELS.len()];
     let expected = (u32::from_le_bytes([*a, *b, *c, *d]) % (1 << 22)) as usize;
-    let registry = Registry::shared_default();
+    // The codecs files are opened with: today's and seed 001's encoding chains.
+    let registry = asdf::legacy::read_registry();
     let Some(codec) = registry.get(label) else { return };
     let mut whole = vec![0u8; expected];
     let whole_ok = codec.decode(rest, &mut whole).is_ok();

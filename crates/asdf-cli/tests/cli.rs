@@ -853,3 +853,46 @@ fn validate_with_the_resources_python_packages_register() {
     let (code, text) = run(&["validate", &f, "--python-resources", "/no/such/python"]);
     assert_eq!(code, 1, "{text}");
 }
+
+/// `convert` upgrades a pre-1.0 draft (seed 001's encoded block, a zlib encoding chain) to ASDF
+/// 1.6.0: the result verifies, validates and holds the same values; FITS output and unknown
+/// formats are usage errors.
+#[test]
+fn convert_upgrades_a_draft() {
+    asdf_testdata::needs_conformance!();
+    let src =
+        asdf_testdata::conformance_dir().join("legacy/asdf-standard-history/2015-01-29-3857687/0.1.0/compressed.asdf");
+    let src = src.display().to_string();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-convert");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("up.asdf").display().to_string();
+    let (code, text) = run(&["convert", &src, "-o", &out]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("from the ASDF 0.1.0 draft; ASDF Standard 1.6.0"),
+        "{text}"
+    );
+    assert!(
+        std::fs::read(&out)
+            .unwrap()
+            .starts_with(b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n")
+    );
+    assert_eq!(run(&["verify", &out]).0, 0);
+    assert_eq!(run(&["validate", &out]).0, 0);
+    // The values are the same; only the root's tag moved to 1.6.0's version.
+    let (code, diff) = run(&["diff", &src, &out, "-i", "/asdf_library", "-i", "/history"]);
+    assert_eq!(code, 1, "{diff}");
+    assert!(
+        diff.contains("/: tag tag:stsci.edu:asdf/core/asdf-1.0.0 != tag:stsci.edu:asdf/core/asdf-1.1.0")
+            && diff.contains("1 difference(s)"),
+        "{diff}"
+    );
+    let (_, json) = run(&["to-json", &out]);
+    assert!(json.contains("core/ndarray-1.1.0") && json.contains("127"), "{json}");
+    assert_eq!(
+        run(&["convert", &src, "-o", &dir.join("x.fits").display().to_string()]).0,
+        2
+    );
+    assert_eq!(run(&["convert", &src, "-o", &out, "--to", "hdf5"]).0, 2);
+    assert_eq!(run(&["convert", &src, "-o", &out, "--standard", "9.9"]).0, 2);
+}

@@ -21,8 +21,10 @@ use asdf_layout::encoding::{Chain, ChainCodec, ChainError, Encoding};
 use asdf_layout::{Label, ReadAt, Reader};
 use asdf_yaml::{Document, Node, NodeKind, Step};
 
-/// The codecs a file is opened with: the default ones and the 0.1.0 encoding chain.
-pub(crate) fn read_registry() -> Arc<Registry> {
+/// The codecs a file is opened with: the default ones and seed 001's encoding chain
+/// ([`asdf_layout::encoding::ChainCodec`] parsing chains with [`parse_chain`]).
+#[must_use]
+pub fn read_registry() -> Arc<Registry> {
     static REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
     REGISTRY
         .get_or_init(|| {
