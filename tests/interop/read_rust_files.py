@@ -19,7 +19,7 @@ def dname(dt):
 
 def same(a, b):
     if isinstance(b, list) and len(b) == 2 and isinstance(a, complex):
-        return (a.real == b[0] or (np.isnan(a.real) and b[0] is None)) and (a.imag == b[1] or (np.isnan(a.imag) and b[1] is None))
+        return same(a.real, b[0]) and same(a.imag, b[1])
     if b is None:
         return isinstance(a, float) and np.isnan(a)
     if b in ('inf', '-inf'):

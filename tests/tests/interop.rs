@@ -157,7 +157,11 @@ fn element_json(e: &Element) -> J {
         Element::Bool(b) => J::Bool(*b),
         Element::Str(s) => J::String(s.clone()),
         Element::Complex(c) => {
-            let p = |x: f64| if x.is_nan() { J::Null } else { serde_json::json!(x) };
+            let p = |x: f64| match x {
+                x if x.is_nan() => J::Null,
+                x if x.is_infinite() => J::String(if x > 0.0 { "inf" } else { "-inf" }.to_owned()),
+                x => serde_json::json!(x),
+            };
             J::Array(vec![p(c.re), p(c.im)])
         }
         other => panic!("{other:?}"),

@@ -502,3 +502,74 @@ mod round_trip {
         assert!(write_file(&mut Vec::new(), Dialect::Asdf, b"", &[]).is_err());
     }
 }
+
+/// `AsdfFile::write_draft`: a file of today written as seed 001's layout (a tile + quantize +
+/// zlib chain on the float image, tile + zlib on the counts) and as FINF, read back.
+#[test]
+fn files_of_today_written_as_drafts() {
+    use asdf::layout::Dialect;
+    use asdf::layout::encoding::{Chain, Encoding};
+    use asdf::{NewArray, Version, WriteOptions};
+    let image: Vec<f64> = (0..30).map(|i| f64::from(i) * 1.25 - 7.0).collect();
+    let counts: Vec<i16> = (0..7).map(|i| i * 300 - 900).collect();
+    let mut f = asdf::AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+    f.put_array("/sci/image", NewArray::from_slice(&image, &[6, 5]).unwrap())
+        .unwrap();
+    f.put_array("/counts", NewArray::from_slice(&counts, &[7]).unwrap())
+        .unwrap();
+    f.set("/name", Node::str("a draft")).unwrap();
+    let f = asdf::open_bytes(f.to_bytes(&WriteOptions::default()).unwrap(), OpenOptions::default()).unwrap();
+    let chain = |_: usize, a: Option<&asdf::Array<'_>>| -> Option<Chain> {
+        let a = a?;
+        let shape = a.shape().to_vec();
+        let item = a.datatype().size();
+        let tile = Encoding::Tile {
+            shape: shape.iter().map(|d| d.div_ceil(2)).collect(),
+            original_shape: shape.clone(),
+            item_size: item,
+        };
+        Some(Chain(if a.datatype().to_string() == "float64" {
+            let padded = shape.iter().map(|d| d.div_ceil(2) * 2).product();
+            vec![
+                tile,
+                Encoding::Quantize {
+                    dtype: 64,
+                    original_shape: vec![padded],
+                    bits: 16,
+                },
+                Encoding::Zlib,
+            ]
+        } else {
+            vec![tile, Encoding::Zlib]
+        }))
+    };
+    let mut draft = Vec::new();
+    f.write_draft(&mut draft, Dialect::Asdf010, &chain).unwrap();
+    assert!(draft.starts_with(b"#ASDF 0.1.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/0.1.0/\n"));
+    let d = asdf::open_bytes(draft, OpenOptions::default().strict(true)).unwrap();
+    assert_eq!(d.layout().block_count(), 2);
+    assert!(d.layout().block(0).unwrap().header.is_encoded());
+    let got = f64s(&d, "/sci/image");
+    for (a, b) in image.iter().zip(&got) {
+        // Half a 16-bit step over each tile's range.
+        assert!((a - b).abs() <= 36.25 / 65535.0, "{a} vs {b}");
+    }
+    assert_eq!(
+        f64s(&d, "/counts"),
+        counts.iter().map(|&c| f64::from(c)).collect::<Vec<_>>()
+    );
+    assert_eq!(d.get("/name").unwrap().as_str(), Some("a draft"));
+
+    let mut finf = Vec::new();
+    f.write_draft(&mut finf, Dialect::Finf, &|_, _| None).unwrap();
+    let text = String::from_utf8_lossy(&finf);
+    assert!(text.starts_with("%FINF 0.1.0\n") && text.contains("--- !core/finf") && text.contains("dtype: float64"));
+    let d = asdf::open_bytes(finf, OpenOptions::default().strict(true)).unwrap();
+    assert_eq!(f64s(&d, "/sci/image"), image);
+    assert_eq!(
+        f64s(&d, "/counts"),
+        counts.iter().map(|&c| f64::from(c)).collect::<Vec<_>>()
+    );
+    // FINF blocks have no chains.
+    assert!(f.write_draft(&mut Vec::new(), Dialect::Finf, &chain).is_err());
+}
