@@ -141,8 +141,8 @@ enum Command {
         /// Output file.
         #[arg(short, long)]
         output: std::path::PathBuf,
-        /// Output format: asdf or fits (default: from OUTPUT's extension, .fits/.fit/.fts
-        /// meaning fits).
+        /// Output format: asdf, fits, or a draft before 1.0.0 (asdf-0.1.0, finf) (default:
+        /// from OUTPUT's extension, .fits/.fit/.fts meaning fits).
         #[arg(long, value_name = "FORMAT")]
         to: Option<String>,
         /// ASDF Standard version of the output.
@@ -641,12 +641,35 @@ fn convert(
     let format = to.map_or(if by_extension { "fits" } else { "asdf" }, |t| t);
     match format {
         "asdf" => {}
+        "asdf-0.1.0" | "finf" => {
+            // The drafts before 1.0.0 (for readers of them and round trips); blocks decoded.
+            let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
+            refuse_input_as_output(&file, Some(out))?;
+            let dialect = if format == "finf" {
+                asdf::layout::Dialect::Finf
+            } else {
+                asdf::layout::Dialect::Asdf010
+            };
+            let mut result = Ok(0);
+            let written = asdf::write_atomically(out, |w| {
+                result = file.write_draft(w, dialect, &|_, _| None);
+                match &result {
+                    Ok(_) => Ok(()),
+                    Err(_) => Err(std::io::Error::other("the draft could not be written")),
+                }
+            });
+            // The draft's own error first (the temporary file is gone either way).
+            result?;
+            written?;
+            println!("wrote {} (the {format} draft layout)", out.display());
+            return Ok(ExitCode::SUCCESS);
+        }
         "fits" => {
             eprintln!("error: FITS output (ASDF embedded in FITS, Appendix A) is not implemented yet");
             return Ok(ExitCode::from(2));
         }
         other => {
-            eprintln!("error: unknown output format `{other}` (asdf or fits)");
+            eprintln!("error: unknown output format `{other}` (asdf, fits, asdf-0.1.0 or finf)");
             return Ok(ExitCode::from(2));
         }
     }

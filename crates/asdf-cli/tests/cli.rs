@@ -889,6 +889,15 @@ fn convert_upgrades_a_draft() {
     );
     let (_, json) = run(&["to-json", &out]);
     assert!(json.contains("core/ndarray-1.1.0") && json.contains("127"), "{json}");
+    // And back to the drafts: FINF, then the FINF file upgraded again, same values.
+    let finf = dir.join("down.finf").display().to_string();
+    let (code, text) = run(&["convert", &out, "-o", &finf, "--to", "finf"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(std::fs::read(&finf).unwrap().starts_with(b"%FINF 0.1.0\n"));
+    let again = dir.join("again.asdf").display().to_string();
+    assert_eq!(run(&["convert", &finf, "-o", &again]).0, 0);
+    let (code, diff) = run(&["diff", &out, &again, "-i", "/asdf_library", "-i", "/history"]);
+    assert_eq!(code, 0, "{diff}");
     assert_eq!(
         run(&["convert", &src, "-o", &dir.join("x.fits").display().to_string()]).0,
         2

@@ -325,6 +325,9 @@ fn tile(data: &[u8], tile: &[usize], original: &[usize], item: usize, index: usi
 const QUANTIZE_HEADER: usize = 1 + 8 + 8 + 8;
 
 /// Decodes quantize chunks into big-endian floats of `dtype` bits; at most `max_out` bytes.
+// The casts take the low bits of a bit accumulator, and narrow a decoded value to float32 as
+// `dtype: 32` asks: truncation is what they are for.
+#[allow(clippy::cast_possible_truncation)]
 fn dequantize(data: &[u8], dtype: u8, max_out: usize) -> Result<Vec<u8>, ChainError> {
     let size = usize::from(dtype / 8);
     let mut out = Vec::new();
@@ -383,6 +386,8 @@ fn dequantize(data: &[u8], dtype: u8, max_out: usize) -> Result<Vec<u8>, ChainEr
 }
 
 /// Quantizes `values` into chunks of `chunk` values with `bits` bits each.
+// The casts take bytes off a bit accumulator and a rounded, clamped value as an integer.
+#[allow(clippy::cast_possible_truncation)]
 fn quantize(values: &[f64], bits: u8, chunk: usize) -> Result<Vec<u8>, ChainError> {
     if bits == 0 || bits > 32 {
         return Err(ChainError::QuantizeInput("this writer encodes 1 to 32 bits per value"));

@@ -46,15 +46,15 @@ fn read_layout(
     layout: BlockLayout,
     room: u64,
 ) -> std::result::Result<BlockHeader, LegacyHeaderProblem> {
-    let need = match layout {
+    let need: u16 = match layout {
         BlockLayout::Standard => 48,
         BlockLayout::Encoding44 => 44,
         BlockLayout::Sized36 => 36,
         BlockLayout::Label40 => 40,
         BlockLayout::Finf => 24,
     };
-    if usize::from(header_size) < need || f.len() < need {
-        return Err(LegacyHeaderProblem::TooSmall { need: need as u16 });
+    if header_size < need || f.len() < usize::from(need) {
+        return Err(LegacyHeaderProblem::TooSmall { need });
     }
     let mut h = BlockHeader::new(Label::NONE, 0, 0);
     h.header_size = header_size;
@@ -274,7 +274,7 @@ pub struct LegacyBlock<'a> {
 /// [`crate::UsageError::LegacyWrite`] for [`Dialect::Asdf`] or a chain in a FINF file; a
 /// chain that cannot encode its data ([`crate::Error::Codec`]); I/O errors.
 pub fn write_file(
-    out: &mut impl std::io::Write,
+    out: &mut dyn std::io::Write,
     dialect: Dialect,
     tree: &[u8],
     blocks: &[LegacyBlock<'_>],

@@ -263,7 +263,7 @@ impl crate::AsdfFile {
     /// errors.
     pub fn write_draft(
         &self,
-        out: &mut impl std::io::Write,
+        out: &mut dyn std::io::Write,
         dialect: asdf_layout::Dialect,
         chain: &dyn Fn(usize, Option<&crate::Array<'_>>) -> Option<Chain>,
     ) -> Result<u64, crate::Error> {

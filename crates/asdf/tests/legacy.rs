@@ -3,7 +3,12 @@
 //! ASDF 0.1.0 encoded files built here byte by byte from the seed texts (not by this
 //! library's writer), then round trips of the writer.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::cast_possible_truncation
+)]
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
