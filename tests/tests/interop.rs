@@ -598,6 +598,25 @@ fn defragmented_files_read_by_python() {
 
 /// Runs `tests/interop/<script> <arg>` with the venv's Python: whether it succeeded, and its
 /// standard output followed by its standard error.
+/// Writes `expected` as DIR/expected.json and has Python asdf read every file it lists
+/// (`read_rust_files.py`): all must pass. Returns the script's output.
+fn python_reads(py: &Path, dir: &Path, expected: serde_json::Map<String, J>, what: &str) -> String {
+    let n = expected.len();
+    std::fs::write(
+        dir.join("expected.json"),
+        serde_json::to_vec_pretty(&J::Object(expected)).unwrap(),
+    )
+    .unwrap();
+    let (ok, text) = run_script(py, "read_rust_files.py", dir);
+    println!(
+        "{what}: {n} files; Python says: {}",
+        text.lines().last().unwrap_or_default()
+    );
+    assert!(ok, "Python could not read the files ({what}):\n{text}");
+    assert!(text.contains(&format!("{n} passed, 0 failed")), "{text}");
+    text
+}
+
 fn run_script(py: &Path, script: &str, arg: &Path) -> (bool, String) {
     let out = Command::new(py)
         .arg(workspace().join("tests/interop").join(script))
@@ -739,19 +758,7 @@ fn updated_files_read_by_python() {
         serde_json::json!({"arrays": {"added": {"dtype": "int32", "shape": [3], "values": [7, 8, 9]}}}),
     );
 
-    let n = expected.len();
-    std::fs::write(
-        dir.join("expected.json"),
-        serde_json::to_vec_pretty(&J::Object(expected)).unwrap(),
-    )
-    .unwrap();
-    let (ok, text) = run_script(&py, "read_rust_files.py", &dir);
-    println!(
-        "updated in place / rewritten: {n} files; Python says: {}",
-        text.lines().last().unwrap_or_default()
-    );
-    assert!(ok, "Python could not read the updated files:\n{text}");
-    assert!(text.contains(&format!("{n} passed, 0 failed")), "{text}");
+    python_reads(&py, &dir, expected, "updated in place / rewritten");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -1019,20 +1026,8 @@ fn upgraded_legacy_files_python_reads() {
         }
         expected.insert(name, serde_json::json!({"arrays": arr}));
     }
-    let n = expected.len();
-    assert_eq!(n, 112);
-    std::fs::write(
-        dir.join("expected.json"),
-        serde_json::to_vec_pretty(&J::Object(expected)).unwrap(),
-    )
-    .unwrap();
-    let (ok, text) = run_script(&py, "read_rust_files.py", &dir);
-    println!(
-        "pre-1.0 files upgraded to 1.6.0: {n}; Python says: {}",
-        text.lines().last().unwrap_or_default()
-    );
-    assert!(ok, "Python could not read the upgraded files:\n{text}");
+    assert_eq!(expected.len(), 112);
+    let text = python_reads(&py, &dir, expected, "pre-1.0 files upgraded to 1.6.0");
     assert!(!text.contains("WARN"), "Python warned:\n{text}");
-    assert!(text.contains(&format!("{n} passed, 0 failed")), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -234,19 +234,7 @@ fn import_schemas(args: &[String]) -> Result<()> {
     );
     let out = std::path::Path::new("schemas");
     let mut n = 0;
-    let mut stack = vec![src.clone()];
-    let mut files = Vec::new();
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d)? {
-            let p = e?.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().and_then(|x| x.to_str()) == Some("yaml") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
+    let files = walk_yaml(&src)?;
     // The JSON Schema draft-04 metaschema that ASDF schemas build on.
     let draft4 =
         std::path::PathBuf::from(args.get(1).cloned().unwrap_or_else(|| {

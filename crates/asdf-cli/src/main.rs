@@ -600,18 +600,26 @@ fn label(name: &str) -> Option<asdf::Label> {
     writable().contains(&l).then_some(l)
 }
 
-fn rewrite(path: &std::path::Path, out: &std::path::Path, compression: Option<&str>) -> Result<ExitCode, asdf::Error> {
-    let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
-    let c = match compression {
-        None => asdf::Compression::Keep,
-        Some(name) => match label(name) {
-            Some(l) => asdf::Compression::All(l),
-            None => {
+/// The `-c` option: keep each block's compression, or one label for all (`None` after an
+/// error message for an unknown name).
+fn compression_arg(compression: Option<&str>) -> Option<asdf::Compression> {
+    match compression {
+        None => Some(asdf::Compression::Keep),
+        Some(name) => {
+            let l = label(name).map(asdf::Compression::All);
+            if l.is_none() {
                 let names: Vec<String> = writable().iter().map(ToString::to_string).collect();
                 eprintln!("error: unknown compression `{name}` ({})", names.join(", "));
-                return Ok(ExitCode::from(2));
             }
-        },
+            l
+        }
+    }
+}
+
+fn rewrite(path: &std::path::Path, out: &std::path::Path, compression: Option<&str>) -> Result<ExitCode, asdf::Error> {
+    let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
+    let Some(c) = compression_arg(compression) else {
+        return Ok(ExitCode::from(2));
     };
     let bar = std::sync::Arc::new(report::Bar::new("writing blocks"));
     let b = bar.clone();
@@ -677,16 +685,8 @@ fn convert(
         eprintln!("error: `{standard}` is not a version (such as 1.6.0)");
         return Ok(ExitCode::from(2));
     };
-    let c = match compression {
-        None => asdf::Compression::Keep,
-        Some(name) => match label(name) {
-            Some(l) => asdf::Compression::All(l),
-            None => {
-                let names: Vec<String> = writable().iter().map(ToString::to_string).collect();
-                eprintln!("error: unknown compression `{name}` ({})", names.join(", "));
-                return Ok(ExitCode::from(2));
-            }
-        },
+    let Some(c) = compression_arg(compression) else {
+        return Ok(ExitCode::from(2));
     };
     let mut file = asdf::open_with(path, OpenOptions::default().validate(false))?;
     refuse_input_as_output(&file, Some(out))?;

@@ -92,15 +92,8 @@ impl AsdfFile {
                 Some((name, t.tag))
             })
             .collect();
-        let mut paths = Vec::new();
-        self.doc.root.walk(&mut |path, n| {
-            if n.tag.as_deref().is_some_and(|t| t.starts_with(prefix)) {
-                paths.push(path.to_vec());
-            }
-            true
-        });
         let mut changed = 0;
-        for path in paths {
+        for path in crate::legacy::tagged_paths(&self.doc.root) {
             let Some(n) = self.doc.root.at_path_mut(&path) else {
                 continue;
             };

@@ -182,19 +182,24 @@ fn quantized(reader: &Reader<Box<dyn ReadAt>>, i: usize) -> bool {
         .is_some_and(|c| c.0.iter().any(|e| matches!(e, Encoding::Quantize { .. })))
 }
 
-/// Maps a pre-1.0 tree onto today's data model (see the module's documentation).
-pub(crate) fn normalize(doc: &mut Document, reader: &Reader<Box<dyn ReadAt>>) {
-    if !reader.file_header().dialect.is_legacy() {
-        return;
-    }
-    let mut tagged: Vec<Vec<Step>> = Vec::new();
-    doc.root.walk(&mut |path, n| {
+/// The paths of every tagged node under `root`, in document order (edited afterwards by path).
+pub(crate) fn tagged_paths(root: &Node) -> Vec<Vec<Step>> {
+    let mut tagged = Vec::new();
+    root.walk(&mut |path, n| {
         if n.tag.is_some() {
             tagged.push(path.to_vec());
         }
         true
     });
-    for path in tagged {
+    tagged
+}
+
+/// Maps a pre-1.0 tree onto today's data model (see the module's documentation).
+pub(crate) fn normalize(doc: &mut Document, reader: &Reader<Box<dyn ReadAt>>) {
+    if !reader.file_header().dialect.is_legacy() {
+        return;
+    }
+    for path in tagged_paths(&doc.root) {
         let Some(n) = doc.root.at_path_mut(&path) else { continue };
         let Some(new) = n.tag.as_deref().and_then(upgrade_tag) else {
             continue;
@@ -301,14 +306,7 @@ impl crate::AsdfFile {
                 m.insert("byteorder", Node::str("big"));
             }
         }
-        let mut tagged: Vec<Vec<Step>> = Vec::new();
-        doc.root.walk(&mut |path, n| {
-            if n.tag.is_some() {
-                tagged.push(path.to_vec());
-            }
-            true
-        });
-        for path in tagged {
+        for path in tagged_paths(&doc.root) {
             let Some(n) = doc.root.at_path_mut(&path) else { continue };
             let ndarray = n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag);
             if let Some(t) = n.tag.as_deref().and_then(|t| downgrade_tag(t, dialect)) {
