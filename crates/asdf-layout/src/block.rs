@@ -3,15 +3,14 @@
 //! the 48 bytes of fields (the extra bytes are skipped).
 //!
 //! Files of the drafts before 1.0.0 ([`Dialect::Asdf010`], [`Dialect::Finf`]) have other
-//! block headers, read by [`crate::legacy`] into the same [`BlockHeader`] ([`BlockLayout`]
-//! says which one a header was).
+//! block headers, read by `legacy` (`BlockHeader::read_in`) into the same [`BlockHeader`]
+//! ([`BlockLayout`] says which one a header was).
 
 use crate::compression::Label;
 use crate::error::{Error, FormatError, Result};
 use crate::source::ReadAt;
 
-/// The 4 bytes that start every block.
-pub const BLOCK_MAGIC: [u8; 4] = [0xd3, b'B', b'L', b'K'];
+pub use crate::dialect::{BLOCK_MAGIC, BlockLayout, Dialect, FINF_BLOCK_MAGIC};
 /// Bytes of the fields every block header has (after magic and header_size).
 pub const BLOCK_HEADER_FIELDS: u16 = 48;
 /// Magic + header_size + the 48 bytes of fields.
@@ -21,62 +20,6 @@ pub const FLAG_STREAMED: u32 = 0x1;
 /// The ENCODED flag of the ASDF 0.1.0 draft (seed 001): the block's data starts with a YAML
 /// encoding chain ([`crate::encoding`]).
 pub const FLAG_ENCODED: u32 = 0x2;
-/// The block magic of FINF 0.1.0 (seed 003): `89 42 4c 4b`.
-pub const FINF_BLOCK_MAGIC: [u8; 4] = [0x89, b'B', b'L', b'K'];
-
-/// Which layout a file's header line announces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum Dialect {
-    /// `#ASDF 1.x`: ASDF Standard 1.0.0 and later.
-    #[default]
-    Asdf,
-    /// `#ASDF 0.1.0`: the drafts of 2014-2015 (seed 001 and its neighbours), whose block
-    /// headers came in four layouts ([`BlockLayout`]).
-    Asdf010,
-    /// `%FINF 0.1.0`: the draft ASDF was called before 2014 (seed 003).
-    Finf,
-}
-
-impl Dialect {
-    /// The 4 bytes that start a block in this dialect.
-    #[must_use]
-    pub fn block_magic(self) -> [u8; 4] {
-        match self {
-            Dialect::Finf => FINF_BLOCK_MAGIC,
-            Dialect::Asdf | Dialect::Asdf010 => BLOCK_MAGIC,
-        }
-    }
-
-    /// Whether this is one of the drafts before ASDF 1.0.0.
-    #[must_use]
-    pub fn is_legacy(self) -> bool {
-        self != Dialect::Asdf
-    }
-}
-
-/// Which block header layout a header was read in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum BlockLayout {
-    /// ASDF 1.0.0 (also files headed `#ASDF 0.1.0` from 2015-03-17 on): flags u32,
-    /// compression [u8; 4], allocated, used, data_size u64, MD5 [u8; 16] (48 bytes).
-    #[default]
-    Standard,
-    /// `#ASDF 0.1.0` of 2014-10 to 2015-01-20: flags u32, allocated, used, checksum u64,
-    /// encoding char[16] (44 bytes).
-    Encoding44,
-    /// `#ASDF 0.1.0` of 2015-01 (seed 001): flags u32 (STREAMED, ENCODED), allocated, used,
-    /// memory_size, checksum u64 (36 bytes).
-    Sized36,
-    /// `#ASDF 0.1.0` of 2015-03-09: flags u32, compression [u8; 4], allocated, used,
-    /// data_size, checksum u64 (40 bytes).
-    Label40,
-    /// FINF 0.1.0 (seed 003, magic `89 42 4c 4b`): allocated, used, checksum u64, encoding
-    /// char[16] (40 bytes; no flags).
-    Finf,
-}
-
 /// A parsed block header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BlockHeader {
@@ -225,28 +168,25 @@ impl BlockHeader {
     /// # Errors
     /// As [`BlockHeader::parse`], plus I/O errors and a header cut off by the end of the file.
     pub fn read_at(source: &(impl ReadAt + ?Sized), offset: u64, file_len: u64) -> Result<Self> {
-        Self::read_in(source, offset, file_len, Dialect::Asdf)
+        Self::read_with(source, offset, file_len, |bytes, offset, _| Self::parse(bytes, offset))
     }
 
-    /// As [`BlockHeader::read_at`], for a file of `dialect` (whose block headers the drafts
-    /// before 1.0.0 laid out differently: [`crate::legacy`]).
-    ///
-    /// # Errors
-    /// As [`BlockHeader::read_at`]; for the drafts, a header that fits none of their layouts
-    /// or more than one ([`FormatError::LegacyBlockHeader`]).
-    pub fn read_in(source: &(impl ReadAt + ?Sized), offset: u64, file_len: u64, dialect: Dialect) -> Result<Self> {
+    /// Reads up to 6 + 48 bytes at `offset` and parses them with `parse(bytes, offset, bytes
+    /// left in the file)`, checking that the header fits in the file (the drafts' layouts use
+    /// it too: `BlockHeader::read_in`).
+    pub(crate) fn read_with(
+        source: &(impl ReadAt + ?Sized),
+        offset: u64,
+        file_len: u64,
+        parse: impl FnOnce(&[u8], u64, u64) -> Result<Self>,
+    ) -> Result<Self> {
         let available = file_len.saturating_sub(offset);
         let mut buf = [0u8; 6 + BLOCK_HEADER_FIELDS as usize];
         let n = usize::try_from(available.min(MIN_BLOCK_HEADER_LEN)).unwrap_or(0);
         source
             .read_exact_at(offset, &mut buf[..n])
             .map_err(Error::io_at(offset))?;
-        let h = match dialect {
-            Dialect::Asdf => Self::parse(&buf[..n], offset)?,
-            Dialect::Asdf010 | Dialect::Finf => {
-                crate::legacy::parse_block_header(&buf[..n], offset, available, dialect)?
-            }
-        };
+        let h = parse(&buf[..n], offset, available)?;
         if h.total_header_len() > available {
             return Err(Error::format(
                 offset,
@@ -259,13 +199,10 @@ impl BlockHeader {
         Ok(h)
     }
 
-    /// The header's bytes (magic included), `total_header_len()` long; bytes past the 48
-    /// fields are zero.
+    /// The header's bytes (magic included) in the 1.0.0 layout, `total_header_len()` long;
+    /// bytes past the 48 fields are zero. (A draft's layouts: `legacy::header_bytes`.)
     #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
-        if self.layout != BlockLayout::Standard {
-            return crate::legacy::block_header_bytes(self);
-        }
         let mut v = Vec::with_capacity(usize::from(self.header_size) + 6);
         v.extend_from_slice(&BLOCK_MAGIC);
         v.extend_from_slice(&self.header_size.max(BLOCK_HEADER_FIELDS).to_be_bytes());

@@ -249,7 +249,7 @@ pub enum LegacyHeaderProblem {
     NoLayoutFits,
     /// A header size several layouts fit.
     #[error("it fits more than one layout of the 0.1.0 drafts ({0:?}); refusing to guess")]
-    Ambiguous(Vec<crate::block::BlockLayout>),
+    Ambiguous(Vec<crate::dialect::BlockLayout>),
 }
 
 /// Things this library does not support.

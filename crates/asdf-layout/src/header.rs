@@ -1,6 +1,6 @@
 //! The `#ASDF` header line, the comment lines after it, and the bounds of the YAML tree.
 
-use crate::block::Dialect;
+use crate::dialect::Dialect;
 use crate::error::{Error, FormatError, LimitError, Result, Unsupported, Warning};
 use crate::limits::Limits;
 use crate::source::ReadAt;

@@ -18,8 +18,9 @@
 //! sizes and reads as much of the encoding name as the header holds (choice written down in
 //! docs/ARCHITECTURE.md).
 
-use crate::block::{BLOCK_MAGIC, BlockHeader, BlockLayout, Dialect, FLAG_ENCODED, FLAG_STREAMED};
+use crate::block::{BlockHeader, FLAG_ENCODED, FLAG_STREAMED};
 use crate::compression::Label;
+use crate::dialect::{BLOCK_MAGIC, BlockLayout, Dialect, FINF_BLOCK_MAGIC};
 use crate::error::{Error, FormatError, LegacyHeaderProblem, Result};
 
 fn u64_at(f: &[u8], i: usize) -> u64 {
@@ -208,11 +209,43 @@ pub(crate) fn parse_block_header(bytes: &[u8], offset: u64, available: u64, dial
     }
 }
 
-/// The bytes of a header in one of the drafts' layouts (magic included), `6 + header_size`
-/// long (at least the layout's fields; extra bytes are zero).
-pub(crate) fn block_header_bytes(h: &BlockHeader) -> Vec<u8> {
+impl BlockHeader {
+    /// As [`BlockHeader::read_at`], for a file of `dialect` (whose block headers the drafts
+    /// before 1.0.0 laid out differently: this module).
+    ///
+    /// # Errors
+    /// As [`BlockHeader::read_at`]; for the drafts, a header that fits none of their layouts
+    /// or more than one ([`FormatError::LegacyBlockHeader`]).
+    pub fn read_in(
+        source: &(impl crate::ReadAt + ?Sized),
+        offset: u64,
+        file_len: u64,
+        dialect: Dialect,
+    ) -> Result<Self> {
+        match dialect {
+            Dialect::Asdf => Self::read_at(source, offset, file_len),
+            Dialect::Asdf010 | Dialect::Finf => {
+                Self::read_with(source, offset, file_len, |bytes, offset, available| {
+                    parse_block_header(bytes, offset, available, dialect)
+                })
+            }
+        }
+    }
+}
+
+/// The bytes of a header in its layout (magic included), `6 + header_size` long (at least the
+/// layout's fields; extra bytes are zero): a draft's layouts, and 1.0.0's.
+#[must_use]
+pub fn header_bytes(h: &BlockHeader) -> Vec<u8> {
+    if h.layout == BlockLayout::Standard {
+        return h.to_bytes();
+    }
+    block_header_bytes(h)
+}
+
+fn block_header_bytes(h: &BlockHeader) -> Vec<u8> {
     let (magic, fields) = match h.layout {
-        BlockLayout::Finf => (crate::block::FINF_BLOCK_MAGIC, 40u16),
+        BlockLayout::Finf => (FINF_BLOCK_MAGIC, 40u16),
         BlockLayout::Sized36 => (BLOCK_MAGIC, 36),
         BlockLayout::Label40 => (BLOCK_MAGIC, 40),
         BlockLayout::Encoding44 => (BLOCK_MAGIC, 44),
@@ -366,7 +399,7 @@ mod tests {
             let b = header(layout, size, 0, (8, 8, 8));
             let h = parse_block_header(&b, 0, 1000, Dialect::Asdf010).unwrap();
             assert_eq!((h.layout, h.used_size, h.allocated_size), (layout, 8, 8), "{layout:?}");
-            assert_eq!(h.to_bytes(), b);
+            assert_eq!(header_bytes(&h), b);
         }
         // Seed 001's ENCODED flag: memory_size differs from used_size.
         let b = header(BlockLayout::Sized36, 36, FLAG_ENCODED, (10, 10, 1024));

@@ -30,6 +30,7 @@
 
 pub mod block;
 pub mod compression;
+mod dialect;
 pub mod encoding;
 mod error;
 pub mod header;
