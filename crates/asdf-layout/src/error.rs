@@ -150,7 +150,7 @@ pub enum FormatError {
     #[error("end of YAML marker (`...` on its own line) not found for the tree starting here")]
     TreeEndNotFound,
     /// A block magic was expected here.
-    #[error("expected block magic d3 42 4c 4b, found {}", hex(.0))]
+    #[error("expected block magic d3 42 4c 4b (89 42 4c 4b in FINF files), found {}", hex(.0))]
     BadBlockMagic(Vec<u8>),
     /// The block header is cut off by the end of the file.
     #[error("block header truncated: needs {needed} bytes, {available} available")]
