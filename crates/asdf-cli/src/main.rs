@@ -369,17 +369,26 @@ fn info(
     }
     if show_blocks {
         let r = file.layout();
-        println!("{} block(s)", r.block_count());
+        let layout = match r.file_header().dialect {
+            asdf::layout::Dialect::Asdf010 => " (file format 0.1.0, a draft before ASDF 1.0.0)",
+            asdf::layout::Dialect::Finf => " (FINF 0.1.0, the draft before ASDF)",
+            _ => "",
+        };
+        println!("{} block(s){layout}", r.block_count());
         for i in 0..r.block_count() {
             let b = r.block(i)?;
             println!(
-                "  block {i} @ {}: compression {}, allocated {}, used {}, data {}{}",
+                "  block {i} @ {}: compression {}, allocated {}, used {}, data {}{}{}",
                 b.offset,
                 b.compression(),
                 b.header.allocated_size,
                 b.stored_len,
                 b.data_len(),
-                if b.header.is_streamed() { ", streamed" } else { "" }
+                if b.header.is_streamed() { ", streamed" } else { "" },
+                match b.header.layout {
+                    asdf::layout::BlockLayout::Standard => String::new(),
+                    other => format!(", {other:?} header ({} bytes)", b.header.header_size),
+                }
             );
         }
     }
