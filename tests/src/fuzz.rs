@@ -10,6 +10,11 @@ use asdf_layout::Label;
 /// The byte layout: header, comments, tree bounds, block headers, the block index, and every
 /// block read, ranged and checksummed.
 pub fn layout(data: &[u8]) {
+    // FITS headers too (ASDF in FITS): located, never loaded.
+    if let Ok(hdus) = asdf_layout::fits::read_hdus(data, data.len() as u64, asdf_layout::fits::FitsLimits::default()) {
+        let _ = asdf_layout::fits::asdf_range(&hdus);
+        let _ = asdf_layout::fits::resolve_source(&hdus, "SCI,1");
+    }
     let Ok(r) = asdf_layout::Reader::open(data) else { return };
     let _ = r.tree_bytes();
     for i in 0..r.block_count().min(64) {

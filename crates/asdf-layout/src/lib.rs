@@ -33,6 +33,7 @@ pub mod compression;
 mod dialect;
 pub mod encoding;
 mod error;
+pub mod fits;
 pub mod header;
 pub mod index;
 pub mod legacy;
