@@ -343,6 +343,29 @@ fn info(
     show_blocks: bool,
 ) -> Result<ExitCode, asdf::Error> {
     let file = asdf::open_with(path, OpenOptions::default().validate(false))?;
+    if let Some(hdus) = file.fits_hdus() {
+        // ASDF embedded in FITS: the HDUs beside the tree.
+        println!("FITS file, {} HDU(s):", hdus.len());
+        for h in hdus {
+            let kind = match &h.kind {
+                asdf::layout::fits::HduKind::Primary => "PRIMARY".to_owned(),
+                asdf::layout::fits::HduKind::Image => "IMAGE".to_owned(),
+                asdf::layout::fits::HduKind::BinTable => "BINTABLE".to_owned(),
+                asdf::layout::fits::HduKind::Table => "TABLE".to_owned(),
+                asdf::layout::fits::HduKind::CompressedImage => "COMPRESSED IMAGE".to_owned(),
+                other => format!("{other:?}"),
+            };
+            println!(
+                "  {:>3} {:<10} ver {:<3} {:<16} shape {:?} {}",
+                h.index,
+                h.name.as_deref().unwrap_or("-"),
+                h.ver,
+                kind,
+                h.shape(),
+                h.datatype().unwrap_or("?")
+            );
+        }
+    }
     let mut p = Printer {
         file: &file,
         lines: Vec::new(),
@@ -726,6 +749,7 @@ fn convert(
     let layout = match dialect {
         asdf::layout::Dialect::Asdf010 => "ASDF 0.1.0 draft".to_owned(),
         asdf::layout::Dialect::Finf => "FINF 0.1.0 draft".to_owned(),
+        _ if file.fits_hdus().is_some() => format!("ASDF Standard {from} in FITS"),
         _ => format!("ASDF Standard {from}"),
     };
     println!(

@@ -905,3 +905,66 @@ fn convert_upgrades_a_draft() {
     assert_eq!(run(&["convert", &src, "-o", &out, "--to", "hdf5"]).0, 2);
     assert_eq!(run(&["convert", &src, "-o", &out, "--standard", "9.9"]).0, 2);
 }
+
+/// A FITS file holding ASDF (Appendix A's IMAGE form): `info` lists the HDUs beside the tree,
+/// `to-json` reads the array from its HDU, `convert` writes plain ASDF.
+#[test]
+fn fits_files_open_everywhere() {
+    fn header(cards: &[String]) -> Vec<u8> {
+        let mut v: Vec<u8> = cards
+            .iter()
+            .map(String::as_str)
+            .chain(["END"])
+            .flat_map(|c| format!("{c:<80}").into_bytes())
+            .collect();
+        v.resize(v.len().div_ceil(2880) * 2880, b' ');
+        v
+    }
+    let padded = |d: &[u8]| {
+        let mut v = d.to_vec();
+        v.resize(v.len().div_ceil(2880) * 2880, 0);
+        v
+    };
+    let card = |k: &str, v: &str| format!("{k:<8}= {v:>20}");
+    let asdf = b"#ASDF 1.0.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nflux: !core/ndarray-1.0.0 {source: 'fits:FLUX,2', datatype: int16, byteorder: big, shape: [3]}\n...\n";
+    let mut f = header(&[card("SIMPLE", "T"), card("BITPIX", "8"), card("NAXIS", "0")]);
+    f.extend(header(&[
+        card("XTENSION", "'IMAGE'"),
+        card("BITPIX", "16"),
+        card("NAXIS", "1"),
+        card("NAXIS1", "3"),
+        card("EXTNAME", "'FLUX'"),
+        card("EXTVER", "2"),
+    ]));
+    f.extend(padded(&[0, 7, 255, 254, 1, 0]));
+    f.extend(header(&[
+        card("XTENSION", "'IMAGE'"),
+        card("BITPIX", "8"),
+        card("NAXIS", "1"),
+        card("NAXIS1", &asdf.len().to_string()),
+        card("EXTNAME", "'ASDF'"),
+    ]));
+    f.extend(padded(asdf));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-fits");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("obs.fits");
+    std::fs::write(&p, &f).unwrap();
+    let p = p.display().to_string();
+    let (code, text) = run(&["info", &p]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("FITS file, 3 HDU(s)") && text.contains("FLUX       ver 2"),
+        "{text}"
+    );
+    let (code, json) = run(&["to-json", &p]);
+    assert_eq!(code, 0, "{json}");
+    let j: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(j["flux"]["data"], serde_json::json!([7, -2, 256]));
+    let out = dir.join("obs.asdf").display().to_string();
+    let (code, text) = run(&["convert", &p, "-o", &out]);
+    assert_eq!(code, 0, "{text}");
+    let (code, json) = run(&["to-json", &out]);
+    assert_eq!(code, 0, "{json}");
+    let j: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(j["flux"]["data"], serde_json::json!([7, -2, 256]));
+}

@@ -19,7 +19,7 @@ pub const BLOCK: u64 = 2880;
 pub const CARD: usize = 80;
 
 /// Why a FITS file's structure cannot be read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum FitsError {
     /// The file does not start with `SIMPLE  =`.
@@ -79,6 +79,23 @@ pub enum FitsError {
         text: String,
         /// What is wrong.
         problem: &'static str,
+    },
+    /// A tile-compressed image HDU (`ZIMAGE = T`): not decoded.
+    #[error("HDU {hdu} is a tile-compressed image (ZIMAGE): not supported; decompress it first (funpack, astropy)")]
+    Compressed {
+        /// Index of the HDU.
+        hdu: usize,
+    },
+    /// An HDU whose values are scaled (BSCALE/BZERO other than 1/0): the stored integers are
+    /// not the values, and Appendix A's sources point at the stored bytes.
+    #[error("HDU {hdu} has BSCALE {bscale} / BZERO {bzero}: scaled data is not read as raw bytes")]
+    Scaled {
+        /// Index of the HDU.
+        hdu: usize,
+        /// BSCALE.
+        bscale: f64,
+        /// BZERO.
+        bzero: f64,
     },
     /// Reading failed.
     #[error("reading the FITS file at byte {offset}: {message}")]

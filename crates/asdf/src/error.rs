@@ -50,6 +50,16 @@ pub enum Error {
     /// node was removed.
     #[error(transparent)]
     Pointer(asdf_yaml::pointer::PointerError),
+    /// A FITS file's structure (ASDF embedded in FITS), or a `fits:` source of an ndarray at
+    /// `pointer` (empty: the file itself).
+    #[error("{}{source}", if pointer.is_empty() { String::new() } else { format!("{pointer}: ") })]
+    Fits {
+        /// Where the ndarray is (empty for the file).
+        pointer: String,
+        /// Why.
+        #[source]
+        source: asdf_layout::fits::FitsError,
+    },
     /// An ndarray that cannot be decoded.
     #[error("{pointer}: {source}")]
     Array {
@@ -205,6 +215,15 @@ impl Error {
             Error::UnsupportedStandard(_) | Error::UnstableStandard(_) => ErrorKind::Unsupported,
             Error::NotFound(_) => ErrorKind::NotFound,
             Error::Array { .. } => ErrorKind::Array,
+            Error::Fits {
+                source: asdf_layout::fits::FitsError::Io { .. },
+                ..
+            } => ErrorKind::Io,
+            Error::Fits {
+                source: asdf_layout::fits::FitsError::Compressed { .. } | asdf_layout::fits::FitsError::Scaled { .. },
+                ..
+            } => ErrorKind::Unsupported,
+            Error::Fits { .. } => ErrorKind::Format,
             Error::External { .. } | Error::Reference { .. } => ErrorKind::Reference,
             Error::Changed { .. } | Error::OutputIsInput { .. } | Error::UnnamedBlocks { .. } => ErrorKind::Refused,
             Error::Pointer(_) | Error::NoPath | Error::Usage(_) => ErrorKind::Usage,
@@ -229,6 +248,14 @@ pub enum Warning {
     /// schema's location). Opening reports violations this way unless
     /// [`OpenOptions::strict`] is set; writing refuses them.
     Invalid(asdf_schema::Violation),
+    /// An ndarray with a `fits:` source whose datatype or shape differs from its HDU's
+    /// (Appendix A does not force them to agree; the ndarray's are used).
+    FitsMismatch {
+        /// Where the ndarray is.
+        pointer: String,
+        /// What differs.
+        problem: String,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -239,6 +266,7 @@ impl fmt::Display for Warning {
             Warning::Tag(w) => write!(f, "{w}"),
             Warning::Invalid(v) => write!(f, "schema violation: {v}"),
             Warning::UnstableStandard(v) => write!(f, "ASDF Standard {v} is not final yet"),
+            Warning::FitsMismatch { pointer, problem } => write!(f, "{pointer}: {problem}"),
         }
     }
 }

@@ -58,6 +58,7 @@ mod atomic;
 mod builder;
 mod edit;
 mod error;
+mod fits;
 mod guard;
 pub mod legacy;
 mod options;
@@ -181,6 +182,8 @@ enum BlockRef {
     External(String),
     /// Such a block, already read.
     Loaded(Vec<u8>),
+    /// The data of HDU `i` of the FITS file this file was read from (`fits:` sources).
+    Fits(usize),
 }
 
 /// The block of an array added since opening.
@@ -208,6 +211,8 @@ pub struct AsdfFile {
     pending: Vec<NewBlock>,
     /// What the file at `path` looked like when it was opened (for writes over it).
     opened: Option<guard::Fingerprint>,
+    /// The FITS file this ASDF file was read from (ASDF embedded in FITS).
+    fits: Option<std::sync::Arc<fits::FitsFile>>,
 }
 
 impl fmt::Debug for AsdfFile {
@@ -288,6 +293,9 @@ fn shift(span: Span, lines: u64) -> Span {
 }
 
 fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptions) -> Result<AsdfFile, Error> {
+    if fits::is_fits(&*source) {
+        return fits::open(source, dir, options);
+    }
     let ro = ReadOptions::default()
         .registry(legacy::read_registry())
         .limits(options.layout_limits)
@@ -340,6 +348,7 @@ fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptio
         tree_line,
         pending: Vec::new(),
         opened: None,
+        fits: None,
     };
     let schemas = asdf_core_types::schemas().map_err(Error::BuiltinSchemas)?;
     if standard < Version::new(1, 6, 0) {
@@ -462,6 +471,7 @@ impl AsdfFile {
             tree_line: 3,
             pending: Vec::new(),
             opened: None,
+            fits: None,
         })
     }
 
@@ -594,6 +604,7 @@ impl AsdfFile {
                 pointer: pointer.to_owned(),
                 source: NdArrayError::MissingBlock,
             }),
+            Some(Source::Uri(u)) if u.starts_with("fits:") => Ok(Some(BlockRef::Fits(self.fits_hdu(u, pointer)?))),
             Some(Source::Uri(u)) => Ok(Some(BlockRef::External(u.clone()))),
         }
     }
@@ -606,6 +617,7 @@ impl AsdfFile {
             BlockRef::Pending(k) => Ok(Cow::Borrowed(self.pending[k].data.as_slice())),
             BlockRef::External(u) => Ok(Cow::Owned(self.external_block(&u, pointer)?)),
             BlockRef::Loaded(data) => Ok(Cow::Owned(data)),
+            BlockRef::Fits(i) => self.fits_bytes(i, None),
         }
     }
 
@@ -641,6 +653,7 @@ impl AsdfFile {
             BlockRef::Pending(k) => self.pending[*k].data.len() as u64,
             BlockRef::External(_) => 0,
             BlockRef::Loaded(data) => data.len() as u64,
+            BlockRef::Fits(i) => self.fits_hdus().and_then(|h| h.get(*i)).map_or(0, |h| h.data_len),
         };
         Ok((View::new(a, len).map_err(err)?, at))
     }
@@ -671,6 +684,7 @@ impl AsdfFile {
         let size = view.datatype.size() as u64;
         let bytes = match at {
             BlockRef::File(i) => self.reader.read_range(i, off..off + size)?,
+            BlockRef::Fits(i) => self.fits_bytes(i, Some(off..off + size))?,
             other => {
                 let all = self.block_data(other, pointer)?;
                 let (s, e) = (

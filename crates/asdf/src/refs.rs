@@ -196,6 +196,11 @@ impl AsdfFile {
     /// The decoded block 0 of the external ASDF file `uri` (exploded form; relative paths inside
     /// this file's directory only).
     pub(crate) fn external_block(&self, uri: &str, pointer: &str) -> Result<Vec<u8>, Error> {
+        if uri.starts_with("fits:") {
+            // A FITS HDU's data (ASDF embedded in FITS): read whole, to become a block.
+            let i = self.fits_hdu(uri, pointer)?;
+            return Ok(self.fits_bytes(i, None)?.into_owned());
+        }
         let missing = || Error::Array {
             pointer: pointer.to_owned(),
             source: NdArrayError::MissingBlock,

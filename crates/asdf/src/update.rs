@@ -69,6 +69,12 @@ impl AsdfFile {
     /// [`Error::NoPath`] for a file not opened from a path; validation failures (with
     /// `validate`); I/O errors.
     pub fn update(&mut self, options: &WriteOptions) -> Result<Update, Error> {
+        if self.fits.is_some() {
+            // Writing ASDF over the FITS file would destroy it.
+            return Err(Error::Usage(
+                "a file read from FITS is not updated in place: write it with write_to (FITS output is still to come)",
+            ));
+        }
         let path = self.path.clone().ok_or(Error::NoPath)?;
         // Held until the file is written: another writer waits, then finds it changed.
         let lock = self.lock_unchanged(&path)?;

@@ -727,7 +727,7 @@ impl AsdfFile {
                                 compression: None,
                             }
                         }
-                        crate::BlockRef::External(_) | crate::BlockRef::Loaded(_) => {
+                        crate::BlockRef::External(_) | crate::BlockRef::Loaded(_) | crate::BlockRef::Fits(_) => {
                             return Err(Error::NotFound(key.clone()));
                         }
                     },

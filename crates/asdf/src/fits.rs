@@ -1,0 +1,212 @@
+//! ASDF embedded in FITS (ASDF Standard 1.6.0, Appendix A): a FITS file opens as the ASDF file
+//! its `ASDF` HDU holds, and ndarrays with `fits:` sources read their HDU's data, by ranges,
+//! from the FITS file. Built on [`asdf_layout::fits`]; writing FITS is still to come.
+
+use std::sync::Arc;
+
+use asdf_layout::ReadAt;
+use asdf_layout::fits::{FitsError, Hdu, HduKind};
+
+use crate::{AsdfFile, Error, Warning};
+
+/// A FITS file's HDUs and its bytes.
+pub(crate) struct FitsFile {
+    pub(crate) source: Arc<dyn ReadAt>,
+    pub(crate) hdus: Vec<Hdu>,
+}
+
+/// `len` bytes of `inner` from `start`: the ASDF file inside a FITS file.
+struct Window {
+    inner: Arc<dyn ReadAt>,
+    start: u64,
+    len: u64,
+}
+
+impl ReadAt for Window {
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.len)
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        if offset >= self.len {
+            return Ok(0);
+        }
+        let n = usize::try_from((self.len - offset).min(buf.len() as u64)).unwrap_or(buf.len());
+        self.inner.read_at(self.start + offset, &mut buf[..n])
+    }
+
+    fn holds_in_memory(&self) -> bool {
+        self.inner.holds_in_memory()
+    }
+
+    fn bytes_at(&self, offset: u64, len: usize) -> std::io::Result<std::borrow::Cow<'_, [u8]>> {
+        if offset.saturating_add(len as u64) > self.len {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "read past the ASDF HDU's data",
+            ));
+        }
+        self.inner.bytes_at(self.start + offset, len)
+    }
+}
+
+/// Whether the source starts like a FITS file.
+pub(crate) fn is_fits(source: &dyn ReadAt) -> bool {
+    let mut head = [0u8; 9];
+    source.read_exact_at(0, &mut head).is_ok() && asdf_layout::fits::is_fits(&head)
+}
+
+fn file_error(source: FitsError) -> Error {
+    Error::Fits {
+        pointer: String::new(),
+        source,
+    }
+}
+
+/// Opens the ASDF file inside the FITS file `source`.
+pub(crate) fn open(
+    source: Box<dyn ReadAt>,
+    dir: Option<std::path::PathBuf>,
+    options: crate::OpenOptions,
+) -> Result<AsdfFile, Error> {
+    let source: Arc<dyn ReadAt> = Arc::from(source);
+    let len = source.size().map_err(|e| {
+        file_error(FitsError::Io {
+            offset: 0,
+            message: e.to_string(),
+        })
+    })?;
+    let hdus =
+        asdf_layout::fits::read_hdus(&*source, len, asdf_layout::fits::FitsLimits::default()).map_err(file_error)?;
+    let range = asdf_layout::fits::asdf_range(&hdus).map_err(file_error)?;
+    let window = Window {
+        inner: source.clone(),
+        start: range.start,
+        len: range.end - range.start,
+    };
+    let mut file = crate::open_source(Box::new(window), dir, options)?;
+    file.fits = Some(Arc::new(FitsFile { source, hdus }));
+    let mismatches = file.fits_mismatches();
+    file.warnings.extend(mismatches);
+    Ok(file)
+}
+
+impl AsdfFile {
+    /// The HDUs of the FITS file this ASDF file was read from (`None` for an ASDF file).
+    #[must_use]
+    pub fn fits_hdus(&self) -> Option<&[Hdu]> {
+        self.fits.as_deref().map(|f| f.hdus.as_slice())
+    }
+
+    /// The HDU a `fits:` source names, checked to be readable as raw bytes.
+    pub(crate) fn fits_hdu(&self, uri: &str, pointer: &str) -> Result<usize, Error> {
+        let err = |source| Error::Fits {
+            pointer: pointer.to_owned(),
+            source,
+        };
+        let Some(fits) = &self.fits else {
+            return Err(err(FitsError::Source {
+                text: uri.trim_start_matches("fits:").to_owned(),
+                problem: "a fits: source in a file that is not FITS",
+            }));
+        };
+        let hdu = asdf_layout::fits::resolve_source(&fits.hdus, uri.trim_start_matches("fits:")).map_err(err)?;
+        if hdu.kind == HduKind::CompressedImage {
+            return Err(err(FitsError::Compressed { hdu: hdu.index }));
+        }
+        if let Some((bscale, bzero)) = hdu.scaling() {
+            return Err(err(FitsError::Scaled {
+                hdu: hdu.index,
+                bscale,
+                bzero,
+            }));
+        }
+        Ok(hdu.index)
+    }
+
+    /// Bytes `range` of HDU `index`'s data (within it: checked by the caller's view), or all.
+    pub(crate) fn fits_bytes(
+        &self,
+        index: usize,
+        range: Option<std::ops::Range<u64>>,
+    ) -> Result<std::borrow::Cow<'_, [u8]>, Error> {
+        let Some(fits) = &self.fits else {
+            return Err(Error::Usage("FITS data asked of a file that is not FITS"));
+        };
+        let hdu = &fits.hdus[index];
+        let r = range.unwrap_or(0..hdu.data_len);
+        if r.end > hdu.data_len || r.start > r.end {
+            return Err(Error::Usage("a range outside the HDU's data"));
+        }
+        if r.end - r.start > self.options.layout_limits.max_block_bytes {
+            return Err(Error::Layout(asdf_layout::Error::Limits(
+                asdf_layout::LimitError::BlockBytes {
+                    block: index,
+                    claimed: r.end - r.start,
+                    limit: self.options.layout_limits.max_block_bytes,
+                },
+            )));
+        }
+        let len = usize::try_from(r.end - r.start).map_err(|_| Error::Usage("a range larger than memory"))?;
+        fits.source
+            .bytes_at(hdu.data_offset + r.start, len)
+            .map_err(|e| Error::Fits {
+                pointer: String::new(),
+                source: FitsError::Io {
+                    offset: hdu.data_offset + r.start,
+                    message: e.to_string(),
+                },
+            })
+    }
+
+    /// One warning per ndarray whose datatype or shape differs from its HDU's.
+    fn fits_mismatches(&self) -> Vec<Warning> {
+        let mut out = Vec::new();
+        let Some(fits) = &self.fits else { return out };
+        for p in self.array_pointers() {
+            let Ok(node) = self.get(&p) else { continue };
+            let Some(uri) = node.get("source").and_then(crate::Node::as_str) else {
+                continue;
+            };
+            if !uri.starts_with("fits:") {
+                continue;
+            }
+            let Ok(i) = self.fits_hdu(uri, &p) else { continue };
+            let hdu = &fits.hdus[i];
+            let datatype = node.get("datatype").and_then(crate::Node::as_str);
+            let shape: Option<Vec<u64>> = node.get("shape").and_then(crate::Node::as_sequence).map(|s| {
+                s.items
+                    .iter()
+                    .filter_map(|n| n.as_i64().and_then(|v| u64::try_from(v).ok()))
+                    .collect()
+            });
+            if datatype.is_some() && datatype != hdu.datatype() {
+                out.push(Warning::FitsMismatch {
+                    pointer: p.clone(),
+                    problem: format!(
+                        "datatype {} differs from HDU {}'s BITPIX {} ({})",
+                        datatype.unwrap_or_default(),
+                        hdu.index,
+                        hdu.bitpix,
+                        hdu.datatype().unwrap_or("?")
+                    ),
+                });
+            }
+            if node.get("byteorder").and_then(crate::Node::as_str) == Some("little") {
+                out.push(Warning::FitsMismatch {
+                    pointer: p.clone(),
+                    problem: format!("byteorder little, but FITS data (HDU {}) is big-endian", hdu.index),
+                });
+            }
+            if let Some(shape) = shape
+                && shape != hdu.shape()
+            {
+                out.push(Warning::FitsMismatch {
+                    pointer: p.clone(),
+                    problem: format!("shape {shape:?} differs from HDU {}'s {:?}", hdu.index, hdu.shape()),
+                });
+            }
+        }
+        out
+    }
+}
