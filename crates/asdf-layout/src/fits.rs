@@ -210,6 +210,153 @@ impl Hdu {
         let zero = self.real("BZERO").unwrap_or(0.0);
         (scale != 1.0 || zero != 0.0).then_some((scale, zero))
     }
+
+    /// The datatype of the values FITS readers show for an image: [`Hdu::datatype`], or under
+    /// FITS's integer convention (BSCALE 1, BZERO 2^(bits-1); -128 for bytes) the unsigned
+    /// type (signed for bytes) whose values it stores with the sign bit flipped, as JWST's DQ
+    /// arrays (uint32 in BITPIX 32).
+    #[must_use]
+    pub fn value_datatype(&self) -> Option<&'static str> {
+        if self.scaling().is_none() {
+            return self.datatype();
+        }
+        if self.real("BSCALE").unwrap_or(1.0) != 1.0 {
+            return None;
+        }
+        let zero = self.real("BZERO")?;
+        Some(match self.bitpix {
+            8 if zero == -128.0 => "int8",
+            16 if zero == 32_768.0 => "uint16",
+            32 if zero == 2_147_483_648.0 => "uint32",
+            64 if zero == 9_223_372_036_854_775_808.0 => "uint64",
+            _ => return None,
+        })
+    }
+
+    /// The shape of the array the data holds, as an ndarray's `shape`: an image's axes in C
+    /// order, a table's rows.
+    #[must_use]
+    pub fn array_shape(&self) -> Vec<u64> {
+        match self.kind {
+            HduKind::BinTable | HduKind::Table | HduKind::CompressedImage => {
+                self.axes.get(1).map(|&n| vec![n]).unwrap_or_default()
+            }
+            _ => self.shape(),
+        }
+    }
+
+    /// Where the stored bytes differ from the values by a flipped sign bit (FITS's integer
+    /// convention: BZERO, or TZEROn for a table's integer columns, of 2^(bits-1); -128 for
+    /// bytes): a map of the bytes of one element or row to flip with `0x80`; `None` when
+    /// nothing is scaled.
+    ///
+    /// # Errors
+    /// [`FitsError::Scaled`] for any other scaling (an image's BSCALE/BZERO, a column's
+    /// TSCALn/TZEROn): its stored values are not its values.
+    pub fn sign_flips(&self) -> Result<Option<SignFlips>, FitsError> {
+        let scaled = |bscale, bzero| FitsError::Scaled {
+            hdu: self.index,
+            bscale,
+            bzero,
+        };
+        if matches!(self.kind, HduKind::BinTable) {
+            let width = usize::try_from(self.axes.first().copied().unwrap_or(0)).unwrap_or(usize::MAX);
+            if width > 1 << 24 {
+                return Err(FitsError::Limit {
+                    what: "bytes in a table row",
+                    limit: 1 << 24,
+                });
+            }
+            let mut map = vec![false; width];
+            let mut any = false;
+            let mut at = 0usize;
+            let fields = usize::try_from(self.int("TFIELDS").unwrap_or(0)).unwrap_or(0).min(999);
+            for n in 1..=fields {
+                let form = self
+                    .value(&format!("TFORM{n}"))
+                    .unwrap_or_default()
+                    .trim()
+                    .to_ascii_uppercase();
+                let digits = form.bytes().take_while(u8::is_ascii_digit).count();
+                let repeat: usize = if digits == 0 {
+                    1
+                } else {
+                    form[..digits].parse().unwrap_or(0)
+                };
+                let code = form.as_bytes().get(digits).copied().unwrap_or(b'?');
+                let elem = match code {
+                    b'L' | b'B' | b'A' => 1,
+                    b'I' => 2,
+                    b'J' | b'E' => 4,
+                    b'K' | b'D' | b'C' | b'P' => 8,
+                    b'M' | b'Q' => 16,
+                    b'X' => 0,
+                    _ => return Err(scaled(f64::NAN, f64::NAN)),
+                };
+                let bytes = if code == b'X' {
+                    repeat.div_ceil(8)
+                } else {
+                    repeat.saturating_mul(elem)
+                };
+                let zero = self.real(&format!("TZERO{n}")).unwrap_or(0.0);
+                let tscale = self.real(&format!("TSCAL{n}")).unwrap_or(1.0);
+                if zero != 0.0 || tscale != 1.0 {
+                    let flip = tscale == 1.0
+                        && match code {
+                            b'B' => zero == -128.0,
+                            b'I' => zero == 32_768.0,
+                            b'J' => zero == 2_147_483_648.0,
+                            b'K' => zero == 9_223_372_036_854_775_808.0,
+                            _ => false,
+                        };
+                    if !flip {
+                        return Err(scaled(tscale, zero));
+                    }
+                    for k in 0..repeat {
+                        if let Some(b) = map.get_mut(at + k * elem) {
+                            *b = true;
+                            any = true;
+                        }
+                    }
+                }
+                at = at.saturating_add(bytes);
+            }
+            return Ok(any.then_some(SignFlips { map }));
+        }
+        let Some((bscale, bzero)) = self.scaling() else {
+            return Ok(None);
+        };
+        if self.value_datatype().is_none() || !matches!(self.kind, HduKind::Image | HduKind::Primary) {
+            return Err(scaled(bscale, bzero));
+        }
+        let width = usize::try_from(self.bitpix.unsigned_abs() / 8).unwrap_or(1);
+        let mut map = vec![false; width];
+        map[0] = true;
+        Ok(Some(SignFlips { map }))
+    }
+}
+
+/// The bytes of each element (image) or row (table) whose sign bit flips: [`Hdu::sign_flips`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignFlips {
+    /// One flag per byte of an element or row.
+    pub map: Vec<bool>,
+}
+
+impl SignFlips {
+    /// Flips the sign bits in `data`, bytes of the HDU's data from `start` on.
+    pub fn apply(&self, data: &mut [u8], start: u64) {
+        let n = self.map.len() as u64;
+        if n == 0 {
+            return;
+        }
+        for (i, b) in data.iter_mut().enumerate() {
+            let at = usize::try_from((start + i as u64) % n).unwrap_or(0);
+            if self.map[at] {
+                *b ^= 0x80;
+            }
+        }
+    }
 }
 
 /// Limits on what a FITS header may make this reader do.

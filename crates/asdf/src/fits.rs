@@ -114,13 +114,7 @@ impl AsdfFile {
         if hdu.kind == HduKind::CompressedImage {
             return Err(err(FitsError::Compressed { hdu: hdu.index }));
         }
-        if let Some((bscale, bzero)) = hdu.scaling() {
-            return Err(err(FitsError::Scaled {
-                hdu: hdu.index,
-                bscale,
-                bzero,
-            }));
-        }
+        hdu.sign_flips().map_err(err)?;
         Ok(hdu.index)
     }
 
@@ -148,7 +142,8 @@ impl AsdfFile {
             )));
         }
         let len = usize::try_from(r.end - r.start).map_err(|_| Error::Usage("a range larger than memory"))?;
-        fits.source
+        let bytes = fits
+            .source
             .bytes_at(hdu.data_offset + r.start, len)
             .map_err(|e| Error::Fits {
                 pointer: String::new(),
@@ -156,7 +151,19 @@ impl AsdfFile {
                     offset: hdu.data_offset + r.start,
                     message: e.to_string(),
                 },
-            })
+            })?;
+        // FITS's unsigned integers (BZERO / TZEROn of 2^(bits-1)) are stored sign-flipped.
+        match hdu.sign_flips().map_err(|source| Error::Fits {
+            pointer: String::new(),
+            source,
+        })? {
+            None => Ok(bytes),
+            Some(flips) => {
+                let mut owned = bytes.into_owned();
+                flips.apply(&mut owned, r.start);
+                Ok(std::borrow::Cow::Owned(owned))
+            }
+        }
     }
 
     /// One warning per ndarray whose datatype or shape differs from its HDU's.
@@ -180,7 +187,10 @@ impl AsdfFile {
                     .filter_map(|n| n.as_i64().and_then(|v| u64::try_from(v).ok()))
                     .collect()
             });
-            if datatype.is_some() && datatype != hdu.datatype() {
+            if datatype.is_some()
+                && matches!(hdu.kind, HduKind::Image | HduKind::Primary)
+                && datatype != hdu.value_datatype()
+            {
                 out.push(Warning::FitsMismatch {
                     pointer: p.clone(),
                     problem: format!(
@@ -188,7 +198,7 @@ impl AsdfFile {
                         datatype.unwrap_or_default(),
                         hdu.index,
                         hdu.bitpix,
-                        hdu.datatype().unwrap_or("?")
+                        hdu.value_datatype().unwrap_or("?")
                     ),
                 });
             }
@@ -199,11 +209,15 @@ impl AsdfFile {
                 });
             }
             if let Some(shape) = shape
-                && shape != hdu.shape()
+                && shape != hdu.array_shape()
             {
                 out.push(Warning::FitsMismatch {
                     pointer: p.clone(),
-                    problem: format!("shape {shape:?} differs from HDU {}'s {:?}", hdu.index, hdu.shape()),
+                    problem: format!(
+                        "shape {shape:?} differs from HDU {}'s {:?}",
+                        hdu.index,
+                        hdu.array_shape()
+                    ),
                 });
             }
         }
