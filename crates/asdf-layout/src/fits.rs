@@ -247,8 +247,8 @@ impl Hdu {
 
     /// Where the stored bytes differ from the values by a flipped sign bit (FITS's integer
     /// convention: BZERO, or TZEROn for a table's integer columns, of 2^(bits-1); -128 for
-    /// bytes): a map of the bytes of one element or row to flip with `0x80`; `None` when
-    /// nothing is scaled.
+    /// bytes): the sign bytes of one element or row to flip with `0x80`; `None` when nothing
+    /// is scaled.
     ///
     /// # Errors
     /// [`FitsError::Scaled`] for any other scaling (an image's BSCALE/BZERO, a column's
@@ -260,17 +260,10 @@ impl Hdu {
             bzero,
         };
         if matches!(self.kind, HduKind::BinTable) {
-            let width = usize::try_from(self.axes.first().copied().unwrap_or(0)).unwrap_or(usize::MAX);
-            if width > 1 << 24 {
-                return Err(FitsError::Limit {
-                    what: "bytes in a table row",
-                    limit: 1 << 24,
-                });
-            }
-            let mut map = vec![false; width];
-            let mut any = false;
-            let mut at = 0usize;
-            let fields = usize::try_from(self.int("TFIELDS").unwrap_or(0)).unwrap_or(0).min(999);
+            let stride = self.axes.first().copied().unwrap_or(0);
+            let mut runs = Vec::new();
+            let mut at = 0u64;
+            let fields = u64::try_from(self.int("TFIELDS").unwrap_or(0)).unwrap_or(0).min(999);
             for n in 1..=fields {
                 let form = self
                     .value(&format!("TFORM{n}"))
@@ -278,13 +271,13 @@ impl Hdu {
                     .trim()
                     .to_ascii_uppercase();
                 let digits = form.bytes().take_while(u8::is_ascii_digit).count();
-                let repeat: usize = if digits == 0 {
+                let repeat: u64 = if digits == 0 {
                     1
                 } else {
                     form[..digits].parse().unwrap_or(0)
                 };
                 let code = form.as_bytes().get(digits).copied().unwrap_or(b'?');
-                let elem = match code {
+                let elem: u64 = match code {
                     b'L' | b'B' | b'A' => 1,
                     b'I' => 2,
                     b'J' | b'E' => 4,
@@ -312,16 +305,19 @@ impl Hdu {
                     if !flip {
                         return Err(scaled(tscale, zero));
                     }
-                    for k in 0..repeat {
-                        if let Some(b) = map.get_mut(at + k * elem) {
-                            *b = true;
-                            any = true;
-                        }
+                    // Only the part of the column inside the row (a header may claim more).
+                    let inside = stride.saturating_sub(at) / elem;
+                    if inside > 0 {
+                        runs.push((at, elem, repeat.min(inside)));
                     }
                 }
                 at = at.saturating_add(bytes);
             }
-            return Ok(any.then_some(SignFlips { map }));
+            return Ok((!runs.is_empty()).then(|| SignFlips {
+                stride,
+                count: self.axes.get(1).copied().unwrap_or(0),
+                runs,
+            }));
         }
         let Some((bscale, bzero)) = self.scaling() else {
             return Ok(None);
@@ -329,31 +325,49 @@ impl Hdu {
         if self.value_datatype().is_none() || !matches!(self.kind, HduKind::Image | HduKind::Primary) {
             return Err(scaled(bscale, bzero));
         }
-        let width = usize::try_from(self.bitpix.unsigned_abs() / 8).unwrap_or(1);
-        let mut map = vec![false; width];
-        map[0] = true;
-        Ok(Some(SignFlips { map }))
+        let width = self.bitpix.unsigned_abs() / 8;
+        Ok(Some(SignFlips {
+            stride: width,
+            count: u64::MAX,
+            runs: vec![(0, width, 1)],
+        }))
     }
 }
 
-/// The bytes of each element (image) or row (table) whose sign bit flips: [`Hdu::sign_flips`].
+/// Where the sign bits to flip are ([`Hdu::sign_flips`]): in each of `count` strides of
+/// `stride` bytes (an image's elements, a table's rows; a table's heap after its rows is left
+/// alone), the first byte of each element of every run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignFlips {
-    /// One flag per byte of an element or row.
-    pub map: Vec<bool>,
+    /// Bytes of an element (image) or row (table).
+    pub stride: u64,
+    /// How many strides hold values (a table's rows; all of an image).
+    pub count: u64,
+    /// (offset in the stride, element width, elements) of each flipped column.
+    pub runs: Vec<(u64, u64, u64)>,
 }
 
 impl SignFlips {
-    /// Flips the sign bits in `data`, bytes of the HDU's data from `start` on.
+    /// Flips the sign bits in `data`, bytes of the HDU's data from `start` on: work in
+    /// proportion to the elements flipped, whatever the stride.
     pub fn apply(&self, data: &mut [u8], start: u64) {
-        let n = self.map.len() as u64;
-        if n == 0 {
+        if self.stride == 0 {
             return;
         }
-        for (i, b) in data.iter_mut().enumerate() {
-            let at = usize::try_from((start + i as u64) % n).unwrap_or(0);
-            if self.map[at] {
-                *b ^= 0x80;
+        let end = start + data.len() as u64;
+        let last = end.div_ceil(self.stride).min(self.count);
+        for row in start / self.stride..last {
+            let base = row * self.stride;
+            for &(offset, width, n) in &self.runs {
+                for k in 0..n {
+                    let p = base + offset + k * width;
+                    if p >= end {
+                        break;
+                    }
+                    if p >= start {
+                        data[usize::try_from(p - start).unwrap_or(usize::MAX)] ^= 0x80;
+                    }
+                }
             }
         }
     }
@@ -364,7 +378,7 @@ impl SignFlips {
 pub struct FitsLimits {
     /// Most HDUs.
     pub max_hdus: usize,
-    /// Most cards in one header.
+    /// Most header cards in the whole file (memory follows the cards kept).
     pub max_cards: usize,
 }
 
@@ -372,7 +386,7 @@ impl Default for FitsLimits {
     fn default() -> Self {
         Self {
             max_hdus: 10_000,
-            max_cards: 100_000,
+            max_cards: 1_000_000,
         }
     }
 }
@@ -435,6 +449,7 @@ pub fn read_hdus(source: &(impl ReadAt + ?Sized), file_len: u64, limits: FitsLim
         return Err(FitsError::NotFits);
     }
     let mut hdus = Vec::new();
+    let mut total_cards = 0usize;
     let mut at = 0u64;
     while at < file_len {
         let index = hdus.len();
@@ -472,13 +487,14 @@ pub fn read_hdus(source: &(impl ReadAt + ?Sized), file_len: u64, limits: FitsLim
                     break;
                 }
                 if let Some(c) = parse_card(card) {
-                    if cards.len() >= limits.max_cards {
+                    if total_cards >= limits.max_cards {
                         return Err(FitsError::Limit {
                             what: "header cards",
                             limit: limits.max_cards,
                         });
                     }
                     cards.push(c);
+                    total_cards += 1;
                 }
             }
         }
@@ -827,6 +843,61 @@ mod tests {
         let hdus = read_hdus(&c, c.len() as u64, l).unwrap();
         assert_eq!(hdus[1].kind, HduKind::CompressedImage);
         assert!(asdf_range(&hdus).is_err());
+    }
+
+    #[test]
+    fn sign_flips_of_images_and_table_columns() {
+        let hdu = |cards: &[(&str, &str)], axes: Vec<u64>, bitpix: i64, kind: HduKind| Hdu {
+            index: 1,
+            kind,
+            header_offset: 0,
+            data_offset: 0,
+            data_len: 0,
+            bitpix,
+            axes,
+            name: None,
+            ver: 1,
+            cards: cards.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        };
+        // uint16 image: every element's first byte, also from a range that starts mid-element.
+        let img = hdu(&[("BZERO", "32768"), ("BSCALE", "1")], vec![3], 16, HduKind::Image);
+        let f = img.sign_flips().unwrap().unwrap();
+        let mut d = vec![0u8; 6];
+        f.apply(&mut d, 0);
+        assert_eq!(d, [0x80, 0, 0x80, 0, 0x80, 0]);
+        let mut d = vec![0u8; 3];
+        f.apply(&mut d, 1);
+        assert_eq!(d, [0, 0x80, 0]);
+        assert_eq!(img.value_datatype(), Some("uint16"));
+        // A table: rows of (1J uint32, 2I int16): only the J column flips, and the heap
+        // after the 2 rows is left alone; a column claiming more than the row is clipped.
+        let cards = [
+            ("TFIELDS", "2"),
+            ("TFORM1", "1J"),
+            ("TZERO1", "2147483648"),
+            ("TFORM2", "99999999I"),
+        ];
+        let t = hdu(&cards, vec![8, 2], 8, HduKind::BinTable);
+        let f = t.sign_flips().unwrap().unwrap();
+        let mut d = vec![0u8; 20];
+        f.apply(&mut d, 0);
+        let flipped: Vec<usize> = d
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == 0x80)
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(flipped, vec![0, 8]);
+        // Other scalings are refused.
+        let t = hdu(
+            &[("TFIELDS", "1"), ("TFORM1", "E"), ("TSCAL1", "2.0")],
+            vec![4, 1],
+            8,
+            HduKind::BinTable,
+        );
+        assert!(matches!(t.sign_flips(), Err(FitsError::Scaled { .. })));
+        let img = hdu(&[("BZERO", "10")], vec![3], 16, HduKind::Image);
+        assert!(img.sign_flips().is_err());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use asdf_layout::ReadAt;
-use asdf_layout::fits::{FitsError, Hdu, HduKind};
+use asdf_layout::fits::{FitsError, Hdu, HduKind, SignFlips};
 
 use crate::{AsdfFile, Error, Warning};
 
@@ -13,6 +13,18 @@ use crate::{AsdfFile, Error, Warning};
 pub(crate) struct FitsFile {
     pub(crate) source: Arc<dyn ReadAt>,
     pub(crate) hdus: Vec<Hdu>,
+    /// Each HDU's sign-bit flips, worked out the first time its data is asked for.
+    flips: Vec<std::sync::OnceLock<Result<Option<SignFlips>, FitsError>>>,
+}
+
+impl FitsFile {
+    /// HDU `i`'s sign-bit flips (FITS's unsigned integers), or why its data is not read.
+    fn flips(&self, i: usize) -> Result<Option<&SignFlips>, FitsError> {
+        match self.flips[i].get_or_init(|| self.hdus[i].sign_flips()) {
+            Ok(f) => Ok(f.as_ref()),
+            Err(e) => Err(e.clone()),
+        }
+    }
 }
 
 /// `len` bytes of `inner` from `start`: the ASDF file inside a FITS file.
@@ -85,7 +97,8 @@ pub(crate) fn open(
         len: range.end - range.start,
     };
     let mut file = crate::open_source(Box::new(window), dir, options)?;
-    file.fits = Some(Arc::new(FitsFile { source, hdus }));
+    let flips = hdus.iter().map(|_| std::sync::OnceLock::new()).collect();
+    file.fits = Some(Arc::new(FitsFile { source, hdus, flips }));
     let mismatches = file.fits_mismatches();
     file.warnings.extend(mismatches);
     Ok(file)
@@ -114,7 +127,7 @@ impl AsdfFile {
         if hdu.kind == HduKind::CompressedImage {
             return Err(err(FitsError::Compressed { hdu: hdu.index }));
         }
-        hdu.sign_flips().map_err(err)?;
+        fits.flips(hdu.index).map_err(err)?;
         Ok(hdu.index)
     }
 
@@ -153,7 +166,7 @@ impl AsdfFile {
                 },
             })?;
         // FITS's unsigned integers (BZERO / TZEROn of 2^(bits-1)) are stored sign-flipped.
-        match hdu.sign_flips().map_err(|source| Error::Fits {
+        match fits.flips(index).map_err(|source| Error::Fits {
             pointer: String::new(),
             source,
         })? {
