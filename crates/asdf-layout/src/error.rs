@@ -201,6 +201,26 @@ pub enum FormatError {
     },
 }
 
+impl FormatError {
+    /// Whether a block header with this problem makes the file unreadable, not merely damaged
+    /// from there on: a header_size below its fields, or a pre-1.0 header no layout reads
+    /// (a cut-off header, used > allocated or an allocation past the end only stop the block
+    /// scan, with a warning).
+    #[must_use]
+    pub fn refuses_open(&self) -> bool {
+        match self {
+            FormatError::BlockHeaderTooSmall(_) => true,
+            FormatError::LegacyBlockHeader { problem, .. } => !matches!(
+                problem,
+                LegacyHeaderProblem::UsedExceedsAllocated { .. }
+                    | LegacyHeaderProblem::BeyondFile { .. }
+                    | LegacyHeaderProblem::SizesDisagree { .. }
+            ),
+            _ => false,
+        }
+    }
+}
+
 /// Why a block header of a draft before 1.0.0 was not read ([`FormatError::LegacyBlockHeader`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

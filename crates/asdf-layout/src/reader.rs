@@ -365,21 +365,7 @@ impl<S: ReadAt> Reader<S> {
                 // at open (as in Python asdf); other damage (a cut-off header, used >
                 // allocated) stops the scan with a warning, so the tree and the blocks before
                 // it stay readable.
-                Err(Error::Format { kind, offset })
-                    if !matches!(
-                        kind,
-                        FormatError::BlockHeaderTooSmall(_)
-                            | FormatError::LegacyBlockHeader {
-                                problem: crate::LegacyHeaderProblem::TooSmall { .. }
-                                    | crate::LegacyHeaderProblem::NoLayoutFits
-                                    | crate::LegacyHeaderProblem::Ambiguous(_)
-                                    | crate::LegacyHeaderProblem::Flags(_)
-                                    | crate::LegacyHeaderProblem::Label(_)
-                                    | crate::LegacyHeaderProblem::Encoding,
-                                ..
-                            }
-                    ) =>
-                {
+                Err(Error::Format { kind, offset }) if !kind.refuses_open() => {
                     self.warnings.push(Warning::BadBlockHeader { offset, kind });
                     return Ok(());
                 }
