@@ -225,8 +225,16 @@ fn our_title(id: &str, manifest: bool) -> String {
     }
 }
 
+/// How imported schemas are written: the source's flow and scalar styles kept, 100 columns.
+fn schema_emit_options() -> asdf_yaml::EmitOptions {
+    let mut opts = asdf_yaml::EmitOptions::default();
+    opts.flow = asdf_yaml::FlowPolicy::Preserve;
+    opts.preserve_scalar_styles = true;
+    opts.width = 100;
+    opts
+}
+
 fn import_schemas(args: &[String]) -> Result<()> {
-    use asdf_yaml::{EmitOptions, FlowPolicy};
     let src = std::path::PathBuf::from(
         args.first()
             .cloned()
@@ -240,10 +248,7 @@ fn import_schemas(args: &[String]) -> Result<()> {
         std::path::PathBuf::from(args.get(1).cloned().unwrap_or_else(|| {
             "../shared/conformance/json-schema-test-suite/metaschema/draft-04-schema.json".to_owned()
         }));
-    let mut opts = EmitOptions::default();
-    opts.flow = FlowPolicy::Preserve;
-    opts.preserve_scalar_styles = true;
-    opts.width = 100;
+    let opts = schema_emit_options();
     let mut jobs: Vec<(std::path::PathBuf, std::path::PathBuf)> = Vec::new();
     for f in files {
         let rel = f.strip_prefix(&src)?.to_path_buf();
@@ -323,17 +328,13 @@ fn write_stripped(
 /// FINF 0.1.0's schemas (seed 003's era) into `schemas/legacy/`, as `import_schemas` does for
 /// today's: the FINF reader validates FINF trees against them.
 fn import_legacy_schemas(args: &[String]) -> Result<()> {
-    use asdf_yaml::{EmitOptions, FlowPolicy};
     let src = std::path::PathBuf::from(
         args.first()
             .cloned()
             .unwrap_or_else(|| "../shared/conformance/legacy/finf-standard/schemas/stsci.edu".to_owned()),
     );
     let out = std::path::Path::new("schemas/legacy");
-    let mut opts = EmitOptions::default();
-    opts.flow = FlowPolicy::Preserve;
-    opts.preserve_scalar_styles = true;
-    opts.width = 100;
+    let opts = schema_emit_options();
     let mut n = 0;
     for f in walk_yaml(&src)? {
         let rel = f.strip_prefix(&src)?.to_path_buf();
