@@ -210,8 +210,10 @@ pub fn emit_edited(doc: &Document, opts: &EmitOptions, edits: &Edits) -> Result<
 enum Place {
     Root,
     Item,
-    /// A mapping key written with `?`, or a mapping value.
+    /// A mapping value.
     InMapping,
+    /// A mapping key written with `?`.
+    ComplexKey,
     /// A mapping key written without `?`.
     SimpleKey,
 }
@@ -426,7 +428,7 @@ impl<'a> Walker<'a> {
                             (k, Place::SimpleKey)
                         } else {
                             out.indicator("?", true, false, !flow);
-                            (k, Place::InMapping)
+                            (k, Place::ComplexKey)
                         }
                     }
                 }
@@ -562,16 +564,32 @@ impl<'a> Walker<'a> {
     fn node(&mut self, n: &'a Node, place: Place) -> Result<Option<Frame<'a>>, Error> {
         let n = self.edits.get(n).unwrap_or(n);
         let simple_key = place == Place::SimpleKey;
-        let anchor = n.anchor.as_deref();
+        // An alias is never written as a mapping key: the ASDF subset reads keys as scalars
+        // only. A scalar key that an earlier alias already wrote (a duplicate key moved a
+        // value ahead of it) is written again in full, without its anchor; Python reads the
+        // same key either way.
+        let scalar_key = matches!(place, Place::SimpleKey | Place::ComplexKey) && matches!(n.kind, NodeKind::Scalar(_));
+        let mut anchor = n.anchor.as_deref();
         if let Some(a) = anchor {
             check_anchor(a, false)?;
             if self.written.get(a) == Some(&std::ptr::from_ref(n).addr()) {
-                // Written already, where an alias to it came first.
-                return self.alias(a, simple_key);
+                if !scalar_key {
+                    // Written already, where an alias to it came first.
+                    return self.alias(a, simple_key);
+                }
+                anchor = None;
             }
         }
         match &n.kind {
             NodeKind::Alias(a) => match self.alias_target(n) {
+                // A key standing for a scalar: the scalar itself (see above).
+                Some((target, _))
+                    if matches!(place, Place::SimpleKey | Place::ComplexKey)
+                        && matches!(target.kind, NodeKind::Scalar(_))
+                        && !self.open_nodes.contains(&std::ptr::from_ref(target).addr()) =>
+                {
+                    self.node(target, place)
+                }
                 // The node it stands for, written already: an alias by that node's anchor
                 // (which, after edits or a duplicate key, may not be the name parsed).
                 Some((target, Some(name))) if self.written.get(name) == Some(&std::ptr::from_ref(target).addr()) => {
@@ -687,7 +705,7 @@ impl<'a> Walker<'a> {
             out.flow_level += 1;
         } else if bracket == "[" {
             // A block sequence as a mapping value starts at the key's column.
-            let indentless = matches!(place, Place::InMapping | Place::SimpleKey) && !out.indention;
+            let indentless = matches!(place, Place::InMapping | Place::ComplexKey | Place::SimpleKey) && !out.indention;
             out.push_indent(false, indentless);
         } else {
             out.push_indent(false, false);
