@@ -152,6 +152,21 @@ enum Command {
         /// (default: keep each block's; encoding chains become none).
         #[arg(short = 'c', long)]
         compression: Option<String>,
+        /// FITS output: where the ASDF file goes, `table` (the one-row BINTABLE named ASDF that
+        /// JWST's files have) or `image` (Appendix A's IMAGE of bytes).
+        #[arg(long, value_name = "FORM", default_value = "table")]
+        fits_form: String,
+        /// FITS output: write CHECKSUM and DATASUM cards in every HDU.
+        #[arg(long)]
+        fits_checksum: bool,
+        /// FITS output: write the FITS file the `fits/fits-*` node at this JSON pointer
+        /// describes (its HDUs only, no ASDF HDU).
+        #[arg(long, value_name = "POINTER")]
+        fits_node: Option<String>,
+        /// ASDF output from FITS: leave out the `_fits` node that keeps the FITS headers (and
+        /// tables no ndarray names) for a conversion back to FITS.
+        #[arg(long)]
+        no_fits_headers: bool,
     },
     /// Show the differences between two files' trees, array values included; exit 1 if they
     /// differ.
@@ -666,12 +681,21 @@ fn rewrite(path: &std::path::Path, out: &std::path::Path, compression: Option<&s
     Ok(ExitCode::SUCCESS)
 }
 
+/// What `convert` writes beside the format: the FITS options.
+struct FitsArgs<'a> {
+    form: &'a str,
+    checksum: bool,
+    node: Option<&'a str>,
+    no_headers: bool,
+}
+
 fn convert(
     path: &std::path::Path,
     out: &std::path::Path,
     to: Option<&str>,
     standard: &str,
     compression: Option<&str>,
+    fits: &FitsArgs<'_>,
 ) -> Result<ExitCode, asdf::Error> {
     let by_extension = out
         .extension()
@@ -704,10 +728,7 @@ fn convert(
             println!("wrote {} (the {format} draft layout)", out.display());
             return Ok(ExitCode::SUCCESS);
         }
-        "fits" => {
-            eprintln!("error: FITS output (ASDF embedded in FITS, Appendix A) is not implemented yet");
-            return Ok(ExitCode::from(2));
-        }
+        "fits" => {}
         other => {
             eprintln!("error: unknown output format `{other}` (asdf, fits, asdf-0.1.0 or finf)");
             return Ok(ExitCode::from(2));
@@ -738,14 +759,54 @@ fn convert(
     if !report.violations.is_empty() {
         return Err(asdf::Error::Invalid(report.violations));
     }
-    let bar = std::sync::Arc::new(report::Bar::new("writing blocks"));
+    let from_fits = file.fits_hdus().is_some();
+    let bar = std::sync::Arc::new(report::Bar::new(if format == "fits" {
+        "writing HDUs"
+    } else {
+        "writing blocks"
+    }));
     let b = bar.clone();
     let opts = asdf::WriteOptions::default()
         .compression(c)
         .progress(move |done, total| b.update(done, total));
-    let r = file.write_to(out, &opts);
+    let r = if format == "fits" {
+        let form = match fits.form {
+            "table" => asdf::AsdfHdu::Table,
+            "image" => asdf::AsdfHdu::Image,
+            other => {
+                bar.finish();
+                eprintln!("error: unknown --fits-form `{other}` (table or image)");
+                return Ok(ExitCode::from(2));
+            }
+        };
+        let fo = asdf::FitsWriteOptions::default()
+            .asdf(opts)
+            .asdf_hdu(form)
+            .checksums(fits.checksum);
+        match fits.node {
+            Some(p) => file.write_fits_node(p, out, &fo),
+            None => file.write_fits(out, &fo),
+        }
+    } else {
+        if from_fits && !fits.no_headers {
+            file.keep_fits_headers()?;
+        }
+        file.write_to(out, &opts)
+    };
     bar.finish();
     r?;
+    if format == "fits" {
+        println!(
+            "wrote {} (FITS{}; ASDF Standard {version}, {changed} tags upgraded)",
+            out.display(),
+            if fits.node.is_some() {
+                " from the fits node"
+            } else {
+                " with the ASDF tree in the ASDF HDU"
+            }
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let layout = match dialect {
         asdf::layout::Dialect::Asdf010 => "ASDF 0.1.0 draft".to_owned(),
         asdf::layout::Dialect::Finf => "FINF 0.1.0 draft".to_owned(),
@@ -1128,7 +1189,23 @@ fn main() -> ExitCode {
             to,
             standard,
             compression,
-        } => convert(file, output, to.as_deref(), standard, compression.as_deref()),
+            fits_form,
+            fits_checksum,
+            fits_node,
+            no_fits_headers,
+        } => convert(
+            file,
+            output,
+            to.as_deref(),
+            standard,
+            compression.as_deref(),
+            &FitsArgs {
+                form: fits_form,
+                checksum: *fits_checksum,
+                node: fits_node.as_deref(),
+                no_headers: *no_fits_headers,
+            },
+        ),
         Command::ToYaml { file, output } => to_yaml(file, output.as_deref()),
         Command::ToJson { file, output } => to_json(file, output.as_deref()),
         Command::Diff {

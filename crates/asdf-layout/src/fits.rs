@@ -97,6 +97,25 @@ pub enum FitsError {
         /// BZERO.
         bzero: f64,
     },
+    /// A header card that cannot be written.
+    #[error("HDU {hdu}: {source}")]
+    Card {
+        /// Index of the HDU (in the file written).
+        hdu: usize,
+        /// Why.
+        #[source]
+        source: CardError,
+    },
+    /// Data whose length is not what the HDU's header describes.
+    #[error("HDU {hdu}: its header describes {header} bytes of data, the data given has {data}")]
+    DataLength {
+        /// Index of the HDU (in the file written).
+        hdu: usize,
+        /// Bytes the header describes.
+        header: u64,
+        /// Bytes given.
+        data: u64,
+    },
     /// Reading failed.
     #[error("reading the FITS file at byte {offset}: {message}")]
     Io {
@@ -104,6 +123,33 @@ pub enum FitsError {
         offset: u64,
         /// The I/O error's text.
         message: String,
+    },
+}
+
+/// Why a card cannot be written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CardError {
+    /// A keyword of more than 8 characters, or of characters other than `A-Z 0-9 - _`.
+    #[error("keyword `{0}` is not a FITS keyword (at most 8 of A-Z 0-9 - _)")]
+    Keyword(String),
+    /// Text with characters outside printable ASCII (FITS headers are ASCII 32-126).
+    #[error("card `{keyword}`: text with characters outside printable ASCII")]
+    Text {
+        /// The card's keyword.
+        keyword: String,
+    },
+    /// A real value that is NaN or infinite.
+    #[error("card `{keyword}`: a real value that is not finite")]
+    NotFinite {
+        /// The card's keyword.
+        keyword: String,
+    },
+    /// A card image longer than 80 characters.
+    #[error("card `{keyword}`: more than 80 characters")]
+    TooLong {
+        /// The card's keyword (its first 8 characters).
+        keyword: String,
     },
 }
 
@@ -398,7 +444,8 @@ pub fn is_fits(head: &[u8]) -> bool {
 }
 
 /// The keyword and value text of one card (`None` for commentary cards and blank ones).
-fn parse_card(card: &[u8]) -> Option<(String, String)> {
+#[must_use]
+pub fn parse_card(card: &[u8]) -> Option<(String, String)> {
     let keyword = String::from_utf8_lossy(&card[..8]).trim_end().to_owned();
     if card.get(8..10) != Some(b"= ") {
         return (!keyword.is_empty()).then(|| (keyword, String::new()));
@@ -432,6 +479,89 @@ fn io_err(offset: u64) -> impl Fn(std::io::Error) -> FitsError {
         offset,
         message: e.to_string(),
     }
+}
+
+/// An HDU described by its header cards (parsed as [`parse_card`] does): kind, BITPIX, axes,
+/// name and the length of its data. `file_len` only bounds the arithmetic's errors.
+///
+/// # Errors
+/// [`FitsError::Keyword`] for a mandatory keyword missing or invalid; [`FitsError::Truncated`]
+/// when the data's size overflows.
+pub fn describe(
+    index: usize,
+    header_offset: u64,
+    data_offset: u64,
+    cards: Vec<(String, String)>,
+    file_len: u64,
+) -> Result<Hdu, FitsError> {
+    let mut hdu = Hdu {
+        index,
+        kind: HduKind::Primary,
+        header_offset,
+        data_offset,
+        data_len: 0,
+        bitpix: 0,
+        axes: Vec::new(),
+        name: None,
+        ver: 1,
+        cards,
+    };
+    let missing = |keyword: &str| FitsError::Keyword {
+        hdu: index,
+        offset: header_offset,
+        keyword: keyword.to_owned(),
+    };
+    hdu.kind = if index == 0 {
+        if hdu.cards.first().map(|(k, _)| k.as_str()) != Some("SIMPLE") {
+            return Err(missing("SIMPLE"));
+        }
+        HduKind::Primary
+    } else {
+        match hdu.value("XTENSION").map(str::trim) {
+            Some("IMAGE") => HduKind::Image,
+            Some("BINTABLE") if hdu.logical("ZIMAGE") == Some(true) => HduKind::CompressedImage,
+            Some("BINTABLE") => HduKind::BinTable,
+            Some("TABLE") => HduKind::Table,
+            Some(other) => HduKind::Unknown(other.to_owned()),
+            None => return Err(missing("XTENSION")),
+        }
+    };
+    hdu.bitpix = hdu
+        .int("BITPIX")
+        .filter(|b| matches!(b, 8 | 16 | 32 | 64 | -32 | -64))
+        .ok_or_else(|| missing("BITPIX"))?;
+    let naxis = hdu
+        .int("NAXIS")
+        .filter(|n| (0..=999).contains(n))
+        .ok_or_else(|| missing("NAXIS"))?;
+    for i in 1..=naxis {
+        let key = format!("NAXIS{i}");
+        let n = hdu
+            .int(&key)
+            .and_then(|n| u64::try_from(n).ok())
+            .ok_or_else(|| missing(&key))?;
+        hdu.axes.push(n);
+    }
+    let pcount = u64::try_from(hdu.int("PCOUNT").unwrap_or(0)).map_err(|_| missing("PCOUNT"))?;
+    let gcount = u64::try_from(hdu.int("GCOUNT").unwrap_or(1)).map_err(|_| missing("GCOUNT"))?;
+    let elems = if hdu.axes.is_empty() {
+        Some(0)
+    } else {
+        hdu.axes.iter().try_fold(1u64, |a, &d| a.checked_mul(d))
+    };
+    let too_big = || FitsError::Truncated {
+        hdu: index,
+        end: u64::MAX,
+        file_len,
+    };
+    hdu.data_len = elems
+        .and_then(|e| e.checked_add(pcount))
+        .and_then(|e| e.checked_mul(gcount))
+        .and_then(|e| e.checked_mul(hdu.bitpix.unsigned_abs() / 8))
+        .ok_or_else(too_big)?;
+    hdu.name = hdu.value("EXTNAME").map(|s| s.trim().to_owned());
+    hdu.ver = hdu.int("EXTVER").unwrap_or(1);
+    Ok(hdu)
 }
 
 /// Reads every HDU's header and locates its data. Reads headers only.
@@ -498,73 +628,12 @@ pub fn read_hdus(source: &(impl ReadAt + ?Sized), file_len: u64, limits: FitsLim
                 }
             }
         }
-        let mut hdu = Hdu {
-            index,
-            kind: HduKind::Primary,
-            header_offset,
-            data_offset: at,
-            data_len: 0,
-            bitpix: 0,
-            axes: Vec::new(),
-            name: None,
-            ver: 1,
-            cards,
-        };
-        let missing = |keyword: &str| FitsError::Keyword {
-            hdu: index,
-            offset: header_offset,
-            keyword: keyword.to_owned(),
-        };
-        hdu.kind = if index == 0 {
-            if hdu.cards.first().map(|(k, _)| k.as_str()) != Some("SIMPLE") {
-                return Err(missing("SIMPLE"));
-            }
-            HduKind::Primary
-        } else {
-            match hdu.value("XTENSION").map(str::trim) {
-                Some("IMAGE") => HduKind::Image,
-                Some("BINTABLE") if hdu.logical("ZIMAGE") == Some(true) => HduKind::CompressedImage,
-                Some("BINTABLE") => HduKind::BinTable,
-                Some("TABLE") => HduKind::Table,
-                Some(other) => HduKind::Unknown(other.to_owned()),
-                None => return Err(missing("XTENSION")),
-            }
-        };
-        hdu.bitpix = hdu
-            .int("BITPIX")
-            .filter(|b| matches!(b, 8 | 16 | 32 | 64 | -32 | -64))
-            .ok_or_else(|| missing("BITPIX"))?;
-        let naxis = hdu
-            .int("NAXIS")
-            .filter(|n| (0..=999).contains(n))
-            .ok_or_else(|| missing("NAXIS"))?;
-        for i in 1..=naxis {
-            let key = format!("NAXIS{i}");
-            let n = hdu
-                .int(&key)
-                .and_then(|n| u64::try_from(n).ok())
-                .ok_or_else(|| missing(&key))?;
-            hdu.axes.push(n);
-        }
-        let pcount = u64::try_from(hdu.int("PCOUNT").unwrap_or(0)).map_err(|_| missing("PCOUNT"))?;
-        let gcount = u64::try_from(hdu.int("GCOUNT").unwrap_or(1)).map_err(|_| missing("GCOUNT"))?;
-        let elems = if hdu.axes.is_empty() {
-            Some(0)
-        } else {
-            hdu.axes.iter().try_fold(1u64, |a, &d| a.checked_mul(d))
-        };
+        let hdu = describe(index, header_offset, at, cards, file_len)?;
         let too_big = || FitsError::Truncated {
             hdu: index,
             end: u64::MAX,
             file_len,
         };
-        hdu.data_len = elems
-            .and_then(|e| e.checked_add(pcount))
-            .and_then(|e| e.checked_mul(gcount))
-            .and_then(|e| e.checked_mul(hdu.bitpix.unsigned_abs() / 8))
-            .ok_or_else(too_big)?;
-        hdu.name = hdu.value("EXTNAME").map(|s| s.trim().to_owned());
-        hdu.ver = hdu.int("EXTVER").unwrap_or(1);
         let padded = hdu.data_len.div_ceil(BLOCK).checked_mul(BLOCK).ok_or_else(too_big)?;
         let end = at.checked_add(padded).ok_or_else(too_big)?;
         // The last HDU's data padding may be missing in files from careless writers: only the

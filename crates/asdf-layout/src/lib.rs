@@ -34,6 +34,7 @@ mod dialect;
 pub mod encoding;
 mod error;
 pub mod fits;
+pub mod fits_out;
 pub mod header;
 pub mod index;
 pub mod legacy;

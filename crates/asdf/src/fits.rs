@@ -1,6 +1,6 @@
 //! ASDF embedded in FITS (ASDF Standard 1.6.0, Appendix A): a FITS file opens as the ASDF file
 //! its `ASDF` HDU holds, and ndarrays with `fits:` sources read their HDU's data, by ranges,
-//! from the FITS file. Built on [`asdf_layout::fits`]; writing FITS is still to come.
+//! from the FITS file. Built on [`asdf_layout::fits`]; writing is in `fits_write`.
 
 use std::sync::Arc;
 
@@ -13,6 +13,9 @@ use crate::{AsdfFile, Error, Warning};
 pub(crate) struct FitsFile {
     pub(crate) source: Arc<dyn ReadAt>,
     pub(crate) hdus: Vec<Hdu>,
+    /// The HDU each ndarray's `fits:` source named when the file was opened, by pointer
+    /// (writing FITS again puts an array replaced since into its old HDU).
+    pub(crate) origin: Vec<(String, usize)>,
     /// Each HDU's sign-bit flips, worked out the first time its data is asked for.
     flips: Vec<std::sync::OnceLock<Result<Option<SignFlips>, FitsError>>>,
 }
@@ -98,7 +101,28 @@ pub(crate) fn open(
     };
     let mut file = crate::open_source(Box::new(window), dir, options)?;
     let flips = hdus.iter().map(|_| std::sync::OnceLock::new()).collect();
-    file.fits = Some(Arc::new(FitsFile { source, hdus, flips }));
+    let mut origin = Vec::new();
+    for p in file.array_pointers() {
+        let Some(uri) = file
+            .get(&p)
+            .ok()
+            .and_then(|n| n.get("source"))
+            .and_then(crate::Node::as_str)
+        else {
+            continue;
+        };
+        if let Some(text) = uri.strip_prefix("fits:")
+            && let Ok(h) = asdf_layout::fits::resolve_source(&hdus, text)
+        {
+            origin.push((p, h.index));
+        }
+    }
+    file.fits = Some(Arc::new(FitsFile {
+        source,
+        hdus,
+        origin,
+        flips,
+    }));
     let mismatches = file.fits_mismatches();
     file.warnings.extend(mismatches);
     Ok(file)

@@ -103,6 +103,9 @@ pub struct WriteOptions {
     /// The codecs blocks are written with (default: the built-in ones, with default
     /// settings); see [`WriteOptions::codec`].
     pub codecs: Option<std::sync::Arc<asdf_layout::compression::Registry>>,
+    /// The ndarrays (by pointer) whose string sources are written as they are, not brought
+    /// into the file: those of a FITS file being written, whose data goes into its HDUs.
+    pub(crate) kept_sources: Option<std::sync::Arc<std::collections::HashSet<String>>>,
 }
 
 /// A progress callback for long writes: (done, total).
@@ -128,6 +131,7 @@ impl Default for WriteOptions {
             durable: true,
             unstable_standard: false,
             codecs: None,
+            kept_sources: None,
         }
     }
 }
@@ -343,7 +347,17 @@ impl AsdfFile {
     }
 
     fn write_into<W: Sink>(&self, out: &mut W, options: &WriteOptions) -> Result<(), Error> {
-        let (w, stream) = self.write_blocks(&self.doc, out, options, false)?;
+        self.write_doc_into(&self.doc, out, options)
+    }
+
+    /// Writes the file with the tree `doc` (this file's, or an edited copy of it).
+    pub(crate) fn write_doc_into<W: Sink>(
+        &self,
+        doc: &Document,
+        out: &mut W,
+        options: &WriteOptions,
+    ) -> Result<(), Error> {
+        let (w, stream) = self.write_blocks(doc, out, options, false)?;
         match stream {
             // The file's streamed block stays streamed (as Python asdf writes it): last, with
             // no block index after it.
@@ -440,7 +454,12 @@ impl AsdfFile {
                 continue;
             };
             if let Some(uri) = n.get("source").and_then(Node::as_str).map(str::to_owned) {
-                if !options.internalize {
+                if !options.internalize
+                    || options
+                        .kept_sources
+                        .as_ref()
+                        .is_some_and(|k| k.contains(&asdf_yaml::pointer::pointer_of(&doc.root, path)))
+                {
                     continue;
                 }
                 // Exploded form: the external file's block comes into this file.
