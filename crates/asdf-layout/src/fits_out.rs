@@ -195,7 +195,7 @@ fn continued(head: CardImage, s: &str, comment: &str) -> Result<Vec<CardImage>, 
 /// A header: its cards, then `END`, padded with blanks to whole 2880-byte blocks.
 #[must_use]
 pub fn header_bytes(cards: &[CardImage]) -> Vec<u8> {
-    let mut out = Vec::with_capacity((cards.len() + 1) * CARD + BLOCK as usize);
+    let mut out = Vec::with_capacity((cards.len() + 37) * CARD);
     for c in cards {
         out.extend_from_slice(c);
     }

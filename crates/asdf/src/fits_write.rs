@@ -561,7 +561,7 @@ impl AsdfFile {
             let a = self.array(p).ok()?;
             match a.datatype() {
                 Datatype::Scalar(t)
-                    if bitpix_of(*t).is_some() && !a.is_masked() && !a.shape().is_empty() && a.len() > 0 =>
+                    if bitpix_of(*t).is_some() && !a.is_masked() && !a.shape().is_empty() && !a.is_empty() =>
                 {
                     Some((*t, a.shape().to_vec()))
                 }
@@ -705,6 +705,10 @@ impl AsdfFile {
                     == 1
             };
             for (p, index, image) in &sources {
+                if under.as_ref().is_some_and(|u| p.starts_with(u.as_str())) {
+                    // An HDU's data inside the fits node itself: gone with the node.
+                    continue;
+                }
                 let h = &plan[*index];
                 let source = match &h.name {
                     Some(n) if unique(n, h.ver) && !n.contains('\'') => format!("fits:{n},{}", h.ver),

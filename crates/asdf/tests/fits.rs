@@ -2,7 +2,14 @@
 //! JWST pipelines write (stdatamodels' one-row `ASDF_METADATA` BINTABLE, arrays in IMAGE HDUs
 //! named by `fits:EXTNAME,EXTVER`) and in the appendix's IMAGE form.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss
+)]
 
 use asdf::{OpenOptions, Storage, WriteOptions};
 
@@ -173,4 +180,344 @@ fn mismatches_warn_and_bad_sources_fail_clearly() {
     plain.extend(image("SCI", 8, &[2], &[1, 2], &[]));
     let e = asdf::open_bytes(plain, OpenOptions::default()).unwrap_err().to_string();
     assert!(e.contains("no HDU is named ASDF"), "{e}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing.
+
+use asdf::core_types::{Datatype, ScalarType};
+use asdf::layout::fits::{FitsLimits, Hdu, HduKind, read_hdus};
+use asdf::{AsdfHdu, ByteOrder, FitsWriteOptions, NewArray};
+
+fn hdus_of(bytes: &[u8]) -> Vec<Hdu> {
+    read_hdus(bytes, bytes.len() as u64, FitsLimits::default()).unwrap()
+}
+
+/// The 80-character cards of `h`'s header, trailing blanks removed.
+fn card_texts(bytes: &[u8], h: &Hdu) -> Vec<String> {
+    bytes[h.header_offset as usize..h.data_offset as usize]
+        .chunks(80)
+        .map(|c| String::from_utf8_lossy(c).trim_end().to_owned())
+        .take_while(|c| c != "END")
+        .collect()
+}
+
+/// The FITS checksum arithmetic done as the FITS standard's reference code does it: 16-bit
+/// halves summed separately, carries folded in at the end (independent of the library's).
+fn ones_complement(bytes: &[u8]) -> u32 {
+    let (mut hi, mut lo) = (0u64, 0u64);
+    for w in bytes.chunks_exact(4) {
+        hi += u64::from(u16::from_be_bytes([w[0], w[1]]));
+        lo += u64::from(u16::from_be_bytes([w[2], w[3]]));
+    }
+    loop {
+        let (hicarry, locarry) = (hi >> 16, lo >> 16);
+        if hicarry == 0 && locarry == 0 {
+            break;
+        }
+        hi = (hi & 0xffff) + locarry;
+        lo = (lo & 0xffff) + hicarry;
+    }
+    ((hi << 16) | lo) as u32
+}
+
+/// A new file: arrays of every FITS image type, one FITS cannot hold, nested arrays.
+fn new_tree() -> asdf::AsdfFile {
+    let mut f = asdf::AsdfFile::new(asdf::Version::new(1, 6, 0)).unwrap();
+    let sci: Vec<f32> = (0..12).map(|i| i as f32 / 4.0 - 1.0).collect();
+    f.put_array(
+        "/sci",
+        NewArray::from_bytes(
+            Datatype::Scalar(ScalarType::Float32),
+            &[3, 4],
+            ByteOrder::Little,
+            sci.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ),
+    )
+    .unwrap();
+    let dq: Vec<u16> = vec![0, 1, 32767, 32768, 65535, 7];
+    f.put_array(
+        "/dq",
+        NewArray::from_bytes(
+            Datatype::Scalar(ScalarType::UInt16),
+            &[2, 3],
+            ByteOrder::Little,
+            dq.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ),
+    )
+    .unwrap();
+    for (i, n) in [2usize, 3].iter().enumerate() {
+        let v: Vec<i8> = (0..*n as i8).map(|k| k - 1).collect();
+        f.put_array(
+            &format!("/slits/{i}/data"),
+            NewArray::from_bytes(
+                Datatype::Scalar(ScalarType::Int8),
+                &[*n],
+                ByteOrder::Big,
+                v.iter().map(|x| *x as u8).collect(),
+            ),
+        )
+        .unwrap();
+    }
+    f.put_array(
+        "/wave",
+        NewArray::from_bytes(
+            Datatype::Scalar(ScalarType::Complex64),
+            &[2],
+            ByteOrder::Little,
+            vec![0u8; 16],
+        ),
+    )
+    .unwrap();
+    f.set(
+        "/meta",
+        asdf::Node::map(vec![(asdf::Node::str("telescope"), asdf::Node::str("JWST"))]),
+    )
+    .unwrap();
+    f
+}
+
+#[test]
+fn a_tree_is_written_as_asdf_in_fits() {
+    let f = new_tree();
+    let bytes = f.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    assert_eq!(bytes.len() % 2880, 0);
+    let hdus = hdus_of(&bytes);
+    let names: Vec<(Option<&str>, i64, &HduKind)> = hdus.iter().map(|h| (h.name.as_deref(), h.ver, &h.kind)).collect();
+    assert_eq!(
+        names,
+        [
+            (None, 1, &HduKind::Primary),
+            (Some("SCI"), 1, &HduKind::Image),
+            (Some("DQ"), 1, &HduKind::Image),
+            (Some("DATA"), 1, &HduKind::Image),
+            (Some("DATA"), 2, &HduKind::Image),
+            (Some("ASDF"), 1, &HduKind::BinTable),
+        ]
+    );
+    // SCI big-endian, its axes FITS order; DQ under BZERO 32768 with sign bits flipped.
+    assert_eq!((hdus[1].bitpix, hdus[1].axes.as_slice()), (-32, &[4u64, 3][..]));
+    let at = hdus[1].data_offset as usize;
+    assert_eq!(&bytes[at..at + 4], &(-1.0f32).to_be_bytes());
+    assert_eq!(hdus[2].value("BZERO"), Some("32768"));
+    let at = hdus[2].data_offset as usize;
+    assert_eq!(&bytes[at..at + 4], &[0x80, 0, 0x80, 1]);
+    assert_eq!(hdus[3].value("BZERO"), Some("-128"));
+    // Read back: the same arrays, the sources FITS ones; the complex array a block inside.
+    let g = asdf::open_bytes(bytes.clone(), OpenOptions::default().strict(true)).unwrap();
+    assert!(g.warnings().is_empty(), "{:?}", g.warnings());
+    for p in ["/sci", "/dq", "/slits/0/data", "/slits/1/data", "/wave"] {
+        assert_eq!(g.array_values(p).unwrap(), f.array_values(p).unwrap(), "{p}");
+    }
+    assert_eq!(g.get("/dq/source").unwrap().as_str(), Some("fits:DQ,1"));
+    assert_eq!(g.get("/slits/1/data/source").unwrap().as_str(), Some("fits:DATA,2"));
+    assert!(matches!(g.array("/wave").unwrap().storage(), Storage::Internal { .. }));
+    assert_eq!(g.get("/meta/telescope").unwrap().as_str(), Some("JWST"));
+    // _fits_hash: SHA-256 of the other HDUs' headers as written (stdatamodels' fits_hash).
+    use sha2::Digest as _;
+    let mut h = sha2::Sha256::new();
+    for x in &hdus[..5] {
+        h.update(&bytes[x.header_offset as usize..x.data_offset as usize]);
+    }
+    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(g.get("/_fits_hash").unwrap().as_str(), Some(hex.as_str()));
+    // Names given, the appendix's IMAGE form.
+    let opts = FitsWriteOptions::default()
+        .name("/sci", "SCI_A")
+        .asdf_hdu(AsdfHdu::Image);
+    let bytes = f.to_fits_bytes(&opts).unwrap();
+    let hdus = hdus_of(&bytes);
+    assert_eq!(hdus[1].name.as_deref(), Some("SCI_A"));
+    let last = hdus.last().unwrap();
+    assert_eq!((&last.kind, last.bitpix, last.axes.len()), (&HduKind::Image, 8, 1));
+    let g = asdf::open_bytes(bytes, OpenOptions::default().strict(true)).unwrap();
+    assert_eq!(g.array_values("/sci").unwrap(), f.array_values("/sci").unwrap());
+}
+
+#[test]
+fn checksums_make_every_hdu_sum_to_minus_zero() {
+    let f = new_tree();
+    let bytes = f.to_fits_bytes(&FitsWriteOptions::default().checksums(true)).unwrap();
+    let hdus = hdus_of(&bytes);
+    for (i, h) in hdus.iter().enumerate() {
+        let end = hdus.get(i + 1).map_or(bytes.len(), |n| n.header_offset as usize);
+        let hdu = &bytes[h.header_offset as usize..end];
+        assert_eq!(ones_complement(hdu), u32::MAX, "HDU {i}");
+        let data = &bytes[h.data_offset as usize..end];
+        assert_eq!(
+            h.value("DATASUM"),
+            Some(ones_complement(data).to_string().as_str()),
+            "HDU {i}"
+        );
+        let code = h.value("CHECKSUM").unwrap();
+        assert_eq!(code.len(), 16);
+        assert!(code.bytes().all(|b| b.is_ascii_alphanumeric()), "{code}");
+    }
+    // Without checksums, none (a FITS file's cards are not carried over).
+    let plain = f.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    let g = asdf::open_bytes(bytes, OpenOptions::default()).unwrap();
+    let again = g.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    for h in hdus_of(&again) {
+        assert!(h.value("CHECKSUM").is_none() && h.value("DATASUM").is_none());
+    }
+    assert_eq!(hdus_of(&plain).len(), hdus_of(&again).len());
+}
+
+#[test]
+fn a_fits_file_keeps_its_hdus_and_headers_through_asdf() {
+    // A JWST-style file with a header card of note, and a table no ndarray names.
+    let (mut bytes, sci, dq) = jwst(TREE, &[card("BUNIT", "'MJy/sr'"), "COMMENT a comment card".to_owned()]);
+    let hdus = hdus_of(&bytes);
+    let asdf_hdu = hdus.last().unwrap().header_offset as usize;
+    let table_data: Vec<u8> = (0..12u8).collect();
+    let mut table = header(&[
+        card("XTENSION", "'BINTABLE'"),
+        card("BITPIX", "8"),
+        card("NAXIS", "2"),
+        card("NAXIS1", "4"),
+        card("NAXIS2", "3"),
+        card("PCOUNT", "0"),
+        card("GCOUNT", "1"),
+        card("TFIELDS", "1"),
+        card("TTYPE1", "'COUNTS'"),
+        card("TFORM1", "'1J'"),
+        card("TZERO1", "2147483648"),
+        card("EXTNAME", "'EXTRA'"),
+    ]);
+    table.extend(padded(&table_data));
+    bytes.splice(asdf_hdu..asdf_hdu, table);
+    let f = asdf::open_bytes(bytes.clone(), OpenOptions::default().strict(true)).unwrap();
+    // FITS -> FITS: the same HDUs, headers card for card, data byte for byte.
+    let again = f.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    let same = |a: &[u8], b: &[u8]| {
+        let (ha, hb) = (hdus_of(a), hdus_of(b));
+        assert_eq!(ha.len(), hb.len());
+        for (x, y) in ha.iter().zip(&hb).filter(|(x, _)| x.name.as_deref() != Some("ASDF")) {
+            assert_eq!(card_texts(a, x), card_texts(b, y));
+            assert_eq!(
+                &a[x.data_offset as usize..(x.data_offset + x.data_len) as usize],
+                &b[y.data_offset as usize..(y.data_offset + y.data_len) as usize]
+            );
+        }
+    };
+    same(&bytes, &again);
+    // FITS -> ASDF (with the _fits node) -> FITS.
+    let mut f = asdf::open_bytes(bytes.clone(), OpenOptions::default()).unwrap();
+    assert!(f.keep_fits_headers().unwrap());
+    let plain = f.to_bytes(&WriteOptions::default()).unwrap();
+    let g = asdf::open_bytes(plain, OpenOptions::default().strict(true)).unwrap();
+    assert!(g.fits_hdus().is_none());
+    assert_eq!(g.array("/data").unwrap().read::<f32>().unwrap(), sci);
+    assert_eq!(g.array("/dq").unwrap().read::<i32>().unwrap(), dq);
+    let header = g
+        .get(&format!("/{}/1/header", asdf::FITS_KEY))
+        .unwrap()
+        .as_sequence()
+        .unwrap();
+    assert_eq!(header.items[7].as_str(), Some(card("EXTNAME", "'SCI'").as_str()));
+    assert_eq!(header.items.len(), 11);
+    let back = g.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    same(&bytes, &back);
+    let h = asdf::open_bytes(back, OpenOptions::default().strict(true)).unwrap();
+    assert!(h.get(&format!("/{}", asdf::FITS_KEY)).is_err());
+    assert_eq!(h.get("/data/source").unwrap().as_str(), Some("fits:SCI,1"));
+    assert_eq!(h.array("/data").unwrap().read::<f32>().unwrap(), sci);
+    assert_eq!(h.get("/meta/telescope").unwrap().as_str(), Some("JWST"));
+    // An array replaced in the tree goes into its old HDU.
+    let mut f = asdf::open_bytes(bytes, OpenOptions::default()).unwrap();
+    let new: Vec<f32> = vec![9.0; 6];
+    f.put_array(
+        "/data",
+        NewArray::from_bytes(
+            Datatype::Scalar(ScalarType::Float32),
+            &[2, 3],
+            ByteOrder::Little,
+            new.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ),
+    )
+    .unwrap();
+    let out = f.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    let hdus = hdus_of(&out);
+    assert_eq!(hdus.len(), 5);
+    assert_eq!(
+        (hdus[1].name.as_deref(), hdus[1].axes.as_slice()),
+        (Some("SCI"), &[3u64, 2][..])
+    );
+    assert!(card_texts(&out, &hdus[1]).iter().any(|c| c.starts_with("BUNIT")));
+    let g = asdf::open_bytes(out, OpenOptions::default()).unwrap();
+    assert_eq!(g.array("/data").unwrap().read::<f32>().unwrap(), new);
+}
+
+#[test]
+fn a_fits_node_is_written_card_for_card() {
+    let mut f = asdf::AsdfFile::new(asdf::Version::new(1, 6, 0)).unwrap();
+    f.set_tree_yaml(
+        b"%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nhdus: !fits/fits-1.2.0\n\
+- header:\n  - [SIMPLE, true, conforms to FITS standard]\n  - [BITPIX, 8, array data type]\n  - [NAXIS, 0, number of array dimensions]\n  - [EXTEND, true]\n  - []\n  - ['', Top Level MIRI Metadata]\n  - [DATE, '2013-08-30T10:49:55.070373', The date this file was created (UTC)]\n  - [EXPTIME, 1.5]\n\
+- header:\n  - [XTENSION, IMAGE, Image extension]\n  - [BITPIX, -32, array data type]\n  - [NAXIS, 2, number of array dimensions]\n  - [NAXIS1, 3]\n  - [NAXIS2, 2]\n  - [PCOUNT, 0, number of parameters]\n  - [GCOUNT, 1, number of groups]\n  - [EXTNAME, SCI, extension name]\n  - [BUNIT, DN, Units of the data array]\n  data: null\n...\n",
+    )
+    .unwrap();
+    let v: Vec<f32> = (0..6).map(|i| i as f32).collect();
+    f.put_array(
+        "/hdus/1/data",
+        NewArray::from_bytes(
+            Datatype::Scalar(ScalarType::Float32),
+            &[2, 3],
+            ByteOrder::Little,
+            v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        ),
+    )
+    .unwrap();
+    assert!(f.validate().unwrap().violations.is_empty());
+    let dir = std::env::temp_dir().join(format!("asdf-fits-node-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("node.fits");
+    f.write_fits_node("/hdus", &path, &FitsWriteOptions::default()).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let hdus = hdus_of(&bytes);
+    assert_eq!(hdus.len(), 2, "no ASDF HDU");
+    assert_eq!(
+        card_texts(&bytes, &hdus[0]),
+        [
+            "SIMPLE  =                    T / conforms to FITS standard",
+            "BITPIX  =                    8 / array data type",
+            "NAXIS   =                    0 / number of array dimensions",
+            "EXTEND  =                    T",
+            "",
+            "        Top Level MIRI Metadata",
+            "DATE    = '2013-08-30T10:49:55.070373' / The date this file was created (UTC)",
+            "EXPTIME =                  1.5",
+        ]
+    );
+    let sci = card_texts(&bytes, &hdus[1]);
+    assert_eq!(sci[0], "XTENSION= 'IMAGE   '           / Image extension");
+    assert_eq!(
+        sci.last().unwrap(),
+        "BUNIT   = 'DN      '           / Units of the data array"
+    );
+    let at = hdus[1].data_offset as usize;
+    let got: Vec<f32> = bytes[at..at + 24]
+        .chunks(4)
+        .map(|c| f32::from_be_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(got, v);
+    // A header that describes data the node does not give, a keyword FITS does not allow.
+    f.set("/hdus/1/data", asdf::Node::null()).unwrap();
+    let bad = dir.join("bad.fits");
+    let err = f
+        .write_fits_node("/hdus", &bad, &FitsWriteOptions::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("describes 24 bytes of data"), "{err}");
+    f.set(
+        "/hdus/0/header/7",
+        asdf::Node::seq(vec![asdf::Node::str("exptime"), asdf::Node::float(1.5)]),
+    )
+    .unwrap();
+    let err = f
+        .write_fits_node("/hdus", &bad, &FitsWriteOptions::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("`exptime` is not a FITS keyword"), "{err}");
+    // Nothing is left behind by the failed writes.
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
