@@ -1064,6 +1064,59 @@ fn tree_scalars(doc: &asdf::Document, n: &Node, at: String, out: &mut serde_json
     }
 }
 
+/// ASDF in FITS as asdf 2.15 (`asdf.fits_embed`, removed in 3.0) wrote it, in its own venv:
+/// its BINTABLE and Appendix A's IMAGE form read here with the values it wrote; and our files
+/// in both forms read by it.
+#[test]
+fn asdf_215_fits_files_both_ways() {
+    let py = asdf_testdata::asdf215_python();
+    let dir = tmpdir("asdf215");
+    let script = workspace().join("tests/interop/asdf215_fits.py");
+    let out = Command::new(&py).arg(&script).arg("write").arg(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let want: J = serde_json::from_slice(&std::fs::read(dir.join("old.json")).unwrap()).unwrap();
+    let mut n = 0;
+    for form in ["table", "image"] {
+        let f = asdf::open_with(
+            dir.join(format!("old_{form}.fits")),
+            asdf::OpenOptions::default().strict(true),
+        )
+        .unwrap_or_else(|e| panic!("{form}: {e}"));
+        let kind = &f.fits_hdus().unwrap().last().unwrap().kind;
+        let expected_kind = if form == "table" {
+            asdf::layout::fits::HduKind::BinTable
+        } else {
+            asdf::layout::fits::HduKind::Image
+        };
+        assert_eq!(kind, &expected_kind, "{form}");
+        assert_eq!(f.get("/meta/form").unwrap().as_str(), Some(form));
+        for (p, values) in want.as_object().unwrap() {
+            let got: Vec<J> = f.array_values(p).unwrap().elements.iter().map(element_json).collect();
+            assert_eq!(&J::Array(got), values, "{form} {p}");
+            n += 1;
+        }
+        // Ours, in both forms, for asdf 2.15 to read.
+        for (ours, hdu) in [("table", asdf::AsdfHdu::Table), ("image", asdf::AsdfHdu::Image)] {
+            f.write_fits(
+                dir.join(format!("ours_{form}_{ours}.fits")),
+                &asdf::FitsWriteOptions::default().asdf_hdu(hdu),
+            )
+            .unwrap();
+        }
+    }
+    std::fs::write(dir.join("ours.json"), want.to_string()).unwrap();
+    let out = Command::new(&py).arg(&script).arg("read").arg(&dir).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    println!(
+        "asdf 2.15 fits_embed: {n} arrays of its files read here; it reads ours: {}",
+        text.trim()
+    );
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("8 arrays equal, 0 differ"), "{text}");
+    assert_eq!(n, 4);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Issue 21, must-show 2 and 3: FITS files asdf-rs writes. stdatamodels' four models (see
 /// `fits_models.py`) are read and written again as FITS (with CHECKSUM/DATASUM), converted to
 /// ASDF (the `_fits` node keeping their headers) and back to FITS (the appendix's IMAGE form),

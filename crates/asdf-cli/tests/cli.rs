@@ -967,4 +967,25 @@ fn fits_files_open_everywhere() {
     assert_eq!(code, 0, "{json}");
     let j: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(j["flux"]["data"], serde_json::json!([7, -2, 256]));
+    // And back to FITS (the _fits node kept the headers), with checksums; then the appendix's
+    // IMAGE form; a bad form is a usage error.
+    let back = dir.join("back.fits").display().to_string();
+    let (code, text) = run(&["convert", &out, "-o", &back, "--fits-checksum"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("FITS with the ASDF tree in the ASDF HDU"), "{text}");
+    let (code, text) = run(&["info", &back]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("FLUX       ver 2"), "{text}");
+    let (code, json) = run(&["to-json", &back]);
+    assert_eq!(code, 0, "{json}");
+    let j: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(j["flux"]["data"], serde_json::json!([7, -2, 256]));
+    assert!(j.get("_fits").is_none(), "{json}");
+    let img = dir.join("img.fits").display().to_string();
+    let (code, text) = run(&["convert", &back, "-o", &img, "--fits-form", "image"]);
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = run(&["info", &img]);
+    assert!(code == 0 && text.contains("ASDF       ver 1   IMAGE"), "{text}");
+    let (code, _) = run(&["convert", &back, "-o", &img, "--fits-form", "tile"]);
+    assert_eq!(code, 2);
 }

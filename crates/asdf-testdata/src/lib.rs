@@ -130,15 +130,37 @@ pub fn interop_python() -> PathBuf {
     PY.get_or_init(make_python).clone()
 }
 
-#[allow(clippy::panic, clippy::unwrap_used)]
+/// A Python with asdf 2.15 (the last with `asdf.fits_embed`, which wrote ASDF in FITS in both
+/// forms) in a venv of its own, `target/pyenv-asdf215`, made on first use from
+/// `tests/interop/requirements-asdf215.txt` (or `$ASDF_PYTHON_215`).
+///
+/// # Panics
+/// As [`interop_python`].
+#[must_use]
+pub fn asdf215_python() -> PathBuf {
+    static PY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PY.get_or_init(|| {
+        if let Some(p) = std::env::var_os("ASDF_PYTHON_215") {
+            return PathBuf::from(p);
+        }
+        make_venv("target/pyenv-asdf215", "tests/interop/requirements-asdf215.txt")
+    })
+    .clone()
+}
+
 fn make_python() -> PathBuf {
     if let Some(p) = std::env::var_os("ASDF_PYTHON") {
         return PathBuf::from(p);
     }
-    let venv = workspace_root().join("target/pyenv");
+    make_venv("target/pyenv", "tests/interop/requirements.txt")
+}
+
+#[allow(clippy::panic, clippy::unwrap_used)]
+fn make_venv(dir: &str, requirements: &str) -> PathBuf {
+    let venv = workspace_root().join(dir);
     let py = venv.join("bin/python");
     let ready = venv.join(".ready");
-    let req = workspace_root().join("tests/interop/requirements.txt");
+    let req = workspace_root().join(requirements);
     let wanted = std::fs::read(&req).unwrap();
     // The marker holds the requirements it was made for: new requirements install again.
     if std::fs::read(&ready).ok().as_deref() != Some(wanted.as_slice()) {
