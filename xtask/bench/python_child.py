@@ -30,6 +30,37 @@ elif mode in ('element', 'element-memmap'):
         d = af['data']
         check = float(d[d.shape[0] // 2 + 7])
     secs = time.perf_counter() - t
+elif mode == 'fits-make':
+    # A 1 GiB JWST-style file: stdatamodels' ImageModel, SCI float32 16384 x 16384.
+    from stdatamodels.jwst import datamodels as dm
+    n = 16384
+    m = dm.ImageModel()
+    m.data = (np.arange(n * n, dtype='f8') * 0.25).astype('f4').reshape(n, n)
+    m.meta.telescope = 'JWST'
+    t = time.perf_counter()
+    m.save(path)
+    secs = time.perf_counter() - t
+    check = float(n)
+elif mode in ('fits-stdatamodels', 'fits-stdatamodels-memmap'):
+    from stdatamodels.jwst import datamodels as dm
+    from astropy.io import fits
+    t = time.perf_counter()
+    if mode == 'fits-stdatamodels':
+        # Its default: a path is opened with memmap=False.
+        with dm.ImageModel(path) as m:
+            check = float(m.data[m.data.shape[0] // 2, 7])
+    else:
+        # Memory-mapped: an HDUList astropy opened with memmap=True.
+        with fits.open(path, memmap=True) as h, dm.ImageModel(h) as m:
+            check = float(m.data[m.data.shape[0] // 2, 7])
+    secs = time.perf_counter() - t
+elif mode == 'fits-astropy':
+    from astropy.io import fits
+    t = time.perf_counter()
+    with fits.open(path, memmap=True) as h:
+        d = h['SCI'].data
+        check = float(d[d.shape[0] // 2, 7])
+    secs = time.perf_counter() - t
 elif mode == 'codec-write':
     n = 1 << 26
     i = np.arange(n, dtype=np.uint64)

@@ -157,6 +157,18 @@ pub fn child(args: &[String]) -> Result<()> {
             };
             report(t.elapsed().as_secs_f64(), v);
         }
+        "fits-element" | "fits-element-novalidate" => {
+            // A JWST-style FITS file (stdatamodels' ImageModel): open, one element of SCI.
+            let t = Instant::now();
+            let opts = OpenOptions::default().validate(arg(0) == "fits-element").memmap(true);
+            let f = asdf::open_with(arg(1), opts)?;
+            let n = f.view("/data")?.shape[0];
+            let v = match f.element("/data", &[n / 2, 7])? {
+                asdf::Element::Float(x) => x,
+                other => bail!("unexpected element {other:?}"),
+            };
+            report(t.elapsed().as_secs_f64(), v);
+        }
         "stream" => {
             // GiB streamed in 1 MiB writes of 128 rows x 1024 float64.
             let gib: u64 = arg(2).parse().unwrap_or(2);
@@ -427,7 +439,7 @@ pub fn bench(args: &[String]) -> Result<()> {
             w => picked.push(w.to_owned()),
         }
     }
-    let all = ["write", "sum", "element", "stream", "codecs", "tree"];
+    let all = ["write", "sum", "element", "fits", "stream", "codecs", "tree"];
     if picked.is_empty() {
         picked = all.iter().map(|s| (*s).to_owned()).collect();
     }
@@ -624,6 +636,55 @@ pub fn bench(args: &[String]) -> Result<()> {
             } else {
                 "NOT met"
             }
+        );
+    }
+    if picked.iter().any(|w| w == "fits") {
+        // A 1 GiB JWST-style FITS file written by stdatamodels (ImageModel: SCI float32
+        // 16384 x 16384, the tree in the ASDF BINTABLE), made once.
+        let fits = dir.join("jwst_1gib.fits");
+        let fits_s = fits.to_string_lossy().into_owned();
+        if !fits.exists() {
+            python(&["fits-make", &fits_s])?;
+        }
+        let m = medians(
+            runs.max(9),
+            &mut [
+                &mut || ours(&["fits-element", &fits_s]),
+                &mut || python(&["fits-stdatamodels", &fits_s]),
+                &mut || python(&["fits-stdatamodels-memmap", &fits_s]),
+                &mut || python(&["fits-astropy", &fits_s]),
+                &mut || ours(&["fits-element-novalidate", &fits_s]),
+            ],
+        )?;
+        // The element as numpy rounds it to float32.
+        let want = f64::from(((8192.0 * 16384.0 + 7.0) * 0.25_f64) as f32);
+        for (who, r) in [
+            ("ours", m[0]),
+            ("stdatamodels", m[1]),
+            ("stdatamodels memmap", m[2]),
+            ("astropy", m[3]),
+            ("ours unvalidated", m[4]),
+        ] {
+            if r.check != want {
+                bail!("fits: {who} read {} want {want}", r.check);
+            }
+        }
+        let row = "FITS 1 GiB (JWST ImageModel): open (validating) + one element of SCI";
+        table.row(
+            row,
+            m[0],
+            Some(("stdatamodels 6.0 ImageModel(path) (its default: no memmap)", m[1])),
+        );
+        table.row(row, m[0], Some(("stdatamodels 6.0 on an HDUList opened memmap=True", m[2])));
+        table.row(
+            row,
+            m[0],
+            Some(("astropy.io.fits (memmap, the SCI HDU only, no ASDF)", m[3])),
+        );
+        table.row(
+            "FITS 1 GiB (JWST ImageModel): open (not validating) + one element of SCI",
+            m[4],
+            Some(("astropy.io.fits (memmap, the SCI HDU only, no ASDF)", m[3])),
         );
     }
     if picked.iter().any(|w| w == "stream") {

@@ -60,7 +60,7 @@ const TASKS: &[Task] = &[
     },
     Task {
         name: "bench",
-        help: "[--runs N] [write|sum|element|stream...]: 1 GiB float64 write, open+sum, open+one element, 2 GiB stream; ours vs Python asdf 6.0, medians, peak RSS",
+        help: "[--runs N] [write|sum|element|fits|stream|codecs|tree]: 1 GiB float64 write, open+sum, open+one element, a 1 GiB JWST FITS file (vs stdatamodels and astropy), 2 GiB stream; ours vs Python asdf 6.0, medians, peak RSS",
         run: bench::bench,
     },
     Task {
