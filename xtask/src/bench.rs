@@ -675,7 +675,11 @@ pub fn bench(args: &[String]) -> Result<()> {
             m[0],
             Some(("stdatamodels 6.0 ImageModel(path) (its default: no memmap)", m[1])),
         );
-        table.row(row, m[0], Some(("stdatamodels 6.0 on an HDUList opened memmap=True", m[2])));
+        table.row(
+            row,
+            m[0],
+            Some(("stdatamodels 6.0 on an HDUList opened memmap=True", m[2])),
+        );
         table.row(
             row,
             m[0],

@@ -898,10 +898,12 @@ fn convert_upgrades_a_draft() {
     assert_eq!(run(&["convert", &finf, "-o", &again]).0, 0);
     let (code, diff) = run(&["diff", &out, &again, "-i", "/asdf_library", "-i", "/history"]);
     assert_eq!(code, 0, "{diff}");
-    assert_eq!(
-        run(&["convert", &src, "-o", &dir.join("x.fits").display().to_string()]).0,
-        2
-    );
+    // A draft straight to FITS (the extension says so): the arrays in IMAGE HDUs.
+    let fits = dir.join("x.fits").display().to_string();
+    assert_eq!(run(&["convert", &src, "-o", &fits]).0, 0);
+    assert!(std::fs::read(&fits).unwrap().starts_with(b"SIMPLE  ="));
+    let (code, json) = run(&["to-json", &fits]);
+    assert!(code == 0 && json.contains("127"), "{json}");
     assert_eq!(run(&["convert", &src, "-o", &out, "--to", "hdf5"]).0, 2);
     assert_eq!(run(&["convert", &src, "-o", &out, "--standard", "9.9"]).0, 2);
 }
