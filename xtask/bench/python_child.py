@@ -30,6 +30,26 @@ elif mode in ('element', 'element-memmap'):
         d = af['data']
         check = float(d[d.shape[0] // 2 + 7])
     secs = time.perf_counter() - t
+elif mode == 'cli-make':
+    # MIB MiB of float64 in blocks of 16 MiB (4 arrays for 64 MiB), compressed with CODEC.
+    mib, codec = int(sys.argv[3]), sys.argv[4]
+    n = 16 * 1024 * 1024 // 8
+    tree = {f'a{i}': np.arange(i * n, (i + 1) * n, dtype='<f8') * 0.5 for i in range(mib // 16)}
+    t = time.perf_counter()
+    asdf.AsdfFile(tree).write_to(path, all_array_compression=(None if codec == 'none' else codec))
+    secs = time.perf_counter() - t
+    check = float(mib)
+elif mode == 'verify':
+    # What `asdf-cli verify` does: every block checked against its checksum, every array read.
+    t = time.perf_counter()
+    with asdf.open(path, validate_checksums=True, lazy_load=False) as af:
+        n = 0
+        for k, v in af.tree.items():
+            if isinstance(v, np.ndarray):
+                np.asarray(v)
+                n += 1
+    secs = time.perf_counter() - t
+    check = 0.0
 elif mode == 'fits-make':
     # A 1 GiB JWST-style file: stdatamodels' ImageModel, SCI float32 16384 x 16384.
     from stdatamodels.jwst import datamodels as dm

@@ -308,6 +308,57 @@ fn peer(args: &[&str]) -> Result<Run> {
     parse_run(&out, &format!("peer-bench {}", args.join(" ")))
 }
 
+/// The release `asdf-cli`, built once per run.
+fn cli_exe() -> Result<PathBuf> {
+    static BUILT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let ok = *BUILT.get_or_init(|| {
+        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+            .args(["build", "--quiet", "--release", "--package", "asdf-cli"])
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if !ok {
+        bail!("cannot build asdf-cli in release");
+    }
+    Ok(PathBuf::from("target/release/asdf-cli"))
+}
+
+/// `asdf-cli ARGS` as a whole process: wall time from spawn to exit and its peak RSS (from
+/// `wait4`'s resource usage), output thrown away. The check is the exit code.
+fn cli(args: &[&str]) -> Result<Run> {
+    let exe = cli_exe()?;
+    let t = Instant::now();
+    let child = Command::new(exe)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let pid = libc::pid_t::try_from(child.id())?;
+    let mut status: libc::c_int = 0;
+    // SAFETY: an all-zero `rusage` is a valid value of that plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our child, not yet waited for (`child` is dropped without waiting);
+    // `status` and `usage` are valid for writes for the call's duration.
+    let got = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
+    let secs = t.elapsed().as_secs_f64();
+    if got != pid {
+        bail!("wait4 on asdf-cli failed: {}", std::io::Error::last_os_error());
+    }
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    if code != 0 {
+        bail!("asdf-cli {} exited with {code}", args.join(" "));
+    }
+    Ok(Run {
+        secs,
+        rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
+        check: f64::from(code),
+    })
+}
+
 fn python_exe() -> Result<PathBuf> {
     let venv = Path::new("target/pyenv");
     let py = venv.join("bin/python");
@@ -439,7 +490,7 @@ pub fn bench(args: &[String]) -> Result<()> {
             w => picked.push(w.to_owned()),
         }
     }
-    let all = ["write", "sum", "element", "fits", "stream", "codecs", "tree"];
+    let all = ["write", "sum", "element", "fits", "cli", "stream", "codecs", "tree"];
     if picked.is_empty() {
         picked = all.iter().map(|s| (*s).to_owned()).collect();
     }
@@ -690,6 +741,57 @@ pub fn bench(args: &[String]) -> Result<()> {
             m[4],
             Some(("astropy.io.fits (memmap, the SCI HDU only, no ASDF)", m[3])),
         );
+    }
+    if picked.iter().any(|w| w == "cli") {
+        // The command line, whole processes, on files Python asdf wrote (checksums on): ours
+        // from spawn to exit, Python's in its process (its start-up and imports not counted).
+        let mut files = Vec::new();
+        for (name, mib, codec) in [
+            ("cli_raw_64.asdf", "64", "none"),
+            ("cli_zlib_64.asdf", "64", "zlib"),
+            ("cli_raw_1024.asdf", "1024", "none"),
+        ] {
+            let p = dir.join(name);
+            if !p.exists() {
+                python(&["cli-make", &p.to_string_lossy(), mib, codec])?;
+            }
+            files.push((p.to_string_lossy().into_owned(), mib, codec));
+        }
+        for (p, mib, codec) in &files {
+            let m = medians(
+                runs.max(5),
+                &mut [&mut || cli(&["verify", p]), &mut || python(&["verify", p])],
+            )?;
+            let what = if *codec == "none" { "raw" } else { codec };
+            table.row(
+                &format!("CLI verify, {mib} MiB {what} (whole process; Python: open with checksums, every array read)"),
+                m[0],
+                Some(("Python asdf 6.0", m[1])),
+            );
+        }
+        let (raw64, big_cli) = (&files[0].0, &files[2].0);
+        let out = dir.join("cli_out.asdf").to_string_lossy().into_owned();
+        let json = dir.join("cli_out.json").to_string_lossy().into_owned();
+        for (label, args) in [
+            ("CLI info, 1 GiB", vec!["info", big_cli.as_str()]),
+            (
+                "CLI to-json, 64 MiB raw (to a file)",
+                vec!["to-json", raw64.as_str(), "-o", json.as_str()],
+            ),
+            (
+                "CLI diff, 1 GiB against itself",
+                vec!["diff", big_cli.as_str(), big_cli.as_str()],
+            ),
+            (
+                "CLI defragment, 1 GiB",
+                vec!["defragment", big_cli.as_str(), "-o", out.as_str()],
+            ),
+        ] {
+            let o = median_of(runs, || cli(&args))?;
+            table.row(label, o, None);
+        }
+        let _ = std::fs::remove_file(&out);
+        let _ = std::fs::remove_file(&json);
     }
     if picked.iter().any(|w| w == "stream") {
         let path = dir.join("stream.asdf");
