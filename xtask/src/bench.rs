@@ -286,16 +286,7 @@ fn peer_exe() -> Result<PathBuf> {
     static BUILT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let ok = *BUILT.get_or_init(|| {
         println!("(building xtask/peer: the asdf-rs 0.2 bench binary)");
-        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
-            .args([
-                "build",
-                "--quiet",
-                "--release",
-                "--manifest-path",
-                "xtask/peer/Cargo.toml",
-            ])
-            .status()
-            .is_ok_and(|s| s.success())
+        cargo_build(&["--manifest-path", "xtask/peer/Cargo.toml"])
     });
     if !ok {
         bail!("cannot build xtask/peer (crates.io reachable?)");
@@ -308,15 +299,19 @@ fn peer(args: &[&str]) -> Result<Run> {
     parse_run(&out, &format!("peer-bench {}", args.join(" ")))
 }
 
+/// `cargo build --quiet --release ARGS` succeeded.
+fn cargo_build(args: &[&str]) -> bool {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+        .args(["build", "--quiet", "--release"])
+        .args(args)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 /// The release `asdf-cli`, built once per run.
 fn cli_exe() -> Result<PathBuf> {
     static BUILT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let ok = *BUILT.get_or_init(|| {
-        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
-            .args(["build", "--quiet", "--release", "--package", "asdf-cli"])
-            .status()
-            .is_ok_and(|s| s.success())
-    });
+    let ok = *BUILT.get_or_init(|| cargo_build(&["--package", "asdf-cli"]));
     if !ok {
         bail!("cannot build asdf-cli in release");
     }

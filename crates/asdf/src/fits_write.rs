@@ -474,21 +474,12 @@ impl AsdfFile {
             } else if matches!(hdu.kind, HduKind::Image | HduKind::Primary)
                 && let Some(dt) = hdu.value_datatype()
             {
-                Node::map(vec![
-                    (Node::str("source"), Node::str(format!("fits:{}", hdu.index))),
-                    (Node::str("datatype"), Node::str(dt)),
-                    (Node::str("byteorder"), Node::str("big")),
-                    (
-                        Node::str("shape"),
-                        Node::seq(
-                            hdu.array_shape()
-                                .iter()
-                                .map(|&d| Node::int(i64::try_from(d).unwrap_or(i64::MAX)))
-                                .collect(),
-                        ),
-                    ),
-                ])
-                .with_tag(ndarray_tag.clone())
+                let shape: Vec<usize> = hdu
+                    .array_shape()
+                    .iter()
+                    .map(|&d| usize::try_from(d).unwrap_or(usize::MAX))
+                    .collect();
+                fits_ndarray(format!("fits:{}", hdu.index), dt, &shape).with_tag(ndarray_tag.clone())
             } else {
                 raw_tables.push((entries.len(), hdu.index));
                 Node::null()
@@ -724,20 +715,7 @@ impl AsdfFile {
                 }
                 let a = self.array(p)?;
                 let tag = node.tag.clone();
-                *node = Node::map(vec![
-                    (Node::str("source"), Node::str(source)),
-                    (Node::str("datatype"), Node::str(a.datatype().to_string())),
-                    (Node::str("byteorder"), Node::str("big")),
-                    (
-                        Node::str("shape"),
-                        Node::seq(
-                            a.shape()
-                                .iter()
-                                .map(|&d| Node::int(i64::try_from(d).unwrap_or(i64::MAX)))
-                                .collect(),
-                        ),
-                    ),
-                ]);
+                *node = fits_ndarray(source, &a.datatype().to_string(), a.shape());
                 node.tag = tag;
             }
             doc.relink();
@@ -1183,6 +1161,24 @@ impl AsdfFile {
             None => Ok(()),
         }
     }
+}
+
+/// An ndarray node (untagged) whose data is FITS data: big-endian, at `source`.
+fn fits_ndarray(source: String, datatype: &str, shape: &[usize]) -> Node {
+    Node::map(vec![
+        (Node::str("source"), Node::str(source)),
+        (Node::str("datatype"), Node::str(datatype)),
+        (Node::str("byteorder"), Node::str("big")),
+        (
+            Node::str("shape"),
+            Node::seq(
+                shape
+                    .iter()
+                    .map(|&d| Node::int(i64::try_from(d).unwrap_or(i64::MAX)))
+                    .collect(),
+            ),
+        ),
+    ])
 }
 
 /// `cards` without CHECKSUM and DATASUM (they would no longer hold).
