@@ -11,7 +11,9 @@
 //! repeats the list):
 //! - **Tiles** are stored one after another in C order over the grid of tiles, the elements
 //!   of each tile in C order. Edge tiles are padded to the full tile shape as the seed says
-//!   (padding written as zero bytes); the decoder also takes edge tiles stored clipped to the
+//!   (each padded element a copy of its tile's first element, so that a `quantize` after the
+//!   tiling keeps the tile's range that of real values); the decoder also takes edge tiles
+//!   stored clipped to the
 //!   array, told apart by the data's length.
 //! - **Quantize** chunks are decoded one after another and their values concatenated,
 //!   whatever their number; this writer makes one chunk per tile after a `tile` (each tile its
@@ -316,9 +318,26 @@ fn tile(data: &[u8], tile: &[usize], original: &[usize], item: usize, index: usi
         });
     }
     let mut out = vec![0u8; padded];
+    let mut written = vec![false; padded / item.max(1)];
     t.runs(true, |to, from, len| {
-        out[to..to + len].copy_from_slice(&data[from..from + len])
+        out[to..to + len].copy_from_slice(&data[from..from + len]);
+        for w in &mut written[to / item..(to + len) / item] {
+            *w = true;
+        }
     });
+    // The seed leaves the padding's values open ("discarded upon decoding"): each padded
+    // element repeats its tile's first element (always a real one), so that a `quantize`
+    // after the tiling keeps each tile's range that of its real values.
+    let tile_elems = product(tile).unwrap_or(1).max(1);
+    for (chunk, w) in out.chunks_mut(tile_elems * item).zip(written.chunks(tile_elems)) {
+        if w.iter().all(|&x| x) || chunk.len() < item {
+            continue;
+        }
+        let first: Vec<u8> = chunk[..item].to_vec();
+        for (e, _) in chunk.chunks_mut(item).zip(w).filter(|(_, ok)| !**ok) {
+            e.copy_from_slice(&first);
+        }
+    }
     Ok(out)
 }
 
@@ -650,8 +669,8 @@ mod tests {
         assert_eq!(tiled.len(), 54);
         // First tile: rows 0-1, columns 0-2.
         assert_eq!(&tiled[..6], &[0, 1, 2, 7, 8, 9]);
-        // Third tile (columns 6-8): one real column, two padded.
-        assert_eq!(&tiled[12..18], &[6, 0, 0, 13, 0, 0]);
+        // Third tile (columns 6-8): one real column, two padded with the tile's first value.
+        assert_eq!(&tiled[12..18], &[6, 6, 6, 13, 6, 6]);
         assert_eq!(untile(&tiled, &[2, 3], &orig, 1, 0).unwrap(), data);
         // The same tiles stored clipped to the array.
         let mut clipped = Vec::new();
