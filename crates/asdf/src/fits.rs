@@ -16,11 +16,29 @@ pub(crate) struct FitsFile {
     /// The HDU each ndarray's `fits:` source named when the file was opened, by pointer
     /// (writing FITS again puts an array replaced since into its old HDU).
     pub(crate) origin: Vec<(String, usize)>,
+    /// Where the ASDF HDU's data (the embedded file) starts in the FITS file.
+    pub(crate) asdf_at: u64,
     /// Each HDU's sign-bit flips, worked out the first time its data is asked for.
     flips: Vec<std::sync::OnceLock<Result<Option<SignFlips>, FitsError>>>,
 }
 
 impl FitsFile {
+    /// The HDUs other than the ASDF one.
+    pub(crate) fn data_hdus(&self) -> impl Iterator<Item = &Hdu> + '_ {
+        self.hdus.iter().filter(move |h| h.data_offset != self.asdf_at)
+    }
+
+    /// The card images of `hdu`'s header, as written.
+    pub(crate) fn header_cards(&self, hdu: &Hdu) -> Result<Vec<asdf_layout::fits_out::CardImage>, Error> {
+        let len = usize::try_from(hdu.data_offset - hdu.header_offset)
+            .map_err(|_| Error::Usage("a header larger than memory"))?;
+        let header = self
+            .source
+            .bytes_at(hdu.header_offset, len)
+            .map_err(fits_io(hdu.header_offset))?;
+        Ok(asdf_layout::fits_out::split_cards(&header))
+    }
+
     /// HDU `i`'s sign-bit flips (FITS's unsigned integers), or why its data is not read.
     fn flips(&self, i: usize) -> Result<Option<&SignFlips>, FitsError> {
         match self.flips[i].get_or_init(|| self.hdus[i].sign_flips()) {
@@ -71,6 +89,16 @@ pub(crate) fn is_fits(source: &dyn ReadAt) -> bool {
     source.read_exact_at(0, &mut head).is_ok() && asdf_layout::fits::is_fits(&head)
 }
 
+/// An I/O error reading the FITS file at `offset`.
+pub(crate) fn fits_io(offset: u64) -> impl Fn(std::io::Error) -> Error {
+    move |e| {
+        file_error(FitsError::Io {
+            offset,
+            message: e.to_string(),
+        })
+    }
+}
+
 fn file_error(source: FitsError) -> Error {
     Error::Fits {
         pointer: String::new(),
@@ -85,12 +113,7 @@ pub(crate) fn open(
     options: crate::OpenOptions,
 ) -> Result<AsdfFile, Error> {
     let source: Arc<dyn ReadAt> = Arc::from(source);
-    let len = source.size().map_err(|e| {
-        file_error(FitsError::Io {
-            offset: 0,
-            message: e.to_string(),
-        })
-    })?;
+    let len = source.size().map_err(fits_io(0))?;
     let hdus =
         asdf_layout::fits::read_hdus(&*source, len, asdf_layout::fits::FitsLimits::default()).map_err(file_error)?;
     let range = asdf_layout::fits::asdf_range(&hdus).map_err(file_error)?;
@@ -101,26 +124,12 @@ pub(crate) fn open(
     };
     let mut file = crate::open_source(Box::new(window), dir, options)?;
     let flips = hdus.iter().map(|_| std::sync::OnceLock::new()).collect();
-    let mut origin = Vec::new();
-    for p in file.array_pointers() {
-        let Some(uri) = file
-            .get(&p)
-            .ok()
-            .and_then(|n| n.get("source"))
-            .and_then(crate::Node::as_str)
-        else {
-            continue;
-        };
-        if let Some(text) = uri.strip_prefix("fits:")
-            && let Ok(h) = asdf_layout::fits::resolve_source(&hdus, text)
-        {
-            origin.push((p, h.index));
-        }
-    }
+    let origin = file.fits_sources(&hdus);
     file.fits = Some(Arc::new(FitsFile {
         source,
         hdus,
         origin,
+        asdf_at: range.start,
         flips,
     }));
     let mismatches = file.fits_mismatches();
@@ -133,6 +142,28 @@ impl AsdfFile {
     #[must_use]
     pub fn fits_hdus(&self) -> Option<&[Hdu]> {
         self.fits.as_deref().map(|f| f.hdus.as_slice())
+    }
+
+    /// The ndarrays whose `fits:` source names an HDU of `hdus`, with its index, in document
+    /// order.
+    pub(crate) fn fits_sources(&self, hdus: &[Hdu]) -> Vec<(String, usize)> {
+        let mut out = Vec::new();
+        for p in self.array_pointers() {
+            let Some(uri) = self
+                .get(&p)
+                .ok()
+                .and_then(|n| n.get("source"))
+                .and_then(crate::Node::as_str)
+            else {
+                continue;
+            };
+            if let Some(text) = uri.strip_prefix("fits:")
+                && let Ok(h) = asdf_layout::fits::resolve_source(hdus, text)
+            {
+                out.push((p, h.index));
+            }
+        }
+        out
     }
 
     /// The HDU a `fits:` source names, checked to be readable as raw bytes.
@@ -182,13 +213,7 @@ impl AsdfFile {
         let bytes = fits
             .source
             .bytes_at(hdu.data_offset + r.start, len)
-            .map_err(|e| Error::Fits {
-                pointer: String::new(),
-                source: FitsError::Io {
-                    offset: hdu.data_offset + r.start,
-                    message: e.to_string(),
-                },
-            })?;
+            .map_err(fits_io(hdu.data_offset + r.start))?;
         // FITS's unsigned integers (BZERO / TZEROn of 2^(bits-1)) are stored sign-flipped.
         match fits.flips(index).map_err(|source| Error::Fits {
             pointer: String::new(),
@@ -207,15 +232,13 @@ impl AsdfFile {
     fn fits_mismatches(&self) -> Vec<Warning> {
         let mut out = Vec::new();
         let Some(fits) = &self.fits else { return out };
-        for p in self.array_pointers() {
-            let Ok(node) = self.get(&p) else { continue };
+        // The ndarrays found with `fits:` sources at open (one walk of the tree).
+        for (p, _) in &fits.origin {
+            let Ok(node) = self.get(p) else { continue };
             let Some(uri) = node.get("source").and_then(crate::Node::as_str) else {
                 continue;
             };
-            if !uri.starts_with("fits:") {
-                continue;
-            }
-            let Ok(i) = self.fits_hdu(uri, &p) else { continue };
+            let Ok(i) = self.fits_hdu(uri, p) else { continue };
             let hdu = &fits.hdus[i];
             let datatype = node.get("datatype").and_then(crate::Node::as_str);
             let shape: Option<Vec<u64>> = node.get("shape").and_then(crate::Node::as_sequence).map(|s| {

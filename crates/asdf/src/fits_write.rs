@@ -376,9 +376,18 @@ impl AsdfFile {
     /// # Errors
     /// Validation of the tree, cards that cannot be written, data that does not fit its
     /// header, block and I/O errors.
+    ///
+    /// Over the file's own path, the write holds an advisory lock on the file and first checks
+    /// that no other writer changed it since it was opened ([`Error::Changed`] otherwise), as
+    /// [`AsdfFile::write_to`] does.
     pub fn write_fits(&self, path: impl AsRef<Path>, options: &FitsWriteOptions) -> Result<(), Error> {
+        let path = path.as_ref();
+        let _lock = match &self.path {
+            Some(own) if crate::guard::same_file(path, own) => Some(self.lock_unchanged(path)?),
+            _ => None,
+        };
         let (plan, doc) = self.plan_fits(options, None)?;
-        self.write_plan_to(path.as_ref(), plan, Some(doc), options)
+        self.write_plan_to(path, plan, Some(doc), options)
     }
 
     /// The bytes of [`AsdfFile::write_fits`]'s file.
@@ -421,42 +430,17 @@ impl AsdfFile {
         let Some(fits) = self.fits.clone() else {
             return Ok(false);
         };
-        let asdf_at = asdf_layout::fits::asdf_range(&fits.hdus).ok().map(|r| r.start);
-        let io = |offset: u64| {
-            move |e: std::io::Error| Error::Fits {
-                pointer: String::new(),
-                source: FitsError::Io {
-                    offset,
-                    message: e.to_string(),
-                },
-            }
-        };
         // The first ndarray naming each HDU.
         let mut takers: HashMap<usize, String> = HashMap::new();
-        for p in self.array_pointers() {
-            let Some(uri) = self.get(&p).ok().and_then(|n| n.get("source")).and_then(Node::as_str) else {
-                continue;
-            };
-            if let Some(text) = uri.strip_prefix("fits:")
-                && let Ok(h) = asdf_layout::fits::resolve_source(&fits.hdus, text)
-            {
-                takers.entry(h.index).or_insert(p);
-            }
+        for (p, i) in self.fits_sources(&fits.hdus) {
+            takers.entry(i).or_insert(p);
         }
         let ndarray_tag = self.tag_for("core/ndarray")?;
         let mut entries = Vec::new();
         let mut raw_tables = Vec::new();
-        for hdu in &fits.hdus {
-            if Some(hdu.data_offset) == asdf_at {
-                continue;
-            }
-            let len = usize::try_from(hdu.data_offset - hdu.header_offset)
-                .map_err(|_| Error::Usage("a header larger than memory"))?;
-            let header = fits
-                .source
-                .bytes_at(hdu.header_offset, len)
-                .map_err(io(hdu.header_offset))?;
-            let cards = fits_out::split_cards(&header)
+        for hdu in fits.data_hdus() {
+            let cards = fits
+                .header_cards(hdu)?
                 .iter()
                 .map(|c| Node::str(String::from_utf8_lossy(c).trim_end().to_owned()))
                 .collect();
@@ -511,7 +495,7 @@ impl AsdfFile {
             let bytes = fits
                 .source
                 .bytes_at(hdu.data_offset, len)
-                .map_err(io(hdu.data_offset))?;
+                .map_err(crate::fits::fits_io(hdu.data_offset))?;
             self.put_array(
                 &format!("/{FITS_KEY}/{k}/data"),
                 crate::NewArray::from_bytes(
@@ -563,22 +547,22 @@ impl AsdfFile {
         if node_at.is_none()
             && let Some(fits) = &self.fits
         {
+            let by_source: HashMap<String, usize> = self.fits_sources(&fits.hdus).into_iter().collect();
+            let at: HashMap<usize, usize> = origins.iter().enumerate().map(|(k, o)| (o.hdu.index, k)).collect();
+            let by_place: HashMap<&str, usize> = fits.origin.iter().map(|(p, i)| (p.as_str(), *i)).collect();
             for p in self.array_pointers() {
-                let by_source = self
-                    .get(&p)
-                    .ok()
-                    .and_then(|n| n.get("source"))
-                    .and_then(Node::as_str)
-                    .and_then(|u| u.strip_prefix("fits:"))
-                    .and_then(|t| asdf_layout::fits::resolve_source(&fits.hdus, t).ok())
-                    .map(|h| h.index);
-                let by_place = fits.origin.iter().find(|(q, _)| *q == p).map(|(_, i)| *i);
-                let Some(i) = by_source.or(by_place) else { continue };
+                let Some(&i) = by_source.get(&p).or_else(|| by_place.get(p.as_str())) else {
+                    continue;
+                };
                 let image = matches!(fits.hdus[i].kind, HduKind::Image | HduKind::Primary);
                 if image && fits_able(&p).is_none() {
                     continue;
                 }
-                if let Some(o) = origins.iter_mut().find(|o| o.hdu.index == i && o.taker.is_none()) {
+                if let Some(o) = at
+                    .get(&i)
+                    .and_then(|&k| origins.get_mut(k))
+                    .filter(|o| o.taker.is_none())
+                {
                     o.taker = Some(p.clone());
                     taken.insert(p);
                 }
@@ -646,8 +630,14 @@ impl AsdfFile {
                 ver: o.hdu.ver,
             });
         }
-        // New HDUs for the other arrays.
+        // New HDUs for the other arrays; EXTVER counts the HDUs of a name (without case).
         if standalone.is_none() {
+            let mut named: HashMap<String, i64> = HashMap::new();
+            for h in &plan {
+                if let Some(n) = &h.name {
+                    *named.entry(n.to_ascii_uppercase()).or_default() += 1;
+                }
+            }
             for p in self.array_pointers() {
                 if taken.contains(&p) || under.as_ref().is_some_and(|u| p.starts_with(u.as_str())) {
                     continue;
@@ -659,10 +649,9 @@ impl AsdfFile {
                     .iter()
                     .find(|(q, _)| *q == p)
                     .map_or_else(|| derived_name(&p), |(_, n)| n.clone());
-                let ver = 1 + plan
-                    .iter()
-                    .filter(|h| h.name.as_deref().is_some_and(|n| n.eq_ignore_ascii_case(&name)))
-                    .count() as i64;
+                let seen = named.entry(name.to_ascii_uppercase()).or_default();
+                *seen += 1;
+                let ver = *seen;
                 let mut cards = image_cards(index, false, &[], t, &shape)?;
                 cards.extend(
                     fits_out::format_card("EXTNAME", &CardValue::Str(name.clone()), Some("extension name"))
@@ -689,12 +678,13 @@ impl AsdfFile {
             if let Some(m) = doc.root.as_mapping_mut() {
                 m.remove(FITS_KEY);
             }
-            let unique = |name: &str, ver: i64| {
-                plan.iter()
-                    .filter(|h| h.name.as_deref().is_some_and(|n| n.eq_ignore_ascii_case(name)) && h.ver == ver)
-                    .count()
-                    == 1
-            };
+            let mut pairs: HashMap<(String, i64), usize> = HashMap::new();
+            for h in &plan {
+                if let Some(n) = &h.name {
+                    *pairs.entry((n.to_ascii_uppercase(), h.ver)).or_default() += 1;
+                }
+            }
+            let unique = |name: &str, ver: i64| pairs.get(&(name.to_ascii_uppercase(), ver)) == Some(&1);
             for (p, index, image) in &sources {
                 if under.as_ref().is_some_and(|u| p.starts_with(u.as_str())) {
                     // An HDU's data inside the fits node itself: gone with the node.
@@ -728,27 +718,15 @@ impl AsdfFile {
         let Some(fits) = &self.fits else {
             return Ok(Vec::new());
         };
-        let asdf_at = asdf_layout::fits::asdf_range(&fits.hdus).ok().map(|r| r.start);
+        let named: HashSet<usize> = fits.origin.iter().map(|(_, i)| *i).collect();
         let mut out = Vec::new();
-        for hdu in &fits.hdus {
-            if Some(hdu.data_offset) == asdf_at {
-                continue;
-            }
-            let len = usize::try_from(hdu.data_offset - hdu.header_offset)
-                .map_err(|_| Error::Usage("a header larger than memory"))?;
-            let header = fits.source.bytes_at(hdu.header_offset, len).map_err(|e| Error::Fits {
-                pointer: String::new(),
-                source: FitsError::Io {
-                    offset: hdu.header_offset,
-                    message: e.to_string(),
-                },
-            })?;
+        for hdu in fits.data_hdus() {
             out.push(Origin {
-                cards: fits_out::split_cards(&header),
+                cards: fits.header_cards(hdu)?,
                 hdu: hdu.clone(),
                 taker: None,
                 raw: Some((hdu.data_offset, hdu.data_len)),
-                was_taken: fits.origin.iter().any(|(_, i)| *i == hdu.index),
+                was_taken: named.contains(&hdu.index),
             });
         }
         Ok(out)
@@ -812,7 +790,11 @@ impl AsdfFile {
         };
         let (tmp, f) = TempFile::create(&path)?;
         let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-        self.write_plan(&mut w, plan, doc, options)?;
+        self.write_plan(&mut w, plan, doc, options).map_err(|e| match e {
+            // Output errors name the file being written.
+            Error::Io { path, source } if path.as_os_str().is_empty() => tmp.error(source),
+            e => e,
+        })?;
         let f = w.into_inner().map_err(|e| tmp.error(e.into_error()))?;
         tmp.commit(f, options.asdf.durable)
     }
@@ -824,10 +806,6 @@ impl AsdfFile {
         doc: Option<Document>,
         options: &FitsWriteOptions,
     ) -> Result<(), Error> {
-        let io = |e: std::io::Error| Error::Io {
-            path: std::path::PathBuf::new(),
-            source: e,
-        };
         let mut hash = sha2::Sha256::new();
         let mut kept: HashSet<String> = HashSet::new();
         for h in &plan {
@@ -844,7 +822,7 @@ impl AsdfFile {
             }
         }
         let Some(mut doc) = doc else {
-            return w.flush().map_err(io);
+            return w.flush().map_err(out_io);
         };
         let digest: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
         if let Some(m) = doc.root.as_mapping_mut() {
@@ -893,7 +871,7 @@ impl AsdfFile {
         if let Some(p) = &options.asdf.progress {
             (p.0)(count + 1, count + 1);
         }
-        w.flush().map_err(io)
+        w.flush().map_err(out_io)
     }
 
     /// Writes one HDU (header, data, padding; CHECKSUM/DATASUM filled in afterwards when
@@ -906,16 +884,12 @@ impl AsdfFile {
         data: &Data,
         checksums: bool,
     ) -> Result<Vec<u8>, Error> {
-        let io = |e: std::io::Error| Error::Io {
-            path: std::path::PathBuf::new(),
-            source: e,
-        };
-        let start = w.stream_position().map_err(io)?;
+        let start = w.stream_position().map_err(out_io)?;
         if checksums {
             fits_out::add_checksum_cards(&mut cards, 0).map_err(card_err(index))?;
         }
         let header = fits_out::header_bytes(&cards);
-        w.write_all(&header).map_err(io)?;
+        w.write_all(&header).map_err(out_io)?;
         let mut out = Out {
             w,
             sum: 0,
@@ -923,35 +897,31 @@ impl AsdfFile {
             len: 0,
         };
         self.write_data(&mut out, data)?;
-        let datasum = out.finish_data().map_err(io)?;
+        let datasum = out.finish_data().map_err(out_io)?;
         if !checksums {
             return Ok(header);
         }
         fits_out::add_checksum_cards(&mut cards, datasum).map_err(card_err(index))?;
         let header = fits_out::header_bytes(&cards);
-        let end = w.stream_position().map_err(io)?;
-        w.seek(SeekFrom::Start(start)).map_err(io)?;
-        w.write_all(&header).map_err(io)?;
-        w.seek(SeekFrom::Start(end)).map_err(io)?;
+        let end = w.stream_position().map_err(out_io)?;
+        w.seek(SeekFrom::Start(start)).map_err(out_io)?;
+        w.write_all(&header).map_err(out_io)?;
+        w.seek(SeekFrom::Start(end)).map_err(out_io)?;
         Ok(header)
     }
 
     fn write_data<W: Write + Seek>(&self, out: &mut Out<'_, W>, data: &Data) -> Result<(), Error> {
-        let io = |e: std::io::Error| Error::Io {
-            path: std::path::PathBuf::new(),
-            source: e,
-        };
         match data {
             Data::None => Ok(()),
-            Data::Bytes(b) => out.put(b).map_err(io),
+            Data::Bytes(b) => out.put(b).map_err(out_io),
             Data::FitsRaw { offset, len } => self.copy_fits(out, *offset, *len),
             Data::ArrayRaw { pointer, flips, len } => {
-                let (mut bytes, _) = self.array_bytes(pointer)?;
+                let mut bytes = self.array_bytes(pointer)?;
                 let n = usize::try_from(*len).unwrap_or(usize::MAX).min(bytes.len());
                 if let Some(f) = flips {
-                    f.apply(bytes.to_mut(), 0);
+                    f.apply(&mut bytes, 0);
                 }
-                out.put(&bytes[..n]).map_err(io)
+                out.put(&bytes[..n]).map_err(out_io)
             }
             Data::Image { pointer, scalar } => {
                 let flip = bitpix_of(*scalar).is_some_and(|(_, z)| z.is_some());
@@ -1030,8 +1000,8 @@ impl AsdfFile {
         })
     }
 
-    /// The bytes of the block-backed ndarray at `pointer` (a contiguous view), and its view.
-    fn array_bytes(&self, pointer: &str) -> Result<(std::borrow::Cow<'_, [u8]>, asdf_core_types::View), Error> {
+    /// The bytes of the block-backed ndarray at `pointer` (a contiguous view).
+    fn array_bytes(&self, pointer: &str) -> Result<Vec<u8>, Error> {
         let nd = self.ndarray_at(pointer)?;
         let (view, at) = self.view_of(&nd, pointer)?;
         let r = view.byte_range();
@@ -1039,20 +1009,11 @@ impl AsdfFile {
             usize::try_from(r.start).unwrap_or(usize::MAX),
             usize::try_from(r.end).unwrap_or(usize::MAX),
         );
-        let whole: std::borrow::Cow<'_, [u8]> = match at {
-            BlockRef::File(i) => std::borrow::Cow::Owned(self.reader.read_data(i)?.into_owned()),
-            BlockRef::Pending(k) => std::borrow::Cow::Borrowed(
-                self.pending
-                    .get(k)
-                    .map(|b| b.data.as_slice())
-                    .ok_or(Error::Usage("an array added and gone"))?,
-            ),
-            BlockRef::Fits(i) => std::borrow::Cow::Owned(self.fits_bytes(i, None)?.into_owned()),
-            BlockRef::External(uri) => std::borrow::Cow::Owned(self.external_block(&uri, pointer)?),
-            BlockRef::Loaded(b) => std::borrow::Cow::Owned(b),
-        };
-        let part = whole.get(s..e).ok_or(Error::Usage("a view outside its block"))?;
-        Ok((std::borrow::Cow::Owned(part.to_vec()), view))
+        let whole = self.block_data(at, pointer)?;
+        whole
+            .get(s..e)
+            .map(<[u8]>::to_vec)
+            .ok_or(Error::Usage("a view outside its block"))
     }
 
     /// Copies `len` bytes of the FITS file read from `offset`, a piece at a time.
@@ -1063,17 +1024,11 @@ impl AsdfFile {
         let mut at = 0u64;
         while at < len {
             let n = usize::try_from((len - at).min(PIECE as u64)).unwrap_or(PIECE);
-            let bytes = fits.source.bytes_at(offset + at, n).map_err(|e| Error::Fits {
-                pointer: String::new(),
-                source: FitsError::Io {
-                    offset: offset + at,
-                    message: e.to_string(),
-                },
-            })?;
-            out.put(&bytes).map_err(|e| Error::Io {
-                path: std::path::PathBuf::new(),
-                source: e,
-            })?;
+            let bytes = fits
+                .source
+                .bytes_at(offset + at, n)
+                .map_err(crate::fits::fits_io(offset + at))?;
+            out.put(&bytes).map_err(out_io)?;
             at += n as u64;
         }
         Ok(())
@@ -1154,10 +1109,7 @@ impl AsdfFile {
         })?;
         flush(&mut buf, &mut failed);
         match failed {
-            Some(e) => Err(Error::Io {
-                path: std::path::PathBuf::new(),
-                source: e,
-            }),
+            Some(e) => Err(out_io(e)),
             None => Ok(()),
         }
     }
@@ -1179,6 +1131,14 @@ fn fits_ndarray(source: String, datatype: &str, shape: &[usize]) -> Node {
             ),
         ),
     ])
+}
+
+/// An error writing the FITS file (named by [`AsdfFile::write_fits`] when it has a path).
+fn out_io(source: std::io::Error) -> Error {
+    Error::Io {
+        path: std::path::PathBuf::new(),
+        source,
+    }
 }
 
 /// `cards` without CHECKSUM and DATASUM (they would no longer hold).

@@ -317,7 +317,9 @@ impl AsdfFile {
 
     /// Locks the file this file was opened from (at `path`) and checks it is unchanged.
     pub(crate) fn lock_unchanged(&self, path: &Path) -> Result<std::fs::File, Error> {
-        let tree_at = self.reader.tree_range().map_or(0, |r| r.start);
+        // In a FITS file, the tree is in the ASDF HDU's data.
+        let inside = self.fits.as_ref().map_or(0, |f| f.asdf_at);
+        let tree_at = inside + self.reader.tree_range().map_or(0, |r| r.start);
         crate::guard::lock_unchanged(path, self.opened.as_ref(), tree_at, self.reader.tree_bytes())
     }
 

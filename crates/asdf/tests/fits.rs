@@ -521,3 +521,38 @@ fn a_fits_node_is_written_card_for_card() {
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn writes_over_a_fits_file_guard_against_a_second_writer() {
+    let dir = std::env::temp_dir().join(format!("asdf-fits-guard-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("obs.fits");
+    new_tree().write_fits(&path, &FitsWriteOptions::default()).unwrap();
+    // Over its own path: FITS again, then ASDF (the tree checked where it is, inside the
+    // ASDF HDU), then FITS once more.
+    let f = asdf::open(&path).unwrap();
+    f.write_fits(&path, &FitsWriteOptions::default().checksums(true))
+        .unwrap();
+    let f = asdf::open(&path).unwrap();
+    assert!(f.fits_hdus().is_some());
+    f.write_to(&path, &WriteOptions::default()).unwrap();
+    let g = asdf::open(&path).unwrap();
+    assert!(g.fits_hdus().is_none());
+    g.write_fits(&path, &FitsWriteOptions::default()).unwrap();
+    // A second writer changes the file after the first opened it: the first is refused and
+    // the second's file stays.
+    let first = asdf::open(&path).unwrap();
+    let second = asdf::open(&path).unwrap();
+    second
+        .write_fits(&path, &FitsWriteOptions::default().asdf_hdu(AsdfHdu::Image))
+        .unwrap();
+    let err = first.write_fits(&path, &FitsWriteOptions::default()).unwrap_err();
+    assert!(matches!(err, asdf::Error::Changed { .. }), "{err}");
+    let now = asdf::open(&path).unwrap();
+    assert_eq!(now.fits_hdus().unwrap().last().unwrap().kind, HduKind::Image);
+    assert_eq!(
+        now.array_values("/sci").unwrap(),
+        new_tree().array_values("/sci").unwrap()
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
