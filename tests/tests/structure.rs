@@ -10,13 +10,15 @@ fn workspace() -> PathBuf {
 }
 
 /// The library crates, lowest first.
-const LAYERS: [&str; 6] = [
+const LAYERS: [&str; 8] = [
     "asdf-layout",
+    "asdf-remote",
     "asdf-yaml",
     "asdf-schema",
     "asdf-core-types",
     "asdf",
     "asdf-cli",
+    "asdf-python",
 ];
 
 #[test]

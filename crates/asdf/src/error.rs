@@ -46,6 +46,10 @@ pub enum Error {
     /// No node at this JSON pointer.
     #[error("no node at {0}")]
     NotFound(String),
+    /// A remote file (`http(s)://`, `s3://`) that cannot be reached (feature `remote`).
+    #[cfg(feature = "remote")]
+    #[error(transparent)]
+    Remote(Box<asdf_remote::Error>),
     /// A JSON pointer that is not one (syntax, escapes), or that passes through an alias whose
     /// node was removed.
     #[error(transparent)]
@@ -214,6 +218,11 @@ impl Error {
             Error::Invalid(_) => ErrorKind::Invalid,
             Error::UnsupportedStandard(_) | Error::UnstableStandard(_) => ErrorKind::Unsupported,
             Error::NotFound(_) => ErrorKind::NotFound,
+            #[cfg(feature = "remote")]
+            Error::Remote(e) => match **e {
+                asdf_remote::Error::Url { .. } | asdf_remote::Error::Scheme { .. } => ErrorKind::Usage,
+                _ => ErrorKind::Io,
+            },
             Error::Array { .. } => ErrorKind::Array,
             Error::Fits {
                 source: asdf_layout::fits::FitsError::Io { .. },

@@ -80,6 +80,8 @@ pub use fits_write::{AsdfHdu, FITS_KEY, FitsWriteOptions};
 pub use options::{OpenOptions, ReferencePolicy};
 pub use update::{RewriteReason, Update};
 pub use write::{Compression, Progress, StreamingWriter, WriteOptions};
+#[cfg(feature = "remote")]
+pub use asdf_remote::{self as remote, RemoteOptions, Stats as RemoteStats, is_url};
 
 /// The schemas and manifests this build carries (the standard's, with the `datatype` and `ndim`
 /// keywords), loaded once.
@@ -215,6 +217,9 @@ pub struct AsdfFile {
     opened: Option<guard::Fingerprint>,
     /// The FITS file this ASDF file was read from (ASDF embedded in FITS).
     fits: Option<std::sync::Arc<fits::FitsFile>>,
+    /// What a remote file's source has fetched.
+    #[cfg(feature = "remote")]
+    remote: Option<std::sync::Arc<asdf_remote::Stats>>,
 }
 
 impl fmt::Debug for AsdfFile {
@@ -262,6 +267,41 @@ pub fn open_with(path: impl AsRef<Path>, options: OpenOptions) -> Result<AsdfFil
     f.path = Some(path.to_path_buf());
     f.opened = Some(guard::Fingerprint::of(&opened));
     Ok(f)
+}
+
+/// Opens a remote file (`http(s)://`, `s3://`) with ranged reads (feature `remote`): the
+/// header and tree in one or two requests, the block index from the tail, then only the
+/// blocks, elements or rows asked for. See [`asdf_remote`] for the cache and read-ahead.
+///
+/// ```no_run
+/// let f = asdf::open_url("s3://bucket/obs.asdf", asdf::OpenOptions::default(), &asdf::RemoteOptions::default())?;
+/// let x = f.element("/data", &[0, 0])?;
+/// println!("{x:?} after {} requests", f.remote_stats().map_or(0, |s| s.requests()));
+/// # Ok::<(), asdf::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::Remote`] when the file cannot be reached; then as [`open`].
+#[cfg(feature = "remote")]
+pub fn open_url(url: &str, options: OpenOptions, remote: &RemoteOptions) -> Result<AsdfFile, Error> {
+    let src = asdf_remote::RemoteSource::open(url, remote).map_err(|e| Error::Remote(Box::new(e)))?;
+    let stats = src.stats();
+    let mut f = open_source(Box::new(src), None, options)?;
+    f.remote = Some(stats);
+    Ok(f)
+}
+
+/// Opens a local path or, with feature `remote`, a URL ([`open_url`] with default remote
+/// options): what a command line that takes either needs.
+///
+/// # Errors
+/// As [`open_with`] and [`open_url`].
+pub fn open_path_or_url(target: &str, options: OpenOptions) -> Result<AsdfFile, Error> {
+    #[cfg(feature = "remote")]
+    if asdf_remote::is_url(target) {
+        return open_url(target, options, &RemoteOptions::default());
+    }
+    open_with(target, options)
 }
 
 /// Opens an ASDF file held in memory.
@@ -350,6 +390,8 @@ fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptio
         tree_line,
         pending: Vec::new(),
         opened: None,
+        #[cfg(feature = "remote")]
+        remote: None,
         fits: None,
     };
     let schemas = asdf_core_types::schemas().map_err(Error::BuiltinSchemas)?;
@@ -473,8 +515,18 @@ impl AsdfFile {
             tree_line: 3,
             pending: Vec::new(),
             opened: None,
+        #[cfg(feature = "remote")]
+        remote: None,
             fits: None,
         })
+    }
+
+    /// What this file's remote source has fetched (requests, bytes, ranges); `None` for a
+    /// local file (feature `remote`).
+    #[cfg(feature = "remote")]
+    #[must_use]
+    pub fn remote_stats(&self) -> Option<std::sync::Arc<asdf_remote::Stats>> {
+        self.remote.clone()
     }
 
     /// The root of the tree.

@@ -1,0 +1,567 @@
+//! ASDF files where they are stored: `http(s)://` servers and `s3://` buckets, read by ranges.
+//!
+//! [`RemoteSource`] is an [`asdf_layout::ReadAt`]: the layout reader and the `asdf` facade open
+//! it as they open a local file, and every read becomes a ranged GET through the
+//! [`object_store`] crate (its retries, its credential chain). What a file's open needs is
+//! few, small reads near its start and its end, then single elements or whole blocks; so:
+//!
+//! - the first request fetches the file's first [`RemoteOptions::head_bytes`] (the header
+//!   and, for most files, the whole tree and the first block header) and learns the file's
+//!   size from the answer's `Content-Range`;
+//! - reads smaller than [`RemoteOptions::page_size`] (headers, the index, single elements)
+//!   go through a cache of at most [`RemoteOptions::cache_bytes`] (least recently used
+//!   leave first): a miss fetches a page from where the read starts (not from an aligned
+//!   page, so reading a block's header fetches nothing of the block before it), and reads
+//!   that follow each other read ahead, doubling up to [`RemoteOptions::max_read_ahead`];
+//! - larger reads (a block, a range of rows) bypass the cache and fetch exactly their bytes,
+//!   in [`PART`]-sized parts at once, straight into the caller's buffer.
+//!
+//! Memory is bounded by the cache and the caller's buffers, whatever the file's size.
+//! Requests and bytes are counted ([`Stats`]); with `ASDF_RS_RANGE_LOG` set to a path, each
+//! request appends a line `URL START END` to that file (how the tests see which bytes a
+//! Dask task read).
+
+use asdf_layout::ReadAt;
+use bytes::Bytes;
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::http::HttpBuilder;
+use object_store::path::Path as StorePath;
+use object_store::{ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfig};
+use std::io;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A direct read is fetched in parts of this size, all at once.
+pub const PART: usize = 8 << 20;
+/// At most this many byte ranges are kept in [`Stats::ranges`].
+const MAX_LOGGED_RANGES: usize = 100_000;
+
+/// What went wrong opening a remote file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Not a URL.
+    #[error("{url}: not a URL: {source}")]
+    Url {
+        /// The text given.
+        url: String,
+        /// Why it does not parse.
+        source: url::ParseError,
+    },
+    /// A URL of a kind this build does not read.
+    #[error("{url}: unsupported URL scheme (http, https, s3 and s3a are read)")]
+    Scheme {
+        /// The URL.
+        url: String,
+    },
+    /// The store refused or failed (not found, access denied, no range support, network).
+    #[error("{url}: {source}")]
+    Store {
+        /// The URL.
+        url: String,
+        /// What the store said.
+        source: object_store::Error,
+    },
+    /// The background runtime could not start.
+    #[error("cannot start the I/O runtime: {0}")]
+    Runtime(io::Error),
+}
+
+/// Whether `s` names a remote file (`scheme://...` with a scheme this crate reads).
+#[must_use]
+pub fn is_url(s: &str) -> bool {
+    let Some((scheme, rest)) = s.split_once("://") else {
+        return false;
+    };
+    !rest.is_empty() && matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https" | "s3" | "s3a")
+}
+
+/// How to reach and cache a remote file.
+#[derive(Debug, Clone)]
+pub struct RemoteOptions {
+    /// Store settings, as `object_store` names them (`aws_endpoint`, `aws_region`,
+    /// `aws_access_key_id`, ...) or as fsspec does (`endpoint_url`, `region`, `key`,
+    /// `secret`, `token`). They override the environment.
+    pub settings: Vec<(String, String)>,
+    /// Unsigned requests (public buckets): no credentials are looked for.
+    pub anonymous: bool,
+    /// The first request's size: header and tree in one request for most files.
+    pub head_bytes: usize,
+    /// The cache's page: reads at least this long bypass the cache.
+    pub page_size: usize,
+    /// The cache's capacity in bytes (its pieces are a page, or more with read-ahead).
+    pub cache_bytes: usize,
+    /// The largest read-ahead of consecutive small reads.
+    pub max_read_ahead: usize,
+    /// Retries of a failed request (with exponential backoff).
+    pub retries: usize,
+}
+
+impl Default for RemoteOptions {
+    fn default() -> Self {
+        Self {
+            settings: Vec::new(),
+            anonymous: false,
+            head_bytes: 256 << 10,
+            page_size: 64 << 10,
+            cache_bytes: 8 << 20,
+            max_read_ahead: 4 << 20,
+            retries: 5,
+        }
+    }
+}
+
+impl RemoteOptions {
+    /// Adds a store setting (see [`RemoteOptions::settings`]).
+    #[must_use]
+    pub fn setting(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.settings.push((key.into(), value.into()));
+        self
+    }
+
+    /// Unsigned requests.
+    #[must_use]
+    pub fn anonymous(mut self, yes: bool) -> Self {
+        self.anonymous = yes;
+        self
+    }
+}
+
+/// What a source has fetched so far.
+#[derive(Debug, Default)]
+pub struct Stats {
+    requests: AtomicU64,
+    bytes: AtomicU64,
+    ranges: Mutex<Vec<(u64, u64)>>,
+}
+
+impl Stats {
+    /// GET requests made.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+    /// Bytes received.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+    /// The byte ranges fetched, in order (the first 100,000).
+    pub fn ranges(&self) -> Vec<(u64, u64)> {
+        self.ranges.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+    fn record(&self, r: &Range<u64>, url: &str) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(r.end - r.start, Ordering::Relaxed);
+        if let Ok(mut v) = self.ranges.lock()
+            && v.len() < MAX_LOGGED_RANGES
+        {
+            v.push((r.start, r.end));
+        }
+        if let Some(path) = std::env::var_os("ASDF_RS_RANGE_LOG") {
+            use std::io::Write;
+            // One short write per request, appended: lines from many processes stay whole.
+            if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+                let _ = f.write_all(format!("{url} {} {}\n", r.start, r.end).as_bytes());
+            }
+        }
+    }
+}
+
+/// The runtime that drives every store's requests (two worker threads; callers wait on a
+/// channel, so a caller inside another async runtime blocks its thread but does not panic).
+fn runtime() -> Result<&'static tokio::runtime::Runtime, Error> {
+    static RT: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("asdf-remote")
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map_err(|e| Error::Runtime(io::Error::other(e.clone())))
+}
+
+fn run<T: Send + 'static>(fut: impl std::future::Future<Output = T> + Send + 'static) -> Result<T, Error> {
+    let rt = runtime()?;
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    rt.spawn(async move {
+        let _ = tx.send(fut.await);
+    });
+    rx.recv()
+        .map_err(|_| Error::Runtime(io::Error::other("a request was dropped by the runtime")))
+}
+
+/// fsspec's names for the S3 settings, mapped onto object_store's.
+fn s3_key(key: &str) -> &str {
+    match key {
+        "endpoint_url" | "endpoint" => "aws_endpoint",
+        "region" | "region_name" => "aws_region",
+        "key" | "aws_access_key_id" => "aws_access_key_id",
+        "secret" | "aws_secret_access_key" => "aws_secret_access_key",
+        "token" | "session_token" | "aws_session_token" => "aws_session_token",
+        other => other,
+    }
+}
+
+fn build_store(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Arc<dyn ObjectStore>, StorePath), Error> {
+    let store_err = |source| Error::Store {
+        url: text.to_string(),
+        source,
+    };
+    let retry = RetryConfig {
+        max_retries: opts.retries,
+        ..RetryConfig::default()
+    };
+    match url.scheme() {
+        "http" | "https" => {
+            let base = &url[..url::Position::BeforePath];
+            let path = StorePath::from_url_path(url.path()).map_err(|e| store_err(e.into()))?;
+            let store = HttpBuilder::new()
+                .with_url(base)
+                .with_retry(retry)
+                .with_client_options(ClientOptions::new().with_allow_http(true))
+                .build()
+                .map_err(store_err)?;
+            Ok((Arc::new(store), path))
+        }
+        "s3" | "s3a" => {
+            let bucket = url.host_str().unwrap_or_default();
+            let path = StorePath::from_url_path(url.path()).map_err(|e| store_err(e.into()))?;
+            // The credential chain of the AWS SDKs as object_store knows it: AWS_* variables,
+            // web identity tokens, ECS and EC2 instance metadata; settings given override them.
+            let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket).with_retry(retry);
+            let mut endpoint = std::env::var("AWS_ENDPOINT_URL")
+                .ok()
+                .or_else(|| std::env::var("AWS_ENDPOINT").ok());
+            for (k, v) in &opts.settings {
+                let key = s3_key(&k.to_ascii_lowercase()).to_string();
+                if key == "aws_endpoint" || key == "aws_endpoint_url" {
+                    endpoint = Some(v.clone());
+                    continue;
+                }
+                if key == "anon" {
+                    b = b.with_skip_signature(matches!(v.as_str(), "1" | "true" | "True" | "yes"));
+                    continue;
+                }
+                match key.parse::<AmazonS3ConfigKey>() {
+                    Ok(k) => b = b.with_config(k, v.clone()),
+                    Err(source) => return Err(store_err(source)),
+                }
+            }
+            if let Some(e) = endpoint {
+                b = b
+                    .with_client_options(ClientOptions::new().with_allow_http(e.starts_with("http://")))
+                    .with_endpoint(e)
+                    .with_virtual_hosted_style_request(false);
+            }
+            if opts.anonymous {
+                b = b.with_skip_signature(true);
+            }
+            let store = b.build().map_err(store_err)?;
+            Ok((Arc::new(store), path))
+        }
+        _ => Err(Error::Scheme { url: text.to_string() }),
+    }
+}
+
+/// Pieces of the file fetched for small reads, each from where a read missed.
+#[derive(Debug, Default)]
+struct Cache {
+    /// (start, bytes, last use).
+    segments: Vec<(u64, Bytes, u64)>,
+    clock: u64,
+    /// Where the last miss's fetch ended, and the read-ahead it earned.
+    last_end: u64,
+    ahead: u64,
+}
+
+impl Cache {
+    fn find(&mut self, at: u64) -> Option<(Bytes, u64)> {
+        self.clock += 1;
+        let now = self.clock;
+        let seg = self
+            .segments
+            .iter_mut()
+            .find(|(s, b, _)| *s <= at && at < *s + b.len() as u64)?;
+        seg.2 = now;
+        Some((seg.1.clone(), seg.0))
+    }
+
+    fn insert(&mut self, start: u64, bytes: Bytes, capacity: usize) {
+        self.clock += 1;
+        self.segments.push((start, bytes, self.clock));
+        // The newest piece stays even when it alone is over the bound.
+        while self.segments.len() > 1 && self.segments.iter().map(|s| s.1.len()).sum::<usize>() > capacity {
+            let Some(oldest) = self
+                .segments
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, (_, _, used))| *used)
+                .map(|(i, _)| i)
+            else {
+                break;
+            };
+            self.segments.swap_remove(oldest);
+        }
+    }
+}
+
+/// A remote file as positioned, read-only bytes (see the crate's documentation).
+pub struct RemoteSource {
+    url: String,
+    store: Arc<dyn ObjectStore>,
+    path: StorePath,
+    len: u64,
+    opts: RemoteOptions,
+    cache: Mutex<Cache>,
+    stats: Arc<Stats>,
+}
+
+impl std::fmt::Debug for RemoteSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteSource")
+            .field("url", &self.url)
+            .field("len", &self.len)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RemoteSource {
+    /// Opens `url`: one request fetches the file's first bytes and tells its size.
+    ///
+    /// # Errors
+    /// [`Error`]: a bad URL, an unsupported scheme, the store's refusal (not found, denied,
+    /// a server that ignores `Range`).
+    pub fn open(url: &str, opts: &RemoteOptions) -> Result<Self, Error> {
+        let parsed = url::Url::parse(url).map_err(|source| Error::Url {
+            url: url.to_string(),
+            source,
+        })?;
+        let (store, path) = build_store(&parsed, url, opts)?;
+        let mut opts = opts.clone();
+        opts.page_size = opts.page_size.max(4096);
+        opts.head_bytes = opts.head_bytes.max(opts.page_size).div_ceil(opts.page_size) * opts.page_size;
+        let src = RemoteSource {
+            url: url.to_string(),
+            store,
+            path,
+            len: 0,
+            opts,
+            cache: Mutex::new(Cache::default()),
+            stats: Arc::new(Stats::default()),
+        };
+        src.first_request()
+    }
+
+    fn first_request(mut self) -> Result<Self, Error> {
+        let store = Arc::clone(&self.store);
+        let path = self.path.clone();
+        let want = 0..self.opts.head_bytes as u64;
+        let got = run(async move {
+            let r = store
+                .get_opts(
+                    &path,
+                    GetOptions {
+                        range: Some(GetRange::Bounded(want)),
+                        ..GetOptions::default()
+                    },
+                )
+                .await?;
+            let (size, range) = (r.meta.size, r.range.clone());
+            let bytes = r.bytes().await?;
+            Ok::<_, object_store::Error>((size, range, bytes))
+        })?;
+        let (size, range, bytes) = match got {
+            Ok(x) => x,
+            Err(first) => {
+                // An empty object has no byte 0 to ask for: its size says so.
+                let store = Arc::clone(&self.store);
+                let path = self.path.clone();
+                match run(async move { store.head(&path).await })? {
+                    Ok(meta) if meta.size == 0 => (0, 0..0, Bytes::new()),
+                    _ => {
+                        return Err(Error::Store {
+                            url: self.url.clone(),
+                            source: first,
+                        });
+                    }
+                }
+            }
+        };
+        self.stats.record(&range, &self.url);
+        self.len = size;
+        let mut c = Cache::default();
+        c.last_end = range.end;
+        c.insert(range.start, bytes, self.opts.cache_bytes);
+        self.cache = Mutex::new(c);
+        Ok(self)
+    }
+
+    /// The URL this source reads.
+    #[must_use]
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The counters of what was fetched (shared: they go on counting after the source is
+    /// handed to a reader).
+    #[must_use]
+    pub fn stats(&self) -> Arc<Stats> {
+        Arc::clone(&self.stats)
+    }
+
+    /// Fetches `range` in one request.
+    fn get(&self, range: Range<u64>) -> io::Result<Bytes> {
+        let store = Arc::clone(&self.store);
+        let path = self.path.clone();
+        let r = range.clone();
+        let bytes = run(async move { store.get_range(&path, r).await })
+            .map_err(io::Error::other)?
+            .map_err(|e| io::Error::other(format!("{}: bytes {}..{}: {e}", self.url, range.start, range.end)))?;
+        self.stats.record(&range, &self.url);
+        if bytes.len() as u64 != range.end - range.start {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "{}: asked for bytes {}..{}, got {}",
+                    self.url,
+                    range.start,
+                    range.end,
+                    bytes.len()
+                ),
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// `buf.len()` bytes at `offset` (inside the file), in parts fetched at once.
+    fn get_direct(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        let parts: Vec<Range<u64>> = (0..buf.len())
+            .step_by(PART)
+            .map(|s| offset + s as u64..offset + (s + PART).min(buf.len()) as u64)
+            .collect();
+        let store = Arc::clone(&self.store);
+        let path = self.path.clone();
+        let ranges = parts.clone();
+        let got = run(async move {
+            let futs = ranges.into_iter().map(|r| {
+                let (store, path) = (Arc::clone(&store), path.clone());
+                async move { store.get_range(&path, r).await }
+            });
+            futures::future::try_join_all(futs).await
+        })
+        .map_err(io::Error::other)?
+        .map_err(|e| io::Error::other(format!("{}: bytes {}..: {e}", self.url, offset)))?;
+        for (r, b) in parts.iter().zip(got) {
+            self.stats.record(r, &self.url);
+            let at = usize::try_from(r.start - offset).map_err(io::Error::other)?;
+            let dst = buf
+                .get_mut(at..at + b.len())
+                .ok_or_else(|| io::Error::other(format!("{}: a part longer than asked", self.url)))?;
+            if b.len() as u64 != r.end - r.start {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            dst.copy_from_slice(&b);
+        }
+        Ok(())
+    }
+
+    fn read_cached(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        let poisoned = || io::Error::other("cache poisoned");
+        let mut done = 0usize;
+        while done < buf.len() {
+            let at = offset + done as u64;
+            let hit = self.cache.lock().map_err(|_| poisoned())?.find(at);
+            let (bytes, start) = match hit {
+                Some(h) => h,
+                None => {
+                    let want = (buf.len() - done).max(self.opts.page_size) as u64;
+                    let range = {
+                        let mut c = self.cache.lock().map_err(|_| poisoned())?;
+                        // Reads that follow each other earn read-ahead, doubling to the bound.
+                        c.ahead = if at == c.last_end {
+                            (c.ahead * 2).clamp(self.opts.page_size as u64, self.opts.max_read_ahead as u64)
+                        } else {
+                            0
+                        };
+                        let end = (at + want + c.ahead).min(self.len);
+                        c.last_end = end;
+                        at..end
+                    };
+                    let bytes = self.get(range)?;
+                    self.cache
+                        .lock()
+                        .map_err(|_| poisoned())?
+                        .insert(at, bytes.clone(), self.opts.cache_bytes);
+                    (bytes, at)
+                }
+            };
+            let from = usize::try_from(at - start).map_err(io::Error::other)?;
+            let n = bytes.len().saturating_sub(from).min(buf.len() - done);
+            if n == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            buf[done..done + n].copy_from_slice(&bytes[from..from + n]);
+            done += n;
+        }
+        Ok(())
+    }
+}
+
+impl ReadAt for RemoteSource {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.len)
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        if offset >= self.len || buf.is_empty() {
+            return Ok(0);
+        }
+        let n = usize::try_from(self.len - offset).map_or(buf.len(), |left| left.min(buf.len()));
+        let buf = &mut buf[..n];
+        if n >= self.opts.page_size {
+            self.get_direct(offset, buf)?;
+        } else {
+            self.read_cached(offset, buf)?;
+        }
+        Ok(n)
+    }
+}
+
+/// Fetches `range` of `url` in one request (no cache): what a Dask task reads.
+///
+/// # Errors
+/// As [`RemoteSource::open`], and the request's failure.
+pub fn fetch_range(url: &str, opts: &RemoteOptions, range: Range<u64>) -> Result<Vec<u8>, Error> {
+    let parsed = url::Url::parse(url).map_err(|source| Error::Url {
+        url: url.to_string(),
+        source,
+    })?;
+    let (store, path) = build_store(&parsed, url, opts)?;
+    if range.start == range.end {
+        return Ok(Vec::new());
+    }
+    let src = RemoteSource {
+        url: url.to_string(),
+        store,
+        path,
+        len: range.end,
+        opts: opts.clone(),
+        cache: Mutex::new(Cache::default()),
+        stats: Arc::new(Stats::default()),
+    };
+    let len = usize::try_from(range.end - range.start).unwrap_or(usize::MAX);
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(len).map_err(|_| Error::Runtime(io::ErrorKind::OutOfMemory.into()))?;
+    buf.resize(len, 0);
+    src.get_direct(range.start, &mut buf).map_err(|e| Error::Store {
+        url: url.to_string(),
+        source: object_store::Error::Generic {
+            store: "asdf-remote",
+            source: Box::new(e),
+        },
+    })?;
+    Ok(buf)
+}

@@ -1,0 +1,112 @@
+"""A range-capable HTTP/1.1 file server for the remote-file tests, on loopback only.
+
+Serves the files of one folder with `Range: bytes=a-b` (one range, 206 with Content-Range),
+HEAD, and counts what it serves: GET /__stats__ answers JSON {"requests": n, "bytes": n,
+"log": [[method, path, start, end], ...]} and GET /__reset__ zeroes the counters (neither is
+counted). Started by the tests: `python range_server.py DIR`; prints `PORT n` when listening.
+"""
+import json
+import os
+import re
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ROOT = os.path.abspath(sys.argv[1])
+LOCK = threading.Lock()
+STATS = {"requests": 0, "bytes": 0, "log": []}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def _json(self, obj):
+        body = json.dumps(obj).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _file(self):
+        rel = self.path.split("?", 1)[0].lstrip("/")
+        full = os.path.abspath(os.path.join(ROOT, rel))
+        if not full.startswith(ROOT + os.sep) or not os.path.isfile(full):
+            return None, 0
+        return full, os.path.getsize(full)
+
+    def _serve(self, head):
+        if self.path == "/__stats__":
+            with LOCK:
+                return self._json(STATS)
+        if self.path == "/__reset__":
+            with LOCK:
+                STATS.update(requests=0, bytes=0, log=[])
+            return self._json({"ok": True})
+        full, size = self._file()
+        if full is None:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        start, end, status = 0, size, 200
+        rng = self.headers.get("Range")
+        if rng:
+            m = re.fullmatch(r"bytes=(\d*)-(\d*)", rng.strip())
+            if not m or (m.group(1) == "" and m.group(2) == ""):
+                self.send_response(416)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            if m.group(1) == "":
+                start, end = max(0, size - int(m.group(2))), size
+            else:
+                start = int(m.group(1))
+                end = min(size, int(m.group(2)) + 1) if m.group(2) else size
+            if start >= size:
+                self.send_response(416)
+                self.send_header("Content-Range", f"bytes */{size}")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            status = 206
+        n = 0 if head else end - start
+        with LOCK:
+            STATS["requests"] += 1
+            STATS["bytes"] += n
+            STATS["log"].append([self.command, self.path, start, end])
+        self.send_response(status)
+        self.send_header("Content-Length", str(end - start))
+        self.send_header("Accept-Ranges", "bytes")
+        self.send_header("Last-Modified", "Tue, 24 Nov 2026 00:00:00 GMT")
+        self.send_header("ETag", f'"{size}-{int(os.path.getmtime(full))}"')
+        if status == 206:
+            self.send_header("Content-Range", f"bytes {start}-{end - 1}/{size}")
+        self.end_headers()
+        if head:
+            return
+        with open(full, "rb") as f:
+            f.seek(start)
+            left = end - start
+            while left:
+                chunk = f.read(min(left, 1 << 20))
+                if not chunk:
+                    break
+                self.wfile.write(chunk)
+                left -= len(chunk)
+
+    def do_GET(self):
+        self._serve(False)
+
+    def do_HEAD(self):
+        self._serve(True)
+
+
+if __name__ == "__main__":
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    print("PORT", server.server_address[1], flush=True)
+    server.serve_forever()
