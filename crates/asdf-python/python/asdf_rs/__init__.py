@@ -1,0 +1,345 @@
+"""ASDF files from Python through asdf-rs.
+
+    import asdf_rs
+    with asdf_rs.open("obs.asdf") as f:            # or "https://...", "s3://bucket/obs.asdf"
+        sci = f["/sci/data"]                         # a read-only numpy array
+        f.tree["meta"]["instrument"]                 # the tree, read as it is asked for
+        f.validate()
+        d = f.to_dask("/sci/data")                   # a dask array, a task per block or rows
+
+    asdf_rs.write("out.asdf", {"data": numpy_array, "meta": {...}}, compression="zlib")
+
+Errors are `AsdfError` (and `AsdfValidationError` for schema violations) with `pointer`,
+`line`, `column` and `offset` where they apply.
+"""
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from . import _native
+from ._native import AsdfError, AsdfValidationError
+
+__all__ = [
+    "open",
+    "write",
+    "to_dask",
+    "File",
+    "TreeMapping",
+    "TreeSequence",
+    "Tagged",
+    "AsdfError",
+    "AsdfValidationError",
+]
+__version__ = _native.__version__
+
+
+def _settings(storage_options):
+    """fsspec-style storage options as (key, value) pairs and the anonymous flag."""
+    opts = dict(storage_options or {})
+    anonymous = bool(opts.pop("anon", False))
+    client = opts.pop("client_kwargs", None) or {}
+    if "endpoint_url" in client:
+        opts.setdefault("endpoint_url", client["endpoint_url"])
+    if "region_name" in client:
+        opts.setdefault("region", client["region_name"])
+    return [(str(k), str(v)) for k, v in opts.items()], anonymous
+
+
+def open(target, validate=True, storage_options=None):
+    """Opens a path or URL (http, https, s3); use as a context manager."""
+    settings, anonymous = _settings(storage_options)
+    native = _native.open(str(target), validate=validate, settings=settings, anonymous=anonymous)
+    return File(native, storage_options)
+
+
+def _child(pointer, token):
+    return f"{pointer}/{token}"
+
+
+class Tagged:
+    """A tagged scalar: its `tag` and its `value`."""
+
+    __slots__ = ("tag", "value")
+
+    def __init__(self, tag, value):
+        self.tag = tag
+        self.value = value
+
+    @property
+    def _asdf_tag(self):
+        return self.tag
+
+    def __eq__(self, other):
+        if isinstance(other, Tagged):
+            return (self.tag, self.value) == (other.tag, other.value)
+        return self.value == other
+
+    def __hash__(self):
+        return hash((self.tag, self.value))
+
+    def __repr__(self):
+        return f"Tagged({self.tag!r}, {self.value!r})"
+
+
+class TreeMapping(Mapping):
+    """A mapping of the tree, read as it is asked for; `tag` is its tag (or None)."""
+
+    __slots__ = ("_file", "_pointer", "tag", "_keys")
+
+    def __init__(self, file, pointer, tag, keys):
+        self._file = file
+        self._pointer = pointer
+        self.tag = tag
+        self._keys = dict((k, t) for k, t in keys)
+
+    @property
+    def _asdf_tag(self):
+        return self.tag
+
+    def __getitem__(self, key):
+        try:
+            token = self._keys[key]
+        except (KeyError, TypeError):
+            raise KeyError(key) from None
+        return self._file._node(_child(self._pointer, token))
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __contains__(self, key):
+        try:
+            return key in self._keys
+        except TypeError:
+            return False
+
+    def to_dict(self):
+        """The mapping and everything under it as plain dicts, lists and numpy arrays."""
+        return {k: _plain(v) for k, v in self.items()}
+
+    def __repr__(self):
+        tag = f" {self.tag}" if self.tag else ""
+        return f"<TreeMapping{tag} {self._pointer or '/'} keys={list(self._keys)}>"
+
+
+class TreeSequence(Sequence):
+    """A sequence of the tree, read as it is asked for; `tag` is its tag (or None)."""
+
+    __slots__ = ("_file", "_pointer", "tag", "_len")
+
+    def __init__(self, file, pointer, tag, length):
+        self._file = file
+        self._pointer = pointer
+        self.tag = tag
+        self._len = length
+
+    @property
+    def _asdf_tag(self):
+        return self.tag
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._len))]
+        if i < 0:
+            i += self._len
+        if not 0 <= i < self._len:
+            raise IndexError(i)
+        return self._file._node(_child(self._pointer, i))
+
+    def __len__(self):
+        return self._len
+
+    def to_list(self):
+        return [_plain(v) for v in self]
+
+    def __repr__(self):
+        return f"<TreeSequence {self._pointer or '/'} len={self._len}>"
+
+
+def _plain(v):
+    if isinstance(v, TreeMapping):
+        return v.to_dict()
+    if isinstance(v, TreeSequence):
+        return v.to_list()
+    return v
+
+
+class File:
+    """An open ASDF file (from `asdf_rs.open`)."""
+
+    def __init__(self, native, storage_options=None):
+        self._native = native
+        self._storage_options = storage_options
+        self._closed = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def close(self):
+        """Forgets the file (arrays already read stay valid)."""
+        self._closed = True
+
+    @property
+    def tree(self):
+        """The root of the tree (a `TreeMapping`)."""
+        return self._node("")
+
+    def __getitem__(self, pointer):
+        """The node at a JSON pointer (`"/sci/data"`); ndarrays come as numpy arrays."""
+        if not pointer.startswith("/") and pointer != "":
+            pointer = "/" + pointer
+        return self._node(pointer)
+
+    def _node(self, pointer):
+        kind, tag, payload = self._native.node(pointer)
+        if kind == "map":
+            return TreeMapping(self, pointer, tag, payload)
+        if kind == "seq":
+            return TreeSequence(self, pointer, tag, payload)
+        if kind == "ndarray":
+            return self.array(pointer)
+        if tag is not None and not tag.startswith("tag:yaml.org,2002:"):
+            return Tagged(tag, payload)
+        return payload
+
+    def array(self, pointer):
+        """The ndarray at `pointer` as a read-only numpy array: mapped from the file for an
+        uncompressed block of a local file, decoded straight into memory otherwise."""
+        lay = self._native.layout(pointer)
+        dtype = np.dtype(_dtype(lay["dtype"]))
+        shape = tuple(lay["shape"])
+        if lay.get("inline"):
+            node = self._native.node(pointer + "/data")
+            data = _plain(self._node(pointer + "/data")) if node[0] != "scalar" else node[2]
+            arr = np.array(data, dtype=dtype).reshape(shape)
+            arr.flags.writeable = False
+        else:
+            if "path" in lay:
+                buf = np.memmap(lay["path"], dtype=np.uint8, mode="r")
+                base = lay["data_offset"]
+            else:
+                buf = self._native.block_bytes(lay["block"])
+                base = 0
+            arr = np.ndarray(
+                shape,
+                dtype=dtype,
+                buffer=buf,
+                offset=base + lay["offset"],
+                strides=tuple(lay["strides"]),
+            )
+            if arr.flags.writeable:
+                arr.flags.writeable = False
+        if lay.get("masked"):
+            arr = _masked(self, pointer, arr)
+        return arr
+
+    @property
+    def blocks(self):
+        """The blocks: a dict each (index, offset, data_offset, compression, data_len, ...)."""
+        return self._native.blocks()
+
+    def verify(self):
+        """Checks every block's checksum; returns [(index, status)]."""
+        return self._native.verify()
+
+    def validate(self):
+        """Validates the tree against its schemas; raises AsdfValidationError if it fails."""
+        problems = self._native.validate()
+        if problems:
+            err = AsdfValidationError("; ".join(m for _, m in problems))
+            err.pointer = problems[0][0]
+            err.violations = problems
+            raise err
+
+    @property
+    def warnings(self):
+        return self._native.warnings()
+
+    @property
+    def standard(self):
+        return self._native.standard()
+
+    def yaml(self):
+        """The tree as YAML text."""
+        return self._native.yaml()
+
+    def info(self, file=None):
+        """Prints the tree as an outline: keys, tags, ndarray shapes and datatypes."""
+        lines = []
+        _outline(self, "", "root", 0, lines)
+        text = "\n".join(lines)
+        print(text, file=file)
+        return text
+
+    @property
+    def remote_stats(self):
+        """(requests, bytes, ranges) fetched from a remote file so far; None for local files."""
+        return self._native.remote_stats()
+
+    def to_dask(self, pointer, chunk_bytes=64 << 20):
+        """The ndarray at `pointer` as a dask array whose chunks follow the storage."""
+        from ._dask import to_dask as _to_dask
+
+        return _to_dask(self, pointer, chunk_bytes)
+
+
+def _masked(f, pointer, arr):
+    kind, _tag, _ = f._native.node(pointer + "/mask")
+    if kind == "ndarray":
+        return np.ma.masked_array(arr, mask=np.asarray(f.array(pointer + "/mask"), dtype=bool))
+    value = f._node(pointer + "/mask")
+    return np.ma.masked_equal(arr, value) if not isinstance(value, float) or value == value else np.ma.masked_invalid(arr)
+
+
+def _dtype(descr):
+    if isinstance(descr, list):
+        return [tuple(_dtype(x) if i == 1 else x for i, x in enumerate(field)) for field in descr]
+    return descr
+
+
+def _outline(f, pointer, name, depth, lines, limit=2000):
+    if len(lines) >= limit:
+        return
+    kind, tag, payload = f._native.node(pointer)
+    short = f" ({tag.rsplit('/', 2)[-2] + '/' + tag.rsplit('/', 1)[-1] if tag and '/' in tag else tag})" if tag else ""
+    pad = "  " * depth
+    if kind == "ndarray":
+        lay = f._native.layout(pointer)
+        lines.append(f"{pad}{name}{short}: shape={list(lay['shape'])} dtype={np.dtype(_dtype(lay['dtype']))}")
+    elif kind == "map":
+        lines.append(f"{pad}{name}{short}")
+        for key, token in payload:
+            _outline(f, _child(pointer, token), str(key), depth + 1, lines, limit)
+    elif kind == "seq":
+        lines.append(f"{pad}{name}{short}: [{payload} items]")
+        for i in range(min(payload, 20)):
+            _outline(f, _child(pointer, i), f"[{i}]", depth + 1, lines, limit)
+    else:
+        lines.append(f"{pad}{name}{short}: {payload!r}")
+
+
+def write(path, tree, compression=None, checksums=True, standard=None, validate=True):
+    """Writes `tree` (dicts, lists, scalars, numpy arrays; a tree read by asdf_rs too) to
+    `path`; arrays become blocks, compressed with `compression` ("zlib", "bzp2", "lz4",
+    "zstd", ...) when given."""
+    _native.write(
+        str(path),
+        tree,
+        compression=compression,
+        checksums=checksums,
+        standard=standard,
+        validate=validate,
+    )
+
+
+def to_dask(target, pointer, storage_options=None, chunk_bytes=64 << 20):
+    """`open(target).to_dask(pointer)` without keeping the file open."""
+    with open(target, validate=False, storage_options=storage_options) as f:
+        return f.to_dask(pointer, chunk_bytes)

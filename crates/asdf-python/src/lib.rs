@@ -1,0 +1,577 @@
+//! `asdf_rs._native`: the Rust side of the Python package `asdf_rs`.
+//!
+//! The Python side (`python/asdf_rs/`) gives the API its Python shape (a lazy tree of mapping
+//! and sequence views, numpy arrays, Dask graphs); this module gives it the file: nodes by
+//! JSON pointer, array data as `bytes` decoded straight into Python's memory (or, for an
+//! uncompressed block of a local file, where numpy can map it), validation, blocks, ranged
+//! reads and block decoding for Dask's tasks, and writing. The GIL is released around every
+//! read, decode and write.
+
+use asdf::{AsdfFile, Error, Label, NewArray, Node, NodeKind, OpenOptions, Value};
+use asdf::core_types::{ByteOrder, Datatype, ScalarType};
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::IntoPyObjectExt;
+use std::sync::Arc;
+
+pyo3::create_exception!(_native, AsdfError, PyException, "An ASDF file that cannot be read or written as asked.");
+pyo3::create_exception!(_native, AsdfValidationError, AsdfError, "A tree that violates its schemas.");
+
+/// An `asdf::Error` as a Python exception carrying `kind`, `pointer`, `line`, `column` and
+/// `offset` (those that apply; `None` otherwise).
+fn py_err(py: Python<'_>, e: &Error) -> PyErr {
+    let (pointer, line, column, offset): (Option<String>, Option<u32>, Option<u32>, Option<u64>) = match e {
+        Error::NotFound(p) => (Some(p.clone()), None, None, None),
+        Error::Array { pointer, .. } => (Some(pointer.clone()), None, None, None),
+        Error::Invalid(v) => (
+            v.first().map(|x| x.instance.clone()),
+            v.first().map(|x| x.span.line),
+            v.first().map(|x| x.span.column),
+            None,
+        ),
+        Error::Yaml(y) => (None, y.span().map(|s| s.line), y.span().map(|s| s.column), None),
+        Error::Layout(l) => (None, None, None, l.offset()),
+        _ => (None, None, None, None),
+    };
+    let err = if matches!(e, Error::Invalid(_)) {
+        AsdfValidationError::new_err(e.to_string())
+    } else {
+        AsdfError::new_err(e.to_string())
+    };
+    let value = err.value(py);
+    let _ = value.setattr("kind", format!("{:?}", e.kind()));
+    let _ = value.setattr("pointer", pointer);
+    let _ = value.setattr("line", line);
+    let _ = value.setattr("column", column);
+    let _ = value.setattr("offset", offset);
+    err
+}
+
+fn usage(msg: impl Into<String>) -> PyErr {
+    AsdfError::new_err(msg.into())
+}
+
+/// Where the file came from, for the Dask tasks that read it again.
+#[derive(Debug, Clone)]
+struct Target {
+    text: String,
+    remote: asdf_remote::RemoteOptions,
+}
+
+/// An open file.
+#[pyclass(frozen, module = "asdf_rs._native")]
+struct NativeFile {
+    file: Arc<AsdfFile>,
+    target: Target,
+}
+
+fn remote_options(settings: Vec<(String, String)>, anonymous: bool) -> asdf_remote::RemoteOptions {
+    asdf_remote::RemoteOptions {
+        settings,
+        anonymous,
+        ..asdf_remote::RemoteOptions::default()
+    }
+}
+
+/// Opens a path or URL.
+#[pyfunction]
+#[pyo3(signature = (target, validate=true, settings=Vec::new(), anonymous=false))]
+fn open(py: Python<'_>, target: String, validate: bool, settings: Vec<(String, String)>, anonymous: bool) -> PyResult<NativeFile> {
+    let remote = remote_options(settings, anonymous);
+    let options = OpenOptions::default().validate(validate);
+    let t = target.clone();
+    let r = remote.clone();
+    let file = py
+        .detach(move || {
+            if asdf::is_url(&t) {
+                asdf::open_url(&t, options, &r)
+            } else {
+                asdf::open_with(&t, options)
+            }
+        })
+        .map_err(|e| py_err(py, &e))?;
+    Ok(NativeFile {
+        file: Arc::new(file),
+        target: Target { text: target, remote },
+    })
+}
+
+fn scalar_value(py: Python<'_>, node: &Node) -> PyResult<Py<PyAny>> {
+    let NodeKind::Scalar(s) = &node.kind else {
+        return Ok(py.None());
+    };
+    match &s.value {
+        Value::Null => Ok(py.None()),
+        Value::Bool(b) => b.into_py_any(py),
+        Value::Int(i) => i.into_py_any(py),
+        Value::BigInt(b) => {
+            let text = b.to_string();
+            py.import("builtins")?.getattr("int")?.call1((text,)).map(Bound::unbind)
+        }
+        Value::Float(f) => f.into_py_any(py),
+        Value::Binary(b) => PyBytes::new(py, b).into_py_any(py),
+        Value::Str | Value::Timestamp => s.text.as_str().into_py_any(py),
+    }
+}
+
+/// numpy's name of a datatype in a byte order (`'<f8'`, `'|S10'`, a list of fields).
+fn numpy_dtype(py: Python<'_>, dt: &Datatype, order: ByteOrder) -> PyResult<Py<PyAny>> {
+    let o = match order {
+        ByteOrder::Big => '>',
+        ByteOrder::Little => '<',
+    };
+    match dt {
+        Datatype::Scalar(s) => {
+            let (kind, size) = match s {
+                ScalarType::Int8 => ('i', 1),
+                ScalarType::Int16 => ('i', 2),
+                ScalarType::Int32 => ('i', 4),
+                ScalarType::Int64 => ('i', 8),
+                ScalarType::UInt8 => ('u', 1),
+                ScalarType::UInt16 => ('u', 2),
+                ScalarType::UInt32 => ('u', 4),
+                ScalarType::UInt64 => ('u', 8),
+                ScalarType::Float16 => ('f', 2),
+                ScalarType::Float32 => ('f', 4),
+                ScalarType::Float64 => ('f', 8),
+                ScalarType::Complex64 => ('c', 8),
+                ScalarType::Complex128 => ('c', 16),
+                ScalarType::Bool8 => ('b', 1),
+                _ => return Err(usage(format!("datatype {dt} has no numpy equivalent here"))),
+            };
+            format!("{o}{kind}{size}").into_py_any(py)
+        }
+        Datatype::Ascii(n) => format!("|S{n}").into_py_any(py),
+        Datatype::Ucs4(n) => format!("{o}U{n}").into_py_any(py),
+        Datatype::Structured(fields) => {
+            let list = PyList::empty(py);
+            for (i, f) in fields.iter().enumerate() {
+                let name = f.name.clone().unwrap_or_else(|| format!("f{i}"));
+                let sub = numpy_dtype(py, &f.datatype, f.byteorder.unwrap_or(order))?;
+                if f.shape.is_empty() {
+                    list.append((name, sub))?;
+                } else {
+                    list.append((name, sub, PyTuple::new(py, &f.shape)?))?;
+                }
+            }
+            list.into_py_any(py)
+        }
+        _ => Err(usage(format!("datatype {dt} has no numpy equivalent here"))),
+    }
+}
+
+#[pymethods]
+impl NativeFile {
+    /// `(kind, tag, payload)` of the node at `pointer` (aliases followed): `"map"` with its
+    /// `[(key, token)]`, `"seq"` with its length, `"ndarray"` with `None`, `"scalar"` with
+    /// its value.
+    fn node(&self, py: Python<'_>, pointer: &str) -> PyResult<(String, Option<String>, Py<PyAny>)> {
+        let f = &self.file;
+        let node = f.get(pointer).map_err(|e| py_err(py, &e))?;
+        let node = f.document().resolve(node);
+        let tag = node.tag.as_deref().map(str::to_string);
+        if tag.as_deref().is_some_and(asdf::is_ndarray_tag) {
+            return Ok(("ndarray".into(), tag, py.None()));
+        }
+        match &node.kind {
+            NodeKind::Mapping(m) => {
+                let keys = PyList::empty(py);
+                for (k, _) in &m.entries {
+                    let k = f.document().resolve(k);
+                    let text = k.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
+                    keys.append((scalar_value(py, k)?, asdf::escape_pointer_token(&text)))?;
+                }
+                Ok(("map".into(), tag, keys.into_py_any(py)?))
+            }
+            NodeKind::Sequence(s) => Ok(("seq".into(), tag, s.items.len().into_py_any(py)?)),
+            _ => Ok(("scalar".into(), tag, scalar_value(py, node)?)),
+        }
+    }
+
+    /// How to build the numpy array at `pointer`: a dict with `dtype`, `shape`, `strides`,
+    /// `offset` (in the block), and either `path` + `data_offset` (an uncompressed block of
+    /// a local ASDF file: numpy maps it) or `inline` (the tree's `data` holds the elements)
+    /// or nothing (read the block with `block_bytes`). Also `block`, `compression`, `data_len`,
+    /// `stored_offset`, `stored_len`, `mask` (a pointer) for Dask.
+    fn layout(&self, py: Python<'_>, pointer: &str) -> PyResult<Py<PyAny>> {
+        let f = &self.file;
+        let a = f.array(pointer).map_err(|e| py_err(py, &e))?;
+        let d = PyDict::new(py);
+        d.set_item("shape", PyTuple::new(py, a.shape())?)?;
+        if a.is_masked() {
+            d.set_item("masked", true)?;
+        }
+        match a.storage() {
+            asdf::Storage::Internal { block } => {
+                let v = f.view(pointer).map_err(|e| py_err(py, &e))?;
+                d.set_item("dtype", numpy_dtype(py, &v.datatype, v.byteorder)?)?;
+                d.set_item("strides", PyTuple::new(py, &v.strides)?)?;
+                d.set_item("offset", v.offset)?;
+                let b = f.block(block).map_err(|e| py_err(py, &e))?;
+                let label = b.compression().map_err(|e| py_err(py, &e))?;
+                let h = b.header().map_err(|e| py_err(py, &e))?;
+                let data_offset = b.data_offset().map_err(|e| py_err(py, &e))?;
+                d.set_item("block", block)?;
+                d.set_item("compression", label.name())?;
+                d.set_item("data_len", b.data_len().map_err(|e| py_err(py, &e))?)?;
+                d.set_item("stored_offset", data_offset)?;
+                d.set_item("stored_len", h.used_size)?;
+                let local_asdf = !asdf::is_url(&self.target.text)
+                    && f.layout().file_header().dialect == asdf::layout::Dialect::Asdf
+                    && f.layout().get_ref().size().ok() == std::fs::metadata(&self.target.text).ok().map(|m| m.len());
+                if label == Label::NONE && local_asdf && !b.is_streamed().unwrap_or(true) {
+                    d.set_item("path", &self.target.text)?;
+                    d.set_item("data_offset", data_offset)?;
+                }
+            }
+            asdf::Storage::Inline => {
+                d.set_item("dtype", numpy_dtype(py, a.datatype(), a.byte_order())?)?;
+                d.set_item("inline", true)?;
+            }
+            _ => {
+                let v = f.view(pointer).map_err(|e| py_err(py, &e))?;
+                d.set_item("dtype", numpy_dtype(py, &v.datatype, v.byteorder)?)?;
+                d.set_item("strides", PyTuple::new(py, &v.strides)?)?;
+                d.set_item("offset", v.offset)?;
+            }
+        }
+        d.into_py_any(py)
+    }
+
+    /// The decoded data of block `index` as `bytes`, decoded straight into them.
+    fn block_bytes(&self, py: Python<'_>, index: usize) -> PyResult<Py<PyAny>> {
+        let f = Arc::clone(&self.file);
+        let b = f.block(index).map_err(|e| py_err(py, &e))?;
+        let len = usize::try_from(b.data_len().map_err(|e| py_err(py, &e))?)
+            .map_err(|_| usage("a block larger than memory"))?;
+        let out = PyBytes::new_with(py, len, |buf| {
+            let r = py.detach(|| f.block(index).and_then(|b| b.read_into(buf)));
+            r.map_err(|e| py_err(py, &e))
+        })?;
+        out.into_py_any(py)
+    }
+
+    /// The blocks: a dict each (`index`, `offset`, `data_offset`, `compression`,
+    /// `data_len`, `stored_len`, `allocated`).
+    fn blocks(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let list = PyList::empty(py);
+        for b in self.file.blocks() {
+            let d = PyDict::new(py);
+            let h = b.header().map_err(|e| py_err(py, &e))?;
+            d.set_item("index", b.index())?;
+            d.set_item("offset", b.offset().map_err(|e| py_err(py, &e))?)?;
+            d.set_item("data_offset", b.data_offset().map_err(|e| py_err(py, &e))?)?;
+            d.set_item("compression", b.compression().map_err(|e| py_err(py, &e))?.name())?;
+            d.set_item("data_len", h.data_size)?;
+            d.set_item("stored_len", h.used_size)?;
+            d.set_item("allocated", h.allocated_size)?;
+            list.append(d)?;
+        }
+        list.into_py_any(py)
+    }
+
+    /// Checks every block's checksum; returns `[(index, status)]`.
+    fn verify(&self, py: Python<'_>) -> PyResult<Vec<(usize, String)>> {
+        let f = Arc::clone(&self.file);
+        let r: Result<Vec<(usize, String)>, Error> = py.detach(move || {
+            f.blocks()
+                .map(|b| b.verify_checksum().map(|s| (b.index(), format!("{s:?}"))))
+                .collect()
+        });
+        r.map_err(|e| py_err(py, &e))
+    }
+
+    /// Validates the tree: `[(pointer, message)]`, empty when valid.
+    fn validate(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
+        let f = Arc::clone(&self.file);
+        let report = py.detach(move || f.validate()).map_err(|e| py_err(py, &e))?;
+        Ok(report
+            .violations
+            .iter()
+            .map(|v| (v.instance.clone(), v.to_string()))
+            .collect())
+    }
+
+    /// The warnings met opening the file.
+    fn warnings(&self) -> Vec<String> {
+        self.file.warnings().iter().map(ToString::to_string).collect()
+    }
+
+    /// The ASDF Standard version.
+    fn standard(&self) -> String {
+        self.file.standard_version().to_string()
+    }
+
+    /// The tree as YAML text.
+    fn yaml(&self, py: Python<'_>) -> PyResult<String> {
+        let bytes = asdf::emit_yaml(self.file.document()).map_err(|e| py_err(py, &e))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// `(requests, bytes, ranges)` fetched from a remote file so far; `None` for local files.
+    fn remote_stats(&self) -> Option<(u64, u64, Vec<(u64, u64)>)> {
+        self.file.remote_stats().map(|s| (s.requests(), s.bytes(), s.ranges()))
+    }
+
+    /// The path or URL opened, and the store settings (for Dask's tasks).
+    fn target(&self) -> (String, Vec<(String, String)>, bool) {
+        (
+            self.target.text.clone(),
+            self.target.remote.settings.clone(),
+            self.target.remote.anonymous,
+        )
+    }
+}
+
+/// `end - start` bytes at `start` of a path or URL, in one ranged request (or one
+/// positioned read): what a Dask task fetches.
+#[pyfunction]
+#[pyo3(signature = (target, start, end, settings=Vec::new(), anonymous=false))]
+fn read_range(
+    py: Python<'_>,
+    target: String,
+    start: u64,
+    end: u64,
+    settings: Vec<(String, String)>,
+    anonymous: bool,
+) -> PyResult<Py<PyAny>> {
+    if end < start {
+        return Err(usage(format!("range {start}..{end} ends before it starts")));
+    }
+    let len = usize::try_from(end - start).map_err(|_| usage("a range larger than memory"))?;
+    let out = PyBytes::new_with(py, len, |buf| {
+        py.detach(|| -> Result<(), String> {
+            if asdf::is_url(&target) {
+                let got = asdf_remote::fetch_range(&target, &remote_options(settings, anonymous), start..end)
+                    .map_err(|e| e.to_string())?;
+                buf.copy_from_slice(&got);
+            } else {
+                let f = std::fs::File::open(&target).map_err(|e| format!("{target}: {e}"))?;
+                asdf::ReadAt::read_exact_at(&f, start, buf).map_err(|e| format!("{target}: bytes {start}..{end}: {e}"))?;
+            }
+            Ok(())
+        })
+        .map_err(AsdfError::new_err)
+    })?;
+    out.into_py_any(py)
+}
+
+/// Decodes a block's stored bytes (`compression` a label such as `zlib`) into `data_len`
+/// bytes.
+#[pyfunction]
+fn decode_block(py: Python<'_>, compression: &str, stored: &[u8], data_len: usize) -> PyResult<Py<PyAny>> {
+    let label = Label::from_name(compression).ok_or_else(|| usage(format!("unknown compression {compression:?}")))?;
+    if label == Label::NONE {
+        return PyBytes::new(py, stored).into_py_any(py);
+    }
+    let registry = asdf::compression::Registry::shared_default();
+    let codec = registry
+        .get(label)
+        .ok_or_else(|| usage(format!("no codec for {compression:?} in this build")))?;
+    let out = PyBytes::new_with(py, data_len, |buf| {
+        py.detach(|| codec.decode(stored, buf))
+            .map_err(|e| AsdfError::new_err(format!("{compression}: {e}")))
+    })?;
+    out.into_py_any(py)
+}
+
+/// numpy's dtype string (`'<f8'`) as a datatype and byte order.
+fn datatype_of(dtype: &str) -> Option<(Datatype, ByteOrder)> {
+    let mut chars = dtype.chars();
+    let order = match chars.next()? {
+        '>' => ByteOrder::Big,
+        '<' => ByteOrder::Little,
+        '|' | '=' => {
+            if cfg!(target_endian = "big") {
+                ByteOrder::Big
+            } else {
+                ByteOrder::Little
+            }
+        }
+        _ => return None,
+    };
+    let kind = chars.next()?;
+    let size: usize = chars.as_str().parse().ok()?;
+    let s = match (kind, size) {
+        ('i', 1) => ScalarType::Int8,
+        ('i', 2) => ScalarType::Int16,
+        ('i', 4) => ScalarType::Int32,
+        ('i', 8) => ScalarType::Int64,
+        ('u', 1) => ScalarType::UInt8,
+        ('u', 2) => ScalarType::UInt16,
+        ('u', 4) => ScalarType::UInt32,
+        ('u', 8) => ScalarType::UInt64,
+        ('f', 2) => ScalarType::Float16,
+        ('f', 4) => ScalarType::Float32,
+        ('f', 8) => ScalarType::Float64,
+        ('c', 8) => ScalarType::Complex64,
+        ('c', 16) => ScalarType::Complex128,
+        ('b', 1) => ScalarType::Bool8,
+        ('S', n) => return Some((Datatype::Ascii(n), order)),
+        ('U', n) => return Some((Datatype::Ucs4(n / 4), order)),
+        _ => return None,
+    };
+    Some((Datatype::Scalar(s), order))
+}
+
+/// A Python value as a tree node; numpy arrays (anything with `dtype` and `shape`) are
+/// collected with their pointers, to become blocks.
+fn to_node<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    pointer: &str,
+    arrays: &mut Vec<(String, Bound<'py, PyAny>)>,
+) -> PyResult<Node> {
+    let mut tag: Option<String> = None;
+    if let Ok(t) = obj.getattr("_asdf_tag")
+        && !t.is_none()
+    {
+        tag = Some(t.extract()?);
+    }
+    let node = if obj.is_none() {
+        Node::null()
+    } else if let Ok(b) = obj.cast::<pyo3::types::PyBool>() {
+        Node::bool(b.is_true())
+    } else if obj.is_instance_of::<pyo3::types::PyInt>() {
+        match obj.extract::<i64>() {
+            Ok(i) => Node::int(i),
+            Err(_) => {
+                let text: String = obj.str()?.extract()?;
+                let big: num_bigint::BigInt = text.parse().map_err(|_| usage(format!("{pointer}: integer {text}")))?;
+                Node::bigint(big)
+            }
+        }
+    } else if obj.is_instance_of::<pyo3::types::PyFloat>() {
+        Node::float(obj.extract::<f64>()?)
+    } else if obj.is_instance_of::<pyo3::types::PyString>() {
+        Node::str(obj.extract::<String>()?)
+    } else if let Ok(b) = obj.cast::<PyBytes>() {
+        Node::binary(b.as_bytes().to_vec())
+    } else if obj.hasattr("dtype")? && obj.hasattr("shape")? && obj.hasattr("tobytes")? {
+        // A numpy scalar (shape ()) becomes its Python value; an array, a block.
+        let shape: Vec<usize> = obj.getattr("shape")?.extract()?;
+        if shape.is_empty() && !obj.hasattr("__array_interface__")? {
+            return to_node(py, &obj.call_method0("item")?, pointer, arrays);
+        }
+        arrays.push((pointer.to_string(), obj.clone()));
+        Node::null()
+    } else if let Ok(d) = obj.cast::<PyDict>() {
+        let mut entries = Vec::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            let key = to_node(py, &k, pointer, &mut Vec::new())?;
+            let text = key.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
+            let child = format!("{pointer}/{}", asdf::escape_pointer_token(&text));
+            entries.push((key, to_node(py, &v, &child, arrays)?));
+        }
+        Node::map(entries)
+    } else if obj.hasattr("items")? && obj.hasattr("keys")? {
+        let d = PyDict::new(py);
+        for item in obj.call_method0("items")?.try_iter()? {
+            let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
+            d.set_item(k, v)?;
+        }
+        let mut n = to_node(py, d.as_any(), pointer, arrays)?;
+        n.tag = None;
+        n
+    } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() || obj.hasattr("__getitem__")? && obj.hasattr("__len__")? {
+        let mut items = Vec::new();
+        for (i, item) in obj.try_iter()?.enumerate() {
+            items.push(to_node(py, &item?, &format!("{pointer}/{i}"), arrays)?);
+        }
+        Node::seq(items)
+    } else if obj.is_instance_of::<pyo3::types::PyComplex>() {
+        let c: num_complex_parts::Parts = num_complex_parts::Parts::of(obj)?;
+        Node::str(c.text()).with_tag("tag:stsci.edu:asdf/core/complex-1.0.0")
+    } else {
+        return Err(usage(format!(
+            "{}: cannot write a {} (dicts, lists, tuples, str, int, float, bool, None, bytes, complex and numpy arrays can be written)",
+            if pointer.is_empty() { "/" } else { pointer },
+            obj.get_type().name()?
+        )));
+    };
+    Ok(match tag {
+        Some(t) => node.with_tag(t),
+        None => node,
+    })
+}
+
+/// Python complex numbers as the core `complex` tag writes them.
+mod num_complex_parts {
+    use pyo3::prelude::*;
+
+    pub(crate) struct Parts(f64, f64);
+
+    impl Parts {
+        pub(crate) fn of(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
+            Ok(Parts(obj.getattr("real")?.extract()?, obj.getattr("imag")?.extract()?))
+        }
+        pub(crate) fn text(&self) -> String {
+            let sign = if self.1.is_sign_negative() { '-' } else { '+' };
+            format!("{}{sign}{}j", self.0, self.1.abs())
+        }
+    }
+}
+
+/// Writes `tree` (dicts, lists, scalars, numpy arrays) to `path`.
+#[pyfunction]
+#[pyo3(signature = (path, tree, compression=None, checksums=true, standard=None, validate=true))]
+fn write(
+    py: Python<'_>,
+    path: String,
+    tree: &Bound<'_, PyAny>,
+    compression: Option<String>,
+    checksums: bool,
+    standard: Option<String>,
+    validate: bool,
+) -> PyResult<()> {
+    let version = match standard {
+        Some(s) => s.parse::<asdf::Version>().map_err(|_| usage(format!("{s:?} is not a version")))?,
+        None => asdf::Version::STANDARD_DEFAULT,
+    };
+    let label = match compression.as_deref() {
+        None | Some("none") => None,
+        Some(name) => Some(Label::from_name(name).ok_or_else(|| usage(format!("unknown compression {name:?}")))?),
+    };
+    let mut arrays = Vec::new();
+    let root = to_node(py, tree, "", &mut arrays)?;
+    let NodeKind::Mapping(m) = root.kind else {
+        return Err(usage("the tree must be a mapping (a dict)"));
+    };
+    let mut file = AsdfFile::new(version).map_err(|e| py_err(py, &e))?;
+    for (k, v) in m.entries {
+        let text = k.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
+        file.set(&format!("/{}", asdf::escape_pointer_token(&text)), v)
+            .map_err(|e| py_err(py, &e))?;
+    }
+    for (pointer, arr) in arrays {
+        let np = py.import("numpy")?;
+        let c = np.call_method1("ascontiguousarray", (&arr,))?;
+        let dtype: String = c.getattr("dtype")?.getattr("str")?.extract()?;
+        let (datatype, order) = datatype_of(&dtype)
+            .ok_or_else(|| usage(format!("{pointer}: numpy dtype {dtype} cannot be written (structured and object arrays are not yet)")))?;
+        let shape: Vec<usize> = c.getattr("shape")?.extract()?;
+        let data: Vec<u8> = c.call_method0("tobytes")?.extract()?;
+        let mut a = NewArray::from_bytes(datatype, &shape, order, data);
+        if let Some(l) = label {
+            a = a.compression(l);
+        }
+        file.put_array(&pointer, a).map_err(|e| py_err(py, &e))?;
+    }
+    let options = asdf::WriteOptions::default().checksums(checksums).validate(validate);
+    py.detach(move || file.write_to(&path, &options)).map_err(|e| py_err(py, &e))
+}
+
+/// The module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativeFile>()?;
+    m.add_function(wrap_pyfunction!(open, m)?)?;
+    m.add_function(wrap_pyfunction!(read_range, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_block, m)?)?;
+    m.add_function(wrap_pyfunction!(write, m)?)?;
+    m.add("AsdfError", m.py().get_type::<AsdfError>())?;
+    m.add("AsdfValidationError", m.py().get_type::<AsdfValidationError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
