@@ -11,7 +11,10 @@ use crate::datatype::{ByteOrder, Datatype, Field, ScalarType, infer_inline};
 /// any version): the one test every walker uses.
 #[must_use]
 pub fn is_ndarray_tag(tag: &str) -> bool {
-    tag.starts_with("tag:stsci.edu:asdf/core/ndarray-")
+    // `core/ndarray-1.1.0`, not `core/ndarray-chunk-1.0.0` (a chunk of a chunked ndarray,
+    // as ASDF.jl writes them, is a mapping of its own).
+    tag.strip_prefix("tag:stsci.edu:asdf/core/ndarray-")
+        .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// Why an ndarray node or its data cannot be used.

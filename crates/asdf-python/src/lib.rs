@@ -166,12 +166,14 @@ impl NativeFile {
     /// `(kind, tag, payload)` of the node at `pointer` (aliases followed): `"map"` with its
     /// `[(key, token)]`, `"seq"` with its length, `"ndarray"` with `None`, `"scalar"` with
     /// its value.
-    fn node(&self, py: Python<'_>, pointer: &str) -> PyResult<(String, Option<String>, Py<PyAny>)> {
+    /// With `raw`, an ndarray is given as the mapping or sequence it is written as.
+    #[pyo3(signature = (pointer, raw=false))]
+    fn node(&self, py: Python<'_>, pointer: &str, raw: bool) -> PyResult<(String, Option<String>, Py<PyAny>)> {
         let f = &self.file;
         let node = f.get(pointer).map_err(|e| py_err(py, &e))?;
         let node = f.document().resolve(node);
         let tag = node.tag.as_deref().map(str::to_string);
-        if tag.as_deref().is_some_and(asdf::is_ndarray_tag) {
+        if !raw && tag.as_deref().is_some_and(asdf::is_ndarray_tag) {
             return Ok(("ndarray".into(), tag, py.None()));
         }
         match &node.kind {
@@ -229,7 +231,10 @@ impl NativeFile {
                 d.set_item("dtype", numpy_dtype(py, a.datatype(), a.byte_order())?)?;
                 d.set_item("inline", true)?;
             }
-            _ => {
+            other => {
+                if let asdf::Storage::External { uri } = other {
+                    d.set_item("external", uri)?;
+                }
                 let v = f.view(pointer).map_err(|e| py_err(py, &e))?;
                 d.set_item("dtype", numpy_dtype(py, &v.datatype, v.byteorder)?)?;
                 d.set_item("strides", PyTuple::new(py, &v.strides)?)?;
@@ -250,6 +255,44 @@ impl NativeFile {
             r.map_err(|e| py_err(py, &e))
         })?;
         out.into_py_any(py)
+    }
+
+    /// An inline ndarray's elements as nested lists (its `data`, or the node itself when the
+    /// ndarray is written as a bare sequence).
+    fn inline_data(&self, py: Python<'_>, pointer: &str) -> PyResult<Py<PyAny>> {
+        let f = &self.file;
+        let doc = f.document();
+        let node = doc.resolve(f.get(pointer).map_err(|e| py_err(py, &e))?);
+        let data = match &node.kind {
+            NodeKind::Mapping(_) => node
+                .get("data")
+                .map(|d| doc.resolve(d))
+                .ok_or_else(|| usage(format!("{pointer}: an ndarray without data or source")))?,
+            _ => node,
+        };
+        fn lists(py: Python<'_>, doc: &asdf::Document, n: &Node) -> PyResult<Py<PyAny>> {
+            match &doc.resolve(n).kind {
+                NodeKind::Sequence(s) => {
+                    let out = PyList::empty(py);
+                    for item in &s.items {
+                        out.append(lists(py, doc, item)?)?;
+                    }
+                    out.into_py_any(py)
+                }
+                _ => scalar_value(py, doc.resolve(n)),
+            }
+        }
+        lists(py, doc, data)
+    }
+
+    /// Bytes `start..end` of block `index`'s decoded data: only those bytes are read from an
+    /// uncompressed block (one ranged request for a remote file).
+    fn block_range(&self, py: Python<'_>, index: usize, start: u64, end: u64) -> PyResult<Py<PyAny>> {
+        let f = Arc::clone(&self.file);
+        let bytes = py
+            .detach(move || f.layout().read_range(index, start..end).map(|c| c.into_owned()))
+            .map_err(|e| py_err(py, &Error::Layout(e)))?;
+        PyBytes::new(py, &bytes).into_py_any(py)
     }
 
     /// The blocks: a dict each (`index`, `offset`, `data_offset`, `compression`,
