@@ -91,6 +91,11 @@ fn open(py: Python<'_>, target: String, validate: bool, settings: Vec<(String, S
             }
         })
         .map_err(|e| py_err(py, &e))?;
+    // As Python asdf's open: a tree that violates its schemas is an error.
+    let violations: Vec<asdf::Violation> = file.violations().cloned().collect();
+    if validate && !violations.is_empty() {
+        return Err(py_err(py, &Error::Invalid(violations)));
+    }
     Ok(NativeFile {
         file: Arc::new(file),
         target: Target { text: target, remote },
@@ -452,7 +457,7 @@ fn datatype_of(dtype: &str) -> Option<(Datatype, ByteOrder)> {
         ('c', 16) => ScalarType::Complex128,
         ('b', 1) => ScalarType::Bool8,
         ('S', n) => return Some((Datatype::Ascii(n), order)),
-        ('U', n) => return Some((Datatype::Ucs4(n / 4), order)),
+        ('U', n) => return Some((Datatype::Ucs4(n), order)),
         _ => return None,
     };
     Some((Datatype::Scalar(s), order))
@@ -465,6 +470,7 @@ fn to_node<'py>(
     obj: &Bound<'py, PyAny>,
     pointer: &str,
     arrays: &mut Vec<(String, Bound<'py, PyAny>)>,
+    integer_tag: &str,
 ) -> PyResult<Node> {
     let mut tag: Option<String> = None;
     if let Ok(t) = obj.getattr("_asdf_tag")
@@ -482,7 +488,17 @@ fn to_node<'py>(
             Err(_) => {
                 let text: String = obj.str()?.extract()?;
                 let big: num_bigint::BigInt = text.parse().map_err(|_| usage(format!("{pointer}: integer {text}")))?;
-                Node::bigint(big)
+                // Beyond 64 bits the standard's `core/integer` (words least significant first),
+                // as Python asdf writes it: a plain YAML integer that large is warned about.
+                let (sign, words) = big.to_u32_digits();
+                let words = words.into_iter().map(|w| Node::int(i64::from(w))).collect();
+                let sign = if sign == num_bigint::Sign::Minus { "-" } else { "+" };
+                Node::map(vec![
+                    (Node::str("words"), Node::seq(words)),
+                    (Node::str("sign"), Node::str(sign)),
+                    (Node::str("string"), Node::str(text)),
+                ])
+                .with_tag(integer_tag)
             }
         }
     } else if obj.is_instance_of::<pyo3::types::PyFloat>() {
@@ -495,17 +511,17 @@ fn to_node<'py>(
         // A numpy scalar (shape ()) becomes its Python value; an array, a block.
         let shape: Vec<usize> = obj.getattr("shape")?.extract()?;
         if shape.is_empty() && !obj.hasattr("__array_interface__")? {
-            return to_node(py, &obj.call_method0("item")?, pointer, arrays);
+            return to_node(py, &obj.call_method0("item")?, pointer, arrays, integer_tag);
         }
         arrays.push((pointer.to_string(), obj.clone()));
         Node::null()
     } else if let Ok(d) = obj.cast::<PyDict>() {
         let mut entries = Vec::with_capacity(d.len());
         for (k, v) in d.iter() {
-            let key = to_node(py, &k, pointer, &mut Vec::new())?;
+            let key = to_node(py, &k, pointer, &mut Vec::new(), integer_tag)?;
             let text = key.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
             let child = format!("{pointer}/{}", asdf::escape_pointer_token(&text));
-            entries.push((key, to_node(py, &v, &child, arrays)?));
+            entries.push((key, to_node(py, &v, &child, arrays, integer_tag)?));
         }
         Node::map(entries)
     } else if obj.hasattr("items")? && obj.hasattr("keys")? {
@@ -514,13 +530,13 @@ fn to_node<'py>(
             let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
             d.set_item(k, v)?;
         }
-        let mut n = to_node(py, d.as_any(), pointer, arrays)?;
+        let mut n = to_node(py, d.as_any(), pointer, arrays, integer_tag)?;
         n.tag = None;
         n
     } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() || obj.hasattr("__getitem__")? && obj.hasattr("__len__")? {
         let mut items = Vec::new();
         for (i, item) in obj.try_iter()?.enumerate() {
-            items.push(to_node(py, &item?, &format!("{pointer}/{i}"), arrays)?);
+            items.push(to_node(py, &item?, &format!("{pointer}/{i}"), arrays, integer_tag)?);
         }
         Node::seq(items)
     } else if obj.is_instance_of::<pyo3::types::PyComplex>() {
@@ -570,14 +586,20 @@ fn write(
 ) -> PyResult<()> {
     let version = match standard {
         Some(s) => s.parse::<asdf::Version>().map_err(|_| usage(format!("{s:?} is not a version")))?,
-        None => asdf::Version::STANDARD_DEFAULT,
+        // What Python asdf 6.0 writes.
+        None => asdf::Version::new(1, 6, 0),
+    };
+    let integer_tag = if version >= asdf::Version::new(1, 6, 0) {
+        "tag:stsci.edu:asdf/core/integer-1.1.0"
+    } else {
+        "tag:stsci.edu:asdf/core/integer-1.0.0"
     };
     let label = match compression.as_deref() {
         None | Some("none") => None,
         Some(name) => Some(Label::from_name(name).ok_or_else(|| usage(format!("unknown compression {name:?}")))?),
     };
     let mut arrays = Vec::new();
-    let root = to_node(py, tree, "", &mut arrays)?;
+    let root = to_node(py, tree, "", &mut arrays, integer_tag)?;
     let NodeKind::Mapping(m) = root.kind else {
         return Err(usage("the tree must be a mapping (a dict)"));
     };

@@ -200,7 +200,12 @@ class File:
     def _node(self, pointer):
         kind, tag, payload = self._native.node(pointer)
         if kind == "map":
-            return TreeMapping(self, pointer, tag, payload)
+            m = TreeMapping(self, pointer, tag, payload)
+            if tag and tag.startswith(_INTEGER) and "words" in m:
+                words = [int(w) for w in m["words"]]
+                value = sum(w << (32 * i) for i, w in enumerate(words))
+                return -value if m.get("sign") == "-" else value
+            return m
         if kind == "seq":
             return TreeSequence(self, pointer, tag, payload)
         if kind == "ndarray":
@@ -330,6 +335,7 @@ class File:
 
 
 _COMPLEX = "tag:stsci.edu:asdf/core/complex-"
+_INTEGER = "tag:stsci.edu:asdf/core/integer-"
 
 
 def _complex(text):

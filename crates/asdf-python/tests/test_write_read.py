@@ -1,0 +1,91 @@
+"""Write with asdf_rs, read with Python asdf 6.0; write with Python asdf, read with asdf_rs."""
+import warnings
+
+import numpy as np
+import pytest
+
+import asdf
+import asdf_rs
+
+
+ARRAYS = {
+    "f8": np.arange(24.0).reshape(2, 3, 4),
+    "f4_be": np.linspace(-1, 1, 7, dtype=">f4"),
+    "i2": np.array([[-3, 0, 7]], dtype=np.int16),
+    "u8": np.array([0, 2**63, 2**64 - 1], dtype=np.uint64),
+    "c16": np.array([1 + 2j, -0.5j]),
+    "b": np.array([True, False, True]),
+    "s": np.array([b"ab", b"xyz"]),
+    "u": np.array(["héllo", "ω"]),
+}
+
+
+@pytest.mark.parametrize("compression", [None, "zlib", "bzp2", "lz4"])
+def test_asdf_rs_writes_python_asdf_reads(tmp_path, compression):
+    p = tmp_path / "ours.asdf"
+    tree = {"arrays": dict(ARRAYS), "meta": {"n": 3, "x": 2.5, "name": "obs", "flags": [True, None, "a"], "big": 2**80}}
+    asdf_rs.write(p, tree, compression=compression)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with asdf.open(p, lazy_load=False, validate_checksums=True) as af:
+            for k, v in ARRAYS.items():
+                np.testing.assert_array_equal(np.asarray(af.tree["arrays"][k]), v, err_msg=k)
+                assert np.asarray(af.tree["arrays"][k]).dtype.newbyteorder("=") == v.dtype.newbyteorder("="), k
+            m = af.tree["meta"]
+            assert (m["n"], m["x"], m["name"], list(m["flags"])) == (3, 2.5, "obs", [True, None, "a"])
+            assert int(m["big"]) == 2**80
+    # and back: asdf_rs reads what it wrote
+    with asdf_rs.open(p) as f:
+        for k, v in ARRAYS.items():
+            np.testing.assert_array_equal(f["/arrays/" + k], v)
+
+
+def test_python_asdf_writes_asdf_rs_reads(tmp_path):
+    p = tmp_path / "theirs.asdf"
+    af = asdf.AsdfFile({"arrays": dict(ARRAYS), "view": ARRAYS["f8"][:, 1, ::2], "meta": {"a": [1, 2], "z": 1 + 2j}})
+    af.set_array_compression(af.tree["arrays"]["f8"], "zlib")
+    af.write_to(p)
+    with asdf_rs.open(p) as f:
+        for k, v in ARRAYS.items():
+            got = f["/arrays/" + k]
+            np.testing.assert_array_equal(got, v, err_msg=k)
+            assert not got.flags.writeable
+        np.testing.assert_array_equal(f["/view"], ARRAYS["f8"][:, 1, ::2])
+        assert list(f.tree["meta"]["a"]) == [1, 2]
+        assert f.tree["meta"]["z"] == 1 + 2j
+        assert f.tree.tag.startswith("tag:stsci.edu:asdf/core/asdf-")
+        f.validate()
+        assert [b["compression"] for b in f.blocks][0] == "zlib"
+        assert f.element("/arrays/f8", (1, 2, 3)) == 23.0
+    # asdf_rs re-writes the tree it read; Python asdf reads it again
+    q = tmp_path / "again.asdf"
+    with asdf_rs.open(p) as f:
+        asdf_rs.write(q, {"arrays": f.tree["arrays"], "meta": {"a": f.tree["meta"]["a"]}})
+    with asdf.open(q) as af:
+        for k, v in ARRAYS.items():
+            np.testing.assert_array_equal(np.asarray(af.tree["arrays"][k]), v)
+
+
+def test_errors_carry_their_place(tmp_path):
+    p = tmp_path / "bad.asdf"
+    p.write_bytes(b"#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n--- !core/asdf-1.1.0\na: [1, 2\n...\n")
+    with pytest.raises(asdf_rs.AsdfError) as e:
+        asdf_rs.open(p)
+    assert e.value.line is not None and e.value.line >= 4, (e.value, e.value.line)
+    good = tmp_path / "good.asdf"
+    asdf_rs.write(good, {"x": 1})
+    with asdf_rs.open(good) as f:
+        with pytest.raises(asdf_rs.AsdfError) as e:
+            f["/nope"]
+        assert e.value.pointer == "/nope" and e.value.kind == "NotFound"
+    invalid = tmp_path / "invalid.asdf"
+    invalid.write_bytes(
+        b"#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n"
+        b"s: !core/software-1.0.0 {name: 3}\n...\n"
+    )
+    with pytest.raises(asdf_rs.AsdfValidationError) as e:
+        asdf_rs.open(invalid)
+    assert e.value.pointer.startswith("/s"), e.value.pointer
+    with asdf_rs.open(invalid, validate=False) as f:
+        with pytest.raises(asdf_rs.AsdfValidationError):
+            f.validate()
