@@ -17,15 +17,32 @@ fn the_python_package_passes_its_pytest_suite() {
         .arg(root.join("crates/asdf-python/Cargo.toml"))
         .env("VIRTUAL_ENV", &venv)
         .env("CARGO_TARGET_DIR", root.join("target/pyext"))
-        .env("PATH", format!("{}:{}", venv.join("bin").display(), std::env::var("PATH").unwrap_or_default()))
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                venv.join("bin").display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
         .status()
         .unwrap();
     assert!(build.success(), "maturin develop failed");
 
     let mut cmd = Command::new(&py);
-    cmd.args(["-m", "pytest", "-q", "-rA", "-s", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"])
-        .arg(root.join("crates/asdf-python/tests"))
-        .current_dir(root.join("crates/asdf-python"));
+    cmd.args([
+        "-m",
+        "pytest",
+        "-q",
+        "-rA",
+        "-s",
+        "-p",
+        "no:cacheprovider",
+        "-W",
+        "ignore::DeprecationWarning",
+    ])
+    .arg(root.join("crates/asdf-python/tests"))
+    .current_dir(root.join("crates/asdf-python"));
     match asdf_testdata::conformance_or_skip() {
         Some(dir) => {
             cmd.env("ASDF_CONFORMANCE_DIR", dir);

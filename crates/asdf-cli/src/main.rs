@@ -1210,15 +1210,13 @@ fn main() -> ExitCode {
             output,
             compression,
         } => rewrite(file, output, compression.as_deref()),
-        Command::Explode { file, output } => {
-            open_any(file, OpenOptions::default().validate(false)).and_then(|f| {
-                let files = f.write_exploded(output, &asdf::WriteOptions::default().validate(false))?;
-                for p in files {
-                    println!("wrote {}", p.display());
-                }
-                Ok(ExitCode::SUCCESS)
-            })
-        }
+        Command::Explode { file, output } => open_any(file, OpenOptions::default().validate(false)).and_then(|f| {
+            let files = f.write_exploded(output, &asdf::WriteOptions::default().validate(false))?;
+            for p in files {
+                println!("wrote {}", p.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }),
         Command::Implode { file, output } => rewrite(file, output, None),
         Command::Convert {
             file,

@@ -7,16 +7,26 @@
 //! reads and block decoding for Dask's tasks, and writing. The GIL is released around every
 //! read, decode and write.
 
-use asdf::{AsdfFile, Error, Label, NewArray, Node, NodeKind, OpenOptions, Value};
 use asdf::core_types::{ByteOrder, Datatype, ScalarType};
+use asdf::{AsdfFile, Error, Label, NewArray, Node, NodeKind, OpenOptions, Value};
+use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
-use pyo3::IntoPyObjectExt;
 use std::sync::Arc;
 
-pyo3::create_exception!(_native, AsdfError, PyException, "An ASDF file that cannot be read or written as asked.");
-pyo3::create_exception!(_native, AsdfValidationError, AsdfError, "A tree that violates its schemas.");
+pyo3::create_exception!(
+    _native,
+    AsdfError,
+    PyException,
+    "An ASDF file that cannot be read or written as asked."
+);
+pyo3::create_exception!(
+    _native,
+    AsdfValidationError,
+    AsdfError,
+    "A tree that violates its schemas."
+);
 
 /// An `asdf::Error` as a Python exception carrying `kind`, `pointer`, `line`, `column` and
 /// `offset` (those that apply; `None` otherwise).
@@ -59,6 +69,9 @@ struct Target {
     remote: asdf_remote::RemoteOptions,
 }
 
+/// `(requests, bytes, ranges)` of a remote file.
+type RemoteStats = (u64, u64, Vec<(u64, u64)>);
+
 /// An open file.
 #[pyclass(frozen, module = "asdf_rs._native")]
 struct NativeFile {
@@ -77,7 +90,13 @@ fn remote_options(settings: Vec<(String, String)>, anonymous: bool) -> asdf_remo
 /// Opens a path or URL.
 #[pyfunction]
 #[pyo3(signature = (target, validate=true, settings=Vec::new(), anonymous=false))]
-fn open(py: Python<'_>, target: String, validate: bool, settings: Vec<(String, String)>, anonymous: bool) -> PyResult<NativeFile> {
+fn open(
+    py: Python<'_>,
+    target: String,
+    validate: bool,
+    settings: Vec<(String, String)>,
+    anonymous: bool,
+) -> PyResult<NativeFile> {
     let remote = remote_options(settings, anonymous);
     let options = OpenOptions::default().validate(validate);
     let t = target.clone();
@@ -358,7 +377,7 @@ impl NativeFile {
     }
 
     /// `(requests, bytes, ranges)` fetched from a remote file so far; `None` for local files.
-    fn remote_stats(&self) -> Option<(u64, u64, Vec<(u64, u64)>)> {
+    fn remote_stats(&self) -> Option<RemoteStats> {
         self.file.remote_stats().map(|s| (s.requests(), s.bytes(), s.ranges()))
     }
 
@@ -396,7 +415,8 @@ fn read_range(
                 buf.copy_from_slice(&got);
             } else {
                 let f = std::fs::File::open(&target).map_err(|e| format!("{target}: {e}"))?;
-                asdf::ReadAt::read_exact_at(&f, start, buf).map_err(|e| format!("{target}: bytes {start}..{end}: {e}"))?;
+                asdf::ReadAt::read_exact_at(&f, start, buf)
+                    .map_err(|e| format!("{target}: bytes {start}..{end}: {e}"))?;
             }
             Ok(())
         })
@@ -533,7 +553,10 @@ fn to_node<'py>(
         let mut n = to_node(py, d.as_any(), pointer, arrays, integer_tag)?;
         n.tag = None;
         n
-    } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() || obj.hasattr("__getitem__")? && obj.hasattr("__len__")? {
+    } else if obj.is_instance_of::<PyList>()
+        || obj.is_instance_of::<PyTuple>()
+        || obj.hasattr("__getitem__")? && obj.hasattr("__len__")?
+    {
         let mut items = Vec::new();
         for (i, item) in obj.try_iter()?.enumerate() {
             items.push(to_node(py, &item?, &format!("{pointer}/{i}"), arrays, integer_tag)?);
@@ -585,7 +608,9 @@ fn write(
     validate: bool,
 ) -> PyResult<()> {
     let version = match standard {
-        Some(s) => s.parse::<asdf::Version>().map_err(|_| usage(format!("{s:?} is not a version")))?,
+        Some(s) => s
+            .parse::<asdf::Version>()
+            .map_err(|_| usage(format!("{s:?} is not a version")))?,
         // What Python asdf 6.0 writes.
         None => asdf::Version::new(1, 6, 0),
     };
@@ -613,8 +638,11 @@ fn write(
         let np = py.import("numpy")?;
         let c = np.call_method1("ascontiguousarray", (&arr,))?;
         let dtype: String = c.getattr("dtype")?.getattr("str")?.extract()?;
-        let (datatype, order) = datatype_of(&dtype)
-            .ok_or_else(|| usage(format!("{pointer}: numpy dtype {dtype} cannot be written (structured and object arrays are not yet)")))?;
+        let (datatype, order) = datatype_of(&dtype).ok_or_else(|| {
+            usage(format!(
+                "{pointer}: numpy dtype {dtype} cannot be written (structured and object arrays are not yet)"
+            ))
+        })?;
         let shape: Vec<usize> = c.getattr("shape")?.extract()?;
         let data: Vec<u8> = c.call_method0("tobytes")?.extract()?;
         let mut a = NewArray::from_bytes(datatype, &shape, order, data);
@@ -624,7 +652,8 @@ fn write(
         file.put_array(&pointer, a).map_err(|e| py_err(py, &e))?;
     }
     let options = asdf::WriteOptions::default().checksums(checksums).validate(validate);
-    py.detach(move || file.write_to(&path, &options)).map_err(|e| py_err(py, &e))
+    py.detach(move || file.write_to(&path, &options))
+        .map_err(|e| py_err(py, &e))
 }
 
 /// The module.

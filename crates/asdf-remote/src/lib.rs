@@ -392,8 +392,10 @@ impl RemoteSource {
         };
         self.stats.record(&range, &self.url);
         self.len = size;
-        let mut c = Cache::default();
-        c.last_end = range.end;
+        let mut c = Cache {
+            last_end: range.end,
+            ..Cache::default()
+        };
         c.insert(range.start, bytes, self.opts.cache_bytes);
         self.cache = Mutex::new(c);
         Ok(self)
@@ -554,7 +556,8 @@ pub fn fetch_range(url: &str, opts: &RemoteOptions, range: Range<u64>) -> Result
     };
     let len = usize::try_from(range.end - range.start).unwrap_or(usize::MAX);
     let mut buf = Vec::new();
-    buf.try_reserve_exact(len).map_err(|_| Error::Runtime(io::ErrorKind::OutOfMemory.into()))?;
+    buf.try_reserve_exact(len)
+        .map_err(|_| Error::Runtime(io::ErrorKind::OutOfMemory.into()))?;
     buf.resize(len, 0);
     src.get_direct(range.start, &mut buf).map_err(|e| Error::Store {
         url: url.to_string(),

@@ -74,14 +74,14 @@ pub use asdf_layout::Label;
 /// The block codecs (for [`WriteOptions::codec`]: a `bls2` frame's chunk size, compressor, filter).
 pub use asdf_layout::compression;
 use asdf_layout::{ReadOptions, Reader};
+#[cfg(feature = "remote")]
+pub use asdf_remote::{self as remote, RemoteOptions, Stats as RemoteStats, is_url};
 pub use atomic::write_atomically;
 pub use error::{Error, ErrorKind, ReferenceProblem, Warning};
 pub use fits_write::{AsdfHdu, FITS_KEY, FitsWriteOptions};
 pub use options::{OpenOptions, ReferencePolicy};
 pub use update::{RewriteReason, Update};
 pub use write::{Compression, Progress, StreamingWriter, WriteOptions};
-#[cfg(feature = "remote")]
-pub use asdf_remote::{self as remote, RemoteOptions, Stats as RemoteStats, is_url};
 
 /// The schemas and manifests this build carries (the standard's, with the `datatype` and `ndim`
 /// keywords), loaded once.
@@ -515,8 +515,8 @@ impl AsdfFile {
             tree_line: 3,
             pending: Vec::new(),
             opened: None,
-        #[cfg(feature = "remote")]
-        remote: None,
+            #[cfg(feature = "remote")]
+            remote: None,
             fits: None,
         })
     }
