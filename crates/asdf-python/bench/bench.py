@@ -1,0 +1,126 @@
+"""asdf_rs against Python asdf 6.0, from Python, in one run: the programs take turns, medians
+of N rounds. Run: target/pyenv/bin/python crates/asdf-python/bench/bench.py [N]
+(after `maturin develop --profile pyext -m crates/asdf-python/Cargo.toml`)."""
+import gc
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import asdf
+import asdf_rs
+
+ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+REPO = Path(__file__).resolve().parents[3]
+asdf.get_config().extensions  # Python asdf's extensions loaded before any clock
+
+
+def timed(fn):
+    gc.collect()
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def compare(name, ours, theirs):
+    a, b = [], []
+    for _ in range(ROUNDS):
+        a.append(timed(ours))
+        b.append(timed(theirs))
+    ma, mb = statistics.median(a), statistics.median(b)
+    print(f"| {name} | {ma:.2e} | {mb:.2e} | {mb / ma:.1f}x |", flush=True)
+
+
+def main():
+    d = Path(tempfile.mkdtemp(prefix="asdf-rs-bench-"))
+    raw = d / "raw.asdf"
+    zl = d / "zlib.asdf"
+    tree = d / "tree.asdf"
+    data = np.random.default_rng(1).standard_normal(8 << 20)  # 64 MiB
+    asdf.AsdfFile({"data": data}).write_to(raw)
+    af = asdf.AsdfFile({"data": data})
+    af.set_array_compression(af.tree["data"], "zlib")
+    af.write_to(zl)
+    asdf.AsdfFile({"items": [{"id": i, "name": f"n{i}", "x": i * 0.5} for i in range(20_000)]}).write_to(tree)
+
+    print("| workload (64 MiB float64; tree: 20,000 mappings) | asdf_rs (s) | Python asdf (s) | speed-up |")
+    print("|---|---|---|---|")
+
+    def o_open():
+        with asdf_rs.open(raw) as f:
+            f.tree["data"]
+
+    def p_open():
+        with asdf.open(raw) as f:
+            f.tree["data"]
+
+    compare("open (validating)", o_open, p_open)
+
+    def o_sum():
+        with asdf_rs.open(raw) as f:
+            float(f["/data"].sum())
+
+    def p_sum():
+        with asdf.open(raw) as f:
+            float(f.tree["data"].sum())
+
+    compare("open + sum", o_sum, p_sum)
+
+    def o_el():
+        with asdf_rs.open(raw) as f:
+            f.element("/data", (4_000_000,))
+
+    def p_el():
+        with asdf.open(raw) as f:
+            f.tree["data"][4_000_000]
+
+    compare("open + one element", o_el, p_el)
+
+    def o_tree():
+        with asdf_rs.open(tree) as f:
+            f.tree["items"][19_999]["name"]
+
+    def p_tree():
+        with asdf.open(tree) as f:
+            f.tree["items"][19_999]["name"]
+
+    compare("tree open + touch", o_tree, p_tree)
+
+    def o_z():
+        with asdf_rs.open(zl) as f:
+            float(f["/data"].sum())
+
+    def p_z():
+        with asdf.open(zl) as f:
+            float(f.tree["data"].sum())
+
+    compare("zlib read + sum", o_z, p_z)
+
+    # Remote: a 1 GiB file (sparse here) over the range-counting HTTP server.
+    sys.path.insert(0, str(REPO / "crates/asdf-python/tests"))
+    from test_remote import sparse_gib  # noqa: E402
+    import json
+    import urllib.request
+
+    sparse_gib(d / "gib.asdf", {123_456_789: 42.0})
+    srv = subprocess.Popen([sys.executable, str(REPO / "tests/servers/range_server.py"), str(d)], stdout=subprocess.PIPE, text=True)
+    port = srv.stdout.readline().split()[1]
+    url = f"http://127.0.0.1:{port}/gib.asdf"
+    times = []
+    for _ in range(ROUNDS):
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/__reset__").read()
+        t = time.perf_counter()
+        with asdf_rs.open(url) as f:
+            f.element("/data", (123_456_789,))
+        times.append(time.perf_counter() - t)
+    s = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/__stats__"))
+    print(f"| remote 1 GiB (HTTP, loopback): open + one element | {statistics.median(times):.2e} | - | {s['requests']} requests, {s['bytes']} bytes |")
+    srv.terminate()
+
+
+if __name__ == "__main__":
+    main()
