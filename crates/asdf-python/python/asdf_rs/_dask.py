@@ -13,9 +13,9 @@ from . import _native
 
 
 def _descr(d):
-    if isinstance(d, list):
-        return [tuple(_descr(x) if i == 1 else x for i, x in enumerate(f)) for f in d]
-    return d
+    from . import _dtype
+
+    return _dtype(d)
 
 
 def read_rows(target, settings, anonymous, start, end, descr, shape):
