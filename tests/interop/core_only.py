@@ -16,7 +16,14 @@ def core_only():
     for ext in list(cfg.extensions):
         if ext.package_name != 'asdf' and not ext.compressors:
             cfg.remove_extension(ext)
+    # Kept here too: a caller that drops the returned context (`core_only()  # for the whole
+    # run`) would otherwise have it collected at once, and its exit would restore the
+    # extensions.
+    _ENTERED.append(ctx)
     return ctx
+
+
+_ENTERED = []
 
 
 def enc_scalar(x):
