@@ -1,7 +1,7 @@
 """A range-capable HTTP/1.1 file server for the remote-file tests, on loopback only.
 
 Serves the files of one folder with `Range: bytes=a-b` (one range, 206 with Content-Range),
-HEAD, and counts what it serves: GET /__stats__ answers JSON {"requests": n, "bytes": n,
+HEAD, ETags with If-Match (412 when the file changed), and counts what it serves: GET /__stats__ answers JSON {"requests": n, "bytes": n,
 "log": [[method, path, start, end], ...]} and GET /__reset__ zeroes the counters (neither is
 counted). Started by the tests: `python range_server.py DIR`; prints `PORT n` when listening.
 """
@@ -52,6 +52,13 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
+        etag = f'"{size}-{os.stat(full).st_mtime_ns}"'
+        wanted = self.headers.get("If-Match")
+        if wanted and wanted.strip() not in ("*", etag):
+            self.send_response(412)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         start, end, status = 0, size, 200
         rng = self.headers.get("Range")
         if rng:
@@ -82,7 +89,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(end - start))
         self.send_header("Accept-Ranges", "bytes")
         self.send_header("Last-Modified", "Tue, 24 Nov 2026 00:00:00 GMT")
-        self.send_header("ETag", f'"{size}-{int(os.path.getmtime(full))}"')
+        self.send_header("ETag", etag)
         if status == 206:
             self.send_header("Content-Range", f"bytes {start}-{end - 1}/{size}")
         self.end_headers()

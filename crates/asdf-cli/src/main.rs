@@ -357,7 +357,7 @@ fn info(
     show_values: bool,
     show_blocks: bool,
 ) -> Result<ExitCode, asdf::Error> {
-    let file = open_any(path, OpenOptions::default().validate(false))?;
+    let file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
     if let Some(hdus) = file.fits_hdus() {
         // ASDF embedded in FITS: the HDUs beside the tree.
         println!("FITS file, {} HDU(s):", hdus.len());
@@ -479,7 +479,7 @@ fn validate(
     python: Option<&std::path::Path>,
     skip_blocks: bool,
 ) -> Result<ExitCode, asdf::Error> {
-    let file = open_any(path, OpenOptions::default().validate(false))?;
+    let file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
     let report = if schema.is_none() && schema_dirs.is_empty() && python.is_none() {
         file.validate()?
     } else {
@@ -642,17 +642,8 @@ fn has_mask(file: &AsdfFile, p: &str) -> bool {
         .is_some_and(|n| file.document().resolve(n).get("mask").is_some())
 }
 
-/// Opens a local file, or a remote one when the argument is a URL (`http(s)://`, `s3://`):
-/// every read-only command reads both.
-fn open_any(path: &std::path::Path, options: OpenOptions) -> Result<AsdfFile, asdf::Error> {
-    match path.to_str() {
-        Some(s) if asdf::is_url(s) => asdf::open_url(s, options, &asdf::RemoteOptions::default()),
-        _ => asdf::open_with(path, options),
-    }
-}
-
 fn verify(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
-    let file = open_any(path, OpenOptions::default().validate(false))?;
+    let file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
     let r = file.layout();
     let (lines, problems) = block_problems(&file, Some(&report::Bar::new("verifying blocks")));
     for l in &lines {
@@ -701,7 +692,7 @@ fn compression_arg(compression: Option<&str>) -> Option<asdf::Compression> {
 }
 
 fn rewrite(path: &std::path::Path, out: &std::path::Path, compression: Option<&str>) -> Result<ExitCode, asdf::Error> {
-    let file = open_any(path, OpenOptions::default().validate(false))?;
+    let file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
     let Some(c) = compression_arg(compression) else {
         return Ok(ExitCode::from(2));
     };
@@ -744,7 +735,7 @@ fn convert(
         "asdf" => {}
         "asdf-0.1.0" | "finf" => {
             // The drafts before 1.0.0 (for readers of them and round trips); blocks decoded.
-            let file = open_any(path, OpenOptions::default().validate(false))?;
+            let file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
             refuse_input_as_output(&file, Some(out))?;
             let dialect = if format == "finf" {
                 asdf::layout::Dialect::Finf
@@ -778,7 +769,7 @@ fn convert(
     let Some(c) = compression_arg(compression) else {
         return Ok(ExitCode::from(2));
     };
-    let mut file = open_any(path, OpenOptions::default().validate(false))?;
+    let mut file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
     refuse_input_as_output(&file, Some(out))?;
     let from = file.standard_version();
     let dialect = file.layout().file_header().dialect;
@@ -861,7 +852,7 @@ fn convert(
 const MAX_INLINE_ELEMENTS: usize = 10_000_000;
 
 fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<ExitCode, asdf::Error> {
-    let file = open_any(path, OpenOptions::default().validate(false))?;
+    let file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
     refuse_input_as_output(&file, out)?;
     let mut doc = file.document().clone();
     for p in file.array_pointers() {
@@ -936,7 +927,7 @@ fn emit(out: Option<&std::path::Path>, bytes: &[u8]) -> Result<(), asdf::Error> 
 }
 
 fn to_json(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<ExitCode, asdf::Error> {
-    let file = open_any(path, OpenOptions::default().validate(false))?;
+    let file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
     refuse_input_as_output(&file, out)?;
     for w in file.warnings() {
         report::warning(&w.to_string());
@@ -971,8 +962,8 @@ fn run_diff(
     minimal: bool,
     ignore: &[String],
 ) -> Result<ExitCode, asdf::Error> {
-    let fa = open_any(a, OpenOptions::default().validate(false))?;
-    let fb = open_any(b, OpenOptions::default().validate(false))?;
+    let fa = asdf::open_path_or_url(a, OpenOptions::default().validate(false))?;
+    let fb = asdf::open_path_or_url(b, OpenOptions::default().validate(false))?;
     let ignore: Vec<String> = ignore.iter().map(|i| i.trim_end_matches('/').to_owned()).collect();
     let diffs = diff::diff(&fa, &fb, &ignore);
     for d in &diffs {
@@ -1009,7 +1000,7 @@ fn run_search(
             return Ok(ExitCode::from(2));
         }
     };
-    let file = open_any(path, OpenOptions::default().validate(false))?;
+    let file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
     let (hits, warning) = search::search(&file, &q, &mut |h| match &h.value {
         Some(v) => println!("{} ({}): {}", h.pointer, h.type_, v.replace('\n', "\\n")),
         None => println!("{} ({})", h.pointer, h.type_),
@@ -1210,13 +1201,14 @@ fn main() -> ExitCode {
             output,
             compression,
         } => rewrite(file, output, compression.as_deref()),
-        Command::Explode { file, output } => open_any(file, OpenOptions::default().validate(false)).and_then(|f| {
-            let files = f.write_exploded(output, &asdf::WriteOptions::default().validate(false))?;
-            for p in files {
-                println!("wrote {}", p.display());
-            }
-            Ok(ExitCode::SUCCESS)
-        }),
+        Command::Explode { file, output } => asdf::open_path_or_url(file, OpenOptions::default().validate(false))
+            .and_then(|f| {
+                let files = f.write_exploded(output, &asdf::WriteOptions::default().validate(false))?;
+                for p in files {
+                    println!("wrote {}", p.display());
+                }
+                Ok(ExitCode::SUCCESS)
+            }),
         Command::Implode { file, output } => rewrite(file, output, None),
         Command::Convert {
             file,

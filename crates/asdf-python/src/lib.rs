@@ -243,9 +243,12 @@ impl NativeFile {
                 d.set_item("data_len", b.data_len().map_err(|e| py_err(py, &e))?)?;
                 d.set_item("stored_offset", data_offset)?;
                 d.set_item("stored_len", h.used_size)?;
-                let local_asdf = !asdf::is_url(&self.target.text)
-                    && f.layout().file_header().dialect == asdf::layout::Dialect::Asdf
-                    && f.layout().get_ref().size().ok() == std::fs::metadata(&self.target.text).ok().map(|m| m.len());
+                // numpy maps the path itself: only while it is still the file opened (a file
+                // replaced by another writer is read through this open file instead).
+                // An ASDF file inside FITS has its blocks at offsets of its HDU, not of the file.
+                let local_asdf = f.layout().file_header().dialect == asdf::layout::Dialect::Asdf
+                    && f.fits_hdus().is_none()
+                    && f.unchanged_on_disk();
                 if label == Label::NONE && local_asdf && !b.is_streamed().unwrap_or(true) {
                     d.set_item("path", &self.target.text)?;
                     d.set_item("data_offset", data_offset)?;

@@ -91,3 +91,18 @@ def test_s3_files_open_with_credentials_and_anonymously(s3, tmp_path):
         assert "missing.asdf" in str(e)
     else:
         raise AssertionError("a missing object opened")
+
+
+def test_a_file_replaced_between_reads_is_an_error_not_a_mix(served):
+    root, server = served
+    asdf_rs.write(root / "moving.asdf", {"a": np.arange(100_000.0), "b": np.arange(100_000.0) * 2})
+    f = asdf_rs.open(f"{server.url}/moving.asdf")
+    np.testing.assert_array_equal(f["/a"], np.arange(100_000.0))
+    # a second writer replaces the file (atomically, as asdf_rs.write does)
+    asdf_rs.write(root / "moving.asdf", {"a": np.zeros(100_000), "b": np.ones(100_000)})
+    try:
+        f["/b"]
+    except asdf_rs.AsdfError as e:
+        assert "moving.asdf" in str(e), e
+    else:
+        raise AssertionError("read a block of a file replaced since it was opened")

@@ -89,3 +89,14 @@ def test_errors_carry_their_place(tmp_path):
     with asdf_rs.open(invalid, validate=False) as f:
         with pytest.raises(asdf_rs.AsdfValidationError):
             f.validate()
+
+
+def test_a_closed_file_says_so(tmp_path):
+    p = tmp_path / "c.asdf"
+    asdf_rs.write(p, {"x": {"y": 1}, "a": np.arange(3)})
+    with asdf_rs.open(p) as f:
+        a = f["/a"]
+        x = f.tree["x"]
+    np.testing.assert_array_equal(a, [0, 1, 2])  # arrays read stay valid
+    with pytest.raises(asdf_rs.AsdfError, match="closed"):
+        x["y"]

@@ -193,6 +193,22 @@ fn run<T: Send + 'static>(fut: impl std::future::Future<Output = T> + Send + 'st
         .map_err(|_| Error::Runtime(io::Error::other("a request was dropped by the runtime")))
 }
 
+/// Bytes `range` of the object, only while its ETag is still `etag` (when the store gave one):
+/// a file replaced by another writer between two reads is an error, not a mix of two files.
+async fn fetch(
+    store: Arc<dyn ObjectStore>,
+    path: StorePath,
+    range: Range<u64>,
+    etag: Option<String>,
+) -> object_store::Result<Bytes> {
+    let options = GetOptions {
+        range: Some(GetRange::Bounded(range)),
+        if_match: etag,
+        ..GetOptions::default()
+    };
+    store.get_opts(&path, options).await?.bytes().await
+}
+
 /// fsspec's names for the S3 settings, mapped onto object_store's.
 fn s3_key(key: &str) -> &str {
     match key {
@@ -314,6 +330,8 @@ pub struct RemoteSource {
     store: Arc<dyn ObjectStore>,
     path: StorePath,
     len: u64,
+    /// The ETag of the first answer: later reads ask for that version only.
+    etag: Option<String>,
     opts: RemoteOptions,
     cache: Mutex<Cache>,
     stats: Arc<Stats>,
@@ -348,6 +366,7 @@ impl RemoteSource {
             store,
             path,
             len: 0,
+            etag: None,
             opts,
             cache: Mutex::new(Cache::default()),
             stats: Arc::new(Stats::default()),
@@ -369,18 +388,18 @@ impl RemoteSource {
                     },
                 )
                 .await?;
-            let (size, range) = (r.meta.size, r.range.clone());
+            let (size, range, etag) = (r.meta.size, r.range.clone(), r.meta.e_tag.clone());
             let bytes = r.bytes().await?;
-            Ok::<_, object_store::Error>((size, range, bytes))
+            Ok::<_, object_store::Error>((size, range, bytes, etag))
         })?;
-        let (size, range, bytes) = match got {
+        let (size, range, bytes, etag) = match got {
             Ok(x) => x,
             Err(first) => {
                 // An empty object has no byte 0 to ask for: its size says so.
                 let store = Arc::clone(&self.store);
                 let path = self.path.clone();
                 match run(async move { store.head(&path).await })? {
-                    Ok(meta) if meta.size == 0 => (0, 0..0, Bytes::new()),
+                    Ok(meta) if meta.size == 0 => (0, 0..0, Bytes::new(), meta.e_tag),
                     _ => {
                         return Err(Error::Store {
                             url: self.url.clone(),
@@ -392,6 +411,7 @@ impl RemoteSource {
         };
         self.stats.record(&range, &self.url);
         self.len = size;
+        self.etag = etag;
         let mut c = Cache {
             last_end: range.end,
             ..Cache::default()
@@ -418,8 +438,7 @@ impl RemoteSource {
     fn get(&self, range: Range<u64>) -> io::Result<Bytes> {
         let store = Arc::clone(&self.store);
         let path = self.path.clone();
-        let r = range.clone();
-        let bytes = run(async move { store.get_range(&path, r).await })
+        let bytes = run(fetch(store, path, range.clone(), self.etag.clone()))
             .map_err(io::Error::other)?
             .map_err(|e| io::Error::other(format!("{}: bytes {}..{}: {e}", self.url, range.start, range.end)))?;
         self.stats.record(&range, &self.url);
@@ -446,16 +465,12 @@ impl RemoteSource {
             .collect();
         let store = Arc::clone(&self.store);
         let path = self.path.clone();
-        let ranges = parts.clone();
-        let got = run(async move {
-            let futs = ranges.into_iter().map(|r| {
-                let (store, path) = (Arc::clone(&store), path.clone());
-                async move { store.get_range(&path, r).await }
-            });
-            futures::future::try_join_all(futs).await
-        })
-        .map_err(io::Error::other)?
-        .map_err(|e| io::Error::other(format!("{}: bytes {}..: {e}", self.url, offset)))?;
+        let futs = parts
+            .iter()
+            .map(|r| fetch(Arc::clone(&store), path.clone(), r.clone(), self.etag.clone()));
+        let got = run(futures::future::try_join_all(futs))
+            .map_err(io::Error::other)?
+            .map_err(|e| io::Error::other(format!("{}: bytes {}..: {e}", self.url, offset)))?;
         for (r, b) in parts.iter().zip(got) {
             self.stats.record(r, &self.url);
             let at = usize::try_from(r.start - offset).map_err(io::Error::other)?;
@@ -550,6 +565,7 @@ pub fn fetch_range(url: &str, opts: &RemoteOptions, range: Range<u64>) -> Result
         store,
         path,
         len: range.end,
+        etag: None,
         opts: opts.clone(),
         cache: Mutex::new(Cache::default()),
         stats: Arc::new(Stats::default()),

@@ -296,10 +296,10 @@ pub fn open_url(url: &str, options: OpenOptions, remote: &RemoteOptions) -> Resu
 ///
 /// # Errors
 /// As [`open_with`] and [`open_url`].
-pub fn open_path_or_url(target: &str, options: OpenOptions) -> Result<AsdfFile, Error> {
+pub fn open_path_or_url(target: impl AsRef<Path>, options: OpenOptions) -> Result<AsdfFile, Error> {
     #[cfg(feature = "remote")]
-    if asdf_remote::is_url(target) {
-        return open_url(target, options, &RemoteOptions::default());
+    if let Some(url) = target.as_ref().to_str().filter(|s| asdf_remote::is_url(s)) {
+        return open_url(url, options, &RemoteOptions::default());
     }
     open_with(target, options)
 }
@@ -519,6 +519,17 @@ impl AsdfFile {
             remote: None,
             fits: None,
         })
+    }
+
+    /// Whether the file opened from a path is still the file that was opened (same device,
+    /// inode, length and modification time): `false` once another writer has replaced or
+    /// changed it, and for files not opened from a path.
+    #[must_use]
+    pub fn unchanged_on_disk(&self) -> bool {
+        match (&self.path, &self.opened) {
+            (Some(p), Some(fp)) => std::fs::metadata(p).is_ok_and(|m| guard::Fingerprint::of(&m) == *fp),
+            _ => false,
+        }
     }
 
     /// What this file's remote source has fetched (requests, bytes, ranges); `None` for a

@@ -173,7 +173,6 @@ class File:
     def __init__(self, native, storage_options=None):
         self._native = native
         self._storage_options = storage_options
-        self._closed = False
 
     def __enter__(self):
         return self
@@ -183,8 +182,9 @@ class File:
         return False
 
     def close(self):
-        """Forgets the file (arrays already read stay valid)."""
-        self._closed = True
+        """Releases the file (its handle or map, a remote file's cache); arrays already read
+        stay valid, the tree's views and this object raise AsdfError from now on."""
+        self._native = _Closed()
 
     @property
     def tree(self):
@@ -212,7 +212,10 @@ class File:
             try:
                 return self.array(pointer)
             except AsdfError as e:
-                # As Python asdf: an ndarray that cannot be read stays the node it is.
+                # As Python asdf: an ndarray node that is not a valid ndarray stays the node
+                # it is; I/O, codec and file errors are errors.
+                if getattr(e, "kind", None) != "Array":
+                    raise
                 import warnings
 
                 warnings.warn(f"{pointer or '/'}: {e}; given as written", stacklevel=2)
@@ -349,6 +352,11 @@ def _records(data, depth):
     if depth == 0:
         return tuple(data) if isinstance(data, list) else data
     return [_records(x, depth - 1) for x in data]
+
+
+class _Closed:
+    def __getattr__(self, name):
+        raise AsdfError("the file is closed")
 
 
 def _masked(f, pointer, arr):
