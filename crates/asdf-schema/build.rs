@@ -9,6 +9,65 @@ use std::path::{Path, PathBuf};
 #[allow(dead_code)]
 mod scan;
 
+// The validator itself, to compile the embedded schemas once here (see `src/compiled.rs`).
+#[path = "src/compiled.rs"]
+#[allow(dead_code, unused_imports)]
+mod compiled;
+#[path = "src/error.rs"]
+#[allow(dead_code, unused_imports)]
+mod error;
+#[path = "src/format.rs"]
+#[allow(dead_code, unused_imports)]
+mod format;
+#[path = "src/registry.rs"]
+#[allow(dead_code, unused_imports)]
+mod registry;
+#[path = "src/uri.rs"]
+#[allow(dead_code, unused_imports)]
+mod uri;
+#[path = "src/validator.rs"]
+#[allow(dead_code, unused_imports)]
+mod validator;
+
+/// Every embedded schema compiled with the library's own compiler, as `compiled::to_bytes`
+/// writes it; empty when they do not compile (the library then compiles at run time, and a
+/// test fails on the empty table).
+fn compile_all(ids: &[(&str, usize)], files: &[(String, PathBuf, Vec<u8>)], tags: &[(&str, &str)]) -> Vec<u8> {
+    let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
+    let ids: &'static [(&'static str, usize)] =
+        Box::leak(ids.iter().map(|(id, i)| (leak(id), *i)).collect::<Vec<_>>().into_boxed_slice());
+    let files: &'static [(&'static str, &'static [u8])] = Box::leak(
+        files
+            .iter()
+            .map(|(rel, _, text)| (leak(rel), &*Box::leak(text.clone().into_boxed_slice())))
+            .collect::<Vec<_>>()
+            .into_boxed_slice(),
+    );
+    let tags: &'static [(&'static str, &'static str)] =
+        Box::leak(tags.iter().map(|(t, s)| (leak(t), leak(s))).collect::<Vec<_>>().into_boxed_slice());
+    let mut registry = registry::Registry::new();
+    registry.set_static_docs(ids, files);
+    registry.set_static_aliases(tags);
+    // As `AsdfSchemas::all_uris`: every document the registry holds, in its order.
+    let uris: Vec<String> = registry
+        .uris()
+        .filter(|u| !u.starts_with("urn-anonymous"))
+        .map(str::to_owned)
+        .collect();
+    let refs: Vec<&str> = uris.iter().map(String::as_str).collect();
+    let opts = validator::CompileOptions {
+        keep_unknown: true,
+        ..validator::CompileOptions::default()
+    };
+    match validator::Validator::compile(&mut registry, &refs, &opts) {
+        Ok(v) => v.to_bytes().unwrap_or_default(),
+        Err(e) => {
+            println!("cargo:warning=the embedded schemas do not compile ({e}): validation compiles at run time");
+            Vec::new()
+        }
+    }
+}
+
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
@@ -28,6 +87,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = manifest_dir.join("../../schemas");
     println!("cargo:rerun-if-changed={}", root.display());
     println!("cargo:rerun-if-changed=src/scan.rs");
+    for m in ["compiled", "error", "format", "registry", "uri", "validator"] {
+        println!("cargo:rerun-if-changed=src/{m}.rs");
+    }
     let mut paths = Vec::new();
     walk(&root, &mut paths);
     let mut files: Vec<(String, PathBuf, Vec<u8>)> = Vec::new();
@@ -115,7 +177,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     .ok();
     writeln!(src, "pub(crate) static UNSCANNED: &[usize] = &{unscanned:?};").ok();
 
-    let out = PathBuf::from(std::env::var("OUT_DIR")?).join("embedded.rs");
+    // Files the scans did not understand are parsed at start-up, and change the registry:
+    // the build-time validator is made only without them.
+    let compiled = if unscanned.is_empty() {
+        compile_all(&ids, &files, &tags)
+    } else {
+        Vec::new()
+    };
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
+    std::fs::write(out_dir.join("compiled.bin"), compiled)?;
+    writeln!(
+        src,
+        "/// Every schema of SCHEMA_IDS compiled by the build script (`compiled.rs`); empty if they did not compile."
+    )
+    .ok();
+    writeln!(
+        src,
+        "pub(crate) static COMPILED: &[u8] = include_bytes!({:?});",
+        out_dir.join("compiled.bin").to_string_lossy()
+    )
+    .ok();
+    let out = out_dir.join("embedded.rs");
     std::fs::write(out, src)?;
     Ok(())
 }

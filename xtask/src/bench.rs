@@ -318,7 +318,7 @@ fn cargo_build(args: &[&str]) -> bool {
 }
 
 /// The release `asdf-cli`, built once per run.
-fn cli_exe() -> Result<PathBuf> {
+pub(crate) fn cli_exe() -> Result<PathBuf> {
     static BUILT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let ok = *BUILT.get_or_init(|| cargo_build(&["--package", "asdf-cli"]));
     if !ok {

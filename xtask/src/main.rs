@@ -5,6 +5,7 @@ use anyhow::{Result, bail};
 
 mod bench;
 mod fuzz;
+mod order;
 
 struct Task {
     name: &'static str,
@@ -62,6 +63,11 @@ const TASKS: &[Task] = &[
         name: "bench",
         help: "[--runs N] [write|sum|element|fits|stream|codecs|tree]: 1 GiB float64 write, open+sum, open+one element, a 1 GiB JWST FITS file (vs stdatamodels and astropy), 2 GiB stream; ours vs Python asdf 6.0, medians, peak RSS",
         run: bench::bench,
+    },
+    Task {
+        name: "order-symbols",
+        help: "record (under valgrind) the functions the bench child's open + element and `asdf-cli info/validate/verify` run, as the linker's symbol ordering files (build-support/symbol_order.rs)",
+        run: order::order_symbols,
     },
     Task {
         name: "bench-child",
@@ -185,7 +191,7 @@ fn main() -> Result<()> {
         return Ok(());
     };
     // Benchmarks measure optimised code only: a debug build of xtask re-runs itself in release.
-    if name.starts_with("bench") && cfg!(debug_assertions) {
+    if (name.starts_with("bench") || name == "order-symbols") && cfg!(debug_assertions) {
         println!("(building xtask in release for the benchmark)");
         let status = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
             .args(["run", "--quiet", "--release", "--package", "xtask", "--"])

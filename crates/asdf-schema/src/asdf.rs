@@ -353,8 +353,14 @@ impl AsdfSchemas {
             options,
             shadowed: Vec::new(),
         };
-        // The embedded schemas are compiled as documents need them (they are checked whole
-        // by `cargo xtask validate-schemas` and the test suites).
+        // The build script compiled every embedded schema (`compiled.rs`): its table is read
+        // lazily, each compiled node when validation first reaches it. Without it (extra
+        // files, or options it cannot serve) the schemas are compiled as documents need them.
+        if s.extra.is_empty()
+            && let Some(v) = Validator::from_bytes(embedded::COMPILED, &s.options)
+        {
+            s.full = std::sync::OnceLock::from(v);
+        }
         s.index();
         Ok(s)
     }
@@ -441,7 +447,9 @@ impl AsdfSchemas {
         doc: &Document,
         pointer: &str,
     ) -> Result<Vec<Violation>, SchemaError> {
-        if let Some(v) = self.full.get() {
+        if let Some(v) = self.full.get()
+            && v.has(uri)
+        {
             return v.validate(uri, node, doc, pointer);
         }
         let found = self.cache().get(uri).cloned();
@@ -968,6 +976,12 @@ impl AsdfSchemas {
 /// Untagged scalars and aliases hold no tagged node: the walk skips them.
 fn worth_a_visit(n: &Node) -> bool {
     n.tag.is_some() || matches!(n.kind, NodeKind::Sequence(_) | NodeKind::Mapping(_))
+}
+
+/// The build script's compiled table of the embedded schemas.
+#[cfg(test)]
+pub(crate) fn embedded_compiled() -> &'static [u8] {
+    embedded::COMPILED
 }
 
 /// Shares one [`AsdfSchemas`] (compiling the embedded schemas takes a few milliseconds).

@@ -16,6 +16,7 @@
 //! ```
 
 pub mod asdf;
+mod compiled;
 mod error;
 mod format;
 mod registry;

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use asdf_yaml::{Document, Node, NodeKind, Value};
+use asdf_yaml::{Document, Mapping, Node, NodeKind, Value};
 use num_bigint::BigInt;
 use regex::Regex;
 
@@ -16,8 +16,8 @@ use regex::Regex;
 /// regex costs tens of kilobytes).
 #[derive(Debug)]
 pub(crate) struct Pattern {
-    source: String,
-    compiled: std::sync::OnceLock<Option<Regex>>,
+    pub(crate) source: String,
+    pub(crate) compiled: std::sync::OnceLock<Option<Regex>>,
 }
 
 impl Pattern {
@@ -55,7 +55,7 @@ pub trait KeywordFactory: Send + Sync {
 }
 
 #[derive(Debug, Clone)]
-enum Num {
+pub(crate) enum Num {
     I(BigInt),
     F(f64),
 }
@@ -178,20 +178,20 @@ fn repr(n: &Node) -> String {
 }
 
 #[derive(Debug)]
-enum AddItems {
+pub(crate) enum AddItems {
     Any,
     No,
     Schema(usize),
 }
 
 #[derive(Debug)]
-enum Dep {
+pub(crate) enum Dep {
     Props(Vec<String>),
     Schema(usize),
 }
 
 #[derive(Debug)]
-enum Kw {
+pub(crate) enum Kw {
     Ref(usize),
     Unresolvable(String),
     Type(u8),
@@ -225,13 +225,112 @@ enum Kw {
     Format(String),
     Tag(String),
     Custom(String, Box<dyn Keyword>),
+    /// A keyword this build does not implement, kept for the build-time tables
+    /// ([`CompileOptions::keep_unknown`]): compiled when the tables are read if a
+    /// [`KeywordFactory`] of that name is given then, dropped otherwise. `schema` holds the
+    /// sibling keywords a factory may consult (see `crate::compiled`).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Deferred { value: Node, schema: Node },
+    /// A keyword whose compilation failed when the build-time tables were read (a custom
+    /// keyword rejecting its value): every instance that reaches it fails with this message.
+    Broken(String),
 }
 
 #[derive(Debug, Default)]
-struct Compiled {
-    location: String,
-    kws: Vec<(String, Kw)>,
+pub(crate) struct Compiled {
+    pub(crate) location: String,
+    pub(crate) kws: Vec<(String, Kw)>,
 }
+
+/// What an index past the arena finds: nothing to check.
+pub(crate) static EMPTY: Compiled = Compiled {
+    location: String::new(),
+    kws: Vec::new(),
+};
+
+/// The compiled schema nodes of a [`Validator`]: built in memory (`Vec`), or read lazily
+/// from the build-time bytes (`compiled.rs`).
+pub(crate) trait NodeSource: Send + Sync + fmt::Debug {
+    fn get(&self, i: usize) -> &Compiled;
+    #[cfg_attr(not(test), allow(dead_code))]
+    fn len(&self) -> usize;
+    /// The nodes, when they are in memory.
+    fn owned(&self) -> Option<&[Compiled]> {
+        None
+    }
+}
+
+impl NodeSource for Vec<Compiled> {
+    fn get(&self, i: usize) -> &Compiled {
+        self.as_slice().get(i).unwrap_or(&EMPTY)
+    }
+
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    fn owned(&self) -> Option<&[Compiled]> {
+        Some(self)
+    }
+}
+
+/// Keys that are never validation keywords (annotations, and draft-4 keywords read next to
+/// another): the build-time tables do not keep them, so a factory with one of these names
+/// is served by a compile at run time instead (see `compiled.rs`).
+const NOT_KEYWORDS: &[&str] = &[
+    "$schema",
+    "$comment",
+    "id",
+    "title",
+    "description",
+    "default",
+    "definitions",
+    "examples",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "additionalItems",
+];
+
+/// Draft 4 keywords whose values are schemas: left out of a deferred keyword's siblings.
+const SUBSCHEMA_KEYWORDS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "items",
+    "dependencies",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+];
+
+pub(crate) fn never_a_keyword(key: &str) -> bool {
+    NOT_KEYWORDS.contains(&key)
+}
+
+/// What a deferred keyword's factory is given as its schema: the schema's entries without
+/// prose and without subschemas (a factory reads its sibling keywords, such as `datatype`
+/// reading `exact_datatype`; the subschemas are compiled on their own).
+pub(crate) fn siblings(schema: &Node) -> Node {
+    let mut out = Mapping::default();
+    if let Some(m) = schema.as_mapping() {
+        for (k, v) in &m.entries {
+            let key = k.as_str().unwrap_or_default();
+            if matches!(key, "title" | "description" | "examples") || SUBSCHEMA_KEYWORDS.contains(&key) {
+                continue;
+            }
+            out.entries.push((k.clone(), v.clone()));
+        }
+    }
+    Node {
+        tag: None,
+        anchor: None,
+        span: schema.span,
+        kind: NodeKind::Mapping(out),
+    }
+}
+
+
 
 /// Options for compiling schemas.
 #[derive(Clone, Default)]
@@ -242,6 +341,9 @@ pub struct CompileOptions {
     pub check_formats: bool,
     /// Keywords implemented outside this crate.
     pub keywords: Vec<Arc<dyn KeywordFactory>>,
+    /// Build-time tables only: keep `format` and every keyword without a factory (as
+    /// [`Kw::Deferred`]) so that the tables serve any options they are read with.
+    pub(crate) keep_unknown: bool,
 }
 
 impl CompileOptions {
@@ -273,9 +375,9 @@ impl fmt::Debug for CompileOptions {
 /// Compiled schemas, ready to validate instances.
 #[derive(Debug)]
 pub struct Validator {
-    nodes: Vec<Compiled>,
-    roots: HashMap<String, usize>,
-    check_formats: bool,
+    pub(crate) nodes: Box<dyn NodeSource>,
+    pub(crate) roots: HashMap<String, usize>,
+    pub(crate) check_formats: bool,
 }
 
 struct Compiler<'r> {
@@ -584,7 +686,7 @@ impl Compiler<'_> {
                     }
                 }
                 "not" => Kw::Not(self.child(loc, &["not"])?),
-                "format" if self.opts.check_formats => match v.as_str() {
+                "format" if self.opts.check_formats || self.opts.keep_unknown => match v.as_str() {
                     Some(f) => Kw::Format(f.to_owned()),
                     None => continue,
                 },
@@ -594,6 +696,15 @@ impl Compiler<'_> {
                 },
                 other => {
                     let Some(f) = self.opts.keywords.iter().find(|f| f.name() == other) else {
+                        if self.opts.keep_unknown && !never_a_keyword(other) {
+                            kws.push((
+                                other.to_owned(),
+                                Kw::Deferred {
+                                    value: v.clone(),
+                                    schema: siblings(node),
+                                },
+                            ));
+                        }
                         continue;
                     };
                     let c = f.compile(v, node).map_err(|source| SchemaError::Keyword {
@@ -631,7 +742,7 @@ impl Validator {
             roots.insert((*u).to_owned(), i);
         }
         Ok(Validator {
-            nodes: c.nodes,
+            nodes: Box::new(c.nodes),
             roots,
             check_formats: opts.check_formats,
         })
@@ -641,7 +752,7 @@ impl Validator {
     #[must_use]
     pub fn empty(opts: &CompileOptions) -> Self {
         Validator {
-            nodes: Vec::new(),
+            nodes: Box::new(Vec::new()),
             roots: HashMap::new(),
             check_formats: opts.check_formats,
         }
@@ -725,7 +836,7 @@ impl Cx<'_> {
             s.push(Violation {
                 instance: path.to_owned(),
                 span: node.span,
-                schema: format!("{}/{key}", self.v.nodes[idx].location),
+                schema: format!("{}/{key}", self.v.nodes.get(idx).location),
                 keyword: key.to_owned(),
                 message,
             });
@@ -827,7 +938,7 @@ impl Cx<'_> {
             }};
         }
         let bits = type_bits(node);
-        for (key, kw) in &v.nodes[idx].kws {
+        for (key, kw) in &v.nodes.get(idx).kws {
             match kw {
                 Kw::Ref(t) => {
                     sub!(*t, node);
@@ -1137,6 +1248,10 @@ impl Cx<'_> {
                     if let Err(e) = c.validate(node, self.doc) {
                         bad!(name, e.to_string());
                     }
+                }
+                Kw::Deferred { .. } => {}
+                Kw::Broken(message) => {
+                    bad!(key, message.clone());
                 }
             }
         }
