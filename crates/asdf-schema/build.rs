@@ -34,8 +34,12 @@ mod validator;
 /// test fails on the empty table).
 fn compile_all(ids: &[(&str, usize)], files: &[(String, PathBuf, Vec<u8>)], tags: &[(&str, &str)]) -> Vec<u8> {
     let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
-    let ids: &'static [(&'static str, usize)] =
-        Box::leak(ids.iter().map(|(id, i)| (leak(id), *i)).collect::<Vec<_>>().into_boxed_slice());
+    let ids: &'static [(&'static str, usize)] = Box::leak(
+        ids.iter()
+            .map(|(id, i)| (leak(id), *i))
+            .collect::<Vec<_>>()
+            .into_boxed_slice(),
+    );
     let files: &'static [(&'static str, &'static [u8])] = Box::leak(
         files
             .iter()
@@ -43,8 +47,12 @@ fn compile_all(ids: &[(&str, usize)], files: &[(String, PathBuf, Vec<u8>)], tags
             .collect::<Vec<_>>()
             .into_boxed_slice(),
     );
-    let tags: &'static [(&'static str, &'static str)] =
-        Box::leak(tags.iter().map(|(t, s)| (leak(t), leak(s))).collect::<Vec<_>>().into_boxed_slice());
+    let tags: &'static [(&'static str, &'static str)] = Box::leak(
+        tags.iter()
+            .map(|(t, s)| (leak(t), leak(s)))
+            .collect::<Vec<_>>()
+            .into_boxed_slice(),
+    );
     let mut registry = registry::Registry::new();
     registry.set_static_docs(ids, files);
     registry.set_static_aliases(tags);

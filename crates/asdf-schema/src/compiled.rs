@@ -21,18 +21,22 @@ use asdf_yaml::{Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Va
 use num_bigint::BigInt;
 
 use crate::validator::{
-    AddItems, CompileOptions, Compiled, Dep, EMPTY, KeywordFactory, Kw, NodeSource, Num, Pattern, Validator, never_a_keyword,
+    AddItems, CompileOptions, Compiled, Dep, EMPTY, KeywordFactory, Kw, NodeSource, Num, Pattern, Validator,
+    never_a_keyword,
 };
 
 const MAGIC: &[u8; 8] = b"ASDFCV1\0";
 const CHUNK: usize = 64;
+
+/// `CHUNK` nodes, each decoded on first use.
+type Chunk = Box<[OnceLock<Compiled>]>;
 
 pub(crate) struct Lazy {
     bytes: &'static [u8],
     /// Where the offset table starts.
     table: usize,
     len: usize,
-    chunks: Box<[OnceLock<Box<[OnceLock<Compiled>]>>]>,
+    chunks: Box<[OnceLock<Chunk>]>,
     keywords: Vec<Arc<dyn KeywordFactory>>,
     check_formats: bool,
 }
@@ -315,7 +319,12 @@ fn keyword(out: &mut Vec<u8>, kw: &Kw) -> Option<()> {
             out.push(6);
             num(out, n);
         }
-        Kw::MinLength(l) | Kw::MaxLength(l) | Kw::MinItems(l) | Kw::MaxItems(l) | Kw::MinProperties(l) | Kw::MaxProperties(l) => {
+        Kw::MinLength(l)
+        | Kw::MaxLength(l)
+        | Kw::MinItems(l)
+        | Kw::MaxItems(l)
+        | Kw::MinProperties(l)
+        | Kw::MaxProperties(l) => {
             out.push(match kw {
                 Kw::MinLength(_) => 7,
                 Kw::MaxLength(_) => 8,
@@ -606,7 +615,11 @@ impl Reader {
                 k @ (4 | 5) => {
                     let lim = self.num()?;
                     let ex = self.byte()? != 0;
-                    if k == 4 { Kw::Minimum(lim, ex) } else { Kw::Maximum(lim, ex) }
+                    if k == 4 {
+                        Kw::Minimum(lim, ex)
+                    } else {
+                        Kw::Maximum(lim, ex)
+                    }
                 }
                 6 => Kw::MultipleOf(self.num()?),
                 7 => Kw::MinLength(self.uint()?),
@@ -628,7 +641,11 @@ impl Reader {
                 14 => Kw::UniqueItems,
                 15 => {
                     let n = self.count()?;
-                    Kw::Properties((0..n).map(|_| Some((self.string()?, self.usize()?))).collect::<Option<_>>()?)
+                    Kw::Properties(
+                        (0..n)
+                            .map(|_| Some((self.string()?, self.usize()?)))
+                            .collect::<Option<_>>()?,
+                    )
                 }
                 16 => {
                     let n = self.count()?;
@@ -795,7 +812,9 @@ mod tests {
         };
         let built = Validator::compile(&mut reg, &["http://example.org/k"], &opts).unwrap();
         let bytes: &'static [u8] = Box::leak(built.to_bytes().unwrap().into_boxed_slice());
-        let doc = asdf_yaml::parse(b"a: 1\nb: 2\n", &asdf_yaml::Limits::default()).unwrap().document;
+        let doc = asdf_yaml::parse(b"a: 1\nb: 2\n", &asdf_yaml::Limits::default())
+            .unwrap()
+            .document;
 
         let with = CompileOptions::default().keyword(Arc::new(Factory("datatype")));
         let v = Validator::from_bytes(bytes, &with).unwrap();
@@ -806,7 +825,12 @@ mod tests {
         assert!(msgs[1].contains("keyword `datatype`: refused"), "{}", msgs[1]);
 
         let without = Validator::from_bytes(bytes, &CompileOptions::default()).unwrap();
-        assert!(without.validate("http://example.org/k", &doc.root, &doc, "").unwrap().is_empty());
+        assert!(
+            without
+                .validate("http://example.org/k", &doc.root, &doc, "")
+                .unwrap()
+                .is_empty()
+        );
         // A factory named like an annotation the tables drop: no table, compile at run time.
         let odd = CompileOptions::default().keyword(Arc::new(Factory("title")));
         assert!(Validator::from_bytes(bytes, &odd).is_none());
@@ -816,7 +840,9 @@ mod tests {
     #[test]
     fn damaged_tables_do_not_panic() {
         let t = table();
-        let doc = asdf_yaml::parse(b"a: 1\n", &asdf_yaml::Limits::default()).unwrap().document;
+        let doc = asdf_yaml::parse(b"a: 1\n", &asdf_yaml::Limits::default())
+            .unwrap()
+            .document;
         let opts = CompileOptions::default();
         let mut state = 0x9E37_79B9_7F4A_7C15_u64;
         for round in 0..200 {
@@ -828,8 +854,8 @@ mod tests {
                         state ^= state << 13;
                         state ^= state >> 7;
                         state ^= state << 17;
-                        let i = (state as usize) % b.len();
-                        b[i] = (state >> 32) as u8;
+                        let i = usize::try_from(state % b.len() as u64).unwrap_or(0);
+                        b[i] = state.to_le_bytes()[4];
                     }
                 }
             }

@@ -230,7 +230,10 @@ pub(crate) enum Kw {
     /// [`KeywordFactory`] of that name is given then, dropped otherwise. `schema` holds the
     /// sibling keywords a factory may consult (see `crate::compiled`).
     #[cfg_attr(not(test), allow(dead_code))]
-    Deferred { value: Node, schema: Node },
+    Deferred {
+        value: Node,
+        schema: Node,
+    },
     /// A keyword whose compilation failed when the build-time tables were read (a custom
     /// keyword rejecting its value): every instance that reaches it fails with this message.
     Broken(String),
@@ -329,8 +332,6 @@ pub(crate) fn siblings(schema: &Node) -> Node {
         kind: NodeKind::Mapping(out),
     }
 }
-
-
 
 /// Options for compiling schemas.
 #[derive(Clone, Default)]
