@@ -254,6 +254,87 @@ pub fn child(args: &[String]) -> Result<()> {
             }
             report(t.elapsed().as_secs_f64(), 0.0);
         }
+        "floors" => {
+            // The machine's limits, each on one core, in this process (see `Floors`).
+            let big = arg(1);
+            let gib = 1u64 << 30;
+            let piece = 64usize << 20;
+            let mut a = vec![1u8; piece];
+            let mut b = vec![2u8; piece];
+            let t = Instant::now();
+            for k in 0..16u8 {
+                a[0] = k;
+                b.copy_from_slice(&a);
+                std::hint::black_box(&b);
+            }
+            let memcpy = t.elapsed().as_secs_f64();
+            let file = std::fs::File::open(&big)?;
+            let size = file.metadata()?.len();
+            let t = Instant::now();
+            let mut at = 0u64;
+            while at < size {
+                let n = std::os::unix::fs::FileExt::read_at(&file, &mut b, at)?;
+                if n == 0 {
+                    break;
+                }
+                at += n as u64;
+            }
+            let read = t.elapsed().as_secs_f64() * gib as f64 / size as f64;
+            let tmp = std::path::PathBuf::from(format!("{big}.floor.tmp"));
+            let t = Instant::now();
+            {
+                let mut w = std::fs::File::create(&tmp)?;
+                for _ in 0..16 {
+                    std::io::Write::write_all(&mut w, &a)?;
+                }
+            }
+            let write = t.elapsed().as_secs_f64();
+            std::fs::remove_file(&tmp)?;
+            let t = Instant::now();
+            let mut h = <md5::Md5 as md5::Digest>::new();
+            for _ in 0..16 {
+                md5::Digest::update(&mut h, &a);
+            }
+            std::hint::black_box(md5::Digest::finalize(h));
+            let md5 = t.elapsed().as_secs_f64();
+            // The codecs on the codec workload's data (64 MiB of it; seconds per 256 MiB).
+            let data: Vec<u8> = (0..CODEC_ELEMENTS / 4)
+                .flat_map(|i| codec_value(i).to_le_bytes())
+                .collect();
+            let registry = asdf_layout::compression::Registry::shared_default();
+            let mut codecs = serde_json::Map::new();
+            for name in ["zlib", "lz4", "zstd", "blsc"] {
+                let Some(codec) = asdf_layout::Label::from_name(name).and_then(|l| registry.get(l)) else {
+                    continue;
+                };
+                let mut enc = Vec::new();
+                let t = Instant::now();
+                codec.encode(&data, &mut enc)?;
+                let e = t.elapsed().as_secs_f64() * 4.0;
+                let mut dec = vec![0u8; data.len()];
+                let t = Instant::now();
+                codec.decode(&enc, &mut dec)?;
+                let d = t.elapsed().as_secs_f64() * 4.0;
+                if dec != data {
+                    bail!("{name} does not round-trip");
+                }
+                codecs.insert(
+                    name.to_owned(),
+                    serde_json::json!({"encode": e, "decode": d, "ratio": data.len() as f64 / enc.len() as f64}),
+                );
+            }
+            // A fresh process's open(2) + fstat + pread(2) of 8 bytes: the least an element costs.
+            let t = Instant::now();
+            let f = std::fs::File::open(&big)?;
+            let _ = f.metadata()?;
+            let mut x = [0u8; 8];
+            std::os::unix::fs::FileExt::read_exact_at(&f, &mut x, size / 2)?;
+            let element = t.elapsed().as_secs_f64();
+            println!(
+                "{}",
+                serde_json::json!({"memcpy": memcpy, "read": read, "write": write, "md5": md5, "codecs": codecs, "element": element})
+            );
+        }
         other => bail!("unknown bench child `{other}`"),
     }
     Ok(())
@@ -456,6 +537,154 @@ fn secs(s: f64) -> String {
     }
 }
 
+/// The machine's limits, measured by `bench-child floors` (the best of three fresh
+/// processes): seconds per GiB on one core for a memory copy, a page-cache read and write and
+/// MD5; the codecs' seconds per 256 MiB of the codec data on one core; a fresh process's
+/// open + pread of 8 bytes.
+#[derive(Debug, Clone, Default)]
+struct Floors {
+    memcpy: f64,
+    read: f64,
+    write: f64,
+    md5: f64,
+    /// label -> (encode s, decode s, compression ratio) per 256 MiB.
+    codecs: Vec<(String, f64, f64, f64)>,
+    element: f64,
+    idle: f64,
+}
+
+impl Floors {
+    fn measure(big: &str) -> Result<Floors> {
+        // A process start and exit: the least of three runs of /bin/true.
+        let mut idle = f64::INFINITY;
+        for _ in 0..3 {
+            idle = idle.min(run_whole("/bin/true", &[])?.0);
+        }
+        let mut best = Floors {
+            memcpy: f64::INFINITY,
+            read: f64::INFINITY,
+            write: f64::INFINITY,
+            md5: f64::INFINITY,
+            codecs: Vec::new(),
+            element: f64::INFINITY,
+            idle,
+        };
+        for _ in 0..3 {
+            let exe = std::env::current_exe()?;
+            let out = Command::new(exe).args(["bench-child", "floors", big]).output()?;
+            if !out.status.success() {
+                bail!("bench-child floors: {}", String::from_utf8_lossy(&out.stderr));
+            }
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+            let f = |k: &str| v[k].as_f64().unwrap_or(f64::INFINITY);
+            best.memcpy = best.memcpy.min(f("memcpy"));
+            best.read = best.read.min(f("read"));
+            best.write = best.write.min(f("write"));
+            best.md5 = best.md5.min(f("md5"));
+            best.element = best.element.min(f("element"));
+            if let Some(m) = v["codecs"].as_object() {
+                for (name, c) in m {
+                    let (e, d, r) = (
+                        c["encode"].as_f64().unwrap_or(f64::INFINITY),
+                        c["decode"].as_f64().unwrap_or(f64::INFINITY),
+                        c["ratio"].as_f64().unwrap_or(1.0),
+                    );
+                    match best.codecs.iter_mut().find(|x| x.0 == *name) {
+                        Some(x) => {
+                            x.1 = x.1.min(e);
+                            x.2 = x.2.min(d);
+                        }
+                        None => best.codecs.push((name.clone(), e, d, r)),
+                    }
+                }
+            }
+        }
+        Ok(best)
+    }
+
+    fn print(&self) {
+        let gb = |s: f64| (1u64 << 30) as f64 / s / 1e9;
+        println!(
+            "  limits, one core: memcpy {:.1} GB/s, page-cache read {:.1} GB/s, page-cache write {:.1} GB/s, MD5 {:.2} GB/s, open + pread of 8 bytes {} s, process start (/bin/true) {} s",
+            gb(self.memcpy),
+            gb(self.read),
+            gb(self.write),
+            gb(self.md5),
+            secs(self.element),
+            secs(self.idle)
+        );
+        for (name, e, d, r) in &self.codecs {
+            println!(
+                "  limits, one core: {name} encode {:.2} GB/s, decode {:.2} GB/s (of the 256 MiB int32 data, ratio {r:.1})",
+                (256u64 << 20) as f64 / e / 1e9,
+                (256u64 << 20) as f64 / d / 1e9
+            );
+        }
+    }
+
+    fn codec(&self, name: &str) -> Option<(f64, f64, f64)> {
+        self.codecs.iter().find(|c| c.0 == name).map(|c| (c.1, c.2, c.3))
+    }
+
+    /// The floor of a row (seconds, and what it is), on this 2-core machine; `None` for rows
+    /// bound by parsing or the device, which have no hardware floor worth the name.
+    fn of(&self, row: &str) -> Option<(f64, String)> {
+        let cores = 2.0;
+        if row.starts_with("write 1 GiB f64, checksums, no fsync") {
+            return Some((
+                self.write.max(self.md5),
+                "max(page-cache write, one core's MD5) of 1 GiB".to_owned(),
+            ));
+        }
+        if row.starts_with("write 1 GiB f64, no checksums, no fsync") {
+            return Some((self.write, "page-cache write of 1 GiB".to_owned()));
+        }
+        if row.starts_with("open + sum 1 GiB") {
+            return Some((self.read, "page-cache read of 1 GiB".to_owned()));
+        }
+        if row.contains("one element") {
+            return Some((self.element, "open(2) + pread(2) of 8 bytes".to_owned()));
+        }
+        if row.starts_with("stream 2 GiB") {
+            return Some((
+                2.0 * self.write.max(self.md5),
+                "max(page-cache write, one core's MD5) of 2 GiB".to_owned(),
+            ));
+        }
+        if let Some(rest) = row.strip_prefix("CLI verify, ") {
+            let mib: f64 = rest.split_whitespace().next()?.parse().ok()?;
+            let gib = mib / 1024.0;
+            if rest.contains("zlib") {
+                let (_, d, r) = self.codec("zlib")?;
+                let decode = d * mib / 256.0;
+                let md5 = self.md5 * gib / r;
+                return Some((
+                    self.idle + (decode + md5) / cores,
+                    "process start + (zlib decode + MD5 of the stored bytes) / 2 cores".to_owned(),
+                ));
+            }
+            return Some((
+                self.idle + (self.read * gib).max(self.md5 * gib / cores),
+                "process start + max(page-cache read, MD5 / 2 cores)".to_owned(),
+            ));
+        }
+        for name in ["zlib", "lz4", "zstd", "blsc"] {
+            let Some((e, d, r)) = self.codec(name) else { continue };
+            let md5 = self.md5 / 4.0 / r;
+            if row.starts_with(&format!("write 256 MiB int32, {name}, no fsync")) {
+                return Some((
+                    (e + md5) / cores,
+                    format!("({name} encode + MD5 of the compressed bytes) / 2 cores"),
+                ));
+            }
+            if row.starts_with(&format!("open + sum 256 MiB int32, {name}")) {
+                return Some((d / cores, format!("{name} decode / 2 cores")));
+            }
+        }
+        None
+    }
+}
+
 struct Table(Vec<[String; 6]>);
 
 impl Table {
@@ -476,11 +705,35 @@ impl Table {
         self.0.push([workload.to_owned(), secs(ours.secs), who, t, ratio, rss]);
     }
 
-    fn print(&self) {
+    fn print(&self, floors: Option<&Floors>) {
         println!("\n| workload | ours (s) | other | other (s) | speed-up | peak RSS MiB (ours / other) |");
         println!("|---|---|---|---|---|---|");
         for r in &self.0 {
             println!("| {} |", r.join(" | "));
+        }
+        let Some(floors) = floors else { return };
+        // Each workload once, beside its physical limit on this machine.
+        println!("\n| workload | ours (s) | limit (s) | limit | ours at % of the limit's speed |");
+        println!("|---|---|---|---|---|");
+        let mut seen = std::collections::HashSet::new();
+        for r in &self.0 {
+            if !seen.insert(r[0].clone()) {
+                continue;
+            }
+            let ours: f64 = r[1].parse().unwrap_or(f64::NAN);
+            match floors.of(&r[0]) {
+                Some((limit, what)) => println!(
+                    "| {} | {} | {} | {what} | {:.0}% |",
+                    r[0],
+                    r[1],
+                    secs(limit),
+                    100.0 * limit / ours
+                ),
+                None => println!(
+                    "| {} | {} | - | none: bound by parsing, or by the device (fsync) | - |",
+                    r[0], r[1]
+                ),
+            }
         }
     }
 }
@@ -954,6 +1207,15 @@ pub fn bench(args: &[String]) -> Result<()> {
         );
         table.row("validate the tree", ov, Some(("Python asdf 6.0", pv)));
     }
-    table.print();
+    // The limits, measured after the workloads (which made the 1 GiB file they read).
+    let floors = if big.exists() {
+        let f = Floors::measure(&big_s)?;
+        f.print();
+        Some(f)
+    } else {
+        println!("  limits: not measured (no {big_s}; run the write, sum or element workload)");
+        None
+    };
+    table.print(floors.as_ref());
     Ok(())
 }
