@@ -57,11 +57,7 @@ fn compile_all(ids: &[(&str, usize)], files: &[(String, PathBuf, Vec<u8>)], tags
     registry.set_static_docs(ids, files);
     registry.set_static_aliases(tags);
     // As `AsdfSchemas::all_uris`: every document the registry holds, in its order.
-    let uris: Vec<String> = registry
-        .uris()
-        .filter(|u| !u.starts_with("urn-anonymous"))
-        .map(str::to_owned)
-        .collect();
+    let uris = registry.schema_uris();
     let refs: Vec<&str> = uris.iter().map(String::as_str).collect();
     let opts = validator::CompileOptions {
         keep_unknown: true,

@@ -414,11 +414,7 @@ impl AsdfSchemas {
     }
 
     fn all_uris(&self) -> Vec<String> {
-        self.registry
-            .uris()
-            .filter(|u| !u.starts_with("urn-anonymous"))
-            .map(str::to_owned)
-            .collect()
+        self.registry.schema_uris()
     }
 
     /// Re-indexes and compiles everything now (after schemas or manifests were added).

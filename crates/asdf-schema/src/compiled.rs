@@ -736,11 +736,7 @@ mod tests {
     fn runtime(opts: &CompileOptions) -> Validator {
         let embedded = AsdfSchemas::with_options(opts.clone()).unwrap();
         let mut registry = embedded.registry().clone();
-        let uris: Vec<String> = registry
-            .uris()
-            .filter(|u| !u.starts_with("urn-anonymous"))
-            .map(str::to_owned)
-            .collect();
+        let uris = registry.schema_uris();
         let refs: Vec<&str> = uris.iter().map(String::as_str).collect();
         Validator::compile(&mut registry, &refs, opts).unwrap()
     }

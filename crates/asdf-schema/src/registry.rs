@@ -395,6 +395,15 @@ impl Registry {
             .chain(statics.filter(|u| !self.docs.contains_key(*u) && !self.deferred.contains_key(*u)))
     }
 
+    /// The URIs of the documents held, without the anonymous ones (the roots a validator of
+    /// every schema is compiled for, at run time and by the build script).
+    pub(crate) fn schema_uris(&self) -> Vec<String> {
+        self.uris()
+            .filter(|u| !u.starts_with("urn-anonymous"))
+            .map(str::to_owned)
+            .collect()
+    }
+
     /// The node at a location.
     #[must_use]
     pub fn node(&self, loc: &Location) -> Option<&Node> {
