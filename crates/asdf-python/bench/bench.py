@@ -60,15 +60,20 @@ def main():
 
     compare("open (validating)", o_open, p_open)
 
-    def o_sum():
-        with asdf_rs.open(raw) as f:
-            float(f["/data"].sum())
+    def sums(path):
+        """Open `path` and sum its /data: asdf_rs's reader, then Python asdf's."""
 
-    def p_sum():
-        with asdf.open(raw) as f:
-            float(f.tree["data"].sum())
+        def o():
+            with asdf_rs.open(path) as f:
+                float(f["/data"].sum())
 
-    compare("open + sum", o_sum, p_sum)
+        def p():
+            with asdf.open(path) as f:
+                float(f.tree["data"].sum())
+
+        return o, p
+
+    compare("open + sum", *sums(raw))
 
     def o_el():
         with asdf_rs.open(raw) as f:
@@ -90,15 +95,7 @@ def main():
 
     compare("tree open + touch", o_tree, p_tree)
 
-    def o_z():
-        with asdf_rs.open(zl) as f:
-            float(f["/data"].sum())
-
-    def p_z():
-        with asdf.open(zl) as f:
-            float(f.tree["data"].sum())
-
-    compare("zlib read + sum", o_z, p_z)
+    compare("zlib read + sum", *sums(zl))
 
     # Remote: a 1 GiB file (sparse here) over the range-counting HTTP server.
     sys.path.insert(0, str(REPO / "crates/asdf-python/tests"))
