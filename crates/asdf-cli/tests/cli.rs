@@ -14,10 +14,14 @@ fn root() -> PathBuf {
 fn run_cli(args: &[&str], editor: Option<&str>) -> (i32, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_asdf-cli"));
     cmd.args(args).current_dir(root());
+    // `edit` keeps the text it could not apply in a private temporary directory: here that
+    // is a directory of the test's own, removed when the run is over.
+    let scratch = tempfile::tempdir().unwrap();
     if let Some(e) = editor {
-        cmd.env_remove("VISUAL").env("EDITOR", e);
+        cmd.env_remove("VISUAL").env("EDITOR", e).env("TMPDIR", scratch.path());
     }
     let out = cmd.output().unwrap();
+    drop(scratch);
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
