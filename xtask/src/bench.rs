@@ -49,6 +49,17 @@ fn report(secs: f64, check: f64) {
     );
 }
 
+/// Minor page faults of this process so far (`BENCH_FAULTS=1`: the faults of a timed region,
+/// to see how much of a cold open is the kernel mapping pages in).
+fn minor_faults() -> i64 {
+    // SAFETY: getrusage writes one `rusage` into the zeroed value it is given.
+    unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &raw mut u);
+        u.ru_minflt
+    }
+}
+
 /// Elements of the 1 GiB float64 array: `i * 0.5`.
 const BIG_ELEMENTS: usize = 1 << 27;
 
@@ -144,18 +155,30 @@ pub fn child(args: &[String]) -> Result<()> {
             report(t.elapsed().as_secs_f64(), lanes.iter().sum());
         }
         "element" | "element-novalidate" | "element-default" => {
+            let faults = std::env::var_os("BENCH_FAULTS").map(|_| minor_faults());
             let t = Instant::now();
             let opts = OpenOptions::default()
                 .validate(arg(0) != "element-novalidate")
                 .memmap(arg(0) != "element-default");
-            let f = asdf::open_with(arg(1), opts)?;
+            let f = asdf::open_with(arg(1), opts.clone())?;
             let n = f.view("/data")?.shape[0];
             let e = f.element("/data", &[n / 2 + 7])?;
             let v = match e {
                 asdf::Element::Float(x) => x,
                 other => bail!("unexpected element {other:?}"),
             };
-            report(t.elapsed().as_secs_f64(), v);
+            let secs = t.elapsed().as_secs_f64();
+            if let Some(before) = faults {
+                // The same again, now that code and data are warm: what a cold open adds.
+                eprintln!("page faults while timed: {}", minor_faults() - before);
+                let again = Instant::now();
+                let f = asdf::open_with(arg(1), opts)?;
+                let opened = again.elapsed();
+                let n = f.view("/data")?.shape[0];
+                f.element("/data", &[n / 2 + 7])?;
+                eprintln!("warm: open {opened:?}, open + view + element {:?}", again.elapsed());
+            }
+            report(secs, v);
         }
         "cli" => {
             // A whole `asdf-cli` process (see `cli`): its time and peak RSS, not this one's.

@@ -13,7 +13,6 @@
 //! offset per node, then the nodes: location, keyword count, each keyword's name, a kind
 //! byte and its value.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
@@ -21,7 +20,7 @@ use asdf_yaml::{Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Va
 use num_bigint::BigInt;
 
 use crate::validator::{
-    AddItems, CompileOptions, Compiled, Dep, EMPTY, KeywordFactory, Kw, NodeSource, Num, Pattern, Validator,
+    AddItems, CompileOptions, Compiled, Dep, EMPTY, KeywordFactory, Kw, NodeSource, Num, Pattern, Roots, Validator,
     never_a_keyword,
 };
 
@@ -98,15 +97,16 @@ impl Validator {
         }
         let len = r.usize()?;
         let n_roots = r.usize()?;
-        let mut roots = HashMap::with_capacity(n_roots.min(4096));
+        let mut roots = Vec::with_capacity(n_roots.min(4096));
         for _ in 0..n_roots {
-            let uri = r.string()?;
+            let uri = r.str()?;
             let i = r.usize()?;
             if i >= len {
                 return None;
             }
-            roots.insert(uri, i);
+            roots.push((std::borrow::Cow::Borrowed(uri), i));
         }
+        let roots = Roots::sorted(roots)?;
         let table = r.at;
         if bytes.len().checked_sub(table)? < len.checked_mul(4)? {
             return None;
@@ -133,12 +133,11 @@ impl Validator {
         let mut out = Vec::new();
         out.extend_from_slice(MAGIC);
         uint(&mut out, nodes.len() as u64);
-        let mut roots: Vec<(&String, &usize)> = self.roots.iter().collect();
-        roots.sort();
+        let roots: Vec<(&str, usize)> = self.roots.iter().collect();
         uint(&mut out, roots.len() as u64);
         for (uri, i) in roots {
             string(&mut out, uri);
-            uint(&mut out, *i as u64);
+            uint(&mut out, i as u64);
         }
         let table = out.len();
         out.resize(table + 4 * nodes.len(), 0);
@@ -754,10 +753,8 @@ mod tests {
             let got = Validator::from_bytes(table(), &opts).unwrap();
             assert_eq!(got.nodes.len(), want.nodes.len());
             assert!(want.nodes.len() > 500, "{} nodes", want.nodes.len());
-            let mut a: Vec<_> = got.roots.iter().collect();
-            let mut b: Vec<_> = want.roots.iter().collect();
-            a.sort();
-            b.sort();
+            let a: Vec<_> = got.roots.iter().collect();
+            let b: Vec<_> = want.roots.iter().collect();
             assert_eq!(a, b);
             for i in 0..want.nodes.len() {
                 assert_eq!(

@@ -377,8 +377,40 @@ impl fmt::Debug for CompileOptions {
 #[derive(Debug)]
 pub struct Validator {
     pub(crate) nodes: Box<dyn NodeSource>,
-    pub(crate) roots: HashMap<String, usize>,
+    pub(crate) roots: Roots,
     pub(crate) check_formats: bool,
+}
+
+/// The compiled roots: (URI, node) sorted by URI, found by binary search. The build-time
+/// table's URIs are borrowed from its bytes, so reading it allocates no string and hashes
+/// nothing.
+#[derive(Debug, Default)]
+pub(crate) struct Roots(Vec<(std::borrow::Cow<'static, str>, usize)>);
+
+impl Roots {
+    /// The table of `pairs`; the last of equal URIs wins, as in a map.
+    pub(crate) fn new(mut pairs: Vec<(std::borrow::Cow<'static, str>, usize)>) -> Self {
+        pairs.reverse();
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        pairs.dedup_by(|a, b| a.0 == b.0);
+        Roots(pairs)
+    }
+
+    /// The table of `pairs` already sorted by URI with no duplicates; `None` otherwise.
+    pub(crate) fn sorted(pairs: Vec<(std::borrow::Cow<'static, str>, usize)>) -> Option<Self> {
+        pairs.windows(2).all(|w| w[0].0 < w[1].0).then_some(Roots(pairs))
+    }
+
+    pub(crate) fn get(&self, uri: &str) -> Option<usize> {
+        self.0
+            .binary_search_by(|(u, _)| u.as_ref().cmp(uri))
+            .ok()
+            .map(|i| self.0[i].1)
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.0.iter().map(|(u, i)| (u.as_ref(), *i))
+    }
 }
 
 struct Compiler<'r> {
@@ -736,15 +768,15 @@ impl Validator {
             memo: HashMap::new(),
             opts,
         };
-        let mut roots = HashMap::new();
+        let mut roots = Vec::with_capacity(uris.len());
         for u in uris {
             let loc = c.registry.resolve(u, u)?;
             let i = c.compile(&loc)?;
-            roots.insert((*u).to_owned(), i);
+            roots.push((std::borrow::Cow::Owned((*u).to_owned()), i));
         }
         Ok(Validator {
             nodes: Box::new(c.nodes),
-            roots,
+            roots: Roots::new(roots),
             check_formats: opts.check_formats,
         })
     }
@@ -754,20 +786,20 @@ impl Validator {
     pub fn empty(opts: &CompileOptions) -> Self {
         Validator {
             nodes: Box::new(Vec::new()),
-            roots: HashMap::new(),
+            roots: Roots::default(),
             check_formats: opts.check_formats,
         }
     }
 
     /// The URIs this validator was compiled for.
     pub fn roots(&self) -> impl Iterator<Item = &str> {
-        self.roots.keys().map(String::as_str)
+        self.roots.iter().map(|(u, _)| u)
     }
 
     /// Whether `uri` is one of the compiled roots.
     #[must_use]
     pub fn has(&self, uri: &str) -> bool {
-        self.roots.contains_key(uri)
+        self.roots.get(uri).is_some()
     }
 
     /// Validates `node` (a node of `doc`, whose pointer is `pointer`) against schema `uri`;
@@ -782,7 +814,7 @@ impl Validator {
         doc: &Document,
         pointer: &str,
     ) -> Result<Vec<Violation>, SchemaError> {
-        let root = *self.roots.get(uri).ok_or_else(|| SchemaError::Unresolvable {
+        let root = self.roots.get(uri).ok_or_else(|| SchemaError::Unresolvable {
             reference: uri.to_owned(),
             base: String::new(),
         })?;
@@ -802,7 +834,7 @@ impl Validator {
     /// # Errors
     /// [`SchemaError::Unresolvable`] when `uri` was not compiled.
     pub fn is_valid(&self, uri: &str, node: &Node, doc: &Document) -> Result<bool, SchemaError> {
-        let root = *self.roots.get(uri).ok_or_else(|| SchemaError::Unresolvable {
+        let root = self.roots.get(uri).ok_or_else(|| SchemaError::Unresolvable {
             reference: uri.to_owned(),
             base: String::new(),
         })?;
