@@ -313,8 +313,7 @@ pub fn child(args: &[String]) -> Result<()> {
             let read = t.elapsed().as_secs_f64() * gib as f64 / size as f64;
             let tmp = std::path::PathBuf::from(format!("{big}.floor.tmp"));
             // From a page cache with nothing dirty, as each write workload starts (`settled`).
-            // SAFETY: sync takes no arguments and cannot fail.
-            unsafe { libc::sync() };
+            write_back_dirty_pages();
             let t = Instant::now();
             {
                 let mut w = std::fs::File::create(&tmp)?;
@@ -540,9 +539,14 @@ fn medians(n: usize, jobs: &mut [&mut dyn FnMut() -> Result<Run>]) -> Result<Vec
 
 /// `run` after `sync(2)`: the run starts with no dirty pages of earlier runs to write back.
 fn settled(run: impl FnOnce() -> Result<Run>) -> Result<Run> {
+    write_back_dirty_pages();
+    run()
+}
+
+/// `sync(2)`: every dirty page of the machine written back before a timed write starts.
+fn write_back_dirty_pages() {
     // SAFETY: sync takes no arguments and cannot fail.
     unsafe { libc::sync() };
-    run()
 }
 
 /// Median by time of `n` runs; the check values must agree.
