@@ -312,7 +312,7 @@ pub fn child(args: &[String]) -> Result<()> {
             }
             let read = t.elapsed().as_secs_f64() * gib as f64 / size as f64;
             let tmp = std::path::PathBuf::from(format!("{big}.floor.tmp"));
-            // From a page cache with nothing dirty, as each write workload starts (`settled`).
+            // From a page cache with nothing dirty, as each write workload starts (`fresh`).
             write_back_dirty_pages();
             let t = Instant::now();
             {
@@ -537,8 +537,22 @@ fn medians(n: usize, jobs: &mut [&mut dyn FnMut() -> Result<Run>]) -> Result<Vec
         .collect()
 }
 
-/// `run` after `sync(2)`: the run starts with no dirty pages of earlier runs to write back.
-fn settled(run: impl FnOnce() -> Result<Run>) -> Result<Run> {
+/// `run` writing `path` as a new file: `path` removed first, then `sync(2)`, so that the run
+/// starts with no dirty pages of earlier runs to write back and no old file to free.
+fn fresh(path: &Path, run: impl FnOnce() -> Result<Run>) -> Result<Run> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+        _ => {}
+    }
+    write_back_dirty_pages();
+    run()
+}
+
+/// `run` writing over `path`, which the previous run left: `sync(2)` first, as [`fresh`].
+fn replacing(path: &Path, run: impl FnOnce() -> Result<Run>) -> Result<Run> {
+    if !path.exists() {
+        bail!("{} should be there to be replaced", path.display());
+    }
     write_back_dirty_pages();
     run()
 }
@@ -814,24 +828,31 @@ pub fn bench(args: &[String]) -> Result<()> {
             ("write 1 GiB f64, checksums", "write", true),
             ("write 1 GiB f64, no checksums", "write-nochecksum", false),
         ] {
-            // The writers take turns, and each starts from a page cache with nothing dirty
-            // (`sync` first, untimed): a writer that follows a 1 GiB write must not pay for
-            // the kernel writing back the previous one's pages.
+            // The writers take turns; each writes a new file (its path removed first) and
+            // starts from a page cache with nothing dirty (`fresh`, untimed): a writer that
+            // follows a 1 GiB write must not pay for the kernel writing back or freeing the
+            // previous one's pages.
             let volatile = format!("{mode}-volatile");
             let (py, peer_f) = (dir.join("py_big.asdf"), dir.join("peer_big.asdf"));
             let (np_f, h5_f) = (dir.join("np_big.npy"), dir.join("h5_big.h5"));
             let mut jobs: Vec<Box<dyn FnMut() -> Result<Run>>> = vec![
-                Box::new(|| settled(|| python(&[mode, &py.to_string_lossy()]))),
-                Box::new(|| settled(|| ours(&[&volatile, &big_s]))),
-                Box::new(|| settled(|| ours(&[mode, &big_s]))),
+                Box::new(|| fresh(&py, || python(&[mode, &py.to_string_lossy()]))),
+                Box::new(|| fresh(&big, || ours(&[&volatile, &big_s]))),
+                Box::new(|| fresh(&big, || ours(&[mode, &big_s]))),
             ];
             if checksums {
-                jobs.push(Box::new(|| settled(|| peer(&["write", &peer_f.to_string_lossy()]))));
+                jobs.push(Box::new(|| {
+                    fresh(&peer_f, || peer(&["write", &peer_f.to_string_lossy()]))
+                }));
             } else {
                 // The same bytes written by numpy (np.save) and h5py (an HDF5 dataset): no
                 // checksums either, not synced.
-                jobs.push(Box::new(|| settled(|| python(&["np-write", &np_f.to_string_lossy()]))));
-                jobs.push(Box::new(|| settled(|| python(&["h5-write", &h5_f.to_string_lossy()]))));
+                jobs.push(Box::new(|| {
+                    fresh(&np_f, || python(&["np-write", &np_f.to_string_lossy()]))
+                }));
+                jobs.push(Box::new(|| {
+                    fresh(&h5_f, || python(&["h5-write", &h5_f.to_string_lossy()]))
+                }));
             }
             let mut refs: Vec<&mut dyn FnMut() -> Result<Run>> = jobs
                 .iter_mut()
@@ -851,7 +872,30 @@ pub fn bench(args: &[String]) -> Result<()> {
                 table.row(&format!("{name}, no fsync"), o, Some(("h5py 3.12", m[4])));
             }
         }
-        let _ = std::fs::remove_file(dir.join("peer_big.asdf"));
+        // Over an existing 1 GiB file (clean in the page cache): np.save truncates it and
+        // writes in its place (a crash or a full disk part-way loses the old file); ours
+        // writes beside it and renames, and ext4 (auto_da_alloc) starts writing the new
+        // file's pages back at a rename that replaces a file, so that a power cut leaves the
+        // old file or the new one. That flush is in our time.
+        let (ours_r, np_r) = (dir.join("replace_ours.asdf"), dir.join("replace_np.npy"));
+        let mut ours_job = || {
+            replacing(&ours_r, || {
+                ours(&["write-nochecksum-volatile", &ours_r.to_string_lossy()])
+            })
+        };
+        let mut np_job = || replacing(&np_r, || python(&["np-write", &np_r.to_string_lossy()]));
+        // Untimed: the files to replace.
+        ours(&["write-nochecksum-volatile", &ours_r.to_string_lossy()])?;
+        python(&["np-write", &np_r.to_string_lossy()])?;
+        let m = medians(runs, &mut [&mut ours_job, &mut np_job])?;
+        table.row(
+            "write 1 GiB f64, no checksums, no fsync, replacing a file",
+            m[0],
+            Some(("numpy np.save", m[1])),
+        );
+        for f in [&ours_r, &np_r, &dir.join("peer_big.asdf")] {
+            let _ = std::fs::remove_file(f);
+        }
     } else if !big.exists() {
         ours(&["write", &big_s])?;
     }

@@ -34,6 +34,23 @@ impl TempFile {
         ))
     }
 
+    /// Drops the page cache of the file being replaced (best effort; its bytes on disk are
+    /// untouched until the rename). Otherwise replacing a 1 GiB file needs another 1 GiB of
+    /// free pages while the old file's stay cached until the rename, and fresh pages cost
+    /// far more than recycled ones on a virtual machine (measured: a 1 GiB raw write took
+    /// 2.4-3.0 s over an existing file and 0.23-0.27 s with its pages released first; np.save,
+    /// which truncates the old file, recycles them the same way). Not for a write that reads
+    /// the old file (the caller's own source): it would read it from disk again.
+    pub(crate) fn release_replaced(&self) {
+        #[cfg(target_os = "linux")]
+        if let Ok(old) = std::fs::File::open(&self.target) {
+            use std::os::fd::AsRawFd as _;
+            // SAFETY: `old` is an open file descriptor for the duration of the call; the
+            // advice only drops clean cached pages and cannot change the file.
+            let _ = unsafe { libc::posix_fadvise(old.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        }
+    }
+
     /// An I/O error while writing it, named by the target.
     pub(crate) fn error(&self, source: std::io::Error) -> Error {
         Error::Io {

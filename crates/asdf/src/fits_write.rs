@@ -382,12 +382,13 @@ impl AsdfFile {
     /// [`AsdfFile::write_to`] does.
     pub fn write_fits(&self, path: impl AsRef<Path>, options: &FitsWriteOptions) -> Result<(), Error> {
         let path = path.as_ref();
-        let _lock = match &self.path {
-            Some(own) if crate::guard::same_file(path, own) => Some(self.lock_unchanged(path)?),
-            _ => None,
-        };
+        let own = self
+            .path
+            .as_deref()
+            .is_some_and(|own| crate::guard::same_file(path, own));
+        let _lock = if own { Some(self.lock_unchanged(path)?) } else { None };
         let (plan, doc) = self.plan_fits(options, None)?;
-        self.write_plan_to(path, plan, Some(doc), options)
+        self.write_plan_to(path, plan, Some(doc), options, !own)
     }
 
     /// The bytes of [`AsdfFile::write_fits`]'s file.
@@ -415,7 +416,12 @@ impl AsdfFile {
         options: &FitsWriteOptions,
     ) -> Result<(), Error> {
         let (plan, _) = self.plan_fits(options, Some(pointer))?;
-        self.write_plan_to(path.as_ref(), plan, None, options)
+        let path = path.as_ref();
+        let own = self
+            .path
+            .as_deref()
+            .is_some_and(|own| crate::guard::same_file(path, own));
+        self.write_plan_to(path, plan, None, options, !own)
     }
 
     /// Adds the [`FITS_KEY`] node to the tree of a file read from FITS: every HDU but the
@@ -778,6 +784,7 @@ impl AsdfFile {
         plan: Vec<Planned>,
         doc: Option<Document>,
         options: &FitsWriteOptions,
+        release_old: bool,
     ) -> Result<(), Error> {
         let path = match destination(path) {
             Dest::InPlace => {
@@ -789,6 +796,9 @@ impl AsdfFile {
             Dest::Atomic(p) => p,
         };
         let (tmp, f) = TempFile::create(&path)?;
+        if release_old {
+            tmp.release_replaced();
+        }
         let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
         self.write_plan(&mut w, plan, doc, options).map_err(|e| match e {
             // Output errors name the file being written.

@@ -85,7 +85,7 @@ impl AsdfFile {
         let result = match outcome {
             Ok(done) => done,
             Err(reason) => {
-                self.write_atomic(&path, options)?;
+                self.write_atomic(&path, options, false)?;
                 Update::Rewritten(reason)
             }
         };

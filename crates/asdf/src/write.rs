@@ -308,11 +308,12 @@ impl AsdfFile {
     /// ([`Error::Changed`] otherwise; nothing is written).
     pub fn write_to(&self, path: impl AsRef<Path>, options: &WriteOptions) -> Result<(), Error> {
         let path = path.as_ref();
-        let _lock = match &self.path {
-            Some(own) if crate::guard::same_file(path, own) => Some(self.lock_unchanged(path)?),
-            _ => None,
-        };
-        self.write_atomic(path, options)
+        let own = self
+            .path
+            .as_deref()
+            .is_some_and(|own| crate::guard::same_file(path, own));
+        let _lock = if own { Some(self.lock_unchanged(path)?) } else { None };
+        self.write_atomic(path, options, !own)
     }
 
     /// Locks the file this file was opened from (at `path`) and checks it is unchanged.
@@ -324,7 +325,9 @@ impl AsdfFile {
     }
 
     /// [`AsdfFile::write_to`] without the lock.
-    pub(crate) fn write_atomic(&self, path: &Path, options: &WriteOptions) -> Result<(), Error> {
+    /// `release_old`: the file replaced is not read by this write (see
+    /// [`TempFile::release_replaced`]).
+    pub(crate) fn write_atomic(&self, path: &Path, options: &WriteOptions, release_old: bool) -> Result<(), Error> {
         let path = match destination(path) {
             Dest::InPlace => {
                 // A device or a FIFO: the whole file, made in memory, written into it.
@@ -334,6 +337,9 @@ impl AsdfFile {
             Dest::Atomic(p) => p,
         };
         let (tmp, f) = TempFile::create(&path)?;
+        if release_old {
+            tmp.release_replaced();
+        }
         let w = std::io::BufWriter::with_capacity(1 << 20, f);
         let w = if options.durable {
             let mut w = w;

@@ -431,3 +431,68 @@ fn add_three_bytes(f: &mut AsdfFile) {
     )
     .unwrap();
 }
+
+/// Pages of `file` in the page cache (mincore over a mapping that touches none of them).
+#[cfg(target_os = "linux")]
+fn cached_pages(file: &std::fs::File) -> usize {
+    use std::os::fd::AsRawFd as _;
+    let len = usize::try_from(file.metadata().unwrap().len()).unwrap();
+    let page = 4096;
+    // SAFETY: a fresh read-only shared mapping of an open file, unmapped below; mincore
+    // writes one byte per page into `vec`, which has that many.
+    unsafe {
+        let at = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        );
+        assert_ne!(at, libc::MAP_FAILED);
+        let mut vec = vec![0u8; len.div_ceil(page)];
+        assert_eq!(libc::mincore(at, len, vec.as_mut_ptr()), 0);
+        libc::munmap(at, len);
+        vec.iter().filter(|b| **b & 1 == 1).count()
+    }
+}
+
+/// Replacing a file releases the old file's cached pages before the new one is written
+/// (its bytes stay intact until the rename).
+#[cfg(target_os = "linux")]
+#[test]
+fn replacing_a_file_releases_its_cached_pages() {
+    let dir = std::env::temp_dir().join(format!("asdf-rs-release-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("replaced.asdf");
+    let array = |fill: u8| {
+        let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+        let data = vec![fill; 8 << 20];
+        f.add_array(
+            "/data",
+            Datatype::Scalar(ScalarType::UInt8),
+            &[8 << 20],
+            ByteOrder::Little,
+            data,
+        )
+        .unwrap();
+        f
+    };
+    // Written durably (its pages clean), then read: all of it cached.
+    array(1).write_to(&path, &WriteOptions::default()).unwrap();
+    let old = std::fs::File::open(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let before = cached_pages(&old);
+    assert!(before >= bytes.len() / 4096, "{before} pages cached");
+    array(2)
+        .write_to(&path, &WriteOptions::default().durable(false))
+        .unwrap();
+    assert_eq!(cached_pages(&old), 0, "the replaced file's pages are released");
+    // The old file's bytes were untouched (still readable through the old handle).
+    let mut again = Vec::new();
+    std::io::Read::read_to_end(&mut &old, &mut again).unwrap();
+    assert_eq!(again, bytes);
+    let f = asdf::open(&path).unwrap();
+    assert_eq!(f.element("/data", &[5]).unwrap(), Element::UInt(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
