@@ -54,7 +54,7 @@ pub use limits::Limits;
 pub use reader::{BlockDiscovery, BlockInfo, ChecksumStatus, ReadOptions, Reader, md5_of};
 #[cfg(feature = "mmap")]
 pub use source::MmapSource;
-pub use source::{ReadAt, RecordingSource, SeekSource};
+pub use source::{Prefetched, ReadAt, RecordingSource, SeekSource};
 pub use version::{ParseVersionError, Version};
 pub use writer::{BlockOptions, PAD_BLOCK, PieceSink, StreamWriter, Writer, WrittenBlock, padded_size};
 

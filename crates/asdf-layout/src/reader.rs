@@ -190,8 +190,17 @@ impl<S: ReadAt> Reader<S> {
     /// I/O errors. An unknown compression label is not an error here (only when that block's
     /// data is read).
     pub fn open_with(source: S, options: ReadOptions) -> Result<Self> {
+        Self::open_prefetched(Prefetched::new(source)?, options)
+    }
+
+    /// [`Reader::open_with`] on a source whose first bytes may already have been read
+    /// through its cache (see [`Prefetched`]).
+    ///
+    /// # Errors
+    /// As [`Reader::open_with`].
+    pub fn open_prefetched(source: Prefetched<S>, options: ReadOptions) -> Result<Self> {
         let file_len = source.size()?;
-        let r = Reader::open_prefetched(Prefetched::new(source, file_len), file_len, options)?;
+        let r = Reader::open_cached(source, file_len, options)?;
         Ok(Reader {
             source: r.source.into_inner(),
             file_len: r.file_len,
@@ -207,7 +216,7 @@ impl<S: ReadAt> Reader<S> {
 }
 
 impl<S: ReadAt> Reader<Prefetched<S>> {
-    fn open_prefetched(source: Prefetched<S>, file_len: u64, options: ReadOptions) -> Result<Self> {
+    fn open_cached(source: Prefetched<S>, file_len: u64, options: ReadOptions) -> Result<Self> {
         let mut warnings = Vec::new();
         let header = read_file_header(&source, file_len, &options.limits, &mut warnings)?;
         let (tree_range, tree, blocks_from) = match header.content {

@@ -49,6 +49,12 @@ pub trait ReadAt: Send + Sync {
         false
     }
 
+    /// The whole source as one slice, when it is one (byte buffers, memory maps): the
+    /// reader's head and tail caches ([`Prefetched`]) then borrow from it instead of copying.
+    fn as_slice(&self) -> Option<&[u8]> {
+        None
+    }
+
     /// Exactly `len` bytes at `offset`: borrowed where the source holds them in memory
     /// (byte buffers, memory maps), read into a new buffer otherwise.
     ///
@@ -89,6 +95,9 @@ impl ReadAt for [u8] {
     fn size(&self) -> io::Result<u64> {
         Ok(<[u8]>::len(self) as u64)
     }
+    fn as_slice(&self) -> Option<&[u8]> {
+        Some(self)
+    }
     fn holds_in_memory(&self) -> bool {
         true
     }
@@ -104,6 +113,9 @@ impl ReadAt for Vec<u8> {
     fn size(&self) -> io::Result<u64> {
         Ok(<[u8]>::len(self) as u64)
     }
+    fn as_slice(&self) -> Option<&[u8]> {
+        Some(self)
+    }
     fn holds_in_memory(&self) -> bool {
         true
     }
@@ -118,6 +130,9 @@ impl ReadAt for Vec<u8> {
 impl<T: ReadAt + ?Sized> ReadAt for &T {
     fn size(&self) -> io::Result<u64> {
         (**self).size()
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        (**self).as_slice()
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         (**self).read_at(offset, buf)
@@ -158,6 +173,9 @@ impl<T: ReadAt + ?Sized> ReadAt for Arc<T> {
     fn size(&self) -> io::Result<u64> {
         (**self).size()
     }
+    fn as_slice(&self) -> Option<&[u8]> {
+        (**self).as_slice()
+    }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         (**self).read_at(offset, buf)
     }
@@ -175,6 +193,9 @@ impl<T: ReadAt + ?Sized> ReadAt for Arc<T> {
 impl<T: ReadAt + ?Sized> ReadAt for Box<T> {
     fn size(&self) -> io::Result<u64> {
         (**self).size()
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        (**self).as_slice()
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         (**self).read_at(offset, buf)
@@ -271,16 +292,27 @@ impl MmapSource {
     /// # Errors
     /// Mapping the file fails.
     pub fn from_file(file: File) -> io::Result<Self> {
+        let len = file.metadata()?.len();
+        Self::from_file_len(file, len)
+    }
+
+    /// Maps the first `len` bytes of an open file read-only, `len` being its length as a
+    /// `fstat` of `file` gave it (one system call fewer than [`MmapSource::from_file`]). The
+    /// same caveat as [`MmapSource::open`] applies.
+    ///
+    /// No advice is given for the whole map: small reads do not touch it (they go through
+    /// `pread`), large ones announce their own range (see `bytes_at`), and the head and tail
+    /// the reader caches are read from it with the kernel's usual read-around.
+    ///
+    /// # Errors
+    /// Mapping the file fails, or `len` does not fit in memory.
+    pub fn from_file_len(file: File, len: u64) -> io::Result<Self> {
+        let len = usize::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
         // SAFETY: the map is read-only and private to this value. Memory safety requires that
         // the file is not modified or truncated while mapped; that is the documented contract
         // of `MmapSource` (callers who cannot promise it use `File`). An empty file maps to an
         // empty slice.
-        let map = unsafe { memmap2::Mmap::map(&file)? };
-        // Touching one page must not pull in megabytes around it (the kernel's read-around
-        // on faults): reading one element of a huge block should cost a page or two. Large
-        // reads ask for their own range ahead (see `bytes_at`). Advice is only a hint.
-        #[cfg(unix)]
-        let _ = map.advise(memmap2::Advice::Random);
+        let map = unsafe { memmap2::MmapOptions::new().len(len).map(&file)? };
         Ok(Self { map, file })
     }
 
@@ -295,6 +327,11 @@ impl MmapSource {
 impl ReadAt for MmapSource {
     fn size(&self) -> io::Result<u64> {
         Ok(self.map.len() as u64)
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        // The head and tail the reader caches come from the map (a page fault, not a read
+        // into a new buffer); other small reads still go through `pread` (see `open`).
+        Some(&self.map)
     }
     fn holds_in_memory(&self) -> bool {
         true
@@ -401,7 +438,9 @@ mod tests {
         for size in [0usize, 3, 100, 4095, 8192, 8193, 12_000, 40_000] {
             let data: Vec<u8> = (0..size).map(|i| (i * 7 + i / 251).to_le_bytes()[0]).collect();
             let rec = RecordingSource::new(data.clone());
-            let p = Prefetched::new(&rec, size as u64);
+            let p = Prefetched::with_len(&rec, size as u64);
+            // Over one slice, the head and tail are borrowed from it instead of cached.
+            let q = Prefetched::with_len(data.as_slice(), size as u64);
             let mut points: Vec<u64> = vec![0, 1, 5, 33, 4000, 4096, 8191, 8192, 8193];
             for back in [0u64, 1, 42, 4095, 4096, 4097, 9000] {
                 points.push((size as u64).saturating_sub(back));
@@ -418,6 +457,11 @@ mod tests {
                     let ca = p.bytes_at(at, len).map_err(|e| e.kind());
                     let cb = data.bytes_at(at, len).map_err(|e| e.kind());
                     assert_eq!(ca, cb, "size {size} bytes_at {at}+{len}");
+                    let mut c = vec![0xAA; len];
+                    let rc = q.read_at(at, &mut c).map_err(|e| e.kind());
+                    assert_eq!((rc, &c), (rb, &b), "slice: size {size} read_at {at}+{len}");
+                    let cc = q.bytes_at(at, len).map_err(|e| e.kind());
+                    assert_eq!(cc, cb, "slice: size {size} bytes_at {at}+{len}");
                 }
             }
             let head_reads = rec
@@ -454,8 +498,13 @@ mod tests {
 /// [`Prefetched::TAIL`] when a read reaching the end of the file first needs them; reads that
 /// fall inside them are served from memory (one system call instead of a dozen for a file
 /// with a small tree).
+///
+/// [`Reader::open_with`](crate::Reader::open_with) reads through one; a caller that must look
+/// at the first bytes before it (as the facade looks for a FITS file) makes it with
+/// [`Prefetched::new`] and passes it to
+/// [`Reader::open_prefetched`](crate::Reader::open_prefetched), so the head is read once.
 #[derive(Debug)]
-pub(crate) struct Prefetched<S> {
+pub struct Prefetched<S> {
     inner: S,
     len: u64,
     /// `None` when reading it failed: such reads go to `inner` and meet the error there.
@@ -464,10 +513,23 @@ pub(crate) struct Prefetched<S> {
 }
 
 impl<S: ReadAt> Prefetched<S> {
-    pub(crate) const HEAD: u64 = 8 * 1024;
-    pub(crate) const TAIL: u64 = 4 * 1024;
+    /// Bytes read at the start of the file on first use.
+    pub const HEAD: u64 = 8 * 1024;
+    /// Bytes read at the end of the file when a read first reaches it.
+    pub const TAIL: u64 = 4 * 1024;
 
-    pub(crate) fn new(inner: S, len: u64) -> Self {
+    /// Reads of `inner` through the caches (nothing is read yet).
+    ///
+    /// # Errors
+    /// `inner`'s size cannot be found.
+    pub fn new(inner: S) -> io::Result<Self> {
+        let len = inner.size()?;
+        Ok(Self::with_len(inner, len))
+    }
+
+    /// As [`Prefetched::new`], for a caller that knows the source's length (from a `fstat`
+    /// it made of the very file `inner` reads).
+    pub fn with_len(inner: S, len: u64) -> Self {
         Self {
             inner,
             len,
@@ -476,12 +538,17 @@ impl<S: ReadAt> Prefetched<S> {
         }
     }
 
-    pub(crate) fn into_inner(self) -> S {
+    /// The source, without the caches.
+    pub fn into_inner(self) -> S {
         self.inner
     }
 
-    /// `size` bytes at `start` (both within the source), read on first use.
+    /// `size` bytes at `start` (both within the source), read on first use (borrowed when
+    /// the source is one slice).
     fn chunk<'a>(&'a self, cell: &'a OnceLock<Option<Vec<u8>>>, start: u64, size: u64) -> Option<&'a [u8]> {
+        if let Some(all) = self.inner.as_slice() {
+            return all.get(usize::try_from(start).ok()?..usize::try_from(start.checked_add(size)?).ok()?);
+        }
         cell.get_or_init(|| {
             let mut buf = vec![0; usize::try_from(size).ok()?];
             self.inner.read_exact_at(start, &mut buf).ok()?;
@@ -502,7 +569,7 @@ impl<S: ReadAt> Prefetched<S> {
         } else if offset >= tail_start {
             // Only a read reaching the end (the block index search) loads the tail, so that
             // reading a last block's header does not read its data.
-            let tail = if end == self.len {
+            let tail = if end == self.len || self.inner.as_slice().is_some() {
                 self.chunk(&self.tail, tail_start, self.len - tail_start)?
             } else {
                 self.tail.get()?.as_deref()?

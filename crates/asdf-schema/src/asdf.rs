@@ -1,7 +1,7 @@
 //! The ASDF Standard's schemas and manifests (embedded from `schemas/`), tag -> schema
 //! resolution, and tag-driven validation of a whole tree.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use asdf_yaml::{Document, Limits, Node, NodeKind, Span, parse_yaml};
@@ -193,9 +193,14 @@ pub struct AsdfSchemas {
     /// Every schema compiled: made at once when schemas are added (so that errors show
     /// there), otherwise on the first call of [`AsdfSchemas::validator`].
     full: std::sync::OnceLock<Validator>,
+    /// The build script's compiled table serves `full` (the embedded schemas alone): it is
+    /// read when validation first needs it (`precompiled_tried`), so that an open that only
+    /// checks tags never touches it.
+    precompiled: bool,
+    precompiled_tried: std::sync::OnceLock<()>,
     /// Until then, one validator per schema met in documents, compiled when first needed
     /// (a file uses a handful of the standard's 64 schemas).
-    per_schema: std::sync::Mutex<HashMap<String, Arc<Validator>>>,
+    per_schema: std::sync::Mutex<crate::registry::UriMap<Arc<Validator>>>,
     options: CompileOptions,
     /// Files [`AsdfSchemas::add_dir`] skipped: their id was already known.
     shadowed: Vec<(std::path::PathBuf, String)>,
@@ -307,6 +312,8 @@ impl AsdfSchemas {
             all_manifests: std::sync::OnceLock::new(),
             tags: BTreeMap::new(),
             full: std::sync::OnceLock::from(Validator::compile(&mut Registry::new(), &[], &options)?),
+            precompiled: false,
+            precompiled_tried: std::sync::OnceLock::new(),
             per_schema: std::sync::Mutex::default(),
             options,
             shadowed: Vec::new(),
@@ -342,6 +349,7 @@ impl AsdfSchemas {
                 registry.add(None, doc.root);
             }
         }
+        let extra_empty = extra.is_empty();
         let mut s = AsdfSchemas {
             registry,
             embedded: true,
@@ -349,18 +357,16 @@ impl AsdfSchemas {
             all_manifests: std::sync::OnceLock::new(),
             tags: BTreeMap::new(),
             full: std::sync::OnceLock::new(),
+            // The build script compiled every embedded schema (`compiled.rs`): its table is
+            // read when validation first needs it, each compiled node when validation first
+            // reaches it. Without it (extra files, or options it cannot serve) the schemas
+            // are compiled as documents need them.
+            precompiled: extra_empty,
+            precompiled_tried: std::sync::OnceLock::new(),
             per_schema: std::sync::Mutex::default(),
             options,
             shadowed: Vec::new(),
         };
-        // The build script compiled every embedded schema (`compiled.rs`): its table is read
-        // lazily, each compiled node when validation first reaches it. Without it (extra
-        // files, or options it cannot serve) the schemas are compiled as documents need them.
-        if s.extra.is_empty()
-            && let Some(v) = Validator::from_bytes(embedded::COMPILED, &s.options)
-        {
-            s.full = std::sync::OnceLock::from(v);
-        }
         s.index();
         Ok(s)
     }
@@ -424,11 +430,12 @@ impl AsdfSchemas {
         let refs: Vec<&str> = uris.iter().map(String::as_str).collect();
         let v = Validator::compile(&mut self.registry, &refs, &self.options)?;
         self.full = std::sync::OnceLock::from(v);
+        self.precompiled = false;
         self.cache().clear();
         Ok(())
     }
 
-    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Validator>>> {
+    fn cache(&self) -> std::sync::MutexGuard<'_, crate::registry::UriMap<Arc<Validator>>> {
         self.per_schema
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -443,7 +450,7 @@ impl AsdfSchemas {
         doc: &Document,
         pointer: &str,
     ) -> Result<Vec<Violation>, SchemaError> {
-        if let Some(v) = self.full.get()
+        if let Some(v) = self.full()
             && v.has(uri)
         {
             return v.validate(uri, node, doc, pointer);
@@ -549,6 +556,7 @@ impl AsdfSchemas {
         // schemas costs its parse, not their compilation.
         self.index();
         self.full = std::sync::OnceLock::new();
+        self.precompiled = false;
         self.cache().clear();
         Ok(n)
     }
@@ -591,11 +599,25 @@ impl AsdfSchemas {
         &self.registry
     }
 
+    /// The validator of every schema when there is one yet (the build script's, read on
+    /// first use).
+    fn full(&self) -> Option<&Validator> {
+        if self.precompiled {
+            self.precompiled_tried.get_or_init(|| {
+                if let Some(v) = Validator::from_bytes(embedded::COMPILED, &self.options) {
+                    let _ = self.full.set(v);
+                }
+            });
+        }
+        self.full.get()
+    }
+
     /// The validator of every schema (compiled on first call for the embedded schemas; a
     /// defect there leaves a validator that knows no schema, and
     /// `cargo xtask validate-schemas` reports it).
     #[must_use]
     pub fn validator(&self) -> &Validator {
+        let _ = self.full();
         self.full.get_or_init(|| {
             let uris = self.all_uris();
             let refs: Vec<&str> = uris.iter().map(String::as_str).collect();
@@ -864,8 +886,9 @@ impl AsdfSchemas {
 
     fn walk_document(&self, doc: &Document, validate: bool) -> Report {
         let mut report = Report::default();
-        let mut unknown = HashSet::new();
-        let mut seen = HashSet::new();
+        // Made on first use (tags come from the file: randomly keyed sets).
+        let mut unknown: Option<HashSet<String>> = None;
+        let mut seen: Option<HashSet<(String, String, String)>> = None;
         // Aliases are not followed (their targets are validated where they are). Pointers are
         // built only for tagged nodes, from a table of (parent, step) entries.
         enum Step<'a> {
@@ -936,7 +959,7 @@ impl AsdfSchemas {
                     continue;
                 }
                 _ => {
-                    if unknown.insert(tag.to_owned()) {
+                    if unknown.get_or_insert_with(HashSet::new).insert(tag.to_owned()) {
                         report.warnings.push(TagWarning::Unknown {
                             tag: tag.to_owned(),
                             span: node.span,
@@ -951,7 +974,11 @@ impl AsdfSchemas {
             match self.validate_with_schema(&schema, node, doc, &ptr) {
                 Ok(vs) => {
                     for v in vs {
-                        if seen.insert((v.instance.clone(), v.schema.clone(), v.message.clone())) {
+                        if seen.get_or_insert_with(HashSet::new).insert((
+                            v.instance.clone(),
+                            v.schema.clone(),
+                            v.message.clone(),
+                        )) {
                             report.violations.push(v);
                         }
                     }

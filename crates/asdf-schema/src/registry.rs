@@ -77,20 +77,25 @@ impl StaticDocs {
     }
 }
 
+/// A map keyed by schema URIs and ids: the user's and the standard's schemas, never an
+/// ASDF file's contents, so a fixed hasher serves (a randomly keyed one costs a system call
+/// at the first open of a process).
+pub(crate) type UriMap<V> = HashMap<String, V, std::hash::BuildHasherDefault<std::hash::DefaultHasher>>;
+
 /// Schema documents and the identifiers they declare.
 #[derive(Clone, Default)]
 pub struct Registry {
-    docs: HashMap<String, Arc<Node>>,
+    docs: UriMap<Arc<Node>>,
     /// Documents added with [`Registry::add_deferred`], parsed on first use.
-    deferred: HashMap<String, Arc<Deferred>>,
+    deferred: UriMap<Arc<Deferred>>,
     /// Documents of [`Registry::set_static_docs`] (after `docs` and `deferred`).
     statics: Option<Arc<StaticDocs>>,
     /// Absolute id (with fragment for plain-name ids) -> location.
-    ids: HashMap<String, Location>,
+    ids: UriMap<Location>,
     retriever: Option<Retriever>,
     anonymous: usize,
     /// Other names of documents (ASDF lets `$ref` name a schema by its tag).
-    aliases: HashMap<String, String>,
+    aliases: UriMap<String>,
     /// More of them in a static table sorted by name (consulted after `aliases`).
     static_aliases: &'static [(&'static str, &'static str)],
 }

@@ -1,7 +1,7 @@
 //! From YAML text to a [`Document`]: events of the own grammar, folded into nodes without recursion,
 //! with PyYAML's YAML 1.1 resolution and the ASDF subset rules.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use crate::grammar::{Ev, Parser};
 use crate::scanner::Mark;
@@ -71,8 +71,9 @@ struct Frame {
     start: usize,
     /// For mappings: a key is waiting for its value.
     key_pending: bool,
-    /// Keys seen (mappings only, large ones), to detect duplicates.
-    seen: HashSet<(bool, String)>,
+    /// Keys seen (mappings only, large ones), to detect duplicates; made on first use (a
+    /// hash set's random keys cost a system call the first time).
+    seen: Option<HashSet<(bool, String)>>,
     /// Nodes in this subtree with aliases expanded.
     expanded: u64,
 }
@@ -88,10 +89,10 @@ struct Builder {
     children: Vec<Node>,
     path: Vec<Step>,
     /// anchor -> (path, expanded size once complete)
-    anchors: HashMap<String, (Vec<Step>, Option<u64>)>,
+    anchors: BTreeMap<String, (Vec<Step>, Option<u64>)>,
     /// Anchors whose node a duplicate key dropped from the tree, as copies with aliases
     /// expanded: PyYAML keeps the node object, so a later alias still means its value.
-    detached: HashMap<String, Node>,
+    detached: BTreeMap<String, Node>,
     /// Where each alias node was put, and the path it points to (to find the aliases that
     /// pointed into a value a duplicate key replaced).
     sites: Vec<(Vec<Step>, Vec<Step>)>,
@@ -484,7 +485,7 @@ impl Builder {
             },
             start: self.children.len(),
             key_pending: false,
-            seen: HashSet::new(),
+            seen: None,
             expanded: 1,
         });
         Ok(())
@@ -537,16 +538,14 @@ const LINEAR_KEYS: usize = 16;
 
 /// The index of an existing entry whose key equals `key`; `kv` holds the entries so far as
 /// alternating keys and values.
-fn duplicate_of(seen: &mut HashSet<(bool, String)>, kv: &[Node], key: &Node) -> Option<usize> {
+fn duplicate_of(seen: &mut Option<HashSet<(bool, String)>>, kv: &[Node], key: &Node) -> Option<usize> {
     let (is_str, text) = key_parts(key)?;
     let same = |k: &Node| key_parts(k).is_some_and(|(s, t)| s == is_str && t == text);
     let n = kv.len() / 2;
     if n < LINEAR_KEYS {
         return kv.iter().step_by(2).position(same);
     }
-    if seen.is_empty() {
-        seen.extend(kv.iter().step_by(2).filter_map(key_identity));
-    }
+    let seen = seen.get_or_insert_with(|| kv.iter().step_by(2).filter_map(key_identity).collect());
     if seen.insert((is_str, text.clone().into_owned())) {
         return None;
     }
@@ -676,8 +675,8 @@ fn build_with(text: &[u8], limits: &Limits, any_keys: bool, pipelined: bool) -> 
         stack: Vec::new(),
         children: Vec::new(),
         path: Vec::new(),
-        anchors: HashMap::new(),
-        detached: HashMap::new(),
+        anchors: BTreeMap::new(),
+        detached: BTreeMap::new(),
         sites: Vec::new(),
         aliases: 0,
         expanded_total: 0,

@@ -250,20 +250,24 @@ pub fn open_with(path: impl AsRef<Path>, options: OpenOptions) -> Result<AsdfFil
         path: path.to_path_buf(),
         source,
     };
-    let opened = std::fs::metadata(path).map_err(io)?;
-    // Only regular files: opening a FIFO or a device would block or never end.
+    // Opened without waiting (a FIFO would block until a writer comes), then checked: only
+    // regular files, whose length the one `fstat` gives (no `stat` of the path first).
+    let file = open_nonblocking(path).map_err(io)?;
+    let opened = file.metadata().map_err(io)?;
     if !opened.is_file() {
         return Err(io(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             "not a regular file",
         )));
     }
+    let len = opened.len();
     let source: Box<dyn ReadAt> = if options.memmap {
-        Box::new(asdf_layout::MmapSource::open(path).map_err(io)?)
+        Box::new(asdf_layout::MmapSource::from_file_len(file, len).map_err(io)?)
     } else {
-        Box::new(std::fs::File::open(path).map_err(io)?)
+        Box::new(file)
     };
-    let mut f = open_source(source, path.parent().map(Path::to_path_buf), options)?;
+    let source = asdf_layout::Prefetched::with_len(source, len);
+    let mut f = open_prefetched(source, path.parent().map(Path::to_path_buf), options)?;
     f.path = Some(path.to_path_buf());
     f.opened = Some(guard::Fingerprint::of(&opened));
     Ok(f)
@@ -334,15 +338,36 @@ fn shift(span: Span, lines: u64) -> Span {
     }
 }
 
+/// Opens `path` for reading without blocking on a FIFO and without making a terminal the
+/// controlling one (reads of a regular file ignore `O_NONBLOCK`). The caller then refuses
+/// anything but a regular file: a device the user names is opened, then closed unread.
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NONBLOCK | libc::O_NOCTTY);
+    o.open(path)
+}
+
 fn open_source(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptions) -> Result<AsdfFile, Error> {
-    if fits::is_fits(&*source) {
-        return fits::open(source, dir, options);
+    let source = asdf_layout::Prefetched::new(source).map_err(asdf_layout::Error::from)?;
+    open_prefetched(source, dir, options)
+}
+
+fn open_prefetched(
+    source: asdf_layout::Prefetched<Box<dyn ReadAt>>,
+    dir: Option<PathBuf>,
+    options: OpenOptions,
+) -> Result<AsdfFile, Error> {
+    // The FITS check reads through the reader's head cache: one read for both.
+    if fits::is_fits(&source) {
+        return fits::open(source.into_inner(), dir, options);
     }
     let ro = ReadOptions::default()
         .registry(legacy::read_registry())
         .limits(options.layout_limits)
         .verify_checksums(options.verify_checksums);
-    let reader = Reader::open_with(source, ro)?;
+    let reader = Reader::open_prefetched(source, ro)?;
     // A pre-1.0 file's tree is mapped onto the 1.0.0 tags (whatever its `#ASDF_STANDARD`
     // says, 0.1.0 in the last drafts): it is read as 1.0.0.
     let standard = if reader.file_header().dialect.is_legacy() {
