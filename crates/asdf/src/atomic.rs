@@ -43,7 +43,8 @@ impl TempFile {
     /// the old file (the caller's own source): it would read it from disk again.
     pub(crate) fn release_replaced(&self) {
         #[cfg(target_os = "linux")]
-        if let Ok(old) = std::fs::File::open(&self.target) {
+        // Without blocking: another process may have put a FIFO there since `destination`.
+        if let Ok(old) = crate::open_nonblocking(&self.target) {
             use std::os::fd::AsRawFd as _;
             // SAFETY: `old` is an open file descriptor for the duration of the call; the
             // advice only drops clean cached pages and cannot change the file.

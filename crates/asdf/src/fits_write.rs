@@ -382,10 +382,7 @@ impl AsdfFile {
     /// [`AsdfFile::write_to`] does.
     pub fn write_fits(&self, path: impl AsRef<Path>, options: &FitsWriteOptions) -> Result<(), Error> {
         let path = path.as_ref();
-        let own = self
-            .path
-            .as_deref()
-            .is_some_and(|own| crate::guard::same_file(path, own));
+        let own = self.is_own_file(path);
         let _lock = if own { Some(self.lock_unchanged(path)?) } else { None };
         let (plan, doc) = self.plan_fits(options, None)?;
         self.write_plan_to(path, plan, Some(doc), options, !own)
@@ -417,10 +414,7 @@ impl AsdfFile {
     ) -> Result<(), Error> {
         let (plan, _) = self.plan_fits(options, Some(pointer))?;
         let path = path.as_ref();
-        let own = self
-            .path
-            .as_deref()
-            .is_some_and(|own| crate::guard::same_file(path, own));
+        let own = self.is_own_file(path);
         self.write_plan_to(path, plan, None, options, !own)
     }
 

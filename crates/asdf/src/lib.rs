@@ -341,7 +341,7 @@ fn shift(span: Span, lines: u64) -> Span {
 /// Opens `path` for reading without blocking on a FIFO and without making a terminal the
 /// controlling one (reads of a regular file ignore `O_NONBLOCK`). The caller then refuses
 /// anything but a regular file: a device the user names is opened, then closed unread.
-fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+pub(crate) fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
     let mut o = std::fs::OpenOptions::new();
     o.read(true);
     #[cfg(unix)]

@@ -308,12 +308,16 @@ impl AsdfFile {
     /// ([`Error::Changed`] otherwise; nothing is written).
     pub fn write_to(&self, path: impl AsRef<Path>, options: &WriteOptions) -> Result<(), Error> {
         let path = path.as_ref();
-        let own = self
-            .path
-            .as_deref()
-            .is_some_and(|own| crate::guard::same_file(path, own));
+        let own = self.is_own_file(path);
         let _lock = if own { Some(self.lock_unchanged(path)?) } else { None };
         self.write_atomic(path, options, !own)
+    }
+
+    /// Whether `path` names the file this one was opened from.
+    pub(crate) fn is_own_file(&self, path: &Path) -> bool {
+        self.path
+            .as_deref()
+            .is_some_and(|own| crate::guard::same_file(path, own))
     }
 
     /// Locks the file this file was opened from (at `path`) and checks it is unchanged.
