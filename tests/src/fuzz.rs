@@ -34,6 +34,7 @@ pub fn yaml(data: &[u8]) {
     let Ok(parsed) = asdf_yaml::parse(data, &limits) else {
         return;
     };
+    skim_agrees(data, &parsed.document);
     // Duplicate keys are invalid YAML, read as PyYAML reads them (the last value in the first
     // key's place, with a warning; aliases into the dropped value keep its value): such
     // documents round-trip like any other.
@@ -49,6 +50,24 @@ pub fn yaml(data: &[u8]) {
         "emit/parse round trip changed the tree:\n{}\n{a}\n---- then ----\n{b}",
         String::from_utf8_lossy(&text),
     );
+}
+
+/// Where the skim of a lazy open answers for a top-level key, it answers what the parser built
+/// (position included).
+pub fn skim_agrees(text: &[u8], doc: &asdf_yaml::Document) {
+    let Some(m) = doc.root.as_mapping() else { return };
+    for (k, v) in &m.entries {
+        let Some(key) = k.as_str() else { continue };
+        if let Some(skimmed) = asdf_yaml::skim::top_level_value(text, key) {
+            assert!(
+                skimmed.root == *v && skimmed.tag_directives == doc.tag_directives,
+                "skim of /{key} differs from the parse:\n{}\n{:?}\n---- parsed ----\n{:?}",
+                String::from_utf8_lossy(text),
+                skimmed.root,
+                v
+            );
+        }
+    }
 }
 
 /// A tree as text that says what it is, not how it was written: tags (other than YAML's

@@ -78,7 +78,7 @@ pub fn order_symbols(_args: &[String]) -> Result<()> {
 
     let me = std::env::current_exe()?;
     let mut runs = Vec::new();
-    for mode in ["element", "element-novalidate", "element-default"] {
+    for mode in ["element-lazy", "element", "element-novalidate", "element-default"] {
         runs.push(executed(&me, &["bench-child", mode, &file_s], &callgrind)?);
     }
     let count = write_order("xtask/open-path.order", &runs)?;

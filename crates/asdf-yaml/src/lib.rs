@@ -42,6 +42,7 @@ pub mod resolve;
 #[doc(hidden)]
 pub mod sample;
 mod scanner;
+pub mod skim;
 mod writer;
 
 pub use emit::{Edits, EmitOptions, FlowPolicy, emit, emit_edited};

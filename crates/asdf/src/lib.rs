@@ -61,6 +61,8 @@ mod error;
 mod fits;
 mod fits_write;
 mod guard;
+mod lazy;
+pub use lazy::LazyFile;
 pub mod legacy;
 mod options;
 mod refs;
@@ -245,7 +247,19 @@ pub fn open(path: impl AsRef<Path>) -> Result<AsdfFile, Error> {
 /// # Errors
 /// See [`Error`].
 pub fn open_with(path: impl AsRef<Path>, options: OpenOptions) -> Result<AsdfFile, Error> {
-    let path = path.as_ref();
+    open_path_shell(path.as_ref(), options)?.finish()
+}
+
+/// Opens the file at `path` without parsing its tree: see [`LazyFile`]. `options` apply as in
+/// [`open_with`]; validation (and every check of the tree) happens in [`LazyFile::into_file`].
+///
+/// # Errors
+/// As [`open_with`] for the file's header and block index; errors in the tree come later.
+pub fn open_lazy(path: impl AsRef<Path>, options: OpenOptions) -> Result<LazyFile, Error> {
+    LazyFile::new(open_path_shell(path.as_ref(), options)?)
+}
+
+fn open_path_shell(path: &Path, options: OpenOptions) -> Result<Shell, Error> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
@@ -267,10 +281,11 @@ pub fn open_with(path: impl AsRef<Path>, options: OpenOptions) -> Result<AsdfFil
         Box::new(file)
     };
     let source = asdf_layout::Prefetched::with_len(source, len);
-    let mut f = open_prefetched(source, path.parent().map(Path::to_path_buf), options)?;
+    let mut shell = open_shell(source, path.parent().map(Path::to_path_buf), options)?;
+    let f = shell.file_mut();
     f.path = Some(path.to_path_buf());
     f.opened = Some(guard::Fingerprint::of(&opened));
-    Ok(f)
+    Ok(shell)
 }
 
 /// Opens a remote file (`http(s)://`, `s3://`) with ranged reads (feature `remote`): the
@@ -359,9 +374,18 @@ fn open_prefetched(
     dir: Option<PathBuf>,
     options: OpenOptions,
 ) -> Result<AsdfFile, Error> {
+    open_shell(source, dir, options)?.finish()
+}
+
+/// The header and block index read; the tree not yet parsed (FITS files open in full).
+fn open_shell(
+    source: asdf_layout::Prefetched<Box<dyn ReadAt>>,
+    dir: Option<PathBuf>,
+    options: OpenOptions,
+) -> Result<Shell, Error> {
     // The FITS check reads through the reader's head cache: one read for both.
     if fits::is_fits(&source) {
-        return fits::open(source.into_inner(), dir, options);
+        return fits::open(source.into_inner(), dir, options).map(Shell::Done);
     }
     let ro = ReadOptions::default()
         .registry(legacy::read_registry())
@@ -383,30 +407,9 @@ fn open_prefetched(
         warnings.push(Warning::UnstableStandard(standard));
     }
     let tree_line = reader.file_header().comments.len() as u64 + 1;
-    let doc = match reader.tree_bytes() {
-        Some(t) => {
-            let parsed = asdf_yaml::parse(t, &options.yaml_limits).map_err(|e| shift_error(e, tree_line))?;
-            warnings.extend(
-                parsed
-                    .warnings
-                    .into_iter()
-                    .map(|w| Warning::Yaml(shift_warning(w, tree_line))),
-            );
-            parsed.document
-        }
-        None => Document::new(Node::map(Vec::new())),
-    };
-    let mut doc = doc;
-    // A FINF tree is validated as written against FINF's own schemas, then mapped.
-    let era = if options.validate {
-        legacy::validate_era(&doc, &reader)?
-    } else {
-        None
-    };
-    legacy::normalize(&mut doc, &reader);
-    let mut file = AsdfFile {
+    Ok(Shell::Tree(AsdfFile {
         reader,
-        doc,
+        doc: Document::new(Node::map(Vec::new())),
         path: None,
         dir,
         warnings,
@@ -418,39 +421,98 @@ fn open_prefetched(
         #[cfg(feature = "remote")]
         remote: None,
         fits: None,
-    };
-    let schemas = asdf_core_types::schemas().map_err(Error::BuiltinSchemas)?;
-    if standard < Version::new(1, 6, 0) {
-        schemas.fill_defaults(&mut file.doc);
-    }
-    let mut report = if file.options.validate {
-        schemas.validate_document(&file.doc)
-    } else {
-        schemas.check_tags(&file.doc)
-    };
-    if let Some(era) = era {
-        report.violations.extend(era.violations);
-    }
-    file.warnings.extend(report.warnings.into_iter().map(|w| {
-        Warning::Tag(match w {
-            TagWarning::Unknown { tag, span } => TagWarning::Unknown {
-                tag,
-                span: shift(span, tree_line),
-            },
-            other => other,
-        })
-    }));
-    if file.options.validate && !report.violations.is_empty() {
-        let violations = report.violations.into_iter().map(|mut v| {
-            v.span = shift(v.span, tree_line);
-            v
-        });
-        if file.options.strict {
-            return Err(Error::Invalid(violations.collect()));
+    }))
+}
+
+/// A file whose header and block index are read, and whose tree is still to be parsed.
+enum Shell {
+    /// Opened in full already (FITS).
+    Done(AsdfFile),
+    /// Its `doc` is an empty placeholder until [`AsdfFile::finish_open`].
+    Tree(AsdfFile),
+}
+
+impl Shell {
+    fn file_mut(&mut self) -> &mut AsdfFile {
+        match self {
+            Shell::Done(f) | Shell::Tree(f) => f,
         }
-        file.warnings.extend(violations.map(Warning::Invalid));
     }
-    Ok(file)
+
+    fn finish(self) -> Result<AsdfFile, Error> {
+        match self {
+            Shell::Done(f) => Ok(f),
+            Shell::Tree(f) => f.finish_open(),
+        }
+    }
+}
+
+impl AsdfFile {
+    /// The tree of the file's text, parsed (errors and warnings at lines of the file).
+    fn parse_tree(&self) -> Result<(Document, Vec<asdf_yaml::Warning>), Error> {
+        let tree_line = self.tree_line;
+        Ok(match self.reader.tree_bytes() {
+            Some(t) => {
+                let parsed = asdf_yaml::parse(t, &self.options.yaml_limits).map_err(|e| shift_error(e, tree_line))?;
+                let warnings = parsed
+                    .warnings
+                    .into_iter()
+                    .map(|w| shift_warning(w, tree_line))
+                    .collect();
+                (parsed.document, warnings)
+            }
+            None => (Document::new(Node::map(Vec::new())), Vec::new()),
+        })
+    }
+
+    /// The rest of an open: the tree parsed, mapped from older eras, its tags checked and
+    /// (when asked) validated.
+    fn finish_open(mut self) -> Result<AsdfFile, Error> {
+        let (mut doc, yaml_warnings) = self.parse_tree()?;
+        self.warnings.extend(yaml_warnings.into_iter().map(Warning::Yaml));
+        // A FINF tree is validated as written against FINF's own schemas, then mapped.
+        let era = if self.options.validate {
+            legacy::validate_era(&doc, &self.reader)?
+        } else {
+            None
+        };
+        legacy::normalize(&mut doc, &self.reader);
+        self.doc = doc;
+        let mut file = self;
+        let tree_line = file.tree_line;
+        let schemas = asdf_core_types::schemas().map_err(Error::BuiltinSchemas)?;
+        if file.standard < Version::new(1, 6, 0) {
+            schemas.fill_defaults(&mut file.doc);
+        }
+        let mut report = if file.options.validate {
+            schemas.validate_document(&file.doc)
+        } else {
+            schemas.check_tags(&file.doc)
+        };
+        if let Some(era) = era {
+            report.violations.extend(era.violations);
+        }
+        file.warnings.extend(report.warnings.into_iter().map(|w| {
+            Warning::Tag(match w {
+                TagWarning::Unknown { tag, span } => TagWarning::Unknown {
+                    tag,
+                    span: shift(span, tree_line),
+                },
+                other => other,
+            })
+        }));
+        if file.options.validate && !report.violations.is_empty() {
+            let violations = report.violations.into_iter().map(|mut v| {
+                v.span = shift(v.span, tree_line);
+                v
+            });
+            if file.options.strict {
+                return Err(Error::Invalid(violations.collect()));
+            }
+            file.warnings.extend(violations.map(Warning::Invalid));
+        }
+        Ok(file)
+    }
 }
 
 /// The node at a JSON pointer of `doc` (aliases followed).
@@ -755,8 +817,12 @@ impl AsdfFile {
     /// # Errors
     /// [`Error::Array`] for an index out of range; as [`AsdfFile::array`].
     pub fn element(&self, pointer: &str, index: &[usize]) -> Result<Element, Error> {
-        let err = array_error(pointer);
         let a = self.ndarray_at(pointer)?;
+        self.element_of(&a, pointer, index)
+    }
+
+    fn element_of(&self, a: &NdArray, pointer: &str, index: &[usize]) -> Result<Element, Error> {
+        let err = array_error(pointer);
         if a.source.is_none() {
             let d = a.decode(None).map_err(err)?;
             if index.len() != d.shape.len() || index.iter().zip(&d.shape).any(|(i, n)| i >= n) {
@@ -769,7 +835,7 @@ impl AsdfFile {
                 .cloned()
                 .ok_or_else(|| err(NdArrayError::Invalid("index")));
         }
-        let (view, at) = self.view_of(&a, pointer)?;
+        let (view, at) = self.view_of(a, pointer)?;
         let off = view.element_offset(index).map_err(err)?;
         let size = view.datatype.size() as u64;
         let bytes = match at {
@@ -797,12 +863,16 @@ impl AsdfFile {
     /// # Errors
     /// [`Error::Array`] with `TypeMismatch`; as [`AsdfFile::array`].
     pub fn array_as<T: Scalar>(&self, pointer: &str) -> Result<Vec<T>, Error> {
-        let err = array_error(pointer);
         let a = self.ndarray_at(pointer)?;
+        self.array_as_of(&a, pointer)
+    }
+
+    fn array_as_of<T: Scalar>(&self, a: &NdArray, pointer: &str) -> Result<Vec<T>, Error> {
+        let err = array_error(pointer);
         if a.source.is_none() {
             return typed_elements(&a.decode(None).map_err(err)?, pointer);
         }
-        let (view, at) = self.view_of(&a, pointer)?;
+        let (view, at) = self.view_of(a, pointer)?;
         let data = self.block_data(at, pointer)?;
         view.to_vec(&data).map_err(err)
     }
