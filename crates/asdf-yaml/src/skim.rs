@@ -247,6 +247,9 @@ impl Lexer {
     }
 }
 
+/// The most entries a skimmed mapping may have.
+const MAX_ENTRIES: usize = 32;
+
 /// The value of the entry whose `:` ends at `at` (its lines run to `end`).
 fn value(text: &[u8], at: usize, end: usize, line: u32, directives: &[(String, String)]) -> Option<Node> {
     let mut lines = Lines {
@@ -286,7 +289,12 @@ fn value(text: &[u8], at: usize, end: usize, line: u32, directives: &[(String, S
         if k == 0 || body.get(k) != Some(&b':') || body.get(k + 1) != Some(&b' ') {
             return None;
         }
-        if !matches!(resolve_plain(name), Ok(Value::Str)) || entries.iter().any(|(e, _)| e.as_str() == Some(name)) {
+        // An ndarray has a handful of keys; a longer mapping is left to the parser and its
+        // limits (and the duplicate check here stays short).
+        if entries.len() >= MAX_ENTRIES
+            || !matches!(resolve_plain(name), Ok(Value::Str))
+            || entries.iter().any(|(e, _)| e.as_str() == Some(name))
+        {
             return None;
         }
         let key = plain(name, n, m, start + m)?;
@@ -450,6 +458,11 @@ mod tests {
             format!("{ARRAY}---\nb: 1\n"),
             format!("a:\t1\n{ARRAY}...\n"),
             "data: !x!ndarray-1.1.0\n  source: 0\n...\n".to_owned(),
+            // more entries than an ndarray has
+            format!(
+                "data:\n{}...\n",
+                (0..40).map(|i| format!("  k{i}: 1\n")).collect::<String>()
+            ),
         ];
         for body in cases {
             let text = format!("{HEAD}{body}");
