@@ -11,6 +11,11 @@
                                       framing (abacusutils' BloscCompressor: chunks of a fixed
                                       data size, each after its compressed length as a big-endian
                                       uint32; zstd level 1 and shuffle by default)
+    blosc2_frames.py b2nd DIR N SEED  N b2nd arrays of random rank (1-4), shape, chunks and
+                                      blocks (even and uneven, padded and not), dtype and
+                                      codec, some with chunks of zeros; prints their list as
+                                      JSON: {"path", "md5" of the C-order bytes, "nbytes",
+                                      "shape", "chunks", "blocks"}
 """
 import hashlib, json, os, sys
 
@@ -84,5 +89,31 @@ def blsc(d):
     json.dump(out, sys.stdout)
 
 
+def b2nd(d, n, seed):
+    os.makedirs(d, exist_ok=True)
+    rng = np.random.default_rng(int(seed))
+    out = []
+    dtypes = ['u1', '<i2', '>i4', '<u4', '<f4', '<f8', '<i8', '<c8']
+    for i in range(int(n)):
+        nd = int(rng.integers(1, 5))
+        shape = tuple(int(x) for x in rng.integers(1, [40, 20, 9, 6][nd - 1] + 1, size=nd))
+        chunks = tuple(int(rng.integers(1, s + 1)) for s in shape)
+        blocks = tuple(int(rng.integers(1, c + 1)) for c in chunks)
+        dtype = np.dtype(dtypes[int(rng.integers(len(dtypes)))])
+        a = (rng.integers(-1000, 1000, size=shape)).astype(dtype)
+        if rng.random() < 0.3:
+            a[: max(1, shape[0] // 2)] = 0
+        codec = [blosc2.Codec.BLOSCLZ, blosc2.Codec.LZ4, blosc2.Codec.ZSTD, blosc2.Codec.ZLIB][int(rng.integers(4))]
+        nd_arr = blosc2.asarray(a, chunks=chunks, blocks=blocks, cparams=blosc2.CParams(codec=codec))
+        path = os.path.join(d, f'b2nd_{i}.b2frame')
+        open(path, 'wb').write(nd_arr.to_cframe())
+        # The array's bytes in C order as python-blosc2 itself reads them back.
+        c = np.ascontiguousarray(nd_arr[...])
+        assert c.dtype == a.dtype and np.array_equal(c, a)
+        out.append({'path': path, 'md5': hashlib.md5(c.tobytes()).hexdigest(), 'nbytes': c.nbytes,
+                    'shape': shape, 'chunks': chunks, 'blocks': blocks, 'itemsize': dtype.itemsize})
+    json.dump(out, sys.stdout)
+
+
 if __name__ == '__main__':
-    {'read': read, 'write': write, 'blsc': blsc}[sys.argv[1]](sys.argv[2])
+    {'read': read, 'write': write, 'blsc': blsc, 'b2nd': b2nd}[sys.argv[1]](*sys.argv[2:])

@@ -676,3 +676,138 @@ fn bls2_options_through_the_facade() {
         }
     }
 }
+
+/// Differential: python-blosc2 writes `b2nd` arrays of random rank, shape, chunk and block
+/// shapes (even and uneven, padded and not), dtypes and codecs; each frame, read at the
+/// array's size, gives python-blosc2's own C-order bytes, whole, in pieces and by ranges. The
+/// number of arrays is `ASDF_B2ND_CASES` (300 by default; seed `ASDF_B2ND_SEED`, 7).
+#[test]
+fn b2nd_frames_of_random_layouts_read_as_python_blosc2_reads_them() {
+    let py = asdf_testdata::interop_python();
+    let script = asdf_testdata::workspace_root().join("tests/interop/blosc2_frames.py");
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("b2nd-random");
+    let _ = std::fs::remove_dir_all(&dir);
+    let n = std::env::var("ASDF_B2ND_CASES").unwrap_or_else(|_| "300".into());
+    let seed = std::env::var("ASDF_B2ND_SEED").unwrap_or_else(|_| "7".into());
+    let out = std::process::Command::new(&py)
+        .arg(&script)
+        .args(["b2nd".as_ref(), dir.as_os_str(), n.as_ref(), seed.as_ref()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let cases: Vec<J> = serde_json::from_slice(&out.stdout).unwrap();
+    let registry = Registry::shared_default();
+    let codec = registry.get(Label::BLS2).unwrap();
+    let (mut bytes, mut reordered) = (0usize, 0usize);
+    for case in &cases {
+        let path = case["path"].as_str().unwrap();
+        let frame = std::fs::read(path).unwrap();
+        let n = usize::try_from(case["nbytes"].as_u64().unwrap()).unwrap();
+        let what = format!(
+            "{path}: shape {} chunks {} blocks {}",
+            case["shape"], case["chunks"], case["blocks"]
+        );
+        let mut got = vec![0u8; n];
+        codec.decode(&frame, &mut got).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(
+            format!("{:x}", Md5::digest(&got)),
+            case["md5"].as_str().unwrap(),
+            "{what}"
+        );
+        let mut pieces = Vec::new();
+        codec
+            .decode_pieces(&frame, n, &mut |p| pieces.extend_from_slice(p))
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(pieces == got, "{what}: pieces");
+        for r in [0..n.min(3), n / 3..n / 2, n.saturating_sub(5)..n] {
+            assert_eq!(
+                codec.decode_range(&frame, n, r.clone()).unwrap(),
+                got[r.clone()],
+                "{what} {r:?}"
+            );
+        }
+        if case["chunks"] != case["shape"] {
+            reordered += 1;
+        }
+        bytes += n;
+    }
+    println!(
+        "b2nd differential: {} python-blosc2 arrays ({reordered} chunked), {bytes} bytes, 0 differences",
+        cases.len()
+    );
+    assert!(cases.len() >= 1 && reordered > 0);
+}
+
+/// python-blosc2's `asarray(np.arange(16).reshape(4, 4), chunks=(2, 2), blocks=(2, 2))`: four
+/// whole (unpadded) chunks, stored in chunk order, read in the array's order.
+#[test]
+fn b2nd_unpadded_chunks_read_in_array_order() {
+    let py = asdf_testdata::interop_python();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("b2nd-4x4");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("a.b2frame");
+    let code = format!(
+        "import blosc2, numpy as np\nopen({:?}, 'wb').write(blosc2.asarray(np.arange(16, dtype='<i8').reshape(4, 4), chunks=(2, 2), blocks=(2, 2)).to_cframe())",
+        path.display().to_string()
+    );
+    let out = std::process::Command::new(&py).args(["-c", &code]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let frame = std::fs::read(&path).unwrap();
+    let registry = Registry::shared_default();
+    let codec = registry.get(Label::BLS2).unwrap();
+    let mut got = vec![0u8; 128];
+    codec.decode(&frame, &mut got).unwrap();
+    let values: Vec<i64> = got
+        .chunks(8)
+        .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(values, (0..16).collect::<Vec<i64>>());
+    assert_eq!(codec.decode_range(&frame, 128, 16..32).unwrap(), got[16..32]);
+}
+
+/// Frames of special-value chunks that claim 3 GiB in 200 bytes (python-blosc2's `zeros` as a
+/// b2nd array and a super-chunk filled with `fill_special`): read in pieces of at most
+/// [`asdf_layout::compression::PIECE`] bytes (no buffer of a chunk's size) and by a 4-byte
+/// range in the middle.
+#[test]
+fn special_value_frames_need_no_buffer_of_their_claimed_size() {
+    let py = asdf_testdata::interop_python();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("special-3g");
+    std::fs::create_dir_all(&dir).unwrap();
+    let code = format!(
+        "import blosc2\nd = {:?}\n\
+         s = blosc2.zeros((3 * 2**30,), dtype='u1', chunks=(2**30,), blocks=(2**20,))\n\
+         open(d + '/b2nd.b2frame', 'wb').write(s.to_cframe())\n\
+         s = blosc2.SChunk(chunksize=2**30)\ns.fill_special(3 * 2**30, blosc2.SpecialValue.ZERO)\n\
+         open(d + '/schunk.b2frame', 'wb').write(s.to_cframe())",
+        dir.display().to_string()
+    );
+    let out = std::process::Command::new(&py).args(["-c", &code]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let registry = Registry::shared_default();
+    let codec = registry.get(Label::BLS2).unwrap();
+    let n = 3usize << 30;
+    for name in ["b2nd", "schunk"] {
+        let frame = std::fs::read(dir.join(format!("{name}.b2frame"))).unwrap();
+        assert!(frame.len() < 400, "{name}: {} bytes", frame.len());
+        let (mut total, mut largest, mut nonzero) = (0usize, 0usize, false);
+        codec
+            .decode_pieces(&frame, n, &mut |p| {
+                total += p.len();
+                largest = largest.max(p.len());
+                nonzero |= p.iter().any(|&b| b != 0);
+            })
+            .unwrap();
+        assert_eq!(total, n, "{name}");
+        assert!(
+            largest <= asdf_layout::compression::PIECE,
+            "{name}: a piece of {largest} bytes"
+        );
+        assert!(!nonzero, "{name}");
+        assert_eq!(
+            codec.decode_range(&frame, n, n / 2..n / 2 + 4).unwrap(),
+            [0; 4],
+            "{name}"
+        );
+    }
+}

@@ -165,21 +165,69 @@ fn rename_keys(n: &mut Node, from: &str, to: &str) {
     }
 }
 
-/// Whether block `i` is an encoding chain with a `quantize` step (read from the chain's
-/// YAML, at most 64 KiB).
+/// Gives every field of a FINF structured datatype that names no byte order `byteorder: big`
+/// (FINF's default), nested fields too.
+fn fields_big_by_default(dt: &mut Node) {
+    let Some(fields) = dt.as_sequence_mut() else { return };
+    for field in &mut fields.items {
+        let Some(f) = field.as_mapping_mut() else { continue };
+        if f.get("datatype").is_none() {
+            continue;
+        }
+        if f.get("byteorder").is_none() {
+            f.insert("byteorder", Node::str("big"));
+        }
+        if let Some(inner) = f.get_mut("datatype") {
+            fields_big_by_default(inner);
+        }
+    }
+}
+
+/// Writes out the byte order each field of a structured datatype inherits (`order`, the
+/// array's or the enclosing field's), for FINF, whose fields default to big.
+fn fields_explicit(dt: &mut Node, order: &str) {
+    let Some(fields) = dt.as_sequence_mut() else { return };
+    for field in &mut fields.items {
+        let Some(f) = field.as_mapping_mut() else { continue };
+        if f.get("datatype").is_none() {
+            continue;
+        }
+        if f.get("byteorder").is_none() {
+            f.insert("byteorder", Node::str(order));
+        }
+        let own = f.get("byteorder").and_then(Node::as_str).unwrap_or(order).to_owned();
+        if let Some(inner) = f.get_mut("datatype") {
+            fields_explicit(inner, &own);
+        }
+    }
+}
+
+/// Whether block `i` is an encoding chain with a `quantize` step, read from the chain's YAML
+/// whatever its length: reads of 64 KiB, then four times more each, until the chain's `...`
+/// line (a chain as long as the block's stored bytes is read whole).
 fn quantized(reader: &Reader<Box<dyn ReadAt>>, i: usize) -> bool {
     let Ok(b) = reader.block(i) else { return false };
     if b.header.compression != Label::ENCODING_CHAIN {
         return false;
     }
-    let len = usize::try_from(b.stored_len.min(64 << 10)).unwrap_or(0);
-    let Ok(head) = reader.get_ref().bytes_at(b.data_offset, len) else {
-        return false;
-    };
-    asdf_layout::encoding::split(&head)
-        .ok()
-        .and_then(|(yaml, _)| parse_chain(yaml).ok())
-        .is_some_and(|c| c.0.iter().any(|e| matches!(e, Encoding::Quantize { .. })))
+    let mut len = 64u64 << 10;
+    loop {
+        let n = usize::try_from(b.stored_len.min(len)).unwrap_or(0);
+        let Ok(head) = reader.get_ref().bytes_at(b.data_offset, n) else {
+            return false;
+        };
+        // A `...` at the very end of a partial read may go on (`...x`): read further.
+        let whole = n as u64 == b.stored_len;
+        if let Ok((yaml, rest)) = asdf_layout::encoding::split(&head)
+            && (whole || !rest.is_empty())
+        {
+            return parse_chain(yaml).is_ok_and(|c| c.0.iter().any(|e| matches!(e, Encoding::Quantize { .. })));
+        }
+        if len >= b.stored_len {
+            return false;
+        }
+        len = len.saturating_mul(4);
+    }
 }
 
 /// The paths of every tagged node under `root`, in document order (edited afterwards by path).
@@ -215,9 +263,15 @@ pub(crate) fn normalize(doc: &mut Document, reader: &Reader<Box<dyn ReadAt>>) {
                 rename_keys(v, "dtype", "datatype");
             }
         }
-        // The drafts' byteorder defaulted to big; 1.0.0 needs it beside `source`.
-        if m.get("source").is_some() && m.get("byteorder").is_none() {
+        // The drafts' byteorder defaulted to big; 1.0.0 needs it beside `source`. FINF's
+        // schemas say `default: big` for every ndarray and for every field of a structured
+        // datatype (where 1.0.0's fields inherit the array's byte order): written out here.
+        let finf = reader.file_header().dialect == asdf_layout::Dialect::Finf;
+        if (finf || m.get("source").is_some()) && m.get("byteorder").is_none() {
             m.insert("byteorder", Node::str("big"));
+        }
+        if finf && let Some(dt) = m.get_mut("datatype") {
+            fields_big_by_default(dt);
         }
         let block = m
             .get("source")
@@ -316,6 +370,12 @@ impl crate::AsdfFile {
                 && dialect == asdf_layout::Dialect::Finf
                 && let Some(m) = n.as_mapping_mut()
             {
+                // FINF's fields default to big, not to the array's byte order: each field's
+                // (inherited) byte order is written out.
+                let order = m.get("byteorder").and_then(Node::as_str).unwrap_or("big").to_owned();
+                if let Some(dt) = m.get_mut("datatype") {
+                    fields_explicit(dt, &order);
+                }
                 for (k, v) in &mut m.entries {
                     if k.as_str() == Some("datatype") {
                         *k = Node::str("dtype");

@@ -578,3 +578,121 @@ fn files_of_today_written_as_drafts() {
     // FINF blocks have no chains.
     assert!(f.write_draft(&mut Vec::new(), Dialect::Finf, &chain).is_err());
 }
+
+/// The quantize rule (a quantized block decodes big-endian, whatever the tree says) holds for a
+/// chain whose YAML is longer than any fixed read: a 200 KiB comment before the chain.
+#[test]
+fn quantize_rule_holds_for_long_chains() {
+    let codes: Vec<i64> = (-16..16).collect();
+    let q = chunk(5, 10.0, 0.5, &codes);
+    let expected: Vec<f64> = codes
+        .iter()
+        .map(|&c| f64::from((c as f64 * 0.5 + 10.0) as f32))
+        .collect();
+    let n = codes.len();
+    for comment in [0usize, 70 << 10, 200 << 10] {
+        let mut b = format!("# {}\n", "x".repeat(comment)).into_bytes();
+        b.extend_from_slice(format!("--- [[quantize, {{dtype: 32, original_shape: [{n}]}}], zlib]\n...\n").as_bytes());
+        b.extend_from_slice(&zlib(&q));
+        let tree = format!(
+            "%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/0.1.0/\n--- !core/asdf\n\
+             q: !core/ndarray\n  source: 0\n  datatype: float32\n  byteorder: little\n  shape: [{n}]\n...\n"
+        );
+        let mut file = b"#ASDF 0.1.0\n".to_vec();
+        file.extend_from_slice(tree.as_bytes());
+        file.extend_from_slice(&sized36(2, &b, (n * 4) as u64));
+        let f = asdf::open_bytes(file, OpenOptions::default()).unwrap();
+        assert_eq!(f64s(&f, "/q"), expected, "a comment of {comment} bytes");
+    }
+}
+
+/// FINF's byte order defaults (its ndarray and field schemas: `default: big`): an array that
+/// names no byte order is big-endian, and so is each field of a structured datatype that
+/// names none, even in a little-endian array; written back as FINF, the fields keep their
+/// byte order.
+#[test]
+fn finf_byte_order_defaults_are_big_for_arrays_and_fields() {
+    let tree = "%YAML 1.1\n%TAG ! tag:stsci.edu:finf/0.1.0/\n--- !core/finf\n\
+                a: !core/ndarray\n  source: 0\n  dtype: int32\n  shape: [3]\n\
+                rec: !core/ndarray\n  source: 1\n  shape: [2]\n  byteorder: little\n  dtype:\n\
+                \x20   - name: x\n      dtype: int16\n    - name: y\n      dtype: float64\n      byteorder: little\n\
+                \x20   - name: z\n      dtype:\n        - name: w\n          dtype: uint16\n...\n";
+    let a: Vec<u8> = [1i32, -2, 300].iter().flat_map(|v| v.to_be_bytes()).collect();
+    let mut rec = Vec::new();
+    for (x, y, w) in [(5i16, 1.5f64, 258u16), (-7, 2.5, 3)] {
+        rec.extend_from_slice(&x.to_be_bytes());
+        rec.extend_from_slice(&y.to_le_bytes());
+        rec.extend_from_slice(&w.to_be_bytes());
+    }
+    let mut file = b"%FINF 0.1.0\n".to_vec();
+    file.extend_from_slice(tree.as_bytes());
+    for body in [&a, &rec] {
+        file.extend_from_slice(&[0x89, b'B', b'L', b'K']);
+        file.extend_from_slice(&40u16.to_be_bytes());
+        file.extend_from_slice(&be64(body.len() as u64));
+        file.extend_from_slice(&be64(body.len() as u64));
+        file.extend_from_slice(&be64(0));
+        file.extend_from_slice(&[0u8; 16]);
+        file.extend_from_slice(body);
+    }
+    let check = |f: &asdf::AsdfFile| {
+        assert_eq!(f64s(f, "/a"), vec![1.0, -2.0, 300.0]);
+        let rows: Vec<String> = (0..2)
+            .map(|i| format!("{:?}", f.element("/rec", &[i]).unwrap()))
+            .collect();
+        assert!(
+            rows[0].contains("Int(5)") && rows[0].contains("1.5") && rows[0].contains("UInt(258)"),
+            "{rows:?}"
+        );
+        assert!(
+            rows[1].contains("Int(-7)") && rows[1].contains("2.5") && rows[1].contains("UInt(3)"),
+            "{rows:?}"
+        );
+    };
+    let f = asdf::open_bytes(file, OpenOptions::default().strict(true)).unwrap();
+    check(&f);
+    let mut out = Vec::new();
+    f.write_draft(&mut out, asdf::layout::Dialect::Finf, &|_, _| None)
+        .unwrap();
+    let g = asdf::open_bytes(out, OpenOptions::default().strict(true)).unwrap();
+    check(&g);
+}
+
+/// A file of today whose structured fields inherit the array's little-endian byte order,
+/// written as FINF (whose fields default to big): read back, the values are the same.
+#[test]
+fn fields_that_inherit_little_endian_survive_finf() {
+    let tree = "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+                rec: !core/ndarray-1.0.0\n  source: 0\n  shape: [2]\n  byteorder: little\n  datatype:\n\
+                \x20 - name: x\n    datatype: int16\n  - name: y\n    datatype: float64\n...\n";
+    let mut body = Vec::new();
+    for (x, y) in [(5i16, 1.5f64), (-7, 2.5)] {
+        body.extend_from_slice(&x.to_le_bytes());
+        body.extend_from_slice(&y.to_le_bytes());
+    }
+    let mut file = tree.as_bytes().to_vec();
+    file.extend_from_slice(b"\xd3BLK");
+    file.extend_from_slice(&48u16.to_be_bytes());
+    file.extend_from_slice(&[0u8; 8]); // flags, compression
+    for _ in 0..3 {
+        file.extend_from_slice(&be64(body.len() as u64));
+    }
+    file.extend_from_slice(&[0u8; 16]);
+    file.extend_from_slice(&body);
+    let f = asdf::open_bytes(file, OpenOptions::default()).unwrap();
+    let rows = |f: &asdf::AsdfFile| -> Vec<String> {
+        (0..2)
+            .map(|i| format!("{:?}", f.element("/rec", &[i]).unwrap()))
+            .collect()
+    };
+    let before = rows(&f);
+    assert!(
+        before[0].contains("Int(5)") && before[1].contains("Int(-7)"),
+        "{before:?}"
+    );
+    let mut out = Vec::new();
+    f.write_draft(&mut out, asdf::layout::Dialect::Finf, &|_, _| None)
+        .unwrap();
+    let g = asdf::open_bytes(out, OpenOptions::default().strict(true)).unwrap();
+    assert_eq!(rows(&g), before);
+}

@@ -236,45 +236,104 @@ impl<'a> Frame<'a> {
         self.offsets.len() / 8
     }
 
-    /// Decodes chunk `i` into `out`, which has exactly its decoded size.
-    fn decode_chunk(&self, i: usize, out: &mut [u8]) -> Result<(), CodecError> {
+    /// Whether chunk `i` is a special chunk of the frame's index (see [`Frame`]) or a Blosc2
+    /// chunk whose header says it is all zeros, NaN or uninitialised: such a chunk is filled,
+    /// never decoded, and needs no buffer of its size.
+    fn special(&self, i: usize) -> Result<Option<Special>, CodecError> {
         let frame_err = |at: usize| CodecError::library(BloscError::Frame(at));
         let at_index = self.index_at + 8 * i;
         let o = self.offsets.get(8 * i..8 * i + 8).ok_or(frame_err(at_index))?;
         let off = i64::from_le_bytes([o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7]]);
+        let nan = || match self.typesize {
+            4 | 8 => Ok(Some(Special::NaN(self.typesize))),
+            _ => Err(frame_err(at_index)),
+        };
         if off < 0 {
-            // Bit 7 and exactly one of the values seed 002 defines (1 zeros, 2 NaN, 4
-            // uninitialised); reserved bits (3 to 6) or other values are refused.
-            let kind = (off as u64 >> 56) as u8;
-            if kind == 0x81 || kind == 0x84 {
-                out.fill(0);
-            } else if kind == 0x82 {
-                match self.typesize {
-                    4 => out
-                        .chunks_exact_mut(4)
-                        .for_each(|x| x.copy_from_slice(&f32::NAN.to_le_bytes())),
-                    8 => out
-                        .chunks_exact_mut(8)
-                        .for_each(|x| x.copy_from_slice(&f64::NAN.to_le_bytes())),
-                    _ => return Err(frame_err(at_index)),
-                }
-            } else {
-                return Err(frame_err(at_index));
-            }
-            return Ok(());
+            // Bit 7 and exactly one of the values the frame format defines (1 zeros, 2 NaN,
+            // 4 uninitialised); reserved bits (3 to 6) or other values are refused.
+            return match (off as u64 >> 56) as u8 {
+                0x81 | 0x84 => Ok(Some(Special::Zero)),
+                0x82 => nan(),
+                _ => Err(frame_err(at_index)),
+            };
         }
+        let chunk = self.chunk_bytes(i, off)?;
+        // A chunk with an extended header (flags bits 0 and 2) names a special value in bits
+        // 4-6 of its `blosc2_flags` (byte 31): 1 zeros, 2 NaN, 4 uninitialised (3, a repeated
+        // value, is decoded by the library).
+        if chunk.len() >= 32 && chunk[2] & 0x05 == 0x05 {
+            return match (chunk[31] >> 4) & 0x07 {
+                1 | 4 => Ok(Some(Special::Zero)),
+                2 => nan(),
+                _ => Ok(None),
+            };
+        }
+        Ok(None)
+    }
+
+    /// The stored bytes from chunk `i` (at index offset `off`) to the chunk index.
+    fn chunk_bytes(&self, i: usize, off: i64) -> Result<&'a [u8], CodecError> {
+        let frame_err = |at: usize| CodecError::library(BloscError::Frame(at));
         let at = usize::try_from(off)
             .ok()
             .and_then(|o| self.header_size.checked_add(o))
             .filter(|&at| at < self.index_at)
-            .ok_or(frame_err(at_index))?;
-        decode_chunk(&self.input[at..self.index_at], out).map(|_| ())
+            .ok_or(frame_err(self.index_at + 8 * i))?;
+        Ok(&self.input[at..self.index_at])
+    }
+
+    /// Decodes chunk `i` into `out`, which has exactly its decoded size.
+    fn decode_chunk(&self, i: usize, out: &mut [u8]) -> Result<(), CodecError> {
+        if let Some(s) = self.special(i)? {
+            s.fill(out);
+            return Ok(());
+        }
+        let o = &self.offsets[8 * i..8 * i + 8];
+        let off = i64::from_le_bytes([o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7]]);
+        decode_chunk(self.chunk_bytes(i, off)?, out).map(|_| ())
     }
 
     /// The decoded byte range of chunk `i`.
     fn chunk_range(&self, i: usize) -> std::ops::Range<usize> {
         let start = i * self.chunksize;
         start..(start + self.chunksize).min(self.nbytes)
+    }
+}
+
+/// The value a special chunk holds in every element.
+#[derive(Debug, Clone, Copy)]
+enum Special {
+    /// Zeros (also uninitialised chunks, read as zeros).
+    Zero,
+    /// NaN of the given type size (4 or 8).
+    NaN(usize),
+}
+
+impl Special {
+    /// Fills `out` (which starts on an element boundary) with the value.
+    fn fill(self, out: &mut [u8]) {
+        match self {
+            Special::Zero => out.fill(0),
+            Special::NaN(4) => out
+                .chunks_mut(4)
+                .for_each(|x| x.copy_from_slice(&f32::NAN.to_le_bytes()[..x.len()])),
+            Special::NaN(_) => out
+                .chunks_mut(8)
+                .for_each(|x| x.copy_from_slice(&f64::NAN.to_le_bytes()[..x.len()])),
+        }
+    }
+
+    /// Hands `n` bytes of the value to `sink` in pieces of at most [`super::PIECE`] bytes,
+    /// from one buffer of that size.
+    fn pieces(self, n: usize, sink: &mut dyn FnMut(&[u8])) {
+        let mut buf = vec![0u8; n.min(super::PIECE)];
+        self.fill(&mut buf);
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(buf.len());
+            sink(&buf[..k]);
+            left -= k;
+        }
     }
 }
 
@@ -417,11 +476,44 @@ fn unravel(mut i: usize, dims: &[usize], out: &mut [usize]) {
     }
 }
 
+/// The size in bytes of a `b2nd` frame's array in C order (the frame's `nbytes` hold its
+/// padded chunks: `nbytes / padded items` is the type size), when the metalayer is consistent
+/// with `nbytes`.
+fn b2nd_array_size(b: &B2nd, nbytes: usize) -> Option<usize> {
+    let items = |v: &[usize]| v.iter().try_fold(1usize, |a, &x| a.checked_mul(x));
+    let mut padded = 1usize;
+    for ((&s, &c), &k) in b.shape.iter().zip(&b.chunks).zip(&b.blocks) {
+        padded = padded.checked_mul(s.div_ceil(c).checked_mul(c.div_ceil(k).checked_mul(k)?)?)?;
+    }
+    let ts = Some(padded).filter(|&n| n > 0 && nbytes.is_multiple_of(n))?;
+    items(&b.shape)?.checked_mul(nbytes / ts)
+}
+
+/// Whether a `b2nd` frame's chunk order is the array's C order: no padding anywhere and
+/// chunks and blocks whole in every dimension but the first.
+fn b2nd_is_c_order(b: &B2nd) -> bool {
+    b.shape
+        .iter()
+        .zip(&b.chunks)
+        .zip(&b.blocks)
+        .enumerate()
+        .all(|(d, ((&s, &c), &k))| {
+            if d == 0 {
+                s.is_multiple_of(c) && c.is_multiple_of(k)
+            } else {
+                s == c && c == k
+            }
+        })
+}
+
 /// Decodes a `b2nd` frame into `output` in the array's C order. The frame holds chunks of
 /// the chunk shape (edge chunks padded), each laid out block by block (blocks of the block
 /// shape in C order over the chunk, padded to whole blocks), each block in C order.
 fn decode_b2nd(input: &[u8], output: &mut [u8], b: &B2nd, nbytes: usize) -> Result<(), CodecError> {
     let frame_err = |at: usize| CodecError::library(BloscError::Frame(at));
+    if b2nd_is_c_order(b) {
+        return decode_frame(input, output);
+    }
     let nd = b.shape.len();
     let items = |v: &[usize]| v.iter().try_fold(1usize, |a, &x| a.checked_mul(x));
     let ext: Vec<usize> = b
@@ -549,11 +641,23 @@ fn decode_frame_range(input: &[u8], expected: usize, range: std::ops::Range<usiz
     let mut buf = Vec::new();
     for i in first..=last.min(f.chunks().saturating_sub(1)) {
         let r = f.chunk_range(i);
+        let s = range.start.max(r.start) - r.start;
+        let e = range.end.min(r.end) - r.start;
+        if let Some(special) = f.special(i)? {
+            // Filled from the element the range starts in: no buffer of the chunk's size.
+            let ts = match special {
+                Special::NaN(ts) => ts,
+                Special::Zero => 1,
+            };
+            let from = s - s % ts;
+            let mut part = vec![0u8; e - from];
+            special.fill(&mut part);
+            out.extend_from_slice(&part[s - from..]);
+            continue;
+        }
         buf.clear();
         buf.resize(r.len(), 0);
         f.decode_chunk(i, &mut buf)?;
-        let s = range.start.max(r.start) - r.start;
-        let e = range.end.min(r.end) - r.start;
         out.extend_from_slice(&buf[s..e]);
     }
     Ok(out)
@@ -1096,6 +1200,21 @@ impl Blosc2 {
     }
 }
 
+/// The `b2nd` metalayer of frame `input` and the frame's `nbytes`, when the block asks for
+/// the frame's array in C order (`expected` is the array's size). A frame whose chunks are
+/// not in C order is always read in C order at that size, whether or not its chunks are
+/// padded (python-blosc2 stores `blosc2.asarray(a, chunks=(2, 2))` of a 4x4 array as four
+/// 2x2 chunks of 16 bytes' frame size: the bytes in chunk order are not the array).
+fn b2nd_for(input: &[u8], expected: usize) -> Result<Option<(B2nd, usize)>, CodecError> {
+    let nbytes = header_int(input, 30, 0xd3, 8)?;
+    let Ok(n) = usize::try_from(nbytes) else {
+        return Ok(None);
+    };
+    Ok(b2nd(input)
+        .filter(|b| b2nd_array_size(b, n) == Some(expected))
+        .map(|b| (b, n)))
+}
+
 impl Codec for Blosc2 {
     fn label(&self) -> Label {
         Label::BLS2
@@ -1105,16 +1224,38 @@ impl Codec for Blosc2 {
     /// decodes into the array's C order.
     fn decode(&self, input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
         if input.starts_with(FRAME_MAGIC) {
-            let nbytes = header_int(input, 30, 0xd3, 8)?;
-            if nbytes != output.len() as u64
-                && let Some(b) = b2nd(input)
-                && let Ok(n) = usize::try_from(nbytes)
-            {
+            if let Some((b, n)) = b2nd_for(input, output.len())? {
                 return decode_b2nd(input, output, &b, n);
             }
             return decode_frame(input, output);
         }
         decode_whole_chunk(input, output)
+    }
+
+    /// A frame in chunk order is decoded one chunk at a time (memory: one chunk), and its
+    /// special chunks are handed over from one piece-sized buffer (a frame of zero chunks
+    /// that claims gigabytes costs a megabyte); a `b2nd` frame out of C order is decoded whole.
+    fn decode_pieces(&self, input: &[u8], expected: usize, sink: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
+        if !input.starts_with(FRAME_MAGIC) || b2nd_for(input, expected)?.is_some_and(|(b, _)| !b2nd_is_c_order(&b)) {
+            let mut out = super::zeroed(expected).ok_or(CodecError::library(BloscError::TooLarge(expected)))?;
+            self.decode(input, &mut out)?;
+            sink(&out);
+            return Ok(());
+        }
+        let f = Frame::open(input, expected)?;
+        let mut buf = Vec::new();
+        for i in 0..f.chunks() {
+            let r = f.chunk_range(i);
+            if let Some(special) = f.special(i)? {
+                special.pieces(r.len(), sink);
+                continue;
+            }
+            buf.clear();
+            buf.resize(r.len(), 0);
+            f.decode_chunk(i, &mut buf)?;
+            sink(&buf);
+        }
+        Ok(())
     }
 
     /// A frame decodes only the chunks `range` touches (through its chunk index).
@@ -1125,7 +1266,7 @@ impl Codec for Blosc2 {
         range: std::ops::Range<usize>,
     ) -> Result<Vec<u8>, CodecError> {
         if input.starts_with(FRAME_MAGIC) {
-            if header_int(input, 30, 0xd3, 8)? != expected as u64 {
+            if b2nd_for(input, expected)?.is_some_and(|(b, _)| !b2nd_is_c_order(&b)) {
                 // A b2nd array in C order: decoded whole, then cut.
                 let mut out = super::zeroed(expected).ok_or(CodecError::library(BloscError::TooLarge(expected)))?;
                 self.decode(input, &mut out)?;
