@@ -544,7 +544,13 @@ pub fn describe(
     }
     let pcount = u64::try_from(hdu.int("PCOUNT").unwrap_or(0)).map_err(|_| missing("PCOUNT"))?;
     let gcount = u64::try_from(hdu.int("GCOUNT").unwrap_or(1)).map_err(|_| missing("GCOUNT"))?;
-    let elems = if hdu.axes.is_empty() {
+    // Random groups (a primary HDU with GROUPS = T and NAXIS1 = 0, FITS 4.0 section 6): each
+    // of GCOUNT groups holds PCOUNT parameters and NAXIS2 x ... x NAXISn values; NAXIS1 does
+    // not count (astropy's GroupsHDU sizes it so; other HDUs as astropy's header data size).
+    let groups = index == 0 && hdu.logical("GROUPS") == Some(true) && hdu.axes.first() == Some(&0);
+    let elems = if groups {
+        hdu.axes[1..].iter().try_fold(1u64, |a, &d| a.checked_mul(d))
+    } else if hdu.axes.is_empty() {
         Some(0)
     } else {
         hdu.axes.iter().try_fold(1u64, |a, &d| a.checked_mul(d))
@@ -824,6 +830,56 @@ mod tests {
         assert!(resolve_source(&hdus, "SCI,2").is_err());
         assert!(resolve_source(&hdus, "9").is_err());
         assert!(resolve_source(&hdus, "SCI,x").is_err());
+    }
+
+    /// A random-groups primary HDU (GROUPS = T, NAXIS1 = 0): its data is GCOUNT x (PCOUNT +
+    /// NAXIS2 x NAXIS3) values, and an `ASDF` HDU hidden inside that data is not an HDU.
+    #[test]
+    fn random_groups_are_sized_without_naxis1() {
+        let real = b"#ASDF 1.0.0\n%YAML 1.1\n--- {x: real}\n...\n";
+        let fake = b"#ASDF 1.0.0\n%YAML 1.1\n--- {x: fake}\n...\n";
+        let mut f = header(&[
+            "SIMPLE  =                    T",
+            "BITPIX  =                  -32",
+            "NAXIS   =                    3",
+            "NAXIS1  =                    0",
+            "NAXIS2  =                    3",
+            "NAXIS3  =                  100",
+            "GROUPS  =                    T",
+            "PCOUNT  =                    2",
+            "GCOUNT  =                   30",
+            "EXTEND  =                    T",
+        ]);
+        // 30 x (2 + 300) x 4 = 36,240 bytes of groups; a fake HDU inside them.
+        let mut groups = Vec::new();
+        let n = format!("NAXIS1  = {:>20}", fake.len());
+        groups.extend(header(&[
+            "XTENSION= 'IMAGE   '",
+            "BITPIX  =                    8",
+            "NAXIS   =                    1",
+            &n,
+            "EXTNAME = 'ASDF'",
+        ]));
+        groups.extend(data(fake));
+        groups.resize(36_240, 0x41);
+        f.extend(data(&groups));
+        let n = format!("NAXIS1  = {:>20}", real.len());
+        f.extend(header(&[
+            "XTENSION= 'IMAGE   '",
+            "BITPIX  =                    8",
+            "NAXIS   =                    1",
+            &n,
+            "EXTNAME = 'ASDF'",
+        ]));
+        f.extend(data(real));
+        let hdus = read_hdus(&f, f.len() as u64, FitsLimits::default()).unwrap();
+        assert_eq!(hdus.len(), 2);
+        assert_eq!(hdus[0].data_len, 36_240);
+        let r = asdf_range(&hdus).unwrap();
+        assert_eq!(
+            &f[usize::try_from(r.start).unwrap()..usize::try_from(r.end).unwrap()],
+            real
+        );
     }
 
     #[test]
