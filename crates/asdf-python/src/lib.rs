@@ -72,6 +72,9 @@ struct Target {
 /// `(requests, bytes, ranges)` of a remote file.
 type RemoteStats = (u64, u64, Vec<(u64, u64)>);
 
+/// What [`NativeFile::target`] returns: path or URL, settings, anonymous, remote version.
+type Target4 = (String, Vec<(String, String)>, bool, Option<(u64, Option<String>)>);
+
 /// An open file.
 #[pyclass(frozen, module = "asdf_rs._native")]
 struct NativeFile {
@@ -384,12 +387,14 @@ impl NativeFile {
         self.file.remote_stats().map(|s| (s.requests(), s.bytes(), s.ranges()))
     }
 
-    /// The path or URL opened, and the store settings (for Dask's tasks).
-    fn target(&self) -> (String, Vec<(String, String)>, bool) {
+    /// The path or URL opened, the store settings, and for a remote file the (size, ETag) of
+    /// the version opened (for Dask's tasks).
+    fn target(&self) -> Target4 {
         (
             self.target.text.clone(),
             self.target.remote.settings.clone(),
             self.target.remote.anonymous,
+            self.file.remote_stats().and_then(|s| s.version()),
         )
     }
 }
@@ -397,7 +402,8 @@ impl NativeFile {
 /// `end - start` bytes at `start` of a path or URL, in one ranged request (or one
 /// positioned read): what a Dask task fetches.
 #[pyfunction]
-#[pyo3(signature = (target, start, end, settings=Vec::new(), anonymous=false))]
+#[pyo3(signature = (target, start, end, settings=Vec::new(), anonymous=false, size=None, etag=None))]
+#[allow(clippy::too_many_arguments)]
 fn read_range(
     py: Python<'_>,
     target: String,
@@ -405,6 +411,8 @@ fn read_range(
     end: u64,
     settings: Vec<(String, String)>,
     anonymous: bool,
+    size: Option<u64>,
+    etag: Option<String>,
 ) -> PyResult<Py<PyAny>> {
     if end < start {
         return Err(usage(format!("range {start}..{end} ends before it starts")));
@@ -413,8 +421,13 @@ fn read_range(
     let out = PyBytes::new_with(py, len, |buf| {
         py.detach(|| -> Result<(), String> {
             if asdf::is_url(&target) {
-                let got = asdf_remote::fetch_range(&target, &remote_options(settings, anonymous), start..end)
-                    .map_err(|e| e.to_string())?;
+                let got = asdf_remote::fetch_range(
+                    &target,
+                    &remote_options(settings, anonymous),
+                    start..end,
+                    size.map(|s| (s, etag)),
+                )
+                .map_err(|e| e.to_string())?;
                 buf.copy_from_slice(&got);
             } else {
                 let f = std::fs::File::open(&target).map_err(|e| format!("{target}: {e}"))?;

@@ -96,6 +96,12 @@ pub struct RemoteOptions {
     pub max_read_ahead: usize,
     /// Retries of a failed request (with exponential backoff).
     pub retries: usize,
+    /// The longest one request (headers and body) may take before it is abandoned and
+    /// retried.
+    pub request_timeout: std::time::Duration,
+    /// The longest one read may take, its retries included: a server that drips its headers
+    /// or its body fails the read after this, not after retries x timeouts.
+    pub deadline: std::time::Duration,
 }
 
 impl Default for RemoteOptions {
@@ -108,6 +114,8 @@ impl Default for RemoteOptions {
             cache_bytes: 8 << 20,
             max_read_ahead: 4 << 20,
             retries: 5,
+            request_timeout: std::time::Duration::from_secs(30),
+            deadline: std::time::Duration::from_secs(120),
         }
     }
 }
@@ -131,12 +139,19 @@ impl RemoteOptions {
 /// What a source has fetched so far.
 #[derive(Debug, Default)]
 pub struct Stats {
+    /// The object's size and ETag, from the first answer.
+    version: OnceLock<(u64, Option<String>)>,
     requests: AtomicU64,
     bytes: AtomicU64,
     ranges: Mutex<Vec<(u64, u64)>>,
 }
 
 impl Stats {
+    /// The object's size and ETag as the first answer gave them: pass them to
+    /// [`fetch_range`] so that a later read of the same file refuses another version.
+    pub fn version(&self) -> Option<(u64, Option<String>)> {
+        self.version.get().cloned()
+    }
     /// GET requests made.
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
@@ -193,20 +208,100 @@ fn run<T: Send + 'static>(fut: impl std::future::Future<Output = T> + Send + 'st
         .map_err(|_| Error::Runtime(io::Error::other("a request was dropped by the runtime")))
 }
 
-/// Bytes `range` of the object, only while its ETag is still `etag` (when the store gave one):
-/// a file replaced by another writer between two reads is an error, not a mix of two files.
+/// What the first answer said of the object: every later answer must say the same.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Version {
+    /// The object's size (the total of `Content-Range`).
+    size: u64,
+    /// Its ETag, when the store gave one.
+    etag: Option<String>,
+}
+
+/// Why an answer was refused (the store's own errors aside).
+#[derive(Debug, thiserror::Error)]
+enum AnswerError {
+    #[error(
+        "the file changed while it was read: the first answer said {first_size} bytes and ETag {first_etag:?}, this one {size} bytes and ETag {etag:?}"
+    )]
+    Changed {
+        first_size: u64,
+        first_etag: Option<String>,
+        size: u64,
+        etag: Option<String>,
+    },
+    #[error("the answer's body is longer than the {asked} bytes asked for")]
+    TooLong { asked: u64 },
+    #[error("no complete answer within the deadline of {0:?} (the store's retries included)")]
+    Deadline(std::time::Duration),
+}
+
+fn answer_err(e: AnswerError) -> object_store::Error {
+    object_store::Error::Generic {
+        store: "asdf-remote",
+        source: Box::new(e),
+    }
+}
+
+/// Reads a body of at most `asked` bytes: a body that goes on past them (a `Content-Length`
+/// of 2^40 behind an honest `Content-Range`) is cut off with an error, never collected.
+async fn bounded_body(r: object_store::GetResult, asked: u64) -> object_store::Result<Bytes> {
+    use futures::StreamExt as _;
+    let cap = usize::try_from(asked).unwrap_or(usize::MAX);
+    let mut stream = r.into_stream();
+    let mut out: Vec<u8> = Vec::new();
+    while let Some(piece) = stream.next().await {
+        let piece = piece?;
+        if piece.len() > cap - out.len() {
+            return Err(answer_err(AnswerError::TooLong { asked }));
+        }
+        if out.is_empty() && piece.len() == cap {
+            return Ok(piece);
+        }
+        if out.capacity() == 0 {
+            out.reserve_exact(cap.min(64 << 20));
+        }
+        out.extend_from_slice(&piece);
+    }
+    Ok(Bytes::from(out))
+}
+
+/// Bytes `range` of the object, only while it is still `version` (its ETag, asked for with
+/// `If-Match`, and its size, checked in every answer): a file replaced by another writer, or
+/// a server that ignores `If-Match`, is an error, not a mix of two files. The body is read
+/// to at most the bytes asked for.
 async fn fetch(
     store: Arc<dyn ObjectStore>,
     path: StorePath,
     range: Range<u64>,
-    etag: Option<String>,
+    version: Option<Version>,
 ) -> object_store::Result<Bytes> {
     let options = GetOptions {
-        range: Some(GetRange::Bounded(range)),
-        if_match: etag,
+        range: Some(GetRange::Bounded(range.clone())),
+        if_match: version.as_ref().and_then(|v| v.etag.clone()),
         ..GetOptions::default()
     };
-    store.get_opts(&path, options).await?.bytes().await
+    let r = store.get_opts(&path, options).await?;
+    if let Some(version) = version
+        && (r.meta.size != version.size || r.meta.e_tag != version.etag)
+    {
+        return Err(answer_err(AnswerError::Changed {
+            first_size: version.size,
+            first_etag: version.etag,
+            size: r.meta.size,
+            etag: r.meta.e_tag.clone(),
+        }));
+    }
+    bounded_body(r, range.end - range.start).await
+}
+
+/// `fut` within `deadline`, or the deadline's error.
+async fn within<T>(
+    deadline: std::time::Duration,
+    fut: impl std::future::Future<Output = object_store::Result<T>>,
+) -> object_store::Result<T> {
+    tokio::time::timeout(deadline, fut)
+        .await
+        .unwrap_or_else(|_| Err(answer_err(AnswerError::Deadline(deadline))))
 }
 
 /// fsspec's names for the S3 settings, mapped onto object_store's.
@@ -228,7 +323,13 @@ fn build_store(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Arc<
     };
     let retry = RetryConfig {
         max_retries: opts.retries,
+        retry_timeout: opts.deadline,
         ..RetryConfig::default()
+    };
+    let client = || {
+        ClientOptions::new()
+            .with_timeout(opts.request_timeout)
+            .with_connect_timeout(opts.request_timeout.min(std::time::Duration::from_secs(10)))
     };
     match url.scheme() {
         "http" | "https" => {
@@ -237,7 +338,7 @@ fn build_store(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Arc<
             let store = HttpBuilder::new()
                 .with_url(base)
                 .with_retry(retry)
-                .with_client_options(ClientOptions::new().with_allow_http(true))
+                .with_client_options(client().with_allow_http(true))
                 .build()
                 .map_err(store_err)?;
             Ok((Arc::new(store), path))
@@ -268,7 +369,7 @@ fn build_store(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Arc<
             }
             if let Some(e) = endpoint {
                 b = b
-                    .with_client_options(ClientOptions::new().with_allow_http(e.starts_with("http://")))
+                    .with_client_options(client().with_allow_http(e.starts_with("http://")))
                     .with_endpoint(e)
                     .with_virtual_hosted_style_request(false);
             }
@@ -330,8 +431,8 @@ pub struct RemoteSource {
     store: Arc<dyn ObjectStore>,
     path: StorePath,
     len: u64,
-    /// The ETag of the first answer: later reads ask for that version only.
-    etag: Option<String>,
+    /// The size and ETag of the first answer: later reads ask for that version only.
+    version: Option<Version>,
     opts: RemoteOptions,
     cache: Mutex<Cache>,
     stats: Arc<Stats>,
@@ -366,7 +467,7 @@ impl RemoteSource {
             store,
             path,
             len: 0,
-            etag: None,
+            version: None,
             opts,
             cache: Mutex::new(Cache::default()),
             stats: Arc::new(Stats::default()),
@@ -378,27 +479,33 @@ impl RemoteSource {
         let store = Arc::clone(&self.store);
         let path = self.path.clone();
         let want = 0..self.opts.head_bytes as u64;
-        let got = run(async move {
+        let deadline = self.opts.deadline;
+        let got = run(within(deadline, async move {
             let r = store
                 .get_opts(
                     &path,
                     GetOptions {
-                        range: Some(GetRange::Bounded(want)),
+                        range: Some(GetRange::Bounded(want.clone())),
                         ..GetOptions::default()
                     },
                 )
                 .await?;
             let (size, range, etag) = (r.meta.size, r.range.clone(), r.meta.e_tag.clone());
-            let bytes = r.bytes().await?;
+            let bytes = bounded_body(r, range.end.saturating_sub(range.start).min(want.end)).await?;
+            if bytes.len() as u64 != range.end - range.start {
+                return Err(answer_err(AnswerError::TooLong {
+                    asked: range.end - range.start,
+                }));
+            }
             Ok::<_, object_store::Error>((size, range, bytes, etag))
-        })?;
+        }))?;
         let (size, range, bytes, etag) = match got {
             Ok(x) => x,
             Err(first) => {
                 // An empty object has no byte 0 to ask for: its size says so.
                 let store = Arc::clone(&self.store);
                 let path = self.path.clone();
-                match run(async move { store.head(&path).await })? {
+                match run(within(deadline, async move { store.head(&path).await }))? {
                     Ok(meta) if meta.size == 0 => (0, 0..0, Bytes::new(), meta.e_tag),
                     _ => {
                         return Err(Error::Store {
@@ -411,7 +518,8 @@ impl RemoteSource {
         };
         self.stats.record(&range, &self.url);
         self.len = size;
-        self.etag = etag;
+        let _ = self.stats.version.set((size, etag.clone()));
+        self.version = Some(Version { size, etag });
         let mut c = Cache {
             last_end: range.end,
             ..Cache::default()
@@ -438,9 +546,12 @@ impl RemoteSource {
     fn get(&self, range: Range<u64>) -> io::Result<Bytes> {
         let store = Arc::clone(&self.store);
         let path = self.path.clone();
-        let bytes = run(fetch(store, path, range.clone(), self.etag.clone()))
-            .map_err(io::Error::other)?
-            .map_err(|e| io::Error::other(format!("{}: bytes {}..{}: {e}", self.url, range.start, range.end)))?;
+        let bytes = run(within(
+            self.opts.deadline,
+            fetch(store, path, range.clone(), self.version.clone()),
+        ))
+        .map_err(io::Error::other)?
+        .map_err(|e| io::Error::other(format!("{}: bytes {}..{}: {e}", self.url, range.start, range.end)))?;
         self.stats.record(&range, &self.url);
         if bytes.len() as u64 != range.end - range.start {
             return Err(io::Error::new(
@@ -467,8 +578,8 @@ impl RemoteSource {
         let path = self.path.clone();
         let futs = parts
             .iter()
-            .map(|r| fetch(Arc::clone(&store), path.clone(), r.clone(), self.etag.clone()));
-        let got = run(futures::future::try_join_all(futs))
+            .map(|r| fetch(Arc::clone(&store), path.clone(), r.clone(), self.version.clone()));
+        let got = run(within(self.opts.deadline, futures::future::try_join_all(futs)))
             .map_err(io::Error::other)?
             .map_err(|e| io::Error::other(format!("{}: bytes {}..: {e}", self.url, offset)))?;
         for (r, b) in parts.iter().zip(got) {
@@ -547,11 +658,18 @@ impl ReadAt for RemoteSource {
     }
 }
 
-/// Fetches `range` of `url` in one request (no cache): what a Dask task reads.
+/// Fetches `range` of `url` in one request (no cache): what a Dask task reads. With `expect`
+/// (the size and ETag [`Stats::version`] gave when the file was opened), an answer about
+/// another version of the object is an error.
 ///
 /// # Errors
 /// As [`RemoteSource::open`], and the request's failure.
-pub fn fetch_range(url: &str, opts: &RemoteOptions, range: Range<u64>) -> Result<Vec<u8>, Error> {
+pub fn fetch_range(
+    url: &str,
+    opts: &RemoteOptions,
+    range: Range<u64>,
+    expect: Option<(u64, Option<String>)>,
+) -> Result<Vec<u8>, Error> {
     let parsed = url::Url::parse(url).map_err(|source| Error::Url {
         url: url.to_string(),
         source,
@@ -565,7 +683,7 @@ pub fn fetch_range(url: &str, opts: &RemoteOptions, range: Range<u64>) -> Result
         store,
         path,
         len: range.end,
-        etag: None,
+        version: expect.map(|(size, etag)| Version { size, etag }),
         opts: opts.clone(),
         cache: Mutex::new(Cache::default()),
         stats: Arc::new(Stats::default()),

@@ -18,16 +18,24 @@ def _descr(d):
     return _dtype(d)
 
 
-def read_rows(target, settings, anonymous, start, end, descr, shape):
+def _fetch(target, access, start, end):
+    """The bytes start..end of the file; `access` is (settings, anonymous, version), version the
+    (size, ETag) the file had when it was opened: another version is an error, not a mix."""
+    settings, anonymous, version = access
+    size, etag = version if version is not None else (None, None)
+    return _native.read_range(target, start, end, settings=settings, anonymous=anonymous, size=size, etag=etag)
+
+
+def read_rows(target, access, start, end, descr, shape):
     """Task: the bytes start..end of the file as an array of `shape` (C order)."""
-    data = _native.read_range(target, start, end, settings=settings, anonymous=anonymous)
+    data = _fetch(target, access, start, end)
     arr = np.frombuffer(data, dtype=np.dtype(_descr(descr)))
     return arr.reshape(shape)
 
 
-def read_block(target, settings, anonymous, start, end, compression, data_len, descr, shape, offset, strides):
+def read_block(target, access, start, end, compression, data_len, descr, shape, offset, strides):
     """Task: a whole block, fetched (stored bytes start..end), decoded and viewed."""
-    stored = _native.read_range(target, start, end, settings=settings, anonymous=anonymous)
+    stored = _fetch(target, access, start, end)
     data = _native.decode_block(compression, stored, data_len)
     arr = np.ndarray(tuple(shape), dtype=np.dtype(_descr(descr)), buffer=data, offset=offset, strides=tuple(strides))
     return np.array(arr)
@@ -36,7 +44,8 @@ def read_block(target, settings, anonymous, start, end, compression, data_len, d
 def chunk_plan(f, pointer, chunk_bytes=64 << 20):
     """The tasks' specifications: (kind, args, chunk shape) per chunk along the first axis."""
     lay = f._native.layout(pointer)
-    target, settings, anonymous = f._native.target()
+    target, settings, anonymous, version = f._native.target()
+    access = (settings, anonymous, version)
     dtype = np.dtype(_descr(lay["dtype"]))
     shape = tuple(lay["shape"])
     if lay.get("inline") or lay.get("masked") or "block" not in lay:
@@ -59,12 +68,12 @@ def chunk_plan(f, pointer, chunk_bytes=64 << 20):
             plan.append(
                 (
                     "rows",
-                    (target, settings, anonymous, base + r0 * row, base + r1 * row, lay["dtype"], (r1 - r0,) + shape[1:]),
+                    (target, access, base + r0 * row, base + r1 * row, lay["dtype"], (r1 - r0,) + shape[1:]),
                     (r1 - r0,) + shape[1:],
                 )
             )
         if not plan:
-            plan.append(("rows", (target, settings, anonymous, base, base, lay["dtype"], shape), shape))
+            plan.append(("rows", (target, access, base, base, lay["dtype"], shape), shape))
     else:
         start = lay["stored_offset"]
         plan.append(
@@ -72,8 +81,7 @@ def chunk_plan(f, pointer, chunk_bytes=64 << 20):
                 "block",
                 (
                     target,
-                    settings,
-                    anonymous,
+                    access,
                     start,
                     start + lay["stored_len"],
                     lay["compression"],

@@ -1,0 +1,186 @@
+//! Servers that lie or stall, on loopback (a small HTTP/1.1 server in a thread of the test):
+//! a file whose later answers carry another ETag (ignoring `If-Match`) or another total size,
+//! a body that never ends behind an honest `Content-Range`, headers dripped a byte at a time.
+//! Each read fails with an error, within the deadline and without taking the claimed bytes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use asdf_layout::ReadAt;
+use asdf_remote::{RemoteOptions, RemoteSource};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// How the server misbehaves after (or from) its first answer.
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    /// Answers honestly.
+    Honest,
+    /// Later answers carry another ETag, and `If-Match` is ignored.
+    Etag,
+    /// Later answers give another total in `Content-Range`.
+    Size,
+    /// Later answers claim `Content-Length: 2^40` and send bytes without end.
+    Endless,
+    /// Every answer's headers come a byte every 200 ms.
+    Drip,
+}
+
+fn serve(stream: TcpStream, file: &[u8], mode: Mode, count: &AtomicUsize) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut out = stream;
+    loop {
+        let mut range = None;
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        loop {
+            let mut h = String::new();
+            if reader.read_line(&mut h).unwrap_or(0) == 0 {
+                return;
+            }
+            if h == "\r\n" {
+                break;
+            }
+            let lower = h.to_ascii_lowercase();
+            if let Some(r) = lower.strip_prefix("range: bytes=") {
+                let (a, b) = r.trim().split_once('-').unwrap();
+                range = Some((a.parse::<u64>().unwrap(), b.parse::<u64>().unwrap()));
+            }
+        }
+        let n = count.fetch_add(1, Ordering::SeqCst);
+        let len = file.len() as u64;
+        let (a, b) = range.unwrap_or((0, len - 1));
+        let b = b.min(len - 1);
+        let later = n > 0;
+        let etag = if later && matches!(mode, Mode::Etag) {
+            "\"v2\""
+        } else {
+            "\"v1\""
+        };
+        let total = if later && matches!(mode, Mode::Size) {
+            len + 100
+        } else {
+            len
+        };
+        let body = &file[usize::try_from(a).unwrap()..=usize::try_from(b).unwrap()];
+        let length = if later && matches!(mode, Mode::Endless) {
+            1u64 << 40
+        } else {
+            body.len() as u64
+        };
+        let head = format!(
+            "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {a}-{b}/{total}\r\nContent-Length: {length}\r\nETag: {etag}\r\nAccept-Ranges: bytes\r\n\r\n"
+        );
+        if matches!(mode, Mode::Drip) {
+            for byte in head.as_bytes() {
+                if out.write_all(&[*byte]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        } else if out.write_all(head.as_bytes()).is_err() {
+            return;
+        }
+        if later && matches!(mode, Mode::Endless) {
+            let junk = vec![0x5a; 1 << 16];
+            let start = Instant::now();
+            // Bounded: at most 60 s or 8 GiB, whichever comes first.
+            for _ in 0..(1 << 17) {
+                if out.write_all(&junk).is_err() || start.elapsed() > Duration::from_secs(60) {
+                    return;
+                }
+            }
+            return;
+        }
+        if out.write_all(body).is_err() {
+            return;
+        }
+    }
+}
+
+/// Starts a server on 127.0.0.1 serving `file` in `mode`; returns its URL and request count.
+fn start(file: Vec<u8>, mode: Mode) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = Arc::new(AtomicUsize::new(0));
+    let c = Arc::clone(&count);
+    let file = Arc::new(file);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(64) {
+            let Ok(stream) = stream else { return };
+            let (file, c) = (Arc::clone(&file), Arc::clone(&c));
+            std::thread::spawn(move || serve(stream, &file, mode, &c));
+        }
+    });
+    (format!("http://127.0.0.1:{port}/f.asdf"), count)
+}
+
+fn options() -> RemoteOptions {
+    RemoteOptions {
+        head_bytes: 4096,
+        page_size: 4096,
+        retries: 1,
+        request_timeout: Duration::from_secs(2),
+        deadline: Duration::from_secs(4),
+        ..RemoteOptions::default()
+    }
+}
+
+fn file() -> Vec<u8> {
+    (0..200_000u32).map(|i| (i % 251) as u8).collect()
+}
+
+#[test]
+fn an_honest_server_reads_back_the_bytes() {
+    let data = file();
+    let (url, _) = start(data.clone(), Mode::Honest);
+    let src = RemoteSource::open(&url, &options()).unwrap();
+    let mut buf = vec![0u8; 100_000];
+    src.read_exact_at(50_000, &mut buf).unwrap();
+    assert!(buf == data[50_000..150_000]);
+    let mut small = [0u8; 10];
+    src.read_exact_at(199_990, &mut small).unwrap();
+    assert_eq!(small, data[199_990..]);
+}
+
+#[test]
+fn later_answers_of_another_version_fail_the_read() {
+    for mode in [Mode::Etag, Mode::Size] {
+        let (url, _) = start(file(), mode);
+        let src = RemoteSource::open(&url, &options()).unwrap();
+        for (at, n) in [(100_000u64, 100usize), (10_000, 100_000)] {
+            let mut buf = vec![0u8; n];
+            let e = src.read_exact_at(at, &mut buf).unwrap_err().to_string();
+            assert!(e.contains("changed"), "{mode:?}: {e}");
+        }
+        // What a Dask task reads, with the version opened.
+        let version = src.stats().version();
+        assert_eq!(version.as_ref().map(|v| v.0), Some(200_000));
+        let e = asdf_remote::fetch_range(&url, &options(), 10..20, version).unwrap_err();
+        assert!(e.to_string().contains("changed"), "{mode:?}: {e}");
+    }
+}
+
+#[test]
+fn an_endless_body_is_cut_off_at_the_bytes_asked_for() {
+    let (url, _) = start(file(), Mode::Endless);
+    let src = RemoteSource::open(&url, &options()).unwrap();
+    let t = Instant::now();
+    let mut buf = vec![0u8; 100];
+    let e = src.read_exact_at(150_000, &mut buf).unwrap_err().to_string();
+    assert!(e.contains("longer than"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+}
+
+#[test]
+fn dripped_headers_fail_within_the_deadline() {
+    let (url, _) = start(file(), Mode::Drip);
+    let t = Instant::now();
+    let e = RemoteSource::open(&url, &options()).unwrap_err().to_string();
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(10), "{took:?}: {e}");
+}
