@@ -1238,3 +1238,47 @@ fn stdatamodels_fits_files_read_as_astropy_reads_them() {
     assert_eq!((files, arrays), (4, 12));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A file read from FITS and written back over itself (`write_to` its own path, `update`, what
+/// `asdf-cli edit` and `defragment x.fits -o x.fits` do) stays FITS: astropy finds every HDU
+/// (an unnamed image, a table nobody names) with its header cards and data as they were, and
+/// the edit made to the tree.
+#[test]
+fn fits_files_written_over_themselves_keep_every_hdu() {
+    let py = python();
+    let dir = tmpdir("fitskept");
+    let script = workspace().join("tests/interop/fits_kept.py");
+    let original = dir.join("original.fits");
+    let run = |args: &[&std::ffi::OsStr]| {
+        let out = Command::new(&py).arg(&script).args(args).output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let (ok, text) = run(&["make".as_ref(), original.as_os_str()]);
+    assert!(ok, "{text}");
+    for how in ["write_to", "update"] {
+        let copy = dir.join(format!("{how}.fits"));
+        std::fs::copy(&original, &copy).unwrap();
+        let mut f = asdf::open(&copy).unwrap();
+        f.set("/note", Node::str(how)).unwrap();
+        match how {
+            "write_to" => f.write_to(&copy, &WriteOptions::default()).unwrap(),
+            _ => {
+                f.update(&WriteOptions::default()).unwrap();
+            }
+        }
+        drop(f);
+        let (ok, text) = run(&["compare".as_ref(), original.as_os_str(), copy.as_os_str()]);
+        assert!(ok, "{how}: {text}");
+        let g = asdf::open(&copy).unwrap();
+        assert_eq!(g.get("/note").unwrap().as_str(), Some(how));
+        assert!(g.fits_hdus().is_some(), "{how}: no longer FITS");
+        assert_eq!(g.fits_asdf_form(), Some(asdf::AsdfHdu::Image), "{how}");
+        assert_eq!(
+            g.array_as::<f32>("/sci").unwrap(),
+            (0..12).map(|i| i as f32).collect::<Vec<_>>()
+        );
+    }
+}

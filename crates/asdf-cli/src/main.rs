@@ -691,8 +691,16 @@ fn compression_arg(compression: Option<&str>) -> Option<asdf::Compression> {
     }
 }
 
+/// Whether `out` names a FITS file by its extension (`.fits`, `.fit`, `.fts`).
+fn fits_extension(out: &std::path::Path) -> bool {
+    out.extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .is_some_and(|e| matches!(e.as_str(), "fits" | "fit" | "fts"))
+}
+
 fn rewrite(path: &std::path::Path, out: &std::path::Path, compression: Option<&str>) -> Result<ExitCode, asdf::Error> {
-    let file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
+    let mut file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
     let Some(c) = compression_arg(compression) else {
         return Ok(ExitCode::from(2));
     };
@@ -702,10 +710,27 @@ fn rewrite(path: &std::path::Path, out: &std::path::Path, compression: Option<&s
         .validate(false)
         .compression(c)
         .progress(move |done, total| b.update(done, total));
-    let r = file.write_to(out, &opts);
+    // ASDF in FITS stays FITS over itself (the library keeps every HDU) or to a FITS name;
+    // to an ASDF name it keeps the FITS headers in `_fits`, as `convert` does.
+    let fits_form = file.fits_asdf_form();
+    let r = match fits_form {
+        Some(form) if fits_extension(out) => {
+            file.write_fits(out, &asdf::FitsWriteOptions::default().asdf(opts).asdf_hdu(form))
+        }
+        Some(_) if !file.is_own_path(out) => file.keep_fits_headers().and_then(|_| file.write_to(out, &opts)),
+        _ => file.write_to(out, &opts),
+    };
     bar.finish();
     r?;
-    println!("wrote {}", out.display());
+    println!(
+        "wrote {}{}",
+        out.display(),
+        if fits_form.is_some() && (fits_extension(out) || file.is_own_path(out)) {
+            " (FITS, every HDU kept)"
+        } else {
+            ""
+        }
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -725,11 +750,7 @@ fn convert(
     compression: Option<&str>,
     fits: &FitsArgs<'_>,
 ) -> Result<ExitCode, asdf::Error> {
-    let by_extension = out
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .is_some_and(|e| matches!(e.as_str(), "fits" | "fit" | "fts"));
+    let by_extension = fits_extension(out);
     let format = to.map_or(if by_extension { "fits" } else { "asdf" }, |t| t);
     match format {
         "asdf" => {}

@@ -23,6 +23,19 @@ pub(crate) struct FitsFile {
 }
 
 impl FitsFile {
+    /// The form of the ASDF HDU as read: written back in the same form.
+    pub(crate) fn asdf_form(&self) -> crate::AsdfHdu {
+        match self
+            .hdus
+            .iter()
+            .find(|h| h.data_offset == self.asdf_at)
+            .map(|h| &h.kind)
+        {
+            Some(HduKind::Image | HduKind::Primary) => crate::AsdfHdu::Image,
+            _ => crate::AsdfHdu::Table,
+        }
+    }
+
     /// The HDUs other than the ASDF one.
     pub(crate) fn data_hdus(&self) -> impl Iterator<Item = &Hdu> + '_ {
         self.hdus.iter().filter(move |h| h.data_offset != self.asdf_at)
@@ -138,6 +151,17 @@ pub(crate) fn open(
 }
 
 impl AsdfFile {
+    /// For a file read from FITS, the form its ASDF HDU has (what writing it back keeps).
+    #[must_use]
+    pub fn fits_asdf_form(&self) -> Option<crate::AsdfHdu> {
+        self.fits.as_ref().map(|f| f.asdf_form())
+    }
+
+    /// Whether `path` names the file this one was opened from.
+    #[must_use]
+    pub fn is_own_path(&self, path: impl AsRef<std::path::Path>) -> bool {
+        self.is_own_file(path.as_ref())
+    }
     /// The HDUs of the FITS file this ASDF file was read from (`None` for an ASDF file).
     #[must_use]
     pub fn fits_hdus(&self) -> Option<&[Hdu]> {

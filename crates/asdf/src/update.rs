@@ -50,6 +50,8 @@ pub enum RewriteReason {
     Recompress,
     /// The file has no tree, or its last block cannot be read.
     Layout,
+    /// The file is ASDF in FITS: the FITS file is written again (with all its HDUs).
+    Fits,
 }
 
 impl AsdfFile {
@@ -69,13 +71,17 @@ impl AsdfFile {
     /// [`Error::NoPath`] for a file not opened from a path; validation failures (with
     /// `validate`); I/O errors.
     pub fn update(&mut self, options: &WriteOptions) -> Result<Update, Error> {
-        if self.fits.is_some() {
-            // Writing ASDF over the FITS file would destroy it.
-            return Err(Error::Usage(
-                "a file read from FITS is not updated in place: write it with write_to (FITS output is still to come)",
-            ));
-        }
         let path = self.path.clone().ok_or(Error::NoPath)?;
+        if self.fits.is_some() {
+            // Writing ASDF over the FITS file would destroy it: the FITS file is written
+            // again, atomically, with every HDU and header card it had.
+            self.write_to(&path, options)?;
+            let reopened = crate::open_with(&path, self.options.clone().validate(false))?;
+            let kept = self.options.clone();
+            *self = reopened;
+            self.options = kept;
+            return Ok(Update::Rewritten(RewriteReason::Fits));
+        }
         // Held until the file is written: another writer waits, then finds it changed.
         let lock = self.lock_unchanged(&path)?;
         let outcome = match self.in_place_obstacle(options) {

@@ -309,6 +309,12 @@ impl AsdfFile {
     pub fn write_to(&self, path: impl AsRef<Path>, options: &WriteOptions) -> Result<(), Error> {
         let path = path.as_ref();
         let own = self.is_own_file(path);
+        if own && let Some(form) = self.fits.as_ref().map(|f| f.asdf_form()) {
+            // A file read from FITS, written over itself, stays FITS: its other HDUs, their
+            // header cards and FITS readers' access are kept (plain ASDF would lose them).
+            let fo = crate::FitsWriteOptions::default().asdf(options.clone()).asdf_hdu(form);
+            return self.write_fits(path, &fo);
+        }
         let _lock = if own { Some(self.lock_unchanged(path)?) } else { None };
         self.write_atomic(path, options, !own)
     }
