@@ -1282,3 +1282,33 @@ fn fits_files_written_over_themselves_keep_every_hdu() {
         );
     }
 }
+
+/// `convert x.fits --to finf|asdf-0.1.0`: the arrays a FITS file keeps in its HDUs are written
+/// into the draft's blocks (a `source: fits:SCI,1` means nothing outside FITS).
+#[test]
+fn fits_files_written_as_drafts_carry_their_arrays() {
+    let py = python();
+    let dir = tmpdir("fitsdraft");
+    let original = dir.join("original.fits");
+    let out = Command::new(&py)
+        .arg(workspace().join("tests/interop/fits_kept.py"))
+        .arg("make")
+        .arg(&original)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let f = asdf::open(&original).unwrap();
+    for dialect in [asdf::layout::Dialect::Finf, asdf::layout::Dialect::Asdf010] {
+        let mut bytes = Vec::new();
+        f.write_draft(&mut bytes, dialect, &|_, _| None).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains("fits:SCI"), "{dialect:?}: {text}");
+        let g = asdf::open_bytes(bytes, asdf::OpenOptions::default()).unwrap();
+        assert_eq!(g.layout().file_header().dialect, dialect);
+        assert_eq!(
+            g.array_as::<f32>("/sci").unwrap(),
+            (0..12).map(|i| i as f32).collect::<Vec<_>>(),
+            "{dialect:?}"
+        );
+    }
+}

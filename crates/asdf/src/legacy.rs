@@ -336,6 +336,15 @@ impl crate::AsdfFile {
                 "write the file before writing it as a draft: it has new arrays",
             ));
         }
+        if self.fits.is_some() {
+            // Arrays stored in FITS HDUs (`source: fits:SCI,1`) mean nothing outside FITS:
+            // the file is first laid out as plain ASDF in memory, every array in a block.
+            let plain = crate::open_bytes(
+                self.to_bytes(&crate::WriteOptions::default().validate(false))?,
+                self.options.clone().validate(false),
+            )?;
+            return plain.write_draft(out, dialect, chain);
+        }
         let mut doc = self.doc.clone();
         // The arrays stored in each block, and the chains.
         let mut owner: Vec<Option<crate::Array<'_>>> = (0..self.reader.block_count()).map(|_| None).collect();
