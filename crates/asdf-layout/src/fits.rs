@@ -151,6 +151,10 @@ pub enum CardError {
         /// The card's keyword (its first 8 characters).
         keyword: String,
     },
+    /// An `END` card among a header's cards: FITS readers would stop reading the header
+    /// there (the writer ends every header itself).
+    #[error("an END card among the header's cards would end the header early (the writer ends it)")]
+    End,
 }
 
 /// The kind of an HDU.

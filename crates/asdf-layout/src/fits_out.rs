@@ -37,6 +37,9 @@ fn printable(s: &str) -> bool {
 }
 
 fn check_keyword(keyword: &str) -> Result<(), CardError> {
+    if keyword == "END" {
+        return Err(CardError::End);
+    }
     if keyword.len() > 8
         || !keyword
             .bytes()
@@ -59,6 +62,9 @@ pub fn raw_card(text: &str) -> Result<CardImage, CardError> {
     }
     if text.len() > CARD {
         return Err(CardError::TooLong { keyword: keyword() });
+    }
+    if keyword() == "END" {
+        return Err(CardError::End);
     }
     let mut card = blank_card();
     card[..text.len()].copy_from_slice(text.as_bytes());
@@ -199,7 +205,9 @@ pub fn header_bytes(cards: &[CardImage]) -> Vec<u8> {
     for c in cards {
         out.extend_from_slice(c);
     }
-    out.extend_from_slice(&raw_card("END").unwrap_or_else(|_| blank_card()));
+    let mut end = blank_card();
+    end[..3].copy_from_slice(b"END");
+    out.extend_from_slice(&end);
     let padded = usize::try_from((out.len() as u64).div_ceil(BLOCK) * BLOCK).unwrap_or(out.len());
     out.resize(padded, b' ');
     out

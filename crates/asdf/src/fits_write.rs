@@ -209,6 +209,11 @@ fn scalar_text(n: &Node) -> String {
     n.as_scalar().map(|s| s.text.to_string()).unwrap_or_default()
 }
 
+/// An EXTNAME as FITS readers compare them: without case and without trailing blanks.
+fn name_key(name: &str) -> String {
+    name.trim_end().to_ascii_uppercase()
+}
+
 /// The EXTNAME of a new HDU for the ndarray at `pointer`: its key (the last one that is not
 /// a sequence index), upper case.
 fn derived_name(pointer: &str) -> String {
@@ -230,6 +235,8 @@ fn derived_name(pointer: &str) -> String {
         })
         .take(68)
         .collect();
+    // Trailing blanks of a FITS string are not significant: `sci ` is `SCI`.
+    name.truncate(name.trim_end().len());
     if name.trim().is_empty() {
         name = "DATA".to_owned();
     }
@@ -635,7 +642,7 @@ impl AsdfFile {
             let mut named: HashMap<String, i64> = HashMap::new();
             for h in &plan {
                 if let Some(n) = &h.name {
-                    *named.entry(n.to_ascii_uppercase()).or_default() += 1;
+                    *named.entry(name_key(n)).or_default() += 1;
                 }
             }
             for p in self.array_pointers() {
@@ -649,7 +656,7 @@ impl AsdfFile {
                     .iter()
                     .find(|(q, _)| *q == p)
                     .map_or_else(|| derived_name(&p), |(_, n)| n.clone());
-                let seen = named.entry(name.to_ascii_uppercase()).or_default();
+                let seen = named.entry(name_key(&name)).or_default();
                 *seen += 1;
                 let ver = *seen;
                 let mut cards = image_cards(index, false, &[], t, &shape)?;
@@ -681,10 +688,10 @@ impl AsdfFile {
             let mut pairs: HashMap<(String, i64), usize> = HashMap::new();
             for h in &plan {
                 if let Some(n) = &h.name {
-                    *pairs.entry((n.to_ascii_uppercase(), h.ver)).or_default() += 1;
+                    *pairs.entry((name_key(n), h.ver)).or_default() += 1;
                 }
             }
-            let unique = |name: &str, ver: i64| pairs.get(&(name.to_ascii_uppercase(), ver)) == Some(&1);
+            let unique = |name: &str, ver: i64| pairs.get(&(name_key(name), ver)) == Some(&1);
             for (p, index, image) in &sources {
                 if under.as_ref().is_some_and(|u| p.starts_with(u.as_str())) {
                     // An HDU's data inside the fits node itself: gone with the node.

@@ -167,13 +167,19 @@ fn mismatches_warn_and_bad_sources_fail_clearly() {
     let f = asdf::open_bytes(bytes, OpenOptions::default()).unwrap();
     let e = f.array_values("/data").unwrap_err().to_string();
     assert!(e.contains("HDU 1") && e.contains("BZERO 32768"), "{e}");
-    // Writing over the FITS file in place is refused.
+    // An update of a FITS file writes the FITS file again (never plain ASDF over it).
     let dir = std::env::temp_dir().join(format!("asdf-rs-fits-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("x.fits");
     std::fs::write(&p, jwst(TREE, &[]).0).unwrap();
     let mut f = asdf::open(&p).unwrap();
-    assert!(f.update(&WriteOptions::default()).is_err());
+    let hdus = f.fits_hdus().map(<[_]>::len);
+    assert_eq!(
+        f.update(&WriteOptions::default()).unwrap(),
+        asdf::Update::Rewritten(asdf::RewriteReason::Fits)
+    );
+    assert!(f.fits_hdus().is_some());
+    assert_eq!(asdf::open(&p).unwrap().fits_hdus().map(<[_]>::len), hdus);
     std::fs::remove_dir_all(&dir).unwrap();
     // A FITS file without an ASDF HDU: a clear error.
     let mut plain = header(&[card("SIMPLE", "T"), card("BITPIX", "8"), card("NAXIS", "0")]);
@@ -517,6 +523,36 @@ fn a_fits_node_is_written_card_for_card() {
         .write_fits_node("/hdus", &bad, &FitsWriteOptions::default())
         .unwrap_err();
     assert!(err.to_string().contains("`exptime` is not a FITS keyword"), "{err}");
+    // An END card before EXTNAME would end the header there and lose the HDU's name: refused,
+    // as a card and as a card's text.
+    for end in [
+        asdf::Node::seq(vec![asdf::Node::str("END")]),
+        asdf::Node::str("END"),
+        asdf::Node::seq(vec![asdf::Node::str("END"), asdf::Node::str("x")]),
+    ] {
+        f.set(
+            "/hdus/0/header/7",
+            asdf::Node::seq(vec![asdf::Node::str("EXPTIME"), asdf::Node::float(1.5)]),
+        )
+        .unwrap();
+        f.set("/hdus/1/data", asdf::Node::null()).unwrap();
+        let mut g = asdf::open_bytes(f.to_bytes(&WriteOptions::default()).unwrap(), OpenOptions::default()).unwrap();
+        g.put_array(
+            "/hdus/1/data",
+            NewArray::from_bytes(
+                Datatype::Scalar(ScalarType::Float32),
+                &[2, 3],
+                ByteOrder::Little,
+                v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ),
+        )
+        .unwrap();
+        g.set("/hdus/1/header/6", end).unwrap();
+        let err = g
+            .write_fits_node("/hdus", &bad, &FitsWriteOptions::default())
+            .unwrap_err();
+        assert!(err.to_string().contains("END card"), "{err}");
+    }
     // Nothing is left behind by the failed writes.
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -528,8 +564,8 @@ fn writes_over_a_fits_file_guard_against_a_second_writer() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("obs.fits");
     new_tree().write_fits(&path, &FitsWriteOptions::default()).unwrap();
-    // Over its own path: FITS again, then ASDF (the tree checked where it is, inside the
-    // ASDF HDU), then FITS once more.
+    // Over its own path: FITS again, then through write_to (the tree checked where it is,
+    // inside the ASDF HDU; a FITS file written over itself stays FITS), then FITS once more.
     let f = asdf::open(&path).unwrap();
     f.write_fits(&path, &FitsWriteOptions::default().checksums(true))
         .unwrap();
@@ -537,7 +573,7 @@ fn writes_over_a_fits_file_guard_against_a_second_writer() {
     assert!(f.fits_hdus().is_some());
     f.write_to(&path, &WriteOptions::default()).unwrap();
     let g = asdf::open(&path).unwrap();
-    assert!(g.fits_hdus().is_none());
+    assert!(g.fits_hdus().is_some());
     g.write_fits(&path, &FitsWriteOptions::default()).unwrap();
     // A second writer changes the file after the first opened it: the first is refused and
     // the second's file stays.
@@ -555,4 +591,32 @@ fn writes_over_a_fits_file_guard_against_a_second_writer() {
         new_tree().array_values("/sci").unwrap()
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Keys that differ only by case or trailing blanks (`sci`, `SCI`, `'sci '`) name HDUs FITS
+/// readers take for the same EXTNAME: each gets its own EXTVER, and every array reads back as
+/// itself from the FITS file written.
+#[test]
+fn extnames_equal_for_fits_readers_get_their_own_extver() {
+    let mut f = asdf::AsdfFile::new(asdf::Version::new(1, 6, 0)).unwrap();
+    let keys = ["/sci", "/SCI", "/sci ", "/Sci  "];
+    for (i, k) in keys.iter().enumerate() {
+        let v: Vec<f32> = (0..4).map(|j| (i * 10 + j) as f32).collect();
+        f.put_array(k, NewArray::from_slice(&v, &[4]).unwrap()).unwrap();
+    }
+    let bytes = f.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    let hdus = hdus_of(&bytes);
+    let mut pairs: Vec<(String, i64)> = hdus
+        .iter()
+        .filter_map(|h| h.name.clone().map(|n| (n.trim_end().to_ascii_uppercase(), h.ver)))
+        .filter(|(n, _)| n != "ASDF")
+        .collect();
+    pairs.sort();
+    pairs.dedup();
+    assert_eq!(pairs.len(), keys.len(), "{pairs:?}");
+    let g = asdf::open_bytes(bytes, OpenOptions::default()).unwrap();
+    for (i, k) in keys.iter().enumerate() {
+        let want: Vec<f32> = (0..4).map(|j| (i * 10 + j) as f32).collect();
+        assert_eq!(g.array_as::<f32>(k).unwrap(), want, "{k:?}");
+    }
 }
