@@ -237,13 +237,26 @@ fn a_temporary_file_of_a_killed_run_is_cleaned() {
     let d = scratch("stale");
     let p = sample(&d, "z.asdf");
     // A temporary file named as a write of z.asdf by a process that is gone.
+    // Stale means unlocked and older than a minute (not a PID missing from /proc).
     let stale = d.join(".z.asdf.4194303.1700000000000000000.tmp");
     std::fs::write(&stale, vec![0u8; 4096]).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
+        .unwrap();
+    let young = d.join(".z.asdf.4194303.1700000000000000001.tmp");
+    std::fs::write(&young, vec![0u8; 16]).unwrap();
     let mine = d.join(".z.asdf.notapid.tmp");
     std::fs::write(&mine, b"kept").unwrap();
     let o = run_measured(&["defragment", &p, "-o", &p], Duration::from_secs(60));
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(!stale.exists(), "stale temporary file left");
+    assert!(
+        young.exists(),
+        "a temporary of the last minute was removed (its writer may be starting)"
+    );
     assert!(mine.exists(), "a file of another shape was removed");
 }
 

@@ -2,6 +2,12 @@
 //! (`.NAME.PID.NANOS.tmp`, so that the temporaries of a killed writer can be recognised and
 //! cleaned), synced, then renamed over the target; removed when anything fails or the writer
 //! is dropped unfinished.
+//!
+//! A writer holds an exclusive `flock` on its temporary file from its creation to the rename.
+//! A temporary is stale, and removed by the next writer of the same target, only when nobody
+//! holds that lock and it is older than [`STALE_AGE`]: never by its PID, which says nothing in
+//! another PID namespace (a container, or another NFS client sharing the folder, whose live
+//! writer's PID is not in our `/proc`).
 
 use crate::Error;
 use std::io::Write as _;
@@ -24,6 +30,8 @@ impl TempFile {
             path: target.to_path_buf(),
             source,
         })?;
+        // Held until the rename: the mark of a live writer, whatever its PID namespace.
+        let _ = try_lock(&f);
         Ok((
             TempFile {
                 tmp,
@@ -65,9 +73,10 @@ impl TempFile {
         if durable {
             file.sync_all().map_err(|e| self.error(e))?;
         }
-        drop(file);
+        // Renamed while still open and locked, then closed: never an unlocked temporary.
         std::fs::rename(&self.tmp, &self.target).map_err(|e| self.error(e))?;
         self.armed = false;
+        drop(file);
         Ok(())
     }
 }
@@ -166,9 +175,45 @@ pub(crate) fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
         .open(path)
 }
 
+/// How old an unlocked temporary must be to be taken for a dead writer's: a writer locks its
+/// temporary right after creating it, so this only covers that instant (and file systems
+/// whose locks are advisory in other ways).
+pub(crate) const STALE_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// An exclusive, non-blocking `flock` on `f` (held until every descriptor of its open file is
+/// closed); `Ok(false)` when another holds it.
+fn try_lock(f: &std::fs::File) -> std::io::Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd as _;
+        // SAFETY: `f` is an open file descriptor for the duration of the call; flock only
+        // takes or refuses an advisory lock on it.
+        let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if r == 0 {
+            return Ok(true);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() == std::io::ErrorKind::WouldBlock {
+            return Ok(false);
+        }
+        Err(e)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = f;
+        Ok(false)
+    }
+}
+
 /// Removes the temporary files that writes of `target` killed before they finished left
-/// beside it (`.NAME.PID.NANOS.tmp` whose process is gone); best effort.
+/// beside it (`.NAME.PID.NANOS.tmp` that nobody holds locked and older than [`STALE_AGE`]);
+/// best effort.
 pub(crate) fn clean_stale_temps(target: &Path) {
+    clean_stale_temps_older_than(target, STALE_AGE);
+}
+
+/// [`clean_stale_temps`] with the age given.
+pub(crate) fn clean_stale_temps_older_than(target: &Path, age: std::time::Duration) {
     let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
         return;
     };
@@ -188,25 +233,60 @@ pub(crate) fn clean_stale_temps(target: &Path) {
         let (Some(pid), Some(nanos), None) = (parts.next(), parts.next(), parts.next()) else {
             continue;
         };
-        if nanos.parse::<u128>().is_err() {
+        if nanos.parse::<u128>().is_err() || pid.parse::<u32>().is_err() {
             continue;
         }
-        if let Ok(pid) = pid.parse::<u32>()
-            && !process_alive(pid)
+        let path = e.path();
+        let old = std::fs::symlink_metadata(&path)
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|a| a >= age);
+        if !old {
+            continue;
+        }
+        // Locked by us while it is removed: a writer that holds it keeps it.
+        if let Ok(f) = crate::open_nonblocking(&path)
+            && try_lock(&f).unwrap_or(false)
         {
-            let _ = std::fs::remove_file(e.path());
+            let _ = std::fs::remove_file(&path);
         }
     }
 }
 
-/// Whether process `pid` is running (on Linux: /proc; elsewhere assumed running).
-fn process_alive(pid: u32) -> bool {
-    if pid == std::process::id() {
-        return true;
-    }
-    if cfg!(target_os = "linux") {
-        Path::new("/proc").join(pid.to_string()).exists()
-    } else {
-        true
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A live writer's temporary whose PID is not ours to see (another PID namespace) stays,
+    /// however old; once its writer is gone (the lock released), it is cleaned.
+    #[test]
+    fn temporaries_are_cleaned_by_lock_not_by_pid() {
+        let dir = std::env::temp_dir().join(format!("asdf-rs-stale-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("t.asdf");
+        // A PID above Linux's pid_max: never in /proc.
+        let tmp = dir.join(".t.asdf.4294967295.12345.tmp");
+        let writer = create_new(&tmp).unwrap();
+        assert!(try_lock(&writer).unwrap());
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        writer.set_modified(old).unwrap();
+        clean_stale_temps(&target);
+        assert!(tmp.exists(), "a locked temporary was removed");
+        // A second process (another open file description) cannot take the lock either.
+        let other = crate::open_nonblocking(&tmp).unwrap();
+        assert!(!try_lock(&other).unwrap());
+        drop(other);
+        drop(writer);
+        // Unlocked but young: kept (the instant between a writer's create and its lock).
+        let young = dir.join(".t.asdf.4294967295.777.tmp");
+        drop(create_new(&young).unwrap());
+        clean_stale_temps(&target);
+        assert!(!tmp.exists(), "a dead writer's old temporary stayed");
+        assert!(young.exists());
+        clean_stale_temps_older_than(&target, std::time::Duration::ZERO);
+        assert!(!young.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
