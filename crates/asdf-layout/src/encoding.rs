@@ -209,16 +209,17 @@ fn for_each_index(shape: &[usize], mut f: impl FnMut(&[usize])) {
     }
 }
 
-/// Geometry of a tiling.
-struct Tiling<'a> {
-    tile: &'a [usize],
-    original: &'a [usize],
+/// Geometry of a tiling. Dimensions of extent 1 tiled by 1 change nothing in the layout and
+/// are dropped: the work is bounded by the bytes, not by a rank of 1,000 such dimensions.
+struct Tiling {
+    tile: Vec<usize>,
+    original: Vec<usize>,
     item: usize,
     grid: Vec<usize>,
 }
 
-impl<'a> Tiling<'a> {
-    fn new(tile: &'a [usize], original: &'a [usize], item: usize, index: usize) -> Result<Self, ChainError> {
+impl Tiling {
+    fn new(tile: &[usize], original: &[usize], item: usize, index: usize) -> Result<Self, ChainError> {
         let arg = |argument| ChainError::Argument {
             index,
             name: "tile",
@@ -233,10 +234,19 @@ impl<'a> Tiling<'a> {
         if item == 0 {
             return Err(arg("item_size"));
         }
-        let grid = tile.iter().zip(original).map(|(t, o)| o.div_ceil(*t)).collect();
+        let (mut t, mut o): (Vec<usize>, Vec<usize>) = tile
+            .iter()
+            .zip(original)
+            .filter(|&(&t, &o)| !(t == 1 && o == 1))
+            .map(|(&t, &o)| (t, o))
+            .unzip();
+        if t.is_empty() && !tile.is_empty() {
+            (t, o) = (vec![1], vec![1]);
+        }
+        let grid = t.iter().zip(&o).map(|(t, o)| o.div_ceil(*t)).collect();
         Ok(Tiling {
-            tile,
-            original,
+            tile: t,
+            original: o,
             item,
             grid,
         })
@@ -244,12 +254,12 @@ impl<'a> Tiling<'a> {
 
     fn padded_len(&self) -> Option<usize> {
         product(&self.grid)?
-            .checked_mul(product(self.tile)?)?
+            .checked_mul(product(&self.tile)?)?
             .checked_mul(self.item)
     }
 
     fn clipped_len(&self) -> Option<usize> {
-        product(self.original)?.checked_mul(self.item)
+        product(&self.original)?.checked_mul(self.item)
     }
 
     /// Calls `f(tiled_offset, array_offset, len)` for each contiguous run of bytes, in the
@@ -267,9 +277,9 @@ impl<'a> Tiling<'a> {
         }
         let mut tiled = 0usize;
         for_each_index(&self.grid, |t| {
-            let start: Vec<usize> = t.iter().zip(self.tile).map(|(i, s)| i * s).collect();
+            let start: Vec<usize> = t.iter().zip(&self.tile).map(|(i, s)| i * s).collect();
             let extent: Vec<usize> = (0..n).map(|d| self.tile[d].min(self.original[d] - start[d])).collect();
-            let stored: Vec<usize> = if padded { self.tile.to_vec() } else { extent.clone() };
+            let stored: Vec<usize> = if padded { self.tile.clone() } else { extent.clone() };
             let rows = &stored[..n - 1];
             let row_len = stored[n - 1];
             for_each_index(rows, |r| {
@@ -301,7 +311,7 @@ fn untile(data: &[u8], tile: &[usize], original: &[usize], item: usize, index: u
             got: data.len(),
         });
     };
-    let mut out = vec![0u8; clipped];
+    let mut out = crate::compression::zeroed(clipped).ok_or(ChainError::TooLarge { limit: clipped })?;
     t.runs(mode, |from, to, len| {
         out[to..to + len].copy_from_slice(&data[from..from + len])
     });
@@ -343,17 +353,70 @@ fn tile(data: &[u8], tile: &[usize], original: &[usize], item: usize, index: usi
 
 const QUANTIZE_HEADER: usize = 1 + 8 + 8 + 8;
 
-/// Decodes quantize chunks into big-endian floats of `dtype` bits; at most `max_out` bytes.
-// The casts take the low bits of a bit accumulator, and narrow a decoded value to float32 as
-// `dtype: 32` asks: truncation is what they are for.
+/// Bytes pulled one at a time from a reader, through a buffer; counts what was taken.
+struct ByteSource<'r> {
+    r: &'r mut dyn Read,
+    buf: Vec<u8>,
+    pos: usize,
+    len: usize,
+    taken: usize,
+}
+
+impl ByteSource<'_> {
+    fn next(&mut self) -> Result<Option<u8>, ChainError> {
+        if self.pos == self.len {
+            self.len = loop {
+                match self.r.read(&mut self.buf) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(ChainError::Zlib(e)),
+                }
+            };
+            self.pos = 0;
+            if self.len == 0 {
+                return Ok(None);
+            }
+        }
+        let b = self.buf[self.pos];
+        self.pos += 1;
+        self.taken += 1;
+        Ok(Some(b))
+    }
+}
+
+/// [`dequantize`] reading the quantized stream from `r` and handing the big-endian floats to
+/// `sink` in pieces of about [`crate::compression::PIECE`] bytes: memory is a piece, whatever
+/// the chunks claim. At most `max_out` bytes; returns how many were handed over.
+// As `dequantize`: the casts take low bits and narrow to float32 as `dtype: 32` asks.
 #[allow(clippy::cast_possible_truncation)]
-fn dequantize(data: &[u8], dtype: u8, max_out: usize) -> Result<Vec<u8>, ChainError> {
+fn dequantize_stream(
+    r: &mut dyn Read,
+    dtype: u8,
+    max_out: usize,
+    sink: &mut dyn FnMut(&[u8]) -> Result<(), ChainError>,
+) -> Result<usize, ChainError> {
     let size = usize::from(dtype / 8);
-    let mut out = Vec::new();
-    let mut at = 0usize;
-    while at < data.len() {
+    let mut src = ByteSource {
+        r,
+        buf: vec![0; 64 << 10],
+        pos: 0,
+        len: 0,
+        taken: 0,
+    };
+    let piece = crate::compression::PIECE;
+    let mut out: Vec<u8> = Vec::with_capacity(piece);
+    let mut total = 0usize;
+    loop {
+        let at = src.taken;
         let bad = |problem| ChainError::Quantize { at, problem };
-        let h = data.get(at..at + QUANTIZE_HEADER).ok_or(bad("header cut off"))?;
+        let mut h = [0u8; QUANTIZE_HEADER];
+        match src.next()? {
+            None => break,
+            Some(b) => h[0] = b,
+        }
+        for x in &mut h[1..] {
+            *x = src.next()?.ok_or(bad("header cut off"))?;
+        }
         let bits = h[0];
         let f64_at = |i: usize| {
             let mut b = [0u8; 8];
@@ -363,34 +426,25 @@ fn dequantize(data: &[u8], dtype: u8, max_out: usize) -> Result<Vec<u8>, ChainEr
         let (offset, scale) = (f64_at(1), f64_at(9));
         let mut nb = [0u8; 8];
         nb.copy_from_slice(&h[17..25]);
-        let n = u64::from_be_bytes(nb);
         if bits == 0 || bits > 64 {
             return Err(bad("encoded_bits must be 1 to 64"));
         }
-        let n = usize::try_from(n).map_err(|_| bad("nvalues too large"))?;
-        if n.saturating_mul(size) > max_out.saturating_sub(out.len()) {
+        let n = usize::try_from(u64::from_be_bytes(nb)).map_err(|_| bad("nvalues too large"))?;
+        if n.saturating_mul(size) > max_out.saturating_sub(total) {
             return Err(ChainError::TooLarge { limit: max_out });
         }
-        let nbytes = n
-            .checked_mul(usize::from(bits))
-            .map(|b| b.div_ceil(8))
-            .ok_or(bad("nvalues too large"))?;
-        let start = at + QUANTIZE_HEADER;
-        let body = data.get(start..start + nbytes).ok_or(bad("data cut off"))?;
-        out.reserve(n * size);
         let mut acc: u128 = 0;
         let mut have = 0u32;
-        let mut bytes = body.iter();
         let b = u32::from(bits);
         for _ in 0..n {
             while have < b {
-                acc = (acc << 8) | u128::from(*bytes.next().unwrap_or(&0));
+                let byte = src.next()?.ok_or(bad("data cut off"))?;
+                acc = (acc << 8) | u128::from(byte);
                 have += 8;
             }
             let raw = (acc >> (have - b)) as u64 & (u64::MAX >> (64 - b));
             have -= b;
             acc &= (1u128 << have) - 1;
-            // Two's complement of `bits` bits.
             let v = ((raw << (64 - b)) as i64) >> (64 - b);
             let x = (v as f64) * scale + offset;
             if dtype == 32 {
@@ -398,10 +452,17 @@ fn dequantize(data: &[u8], dtype: u8, max_out: usize) -> Result<Vec<u8>, ChainEr
             } else {
                 out.extend_from_slice(&x.to_be_bytes());
             }
+            if out.len() >= piece {
+                sink(&out)?;
+                out.clear();
+            }
         }
-        at = start + nbytes;
+        total += n * size;
     }
-    Ok(out)
+    if !out.is_empty() {
+        sink(&out)?;
+    }
+    Ok(total)
 }
 
 /// Quantizes `values` into chunks of `chunk` values with `bits` bits each.
@@ -449,18 +510,6 @@ fn quantize(values: &[f64], bits: u8, chunk: usize) -> Result<Vec<u8>, ChainErro
     Ok(out)
 }
 
-fn inflate(data: &[u8], limit: usize) -> Result<Vec<u8>, ChainError> {
-    let mut out = Vec::new();
-    flate2::read::ZlibDecoder::new(data)
-        .take(limit as u64 + 1)
-        .read_to_end(&mut out)
-        .map_err(ChainError::Zlib)?;
-    if out.len() > limit {
-        return Err(ChainError::TooLarge { limit });
-    }
-    Ok(out)
-}
-
 impl Chain {
     /// Checks the kinds' order and that every name is known; returns the position of the
     /// array-to-binary step, if any.
@@ -499,22 +548,118 @@ impl Chain {
         Ok(a2b)
     }
 
+    /// Whether the chain has a `tile` step (whose inverse needs the whole array at once).
+    fn tiled(&self) -> bool {
+        self.0.iter().any(|e| matches!(e, Encoding::Tile { .. }))
+    }
+
+    /// Hands the chain's decoded bytes to `sink` in pieces, for a chain without `tile`: the
+    /// stored bytes go through the zlib steps and `quantize` as streams, so memory is a piece
+    /// whatever the block or its chunks claim. At most `max_out` bytes; returns how many.
+    fn stream(
+        &self,
+        data: &[u8],
+        max_out: usize,
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), ChainError>,
+    ) -> Result<usize, ChainError> {
+        let a2b = self.check()?;
+        // The zlib steps are the chain's tail (`check`): undone last first.
+        let zlibs = self.0.iter().filter(|e| matches!(e, Encoding::Zlib)).count();
+        let mut r: Box<dyn Read + '_> = Box::new(data);
+        for _ in 0..zlibs {
+            r = Box::new(flate2::read::ZlibDecoder::new(r));
+        }
+        if let Some(Encoding::Quantize { dtype, .. }) = a2b.and_then(|i| self.0.get(i)) {
+            return dequantize_stream(&mut r, *dtype, max_out, sink);
+        }
+        let mut buf = vec![0u8; crate::compression::PIECE];
+        let mut total = 0usize;
+        loop {
+            let n = match r.read(&mut buf) {
+                Ok(0) => return Ok(total),
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(ChainError::Zlib(e)),
+            };
+            total += n;
+            if total > max_out {
+                return Err(ChainError::TooLarge { limit: max_out });
+            }
+            sink(&buf[..n])?;
+        }
+    }
+
+    /// Hands the decoded block (`expected` bytes) to `sink` in pieces: streamed for a chain
+    /// without `tile` (memory: a piece), decoded whole otherwise.
+    ///
+    /// # Errors
+    /// As [`Chain::decode`].
+    pub fn decode_pieces(&self, data: &[u8], expected: usize, sink: &mut dyn FnMut(&[u8])) -> Result<(), ChainError> {
+        if self.tiled() {
+            let mut out = crate::compression::zeroed(expected).ok_or(ChainError::TooLarge { limit: expected })?;
+            self.decode(data, &mut out)?;
+            sink(&out);
+            return Ok(());
+        }
+        let got = self.stream(data, expected, &mut |p| {
+            sink(p);
+            Ok(())
+        })?;
+        if got != expected {
+            return Err(ChainError::Size { expected, got });
+        }
+        Ok(())
+    }
+
     /// Decodes `data` (the bytes after the chain's YAML) into `out`, which is the block's
-    /// memory_size long.
+    /// memory_size long. A chain without `tile` decodes straight into `out` (no intermediate
+    /// buffers); with `tile`, the intermediate results grow only as the stored bytes really
+    /// produce them (never by a claim), within 64 times `out` plus 1 MiB, and an allocation
+    /// the system refuses is an error, not an abort.
     ///
     /// # Errors
     /// [`ChainError`]: unknown encodings, bad order or arguments, malformed data, a decoded
     /// size other than `out.len()`.
     pub fn decode(&self, data: &[u8], out: &mut [u8]) -> Result<(), ChainError> {
         self.check()?;
+        if !self.tiled() {
+            let mut pos = 0usize;
+            let expected = out.len();
+            let got = self.stream(data, expected, &mut |p| {
+                out.get_mut(pos..pos + p.len())
+                    .ok_or(ChainError::TooLarge { limit: expected })?
+                    .copy_from_slice(p);
+                pos += p.len();
+                Ok(())
+            })?;
+            if got != expected {
+                return Err(ChainError::Size { expected, got });
+            }
+            return Ok(());
+        }
         // Intermediate results are bounded by what the block can need: padded tiles and
         // quantize headers stay well within 64 times the decoded size plus 1 MiB.
         let limit = out.len().saturating_mul(64).saturating_add(1 << 20);
-        let mut cur: std::borrow::Cow<'_, [u8]> = std::borrow::Cow::Borrowed(data);
+        // The part before the tiles, streamed into a buffer that grows with what it gets.
+        let binary = Chain(
+            self.0
+                .iter()
+                .filter(|e| !matches!(e, Encoding::Tile { .. }))
+                .cloned()
+                .collect(),
+        );
+        let mut collected: Vec<u8> = Vec::new();
+        binary.stream(data, limit, &mut |p| {
+            collected
+                .try_reserve(p.len())
+                .map_err(|_| ChainError::TooLarge { limit })?;
+            collected.extend_from_slice(p);
+            Ok(())
+        })?;
+        let mut cur: std::borrow::Cow<'_, [u8]> = std::borrow::Cow::Owned(collected);
         for (index, e) in self.0.iter().enumerate().rev() {
             cur = std::borrow::Cow::Owned(match e {
-                Encoding::Zlib => inflate(&cur, limit)?,
-                Encoding::Quantize { dtype, .. } => dequantize(&cur, *dtype, limit)?,
+                Encoding::Zlib | Encoding::Quantize { .. } => continue,
                 Encoding::Tile {
                     shape,
                     original_shape,
@@ -651,6 +796,13 @@ impl Codec for ChainCodec {
         chain.decode(data, output).map_err(CodecError::library)
     }
 
+    /// Streamed for chains without `tile` (see [`Chain::decode_pieces`]).
+    fn decode_pieces(&self, input: &[u8], expected: usize, sink: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
+        let (yaml, data) = split(input).map_err(CodecError::library)?;
+        let chain = (self.parse)(yaml).map_err(CodecError::library)?;
+        chain.decode_pieces(data, expected, sink).map_err(CodecError::library)
+    }
+
     fn encode(&self, _input: &[u8], _output: &mut Vec<u8>) -> Result<(), CodecError> {
         Err(CodecError::library(ChainError::EncodeNeedsChain))
     }
@@ -659,6 +811,17 @@ impl Codec for ChainCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The quantized stream `data` decoded whole.
+    fn dequantize(data: &[u8], dtype: u8, max_out: usize) -> Result<Vec<u8>, ChainError> {
+        let mut out = Vec::new();
+        let mut r = data;
+        dequantize_stream(&mut r, dtype, max_out, &mut |p| {
+            out.extend_from_slice(p);
+            Ok(())
+        })?;
+        Ok(out)
+    }
 
     #[test]
     fn tiles_round_trip_with_edges_padded_or_clipped() {

@@ -454,7 +454,7 @@ fn b2nd(input: &[u8]) -> Option<B2nd> {
             .map(|x| x.as_u64().and_then(|x| usize::try_from(x).ok()))
             .collect()
     };
-    let b = B2nd {
+    let mut b = B2nd {
         shape: dims(2)?,
         chunks: dims(3)?,
         blocks: dims(4)?,
@@ -465,7 +465,23 @@ fn b2nd(input: &[u8]) -> Option<B2nd> {
         && b.blocks.len() == nd
         && b.chunks.iter().chain(&b.blocks).all(|&x| x > 0)
         && b.shape.iter().all(|&x| x > 0);
-    ok.then_some(b)
+    if !ok {
+        return None;
+    }
+    // Dimensions of extent 1 in a chunk and a block of 1 change nothing in the layout: dropped,
+    // so that the work follows the bytes, not a rank of 1,000 such dimensions.
+    let keep: Vec<usize> = (0..nd)
+        .filter(|&d| !(b.shape[d] == 1 && b.chunks[d] == 1 && b.blocks[d] == 1))
+        .collect();
+    if keep.len() < nd {
+        let keep = if keep.is_empty() { vec![nd - 1] } else { keep };
+        b = B2nd {
+            shape: keep.iter().map(|&d| b.shape[d]).collect(),
+            chunks: keep.iter().map(|&d| b.chunks[d]).collect(),
+            blocks: keep.iter().map(|&d| b.blocks[d]).collect(),
+        };
+    }
+    Some(b)
 }
 
 /// Index `i` of a C-order grid of `dims` as coordinates.
