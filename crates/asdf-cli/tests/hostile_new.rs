@@ -136,3 +136,55 @@ fn a_tile_step_of_a_thousand_dimensions() {
     assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
     assert!(o.secs < 20.0, "{:.1} s", o.secs);
 }
+
+/// A `bls2` frame of three special (zero) chunks of 1 GiB, made by python-blosc2 (a few
+/// hundred bytes): `verify` of the whole block, and `to-json` and `diff` of a 4-element view
+/// over it, take megabytes, not the gigabytes the chunks claim.
+#[test]
+fn special_value_frames_behind_small_views() {
+    let d = scratch("special-frames");
+    let py = asdf_testdata::interop_python();
+    let frame_path = d.join("zeros.b2frame");
+    let code = format!(
+        "import blosc2\ns = blosc2.SChunk(chunksize=2**30)\ns.fill_special(3 * 2**30, blosc2.SpecialValue.ZERO)\nopen({:?}, 'wb').write(s.to_cframe())",
+        frame_path.display().to_string()
+    );
+    let out = std::process::Command::new(&py).args(["-c", &code]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let frame = std::fs::read(&frame_path).unwrap();
+    let n = 3 * GIB;
+    let file = |tree: &str| {
+        let mut f = support::head(tree);
+        f.extend(support::block(b"bls2", &frame, n, [0; 16]));
+        f
+    };
+    let whole = put(
+        &d,
+        "whole.asdf",
+        &file(&format!(
+            "data: !core/ndarray-1.0.0 {{source: 0, datatype: uint8, byteorder: little, shape: [{n}]}}\n"
+        )),
+    );
+    let view = put(
+        &d,
+        "view.asdf",
+        &file(&format!(
+            "data: !core/ndarray-1.0.0 {{source: 0, datatype: uint8, byteorder: little, shape: [4], offset: {}}}\n",
+            n / 2
+        )),
+    );
+    println!("{} bytes of frame claiming 3 GiB", frame.len());
+    for args in [
+        vec!["verify", whole.as_str()],
+        vec!["to-json", view.as_str()],
+        vec!["diff", view.as_str(), view.as_str()],
+    ] {
+        let o = run_measured(&args, Duration::from_secs(120));
+        println!("{}: exit {}, {:.1} MiB, {:.2} s", args[0], o.code, o.peak_mib, o.secs);
+        assert_eq!((o.code, o.signal), (0, None), "{args:?}: {}{}", o.stdout, o.stderr);
+        assert!(o.peak_mib < 64.0, "{args:?}: {:.1} MiB", o.peak_mib);
+        if args[0] == "to-json" {
+            assert!(o.stdout.contains("[0, 0, 0, 0]"), "{}", o.stdout);
+        }
+    }
+}

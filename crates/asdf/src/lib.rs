@@ -773,6 +773,24 @@ impl AsdfFile {
         }
     }
 
+    /// The bytes `view` reads from its block: for a compressed block of this file of which the
+    /// view touches at most half, only the range it touches is decoded (Blosc2 frames decode
+    /// just the chunks it spans, streaming codecs stop at its end; special chunks need no
+    /// buffer), and `view` is rebased onto that range. A 4-element view over a block that
+    /// decodes to gigabytes costs its 4 elements' chunk, not the block.
+    fn view_data(&self, view: &mut View, at: BlockRef, pointer: &str) -> Result<std::borrow::Cow<'_, [u8]>, Error> {
+        if let BlockRef::File(i) = at {
+            let b = self.reader.block(i)?;
+            let range = view.byte_range();
+            if !b.header.compression.is_none() && (range.end - range.start) <= b.data_len() / 2 {
+                let data = self.reader.read_range(i, range.clone())?;
+                view.offset -= range.start;
+                return Ok(data);
+            }
+        }
+        self.block_data(at, pointer)
+    }
+
     fn ndarray_at(&self, pointer: &str) -> Result<NdArray, Error> {
         let node = self.get(pointer)?;
         NdArray::from_node(node, &self.doc).map_err(array_error(pointer))
@@ -872,8 +890,8 @@ impl AsdfFile {
         if a.source.is_none() {
             return typed_elements(&a.decode(None).map_err(err)?, pointer);
         }
-        let (view, at) = self.view_of(a, pointer)?;
-        let data = self.block_data(at, pointer)?;
+        let (mut view, at) = self.view_of(a, pointer)?;
+        let data = self.view_data(&mut view, at, pointer)?;
         view.to_vec(&data).map_err(err)
     }
 
@@ -910,8 +928,8 @@ impl AsdfFile {
         if a.source.is_none() {
             return self.array_as(pointer).map(Cow::Owned);
         }
-        let (view, at) = self.view_of(&a, pointer)?;
-        match self.block_data(at, pointer)? {
+        let (mut view, at) = self.view_of(&a, pointer)?;
+        match self.view_data(&mut view, at, pointer)? {
             Cow::Borrowed(b) => match view.as_slice::<T>(b) {
                 Some(s) => Ok(Cow::Borrowed(s)),
                 None => view.to_vec(b).map(Cow::Owned).map_err(err),
@@ -928,8 +946,8 @@ impl AsdfFile {
     /// As [`AsdfFile::array_as`]; [`Error::Array`] (`MissingBlock`) for inline arrays.
     pub fn array_iter<T: Scalar>(&self, pointer: &str) -> Result<asdf_core_types::Elements<'_, T>, Error> {
         let a = self.ndarray_at(pointer)?;
-        let (view, at) = self.view_of(&a, pointer)?;
-        let data = self.block_data(at, pointer)?;
+        let (mut view, at) = self.view_of(&a, pointer)?;
+        let data = self.view_data(&mut view, at, pointer)?;
         view.iter(data).map_err(array_error(pointer))
     }
 
@@ -1105,8 +1123,8 @@ impl AsdfFile {
             let d = a.decode(None).map_err(err)?;
             return Ok(f(&d.shape, &mut d.elements.into_iter()));
         }
-        let (view, at) = self.view_of(&a, pointer)?;
-        let data = self.block_data(at, pointer)?;
+        let (mut view, at) = self.view_of(&a, pointer)?;
+        let data = self.view_data(&mut view, at, pointer)?;
         let mut it = view.elements(&data).map_err(err)?;
         Ok(f(&view.shape, &mut it))
     }
