@@ -72,6 +72,105 @@ struct Target {
 /// `(requests, bytes, ranges)` of a remote file.
 type RemoteStats = (u64, u64, Vec<(u64, u64)>);
 
+/// Where the data of an array is, as `NativeFile::layout` reports it.
+enum LayoutStorage {
+    /// A block of the file.
+    Block {
+        strides: Vec<i64>,
+        offset: u64,
+        block: usize,
+        label: Label,
+        data_len: u64,
+        stored_offset: u64,
+        stored_len: u64,
+        /// numpy may map the path itself (an uncompressed block of a local ASDF file that is
+        /// still the file opened).
+        mapped: bool,
+    },
+    /// The tree's `data`.
+    Inline,
+    /// Another file's block, or a FITS HDU.
+    Other {
+        external: Option<String>,
+        strides: Vec<i64>,
+        offset: u64,
+    },
+}
+
+/// What `NativeFile::layout` gathers, without the GIL.
+struct LayoutInfo {
+    shape: Vec<usize>,
+    masked: bool,
+    datatype: Datatype,
+    byteorder: ByteOrder,
+    storage: LayoutStorage,
+}
+
+/// The layout of the array at `pointer` (see `NativeFile::layout`): reads block headers, so
+/// it runs with the GIL released.
+fn layout_info(f: &AsdfFile, pointer: &str) -> Result<LayoutInfo, Error> {
+    let a = f.array(pointer)?;
+    let shape = a.shape().to_vec();
+    let masked = a.is_masked();
+    match a.storage() {
+        asdf::Storage::Internal { block } => {
+            let v = f.view(pointer)?;
+            let b = f.block(block)?;
+            let label = b.compression()?;
+            let h = b.header()?;
+            let data_offset = b.data_offset()?;
+            // numpy maps the path itself: only while it is still the file opened (a file
+            // replaced by another writer is read through this open file instead).
+            // An ASDF file inside FITS has its blocks at offsets of its HDU, not of the file.
+            let local_asdf = f.layout().file_header().dialect == asdf::layout::Dialect::Asdf
+                && f.fits_hdus().is_none()
+                && f.unchanged_on_disk();
+            let mapped = label == Label::NONE && local_asdf && !b.is_streamed().unwrap_or(true);
+            Ok(LayoutInfo {
+                shape,
+                masked,
+                datatype: v.datatype.clone(),
+                byteorder: v.byteorder,
+                storage: LayoutStorage::Block {
+                    strides: v.strides.clone(),
+                    offset: v.offset,
+                    block,
+                    label,
+                    data_len: b.data_len()?,
+                    stored_offset: data_offset,
+                    stored_len: h.used_size,
+                    mapped,
+                },
+            })
+        }
+        asdf::Storage::Inline => Ok(LayoutInfo {
+            shape,
+            masked,
+            datatype: a.datatype().clone(),
+            byteorder: a.byte_order(),
+            storage: LayoutStorage::Inline,
+        }),
+        other => {
+            let external = match other {
+                asdf::Storage::External { uri } => Some(uri.to_string()),
+                _ => None,
+            };
+            let v = f.view(pointer)?;
+            Ok(LayoutInfo {
+                shape,
+                masked,
+                datatype: v.datatype.clone(),
+                byteorder: v.byteorder,
+                storage: LayoutStorage::Other {
+                    external,
+                    strides: v.strides.clone(),
+                    offset: v.offset,
+                },
+            })
+        }
+    }
+}
+
 /// What [`NativeFile::target`] returns: path or URL, settings, anonymous, remote version.
 type Target4 = (String, Vec<(String, String)>, bool, Option<(u64, Option<String>)>);
 
@@ -224,51 +323,52 @@ impl NativeFile {
     /// or nothing (read the block with `block_bytes`). Also `block`, `compression`, `data_len`,
     /// `stored_offset`, `stored_len`, `mask` (a pointer) for Dask.
     fn layout(&self, py: Python<'_>, pointer: &str) -> PyResult<Py<PyAny>> {
-        let f = &self.file;
-        let a = f.array(pointer).map_err(|e| py_err(py, &e))?;
+        // Everything that may read (a remote block header is fetched) runs without the GIL.
+        let f = Arc::clone(&self.file);
+        let pointer_owned = pointer.to_owned();
+        let info = py
+            .detach(move || layout_info(&f, &pointer_owned))
+            .map_err(|e| py_err(py, &e))?;
         let d = PyDict::new(py);
-        d.set_item("shape", PyTuple::new(py, a.shape())?)?;
-        if a.is_masked() {
+        d.set_item("shape", PyTuple::new(py, &info.shape)?)?;
+        if info.masked {
             d.set_item("masked", true)?;
         }
-        match a.storage() {
-            asdf::Storage::Internal { block } => {
-                let v = f.view(pointer).map_err(|e| py_err(py, &e))?;
-                d.set_item("dtype", numpy_dtype(py, &v.datatype, v.byteorder)?)?;
-                d.set_item("strides", PyTuple::new(py, &v.strides)?)?;
-                d.set_item("offset", v.offset)?;
-                let b = f.block(block).map_err(|e| py_err(py, &e))?;
-                let label = b.compression().map_err(|e| py_err(py, &e))?;
-                let h = b.header().map_err(|e| py_err(py, &e))?;
-                let data_offset = b.data_offset().map_err(|e| py_err(py, &e))?;
+        d.set_item("dtype", numpy_dtype(py, &info.datatype, info.byteorder)?)?;
+        match info.storage {
+            LayoutStorage::Block {
+                strides,
+                offset,
+                block,
+                label,
+                data_len,
+                stored_offset,
+                stored_len,
+                mapped,
+            } => {
+                d.set_item("strides", PyTuple::new(py, &strides)?)?;
+                d.set_item("offset", offset)?;
                 d.set_item("block", block)?;
                 d.set_item("compression", label.name())?;
-                d.set_item("data_len", b.data_len().map_err(|e| py_err(py, &e))?)?;
-                d.set_item("stored_offset", data_offset)?;
-                d.set_item("stored_len", h.used_size)?;
-                // numpy maps the path itself: only while it is still the file opened (a file
-                // replaced by another writer is read through this open file instead).
-                // An ASDF file inside FITS has its blocks at offsets of its HDU, not of the file.
-                let local_asdf = f.layout().file_header().dialect == asdf::layout::Dialect::Asdf
-                    && f.fits_hdus().is_none()
-                    && f.unchanged_on_disk();
-                if label == Label::NONE && local_asdf && !b.is_streamed().unwrap_or(true) {
+                d.set_item("data_len", data_len)?;
+                d.set_item("stored_offset", stored_offset)?;
+                d.set_item("stored_len", stored_len)?;
+                if mapped {
                     d.set_item("path", &self.target.text)?;
-                    d.set_item("data_offset", data_offset)?;
+                    d.set_item("data_offset", stored_offset)?;
                 }
             }
-            asdf::Storage::Inline => {
-                d.set_item("dtype", numpy_dtype(py, a.datatype(), a.byte_order())?)?;
-                d.set_item("inline", true)?;
-            }
-            other => {
-                if let asdf::Storage::External { uri } = other {
+            LayoutStorage::Inline => d.set_item("inline", true)?,
+            LayoutStorage::Other {
+                external,
+                strides,
+                offset,
+            } => {
+                if let Some(uri) = external {
                     d.set_item("external", uri)?;
                 }
-                let v = f.view(pointer).map_err(|e| py_err(py, &e))?;
-                d.set_item("dtype", numpy_dtype(py, &v.datatype, v.byteorder)?)?;
-                d.set_item("strides", PyTuple::new(py, &v.strides)?)?;
-                d.set_item("offset", v.offset)?;
+                d.set_item("strides", PyTuple::new(py, &strides)?)?;
+                d.set_item("offset", offset)?;
             }
         }
         d.into_py_any(py)
@@ -328,17 +428,36 @@ impl NativeFile {
     /// The blocks: a dict each (`index`, `offset`, `data_offset`, `compression`,
     /// `data_len`, `stored_len`, `allocated`).
     fn blocks(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        // Block headers may be fetched (a remote file): without the GIL.
+        let f = Arc::clone(&self.file);
+        let rows = py
+            .detach(move || -> Result<Vec<_>, Error> {
+                f.blocks()
+                    .map(|b| {
+                        let h = b.header()?;
+                        Ok((
+                            b.index(),
+                            b.offset()?,
+                            b.data_offset()?,
+                            b.compression()?.name().to_owned(),
+                            h.data_size,
+                            h.used_size,
+                            h.allocated_size,
+                        ))
+                    })
+                    .collect()
+            })
+            .map_err(|e| py_err(py, &e))?;
         let list = PyList::empty(py);
-        for b in self.file.blocks() {
+        for (index, offset, data_offset, compression, data_len, stored_len, allocated) in rows {
             let d = PyDict::new(py);
-            let h = b.header().map_err(|e| py_err(py, &e))?;
-            d.set_item("index", b.index())?;
-            d.set_item("offset", b.offset().map_err(|e| py_err(py, &e))?)?;
-            d.set_item("data_offset", b.data_offset().map_err(|e| py_err(py, &e))?)?;
-            d.set_item("compression", b.compression().map_err(|e| py_err(py, &e))?.name())?;
-            d.set_item("data_len", h.data_size)?;
-            d.set_item("stored_len", h.used_size)?;
-            d.set_item("allocated", h.allocated_size)?;
+            d.set_item("index", index)?;
+            d.set_item("offset", offset)?;
+            d.set_item("data_offset", data_offset)?;
+            d.set_item("compression", compression)?;
+            d.set_item("data_len", data_len)?;
+            d.set_item("stored_len", stored_len)?;
+            d.set_item("allocated", allocated)?;
             list.append(d)?;
         }
         list.into_py_any(py)
@@ -378,7 +497,10 @@ impl NativeFile {
 
     /// The tree as YAML text.
     fn yaml(&self, py: Python<'_>) -> PyResult<String> {
-        let bytes = asdf::emit_yaml(self.file.document()).map_err(|e| py_err(py, &e))?;
+        let f = Arc::clone(&self.file);
+        let bytes = py
+            .detach(move || asdf::emit_yaml(f.document()))
+            .map_err(|e| py_err(py, &e))?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 
