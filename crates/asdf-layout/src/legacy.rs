@@ -8,8 +8,9 @@
 //! 1.0.0). A header may be larger than its fields ("for example to align the block content"),
 //! so any other size is read as whichever layouts fit in it and pass the field checks (flags
 //! known, `used <= allocated`, a sizes-agree check for unencoded blocks, labels and encoding
-//! names printable, the allocation inside the file); exactly one must pass, else the error
-//! names the offset and the candidates. An exact size is read as its layout, and a failed
+//! names printable, the allocation inside the file); the layouts that pass must read the same
+//! block (sizes, flags, compression, encoding), else the error names the offset and the
+//! candidates. An exact size is read as its layout, and a failed
 //! check there is an error too.
 //!
 //! FINF blocks (magic `89 42 4c 4b`) have no flags: allocated, used and checksum (u64) and a
@@ -200,9 +201,14 @@ pub(crate) fn parse_block_header(bytes: &[u8], offset: u64, available: u64, dial
     .into_iter()
     .filter_map(|l| read_layout(f, header_size, l, room).ok())
     .collect();
+    // Several layouts that read the same block (sizes, flags, compression, encoding: the
+    // data's place and meaning) are not a real ambiguity: the first is taken. Only layouts
+    // that disagree are refused.
+    let meaning = |h: &BlockHeader| (h.allocated_size, h.used_size, h.data_size, h.flags, h.compression, h.encoding);
     match fits.as_slice() {
         [one] => Ok(*one),
         [] => Err(fail(LegacyHeaderProblem::NoLayoutFits)),
+        [first, rest @ ..] if rest.iter().all(|h| meaning(h) == meaning(first)) => Ok(*first),
         many => Err(fail(LegacyHeaderProblem::Ambiguous(
             many.iter().map(|h| h.layout).collect(),
         ))),
@@ -411,8 +417,15 @@ mod tests {
         assert!(parse_block_header(&b, 0, 1000, Dialect::Asdf010).is_err());
         let b = header(BlockLayout::Sized36, 36, 0, (10, 10, 1024));
         assert!(parse_block_header(&b, 0, 1000, Dialect::Asdf010).is_err());
-        // A padded header: only the layouts whose checks pass are candidates.
+        // A padded header: only the layouts whose checks pass are candidates. Candidates
+        // that read the same block (36 and 44 here: the same sizes, flags, no encoding) are
+        // no ambiguity; candidates that disagree (the 36-byte layout's checksum is the
+        // 44-byte layout's encoding name `zlib`) are refused.
         let b = header(BlockLayout::Sized36, 52, 0, (8, 8, 8));
+        let h = parse_block_header(&b, 7, 1000, Dialect::Asdf010).unwrap();
+        assert_eq!((h.layout, h.allocated_size, h.used_size, h.data_size), (BlockLayout::Sized36, 8, 8, 8));
+        let mut b = header(BlockLayout::Sized36, 52, 0, (8, 8, 8));
+        b[6 + 28..6 + 32].copy_from_slice(b"zlib");
         let e = parse_block_header(&b, 7, 1000, Dialect::Asdf010).unwrap_err();
         assert_eq!(e.offset(), Some(7));
         assert!(e.to_string().contains("more than one"), "{e}");
