@@ -893,6 +893,9 @@ fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
             .and_then(|n| n.tag.as_deref().map(str::to_owned))
             .unwrap_or_default();
         let mut inline = asdf::NdArray::inline(a.datatype, &a.shape, &a.elements).to_node(&tag);
+        // Its anchor stays, so that aliases of the array (a FITS HDU's `data` in `_fits`)
+        // still name it.
+        inline.anchor = node.and_then(|n| n.anchor.clone());
         // The mask goes along: an array mask inlined as booleans, a scalar mask as it is.
         let mask = node.and_then(|n| n.get("mask")).map(|m| doc.resolve(m).clone());
         if let (Some(m), Some(map)) = (mask, inline.as_mapping_mut()) {
@@ -908,6 +911,7 @@ fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
         }
         let _ = asdf::set_node(&mut doc, &p, inline);
     }
+    doc.relink();
     let text = asdf::emit_yaml(&doc)?;
     let mut bytes = b"#ASDF 1.0.0\n".to_vec();
     bytes.extend(format!("#ASDF_STANDARD {}\n", file.standard_version()).into_bytes());

@@ -188,3 +188,74 @@ fn special_value_frames_behind_small_views() {
         }
     }
 }
+
+/// A FITS file made card by card: a primary HDU, an image `SCI` (3 x 4 float32) that the
+/// tree names, an unnamed image, and the ASDF HDU in Appendix A's IMAGE form.
+fn small_fits() -> Vec<u8> {
+    fn header(cards: &[String]) -> Vec<u8> {
+        let mut v = Vec::new();
+        for c in cards.iter().map(String::as_str).chain(["END"]) {
+            let mut line = c.as_bytes().to_vec();
+            line.resize(80, b' ');
+            v.extend_from_slice(&line);
+        }
+        v.resize(v.len().div_ceil(2880) * 2880, b' ');
+        v
+    }
+    fn data(bytes: &[u8]) -> Vec<u8> {
+        let mut v = bytes.to_vec();
+        v.resize(v.len().div_ceil(2880) * 2880, 0);
+        v
+    }
+    let card = |k: &str, v: &str| format!("{k:<8}= {v:>20}");
+    let tree = "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+                sci: !core/ndarray-1.0.0\n  source: fits:SCI,1\n  datatype: float32\n  byteorder: big\n  shape: [3, 4]\n...\n";
+    let mut f = header(&[card("SIMPLE", "T"), card("BITPIX", "8"), card("NAXIS", "0"), card("EXTEND", "T")]);
+    let image = |name: Option<&str>, bitpix: &str, axes: &[usize]| {
+        let mut c = vec!["XTENSION= 'IMAGE   '".to_owned(), card("BITPIX", bitpix), card("NAXIS", &axes.len().to_string())];
+        for (i, a) in axes.iter().enumerate() {
+            c.push(card(&format!("NAXIS{}", i + 1), &a.to_string()));
+        }
+        c.push(card("PCOUNT", "0"));
+        c.push(card("GCOUNT", "1"));
+        if let Some(n) = name {
+            c.push(format!("EXTNAME = '{n:<8}'"));
+        }
+        header(&c)
+    };
+    f.extend(image(Some("SCI"), "-32", &[4, 3]));
+    f.extend(data(&(0..12).flat_map(|i| (i as f32).to_be_bytes()).collect::<Vec<u8>>()));
+    f.extend(image(None, "16", &[2, 2]));
+    f.extend(data(&[0, 1, 0, 2, 0, 3, 0, 4]));
+    f.extend(image(Some("ASDF"), "8", &[tree.len()]));
+    f.extend(data(tree.as_bytes()));
+    f
+}
+
+/// `convert x.fits -o y.asdf` keeps the FITS headers in `_fits`, whose `data` aliases the
+/// array: `to-yaml` of that file inlines the array under its anchor (the alias still names
+/// it), and `defragment y.fits -o y.fits` and `edit` keep every HDU.
+#[test]
+fn fits_conversions_keep_aliases_and_hdus() {
+    let d = scratch("fits-conversions");
+    let x = put(&d, "x.fits", &small_fits());
+    let y = d.join("y.asdf").display().to_string();
+    let o = run_measured(&["convert", &x, "-o", &y], Duration::from_secs(60));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let o = run_measured(&["to-yaml", &y], Duration::from_secs(60));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("sci: &fits_hdu1") && o.stdout.contains("data: *fits_hdu1"), "{}", o.stdout);
+    assert!(o.stdout.contains("[8.0, 9.0, 10.0, 11.0]"), "{}", o.stdout);
+    // Over itself, a FITS file stays FITS with its three other HDUs.
+    let hdus = |p: &str| {
+        let bytes = std::fs::read(p).unwrap();
+        asdf::layout::fits::read_hdus(&bytes, bytes.len() as u64, asdf::layout::fits::FitsLimits::default())
+            .unwrap()
+            .len()
+    };
+    let o = run_measured(&["defragment", &x, "-o", &x], Duration::from_secs(60));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(hdus(&x), 4);
+    let f = asdf::open(&x).unwrap();
+    assert_eq!(f.array_as::<f32>("/sci").unwrap(), (0..12).map(|i| i as f32).collect::<Vec<_>>());
+}
