@@ -842,7 +842,16 @@ impl AsdfFile {
         }
         let mut asdf_opts = options.asdf.clone();
         asdf_opts.progress = None;
+        // The blocks of the arrays now in HDUs are not copied into the ASDF HDU as well.
+        let moved: HashSet<usize> = kept
+            .iter()
+            .filter_map(|p| match self.array(p).ok()?.storage() {
+                crate::Storage::Internal { block } if block < self.reader.block_count() => Some(block),
+                _ => None,
+            })
+            .collect();
         asdf_opts.kept_sources = Some(Arc::new(kept));
+        asdf_opts.moved_blocks = Some(Arc::new(moved));
         let mut bytes = std::io::Cursor::new(Vec::new());
         self.write_doc_into(&doc, &mut bytes, &asdf_opts)?;
         let bytes = bytes.into_inner();

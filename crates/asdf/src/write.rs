@@ -106,6 +106,9 @@ pub struct WriteOptions {
     /// The ndarrays (by pointer) whose string sources are written as they are, not brought
     /// into the file: those of a FITS file being written, whose data goes into its HDUs.
     pub(crate) kept_sources: Option<std::sync::Arc<std::collections::HashSet<String>>>,
+    /// Blocks of the file read whose arrays moved elsewhere (a FITS file's HDUs): never
+    /// copied (an empty block keeps their number where every block keeps its place).
+    pub(crate) moved_blocks: Option<std::sync::Arc<std::collections::HashSet<usize>>>,
 }
 
 /// A progress callback for long writes: (done, total).
@@ -132,6 +135,7 @@ impl Default for WriteOptions {
             unstable_standard: false,
             codecs: None,
             kept_sources: None,
+            moved_blocks: None,
         }
     }
 }
@@ -236,6 +240,8 @@ enum BlockSrc {
     New(usize),
     /// Block 0 of an external file (exploded form), brought into this file.
     External(String),
+    /// An empty block in the place of one whose array moved elsewhere.
+    Empty,
 }
 
 /// The ndarrays of the tree with block sources (masks included, after their array), in the
@@ -433,7 +439,9 @@ impl AsdfFile {
                 usize::try_from(abs).ok()
             })
             .collect();
-        let keep_places = (0..existing).any(|i| !named.contains(&i));
+        let moved = options.moved_blocks.clone().unwrap_or_default();
+        let gone = |i: usize| moved.contains(&i) && !named.contains(&i);
+        let keep_places = (0..existing).any(|i| !named.contains(&i) && !gone(i));
         // The file's own streamed block (the last one), unless a new stream replaces it.
         let old_stream = existing
             .checked_sub(1)
@@ -464,7 +472,7 @@ impl AsdfFile {
         if keep_places {
             for i in (0..existing).filter(|i| Some(*i) != keep_stream) {
                 map.insert(i, i);
-                order.push(BlockSrc::Existing(i));
+                order.push(if gone(i) { BlockSrc::Empty } else { BlockSrc::Existing(i) });
             }
         }
         for path in &arrays {
@@ -627,6 +635,9 @@ impl AsdfFile {
                         &opts.compression(options.new_block_label(b.compression)),
                         &mut Sink::flush_early,
                     )?;
+                }
+                BlockSrc::Empty => {
+                    w.write_block_overlapped_with(&[], &opts.compression(Label::NONE), &mut Sink::flush_early)?;
                 }
                 BlockSrc::External(uri) => {
                     let data = self.external_block(uri, "")?;

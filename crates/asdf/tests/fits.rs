@@ -620,3 +620,25 @@ fn extnames_equal_for_fits_readers_get_their_own_extver() {
         assert_eq!(g.array_as::<f32>(k).unwrap(), want, "{k:?}");
     }
 }
+
+/// An ASDF file written as FITS: its arrays go into HDUs and their blocks are not copied into
+/// the ASDF HDU as well (every array stored once).
+#[test]
+fn arrays_moved_into_hdus_leave_no_copy_in_the_asdf_hdu() {
+    let f = new_tree();
+    let plain = asdf::open_bytes(f.to_bytes(&WriteOptions::default()).unwrap(), OpenOptions::default()).unwrap();
+    assert!(plain.layout().block_count() > 0);
+    let bytes = plain.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    let g = asdf::open_bytes(bytes, OpenOptions::default()).unwrap();
+    // Only the array FITS cannot hold (complex64) keeps a block.
+    let internal = g
+        .array_pointers()
+        .iter()
+        .filter(|p| matches!(g.array(p).unwrap().storage(), Storage::Internal { .. }))
+        .count();
+    assert_eq!(internal, 1);
+    assert_eq!(g.layout().block_count(), internal, "the ASDF HDU still holds the arrays' blocks");
+    for p in plain.array_pointers() {
+        assert_eq!(g.array_values(&p).unwrap().elements, plain.array_values(&p).unwrap().elements, "{p}");
+    }
+}
