@@ -210,9 +210,18 @@ fn small_fits() -> Vec<u8> {
     let card = |k: &str, v: &str| format!("{k:<8}= {v:>20}");
     let tree = "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
                 sci: !core/ndarray-1.0.0\n  source: fits:SCI,1\n  datatype: float32\n  byteorder: big\n  shape: [3, 4]\n...\n";
-    let mut f = header(&[card("SIMPLE", "T"), card("BITPIX", "8"), card("NAXIS", "0"), card("EXTEND", "T")]);
+    let mut f = header(&[
+        card("SIMPLE", "T"),
+        card("BITPIX", "8"),
+        card("NAXIS", "0"),
+        card("EXTEND", "T"),
+    ]);
     let image = |name: Option<&str>, bitpix: &str, axes: &[usize]| {
-        let mut c = vec!["XTENSION= 'IMAGE   '".to_owned(), card("BITPIX", bitpix), card("NAXIS", &axes.len().to_string())];
+        let mut c = vec![
+            "XTENSION= 'IMAGE   '".to_owned(),
+            card("BITPIX", bitpix),
+            card("NAXIS", &axes.len().to_string()),
+        ];
         for (i, a) in axes.iter().enumerate() {
             c.push(card(&format!("NAXIS{}", i + 1), &a.to_string()));
         }
@@ -224,7 +233,9 @@ fn small_fits() -> Vec<u8> {
         header(&c)
     };
     f.extend(image(Some("SCI"), "-32", &[4, 3]));
-    f.extend(data(&(0..12).flat_map(|i| (i as f32).to_be_bytes()).collect::<Vec<u8>>()));
+    f.extend(data(
+        &(0..12).flat_map(|i| (i as f32).to_be_bytes()).collect::<Vec<u8>>(),
+    ));
     f.extend(image(None, "16", &[2, 2]));
     f.extend(data(&[0, 1, 0, 2, 0, 3, 0, 4]));
     f.extend(image(Some("ASDF"), "8", &[tree.len()]));
@@ -244,7 +255,11 @@ fn fits_conversions_keep_aliases_and_hdus() {
     assert_eq!(o.code, 0, "{}", o.stderr);
     let o = run_measured(&["to-yaml", &y], Duration::from_secs(60));
     assert_eq!(o.code, 0, "{}", o.stderr);
-    assert!(o.stdout.contains("sci: &fits_hdu1") && o.stdout.contains("data: *fits_hdu1"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains("sci: &fits_hdu1") && o.stdout.contains("data: *fits_hdu1"),
+        "{}",
+        o.stdout
+    );
     assert!(o.stdout.contains("[8.0, 9.0, 10.0, 11.0]"), "{}", o.stdout);
     // Over itself, a FITS file stays FITS with its three other HDUs.
     let hdus = |p: &str| {
@@ -257,5 +272,8 @@ fn fits_conversions_keep_aliases_and_hdus() {
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(hdus(&x), 4);
     let f = asdf::open(&x).unwrap();
-    assert_eq!(f.array_as::<f32>("/sci").unwrap(), (0..12).map(|i| i as f32).collect::<Vec<_>>());
+    assert_eq!(
+        f.array_as::<f32>("/sci").unwrap(),
+        (0..12).map(|i| i as f32).collect::<Vec<_>>()
+    );
 }

@@ -204,7 +204,16 @@ pub(crate) fn parse_block_header(bytes: &[u8], offset: u64, available: u64, dial
     // Several layouts that read the same block (sizes, flags, compression, encoding: the
     // data's place and meaning) are not a real ambiguity: the first is taken. Only layouts
     // that disagree are refused.
-    let meaning = |h: &BlockHeader| (h.allocated_size, h.used_size, h.data_size, h.flags, h.compression, h.encoding);
+    let meaning = |h: &BlockHeader| {
+        (
+            h.allocated_size,
+            h.used_size,
+            h.data_size,
+            h.flags,
+            h.compression,
+            h.encoding,
+        )
+    };
     match fits.as_slice() {
         [one] => Ok(*one),
         [] => Err(fail(LegacyHeaderProblem::NoLayoutFits)),
@@ -423,7 +432,10 @@ mod tests {
         // 44-byte layout's encoding name `zlib`) are refused.
         let b = header(BlockLayout::Sized36, 52, 0, (8, 8, 8));
         let h = parse_block_header(&b, 7, 1000, Dialect::Asdf010).unwrap();
-        assert_eq!((h.layout, h.allocated_size, h.used_size, h.data_size), (BlockLayout::Sized36, 8, 8, 8));
+        assert_eq!(
+            (h.layout, h.allocated_size, h.used_size, h.data_size),
+            (BlockLayout::Sized36, 8, 8, 8)
+        );
         let mut b = header(BlockLayout::Sized36, 52, 0, (8, 8, 8));
         b[6 + 28..6 + 32].copy_from_slice(b"zlib");
         let e = parse_block_header(&b, 7, 1000, Dialect::Asdf010).unwrap_err();

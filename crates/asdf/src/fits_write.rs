@@ -541,6 +541,16 @@ impl AsdfFile {
         // Which ndarray goes where.
         let fits_able = |p: &str| -> Option<(ScalarType, Vec<usize>)> {
             let a = self.array(p).ok()?;
+            // An image holds every element: a view whose elements take more bytes than its
+            // block holds (overlapping strides, `strides: [1, 1]` over 20000 x 20000) stays a
+            // view of its block in the ASDF HDU, so the FITS file is never larger than what
+            // the file read really holds.
+            if let crate::Storage::Internal { block } = a.storage()
+                && let (Ok(v), Ok(len)) = (self.view(p), self.block(block).and_then(|b| b.data_len()))
+                && (v.count() as u64).saturating_mul(v.datatype.size() as u64) > len
+            {
+                return None;
+            }
             match a.datatype() {
                 Datatype::Scalar(t)
                     if bitpix_of(*t).is_some() && !a.is_masked() && !a.shape().is_empty() && !a.is_empty() =>

@@ -472,7 +472,11 @@ impl AsdfFile {
         if keep_places {
             for i in (0..existing).filter(|i| Some(*i) != keep_stream) {
                 map.insert(i, i);
-                order.push(if gone(i) { BlockSrc::Empty } else { BlockSrc::Existing(i) });
+                order.push(if gone(i) {
+                    BlockSrc::Empty
+                } else {
+                    BlockSrc::Existing(i)
+                });
             }
         }
         for path in &arrays {

@@ -637,8 +637,48 @@ fn arrays_moved_into_hdus_leave_no_copy_in_the_asdf_hdu() {
         .filter(|p| matches!(g.array(p).unwrap().storage(), Storage::Internal { .. }))
         .count();
     assert_eq!(internal, 1);
-    assert_eq!(g.layout().block_count(), internal, "the ASDF HDU still holds the arrays' blocks");
+    assert_eq!(
+        g.layout().block_count(),
+        internal,
+        "the ASDF HDU still holds the arrays' blocks"
+    );
     for p in plain.array_pointers() {
-        assert_eq!(g.array_values(&p).unwrap().elements, plain.array_values(&p).unwrap().elements, "{p}");
+        assert_eq!(
+            g.array_values(&p).unwrap().elements,
+            plain.array_values(&p).unwrap().elements,
+            "{p}"
+        );
     }
+}
+
+/// A view whose elements overlap (`strides: [1, 1]` over 20000 x 20000 uint8 of a 40 KB
+/// block) is written as FITS as the view of its block it is, not as a 400 MB image.
+#[test]
+fn overlapping_views_do_not_grow_into_images() {
+    let n = 20_000usize;
+    let tree = format!(
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+         v: !core/ndarray-1.0.0 {{source: 0, datatype: uint8, byteorder: little, shape: [{n}, {n}], strides: [1, 1]}}\n\
+         w: !core/ndarray-1.0.0 {{source: 0, datatype: uint8, byteorder: little, shape: [10, 4], strides: [4, 1]}}\n...\n"
+    );
+    let data: Vec<u8> = (0..2 * n).map(|i| (i % 251) as u8).collect();
+    let mut file = tree.into_bytes();
+    file.extend_from_slice(b"\xd3BLK");
+    file.extend_from_slice(&48u16.to_be_bytes());
+    file.extend_from_slice(&[0u8; 8]);
+    for _ in 0..3 {
+        file.extend_from_slice(&(data.len() as u64).to_be_bytes());
+    }
+    file.extend_from_slice(&[0u8; 16]);
+    file.extend_from_slice(&data);
+    let f = asdf::open_bytes(file, OpenOptions::default()).unwrap();
+    let bytes = f.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    assert!(bytes.len() < 200_000, "{} bytes of FITS from a 40 KB file", bytes.len());
+    let g = asdf::open_bytes(bytes, OpenOptions::default()).unwrap();
+    assert!(matches!(g.array("/v").unwrap().storage(), Storage::Internal { .. }));
+    assert!(matches!(g.array("/w").unwrap().storage(), Storage::External { .. }));
+    for (i, j) in [(0, 0), (5, 7), (n - 1, n - 1)] {
+        assert_eq!(g.element("/v", &[i, j]).unwrap(), f.element("/v", &[i, j]).unwrap());
+    }
+    assert_eq!(g.array_as::<u8>("/w").unwrap(), data[..40]);
 }
