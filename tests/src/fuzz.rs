@@ -280,3 +280,219 @@ pub fn update(data: &[u8]) {
     assert_eq!(h.get("/note").expect("note").as_str(), Some(edited.as_str()));
     assert_eq!(h.array_as::<u8>("/a").expect("array"), bytes);
 }
+
+/// ASDF in FITS: the input as a FITS file (a primary header is put in front when it has
+/// none): its HDUs located, every source name resolved, the file opened through the facade
+/// (every array read) and written back as FITS.
+pub fn fits(data: &[u8]) {
+    let bytes = if asdf_layout::fits::is_fits(data) {
+        data.to_vec()
+    } else {
+        let mut v = Vec::with_capacity(2880 + data.len());
+        for card in [
+            "SIMPLE  =                    T",
+            "BITPIX  =                    8",
+            "NAXIS   =                    0",
+            "END",
+        ] {
+            let mut c = card.as_bytes().to_vec();
+            c.resize(80, b' ');
+            v.extend_from_slice(&c);
+        }
+        v.resize(2880, b' ');
+        v.extend_from_slice(data);
+        v
+    };
+    if let Ok(hdus) = asdf_layout::fits::read_hdus(
+        bytes.as_slice(),
+        bytes.len() as u64,
+        asdf_layout::fits::FitsLimits::default(),
+    ) {
+        let _ = asdf_layout::fits::asdf_range(&hdus);
+        for h in hdus.iter().take(16) {
+            let name = format!("{},{}", h.name.as_deref().unwrap_or(""), h.ver);
+            let _ = asdf_layout::fits::resolve_source(&hdus, &name);
+            let _ = h.sign_flips();
+        }
+    }
+    let Ok(f) = asdf::open_bytes(bytes, asdf::OpenOptions::default().validate(false)) else {
+        return;
+    };
+    read_arrays(&f);
+    let _ = f.to_fits_bytes(&asdf::FitsWriteOptions::default());
+}
+
+/// Every ndarray of `f` (at most 64): view, first element, small arrays whole, streamed reads.
+fn read_arrays(f: &asdf::AsdfFile) {
+    let mut arrays = Vec::new();
+    ndarrays(f.tree(), "", &mut arrays);
+    for p in &arrays {
+        if let Ok(v) = f.view(p) {
+            if v.count() <= 1 << 16 {
+                let _ = f.array_values(p);
+                let _ = f.array_as::<f64>(p);
+            }
+            let _ = f.element(p, &vec![0; v.shape.len()]);
+        }
+        let _ = f.array_for_each::<f64>(p, |_| {});
+    }
+}
+
+/// The drafts before 1.0.0: the first byte picks `#ASDF 0.1.0` or `%FINF 0.1.0`, the rest
+/// follows it (tree, block headers of every draft layout, encoding chains). Opened, every
+/// array read, every block verified, and written back as its draft.
+pub fn drafts(data: &[u8]) {
+    let [pick, rest @ ..] = data else { return };
+    let (head, dialect): (&[u8], _) = if pick & 1 == 0 {
+        (b"#ASDF 0.1.0\n", asdf_layout::Dialect::Asdf010)
+    } else {
+        (b"%FINF 0.1.0\n", asdf_layout::Dialect::Finf)
+    };
+    let mut bytes = head.to_vec();
+    bytes.extend_from_slice(rest);
+    let Ok(f) = asdf::open_bytes(bytes, asdf::OpenOptions::default().validate(false)) else {
+        return;
+    };
+    read_arrays(&f);
+    let r = f.layout();
+    for i in 0..r.block_count().min(16) {
+        let _ = r.check_block(i);
+        let _ = r.read_range(i, 0..1);
+    }
+    let mut out = Vec::new();
+    if f.write_draft(&mut out, dialect, &|_, _| None).is_ok() {
+        let _ = asdf::open_bytes(out, asdf::OpenOptions::default().validate(false));
+    }
+}
+
+/// Blosc2 frames, b2nd ones included: decoded at the frame's own size and at its array's
+/// (C order) size when those are under 4 MiB; whole, in pieces and by ranges must agree.
+pub fn frames(data: &[u8]) {
+    let registry = asdf_layout::compression::Registry::shared_default();
+    let Some(codec) = registry.get(Label::BLS2) else { return };
+    let nbytes = data
+        .get(30..39)
+        .filter(|b| b[0] == 0xd3)
+        .map(|b| b[1..].iter().fold(0u64, |a, x| (a << 8) | u64::from(*x)));
+    let sizes = [
+        nbytes.and_then(|n| usize::try_from(n).ok()),
+        asdf_layout::compression::b2nd_array_bytes(data),
+    ];
+    for expected in sizes.into_iter().flatten().filter(|&n| n <= 4 << 20) {
+        let mut whole = vec![0u8; expected];
+        let whole_ok = codec.decode(data, &mut whole).is_ok();
+        let mut pieces = Vec::new();
+        let pieces_ok = codec
+            .decode_pieces(data, expected, &mut |p| pieces.extend_from_slice(p))
+            .is_ok();
+        assert_eq!(whole_ok, pieces_ok, "whole {whole_ok}, pieces {pieces_ok}");
+        if whole_ok {
+            assert!(whole == pieces, "whole and piecewise decoding differ");
+            for r in [
+                0..expected.min(7),
+                expected / 3..expected / 2,
+                expected.saturating_sub(9)..expected,
+            ] {
+                let part = codec
+                    .decode_range(data, expected, r.clone())
+                    .expect("decodes whole but not a range");
+                assert!(part == whole[r.clone()], "range {r:?} differs from the whole");
+            }
+        }
+    }
+    let _ = asdf_layout::compression::frame_metalayers(data);
+}
+
+/// A source whose answers the input scripts: the first 64 bytes say, read by read, whether
+/// the answer is whole, short, an error, or bytes that changed (another writer); the rest is
+/// the file. Opened through the facade from a `Read + Seek` and from the layout reader,
+/// every array and block read: errors, never a panic or a hang.
+pub fn remote(data: &[u8]) {
+    if data.len() < 64 {
+        return;
+    }
+    let (script, file) = data.split_at(64);
+    let src = Scripted {
+        script: script.to_vec(),
+        file: file.to_vec(),
+        calls: std::sync::atomic::AtomicUsize::new(0),
+        pos: 0,
+    };
+    if let Ok(f) = asdf::open_reader(src, asdf::OpenOptions::default().validate(false)) {
+        read_arrays(&f);
+    }
+    let src = Scripted {
+        script: script.to_vec(),
+        file: file.to_vec(),
+        calls: std::sync::atomic::AtomicUsize::new(0),
+        pos: 0,
+    };
+    if let Ok(r) = asdf_layout::Reader::open(src) {
+        for i in 0..r.block_count().min(16) {
+            let _ = r.read_data(i);
+            let _ = r.check_block(i);
+            let _ = r.read_range(i, 0..1);
+        }
+    }
+}
+
+/// See [`remote`].
+struct Scripted {
+    script: Vec<u8>,
+    file: Vec<u8>,
+    calls: std::sync::atomic::AtomicUsize,
+    pos: u64,
+}
+
+impl Scripted {
+    fn answer(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let k = self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let act = self.script[k % self.script.len()];
+        let at = usize::try_from(offset).unwrap_or(usize::MAX).min(self.file.len());
+        let mut n = buf.len().min(self.file.len() - at);
+        match act {
+            0..=199 => {}
+            200..=219 => n = n.min(usize::from(act - 199)),
+            220..=239 => return Err(std::io::Error::other("scripted failure")),
+            _ => {
+                buf[..n].copy_from_slice(&self.file[at..at + n]);
+                for b in buf[..n].iter_mut().step_by(usize::from(act - 239)) {
+                    *b ^= 0x5a;
+                }
+                return Ok(n);
+            }
+        }
+        buf[..n].copy_from_slice(&self.file[at..at + n]);
+        Ok(n)
+    }
+}
+
+impl asdf_layout::ReadAt for Scripted {
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.file.len() as u64)
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.answer(offset, buf)
+    }
+}
+
+impl std::io::Read for Scripted {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.answer(self.pos, buf)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl std::io::Seek for Scripted {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        let len = self.file.len() as i128;
+        let new = match to {
+            std::io::SeekFrom::Start(s) => i128::from(s),
+            std::io::SeekFrom::End(e) => len + i128::from(e),
+            std::io::SeekFrom::Current(c) => i128::from(self.pos) + i128::from(c),
+        };
+        self.pos = u64::try_from(new).map_err(|_| std::io::Error::other("seek before the start"))?;
+        Ok(self.pos)
+    }
+}

@@ -16,6 +16,10 @@ fn body(target: &str) -> fn(&[u8]) {
         "codecs" => fuzz::codecs,
         "open_arrays" => fuzz::open_arrays,
         "update" => fuzz::update,
+        "fits" => fuzz::fits,
+        "drafts" => fuzz::drafts,
+        "frames" => fuzz::frames,
+        "remote" => fuzz::remote,
         other => panic!("tests/fuzz-crashes/{other}: no such target"),
     }
 }

@@ -9,7 +9,68 @@ use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
 
-const TARGETS: [&str; 5] = ["layout", "yaml", "codecs", "open_arrays", "update"];
+const TARGETS: [&str; 9] = [
+    "layout",
+    "yaml",
+    "codecs",
+    "open_arrays",
+    "update",
+    "fits",
+    "drafts",
+    "frames",
+    "remote",
+];
+
+/// `asdf` as the data of an `ASDF` IMAGE HDU (Appendix A) after a primary HDU and a small
+/// `SCI` image: a seed for the `fits` target.
+fn as_fits(asdf: &[u8]) -> Vec<u8> {
+    fn header(cards: &[String]) -> Vec<u8> {
+        let mut v = Vec::new();
+        for c in cards.iter().map(String::as_str).chain(["END"]) {
+            let mut line = c.as_bytes().to_vec();
+            line.resize(80, b' ');
+            v.extend_from_slice(&line);
+        }
+        v.resize(v.len().div_ceil(2880) * 2880, b' ');
+        v
+    }
+    fn data(bytes: &[u8]) -> Vec<u8> {
+        let mut v = bytes.to_vec();
+        v.resize(v.len().div_ceil(2880) * 2880, 0);
+        v
+    }
+    let card = |k: &str, v: &str| format!("{k:<8}= {v:>20}");
+    let mut f = header(&[
+        card("SIMPLE", "T"),
+        card("BITPIX", "8"),
+        card("NAXIS", "0"),
+        card("EXTEND", "T"),
+    ]);
+    f.extend(header(&[
+        "XTENSION= 'IMAGE   '".to_owned(),
+        card("BITPIX", "-32"),
+        card("NAXIS", "2"),
+        card("NAXIS1", "4"),
+        card("NAXIS2", "3"),
+        card("PCOUNT", "0"),
+        card("GCOUNT", "1"),
+        "EXTNAME = 'SCI     '".to_owned(),
+    ]));
+    f.extend(data(
+        &(0..12u8).flat_map(|i| f32::from(i).to_be_bytes()).collect::<Vec<u8>>(),
+    ));
+    f.extend(header(&[
+        "XTENSION= 'IMAGE   '".to_owned(),
+        card("BITPIX", "8"),
+        card("NAXIS", "1"),
+        card("NAXIS1", &asdf.len().to_string()),
+        card("PCOUNT", "0"),
+        card("GCOUNT", "1"),
+        "EXTNAME = 'ASDF    '".to_owned(),
+    ]));
+    f.extend(data(asdf));
+    f
+}
 
 fn corpus_dir(target: &str) -> PathBuf {
     Path::new("target/fuzz-corpus").join(target)
@@ -41,13 +102,26 @@ fn seed() -> Result<()> {
         std::fs::create_dir_all(corpus_dir(t))?;
     }
     let put = |t: &str, k: usize, bytes: &[u8]| std::fs::write(corpus_dir(t).join(format!("seed-{k:05}")), bytes);
-    let mut n = [0usize; 5];
+    let mut n = [0usize; 9];
     for (k, p) in asdf_files.iter().enumerate() {
         let bytes = std::fs::read(p)?;
         put("layout", k, &bytes)?;
         put("open_arrays", k, &bytes)?;
         n[0] += 1;
         n[3] += 1;
+        if bytes.len() <= 64 << 10 {
+            put("fits", k, &as_fits(&bytes))?;
+            n[5] += 1;
+            // A script of whole answers, then one of every kind of misbehaviour.
+            let mut scripted: Vec<u8> = if k % 2 == 0 {
+                vec![0; 64]
+            } else {
+                (0..64u8).map(|i| i.wrapping_mul(37)).collect()
+            };
+            scripted.extend_from_slice(&bytes);
+            put("remote", k, &scripted)?;
+            n[8] += 1;
+        }
         let Ok(r) = asdf_layout::Reader::open(bytes.as_slice()) else {
             continue;
         };
@@ -82,6 +156,27 @@ fn seed() -> Result<()> {
         {
             put("codecs", 200_000 + k, &s)?;
             n[2] += 1;
+        }
+    }
+    // The drafts: historic `#ASDF 0.1.0` files (their first line replaced by the pick byte).
+    let mut drafts = Vec::new();
+    files(&conf.join("legacy"), "asdf", &mut drafts);
+    for (k, p) in drafts.iter().enumerate() {
+        let bytes = std::fs::read(p)?;
+        if let Some(rest) = bytes.strip_prefix(b"#ASDF 0.1.0\n".as_slice())
+            && bytes.len() <= 256 << 10
+        {
+            let mut v = vec![0u8];
+            v.extend_from_slice(rest);
+            put("drafts", k, &v)?;
+            n[6] += 1;
+        }
+    }
+    for (k, p) in frames.iter().enumerate() {
+        let bytes = std::fs::read(p)?;
+        if bytes.len() <= 256 << 10 {
+            put("frames", k, &bytes)?;
+            n[7] += 1;
         }
     }
     for (k, p) in yaml_files.iter().enumerate() {

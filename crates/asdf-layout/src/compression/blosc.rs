@@ -261,11 +261,18 @@ impl<'a> Frame<'a> {
         // A chunk with an extended header (flags bits 0 and 2) names a special value in bits
         // 4-6 of its `blosc2_flags` (byte 31): 1 zeros, 2 NaN, 4 uninitialised (3, a repeated
         // value, is decoded by the library).
-        if chunk.len() >= 32 && chunk[2] & 0x05 == 0x05 {
+        if chunk.len() >= 32 && chunk[2] & 0x05 == 0x05 && matches!((chunk[31] >> 4) & 0x07, 1 | 2 | 4) {
+            // Its decoded size must be the chunk's place in the frame, as for any chunk.
+            let want = self.chunk_range(i).len();
+            if le_u32(chunk, 4) != Some(want) {
+                return Err(CodecError::SizeMismatch {
+                    expected: want as u64,
+                    actual: le_u32(chunk, 4).unwrap_or(0) as u64,
+                });
+            }
             return match (chunk[31] >> 4) & 0x07 {
-                1 | 4 => Ok(Some(Special::Zero)),
                 2 => nan(),
-                _ => Ok(None),
+                _ => Ok(Some(Special::Zero)),
             };
         }
         Ok(None)
@@ -503,6 +510,15 @@ fn b2nd_array_size(b: &B2nd, nbytes: usize) -> Option<usize> {
     }
     let ts = Some(padded).filter(|&n| n > 0 && nbytes.is_multiple_of(n))?;
     items(&b.shape)?.checked_mul(nbytes / ts)
+}
+
+/// The size in bytes of the N-d array a `b2nd` frame holds (what a block must decode it to
+/// for the array's C order), when the frame has a consistent `b2nd` metalayer.
+#[cfg(feature = "bls2")]
+#[must_use]
+pub fn b2nd_array_bytes(input: &[u8]) -> Option<usize> {
+    let nbytes = usize::try_from(header_int(input, 30, 0xd3, 8).ok()?).ok()?;
+    b2nd_array_size(&b2nd(input)?, nbytes)
 }
 
 /// Whether a `b2nd` frame's chunk order is the array's C order: no padding anywhere and

@@ -26,7 +26,7 @@ pub use blosc::Blosc1;
 #[cfg(any(feature = "blsc", feature = "bls2"))]
 pub use blosc::BloscError;
 #[cfg(feature = "bls2")]
-pub use blosc::{AbacusBlosc2, Blosc2, Blosc2Codec, Blosc2Filter, FrameMeta, frame_metalayers};
+pub use blosc::{AbacusBlosc2, Blosc2, Blosc2Codec, Blosc2Filter, FrameMeta, b2nd_array_bytes, frame_metalayers};
 pub use bzp2::Bzp2;
 pub use lz4::Lz4;
 #[cfg(feature = "lz4f")]
