@@ -481,26 +481,17 @@ fn our_pointer(f: &AsdfFile, path: &str) -> Option<String> {
     Some(out)
 }
 
-/// Every conformance file Python asdf 6.0 opens, we open too, with the same arrays (values,
-/// shapes, masks) and the same scalars at the same places.
-#[test]
-fn same_values_as_python_on_every_conformance_file() {
-    asdf_testdata::needs_conformance!();
-    let py = python();
-    let out = Command::new(&py)
-        .arg(workspace().join("tests/interop/dump_conformance.py"))
-        .arg(asdf_testdata::conformance_dir())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let dump: J = serde_json::from_slice(&out.stdout).unwrap();
-    let (mut files, mut arrays, mut scalars) = (0, 0, 0);
+/// Compares every file of Python's dump (`dump_conformance.py ROOT`: path -> arrays, masks,
+/// big integers and scalars as Python asdf 6.0 reads them) with what we read from `root`,
+/// opening with or without validation: (files, arrays, scalars, array values) compared.
+fn same_as_python(root: &Path, dump: &J, validate: bool) -> (usize, usize, usize, usize) {
+    let (mut files, mut arrays, mut scalars, mut values) = (0, 0, 0, 0usize);
     for (rel, items) in dump.as_object().unwrap() {
         if items.get("__open_error__").is_some() {
             continue;
         }
-        let path = asdf_testdata::conformance_dir().join(rel);
-        let f = asdf::open_with(&path, asdf::OpenOptions::default().validate(false))
+        let path = root.join(rel);
+        let f = asdf::open_with(&path, asdf::OpenOptions::default().validate(validate))
             .unwrap_or_else(|e| panic!("{rel}: Python reads it, we fail: {e}"));
         for (p, want) in items.as_object().unwrap() {
             let ptr = our_pointer(&f, p).unwrap_or_else(|| panic!("{rel}: no node at Python's {p}"));
@@ -518,6 +509,7 @@ fn same_values_as_python_on_every_conformance_file() {
                 for (i, (e, v)) in a.elements.iter().zip(vals).enumerate() {
                     assert!(py_value_eq(e, v), "{rel}{ptr}[{i}]: {e:?} vs {v}");
                 }
+                values += vals.len();
                 if let Some(m) = want.get("mask").and_then(J::as_array) {
                     let m: Vec<bool> = m.iter().map(|b| b.as_bool().unwrap()).collect();
                     assert_eq!(a.mask.as_deref(), Some(&m[..]), "{rel}{ptr}: mask");
@@ -549,6 +541,23 @@ fn same_values_as_python_on_every_conformance_file() {
         }
         files += 1;
     }
+    (files, arrays, scalars, values)
+}
+
+/// Every conformance file Python asdf 6.0 opens, we open too, with the same arrays (values,
+/// shapes, masks) and the same scalars at the same places.
+#[test]
+fn same_values_as_python_on_every_conformance_file() {
+    asdf_testdata::needs_conformance!();
+    let py = python();
+    let out = Command::new(&py)
+        .arg(workspace().join("tests/interop/dump_conformance.py"))
+        .arg(asdf_testdata::conformance_dir())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dump: J = serde_json::from_slice(&out.stdout).unwrap();
+    let (files, arrays, scalars, _) = same_as_python(&asdf_testdata::conformance_dir(), &dump, false);
     println!("same as Python asdf 6.0: {files} files, {arrays} arrays, {scalars} scalars");
     assert!(files >= 240);
 }
@@ -1311,4 +1320,63 @@ fn fits_files_written_as_drafts_carry_their_arrays() {
             "{dialect:?}"
         );
     }
+}
+
+/// The differential suite: Python asdf 6.0 writes random valid files (`random_files.py`: every
+/// dtype in both byte orders, records, strings, views with strides and offsets, inline arrays,
+/// every compression label, streamed, padded and updated files, standards 1.0.0 to 1.6.0); we
+/// open each with validation and read every array, mask and scalar Python reads, value by
+/// value. `ASDF_DIFF_FILES` files (300 by default) from seed `ASDF_DIFF_SEED` (11).
+#[test]
+fn random_python_files_read_as_python_reads_them() {
+    let py = python();
+    let n: usize = std::env::var("ASDF_DIFF_FILES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    let seed = std::env::var("ASDF_DIFF_SEED").unwrap_or_else(|_| "11".into());
+    let dir = tmpdir("random");
+    let mut total = (0, 0, 0, 0);
+    // In batches: the long run (100,000 files) never holds more than a batch on disk.
+    for (b, start) in (0..n).step_by(2000).enumerate() {
+        let batch = dir.join(format!("b{b}"));
+        let count = (n - start).min(2000);
+        let out = Command::new(&py)
+            .arg(workspace().join("tests/interop/random_files.py"))
+            .arg(&batch)
+            .arg(count.to_string())
+            .arg(format!("{seed}{b:04}"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let written: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        assert!(
+            written * 10 >= count * 9,
+            "Python wrote {written} of {count}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = Command::new(&py)
+            .arg(workspace().join("tests/interop/dump_conformance.py"))
+            .arg(&batch)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let dump: J = serde_json::from_slice(&out.stdout).unwrap();
+        let unread: Vec<&String> = dump
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(_, v)| v.get("__open_error__").is_some())
+            .map(|(k, _)| k)
+            .collect();
+        assert!(unread.is_empty(), "Python cannot read its own files: {unread:?}");
+        let (f, a, s, v) = same_as_python(&batch, &dump, true);
+        total = (total.0 + f, total.1 + a, total.2 + s, total.3 + v);
+        std::fs::remove_dir_all(&batch).unwrap();
+    }
+    println!(
+        "differential with Python asdf 6.0: {} random files, {} arrays ({} values), {} scalars, 0 differences",
+        total.0, total.1, total.3, total.2
+    );
+    assert!(total.0 * 10 >= n * 9 && total.1 > 0);
 }
