@@ -45,8 +45,15 @@ def enc_scalar(x):
     if isinstance(x, bytes):
         return x.decode('latin-1')
     if isinstance(x, np.void):
+        if x.dtype.names:
+            return [enc_scalar(x[n]) for n in x.dtype.names]
         t = x.tolist()
         return [enc_scalar(v) for v in t] if isinstance(t, tuple) else enc_scalar(t)
-    if isinstance(x, tuple):
+    if isinstance(x, np.ndarray):
+        # A field's sub-array: its elements in C order, nested as the sub-array's shape.
+        if x.ndim == 0:
+            return enc_scalar(x[()])
+        return [enc_scalar(v) for v in x]
+    if isinstance(x, (tuple, list)):
         return [enc_scalar(v) for v in x]
     return str(x)

@@ -568,9 +568,14 @@ impl NdArray {
                     Dim::Streamed => 0,
                 })
                 .collect();
-            if given != shape {
+            // Nested lists cannot show the dimensions after an empty one (`[[], [], [], []]`
+            // for shape [4, 0, 5], as Python asdf writes it): a data that holds no element
+            // and whose shape begins the given one has the given shape.
+            let empty_prefix = leaves.is_empty() && shape.last() == Some(&0) && given.starts_with(&shape);
+            if given != shape && !empty_prefix {
                 return Err(NdArrayError::ShapeMismatch);
             }
+            shape = given;
         }
         let elements = leaves
             .into_iter()
