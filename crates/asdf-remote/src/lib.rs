@@ -102,6 +102,10 @@ pub struct RemoteOptions {
     /// The longest one read may take, its retries included: a server that drips its headers
     /// or its body fails the read after this, not after retries x timeouts.
     pub deadline: std::time::Duration,
+    /// Follow HTTP redirects to another origin (scheme, host, port). Off by default: a
+    /// redirect elsewhere is an error, so that a server cannot send the reader (and what it
+    /// sends) to a host the URL did not name.
+    pub cross_origin_redirects: bool,
 }
 
 impl Default for RemoteOptions {
@@ -116,6 +120,7 @@ impl Default for RemoteOptions {
             retries: 5,
             request_timeout: std::time::Duration::from_secs(30),
             deadline: std::time::Duration::from_secs(120),
+            cross_origin_redirects: false,
         }
     }
 }
@@ -304,6 +309,49 @@ async fn within<T>(
         .unwrap_or_else(|_| Err(answer_err(AnswerError::Deadline(deadline))))
 }
 
+/// The HTTP client of `http(s)://` stores: object_store's settings that matter here
+/// (timeouts, plain HTTP allowed, no transparent decompression, which would break lengths)
+/// and a redirect policy: at most 10, and only to the same origin unless allowed.
+#[derive(Debug)]
+struct RedirectPolicyConnector {
+    request_timeout: std::time::Duration,
+    cross_origin: bool,
+}
+
+impl object_store::client::HttpConnector for RedirectPolicyConnector {
+    fn connect(&self, _options: &ClientOptions) -> object_store::Result<object_store::client::HttpClient> {
+        let cross_origin = self.cross_origin;
+        let policy = reqwest::redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() >= 10 {
+                return attempt.error("more than 10 redirects");
+            }
+            let same = attempt
+                .previous()
+                .first()
+                .is_some_and(|first| first.origin() == attempt.url().origin());
+            if same || cross_origin {
+                attempt.follow()
+            } else {
+                let to = attempt.url().origin().ascii_serialization();
+                attempt.error(format!(
+                    "a redirect to another origin ({to}) is not followed (RemoteOptions::cross_origin_redirects)"
+                ))
+            }
+        });
+        let client = reqwest::Client::builder()
+            .user_agent(concat!("asdf-rs/", env!("CARGO_PKG_VERSION")))
+            .timeout(self.request_timeout)
+            .connect_timeout(self.request_timeout.min(std::time::Duration::from_secs(10)))
+            .redirect(policy)
+            .build()
+            .map_err(|e| object_store::Error::Generic {
+                store: "HTTP",
+                source: Box::new(e),
+            })?;
+        Ok(object_store::client::HttpClient::new(client))
+    }
+}
+
 /// fsspec's names for the S3 settings, mapped onto object_store's.
 fn s3_key(key: &str) -> &str {
     match key {
@@ -339,6 +387,10 @@ fn build_store(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Arc<
                 .with_url(base)
                 .with_retry(retry)
                 .with_client_options(client().with_allow_http(true))
+                .with_http_connector(RedirectPolicyConnector {
+                    request_timeout: opts.request_timeout,
+                    cross_origin: opts.cross_origin_redirects,
+                })
                 .build()
                 .map_err(store_err)?;
             Ok((Arc::new(store), path))

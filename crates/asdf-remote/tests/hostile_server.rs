@@ -26,6 +26,10 @@ enum Mode {
     Endless,
     /// Every answer's headers come a byte every 200 ms.
     Drip,
+    /// `/f.asdf` redirects to the same file on another origin (this port).
+    RedirectElsewhere(u16),
+    /// `/f.asdf` redirects to `/g.asdf` on the same server, which answers honestly.
+    RedirectHere,
 }
 
 fn serve(stream: TcpStream, file: &[u8], mode: Mode, count: &AtomicUsize) {
@@ -50,6 +54,19 @@ fn serve(stream: TcpStream, file: &[u8], mode: Mode, count: &AtomicUsize) {
                 let (a, b) = r.trim().split_once('-').unwrap();
                 range = Some((a.parse::<u64>().unwrap(), b.parse::<u64>().unwrap()));
             }
+        }
+        let target = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
+        let redirect = match mode {
+            Mode::RedirectElsewhere(port) if target == "/f.asdf" => Some(format!("http://127.0.0.1:{port}/f.asdf")),
+            Mode::RedirectHere if target == "/f.asdf" => Some("/g.asdf".to_owned()),
+            _ => None,
+        };
+        if let Some(location) = redirect {
+            let head = format!("HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\n\r\n");
+            if out.write_all(head.as_bytes()).is_err() {
+                return;
+            }
+            continue;
         }
         let n = count.fetch_add(1, Ordering::SeqCst);
         let len = file.len() as u64;
@@ -183,4 +200,36 @@ fn dripped_headers_fail_within_the_deadline() {
     let e = RemoteSource::open(&url, &options()).unwrap_err().to_string();
     let took = t.elapsed();
     assert!(took < Duration::from_secs(10), "{took:?}: {e}");
+}
+
+#[test]
+fn redirects_stay_on_their_origin_unless_allowed() {
+    let data = file();
+    let (other, other_count) = start(data.clone(), Mode::Honest);
+    let port: u16 = other
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let (url, _) = start(data.clone(), Mode::RedirectElsewhere(port));
+    let e = RemoteSource::open(&url, &options()).unwrap_err().to_string();
+    assert!(e.contains("redirect"), "{e}");
+    assert_eq!(other_count.load(Ordering::SeqCst), 0, "the other origin was asked");
+    let allowed = RemoteOptions {
+        cross_origin_redirects: true,
+        ..options()
+    };
+    let src = RemoteSource::open(&url, &allowed).unwrap();
+    let mut buf = vec![0u8; 10];
+    src.read_exact_at(1000, &mut buf).unwrap();
+    assert_eq!(buf, data[1000..1010]);
+    // On the same origin a redirect is followed.
+    let (url, _) = start(data.clone(), Mode::RedirectHere);
+    let src = RemoteSource::open(&url, &options()).unwrap();
+    src.read_exact_at(5000, &mut buf).unwrap();
+    assert_eq!(buf, data[5000..5010]);
 }
