@@ -710,6 +710,20 @@ impl AsdfSchemas {
                 && let Some(loc) = self.registry.lookup(&schema, &schema)
             {
                 added += self.fill_node(node, &loc, 0);
+            } else if let Some(tag) = node.tag.as_deref()
+                && let Some(defaults) = ecosystem_defaults(tag)
+                && let NodeKind::Mapping(m) = &mut node.kind
+            {
+                for (name, value) in defaults {
+                    if m.get(name).is_none() {
+                        let mut key = Node::str(*name);
+                        key.span = asdf_yaml::Span::FILLED;
+                        let mut value = value();
+                        value.span = asdf_yaml::Span::FILLED;
+                        m.entries.push((key, value));
+                        added += 1;
+                    }
+                }
             }
             match &mut node.kind {
                 NodeKind::Sequence(s) => stack.extend(s.items.iter_mut()),
@@ -1184,4 +1198,22 @@ mod tests {
             );
         }
     }
+}
+
+/// The top-level defaults of the ecosystem's tags most often met in files of standards before
+/// 1.6.0 whose schemas are not the standard's: what Python asdf 6.0's default open fills with
+/// those packages installed (asdf-astropy's `table` schemas 1.0.0 to 1.3.0 give `qtable:
+/// false` and `meta: {}`; DKIST datasets hold such tables). Only the top-level properties: the
+/// defaults of these schemas are all there.
+type DefaultValue = fn() -> Node;
+fn ecosystem_defaults(tag: &str) -> Option<&'static [(&'static str, DefaultValue)]> {
+    const TABLE: &[(&str, DefaultValue)] = &[("qtable", || Node::bool(false)), ("meta", || Node::map(Vec::new()))];
+    matches!(
+        tag,
+        "tag:astropy.org:astropy/table/table-1.0.0"
+            | "tag:astropy.org:astropy/table/table-1.1.0"
+            | "tag:astropy.org:astropy/table/table-1.2.0"
+            | "tag:astropy.org:astropy/table/table-1.3.0"
+    )
+    .then_some(TABLE)
 }

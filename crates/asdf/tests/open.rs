@@ -126,3 +126,32 @@ fn python_history_entries_with_timestamps_validate() {
     let off = asdf::open_bytes(file("2002-12-14"), OpenOptions::default().validate(false)).unwrap();
     assert_eq!(off.violations().count(), 0);
 }
+
+/// Files before 1.6.0 get the defaults Python asdf 6.0's default open fills with the field's
+/// packages installed: an astropy table (DKIST datasets hold them) gets `meta: {}` and
+/// `qtable: false` when it lacks them; a 1.6.0 file gets none.
+#[test]
+fn astropy_tables_before_1_6_0_get_their_defaults() {
+    for (std, filled) in [("1.5.0", true), ("1.6.0", false)] {
+        let text = format!(
+            "#ASDF 1.0.0\n#ASDF_STANDARD {std}\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+             t: !<tag:astropy.org:astropy/table/table-1.0.0>\n  colnames: [a]\n  columns:\n  - !core/column-1.0.0\n    \
+             data: !core/ndarray-1.0.0 {{data: [1, 2], datatype: int64, shape: [2]}}\n    name: a\n...\n"
+        );
+        let f = asdf::open_bytes(text.into_bytes(), asdf::OpenOptions::default().validate(false)).unwrap();
+        let t = f.get("/t").unwrap();
+        assert_eq!(
+            t.get("meta")
+                .is_some_and(|m| m.as_mapping().is_some_and(|m| m.entries.is_empty())),
+            filled,
+            "{std}"
+        );
+        assert_eq!(
+            t.get("qtable").and_then(asdf::Node::as_bool) == Some(false),
+            filled,
+            "{std}"
+        );
+        // The column's own defaults (the standard's schema) too.
+        assert_eq!(f.get("/t/columns/0/description").is_ok(), filled, "{std}");
+    }
+}
