@@ -439,6 +439,27 @@ struct B2nd {
     blocks: Vec<usize>,
 }
 
+impl B2nd {
+    /// Dimensions of extent 1 in a chunk and a block of 1 change nothing in the layout: dropped
+    /// (one is kept when all are), so that the work follows the bytes, not a rank of 1,000
+    /// such dimensions.
+    fn without_trivial_dims(self) -> B2nd {
+        let nd = self.shape.len();
+        let keep: Vec<usize> = (0..nd)
+            .filter(|&d| !(self.shape[d] == 1 && self.chunks[d] == 1 && self.blocks[d] == 1))
+            .collect();
+        if keep.len() == nd {
+            return self;
+        }
+        let keep = if keep.is_empty() { vec![nd - 1] } else { keep };
+        B2nd {
+            shape: keep.iter().map(|&d| self.shape[d]).collect(),
+            chunks: keep.iter().map(|&d| self.chunks[d]).collect(),
+            blocks: keep.iter().map(|&d| self.blocks[d]).collect(),
+        }
+    }
+}
+
 /// The frame's `b2nd` metalayer, when it has one that makes sense.
 fn b2nd(input: &[u8]) -> Option<B2nd> {
     // Only the header's fixed metalayers: not the index or the trailer.
@@ -475,19 +496,7 @@ fn b2nd(input: &[u8]) -> Option<B2nd> {
     if !ok {
         return None;
     }
-    // Dimensions of extent 1 in a chunk and a block of 1 change nothing in the layout: dropped,
-    // so that the work follows the bytes, not a rank of 1,000 such dimensions.
-    let keep: Vec<usize> = (0..nd)
-        .filter(|&d| !(b.shape[d] == 1 && b.chunks[d] == 1 && b.blocks[d] == 1))
-        .collect();
-    if keep.len() < nd {
-        let keep = if keep.is_empty() { vec![nd - 1] } else { keep };
-        b = B2nd {
-            shape: keep.iter().map(|&d| b.shape[d]).collect(),
-            chunks: keep.iter().map(|&d| b.chunks[d]).collect(),
-            blocks: keep.iter().map(|&d| b.blocks[d]).collect(),
-        };
-    }
+    b = b.without_trivial_dims();
     Some(b)
 }
 
@@ -1356,6 +1365,24 @@ impl Codec for AbacusBlosc2 {
 
 #[cfg(test)]
 mod tests {
+    /// A b2nd metalayer of 1,000 dimensions, all but two of extent 1 (chunk and block 1):
+    /// read as the 2-dimensional layout it is, with the same array and padded sizes.
+    #[test]
+    fn b2nd_rank_follows_the_bytes() {
+        let mut b = super::B2nd {
+            shape: vec![1; 1000],
+            chunks: vec![1; 1000],
+            blocks: vec![1; 1000],
+        };
+        (b.shape[10], b.chunks[10], b.blocks[10]) = (7, 3, 2);
+        (b.shape[999], b.chunks[999], b.blocks[999]) = (5, 5, 4);
+        let n = super::b2nd_array_size(&b, 3 * 4 * 8 * 2).unwrap();
+        let small = b.without_trivial_dims();
+        assert_eq!((small.shape.len(), small.shape.clone()), (2, vec![7, 5]));
+        assert_eq!(super::b2nd_array_size(&small, 3 * 4 * 8 * 2), Some(n));
+        assert!(!super::b2nd_is_c_order(&small));
+    }
+
     use super::*;
 
     fn one_call(level: i32, typesize: usize, input: &[u8]) -> Vec<u8> {
