@@ -3,7 +3,13 @@
 //! measured: a few hundred bytes that claim gigabytes neither abort the process nor take
 //! memory by their claims (`verify` promises under 10 MiB of buffers whatever a block claims).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::cast_possible_truncation,
+    clippy::cast_precision_loss
+)]
 
 mod support;
 

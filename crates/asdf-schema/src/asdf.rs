@@ -1030,6 +1030,24 @@ pub fn shared() -> Result<Arc<AsdfSchemas>, &'static SchemaError> {
     }
 }
 
+/// The top-level defaults of the ecosystem's tags most often met in files of standards before
+/// 1.6.0 whose schemas are not the standard's: what Python asdf 6.0's default open fills with
+/// those packages installed (asdf-astropy's `table` schemas 1.0.0 to 1.3.0 give `qtable:
+/// false` and `meta: {}`; DKIST datasets hold such tables). Only the top-level properties: the
+/// defaults of these schemas are all there.
+type DefaultValue = fn() -> Node;
+fn ecosystem_defaults(tag: &str) -> Option<&'static [(&'static str, DefaultValue)]> {
+    const TABLE: &[(&str, DefaultValue)] = &[("qtable", || Node::bool(false)), ("meta", || Node::map(Vec::new()))];
+    matches!(
+        tag,
+        "tag:astropy.org:astropy/table/table-1.0.0"
+            | "tag:astropy.org:astropy/table/table-1.1.0"
+            | "tag:astropy.org:astropy/table/table-1.2.0"
+            | "tag:astropy.org:astropy/table/table-1.3.0"
+    )
+    .then_some(TABLE)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1198,22 +1216,4 @@ mod tests {
             );
         }
     }
-}
-
-/// The top-level defaults of the ecosystem's tags most often met in files of standards before
-/// 1.6.0 whose schemas are not the standard's: what Python asdf 6.0's default open fills with
-/// those packages installed (asdf-astropy's `table` schemas 1.0.0 to 1.3.0 give `qtable:
-/// false` and `meta: {}`; DKIST datasets hold such tables). Only the top-level properties: the
-/// defaults of these schemas are all there.
-type DefaultValue = fn() -> Node;
-fn ecosystem_defaults(tag: &str) -> Option<&'static [(&'static str, DefaultValue)]> {
-    const TABLE: &[(&str, DefaultValue)] = &[("qtable", || Node::bool(false)), ("meta", || Node::map(Vec::new()))];
-    matches!(
-        tag,
-        "tag:astropy.org:astropy/table/table-1.0.0"
-            | "tag:astropy.org:astropy/table/table-1.1.0"
-            | "tag:astropy.org:astropy/table/table-1.2.0"
-            | "tag:astropy.org:astropy/table/table-1.3.0"
-    )
-    .then_some(TABLE)
 }
