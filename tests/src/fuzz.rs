@@ -234,19 +234,7 @@ pub fn open_arrays(data: &[u8]) {
             continue;
         };
         let _ = f.validate();
-        let mut arrays = Vec::new();
-        ndarrays(f.tree(), "", &mut arrays);
-        for p in &arrays {
-            if let Ok(v) = f.view(p) {
-                // Materialise only what is small; stream the rest.
-                if v.count() <= 1 << 16 {
-                    let _ = f.array_values(p);
-                }
-                let _ = f.element(p, &vec![0; v.shape.len()]);
-            }
-            let _ = f.array_for_each::<f64>(p, |_| {});
-            let _ = f.array_chunks::<u8>(p, |_| {});
-        }
+        read_arrays(&f);
         let _ = f.to_bytes(&asdf::WriteOptions::default().validate(false));
     }
 }
@@ -322,7 +310,8 @@ pub fn fits(data: &[u8]) {
     let _ = f.to_fits_bytes(&asdf::FitsWriteOptions::default());
 }
 
-/// Every ndarray of `f` (at most 64): view, first element, small arrays whole, streamed reads.
+/// Every ndarray of `f` (at most 64): view, first element, small arrays whole (materialised
+/// only when small), streamed reads.
 fn read_arrays(f: &asdf::AsdfFile) {
     let mut arrays = Vec::new();
     ndarrays(f.tree(), "", &mut arrays);
@@ -335,6 +324,7 @@ fn read_arrays(f: &asdf::AsdfFile) {
             let _ = f.element(p, &vec![0; v.shape.len()]);
         }
         let _ = f.array_for_each::<f64>(p, |_| {});
+        let _ = f.array_chunks::<u8>(p, |_| {});
     }
 }
 

@@ -21,57 +21,6 @@ const TARGETS: [&str; 9] = [
     "remote",
 ];
 
-/// `asdf` as the data of an `ASDF` IMAGE HDU (Appendix A) after a primary HDU and a small
-/// `SCI` image: a seed for the `fits` target.
-fn as_fits(asdf: &[u8]) -> Vec<u8> {
-    fn header(cards: &[String]) -> Vec<u8> {
-        let mut v = Vec::new();
-        for c in cards.iter().map(String::as_str).chain(["END"]) {
-            let mut line = c.as_bytes().to_vec();
-            line.resize(80, b' ');
-            v.extend_from_slice(&line);
-        }
-        v.resize(v.len().div_ceil(2880) * 2880, b' ');
-        v
-    }
-    fn data(bytes: &[u8]) -> Vec<u8> {
-        let mut v = bytes.to_vec();
-        v.resize(v.len().div_ceil(2880) * 2880, 0);
-        v
-    }
-    let card = |k: &str, v: &str| format!("{k:<8}= {v:>20}");
-    let mut f = header(&[
-        card("SIMPLE", "T"),
-        card("BITPIX", "8"),
-        card("NAXIS", "0"),
-        card("EXTEND", "T"),
-    ]);
-    f.extend(header(&[
-        "XTENSION= 'IMAGE   '".to_owned(),
-        card("BITPIX", "-32"),
-        card("NAXIS", "2"),
-        card("NAXIS1", "4"),
-        card("NAXIS2", "3"),
-        card("PCOUNT", "0"),
-        card("GCOUNT", "1"),
-        "EXTNAME = 'SCI     '".to_owned(),
-    ]));
-    f.extend(data(
-        &(0..12u8).flat_map(|i| f32::from(i).to_be_bytes()).collect::<Vec<u8>>(),
-    ));
-    f.extend(header(&[
-        "XTENSION= 'IMAGE   '".to_owned(),
-        card("BITPIX", "8"),
-        card("NAXIS", "1"),
-        card("NAXIS1", &asdf.len().to_string()),
-        card("PCOUNT", "0"),
-        card("GCOUNT", "1"),
-        "EXTNAME = 'ASDF    '".to_owned(),
-    ]));
-    f.extend(data(asdf));
-    f
-}
-
 fn corpus_dir(target: &str) -> PathBuf {
     Path::new("target/fuzz-corpus").join(target)
 }
@@ -110,7 +59,7 @@ fn seed() -> Result<()> {
         n[0] += 1;
         n[3] += 1;
         if bytes.len() <= 64 << 10 {
-            put("fits", k, &as_fits(&bytes))?;
+            put("fits", k, &asdf_testdata::fits::with_asdf_image(&bytes))?;
             n[5] += 1;
             // A script of whole answers, then one of every kind of misbehaviour.
             let mut scripted: Vec<u8> = if k % 2 == 0 {

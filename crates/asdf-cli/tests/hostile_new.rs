@@ -198,22 +198,7 @@ fn special_value_frames_behind_small_views() {
 /// A FITS file made card by card: a primary HDU, an image `SCI` (3 x 4 float32) that the
 /// tree names, an unnamed image, and the ASDF HDU in Appendix A's IMAGE form.
 fn small_fits() -> Vec<u8> {
-    fn header(cards: &[String]) -> Vec<u8> {
-        let mut v = Vec::new();
-        for c in cards.iter().map(String::as_str).chain(["END"]) {
-            let mut line = c.as_bytes().to_vec();
-            line.resize(80, b' ');
-            v.extend_from_slice(&line);
-        }
-        v.resize(v.len().div_ceil(2880) * 2880, b' ');
-        v
-    }
-    fn data(bytes: &[u8]) -> Vec<u8> {
-        let mut v = bytes.to_vec();
-        v.resize(v.len().div_ceil(2880) * 2880, 0);
-        v
-    }
-    let card = |k: &str, v: &str| format!("{k:<8}= {v:>20}");
+    use asdf_testdata::fits::{card, header, padded as data};
     let tree = "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
                 sci: !core/ndarray-1.0.0\n  source: fits:SCI,1\n  datatype: float32\n  byteorder: big\n  shape: [3, 4]\n...\n";
     let mut f = header(&[

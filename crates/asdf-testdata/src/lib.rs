@@ -188,3 +188,69 @@ fn make_venv(dir: &str, requirements: &str) -> PathBuf {
     }
     py
 }
+
+/// FITS files built card by card, for the tests and the fuzz seeds.
+pub mod fits {
+    /// A header of `cards` (each padded to 80 characters) and END, padded to 2880 bytes.
+    #[must_use]
+    pub fn header(cards: &[String]) -> Vec<u8> {
+        let mut v = Vec::new();
+        for c in cards.iter().map(String::as_str).chain(["END"]) {
+            let mut line = c.as_bytes().to_vec();
+            line.resize(80, b' ');
+            v.extend_from_slice(&line);
+        }
+        v.resize(v.len().div_ceil(2880) * 2880, b' ');
+        v
+    }
+
+    /// `bytes` padded with zeros to whole 2880-byte blocks (an HDU's data).
+    #[must_use]
+    pub fn padded(bytes: &[u8]) -> Vec<u8> {
+        let mut v = bytes.to_vec();
+        v.resize(v.len().div_ceil(2880) * 2880, 0);
+        v
+    }
+
+    /// A value card: the keyword, `= `, the value right-aligned in 20 columns.
+    #[must_use]
+    pub fn card(key: &str, value: &str) -> String {
+        format!("{key:<8}= {value:>20}")
+    }
+
+    /// A FITS file of a primary HDU, an IMAGE `SCI` of 3 x 4 float32 (0 to 11), and `asdf` as
+    /// the data of an `ASDF` IMAGE HDU (Appendix A's form).
+    #[must_use]
+    pub fn with_asdf_image(asdf: &[u8]) -> Vec<u8> {
+        let mut f = header(&[
+            card("SIMPLE", "T"),
+            card("BITPIX", "8"),
+            card("NAXIS", "0"),
+            card("EXTEND", "T"),
+        ]);
+        f.extend(header(&[
+            "XTENSION= 'IMAGE   '".to_owned(),
+            card("BITPIX", "-32"),
+            card("NAXIS", "2"),
+            card("NAXIS1", "4"),
+            card("NAXIS2", "3"),
+            card("PCOUNT", "0"),
+            card("GCOUNT", "1"),
+            "EXTNAME = 'SCI     '".to_owned(),
+        ]));
+        f.extend(padded(
+            &(0..12u8).flat_map(|i| f32::from(i).to_be_bytes()).collect::<Vec<u8>>(),
+        ));
+        f.extend(header(&[
+            "XTENSION= 'IMAGE   '".to_owned(),
+            card("BITPIX", "8"),
+            card("NAXIS", "1"),
+            card("NAXIS1", &asdf.len().to_string()),
+            card("PCOUNT", "0"),
+            card("GCOUNT", "1"),
+            "EXTNAME = 'ASDF    '".to_owned(),
+        ]));
+        f.extend(padded(asdf));
+        f
+    }
+}

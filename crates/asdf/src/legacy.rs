@@ -165,27 +165,10 @@ fn rename_keys(n: &mut Node, from: &str, to: &str) {
     }
 }
 
-/// Gives every field of a FINF structured datatype that names no byte order `byteorder: big`
-/// (FINF's default), nested fields too.
-fn fields_big_by_default(dt: &mut Node) {
-    let Some(fields) = dt.as_sequence_mut() else { return };
-    for field in &mut fields.items {
-        let Some(f) = field.as_mapping_mut() else { continue };
-        if f.get("datatype").is_none() {
-            continue;
-        }
-        if f.get("byteorder").is_none() {
-            f.insert("byteorder", Node::str("big"));
-        }
-        if let Some(inner) = f.get_mut("datatype") {
-            fields_big_by_default(inner);
-        }
-    }
-}
-
-/// Writes out the byte order each field of a structured datatype inherits (`order`, the
-/// array's or the enclosing field's), for FINF, whose fields default to big.
-fn fields_explicit(dt: &mut Node, order: &str) {
+/// Writes out the byte order of each field of a structured datatype that names none: `order`,
+/// and for nested fields their enclosing field's when `inherit` (today's rule, written out for
+/// FINF), or `order` again (FINF's own rule: every field defaults to big, when reading).
+fn fields_explicit(dt: &mut Node, order: &str, inherit: bool) {
     let Some(fields) = dt.as_sequence_mut() else { return };
     for field in &mut fields.items {
         let Some(f) = field.as_mapping_mut() else { continue };
@@ -196,8 +179,9 @@ fn fields_explicit(dt: &mut Node, order: &str) {
             f.insert("byteorder", Node::str(order));
         }
         let own = f.get("byteorder").and_then(Node::as_str).unwrap_or(order).to_owned();
+        let next = if inherit { own.as_str() } else { order };
         if let Some(inner) = f.get_mut("datatype") {
-            fields_explicit(inner, &own);
+            fields_explicit(inner, next, inherit);
         }
     }
 }
@@ -271,7 +255,7 @@ pub(crate) fn normalize(doc: &mut Document, reader: &Reader<Box<dyn ReadAt>>) {
             m.insert("byteorder", Node::str("big"));
         }
         if finf && let Some(dt) = m.get_mut("datatype") {
-            fields_big_by_default(dt);
+            fields_explicit(dt, "big", false);
         }
         let block = m
             .get("source")
@@ -383,7 +367,7 @@ impl crate::AsdfFile {
                 // (inherited) byte order is written out.
                 let order = m.get("byteorder").and_then(Node::as_str).unwrap_or("big").to_owned();
                 if let Some(dt) = m.get_mut("datatype") {
-                    fields_explicit(dt, &order);
+                    fields_explicit(dt, &order, true);
                 }
                 for (k, v) in &mut m.entries {
                     if k.as_str() == Some("datatype") {

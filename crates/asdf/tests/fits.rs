@@ -13,27 +13,7 @@
 
 use asdf::{OpenOptions, Storage, WriteOptions};
 
-/// A header of `cards` (each padded to 80 characters) and END, padded to 2880 bytes.
-fn header(cards: &[String]) -> Vec<u8> {
-    let mut v = Vec::new();
-    for c in cards.iter().map(String::as_str).chain(["END"]) {
-        let mut line = c.as_bytes().to_vec();
-        line.resize(80, b' ');
-        v.extend_from_slice(&line);
-    }
-    v.resize(v.len().div_ceil(2880) * 2880, b' ');
-    v
-}
-
-fn padded(bytes: &[u8]) -> Vec<u8> {
-    let mut v = bytes.to_vec();
-    v.resize(v.len().div_ceil(2880) * 2880, 0);
-    v
-}
-
-fn card(key: &str, value: &str) -> String {
-    format!("{key:<8}= {value:>20}")
-}
+use asdf_testdata::fits::{card, header, padded};
 
 fn image(name: &str, bitpix: i32, axes: &[usize], data: &[u8], extra: &[String]) -> Vec<u8> {
     let mut cards = vec![
