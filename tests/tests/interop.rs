@@ -1290,6 +1290,7 @@ fn fits_files_written_over_themselves_keep_every_hdu() {
             (0..12).map(|i| i as f32).collect::<Vec<_>>()
         );
     }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `convert x.fits --to finf|asdf-0.1.0`: the arrays a FITS file keeps in its HDUs are written
@@ -1320,6 +1321,7 @@ fn fits_files_written_as_drafts_carry_their_arrays() {
             "{dialect:?}"
         );
     }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// The differential suite: Python asdf 6.0 writes random valid files (`random_files.py`: every
@@ -1379,4 +1381,5 @@ fn random_python_files_read_as_python_reads_them() {
         total.0, total.1, total.3, total.2
     );
     assert!(total.0 * 10 >= n * 9 && total.1 > 0);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
