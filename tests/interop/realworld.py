@@ -247,13 +247,39 @@ def enc(raw, conv):
     return {'unknown': type(raw).__name__}
 
 
+def fill_from(core, full):
+    """Adds to `core` (the tree the core-only open gives) the keys `full` (the same file read
+    raw with every installed package, as Python asdf's default open reads it) has and `core`
+    lacks: the defaults the packages' schemas fill in files before 1.6.0 (an astropy table's
+    `meta` and `qtable`)."""
+    if isinstance(core, dict) and isinstance(full, dict):
+        for k, v in full.items():
+            if k not in core:
+                core[k] = v
+            else:
+                fill_from(core[k], v)
+    elif isinstance(core, list) and isinstance(full, list) and len(core) == len(full):
+        for a, b in zip(core, full):
+            fill_from(a, b)
+
+
 def dump_one(path):
     out = {}
+    full = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            with asdf.open(path, _force_raw_types=True) as everything:
+                full = everything.tree
+    except Exception:
+        pass
     ctx = core_only()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')
             with asdf.open(path, _force_raw_types=True) as raw, asdf.open(path) as af:
+                if full is not None:
+                    fill_from(raw.tree, full)
                 out['tree'] = enc(raw.tree, af.tree)
     except Exception as e:
         out['open_error'] = f'{type(e).__name__}: {str(e)[:300]}'

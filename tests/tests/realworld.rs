@@ -50,7 +50,50 @@ const KNOWN: &[(&str, &str, &str, bool)] = &[
          arrays back either way",
         true,
     ),
+    (
+        "gwcs__tests__data__miri",
+        "[\"inputs\", \"outputs\"], Python 3 keys",
+        NOT_YET_DEFAULTS,
+        false,
+    ),
+    (
+        "gwcs__tests__data__miri_lrs",
+        "\"unit\"], Python 6 keys",
+        NOT_YET_DEFAULTS,
+        false,
+    ),
+    (
+        "dkist__data__test__",
+        "[\"phi\", \"psi\", \"theta\"], Python 4 keys",
+        NOT_YET_DEFAULTS,
+        false,
+    ),
+    (
+        "dkist__data__test__",
+        "[\"frame\"], Python 2 keys",
+        NOT_YET_DEFAULTS,
+        false,
+    ),
+    (
+        "dkist__data__test__",
+        "\"points\"], Python 6 keys",
+        NOT_YET_DEFAULTS,
+        false,
+    ),
+    (
+        "dkist__data__test__",
+        "\"unit\"], Python 6 keys",
+        NOT_YET_DEFAULTS,
+        false,
+    ),
 ];
+
+/// Why some defaults of Python's default open are missing here.
+const NOT_YET_DEFAULTS: &str = "not yet: Python asdf's default open (every installed package) also fills the \
+     defaults of asdf-transform-schemas' and gwcs's schemas in files before 1.6.0 (a rotation's \
+     `direction`, a spectral frame's `reference_position`, a step's `transform: null`, a transform's \
+     `inputs`/`outputs` names); only the standard's defaults and asdf-astropy's table defaults are \
+     built in (docs/ARCHITECTURE.md, Defaults live in memory only)";
 
 fn run_python(args: &[&std::ffi::OsStr]) -> Vec<u8> {
     let py = asdf_testdata::interop_python();
