@@ -134,7 +134,7 @@ enum Command {
     },
     /// Convert a file to another layout: any ASDF file, the pre-1.0 drafts (`#ASDF 0.1.0`,
     /// `%FINF 0.1.0`) included, to ASDF of the standard given (tags upgraded, arrays as
-    /// blocks, seed 001 encoding chains decoded).
+    /// blocks, the ASDF 0.1.0 draft's encoding chains decoded).
     Convert {
         /// The input file.
         file: std::path::PathBuf,

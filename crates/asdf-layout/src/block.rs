@@ -17,7 +17,7 @@ pub const BLOCK_HEADER_FIELDS: u16 = 48;
 pub const MIN_BLOCK_HEADER_LEN: u64 = 6 + BLOCK_HEADER_FIELDS as u64;
 /// The STREAMED flag: the block runs to the end of the file.
 pub const FLAG_STREAMED: u32 = 0x1;
-/// The ENCODED flag of the ASDF 0.1.0 draft (seed 001): the block's data starts with a YAML
+/// The ENCODED flag of the ASDF 0.1.0 draft: the block's data starts with a YAML
 /// encoding chain ([`crate::encoding`]).
 pub const FLAG_ENCODED: u32 = 0x2;
 /// A parsed block header.
