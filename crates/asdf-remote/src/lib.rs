@@ -99,8 +99,9 @@ pub struct RemoteOptions {
     /// The longest one request (headers and body) may take before it is abandoned and
     /// retried.
     pub request_timeout: std::time::Duration,
-    /// The longest one read may take, its retries included: a server that drips its headers
-    /// or its body fails the read after this, not after retries x timeouts.
+    /// The longest one request of a read may take, its retries included (a large read is
+    /// fetched in parts of [`PART`] bytes, each with this deadline): a server that drips its
+    /// headers or its body fails the read after this, not after retries x timeouts.
     pub deadline: std::time::Duration,
     /// Follow HTTP redirects to another origin (scheme, host, port). Off by default: a
     /// redirect elsewhere is an error, so that a server cannot send the reader (and what it
@@ -628,10 +629,16 @@ impl RemoteSource {
             .collect();
         let store = Arc::clone(&self.store);
         let path = self.path.clone();
-        let futs = parts
-            .iter()
-            .map(|r| fetch(Arc::clone(&store), path.clone(), r.clone(), self.version.clone()));
-        let got = run(within(self.opts.deadline, futures::future::try_join_all(futs)))
+        // The deadline bounds each part (8 MiB), not the whole read: a 1 GiB block over a slow
+        // but steady link is not cut off, a stalled part is.
+        let deadline = self.opts.deadline;
+        let futs = parts.iter().map(|r| {
+            within(
+                deadline,
+                fetch(Arc::clone(&store), path.clone(), r.clone(), self.version.clone()),
+            )
+        });
+        let got = run(futures::future::try_join_all(futs))
             .map_err(io::Error::other)?
             .map_err(|e| io::Error::other(format!("{}: bytes {}..: {e}", self.url, offset)))?;
         for (r, b) in parts.iter().zip(got) {
