@@ -50,50 +50,7 @@ const KNOWN: &[(&str, &str, &str, bool)] = &[
          arrays back either way",
         true,
     ),
-    (
-        "gwcs__tests__data__miri",
-        "[\"inputs\", \"outputs\"], Python 3 keys",
-        NOT_YET_DEFAULTS,
-        false,
-    ),
-    (
-        "gwcs__tests__data__miri_lrs",
-        "\"unit\"], Python 6 keys",
-        NOT_YET_DEFAULTS,
-        false,
-    ),
-    (
-        "dkist__data__test__",
-        "[\"phi\", \"psi\", \"theta\"], Python 4 keys",
-        NOT_YET_DEFAULTS,
-        false,
-    ),
-    (
-        "dkist__data__test__",
-        "[\"frame\"], Python 2 keys",
-        NOT_YET_DEFAULTS,
-        false,
-    ),
-    (
-        "dkist__data__test__",
-        "\"points\"], Python 6 keys",
-        NOT_YET_DEFAULTS,
-        false,
-    ),
-    (
-        "dkist__data__test__",
-        "\"unit\"], Python 6 keys",
-        NOT_YET_DEFAULTS,
-        false,
-    ),
 ];
-
-/// Why some defaults of Python's default open are missing here.
-const NOT_YET_DEFAULTS: &str = "not yet: Python asdf's default open (every installed package) also fills the \
-     defaults of asdf-transform-schemas' and gwcs's schemas in files before 1.6.0 (a rotation's \
-     `direction`, a spectral frame's `reference_position`, a step's `transform: null`, a transform's \
-     `inputs`/`outputs` names); only the standard's defaults and asdf-astropy's table defaults are \
-     built in (docs/ARCHITECTURE.md, Defaults live in memory only)";
 
 fn run_python(args: &[&std::ffi::OsStr]) -> Vec<u8> {
     let py = asdf_testdata::interop_python();
@@ -268,6 +225,139 @@ fn compare(f: &AsdfFile, node: &Node, ptr: &str, py: &J, diffs: &mut Vec<String>
     }
 }
 
+/// A value of `to-json` (ours) against the same value of Python's dump: NaN and infinities as
+/// `to-json` spells them, complex numbers as Python's text, numbers by value.
+fn json_scalar_eq(ours: &J, py: &J) -> bool {
+    match (ours, py) {
+        (J::String(s), J::String(t)) if matches!(t.as_str(), "nan" | "inf" | "-inf") => {
+            matches!((s.as_str(), t.as_str()), ("NaN", "nan") | ("Infinity", "inf") | ("-Infinity", "-inf"))
+        }
+        (J::String(s), J::Object(o)) if o.contains_key("complex") => {
+            asdf::complex::parse_lenient(s).is_some_and(|c| value_eq(&Element::Complex(c), py))
+        }
+        (J::Number(a), J::Number(b)) => {
+            a.as_f64() == b.as_f64() && (a.as_i64() == b.as_i64()) && (a.as_u64() == b.as_u64())
+        }
+        (J::Array(a), J::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| json_scalar_eq(x, y)),
+        (J::String(s), J::String(t)) => s == t || s.trim_end() == t.trim_end_matches('\0'),
+        (J::Bool(a), J::Bool(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// `to-json`'s nested `data` (or `mask`) flattened over the array's `ndim` levels.
+fn flatten<'a>(j: &'a J, ndim: usize, out: &mut Vec<&'a J>) {
+    match j {
+        J::Array(items) if ndim > 0 => items.iter().for_each(|i| flatten(i, ndim - 1, out)),
+        other => out.push(other),
+    }
+}
+
+/// Compares `to-json`'s output (ours) with Python's dump of the same tree (`py`), node by
+/// node: tags, keys in order, scalars and array elements by value.
+fn compare_json(ours: &J, py: &J, ptr: &str, diffs: &mut Vec<String>) {
+    let here = if ptr.is_empty() { "/" } else { ptr };
+    if diffs.len() > 20 || ours.get("$alias").is_some() {
+        return;
+    }
+    // A tagged scalar or sequence is {"$tag", "$value"}.
+    let (tag, value) = match ours {
+        J::Object(o) if o.contains_key("$value") => (o.get("$tag").and_then(J::as_str), &o["$value"]),
+        J::Object(o) => (o.get("$tag").and_then(J::as_str), ours),
+        _ => (None, ours),
+    };
+    let tag = tag.filter(|t| !t.starts_with("tag:yaml.org,2002:"));
+    if let Some(a) = py.get("ndarray") {
+        let shape: Vec<u64> = a["shape"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+        if let Some(e) = ours.get("$error") {
+            return diffs.push(format!("{here}: to-json could not read the array: {e}"));
+        }
+        let our_shape: Option<Vec<u64>> = ours
+            .get("shape")
+            .and_then(J::as_array)
+            .map(|s| s.iter().filter_map(J::as_u64).collect());
+        if our_shape.as_ref() != Some(&shape) {
+            return diffs.push(format!("{here}: to-json shape {our_shape:?}, Python {shape:?}"));
+        }
+        let (mut got, mut mask) = (Vec::new(), Vec::new());
+        flatten(&ours["data"], shape.len(), &mut got);
+        let want = a["values"].as_array().unwrap();
+        if got.len() != want.len() || !got.iter().zip(want).all(|(x, y)| json_scalar_eq(x, y)) {
+            return diffs.push(format!("{here}: to-json array values differ from Python's"));
+        }
+        if let Some(m) = a["mask"].as_array() {
+            flatten(ours.get("mask").unwrap_or(&J::Null), shape.len(), &mut mask);
+            if mask.len() != m.len() || !mask.iter().zip(m).all(|(x, y)| x == &y) {
+                diffs.push(format!("{here}: to-json mask differs from Python's"));
+            }
+        }
+        return;
+    }
+    let py_tag = py.get("tag").and_then(J::as_str);
+    let ok = if let Some(want) = py.get("integer") {
+        let want = want.as_str().unwrap();
+        match value {
+            J::Number(n) if n.is_f64() => n.as_f64() == want.parse::<f64>().ok(),
+            J::Number(n) => n.to_string() == want,
+            // A core/integer as its tree, with the decimal text the writer gave it.
+            J::Object(o) if tag.is_some_and(|t| t.starts_with("tag:stsci.edu:asdf/core/integer-")) => {
+                o.get("string").and_then(J::as_str) == Some(want)
+            }
+            _ => false,
+        }
+    } else if let Some(v) = py.get("value") {
+        json_scalar_eq(value, v)
+    } else if let Some(t) = py.get("timestamp") {
+        value.as_str().is_some_and(|s| python_timestamp(s) == t.as_str().unwrap())
+    } else if py.get("binary").is_some() {
+        value.is_string()
+    } else if py.get("null").is_some() {
+        value.is_null()
+    } else if let Some(t) = py.get("str") {
+        tag == py_tag && value.as_str() == t.as_str()
+    } else if let Some(items) = py.get("seq").and_then(J::as_array) {
+        match value.as_array() {
+            Some(ours) if tag == py_tag && ours.len() == items.len() => {
+                for (i, (o, p)) in ours.iter().zip(items).enumerate() {
+                    compare_json(o, p, &format!("{ptr}/{i}"), diffs);
+                }
+                true
+            }
+            _ => false,
+        }
+    } else if let Some(entries) = py.get("map").and_then(J::as_array) {
+        match value.as_object() {
+            Some(o) if tag == py_tag => {
+                // By key: JSON objects have no order (to-json writes the tree's order, which
+                // `compare` checked).
+                let ours: Vec<&str> = o.keys().map(String::as_str).filter(|k| *k != "$tag").collect();
+                let mut keys_agree = ours.len() == entries.len();
+                for e in entries {
+                    let key = match &e[0] {
+                        k if k.get("str").is_some() => k["str"].as_str().unwrap().to_owned(),
+                        k => k.get("value").map_or_else(|| "null".to_owned(), ToString::to_string),
+                    };
+                    match o.get(&key) {
+                        Some(v) => compare_json(v, &e[1], &format!("{ptr}/{}", escape(&key)), diffs),
+                        None => keys_agree = false,
+                    }
+                }
+                if !keys_agree {
+                    diffs.push(format!("{here}: to-json keys {ours:?}, Python {} keys", entries.len()));
+                }
+                true
+            }
+            _ => false,
+        }
+    } else {
+        false
+    };
+    if !ok {
+        let text = ours.to_string();
+        diffs.push(format!("{here}: to-json {}, Python {py}", &text[..text.len().min(200)]));
+    }
+}
+
 /// The pointers of the tree's core ndarrays.
 fn arrays(f: &AsdfFile) -> Vec<String> {
     fn walk(f: &AsdfFile, n: &Node, ptr: String, out: &mut Vec<String>, depth: usize) {
@@ -382,11 +472,14 @@ fn real_world_files_agree_with_python() {
     let mut schemas = asdf::schemas_to_extend().unwrap();
     schemas.add_dir(&dir.join("resources")).unwrap();
     let load = t.elapsed();
+    // Read with them, as Python reads with its installed packages: their defaults filled.
+    let schemas = std::sync::Arc::new(schemas);
 
     let mut diffs: Vec<(String, String)> = Vec::new();
     let mut rewritten = Vec::new();
     let mut validate_time = std::time::Duration::ZERO;
     let mut refused = 0;
+    let mut json_files = 0;
     for p in &paths {
         let name = conformance.as_ref().and_then(|c| p.strip_prefix(c).ok()).map_or_else(
             || p.file_name().unwrap().to_string_lossy().into_owned(),
@@ -394,7 +487,7 @@ fn real_world_files_agree_with_python() {
         );
         let want = &python[&p.display().to_string()];
         let mut d = Vec::new();
-        let f = match asdf::open_with(p, OpenOptions::default().validate(false)) {
+        let f = match asdf::open_with(p, OpenOptions::default().validate(false).schemas(schemas.clone())) {
             Ok(f) => f,
             Err(e) => {
                 if want.get("tree").is_some() {
@@ -426,6 +519,14 @@ fn real_world_files_agree_with_python() {
             continue;
         };
         compare(&f, &f.document().root, "", tree, &mut d, 0);
+        // And `to-json` (as `asdf-cli to-json --schema-dir` writes it) against the same tree.
+        let mut json = Vec::new();
+        asdf::json::to_json(&f, &mut json).unwrap();
+        match serde_json::from_slice::<J>(&json) {
+            Ok(j) => compare_json(&j, tree, "", &mut d),
+            Err(e) => d.push(format!("to-json is not JSON: {e}")),
+        }
+        json_files += 1;
         let t = std::time::Instant::now();
         let report = f.validate_with(&schemas, None).unwrap();
         validate_time += t.elapsed();
@@ -517,6 +618,7 @@ fn real_world_files_agree_with_python() {
         "end to end (read, validated, rewritten, read back by Python) with no difference: {clean} of {}; refused by both: {refused}",
         paths.len()
     );
+    println!("to-json (with the packages' schemas) compared node by node with Python's tree: {json_files} files");
     println!(
         "rewritten with the same tree text (asdf_library and block numbers aside): {same_text} of {}",
         rewritten.len()

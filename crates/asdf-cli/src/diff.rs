@@ -16,7 +16,7 @@ pub fn diff(a: &AsdfFile, b: &AsdfFile, ignore: &[String]) -> Vec<Difference> {
         ignore,
         out: Vec::new(),
         stack: Vec::new(),
-        expansion: crate::budget::Expansion::default(),
+        expansion: asdf::budget::Expansion::default(),
     };
     d.walk(a.tree(), b.tree(), "");
     if let Some(w) = d.expansion.warning() {
@@ -32,7 +32,7 @@ struct Differ<'a> {
     out: Vec<Difference>,
     /// Address pairs of the nodes being compared: an alias back to one of them is not followed.
     stack: Vec<(usize, usize)>,
-    expansion: crate::budget::Expansion,
+    expansion: asdf::budget::Expansion,
 }
 
 fn short(n: &Node) -> String {
@@ -77,7 +77,7 @@ impl Differ<'_> {
             return;
         }
         let alias = matches!(na.kind, NodeKind::Alias(_)) || matches!(nb.kind, NodeKind::Alias(_));
-        if self.stack.len() >= crate::budget::MAX_DEPTH || !self.expansion.enter(alias) {
+        if self.stack.len() >= asdf::budget::MAX_DEPTH || !self.expansion.enter(alias) {
             return;
         }
         self.compare(na, nb, ptr);

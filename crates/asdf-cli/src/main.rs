@@ -22,9 +22,7 @@ macro_rules! eprintln {
     ($($t:tt)*) => { $crate::out::stderr(format_args!("{}\n", format_args!($($t)*))) };
 }
 
-mod budget;
 mod diff;
-mod json;
 mod out;
 mod report;
 mod search;
@@ -34,6 +32,17 @@ mod search;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Also read with the schemas and manifests under this directory (an extension's): its
+    /// tags are validated, and their defaults filled in files before 1.6.0, as Python asdf
+    /// does with the extension installed; repeatable.
+    #[arg(long, value_name = "DIR", global = true)]
+    schema_dir: Vec<std::path::PathBuf>,
+    /// Also read with the schemas and manifests that the Python packages installed for this
+    /// Python register with asdf (their `asdf.resource_mappings` entry points: jwst's,
+    /// roman_datamodels', asdf-astropy's, gwcs's...), read through asdf's resource manager: the
+    /// same defaults and validation as Python asdf's default open there.
+    #[arg(long, value_name = "PYTHON", global = true)]
+    python_resources: Option<std::path::PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -66,15 +75,6 @@ enum Command {
         /// Also validate the whole tree against this schema (YAML).
         #[arg(long, value_name = "FILE")]
         schema: Option<std::path::PathBuf>,
-        /// Add the schemas and manifests under this directory (an extension's), so that its
-        /// tags are validated too; repeatable.
-        #[arg(long, value_name = "DIR")]
-        schema_dir: Vec<std::path::PathBuf>,
-        /// Add the schemas and manifests that the Python packages installed for this Python
-        /// register with asdf (their `asdf.resource_mappings` entry points: jwst's,
-        /// roman_datamodels', asdf-astropy's...), read through asdf's resource manager.
-        #[arg(long, value_name = "PYTHON")]
-        python_resources: Option<std::path::PathBuf>,
         /// Check the tree only: do not read blocks, checksums or array data.
         #[arg(long)]
         skip_block_validation: bool,
@@ -285,10 +285,10 @@ impl Printer<'_> {
                 .push(format!("{prefix}{branch}{label} (alias *{anchor}, shown above)"));
             return;
         }
-        if self.stack.len() >= budget::MAX_DEPTH {
+        if self.stack.len() >= asdf::budget::MAX_DEPTH {
             self.lines.push(format!(
                 "{prefix}{branch}{label} (… nested deeper than {} levels, not shown)",
-                budget::MAX_DEPTH
+                asdf::budget::MAX_DEPTH
             ));
             return;
         }
@@ -357,7 +357,7 @@ fn info(
     show_values: bool,
     show_blocks: bool,
 ) -> Result<ExitCode, asdf::Error> {
-    let file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
+    let file = asdf::open_path_or_url(path, read_options())?;
     if let Some(hdus) = file.fits_hdus() {
         // ASDF embedded in FITS: the HDUs beside the tree.
         println!("FITS file, {} HDU(s):", hdus.len());
@@ -436,6 +436,69 @@ fn info(
     Ok(ExitCode::SUCCESS)
 }
 
+/// The schemas of `--schema-dir` and `--python-resources`, when given (set once, in `main`).
+static EXTRA_SCHEMAS: std::sync::OnceLock<Option<std::sync::Arc<asdf::AsdfSchemas>>> = std::sync::OnceLock::new();
+
+/// The standard's schemas and those of `--schema-dir` and `--python-resources`; `None` when
+/// neither is given.
+fn extra_schemas(dirs: &[std::path::PathBuf], python: Option<&std::path::Path>) -> Result<Option<asdf::AsdfSchemas>, asdf::Error> {
+    if dirs.is_empty() && python.is_none() {
+        return Ok(None);
+    }
+    let mut schemas = asdf::schemas_to_extend()?;
+    for d in dirs {
+        schemas.add_dir(d).map_err(|source| asdf::Error::SchemaFile {
+            path: d.clone(),
+            source,
+        })?;
+    }
+    // One line, not one per file: a folder dumped from an installed asdf holds the standard's
+    // own schemas again.
+    if let Some((file, id)) = schemas.shadowed().first() {
+        let more = schemas.shadowed().len() - 1;
+        report::warning(&format!(
+            "{} declares the id {id}, which is already known: not used{}",
+            file.display(),
+            if more > 0 { format!(" (nor {more} more schemas of ids already known)") } else { String::new() }
+        ));
+    }
+    if let Some(py) = python {
+        let dir = tempfile::tempdir().map_err(|source| asdf::Error::Io {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+        let n = python_resources(py, dir.path())?;
+        let before = schemas.shadowed().len();
+        schemas.add_dir(dir.path()).map_err(|source| asdf::Error::SchemaFile {
+            path: py.to_path_buf(),
+            source,
+        })?;
+        // The standard's own schemas come back from asdf-standard: already known.
+        let known = schemas.shadowed().len() - before;
+        eprintln!("{} resources from {}'s asdf ({known} already known)", n, py.display());
+    }
+    Ok(Some(schemas))
+}
+
+/// The schemas every command reads with: the standard's, and those of `--schema-dir` and
+/// `--python-resources` when given.
+fn builtin_or_extra() -> Result<std::sync::Arc<asdf::AsdfSchemas>, asdf::Error> {
+    match EXTRA_SCHEMAS.get().cloned().flatten() {
+        Some(s) => Ok(s),
+        None => asdf::schemas(),
+    }
+}
+
+/// How every command opens its files: not validated (`validate` reports instead), with the
+/// schemas of `--schema-dir` and `--python-resources` when given.
+fn read_options() -> OpenOptions {
+    let o = OpenOptions::default().validate(false);
+    match EXTRA_SCHEMAS.get().cloned().flatten() {
+        Some(s) => o.schemas(s),
+        None => o,
+    }
+}
+
 /// Writes every resource (schema, manifest) that asdf's resource manager knows for `python`
 /// into `dir`, one file each.
 const DUMP_RESOURCES: &str = "
@@ -472,59 +535,11 @@ fn python_resources(python: &std::path::Path, dir: &std::path::Path) -> Result<u
     Ok(String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0))
 }
 
-fn validate(
-    path: &std::path::Path,
-    schema: Option<&std::path::Path>,
-    schema_dirs: &[std::path::PathBuf],
-    python: Option<&std::path::Path>,
-    skip_blocks: bool,
-) -> Result<ExitCode, asdf::Error> {
-    let file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
-    let report = if schema.is_none() && schema_dirs.is_empty() && python.is_none() {
-        file.validate()?
-    } else {
-        let mut schemas = asdf::schemas_to_extend()?;
-        for d in schema_dirs {
-            schemas.add_dir(d).map_err(|source| asdf::Error::SchemaFile {
-                path: d.clone(),
-                source,
-            })?;
-        }
-        for (file, id) in schemas.shadowed() {
-            report::warning(&format!(
-                "{} declares the id {id}, which is already known: not used",
-                file.display()
-            ));
-        }
-        if let Some(py) = python {
-            let dir = tempfile::tempdir().map_err(|source| asdf::Error::Io {
-                path: std::env::temp_dir(),
-                source,
-            })?;
-            let n = python_resources(py, dir.path())?;
-            let before = schemas.shadowed().len();
-            schemas.add_dir(dir.path()).map_err(|source| asdf::Error::SchemaFile {
-                path: py.to_path_buf(),
-                source,
-            })?;
-            // The standard's own schemas come back from asdf-standard: already known.
-            let known = schemas.shadowed().len() - before;
-            eprintln!("{} resources from {}'s asdf ({known} already known)", n, py.display());
-        }
-        let custom = match schema {
-            Some(p) => {
-                let text = std::fs::read(p).map_err(|source| asdf::Error::Io {
-                    path: p.to_path_buf(),
-                    source,
-                })?;
-                Some(schemas.add_schema(&text).map_err(|source| asdf::Error::SchemaFile {
-                    path: p.to_path_buf(),
-                    source,
-                })?)
-            }
-            None => None,
-        };
-        file.validate_with(&schemas, custom.as_deref())?
+fn validate(path: &std::path::Path, custom: Option<&str>, skip_blocks: bool) -> Result<ExitCode, asdf::Error> {
+    let file = asdf::open_path_or_url(path, read_options())?;
+    let report = match EXTRA_SCHEMAS.get().cloned().flatten() {
+        Some(schemas) => file.validate_with(&schemas, custom)?,
+        None => file.validate()?,
     };
     for w in file.warnings() {
         report::warning(&w.to_string());
@@ -643,7 +658,7 @@ fn has_mask(file: &AsdfFile, p: &str) -> bool {
 }
 
 fn verify(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
-    let file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
+    let file = asdf::open_path_or_url(path, read_options())?;
     let r = file.layout();
     let (lines, problems) = block_problems(&file, Some(&report::Bar::new("verifying blocks")));
     for l in &lines {
@@ -700,7 +715,7 @@ fn fits_extension(out: &std::path::Path) -> bool {
 }
 
 fn rewrite(path: &std::path::Path, out: &std::path::Path, compression: Option<&str>) -> Result<ExitCode, asdf::Error> {
-    let mut file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
+    let mut file = asdf::open_path_or_url(path, read_options())?;
     let Some(c) = compression_arg(compression) else {
         return Ok(ExitCode::from(2));
     };
@@ -756,7 +771,7 @@ fn convert(
         "asdf" => {}
         "asdf-0.1.0" | "finf" => {
             // The drafts before 1.0.0 (for readers of them and round trips); blocks decoded.
-            let file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
+            let file = asdf::open_path_or_url(path, read_options())?;
             refuse_input_as_output(&file, Some(out))?;
             let dialect = if format == "finf" {
                 asdf::layout::Dialect::Finf
@@ -790,7 +805,7 @@ fn convert(
     let Some(c) = compression_arg(compression) else {
         return Ok(ExitCode::from(2));
     };
-    let mut file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
+    let mut file = asdf::open_path_or_url(path, read_options())?;
     refuse_input_as_output(&file, Some(out))?;
     let from = file.standard_version();
     let dialect = file.layout().file_header().dialect;
@@ -873,7 +888,7 @@ fn convert(
 const MAX_INLINE_ELEMENTS: usize = 10_000_000;
 
 fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<ExitCode, asdf::Error> {
-    let file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
+    let file = asdf::open_path_or_url(path, read_options())?;
     refuse_input_as_output(&file, out)?;
     let mut doc = file.document().clone();
     for p in file.array_pointers() {
@@ -952,7 +967,7 @@ fn emit(out: Option<&std::path::Path>, bytes: &[u8]) -> Result<(), asdf::Error> 
 }
 
 fn to_json(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<ExitCode, asdf::Error> {
-    let file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
+    let file = asdf::open_path_or_url(path, read_options())?;
     refuse_input_as_output(&file, out)?;
     for w in file.warnings() {
         report::warning(&w.to_string());
@@ -962,14 +977,14 @@ fn to_json(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
     match out {
         None => {
             let mut o = out::Stdout;
-            warnings = json::to_json(&file, &mut o).map_err(|source| asdf::Error::Io {
+            warnings = asdf::json::to_json(&file, &mut o).map_err(|source| asdf::Error::Io {
                 path: "<stdout>".into(),
                 source,
             })?;
         }
         Some(out) => {
             asdf::write_atomically(out, |w| {
-                warnings = json::to_json(&file, w)?;
+                warnings = asdf::json::to_json(&file, w)?;
                 Ok(())
             })?;
             eprintln!("wrote {}", out.display());
@@ -987,8 +1002,8 @@ fn run_diff(
     minimal: bool,
     ignore: &[String],
 ) -> Result<ExitCode, asdf::Error> {
-    let fa = asdf::open_path_or_url(a, OpenOptions::default().validate(false))?;
-    let fb = asdf::open_path_or_url(b, OpenOptions::default().validate(false))?;
+    let fa = asdf::open_path_or_url(a, read_options())?;
+    let fb = asdf::open_path_or_url(b, read_options())?;
     let ignore: Vec<String> = ignore.iter().map(|i| i.trim_end_matches('/').to_owned()).collect();
     let diffs = diff::diff(&fa, &fb, &ignore);
     for d in &diffs {
@@ -1025,7 +1040,7 @@ fn run_search(
             return Ok(ExitCode::from(2));
         }
     };
-    let file = asdf::open_path_or_url(path, OpenOptions::default().validate(false))?;
+    let file = asdf::open_path_or_url(path, read_options())?;
     let (hits, warning) = search::search(&file, &q, &mut |h| match &h.value {
         Some(v) => println!("{} ({}): {}", h.pointer, h.type_, v.replace('\n', "\\n")),
         None => println!("{} ({})", h.pointer, h.type_),
@@ -1045,7 +1060,7 @@ fn edit(path: &std::path::Path, in_place: bool) -> Result<ExitCode, asdf::Error>
         let p = p.to_path_buf();
         move |source| asdf::Error::Io { path: p, source }
     };
-    let mut file = asdf::open_with(path, OpenOptions::default().validate(false))?;
+    let mut file = asdf::open_with(path, read_options())?;
     let original = match file.layout().tree_bytes() {
         Some(t) => t.to_vec(),
         None => asdf::emit_yaml(file.document())?,
@@ -1196,8 +1211,38 @@ impl Command {
     }
 }
 
+/// The schemas of `--schema-dir` and `--python-resources`, and `validate --schema`'s custom
+/// schema among them (its id).
+fn load_schemas(cli: &Cli) -> Result<Option<String>, asdf::Error> {
+    let mut extra = extra_schemas(&cli.schema_dir, cli.python_resources.as_deref())?;
+    let mut custom = None;
+    if let Command::Validate { schema: Some(p), .. } = &cli.command {
+        let schemas = match &mut extra {
+            Some(s) => s,
+            None => extra.insert(asdf::schemas_to_extend()?),
+        };
+        let text = std::fs::read(p).map_err(|source| asdf::Error::Io {
+            path: p.clone(),
+            source,
+        })?;
+        custom = Some(schemas.add_schema(&text).map_err(|source| asdf::Error::SchemaFile {
+            path: p.clone(),
+            source,
+        })?);
+    }
+    let _ = EXTRA_SCHEMAS.set(extra.map(std::sync::Arc::new));
+    Ok(custom)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let custom = match load_schemas(&cli) {
+        Ok(c) => c,
+        Err(e) => {
+            report::error(&e.to_string());
+            return ExitCode::from(1);
+        }
+    };
     let r = match &cli.command {
         Command::Info {
             file,
@@ -1209,15 +1254,11 @@ fn main() -> ExitCode {
         } => info(file, *max_rows, *max_cols, !no_show_values, *show_blocks),
         Command::Validate {
             file,
-            schema,
-            schema_dir,
-            python_resources,
             skip_block_validation,
+            ..
         } => validate(
             file,
-            schema.as_deref(),
-            schema_dir,
-            python_resources.as_deref(),
+            custom.as_deref(),
             *skip_block_validation,
         ),
         Command::Verify { file } => verify(file),
@@ -1226,7 +1267,7 @@ fn main() -> ExitCode {
             output,
             compression,
         } => rewrite(file, output, compression.as_deref()),
-        Command::Explode { file, output } => asdf::open_path_or_url(file, OpenOptions::default().validate(false))
+        Command::Explode { file, output } => asdf::open_path_or_url(file, read_options())
             .and_then(|f| {
                 let files = f.write_exploded(output, &asdf::WriteOptions::default().validate(false))?;
                 for p in files {
@@ -1274,7 +1315,7 @@ fn main() -> ExitCode {
         } => run_search(file, key.as_deref(), type_.as_deref(), value.clone()),
         Command::Tags { standard } => tags(standard),
         Command::Edit { file, in_place } => edit(file, *in_place),
-        Command::Schemas => asdf::schemas().map(|s| {
+        Command::Schemas => builtin_or_extra().map(|s| {
             let mut ids: Vec<&str> = s
                 .registry()
                 .uris()
@@ -1286,7 +1327,7 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }),
-        Command::Extensions => asdf::schemas().map(|s| {
+        Command::Extensions => builtin_or_extra().map(|s| {
             for m in s.manifests() {
                 let std = m
                     .standard

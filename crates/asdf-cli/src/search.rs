@@ -29,7 +29,7 @@ pub fn search(file: &AsdfFile, q: &Query, on_hit: &mut dyn FnMut(&Hit)) -> (u64,
         file,
         q,
         stack: Vec::new(),
-        expansion: crate::budget::Expansion::default(),
+        expansion: asdf::budget::Expansion::default(),
     };
     w.walk(file.tree(), "", "", &mut hits);
     (hits.count, w.expansion.warning())
@@ -46,7 +46,7 @@ struct Walk<'a> {
     q: &'a Query,
     /// The addresses of the ancestors: an alias back to one of them is not followed.
     stack: Vec<usize>,
-    expansion: crate::budget::Expansion,
+    expansion: asdf::budget::Expansion,
 }
 
 fn type_names(n: &Node) -> Vec<String> {
@@ -98,7 +98,7 @@ impl Walk<'_> {
         let alias = matches!(n.kind, NodeKind::Alias(_));
         let n = self.file.document().resolve(n);
         let addr = std::ptr::from_ref(n) as usize;
-        if self.stack.contains(&addr) || self.stack.len() >= crate::budget::MAX_DEPTH || !self.expansion.enter(alias) {
+        if self.stack.contains(&addr) || self.stack.len() >= asdf::budget::MAX_DEPTH || !self.expansion.enter(alias) {
             return;
         }
         self.visit(n, key, ptr, hits, addr);

@@ -573,6 +573,20 @@ fn validate_options() {
         if want == 1 {
             assert!(text.contains("'direction' is a required property"), "{text}");
         }
+        // Every command reads with the extension's schemas when given them (a global option):
+        // `to-json` shows the filled default as Python's default open does, before 1.6.0 only.
+        let (code, text) = run(&["to-json", &old.display().to_string()]);
+        assert_eq!(code, 0, "{text}");
+        assert!(!text.contains("direction"), "{standard}: no default without the schemas: {text}");
+        let (code, text) = run(&[
+            "--schema-dir",
+            &ext.display().to_string(),
+            "to-json",
+            &old.display().to_string(),
+        ]);
+        assert_eq!(code, 0, "{text}");
+        assert_eq!(text.contains("\"direction\": \"zxz\""), want == 0, "{standard}: {text}");
+        assert!(!text.contains("is not recognized"), "{standard}: the tag is known now: {text}");
     }
 
     // A folder schema claiming a known id (dkist ships a custom schema with the id of

@@ -55,12 +55,14 @@ pub use ndarray;
 
 mod array;
 mod atomic;
+pub mod budget;
 mod builder;
 mod edit;
 mod error;
 mod fits;
 mod fits_write;
 mod guard;
+pub mod json;
 mod lazy;
 pub use lazy::LazyFile;
 pub mod legacy;
@@ -480,7 +482,10 @@ impl AsdfFile {
         self.doc = doc;
         let mut file = self;
         let tree_line = file.tree_line;
-        let schemas = asdf_core_types::schemas().map_err(Error::BuiltinSchemas)?;
+        let schemas = match &file.options.schemas {
+            Some(s) => s.clone(),
+            None => asdf_core_types::schemas().map_err(Error::BuiltinSchemas)?,
+        };
         if file.standard < Version::new(1, 6, 0) {
             schemas.fill_defaults(&mut file.doc);
         }

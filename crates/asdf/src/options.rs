@@ -26,6 +26,12 @@ pub struct OpenOptions {
     pub yaml_limits: asdf_yaml::Limits,
     /// Which other files `$ref`s and external array sources may name.
     pub references: ReferencePolicy,
+    /// The schemas the tree is read with: its defaults filled (files before 1.6.0, as
+    /// Python asdf's default open does) and, with `validate`, validated. `None` (the default)
+    /// means the standard's schemas ([`crate::schemas`]); give more with
+    /// [`crate::schemas_to_extend`] and [`asdf_schema::AsdfSchemas::add_dir`] (an extension's
+    /// schemas and manifests, as Python asdf has them from its installed packages).
+    pub schemas: Option<std::sync::Arc<asdf_schema::AsdfSchemas>>,
 }
 
 /// Which files references (`$ref` to other files, exploded-form array sources) may open.
@@ -52,6 +58,7 @@ impl Default for OpenOptions {
             layout_limits: asdf_layout::Limits::default(),
             yaml_limits: asdf_yaml::Limits::default(),
             references: ReferencePolicy::default(),
+            schemas: None,
         }
     }
 }
@@ -79,6 +86,12 @@ impl OpenOptions {
     #[must_use]
     pub fn references(mut self, policy: ReferencePolicy) -> Self {
         self.references = policy;
+        self
+    }
+    /// Sets the schemas the tree is read with (see [`OpenOptions::schemas`]).
+    #[must_use]
+    pub fn schemas(mut self, schemas: std::sync::Arc<asdf_schema::AsdfSchemas>) -> Self {
+        self.schemas = Some(schemas);
         self
     }
     /// Sets memory mapping.

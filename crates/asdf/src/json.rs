@@ -1,4 +1,4 @@
-//! `to-json`: the tree as JSON, arrays decoded.
+//! The tree as JSON, arrays decoded (the CLI's `to-json`).
 //!
 //! The format (also in the README):
 //! - mappings are objects (keys as strings), sequences are arrays, YAML null/bool/int/float are
@@ -16,7 +16,7 @@
 
 use std::fmt::Write as _;
 
-use asdf::{AsdfFile, Element, Node, NodeKind, Value};
+use crate::{AsdfFile, Element, Node, NodeKind, Value};
 
 /// Writes the tree of `file` as pretty JSON to `sink` as it goes (arrays element by element:
 /// memory stays bounded by the largest block, whatever the array's shape or strides), and
@@ -72,6 +72,7 @@ impl Json<'_> {
     }
 }
 
+/// Appends `s` as a JSON string (quoted, escaped).
 pub fn string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
@@ -137,7 +138,7 @@ impl Json<'_> {
     fn value(&mut self, n: &Node, ptr: &str, indent: usize) {
         let addr = std::ptr::from_ref(n) as usize;
         let mut error = None;
-        if crate::is_ndarray(n) {
+        if n.tag.as_deref().is_some_and(crate::is_ndarray_tag) {
             let streamed = n.get("source").is_some() && n.get("mask").is_none();
             let r = if streamed {
                 self.streamed_array(n, ptr, indent)
@@ -179,7 +180,7 @@ impl Json<'_> {
                     let key = key.unwrap_or_default();
                     string(&mut self.out, &key);
                     self.out.push_str(": ");
-                    self.node(v, &format!("{ptr}/{}", asdf::escape_pointer_token(&key)), indent + 1);
+                    self.node(v, &format!("{ptr}/{}", crate::escape_pointer_token(&key)), indent + 1);
                 }
                 if !first {
                     pad(&mut self.out, indent);
@@ -253,7 +254,7 @@ impl Json<'_> {
     }
 
     /// An ndarray with a block, written element by element as they are decoded (no mask).
-    fn streamed_array(&mut self, n: &Node, ptr: &str, indent: usize) -> Result<(), asdf::Error> {
+    fn streamed_array(&mut self, n: &Node, ptr: &str, indent: usize) -> Result<(), crate::Error> {
         let view = self.file.view(ptr)?;
         let shape = view.shape.clone();
         let count = view.count();
@@ -314,7 +315,7 @@ impl Json<'_> {
         o.push_str("\"data\": ");
     }
 
-    fn array(&mut self, n: &Node, a: &asdf::ArrayValues, indent: usize) {
+    fn array(&mut self, n: &Node, a: &crate::ArrayValues, indent: usize) {
         self.array_head(n, &a.datatype.to_string(), &a.shape, indent);
         let o = &mut self.out;
         nested(o, &a.shape, &a.elements, &mut |o, e| element(o, e));
@@ -364,7 +365,7 @@ fn element(o: &mut String, e: &Element) {
             let _ = write!(o, "{u}");
         }
         Element::Float(f) => float(o, *f),
-        Element::Complex(c) => string(o, &asdf::complex::to_python_string(*c)),
+        Element::Complex(c) => string(o, &crate::complex::to_python_string(*c)),
         Element::Str(s) => string(o, s),
         Element::Record(fields) | Element::Array(fields) => {
             o.push('[');

@@ -1,4 +1,4 @@
-//! How far the commands that walk a whole tree go: an alias bomb (a few hundred bytes whose
+//! How far a walk of a whole tree goes (the CLI's commands, [`crate::json`]): an alias bomb (a few hundred bytes whose
 //! aliases expand to millions of nodes) or a tree nested through aliases far deeper than the
 //! parser's depth limit must not take the memory, the stack or the output of a command.
 //!
