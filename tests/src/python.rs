@@ -11,6 +11,55 @@
 use asdf::{Element, Node};
 use serde_json::Value as J;
 
+/// A value of `to-json` ([`asdf::json`], ours) against the same value of Python's dump: NaN and infinities as
+/// `to-json` spells them, complex numbers as Python's text, numbers by value.
+#[must_use]
+pub fn json_value_eq(ours: &J, py: &J) -> bool {
+    match (ours, py) {
+        (J::String(s), J::String(t)) if matches!(t.as_str(), "nan" | "inf" | "-inf") => {
+            matches!(
+                (s.as_str(), t.as_str()),
+                ("NaN", "nan") | ("Infinity", "inf") | ("-Infinity", "-inf")
+            )
+        }
+        (J::String(s), J::Object(o)) if o.contains_key("complex") => {
+            asdf::complex::parse_lenient(s).is_some_and(|c| value_eq(&Element::Complex(c), py))
+        }
+        (J::Number(a), J::Number(b)) => {
+            a.as_f64() == b.as_f64() && (a.as_i64() == b.as_i64()) && (a.as_u64() == b.as_u64())
+        }
+        (J::Array(a), J::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| json_value_eq(x, y)),
+        (J::String(s), J::String(t)) => s == t || s.trim_end() == t.trim_end_matches('\0'),
+        (J::Bool(a), J::Bool(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// `to-json`'s nested `data` (or `mask`) flattened over the array's `ndim` levels.
+pub fn flatten_json<'a>(j: &'a J, ndim: usize, out: &mut Vec<&'a J>) {
+    match j {
+        J::Array(items) if ndim > 0 => items.iter().for_each(|i| flatten_json(i, ndim - 1, out)),
+        other => out.push(other),
+    }
+}
+
+/// The node of `to-json`'s output at our JSON pointer `ptr`: a tagged scalar or sequence is
+/// entered through its `$value`.
+#[must_use]
+pub fn json_at<'a>(root: &'a J, ptr: &str) -> Option<&'a J> {
+    let mut at = root;
+    for token in ptr.split('/').skip(1) {
+        let token = token.replace("~1", "/").replace("~0", "~");
+        let inner = at.get("$value").unwrap_or(at);
+        at = match inner {
+            J::Object(o) => o.get(&token)?,
+            J::Array(a) => a.get(token.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(at)
+}
+
 /// Whether our element `e` is the value Python dumped as `j` (floats `nan`/`inf` as strings,
 /// complex numbers as `{"complex": [re, im]}`, records and sub-arrays as lists, strings without
 /// numpy's trailing padding).

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use asdf::{AsdfFile, ByteOrder, Compression, Datatype, Element, Label, Node, Version, WriteOptions};
-use asdf_conformance::python::{big_integer, value_eq as py_value_eq};
+use asdf_conformance::python::{big_integer, flatten_json, json_at, json_value_eq, value_eq as py_value_eq};
 use serde_json::Value as J;
 
 fn workspace() -> PathBuf {
@@ -493,10 +493,38 @@ fn same_as_python(root: &Path, dump: &J, validate: bool) -> (usize, usize, usize
         let path = root.join(rel);
         let f = asdf::open_with(&path, asdf::OpenOptions::default().validate(validate))
             .unwrap_or_else(|e| panic!("{rel}: Python reads it, we fail: {e}"));
+        // And `to-json` (asdf::json, the CLI's) of the same file: the same values.
+        let mut text = Vec::new();
+        asdf::json::to_json(&f, &mut text).unwrap();
+        let json: J = serde_json::from_slice(&text).unwrap_or_else(|e| panic!("{rel}: to-json is not JSON: {e}"));
         for (p, want) in items.as_object().unwrap() {
             let ptr = our_pointer(&f, p).unwrap_or_else(|| panic!("{rel}: no node at Python's {p}"));
             if want.get("error").is_some() {
                 continue; // Python could not read this array either
+            }
+            let j = json_at(&json, &ptr).unwrap_or_else(|| panic!("{rel}{ptr}: not in to-json's output"));
+            if let Some(vals) = want.get("values") {
+                let ndim = want["shape"].as_array().map_or(0, Vec::len);
+                let mut got = Vec::new();
+                flatten_json(&j["data"], ndim, &mut got);
+                assert!(
+                    got.len() == vals.as_array().unwrap().len()
+                        && got
+                            .iter()
+                            .zip(vals.as_array().unwrap())
+                            .all(|(a, b)| json_value_eq(a, b)),
+                    "{rel}{ptr}: to-json's values differ from Python's: {j}"
+                );
+            } else if let Some(v) = want.get("scalar") {
+                let j = j.get("$value").unwrap_or(j);
+                let ok = match (j, v) {
+                    (J::Null, J::Null) => true,
+                    // A big integer keeps its digits; serde_json reads it as a float.
+                    (J::Number(a), J::String(t)) => a.to_string() == *t || a.as_f64() == t.parse().ok(),
+                    (J::Number(a), J::Number(b)) if a.is_f64() && b.is_u64() => a.as_f64() == b.as_f64(),
+                    _ => json_value_eq(j, v),
+                };
+                assert!(ok, "{rel}{ptr}: to-json {j}, Python {v}");
             }
             if let Some(vals) = want.get("values") {
                 let a = f
@@ -1123,6 +1151,97 @@ fn asdf_215_fits_files_both_ways() {
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("8 arrays equal, 0 differ"), "{text}");
     assert_eq!(n, 4);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The FITS differential suite: asdf 2.15's fits_embed writes random ASDF-in-FITS files over
+/// HDU lists astropy builds (`fits_random.py`: images of every type astropy writes, unsigned
+/// under BZERO, 1 to 4 odd dimensions, repeated names with EXTVER, binary tables, every kind of
+/// header card, the ASDF HDU in both forms); every array and scalar of each tree reads here as
+/// asdf 2.15 and astropy read it, through the library and `to-json`. `ASDF_FITS_FILES` files
+/// (150 by default) from seed `ASDF_FITS_SEED` (3).
+#[test]
+fn random_fits_files_read_as_astropy_reads_them() {
+    let py = asdf_testdata::asdf215_python();
+    let n: usize = std::env::var("ASDF_FITS_FILES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(150);
+    let seed = std::env::var("ASDF_FITS_SEED").unwrap_or_else(|_| "3".into());
+    let dir = tmpdir("fitsrandom");
+    let out = Command::new(&py)
+        .arg(workspace().join("tests/interop/fits_random.py"))
+        .arg(&dir)
+        .arg(n.to_string())
+        .arg(&seed)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let written: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert!(
+        written * 10 >= n * 9,
+        "asdf 2.15 wrote {written} of {n}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expected: J = serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
+    let (mut files, mut arrays, mut values, mut hdu_arrays) = (0, 0, 0usize, 0);
+    for (name, items) in expected.as_object().unwrap() {
+        let f = asdf::open(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let bad: Vec<String> = f
+            .warnings()
+            .iter()
+            .filter(|w| matches!(w, asdf::Warning::FitsMismatch { .. } | asdf::Warning::Invalid(_)))
+            .map(ToString::to_string)
+            .collect();
+        assert!(bad.is_empty(), "{name}: {bad:?}");
+        let mut text = Vec::new();
+        asdf::json::to_json(&f, &mut text).unwrap();
+        let json: J = serde_json::from_slice(&text).unwrap();
+        for (p, want) in items.as_object().unwrap() {
+            let j = json_at(&json, p).unwrap_or_else(|| panic!("{name}{p}: not in to-json's output"));
+            if let Some(v) = want.get("scalar") {
+                let got = f
+                    .get(p)
+                    .ok()
+                    .and_then(Node::as_scalar)
+                    .unwrap_or_else(|| panic!("{name}{p}"));
+                let e = match got.value {
+                    asdf::Value::Int(i) => Element::Int(i),
+                    asdf::Value::Float(x) => Element::Float(x),
+                    asdf::Value::Bool(b) => Element::Bool(b),
+                    _ => panic!("{name}{p}: {got:?}"),
+                };
+                assert!(
+                    py_value_eq(&e, v) && json_value_eq(j, v),
+                    "{name}{p}: {e:?} / {j}, Python {v}"
+                );
+                continue;
+            }
+            let a = f.array_values(p).unwrap_or_else(|e| panic!("{name}{p}: {e}"));
+            assert_eq!(a.shape, asdf_conformance::python::shape(&want["shape"]), "{name}{p}");
+            let vals = want["values"].as_array().unwrap();
+            assert_eq!(a.elements.len(), vals.len(), "{name}{p}");
+            for (i, (e, v)) in a.elements.iter().zip(vals).enumerate() {
+                assert!(py_value_eq(e, v), "{name}{p}[{i}]: {e:?}, astropy {v}");
+            }
+            let mut got = Vec::new();
+            flatten_json(&j["data"], a.shape.len(), &mut got);
+            assert!(
+                got.len() == vals.len() && got.iter().zip(vals).all(|(x, y)| json_value_eq(x, y)),
+                "{name}{p}: to-json's values differ from astropy's"
+            );
+            if p.starts_with("/hdu") {
+                hdu_arrays += 1;
+            }
+            arrays += 1;
+            values += vals.len();
+        }
+        files += 1;
+    }
+    println!(
+        "FITS differential with asdf 2.15 and astropy: {files} random files, {arrays} arrays ({hdu_arrays} in HDUs, {values} values), 0 differences"
+    );
+    assert!(files * 10 >= n * 9 && hdu_arrays > files);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

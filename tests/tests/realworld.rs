@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use asdf::{AsdfFile, Compression, Element, Label, Node, NodeKind, OpenOptions, Value, WriteOptions};
-use asdf_conformance::python::{big_integer, value_eq};
+use asdf_conformance::python::{big_integer, flatten_json, json_value_eq, value_eq};
 use serde_json::Value as J;
 use std::io::Write as _;
 
@@ -225,34 +225,6 @@ fn compare(f: &AsdfFile, node: &Node, ptr: &str, py: &J, diffs: &mut Vec<String>
     }
 }
 
-/// A value of `to-json` (ours) against the same value of Python's dump: NaN and infinities as
-/// `to-json` spells them, complex numbers as Python's text, numbers by value.
-fn json_scalar_eq(ours: &J, py: &J) -> bool {
-    match (ours, py) {
-        (J::String(s), J::String(t)) if matches!(t.as_str(), "nan" | "inf" | "-inf") => {
-            matches!((s.as_str(), t.as_str()), ("NaN", "nan") | ("Infinity", "inf") | ("-Infinity", "-inf"))
-        }
-        (J::String(s), J::Object(o)) if o.contains_key("complex") => {
-            asdf::complex::parse_lenient(s).is_some_and(|c| value_eq(&Element::Complex(c), py))
-        }
-        (J::Number(a), J::Number(b)) => {
-            a.as_f64() == b.as_f64() && (a.as_i64() == b.as_i64()) && (a.as_u64() == b.as_u64())
-        }
-        (J::Array(a), J::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| json_scalar_eq(x, y)),
-        (J::String(s), J::String(t)) => s == t || s.trim_end() == t.trim_end_matches('\0'),
-        (J::Bool(a), J::Bool(b)) => a == b,
-        _ => false,
-    }
-}
-
-/// `to-json`'s nested `data` (or `mask`) flattened over the array's `ndim` levels.
-fn flatten<'a>(j: &'a J, ndim: usize, out: &mut Vec<&'a J>) {
-    match j {
-        J::Array(items) if ndim > 0 => items.iter().for_each(|i| flatten(i, ndim - 1, out)),
-        other => out.push(other),
-    }
-}
-
 /// Compares `to-json`'s output (ours) with Python's dump of the same tree (`py`), node by
 /// node: tags, keys in order, scalars and array elements by value.
 fn compare_json(ours: &J, py: &J, ptr: &str, diffs: &mut Vec<String>) {
@@ -268,7 +240,12 @@ fn compare_json(ours: &J, py: &J, ptr: &str, diffs: &mut Vec<String>) {
     };
     let tag = tag.filter(|t| !t.starts_with("tag:yaml.org,2002:"));
     if let Some(a) = py.get("ndarray") {
-        let shape: Vec<u64> = a["shape"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+        let shape: Vec<u64> = a["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect();
         if let Some(e) = ours.get("$error") {
             return diffs.push(format!("{here}: to-json could not read the array: {e}"));
         }
@@ -280,13 +257,13 @@ fn compare_json(ours: &J, py: &J, ptr: &str, diffs: &mut Vec<String>) {
             return diffs.push(format!("{here}: to-json shape {our_shape:?}, Python {shape:?}"));
         }
         let (mut got, mut mask) = (Vec::new(), Vec::new());
-        flatten(&ours["data"], shape.len(), &mut got);
+        flatten_json(&ours["data"], shape.len(), &mut got);
         let want = a["values"].as_array().unwrap();
-        if got.len() != want.len() || !got.iter().zip(want).all(|(x, y)| json_scalar_eq(x, y)) {
+        if got.len() != want.len() || !got.iter().zip(want).all(|(x, y)| json_value_eq(x, y)) {
             return diffs.push(format!("{here}: to-json array values differ from Python's"));
         }
         if let Some(m) = a["mask"].as_array() {
-            flatten(ours.get("mask").unwrap_or(&J::Null), shape.len(), &mut mask);
+            flatten_json(ours.get("mask").unwrap_or(&J::Null), shape.len(), &mut mask);
             if mask.len() != m.len() || !mask.iter().zip(m).all(|(x, y)| x == &y) {
                 diffs.push(format!("{here}: to-json mask differs from Python's"));
             }
@@ -306,9 +283,11 @@ fn compare_json(ours: &J, py: &J, ptr: &str, diffs: &mut Vec<String>) {
             _ => false,
         }
     } else if let Some(v) = py.get("value") {
-        json_scalar_eq(value, v)
+        json_value_eq(value, v)
     } else if let Some(t) = py.get("timestamp") {
-        value.as_str().is_some_and(|s| python_timestamp(s) == t.as_str().unwrap())
+        value
+            .as_str()
+            .is_some_and(|s| python_timestamp(s) == t.as_str().unwrap())
     } else if py.get("binary").is_some() {
         value.is_string()
     } else if py.get("null").is_some() {

@@ -441,7 +441,10 @@ static EXTRA_SCHEMAS: std::sync::OnceLock<Option<std::sync::Arc<asdf::AsdfSchema
 
 /// The standard's schemas and those of `--schema-dir` and `--python-resources`; `None` when
 /// neither is given.
-fn extra_schemas(dirs: &[std::path::PathBuf], python: Option<&std::path::Path>) -> Result<Option<asdf::AsdfSchemas>, asdf::Error> {
+fn extra_schemas(
+    dirs: &[std::path::PathBuf],
+    python: Option<&std::path::Path>,
+) -> Result<Option<asdf::AsdfSchemas>, asdf::Error> {
     if dirs.is_empty() && python.is_none() {
         return Ok(None);
     }
@@ -459,7 +462,11 @@ fn extra_schemas(dirs: &[std::path::PathBuf], python: Option<&std::path::Path>) 
         report::warning(&format!(
             "{} declares the id {id}, which is already known: not used{}",
             file.display(),
-            if more > 0 { format!(" (nor {more} more schemas of ids already known)") } else { String::new() }
+            if more > 0 {
+                format!(" (nor {more} more schemas of ids already known)")
+            } else {
+                String::new()
+            }
         ));
     }
     if let Some(py) = python {
@@ -1256,25 +1263,20 @@ fn main() -> ExitCode {
             file,
             skip_block_validation,
             ..
-        } => validate(
-            file,
-            custom.as_deref(),
-            *skip_block_validation,
-        ),
+        } => validate(file, custom.as_deref(), *skip_block_validation),
         Command::Verify { file } => verify(file),
         Command::Defragment {
             file,
             output,
             compression,
         } => rewrite(file, output, compression.as_deref()),
-        Command::Explode { file, output } => asdf::open_path_or_url(file, read_options())
-            .and_then(|f| {
-                let files = f.write_exploded(output, &asdf::WriteOptions::default().validate(false))?;
-                for p in files {
-                    println!("wrote {}", p.display());
-                }
-                Ok(ExitCode::SUCCESS)
-            }),
+        Command::Explode { file, output } => asdf::open_path_or_url(file, read_options()).and_then(|f| {
+            let files = f.write_exploded(output, &asdf::WriteOptions::default().validate(false))?;
+            for p in files {
+                println!("wrote {}", p.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }),
         Command::Implode { file, output } => rewrite(file, output, None),
         Command::Convert {
             file,

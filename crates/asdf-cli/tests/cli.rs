@@ -577,7 +577,10 @@ fn validate_options() {
         // `to-json` shows the filled default as Python's default open does, before 1.6.0 only.
         let (code, text) = run(&["to-json", &old.display().to_string()]);
         assert_eq!(code, 0, "{text}");
-        assert!(!text.contains("direction"), "{standard}: no default without the schemas: {text}");
+        assert!(
+            !text.contains("direction"),
+            "{standard}: no default without the schemas: {text}"
+        );
         let (code, text) = run(&[
             "--schema-dir",
             &ext.display().to_string(),
@@ -586,7 +589,10 @@ fn validate_options() {
         ]);
         assert_eq!(code, 0, "{text}");
         assert_eq!(text.contains("\"direction\": \"zxz\""), want == 0, "{standard}: {text}");
-        assert!(!text.contains("is not recognized"), "{standard}: the tag is known now: {text}");
+        assert!(
+            !text.contains("is not recognized"),
+            "{standard}: the tag is known now: {text}"
+        );
     }
 
     // A folder schema claiming a known id (dkist ships a custom schema with the id of

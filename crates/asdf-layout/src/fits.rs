@@ -740,9 +740,17 @@ pub fn resolve_source<'a>(hdus: &'a [Hdu], source: &str) -> Result<&'a Hdu, Fits
             .and_then(|i| hdus.get(i))
             .ok_or(bad("no HDU has that index")),
         Some(name) => {
-            let mut found = hdus
-                .iter()
-                .filter(|h| h.ver == ver && h.name.as_deref().is_some_and(|n| n.eq_ignore_ascii_case(name.trim())));
+            // `PRIMARY` names the first HDU whatever its EXTNAME (astropy's rule; asdf 2.15
+            // wrote `fits:PRIMARY,1` for arrays in the primary HDU).
+            let primary = name.trim().eq_ignore_ascii_case("PRIMARY");
+            let mut found = hdus.iter().enumerate().filter_map(|(i, h)| {
+                (h.ver == ver
+                    && ((primary && i == 0)
+                        || h.name
+                            .as_deref()
+                            .is_some_and(|n| n.trim().eq_ignore_ascii_case(name.trim()))))
+                .then_some(h)
+            });
             let hdu = found.next().ok_or(bad("no HDU has that EXTNAME and EXTVER"))?;
             if found.next().is_some() {
                 return Err(bad("two HDUs have that EXTNAME and EXTVER"));
@@ -832,6 +840,10 @@ mod tests {
         assert_eq!(resolve_source(&hdus, "sci,1").unwrap().index, 1);
         assert_eq!(resolve_source(&hdus, "1").unwrap().index, 1);
         assert!(resolve_source(&hdus, "SCI,2").is_err());
+        // The first HDU is PRIMARY whatever its name (astropy's rule).
+        assert_eq!(resolve_source(&hdus, "PRIMARY,1").unwrap().index, 0);
+        assert_eq!(resolve_source(&hdus, "primary ,1").unwrap().index, 0);
+        assert!(resolve_source(&hdus, "PRIMARY,2").is_err());
         assert!(resolve_source(&hdus, "9").is_err());
         assert!(resolve_source(&hdus, "SCI,x").is_err());
     }
