@@ -94,7 +94,7 @@ impl Differ<'_> {
             }
             return;
         }
-        if crate::is_ndarray(na) && crate::is_ndarray(nb) {
+        if crate::info::is_ndarray(na) && crate::info::is_ndarray(nb) {
             // Compared by value: the tag's version and the storage may differ.
             return self.arrays(ptr);
         }
@@ -240,4 +240,53 @@ impl Differ<'_> {
             self.push(ptr, "masks differ".to_owned());
         }
     }
+}
+
+/// Show the differences between two files' trees, array values included; exit 1 if they
+/// differ.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The first file.
+    first: std::path::PathBuf,
+    /// The second file.
+    second: std::path::PathBuf,
+    /// Print only the pointers that differ.
+    #[arg(short, long)]
+    minimal: bool,
+    /// A JSON pointer to leave out (with everything under it); repeatable.
+    #[arg(short, long = "ignore", value_name = "POINTER")]
+    ignore: Vec<String>,
+}
+
+impl Args {
+    pub fn run(&self) -> Result<std::process::ExitCode, asdf::Error> {
+        run_diff(&self.first, &self.second, self.minimal, &self.ignore)
+    }
+}
+
+fn run_diff(
+    a: &std::path::Path,
+    b: &std::path::Path,
+    minimal: bool,
+    ignore: &[String],
+) -> Result<std::process::ExitCode, asdf::Error> {
+    let fa = asdf::open_path_or_url(a, crate::schemas::read_options())?;
+    let fb = asdf::open_path_or_url(b, crate::schemas::read_options())?;
+    let ignore: Vec<String> = ignore.iter().map(|i| i.trim_end_matches('/').to_owned()).collect();
+    let diffs = diff(&fa, &fb, &ignore);
+    for d in &diffs {
+        let p = if d.pointer.is_empty() { "/" } else { &d.pointer };
+        if minimal {
+            println!("{p}");
+        } else {
+            println!("{p}: {}", d.what);
+        }
+    }
+    if diffs.is_empty() {
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    if !minimal {
+        println!("{} difference(s)", diffs.len());
+    }
+    Ok(std::process::ExitCode::from(1))
 }

@@ -114,12 +114,12 @@ impl Walk<'_> {
         if ok {
             (hits.on_hit)(&Hit {
                 pointer: if ptr.is_empty() { "/".to_owned() } else { ptr.to_owned() },
-                type_: crate::type_name(n),
+                type_: crate::info::type_name(n),
                 value: n.as_scalar().map(|s| s.text.chars().take(60).collect()),
             });
             hits.count += 1;
         }
-        if crate::is_ndarray(n) {
+        if crate::info::is_ndarray(n) {
             return;
         }
         self.stack.push(addr);
@@ -140,4 +140,64 @@ impl Walk<'_> {
         }
         self.stack.pop();
     }
+}
+
+/// List the nodes whose key, type and value match (every option given must match).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The ASDF file.
+    pub file: std::path::PathBuf,
+    /// Regular expression on the key (or sequence index).
+    #[arg(long)]
+    key: Option<String>,
+    /// Regular expression on the type: tag (`core/ndarray-1.1.0`, full or short) or YAML
+    /// type (dict, list, str, int, float, bool, null, timestamp).
+    #[arg(long = "type")]
+    type_: Option<String>,
+    /// The value: same text, or same number.
+    #[arg(long)]
+    value: Option<String>,
+}
+
+impl Args {
+    pub fn run(&self) -> Result<std::process::ExitCode, asdf::Error> {
+        run_search(
+            &self.file,
+            self.key.as_deref(),
+            self.type_.as_deref(),
+            self.value.clone(),
+        )
+    }
+}
+
+fn run_search(
+    path: &std::path::Path,
+    key: Option<&str>,
+    type_: Option<&str>,
+    value: Option<String>,
+) -> Result<std::process::ExitCode, asdf::Error> {
+    let re = |s: Option<&str>, what: &str| -> Result<Option<regex::Regex>, String> {
+        s.map(|s| regex::Regex::new(s).map_err(|e| format!("--{what}: {e}")))
+            .transpose()
+    };
+    let q = match (re(key, "key"), re(type_, "type")) {
+        (Ok(key), Ok(type_)) => Query { key, type_, value },
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("error: {e}");
+            return Ok(std::process::ExitCode::from(2));
+        }
+    };
+    let file = asdf::open_path_or_url(path, crate::schemas::read_options())?;
+    let (hits, warning) = search(&file, &q, &mut |h| match &h.value {
+        Some(v) => println!("{} ({}): {}", h.pointer, h.type_, v.replace('\n', "\\n")),
+        None => println!("{} ({})", h.pointer, h.type_),
+    });
+    if let Some(w) = warning {
+        crate::report::warning(&w);
+    }
+    Ok(if hits == 0 {
+        std::process::ExitCode::from(1)
+    } else {
+        std::process::ExitCode::SUCCESS
+    })
 }

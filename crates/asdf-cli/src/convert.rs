@@ -1,0 +1,212 @@
+//! `convert`: any ASDF file (the pre-1.0 drafts and ASDF in FITS included) to another layout.
+
+use std::process::ExitCode;
+
+use crate::report;
+use crate::rewrite::{fits_extension, parse_label};
+use crate::schemas::read_options;
+use crate::to_yaml::refuse_input_as_output;
+
+/// Convert a file to another layout: any ASDF file, the pre-1.0 drafts (`#ASDF 0.1.0`,
+/// `%FINF 0.1.0`) included, to ASDF of the standard given (tags upgraded, arrays as
+/// blocks, the ASDF 0.1.0 draft's encoding chains decoded).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The input file.
+    pub file: std::path::PathBuf,
+    /// Output file.
+    #[arg(short, long)]
+    output: std::path::PathBuf,
+    /// Output format (default: from OUTPUT's extension, .fits/.fit/.fts meaning fits).
+    #[arg(long, value_name = "FORMAT")]
+    to: Option<Format>,
+    /// ASDF Standard version of the output.
+    #[arg(long, default_value = "1.6.0")]
+    standard: String,
+    /// Compression for every block: zlib, bzp2, lz4, zstd, lz4f, blsc, bls2 or none
+    /// (default: keep each block's; encoding chains become none).
+    #[arg(short = 'c', long, value_parser = parse_label)]
+    compression: Option<asdf::Label>,
+    /// FITS output: where the ASDF file goes.
+    #[arg(long, value_name = "FORM", default_value = "table")]
+    fits_form: FitsForm,
+    /// FITS output: write CHECKSUM and DATASUM cards in every HDU.
+    #[arg(long)]
+    fits_checksum: bool,
+    /// FITS output: write the FITS file the `fits/fits-*` node at this JSON pointer
+    /// describes (its HDUs only, no ASDF HDU).
+    #[arg(long, value_name = "POINTER")]
+    fits_node: Option<String>,
+    /// ASDF output from FITS: leave out the `_fits` node that keeps the FITS headers (and
+    /// tables no ndarray names) for a conversion back to FITS.
+    #[arg(long)]
+    no_fits_headers: bool,
+}
+
+/// What `convert` writes.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    /// ASDF of the standard given.
+    Asdf,
+    /// ASDF in FITS (Appendix A of the standard).
+    Fits,
+    /// The ASDF 0.1.0 draft.
+    #[value(name = "asdf-0.1.0")]
+    Asdf010,
+    /// FINF 0.1.0.
+    Finf,
+}
+
+/// Where the ASDF file goes in a FITS file.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum FitsForm {
+    /// The one-row BINTABLE named ASDF that JWST's files have.
+    Table,
+    /// Appendix A's IMAGE of bytes.
+    Image,
+}
+
+impl Args {
+    pub fn run(&self) -> Result<ExitCode, asdf::Error> {
+        convert(
+            &self.file,
+            &self.output,
+            self.to,
+            &self.standard,
+            self.compression,
+            &FitsArgs {
+                form: self.fits_form,
+                checksum: self.fits_checksum,
+                node: self.fits_node.as_deref(),
+                no_headers: self.no_fits_headers,
+            },
+        )
+    }
+}
+
+/// What `convert` writes beside the format: the FITS options.
+struct FitsArgs<'a> {
+    form: FitsForm,
+    checksum: bool,
+    node: Option<&'a str>,
+    no_headers: bool,
+}
+
+fn convert(
+    path: &std::path::Path,
+    out: &std::path::Path,
+    to: Option<Format>,
+    standard: &str,
+    compression: Option<asdf::Label>,
+    fits: &FitsArgs<'_>,
+) -> Result<ExitCode, asdf::Error> {
+    let format = to.unwrap_or(if fits_extension(out) {
+        Format::Fits
+    } else {
+        Format::Asdf
+    });
+    match format {
+        Format::Asdf | Format::Fits => {}
+        Format::Asdf010 | Format::Finf => {
+            // The drafts before 1.0.0 (for readers of them and round trips); blocks decoded.
+            let file = asdf::open_path_or_url(path, read_options())?;
+            refuse_input_as_output(&file, Some(out))?;
+            let dialect = if format == Format::Finf {
+                asdf::layout::Dialect::Finf
+            } else {
+                asdf::layout::Dialect::Asdf010
+            };
+            let mut result = Ok(0);
+            let written = asdf::write_atomically(out, |w| {
+                result = file.write_draft(w, dialect, &|_, _| None);
+                match &result {
+                    Ok(_) => Ok(()),
+                    Err(_) => Err(std::io::Error::other("the draft could not be written")),
+                }
+            });
+            // The draft's own error first (the temporary file is gone either way).
+            result?;
+            written?;
+            let name = if format == Format::Finf { "finf" } else { "asdf-0.1.0" };
+            println!("wrote {} (the {name} draft layout)", out.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    let Ok(version) = standard.parse::<asdf::Version>() else {
+        eprintln!("error: `{standard}` is not a version (such as 1.6.0)");
+        return Ok(ExitCode::from(2));
+    };
+    let c = compression.map_or(asdf::Compression::Keep, asdf::Compression::All);
+    let mut file = asdf::open_path_or_url(path, read_options())?;
+    refuse_input_as_output(&file, Some(out))?;
+    let from = file.standard_version();
+    let dialect = file.layout().file_header().dialect;
+    if dialect.is_legacy() {
+        for i in 0..file.layout().block_count() {
+            if let Err(e @ asdf::layout::Error::Checksum { .. }) = file.layout().verify_checksum(i) {
+                report::warning(&format!(
+                    "{e}: the drafts left the checksum's meaning \"TBD\"; the block is written with a checksum of its data as read"
+                ));
+            }
+        }
+    }
+    let changed = file.set_standard(version)?;
+    let report = file.validate()?;
+    if !report.violations.is_empty() {
+        return Err(asdf::Error::Invalid(report.violations));
+    }
+    let from_fits = file.fits_hdus().is_some();
+    let bar = std::sync::Arc::new(report::Bar::new(if format == Format::Fits {
+        "writing HDUs"
+    } else {
+        "writing blocks"
+    }));
+    let b = bar.clone();
+    let opts = asdf::WriteOptions::default()
+        .compression(c)
+        .progress(move |done, total| b.update(done, total));
+    let r = if format == Format::Fits {
+        let form = match fits.form {
+            FitsForm::Table => asdf::AsdfHdu::Table,
+            FitsForm::Image => asdf::AsdfHdu::Image,
+        };
+        let fo = asdf::FitsWriteOptions::default()
+            .asdf(opts)
+            .asdf_hdu(form)
+            .checksums(fits.checksum);
+        match fits.node {
+            Some(p) => file.write_fits_node(p, out, &fo),
+            None => file.write_fits(out, &fo),
+        }
+    } else {
+        if from_fits && !fits.no_headers {
+            file.keep_fits_headers()?;
+        }
+        file.write_to(out, &opts)
+    };
+    bar.finish();
+    r?;
+    if format == Format::Fits {
+        println!(
+            "wrote {} (FITS{}; ASDF Standard {version}, {changed} tags upgraded)",
+            out.display(),
+            if fits.node.is_some() {
+                " from the fits node"
+            } else {
+                " with the ASDF tree in the ASDF HDU"
+            }
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let layout = match dialect {
+        asdf::layout::Dialect::Asdf010 => "ASDF 0.1.0 draft".to_owned(),
+        asdf::layout::Dialect::Finf => "FINF 0.1.0 draft".to_owned(),
+        _ if file.fits_hdus().is_some() => format!("ASDF Standard {from} in FITS"),
+        _ => format!("ASDF Standard {from}"),
+    };
+    println!(
+        "wrote {} (from the {layout}; ASDF Standard {version}, {changed} tags upgraded)",
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

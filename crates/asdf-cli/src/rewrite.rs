@@ -1,0 +1,127 @@
+//! `defragment`, `explode` and `implode`: the file rewritten in another arrangement.
+
+use std::process::ExitCode;
+
+use crate::report;
+use crate::schemas::read_options;
+
+/// Rewrite the file compactly (blocks in tree order, no gaps); `-c none` removes compression.
+#[derive(clap::Args, Debug)]
+pub struct Defragment {
+    /// The ASDF file.
+    pub file: std::path::PathBuf,
+    /// Output file.
+    #[arg(short, long)]
+    output: std::path::PathBuf,
+    /// Compression for every block: zlib, bzp2, lz4, zstd, lz4f, blsc, bls2 or none
+    /// (default: keep each block's).
+    #[arg(short = 'c', long, value_parser = parse_label)]
+    compression: Option<asdf::Label>,
+}
+
+impl Defragment {
+    pub fn run(&self) -> Result<ExitCode, asdf::Error> {
+        rewrite(&self.file, &self.output, self.compression)
+    }
+}
+
+/// Write each array block as its own ASDF file beside OUTPUT (exploded form).
+#[derive(clap::Args, Debug)]
+pub struct Explode {
+    /// The ASDF file.
+    pub file: std::path::PathBuf,
+    /// Output file (its blocks go to OUTPUT-stem0000.asdf, ...).
+    #[arg(short, long)]
+    output: std::path::PathBuf,
+}
+
+impl Explode {
+    pub fn run(&self) -> Result<ExitCode, asdf::Error> {
+        let f = asdf::open_path_or_url(&self.file, read_options())?;
+        let files = f.write_exploded(&self.output, &asdf::WriteOptions::default().validate(false))?;
+        for p in files {
+            println!("wrote {}", p.display());
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// Bring the arrays of an exploded file back into one file.
+#[derive(clap::Args, Debug)]
+pub struct Implode {
+    /// The exploded ASDF file.
+    pub file: std::path::PathBuf,
+    /// Output file.
+    #[arg(short, long)]
+    output: std::path::PathBuf,
+}
+
+impl Implode {
+    pub fn run(&self) -> Result<ExitCode, asdf::Error> {
+        rewrite(&self.file, &self.output, None)
+    }
+}
+
+/// The codecs this build writes, as the codec registry knows them (plus `none`).
+/// The compression labels this build writes (`none` first).
+fn writable() -> Vec<asdf::Label> {
+    let mut known = asdf::compression::Registry::shared_default().labels();
+    known.sort_by_key(|l| l.name());
+    known.insert(0, asdf::Label::NONE);
+    known
+}
+
+/// The `-c` option's value: a label this build writes (a usage error, exit 2, otherwise).
+pub fn parse_label(name: &str) -> Result<asdf::Label, String> {
+    asdf::Label::from_name(name)
+        .filter(|l| writable().contains(l))
+        .ok_or_else(|| {
+            let names: Vec<String> = writable().iter().map(ToString::to_string).collect();
+            format!("unknown compression `{name}` ({})", names.join(", "))
+        })
+}
+
+/// Whether `out` names a FITS file by its extension (`.fits`, `.fit`, `.fts`).
+pub fn fits_extension(out: &std::path::Path) -> bool {
+    out.extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .is_some_and(|e| matches!(e.as_str(), "fits" | "fit" | "fts"))
+}
+
+fn rewrite(
+    path: &std::path::Path,
+    out: &std::path::Path,
+    compression: Option<asdf::Label>,
+) -> Result<ExitCode, asdf::Error> {
+    let mut file = asdf::open_path_or_url(path, read_options())?;
+    let c = compression.map_or(asdf::Compression::Keep, asdf::Compression::All);
+    let bar = std::sync::Arc::new(report::Bar::new("writing blocks"));
+    let b = bar.clone();
+    let opts = asdf::WriteOptions::default()
+        .validate(false)
+        .compression(c)
+        .progress(move |done, total| b.update(done, total));
+    // ASDF in FITS stays FITS over itself (the library keeps every HDU) or to a FITS name;
+    // to an ASDF name it keeps the FITS headers in `_fits`, as `convert` does.
+    let fits_form = file.fits_asdf_form();
+    let r = match fits_form {
+        Some(form) if fits_extension(out) => {
+            file.write_fits(out, &asdf::FitsWriteOptions::default().asdf(opts).asdf_hdu(form))
+        }
+        Some(_) if !file.is_own_path(out) => file.keep_fits_headers().and_then(|_| file.write_to(out, &opts)),
+        _ => file.write_to(out, &opts),
+    };
+    bar.finish();
+    r?;
+    println!(
+        "wrote {}{}",
+        out.display(),
+        if fits_form.is_some() && (fits_extension(out) || file.is_own_path(out)) {
+            " (FITS, every HDU kept)"
+        } else {
+            ""
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}

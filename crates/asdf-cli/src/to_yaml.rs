@@ -1,0 +1,110 @@
+//! `to-yaml`: the tree as pure YAML, every array inlined.
+
+use std::process::ExitCode;
+
+use asdf::{AsdfFile, Node};
+
+use crate::out;
+use crate::schemas::read_options;
+
+/// Write the tree as pure YAML (an ASDF file without blocks), every array inlined.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The ASDF file.
+    pub file: std::path::PathBuf,
+    /// Output file (default: standard output).
+    #[arg(short, long)]
+    output: Option<std::path::PathBuf>,
+}
+
+impl Args {
+    pub fn run(&self) -> Result<ExitCode, asdf::Error> {
+        to_yaml(&self.file, self.output.as_deref())
+    }
+}
+
+/// The most elements `to-yaml` inlines for one array (about 1 GiB of tree in memory).
+const MAX_INLINE_ELEMENTS: usize = 10_000_000;
+
+fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<ExitCode, asdf::Error> {
+    let file = asdf::open_path_or_url(path, read_options())?;
+    refuse_input_as_output(&file, out)?;
+    let mut doc = file.document().clone();
+    for p in file.array_pointers() {
+        // Inline YAML is built as a tree before it is written: arrays are inlined up to a
+        // size whose tree fits in memory comfortably (to-json streams any size).
+        if let Ok(v) = file.view(&p)
+            && v.count() > MAX_INLINE_ELEMENTS
+        {
+            return Err(asdf::Error::Array {
+                pointer: p.clone(),
+                source: asdf::NdArrayError::TooLarge { elements: v.count() },
+            });
+        }
+        let a = file.array_values(&p)?;
+        let node = asdf_yaml_pointer_get(&doc, &p);
+        let tag = node
+            .and_then(|n| n.tag.as_deref().map(str::to_owned))
+            .unwrap_or_default();
+        let mut inline = asdf::NdArray::inline(a.datatype, &a.shape, &a.elements).to_node(&tag);
+        // Its anchor stays, so that aliases of the array (a FITS HDU's `data` in `_fits`)
+        // still name it.
+        inline.anchor = node.and_then(|n| n.anchor.clone());
+        // The mask goes along: an array mask inlined as booleans, a scalar mask as it is.
+        let mask = node.and_then(|n| n.get("mask")).map(|m| doc.resolve(m).clone());
+        if let (Some(m), Some(map)) = (mask, inline.as_mapping_mut()) {
+            let m = match (&a.mask, m.as_scalar()) {
+                (Some(bits), None) => {
+                    let bools: Vec<asdf::Element> = bits.iter().map(|b| asdf::Element::Bool(*b)).collect();
+                    let dt = asdf::Datatype::Scalar(asdf::ScalarType::Bool8);
+                    asdf::NdArray::inline(dt, &a.shape, &bools).to_node(&tag)
+                }
+                _ => m,
+            };
+            map.insert("mask", m);
+        }
+        let _ = asdf::set_node(&mut doc, &p, inline);
+    }
+    doc.relink();
+    let text = asdf::emit_yaml(&doc)?;
+    let mut bytes = b"#ASDF 1.0.0\n".to_vec();
+    bytes.extend(format!("#ASDF_STANDARD {}\n", file.standard_version()).into_bytes());
+    bytes.extend(text);
+    emit(out, &bytes)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A conversion's output must not be one of the files read: the ASDF file would be replaced
+/// by its YAML or JSON text.
+pub fn refuse_input_as_output(file: &AsdfFile, out: Option<&std::path::Path>) -> Result<(), asdf::Error> {
+    if let Some(out) = out
+        && let Some(input) = file.input_files().into_iter().find(|i| asdf::same_file(out, i))
+    {
+        return Err(asdf::Error::OutputIsInput {
+            output: out.to_path_buf(),
+            input,
+        });
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to standard output, or atomically to `out` (a new file renamed into place
+/// only once complete: a full disk or a kill never leaves a partial file, and an output that
+/// is the input is replaced only after the input was read).
+pub fn emit(out: Option<&std::path::Path>, bytes: &[u8]) -> Result<(), asdf::Error> {
+    match out {
+        None => out::stdout_bytes(bytes).map_err(|source| asdf::Error::Io {
+            path: "<stdout>".into(),
+            source,
+        }),
+        Some(out) => {
+            asdf::write_atomically(out, |w| w.write_all(bytes))?;
+            eprintln!("wrote {}", out.display());
+            Ok(())
+        }
+    }
+}
+
+fn asdf_yaml_pointer_get<'a>(doc: &'a asdf::Document, p: &str) -> Option<&'a Node> {
+    asdf::get_node(doc, p)
+}

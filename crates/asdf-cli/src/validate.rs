@@ -1,0 +1,64 @@
+//! `validate`: the tree against its tags' schemas, the arrays against their blocks.
+
+use std::process::ExitCode;
+
+use crate::report;
+use crate::schemas::{EXTRA_SCHEMAS, read_options};
+use crate::verify::block_problems;
+
+/// Validate the tree against the schemas of its tags, and its arrays against their blocks;
+/// exit 1 listing every violation.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The ASDF file.
+    pub file: std::path::PathBuf,
+    /// Also validate the whole tree against this schema (YAML).
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<std::path::PathBuf>,
+    /// Check the tree only: do not read blocks, checksums or array data.
+    #[arg(long)]
+    skip_block_validation: bool,
+}
+
+impl Args {
+    /// `custom`: the id of `--schema` among the loaded schemas.
+    pub fn run(&self, custom: Option<&str>) -> Result<ExitCode, asdf::Error> {
+        validate(&self.file, custom, self.skip_block_validation)
+    }
+}
+
+fn validate(path: &std::path::Path, custom: Option<&str>, skip_blocks: bool) -> Result<ExitCode, asdf::Error> {
+    let file = asdf::open_path_or_url(path, read_options())?;
+    let report = match EXTRA_SCHEMAS.get().cloned().flatten() {
+        Some(schemas) => file.validate_with(&schemas, custom)?,
+        None => file.validate()?,
+    };
+    for w in file.warnings() {
+        report::warning(&w.to_string());
+    }
+    let problems = if skip_blocks {
+        Vec::new()
+    } else {
+        block_problems(&file, None).1
+    };
+    if report.is_valid() && problems.is_empty() {
+        println!("{}: valid", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let head = report::file_head(path, file.layout().tree_range().map_or(0, |r| r.end));
+    for v in &report.violations {
+        println!("{v}");
+        if let Some(s) = report::snippet(&head, v.span.line, v.span.column) {
+            println!("{s}");
+        }
+    }
+    for p in &problems {
+        println!("{p}");
+    }
+    println!(
+        "{}: {} violation(s)",
+        path.display(),
+        report.violations.len() + problems.len()
+    );
+    Ok(ExitCode::from(1))
+}
