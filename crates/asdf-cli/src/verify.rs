@@ -21,90 +21,22 @@ impl Args {
     }
 }
 
-/// Reads every block (decoding it and checking its checksum) and every array: the checksum
-/// lines, and the problems found.
+/// What [`AsdfFile::verify`] finds, as lines: the checksum status of each block that passed,
+/// and the problems.
 pub fn block_problems(file: &AsdfFile, bar: Option<&report::Bar>) -> (Vec<String>, Vec<String>) {
-    let r = file.layout();
-    let (mut lines, mut problems) = (Vec::new(), Vec::new());
-    let count = r.block_count();
-    // Blocks are checked on every core, each decoded in pieces and hashed on the way (MD5 is
-    // one core's work per block): memory stays bounded by a piece per core whatever the blocks
-    // hold or claim. Results are reported in block order.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let results: std::sync::Mutex<Vec<Option<Result<asdf::layout::ChecksumStatus, String>>>> =
-        std::sync::Mutex::new(vec![None; count]);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .min(count.max(1));
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                use std::sync::atomic::Ordering;
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= count {
-                        break;
-                    }
-                    let result = r.check_block(i).map_err(|e| {
-                        let m = e.to_string();
-                        if m.starts_with("block ") {
-                            m
-                        } else {
-                            format!("block {i}: {m}")
-                        }
-                    });
-                    if let Ok(mut all) = results.lock() {
-                        all[i] = Some(result);
-                    }
-                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    if let Some(b) = bar {
-                        b.update(n, count);
-                    }
-                }
-            });
-        }
-    });
-    let results = results.into_inner().unwrap_or_default();
-    for (i, result) in results.into_iter().enumerate() {
-        match result {
-            Some(Ok(s)) => lines.push(format!("block {i}: checksum {s:?}")),
-            Some(Err(m)) => problems.push(m),
-            None => problems.push(format!("block {i}: not checked")),
-        }
-    }
+    let report = match bar {
+        Some(b) => file.verify_with(&|done, total| b.update(done, total)),
+        None => file.verify(),
+    };
     if let Some(b) = bar {
         b.finish();
     }
-    for p in file.array_pointers() {
-        // Arrays with a block: their view is checked against the block (shape, strides,
-        // datatype, offset), no element is materialised. Inline arrays (their data is in the
-        // tree) and masks are decoded.
-        let checked = match file.view(&p) {
-            Ok(_) if !has_mask(file, &p) => Ok(()),
-            Err(asdf::Error::Array {
-                source: asdf::NdArrayError::MissingBlock,
-                ..
-            })
-            | Ok(_) => file.array_values(&p).map(|_| ()),
-            Err(e) => Err(e),
-        };
-        if let Err(e) = checked {
-            let m = e.to_string();
-            problems.push(if m.starts_with('/') { m } else { format!("{p}: {m}") });
-        }
-    }
-    // One problem (an unknown compression, say) can show up for the block and its array.
-    let mut seen = std::collections::HashSet::new();
-    problems.retain(|p| seen.insert(p.clone()));
-    (lines, problems)
-}
-
-/// Whether the ndarray at `p` has a `mask`.
-fn has_mask(file: &AsdfFile, p: &str) -> bool {
-    file.get(p)
-        .ok()
-        .is_some_and(|n| file.document().resolve(n).get("mask").is_some())
+    let lines = report
+        .blocks
+        .iter()
+        .filter_map(|(i, r)| r.as_ref().ok().map(|s| format!("block {i}: checksum {s:?}")))
+        .collect();
+    (lines, report.problems())
 }
 
 fn verify(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {

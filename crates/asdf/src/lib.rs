@@ -70,6 +70,8 @@ mod options;
 mod refs;
 pub use guard::same_file;
 mod update;
+mod verify;
+pub use verify::VerifyReport;
 mod write;
 #[doc(inline)]
 pub use asdf_core_types::ByteOrder;

@@ -393,3 +393,59 @@ fn block_read_into_vec_follows_the_data_not_the_claim() {
         buf.capacity()
     );
 }
+
+/// `verify`: every block decoded and checksummed, every array's view checked, each problem
+/// once and where it is; an honest file passes.
+#[test]
+fn verify_reports_every_block_and_array_problem() {
+    let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+    let data: Vec<f64> = (0..4_000).map(f64::from).collect();
+    for (p, label) in [
+        ("/a", asdf::Label::ZLIB),
+        ("/b", asdf::Label::NONE),
+        ("/c", asdf::Label::ZSTD),
+    ] {
+        f.put_array(
+            p,
+            asdf::NewArray::from_slice(&data, &[4_000]).unwrap().compression(label),
+        )
+        .unwrap();
+    }
+    let bytes = f.to_bytes(&WriteOptions::default()).unwrap();
+    let ok = asdf::open_bytes(bytes.clone(), OpenOptions::default()).unwrap();
+    let report = ok.verify();
+    assert!(report.is_ok(), "{:?}", report.problems());
+    assert_eq!(report.blocks.len(), 3);
+    assert!(report.blocks.iter().enumerate().all(|(i, (j, r))| i == *j && r.is_ok()));
+
+    // Block 1 (uncompressed) gets a wrong byte: its checksum fails, the others pass; and the
+    // third array's shape is made larger than its block holds.
+    let mut bad = bytes;
+    let magics: Vec<usize> = bad
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == b"\xd3BLK")
+        .map(|(i, _)| i)
+        .collect();
+    let header_size = usize::from(u16::from_be_bytes([bad[magics[1] + 4], bad[magics[1] + 5]]));
+    bad[magics[1] + 6 + header_size + 10] ^= 0xff;
+    let text = String::from_utf8_lossy(&bad).into_owned();
+    let n = text.rfind("shape: [4000]").unwrap();
+    bad[n..n + 13].copy_from_slice(b"shape: [9000]");
+    let f = asdf::open_bytes(bad, OpenOptions::default().validate(false)).unwrap();
+    let seen = std::sync::atomic::AtomicUsize::new(0);
+    let report = f.verify_with(&|done, total| {
+        assert!(done <= total && total == 3);
+        seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    });
+    assert_eq!(seen.into_inner(), 3);
+    assert!(!report.is_ok());
+    assert!(report.blocks[0].1.is_ok() && report.blocks[1].1.is_err() && report.blocks[2].1.is_ok());
+    let problems = report.problems();
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems[0].starts_with("block 1") && problems[0].contains("checksum"),
+        "{problems:?}"
+    );
+    assert!(problems[1].starts_with("/c"), "{problems:?}");
+}

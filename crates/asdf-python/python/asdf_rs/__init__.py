@@ -293,7 +293,9 @@ class File:
         return self._native.blocks()
 
     def verify(self):
-        """Checks every block's checksum; returns [(index, status)]."""
+        """Reads, decodes and checksums every block and checks every array's view (as the CLI's
+        verify, on every core, the GIL released); returns [(index, status)], or raises
+        AsdfError naming every problem."""
         return self._native.verify()
 
     def validate(self):
