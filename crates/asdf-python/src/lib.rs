@@ -113,8 +113,9 @@ fn layout_info(f: &AsdfFile, pointer: &str) -> Result<LayoutInfo, Error> {
     let shape = a.shape().to_vec();
     let masked = a.is_masked();
     match a.storage() {
+        // One resolution: the handle holds the view it checked against the block.
         asdf::Storage::Internal { block } => {
-            let v = f.view(pointer)?;
+            let v = a.view().ok_or_else(|| asdf::Error::NotFound(pointer.to_owned()))?;
             let b = f.block(block)?;
             let label = b.compression()?;
             let h = b.header()?;
@@ -155,7 +156,7 @@ fn layout_info(f: &AsdfFile, pointer: &str) -> Result<LayoutInfo, Error> {
                 asdf::Storage::External { uri } => Some(uri.to_string()),
                 _ => None,
             };
-            let v = f.view(pointer)?;
+            let v = a.view().ok_or_else(|| asdf::Error::NotFound(pointer.to_owned()))?;
             Ok(LayoutInfo {
                 shape,
                 masked,

@@ -1,7 +1,7 @@
 //! Typed handles: [`Array`] for an ndarray of the tree, [`Block`] for a block of the file.
 
 use crate::{AsdfFile, BlockRef, Error, Piece, array_error};
-use asdf_core_types::{ByteOrder, Datatype, Element, NdArray, NdArrayError, Scalar, Source};
+use asdf_core_types::{ByteOrder, Datatype, Element, NdArray, NdArrayError, Scalar, Source, View};
 use asdf_layout::{BlockHeader, ChecksumStatus, Label};
 use std::borrow::Cow;
 
@@ -23,6 +23,12 @@ pub enum Storage {
     },
     /// Added since the file was opened, not yet written.
     New,
+    /// In the data of HDU `hdu` (zero-based) of the FITS file the ASDF file is in
+    /// (`source: fits:NAME,VER`).
+    Fits {
+        /// The HDU's index.
+        hdu: usize,
+    },
 }
 
 /// An ndarray of the tree: what it is (shape, datatype, byte order, where it is stored and
@@ -42,7 +48,9 @@ pub struct Array<'f> {
     nd: NdArray,
     shape: Vec<usize>,
     datatype: Datatype,
-    at: Option<BlockRef>,
+    /// A block-backed array's view (checked against its block) and where its block is:
+    /// resolved once, when the handle is made; every read starts from here.
+    located: Option<(View, BlockRef)>,
     /// An inline array's elements, decoded once (to learn its shape) and kept.
     inline: Option<asdf_core_types::Decoded>,
 }
@@ -55,14 +63,18 @@ impl AsdfFile {
     /// [`Error::NotFound`]; [`Error::Array`] when the node is not a valid ndarray or its
     /// block does not hold it.
     pub fn array(&self, pointer: &str) -> Result<Array<'_>, Error> {
-        let nd = self.ndarray_at(pointer)?;
+        self.array_of(self.ndarray_at(pointer)?, pointer)
+    }
+
+    /// The handle of the ndarray `nd` found at `pointer`.
+    pub(crate) fn array_of(&self, nd: NdArray, pointer: &str) -> Result<Array<'_>, Error> {
         let err = array_error(pointer);
-        let (shape, datatype, at, inline) = if nd.source.is_none() {
+        let (shape, datatype, located, inline) = if nd.source.is_none() {
             let d = nd.decode(None).map_err(err)?;
             (d.shape.clone(), d.datatype.clone(), None, Some(d))
         } else {
             let (view, at) = self.view_of(&nd, pointer)?;
-            (view.shape, view.datatype, Some(at), None)
+            (view.shape.clone(), view.datatype.clone(), Some((view, at)), None)
         };
         Ok(Array {
             file: self,
@@ -70,7 +82,7 @@ impl AsdfFile {
             nd,
             shape,
             datatype,
-            at,
+            located,
             inline,
         })
     }
@@ -160,10 +172,11 @@ impl<'f> Array<'f> {
     /// Where the data is.
     #[must_use]
     pub fn storage(&self) -> Storage {
-        match (&self.nd.source, &self.at) {
+        match (&self.nd.source, self.located.as_ref().map(|(_, at)| at)) {
             (None, _) => Storage::Inline,
             (Some(Source::Uri(u)), _) => Storage::External { uri: u.clone() },
             (_, Some(BlockRef::File(i))) => Storage::Internal { block: *i },
+            (_, Some(BlockRef::Fits(i))) => Storage::Fits { hdu: *i },
             _ => Storage::New,
         }
     }
@@ -172,7 +185,7 @@ impl<'f> Array<'f> {
     /// arrays not in a block of this file.
     #[must_use]
     pub fn compression(&self) -> Option<Label> {
-        match &self.at {
+        match self.located.as_ref().map(|(_, at)| at) {
             Some(BlockRef::File(i)) => self.file.reader.block(*i).ok().map(|b| b.compression()),
             Some(BlockRef::Pending(k)) => self.file.pending.get(*k).map(|p| p.compression.unwrap_or(Label::NONE)),
             _ => None,
@@ -185,15 +198,49 @@ impl<'f> Array<'f> {
         self.nd.mask.is_some()
     }
 
+    /// How the elements lie in the array's block (datatype, byte order, shape, strides in
+    /// bytes, offset of the first element), checked against the block's length when the
+    /// handle was made; `None` for an inline array (its elements are in the tree).
+    #[must_use]
+    pub fn view(&self) -> Option<&View> {
+        self.located.as_ref().map(|(v, _)| v)
+    }
+
+    /// Hands `g` the elements in C order: the bytes of whole elements with their byte order,
+    /// or elements one by one (inline arrays, strided views, blocks not in this file).
+    pub(crate) fn pieces<T: Scalar>(&self, g: &mut dyn FnMut(Piece<'_, T>)) -> Result<(), Error> {
+        match &self.located {
+            None => {
+                for x in self.read::<T>()? {
+                    g(Piece::One(x));
+                }
+                Ok(())
+            }
+            Some((view, at)) => self.file.pieces_at(view, at, &self.pointer, g),
+        }
+    }
+
+    /// The elements one by one from the block (not for inline arrays: `MissingBlock`).
+    pub(crate) fn iter<T: Scalar>(&self) -> Result<asdf_core_types::Elements<'f, T>, Error> {
+        let err = array_error(&self.pointer);
+        let (view, at) = self.located.as_ref().ok_or_else(|| err(NdArrayError::MissingBlock))?;
+        self.file.iter_at(view.clone(), at.clone(), &self.pointer)
+    }
+
     /// The elements as `Vec<T>`, C order, native byte order (`T` must be the datatype:
     /// `f32` for float32).
     ///
     /// # Errors
     /// [`Error::Array`] with `TypeMismatch`; block and codec errors.
     pub fn read<T: Scalar>(&self) -> Result<Vec<T>, Error> {
-        match &self.inline {
-            Some(d) => crate::typed_elements(d, &self.pointer),
-            None => self.file.array_as(&self.pointer),
+        match (&self.inline, &self.located) {
+            (Some(d), _) => crate::typed_elements(d, &self.pointer),
+            (None, Some((view, at))) => {
+                let mut view = view.clone();
+                let data = self.file.view_data(&mut view, at.clone(), &self.pointer)?;
+                view.to_vec(&data).map_err(array_error(&self.pointer))
+            }
+            (None, None) => Err(array_error(&self.pointer)(NdArrayError::MissingBlock)),
         }
     }
 
@@ -212,7 +259,7 @@ impl<'f> Array<'f> {
         let size = std::mem::size_of::<T>();
         let mut at = 0usize;
         let mut overflow = false;
-        self.file.elements_in_pieces::<T>(&self.pointer, &mut |p| match p {
+        self.pieces::<T>(&mut |p| match p {
             Piece::Bytes(bytes, order) => {
                 let n = bytes.len() / size;
                 let Some(dst) = out.get_mut(at..at + n) else {
@@ -260,7 +307,13 @@ impl<'f> Array<'f> {
     /// # Errors
     /// [`Error::Array`] for an index out of range.
     pub fn element(&self, index: &[usize]) -> Result<Element, Error> {
-        self.file.element(&self.pointer, index)
+        match &self.located {
+            Some((view, at)) => self.file.element_at(view, at.clone(), &self.pointer, index),
+            None => match &self.inline {
+                Some(d) => AsdfFile::inline_element(d, &self.pointer, index),
+                None => Err(array_error(&self.pointer)(NdArrayError::MissingBlock)),
+            },
+        }
     }
 
     /// One element by index, as `T`.
@@ -304,8 +357,7 @@ impl<'f> Array<'f> {
         if self.nd.source.is_none() {
             return Ok(Box::new(self.read::<T>()?.into_iter()));
         }
-        let it = self.file.array_iter::<T>(&self.pointer)?;
-        Ok(Box::new(it))
+        Ok(Box::new(self.iter::<T>()?))
     }
 
     /// The elements in chunks of `n` (the last may be shorter), C order: an iterator that can
@@ -339,7 +391,7 @@ impl<'f> Array<'f> {
     /// # Errors
     /// As [`Array::read`].
     pub fn for_each_chunk<T: Scalar>(&self, f: impl FnMut(&[T])) -> Result<(), Error> {
-        self.file.array_chunks(&self.pointer, f)
+        crate::chunks_from_pieces(|g| self.pieces(g), f)
     }
 }
 

@@ -1110,7 +1110,7 @@ impl AsdfFile {
             }
             buf.clear();
         };
-        self.elements_in_pieces::<T>(pointer, &mut |piece| {
+        self.array(pointer)?.pieces::<T>(&mut |piece| {
             if failed.is_some() {
                 return;
             }

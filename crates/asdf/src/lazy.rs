@@ -114,8 +114,7 @@ impl LazyFile {
     /// # Errors
     /// As [`LazyFile::view`].
     pub fn element(&self, pointer: &str, index: &[usize]) -> Result<Element, Error> {
-        let a = self.ndarray(pointer)?;
-        self.file.element_of(&a, pointer, index)
+        self.file.array_of(self.ndarray(pointer)?, pointer)?.element(index)
     }
 
     /// As [`AsdfFile::array_as`].
@@ -123,8 +122,7 @@ impl LazyFile {
     /// # Errors
     /// As [`LazyFile::view`].
     pub fn array_as<T: Scalar>(&self, pointer: &str) -> Result<Vec<T>, Error> {
-        let a = self.ndarray(pointer)?;
-        self.file.array_as_of(&a, pointer)
+        self.file.array_of(self.ndarray(pointer)?, pointer)?.read()
     }
 
     /// Warnings met so far: those of the header and block index (the tree's come with

@@ -181,6 +181,53 @@ fn typed_elements<T: Scalar>(d: &Decoded, pointer: &str) -> Result<Vec<T>, Error
         .collect()
 }
 
+/// Elements handed over in pieces (see [`Array::for_each_chunk`]) as slices of up to
+/// [`CHUNK_ELEMENTS`], native byte order.
+fn chunks_from_pieces<T: Scalar>(
+    pieces: impl FnOnce(&mut dyn FnMut(Piece<'_, T>)) -> Result<(), Error>,
+    mut f: impl FnMut(&[T]),
+) -> Result<(), Error> {
+    let size = std::mem::size_of::<T>();
+    let mut buf: Vec<T> = Vec::with_capacity(CHUNK_ELEMENTS);
+    pieces(&mut |p| match p {
+        Piece::Bytes(mut bytes, order) => {
+            // Whole chunks straight from the bytes where they need no conversion (native
+            // order, aligned: a mapped block usually is), without a copy.
+            if buf.is_empty()
+                && let Some(all) = T::as_native(bytes, order)
+            {
+                let mut it = all.chunks_exact(CHUNK_ELEMENTS);
+                for c in &mut it {
+                    f(c);
+                }
+                let rest = it.remainder();
+                buf.extend_from_slice(rest);
+                bytes = &[];
+            }
+            while !bytes.is_empty() {
+                let n = (CHUNK_ELEMENTS - buf.len()).min(bytes.len() / size);
+                T::extend_from_bytes(&mut buf, &bytes[..n * size], order);
+                bytes = &bytes[n * size..];
+                if buf.len() == CHUNK_ELEMENTS {
+                    f(&buf);
+                    buf.clear();
+                }
+            }
+        }
+        Piece::One(x) => {
+            buf.push(x);
+            if buf.len() == CHUNK_ELEMENTS {
+                f(&buf);
+                buf.clear();
+            }
+        }
+    })?;
+    if !buf.is_empty() {
+        f(&buf);
+    }
+    Ok(())
+}
+
 /// Where an array's data lives.
 #[derive(Debug, Clone)]
 enum BlockRef {
@@ -842,25 +889,25 @@ impl AsdfFile {
     /// # Errors
     /// [`Error::Array`] for an index out of range; as [`AsdfFile::array`].
     pub fn element(&self, pointer: &str, index: &[usize]) -> Result<Element, Error> {
-        let a = self.ndarray_at(pointer)?;
-        self.element_of(&a, pointer, index)
+        self.array(pointer)?.element(index)
     }
 
-    fn element_of(&self, a: &NdArray, pointer: &str, index: &[usize]) -> Result<Element, Error> {
+    /// One element of an inline array's decoded elements.
+    fn inline_element(d: &Decoded, pointer: &str, index: &[usize]) -> Result<Element, Error> {
         let err = array_error(pointer);
-        if a.source.is_none() {
-            let d = a.decode(None).map_err(err)?;
-            if index.len() != d.shape.len() || index.iter().zip(&d.shape).any(|(i, n)| i >= n) {
-                return Err(err(NdArrayError::Invalid("index")));
-            }
-            let flat = index.iter().zip(&d.shape).fold(0usize, |acc, (i, n)| acc * n + i);
-            return d
-                .elements
-                .get(flat)
-                .cloned()
-                .ok_or_else(|| err(NdArrayError::Invalid("index")));
+        if index.len() != d.shape.len() || index.iter().zip(&d.shape).any(|(i, n)| i >= n) {
+            return Err(err(NdArrayError::Invalid("index")));
         }
-        let (view, at) = self.view_of(a, pointer)?;
+        let flat = index.iter().zip(&d.shape).fold(0usize, |acc, (i, n)| acc * n + i);
+        d.elements
+            .get(flat)
+            .cloned()
+            .ok_or_else(|| err(NdArrayError::Invalid("index")))
+    }
+
+    /// One element of the block-backed array `view` at `at` describes.
+    fn element_at(&self, view: &View, at: BlockRef, pointer: &str, index: &[usize]) -> Result<Element, Error> {
+        let err = array_error(pointer);
         let off = view.element_offset(index).map_err(err)?;
         let size = view.datatype.size() as u64;
         let bytes = match at {
@@ -888,18 +935,7 @@ impl AsdfFile {
     /// # Errors
     /// [`Error::Array`] with `TypeMismatch`; as [`AsdfFile::array`].
     pub fn array_as<T: Scalar>(&self, pointer: &str) -> Result<Vec<T>, Error> {
-        let a = self.ndarray_at(pointer)?;
-        self.array_as_of(&a, pointer)
-    }
-
-    fn array_as_of<T: Scalar>(&self, a: &NdArray, pointer: &str) -> Result<Vec<T>, Error> {
-        let err = array_error(pointer);
-        if a.source.is_none() {
-            return typed_elements(&a.decode(None).map_err(err)?, pointer);
-        }
-        let (mut view, at) = self.view_of(a, pointer)?;
-        let data = self.view_data(&mut view, at, pointer)?;
-        view.to_vec(&data).map_err(err)
+        self.array(pointer)?.read()
     }
 
     /// The ndarray at `pointer` as an `ndarray::ArrayD<T>` (feature `ndarray`; the datatype
@@ -952,8 +988,16 @@ impl AsdfFile {
     /// # Errors
     /// As [`AsdfFile::array_as`]; [`Error::Array`] (`MissingBlock`) for inline arrays.
     pub fn array_iter<T: Scalar>(&self, pointer: &str) -> Result<asdf_core_types::Elements<'_, T>, Error> {
-        let a = self.ndarray_at(pointer)?;
-        let (mut view, at) = self.view_of(&a, pointer)?;
+        self.array(pointer)?.iter()
+    }
+
+    /// The elements of the block-backed array `view` at `at` describes, one by one.
+    fn iter_at<T: Scalar>(
+        &self,
+        mut view: View,
+        at: BlockRef,
+        pointer: &str,
+    ) -> Result<asdf_core_types::Elements<'_, T>, Error> {
         let data = self.view_data(&mut view, at, pointer)?;
         view.iter(data).map_err(array_error(pointer))
     }
@@ -975,7 +1019,7 @@ impl AsdfFile {
     /// As [`AsdfFile::array_as`]; a decoding error may come after `f` saw some elements.
     pub fn array_for_each<T: Scalar>(&self, pointer: &str, mut f: impl FnMut(T)) -> Result<(), Error> {
         let size = std::mem::size_of::<T>();
-        self.elements_in_pieces::<T>(pointer, &mut |p| match p {
+        self.array(pointer)?.pieces::<T>(&mut |p| match p {
             Piece::Bytes(bytes, order) => {
                 for c in bytes.chunks_exact(size) {
                     f(T::read(c, order));
@@ -1004,52 +1048,20 @@ impl AsdfFile {
     ///
     /// # Errors
     /// As [`AsdfFile::array_for_each`].
-    pub fn array_chunks<T: Scalar>(&self, pointer: &str, mut f: impl FnMut(&[T])) -> Result<(), Error> {
-        let size = std::mem::size_of::<T>();
-        let mut buf: Vec<T> = Vec::with_capacity(CHUNK_ELEMENTS);
-        self.elements_in_pieces::<T>(pointer, &mut |p| match p {
-            Piece::Bytes(mut bytes, order) => {
-                // Whole chunks straight from the bytes where they need no conversion (native
-                // order, aligned: a mapped block usually is), without a copy.
-                if buf.is_empty()
-                    && let Some(all) = T::as_native(bytes, order)
-                {
-                    let mut it = all.chunks_exact(CHUNK_ELEMENTS);
-                    for c in &mut it {
-                        f(c);
-                    }
-                    let rest = it.remainder();
-                    buf.extend_from_slice(rest);
-                    bytes = &[];
-                }
-                while !bytes.is_empty() {
-                    let n = (CHUNK_ELEMENTS - buf.len()).min(bytes.len() / size);
-                    T::extend_from_bytes(&mut buf, &bytes[..n * size], order);
-                    bytes = &bytes[n * size..];
-                    if buf.len() == CHUNK_ELEMENTS {
-                        f(&buf);
-                        buf.clear();
-                    }
-                }
-            }
-            Piece::One(x) => {
-                buf.push(x);
-                if buf.len() == CHUNK_ELEMENTS {
-                    f(&buf);
-                    buf.clear();
-                }
-            }
-        })?;
-        if !buf.is_empty() {
-            f(&buf);
-        }
-        Ok(())
+    pub fn array_chunks<T: Scalar>(&self, pointer: &str, f: impl FnMut(&[T])) -> Result<(), Error> {
+        self.array(pointer)?.for_each_chunk(f)
     }
 
-    /// Hands `g` the elements of the ndarray at `pointer` in C order: the bytes of whole
-    /// elements with their byte order, or (inline arrays, strided views, blocks not in this
-    /// file) elements one by one; bounded memory as [`AsdfFile::array_for_each`] says.
-    fn elements_in_pieces<T: Scalar>(&self, pointer: &str, g: &mut dyn FnMut(Piece<'_, T>)) -> Result<(), Error> {
+    /// Hands `g` the elements of the block-backed array `view` at `at` describes, in C order:
+    /// the bytes of whole elements with their byte order, or (strided views, blocks not in
+    /// this file) elements one by one; bounded memory as [`AsdfFile::array_for_each`] says.
+    fn pieces_at<T: Scalar>(
+        &self,
+        view: &View,
+        at: &BlockRef,
+        pointer: &str,
+        g: &mut dyn FnMut(Piece<'_, T>),
+    ) -> Result<(), Error> {
         let err = array_error(pointer);
         let size = std::mem::size_of::<T>();
         let mut one_by_one = |xs: &mut dyn Iterator<Item = T>| {
@@ -1057,14 +1069,8 @@ impl AsdfFile {
                 g(Piece::One(x));
             }
         };
-        let a = self.ndarray_at(pointer)?;
-        if a.source.is_none() {
-            one_by_one(&mut self.array_as::<T>(pointer)?.into_iter());
-            return Ok(());
-        }
-        let (view, at) = self.view_of(&a, pointer)?;
-        let BlockRef::File(block) = at else {
-            one_by_one(&mut self.array_iter::<T>(pointer)?);
+        let BlockRef::File(block) = *at else {
+            one_by_one(&mut self.iter_at::<T>(view.clone(), at.clone(), pointer)?);
             return Ok(());
         };
         if view.datatype != Datatype::Scalar(T::TYPE) {
@@ -1074,7 +1080,7 @@ impl AsdfFile {
             }));
         }
         if !view.is_c_contiguous() {
-            one_by_one(&mut self.array_iter::<T>(pointer)?);
+            one_by_one(&mut self.iter_at::<T>(view.clone(), at.clone(), pointer)?);
             return Ok(());
         }
         let range = view.byte_range();
