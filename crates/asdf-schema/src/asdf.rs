@@ -1021,15 +1021,6 @@ pub(crate) fn embedded_compiled() -> &'static [u8] {
     embedded::COMPILED
 }
 
-/// Shares one [`AsdfSchemas`] (compiling the embedded schemas takes a few milliseconds).
-pub fn shared() -> Result<Arc<AsdfSchemas>, &'static SchemaError> {
-    static SHARED: std::sync::OnceLock<Result<Arc<AsdfSchemas>, SchemaError>> = std::sync::OnceLock::new();
-    match SHARED.get_or_init(|| AsdfSchemas::embedded().map(Arc::new)) {
-        Ok(s) => Ok(s.clone()),
-        Err(e) => Err(e),
-    }
-}
-
 /// The top-level defaults of the ecosystem's tags most often met in files of standards before
 /// 1.6.0 whose schemas are not the standard's: what Python asdf 6.0's default open fills with
 /// those packages installed (asdf-astropy's `table` schemas 1.0.0 to 1.3.0 give `qtable:
