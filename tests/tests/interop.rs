@@ -1169,20 +1169,7 @@ fn random_fits_files_read_as_astropy_reads_them() {
         .unwrap_or(150);
     let seed = std::env::var("ASDF_FITS_SEED").unwrap_or_else(|_| "3".into());
     let dir = tmpdir("fitsrandom");
-    let out = Command::new(&py)
-        .arg(workspace().join("tests/interop/fits_random.py"))
-        .arg(&dir)
-        .arg(n.to_string())
-        .arg(&seed)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let written: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-    assert!(
-        written * 10 >= n * 9,
-        "asdf 2.15 wrote {written} of {n}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    generate(&py, "fits_random.py", &dir, n, &seed);
     let expected: J = serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
     let (mut files, mut arrays, mut values, mut hdu_arrays) = (0, 0, 0usize, 0);
     for (name, items) in expected.as_object().unwrap() {
@@ -1443,6 +1430,29 @@ fn fits_files_written_as_drafts_carry_their_arrays() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Runs a generator of random files (`tests/interop/SCRIPT OUT N SEED`, printing how many it
+/// wrote) and checks that it wrote at least 90% of them.
+fn generate(py: &Path, script: &str, out: &Path, n: usize, seed: &str) {
+    let run = Command::new(py)
+        .arg(workspace().join("tests/interop").join(script))
+        .arg(out)
+        .arg(n.to_string())
+        .arg(seed)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let written: usize = String::from_utf8_lossy(&run.stdout).trim().parse().unwrap();
+    assert!(
+        written * 10 >= n * 9,
+        "{script} wrote {written} of {n}: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
+
 /// The differential suite: Python asdf 6.0 writes random valid files (`random_files.py`: every
 /// dtype in both byte orders, records, strings, views with strides and offsets, inline arrays,
 /// every compression label, streamed, padded and updated files, standards 1.0.0 to 1.6.0); we
@@ -1462,20 +1472,7 @@ fn random_python_files_read_as_python_reads_them() {
     for (b, start) in (0..n).step_by(2000).enumerate() {
         let batch = dir.join(format!("b{b}"));
         let count = (n - start).min(2000);
-        let out = Command::new(&py)
-            .arg(workspace().join("tests/interop/random_files.py"))
-            .arg(&batch)
-            .arg(count.to_string())
-            .arg(format!("{seed}{b:04}"))
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let written: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-        assert!(
-            written * 10 >= count * 9,
-            "Python wrote {written} of {count}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        generate(&py, "random_files.py", &batch, count, &format!("{seed}{b:04}"));
         let out = Command::new(&py)
             .arg(workspace().join("tests/interop/dump_conformance.py"))
             .arg(&batch)
