@@ -352,7 +352,7 @@ fn filled_defaults_are_written_only_when_set() {
 fn streamed_arrays_stay_streamed() {
     asdf_testdata::needs_conformance!();
     let src = asdf_testdata::conformance_dir().join("python-asdf-samples/c_stream.asdf");
-    let dir = std::env::temp_dir().join(format!("asdf-rs-stream-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("asdf-rs-stay-streamed-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let f = asdf::open(&src).unwrap();
     let before = f.array_values("/stream").unwrap();
