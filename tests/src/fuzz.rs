@@ -164,7 +164,7 @@ pub fn codecs(data: &[u8]) {
     let [pick, a, b, c, d, rest @ ..] = data else { return };
     let label = LABELS[usize::from(*pick) % LABELS.len()];
     let expected = (u32::from_le_bytes([*a, *b, *c, *d]) % (1 << 22)) as usize;
-    // The codecs files are opened with: today's and seed 001's encoding chains.
+    // The codecs files are opened with: today's and the ASDF 0.1.0 draft's encoding chains.
     let registry = asdf::legacy::read_registry();
     let Some(codec) = registry.get(label) else { return };
     let mut whole = vec![0u8; expected];

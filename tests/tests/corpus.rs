@@ -38,7 +38,7 @@ const BAD_CHECKSUMS: &[&str] = &[
 ];
 
 /// Blocks whose compression label is not one this build decodes (at the layout level, which
-/// has no YAML parser for seed 001's encoding chains: the `asdf` crate decodes those).
+/// has no YAML parser for the ASDF 0.1.0 draft's encoding chains: the `asdf` crate decodes those).
 fn undecodable(rel: &str, label: asdf_layout::Label) -> bool {
     (rel == "asdf-pytests-data/mutated/compressed_unknown_label.asdf" && &label.0 == b"xxxx")
         || (rel.starts_with("legacy/") && label == asdf_layout::Label::ENCODING_CHAIN)

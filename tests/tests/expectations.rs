@@ -32,7 +32,7 @@ const FACADE_OVERRIDES: &[(&str, &str, &str)] = &[
     (
         "inline/ff_file_format_0.1.0.asdf",
         "ok",
-        "Python asdf refuses file format 0.1.0; this library reads the pre-1.0 drafts (seed 001)",
+        "Python asdf refuses file format 0.1.0; this library reads the pre-1.0 drafts (the ASDF 0.1.0 draft)",
     ),
 ];
 

@@ -1023,7 +1023,7 @@ fn yaml_text_as_pyyaml_writes_it() {
 
 /// The pre-1.0 drafts upgraded (`asdf-cli convert`'s path: open, `set_standard(1.6.0)`,
 /// write): every historic reference file of the standard (`#ASDF 0.1.0`, four block header
-/// layouts, seed 001 encoding chains) read by Python asdf 6.0 with validation and checksums
+/// layouts, encoding chains of the ASDF 0.1.0 draft) read by Python asdf 6.0 with validation and checksums
 /// on, with the array values this library reads from the original.
 #[test]
 fn upgraded_legacy_files_python_reads() {

@@ -331,7 +331,7 @@ fn write_stripped(
     Ok(())
 }
 
-/// FINF 0.1.0's schemas (seed 003's era) into `schemas/legacy/`, as `import_schemas` does for
+/// FINF 0.1.0's schemas (FINF 0.1.0's era) into `schemas/legacy/`, as `import_schemas` does for
 /// today's: the FINF reader validates FINF trees against them.
 fn import_legacy_schemas(args: &[String]) -> Result<()> {
     let src = std::path::PathBuf::from(

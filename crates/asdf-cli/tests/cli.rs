@@ -878,7 +878,7 @@ fn validate_with_the_resources_python_packages_register() {
     assert_eq!(code, 1, "{text}");
 }
 
-/// `convert` upgrades a pre-1.0 draft (seed 001's encoded block, a zlib encoding chain) to ASDF
+/// `convert` upgrades a pre-1.0 draft (the ASDF 0.1.0 draft's encoded block, a zlib encoding chain) to ASDF
 /// 1.6.0: the result verifies, validates and holds the same values; FITS output and unknown
 /// formats are usage errors.
 #[test]

@@ -3,7 +3,7 @@
 
 /// The 4 bytes that start every block.
 pub const BLOCK_MAGIC: [u8; 4] = [0xd3, b'B', b'L', b'K'];
-/// The block magic of FINF 0.1.0 (seed 003): `89 42 4c 4b`.
+/// The block magic of FINF 0.1.0: `89 42 4c 4b`.
 pub const FINF_BLOCK_MAGIC: [u8; 4] = [0x89, b'B', b'L', b'K'];
 
 /// Which layout a file's header line announces.
@@ -13,10 +13,10 @@ pub enum Dialect {
     /// `#ASDF 1.x`: ASDF Standard 1.0.0 and later.
     #[default]
     Asdf,
-    /// `#ASDF 0.1.0`: the drafts of 2014-2015 (seed 001 and its neighbours), whose block
+    /// `#ASDF 0.1.0`: the drafts of 2014-2015 (the ASDF 0.1.0 draft and its neighbours), whose block
     /// headers came in four layouts ([`BlockLayout`]).
     Asdf010,
-    /// `%FINF 0.1.0`: the draft ASDF was called before 2014 (seed 003).
+    /// `%FINF 0.1.0`: the draft ASDF was called before 2014 (FINF 0.1.0).
     Finf,
 }
 
@@ -48,13 +48,13 @@ pub enum BlockLayout {
     /// `#ASDF 0.1.0` of 2014-10 to 2015-01-20: flags u32, allocated, used, checksum u64,
     /// encoding char[16] (44 bytes).
     Encoding44,
-    /// `#ASDF 0.1.0` of 2015-01 (seed 001): flags u32 (STREAMED, ENCODED), allocated, used,
+    /// `#ASDF 0.1.0` of 2015-01 (the ASDF 0.1.0 draft): flags u32 (STREAMED, ENCODED), allocated, used,
     /// memory_size, checksum u64 (36 bytes).
     Sized36,
     /// `#ASDF 0.1.0` of 2015-03-09: flags u32, compression [u8; 4], allocated, used,
     /// data_size, checksum u64 (40 bytes).
     Label40,
-    /// FINF 0.1.0 (seed 003, magic `89 42 4c 4b`): allocated, used, checksum u64, encoding
+    /// FINF 0.1.0 (magic `89 42 4c 4b`): allocated, used, checksum u64, encoding
     /// char[16] (40 bytes; no flags).
     Finf,
 }

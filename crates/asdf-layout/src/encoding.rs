@@ -1,4 +1,4 @@
-//! Encoding chains of the ASDF 0.1.0 draft (seed 001): a block with the ENCODED flag starts
+//! Encoding chains of the ASDF 0.1.0 draft: a block with the ENCODED flag starts
 //! with a YAML list of encodings (`--- [[tile, {shape: [32, 32]}], zlib]\n...\n`) applied in
 //! order to encode and in reverse to decode, followed by the encoded bytes.
 //!

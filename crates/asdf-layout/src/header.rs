@@ -97,7 +97,7 @@ fn parse_version(text: &[u8], offset: u64) -> Result<Version> {
 /// Parses the header line and the comment lines.
 ///
 /// Accepts file format 1.x (1.y with y > 0 adds [`Warning::NewerFileFormat`]), the drafts
-/// before it (`#ASDF 0.1.0`, seed 001, and `%FINF 0.1.0`, seed 003: [`Dialect`]); rejects any
+/// before it (`#ASDF 0.1.0`, the ASDF 0.1.0 draft, and `%FINF 0.1.0`: [`Dialect`]); rejects any
 /// other version, a missing `#ASDF` magic, and non-comment lines before the tree.
 ///
 /// # Errors

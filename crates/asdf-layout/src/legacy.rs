@@ -3,7 +3,7 @@
 //!
 //! Every file of the standard's history from 2014-10 to 2015-08 says `#ASDF 0.1.0`, but its
 //! block headers came in four layouts ([`BlockLayout`]); `header_size` tells them apart:
-//! 44 ([`BlockLayout::Encoding44`]), 36 ([`BlockLayout::Sized36`], seed 001), 40
+//! 44 ([`BlockLayout::Encoding44`]), 36 ([`BlockLayout::Sized36`], the ASDF 0.1.0 draft), 40
 //! ([`BlockLayout::Label40`]) and 48 ([`BlockLayout::Standard`], the layout that became
 //! 1.0.0). A header may be larger than its fields ("for example to align the block content"),
 //! so any other size is read as whichever layouts fit in it and pass the field checks (flags
@@ -14,7 +14,7 @@
 //! check there is an error too.
 //!
 //! FINF blocks (magic `89 42 4c 4b`) have no flags: allocated, used and checksum (u64) and a
-//! 16-byte encoding. Seed 003 says `header_size` "should be at least 29", which no field
+//! 16-byte encoding. FINF 0.1.0 says `header_size` "should be at least 29", which no field
 //! boundary matches (the fields take 40 bytes); this reader needs the 24 bytes of the three
 //! sizes and reads as much of the encoding name as the header holds (choice written down in
 //! docs/ARCHITECTURE.md).
@@ -314,7 +314,7 @@ pub struct LegacyBlock<'a> {
 }
 
 /// Writes a file of a draft before 1.0.0: the header line (`#ASDF 0.1.0` or `%FINF 0.1.0`),
-/// `tree` (YAML from `%YAML` through `...`, or empty for none), then each block: seed 001's
+/// `tree` (YAML from `%YAML` through `...`, or empty for none), then each block: the ASDF 0.1.0 draft's
 /// 36-byte header (ENCODED, with the chain's YAML first, when a chain is given) or FINF's
 /// 40-byte header. Returns the bytes written.
 ///
@@ -416,7 +416,7 @@ mod tests {
             assert_eq!((h.layout, h.used_size, h.allocated_size), (layout, 8, 8), "{layout:?}");
             assert_eq!(header_bytes(&h), b);
         }
-        // Seed 001's ENCODED flag: memory_size differs from used_size.
+        // The ASDF 0.1.0 draft's ENCODED flag: memory_size differs from used_size.
         let b = header(BlockLayout::Sized36, 36, FLAG_ENCODED, (10, 10, 1024));
         let h = parse_block_header(&b, 0, 1000, Dialect::Asdf010).unwrap();
         assert!(h.is_encoded());

@@ -263,7 +263,7 @@ pub fn legacy_files() -> Vec<(String, &'static [u8])> {
 }
 
 impl AsdfSchemas {
-    /// The schemas of FINF 0.1.0 (seed 003's era; `schemas/legacy/`), each tag mapped to the
+    /// The schemas of FINF 0.1.0 (FINF 0.1.0's era; `schemas/legacy/`), each tag mapped to the
     /// schema that declares it (FINF had no manifests): for validating a FINF tree as written,
     /// before it is mapped onto today's tags.
     ///

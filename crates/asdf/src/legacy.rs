@@ -21,7 +21,7 @@ use asdf_layout::encoding::{Chain, ChainCodec, ChainError, Encoding};
 use asdf_layout::{Label, ReadAt, Reader};
 use asdf_yaml::{Document, Node, NodeKind, Step};
 
-/// The codecs a file is opened with: the default ones and seed 001's encoding chain
+/// The codecs a file is opened with: the default ones and the ASDF 0.1.0 draft's encoding chains
 /// ([`asdf_layout::encoding::ChainCodec`] parsing chains with [`parse_chain`]).
 #[must_use]
 pub fn read_registry() -> Arc<Registry> {
@@ -43,7 +43,7 @@ fn usize_list(n: Option<&Node>) -> Option<Vec<usize>> {
         .collect()
 }
 
-/// Parses an encoding chain's YAML (seed 001): a list whose entries are a name, a
+/// Parses an encoding chain's YAML (the ASDF 0.1.0 draft): a list whose entries are a name, a
 /// `[name, {arguments}]` pair, or a one-entry mapping `{name: {arguments}}`.
 ///
 /// # Errors
@@ -292,7 +292,7 @@ fn downgrade_tag(tag: &str, dialect: asdf_layout::Dialect) -> Option<String> {
 
 impl crate::AsdfFile {
     /// Writes this file as a draft before 1.0.0 (`dialect`: [`asdf_layout::Dialect::Asdf010`],
-    /// seed 001's layout, or [`asdf_layout::Dialect::Finf`]): the standard's tags become the
+    /// the ASDF 0.1.0 draft's layout, or [`asdf_layout::Dialect::Finf`]): the standard's tags become the
     /// draft's (`tag:stsci.edu:asdf/0.1.0/X`, FINF's `tag:stsci.edu:finf/0.1.0/X` with
     /// `core/finf` at the root and `dtype` for `datatype`), and each block is written decoded,
     /// or encoded with the chain `chain(block index, the array stored in it)` returns (ASDF

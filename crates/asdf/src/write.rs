@@ -595,7 +595,7 @@ impl AsdfFile {
             match src {
                 BlockSrc::Existing(i) => {
                     let b = self.reader.block(*i)?;
-                    // A seed 001 encoding chain is not a block compression of today's: its
+                    // An encoding chain of the ASDF 0.1.0 draft is not a block compression of today's: its
                     // blocks are decoded and written as the options say (none by default).
                     // A pre-1.0 draft's block is always decoded and written afresh: its
                     // checksum's meaning was "TBD" in every draft (those of 2015-03-17 match

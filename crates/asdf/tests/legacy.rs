@@ -60,7 +60,7 @@ fn layout_name(f: &asdf::AsdfFile) -> String {
         Err(_) => "no block".to_owned(),
         Ok(b) => match b.header.layout {
             BlockLayout::Encoding44 => "44-byte header (encoding field)",
-            BlockLayout::Sized36 => "36-byte header (seed 001)",
+            BlockLayout::Sized36 => "36-byte header (the ASDF 0.1.0 draft)",
             BlockLayout::Label40 => "40-byte header (compression label)",
             BlockLayout::Standard => "48-byte header (1.0.0 layout)",
             _ => "other",
@@ -142,7 +142,7 @@ fn be64(v: u64) -> [u8; 8] {
     v.to_be_bytes()
 }
 
-/// A seed 001 block header (36 bytes of fields) for `body`.
+/// A block header of the ASDF 0.1.0 draft (36 bytes of fields) for `body`.
 fn sized36(flags: u32, body: &[u8], memory_size: u64) -> Vec<u8> {
     let mut v = vec![0xd3, b'B', b'L', b'K'];
     v.extend_from_slice(&36u16.to_be_bytes());
@@ -206,7 +206,7 @@ fn f64s(f: &asdf::AsdfFile, p: &str) -> Vec<f64> {
 
 #[test]
 fn finf_files_built_from_the_seed() {
-    // Seed 003: `%FINF 0.1.0`, a YAML 1.1 tree, blocks with magic 89 42 4c 4b and header
+    // FINF 0.1.0: `%FINF 0.1.0`, a YAML 1.1 tree, blocks with magic 89 42 4c 4b and header
     // allocated/used/checksum (u64) + encoding char[16]; ndarray `dtype`, big-endian default.
     let tree = "%YAML 1.1\n%TAG ! tag:stsci.edu:finf/0.1.0/\n--- !core/finf\n\
                 image: !core/ndarray\n  source: 0\n  dtype: float64\n  shape: [2, 3]\n\
@@ -269,7 +269,7 @@ fn finf_files_built_from_the_seed() {
     assert!(e.contains("encoding `gzip`"), "{e}");
 }
 
-/// Seed 001 files with encoding chains: tile+zlib, quantize+zlib (odd bit widths, several
+/// Files of the ASDF 0.1.0 draft with encoding chains: tile+zlib, quantize+zlib (odd bit widths, several
 /// chunks), tile+quantize+zlib on big-endian float64 with edge tiles, and an unknown encoding.
 #[test]
 fn encoded_files_built_from_seed_001() {
@@ -508,7 +508,7 @@ mod round_trip {
     }
 }
 
-/// `AsdfFile::write_draft`: a file of today written as seed 001's layout (a tile + quantize +
+/// `AsdfFile::write_draft`: a file of today written as the ASDF 0.1.0 draft's layout (a tile + quantize +
 /// zlib chain on the float image, tile + zlib on the counts) and as FINF, read back.
 #[test]
 fn files_of_today_written_as_drafts() {

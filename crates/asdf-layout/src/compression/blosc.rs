@@ -1073,7 +1073,7 @@ pub enum Blosc2Filter {
     BitShuffle,
 }
 
-/// The `bls2` codec. Writes a Blosc2 contiguous frame (seed 002; the layout asdf-cxx, the one
+/// The `bls2` codec. Writes a Blosc2 contiguous frame (the Blosc2 frame format; the layout asdf-cxx, the one
 /// released `bls2` writer, writes) of chunks of `chunksize` bytes, a chunk of zeros stored as
 /// a special value in the index, no 2 GiB limit; or, with `frame: false`, one Blosc2 chunk
 /// (as the asdf-compression plugin writes, under 2 GiB). Reads both, told apart by the

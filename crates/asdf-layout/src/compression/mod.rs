@@ -184,7 +184,7 @@ impl Label {
     pub const BLSC: Label = Label(*b"blsc");
     /// `bls2` (blosc2 chunk or frame).
     pub const BLS2: Label = Label(*b"bls2");
-    /// Not a label in any file: what an ASDF 0.1.0 block with the ENCODED flag (seed 001)
+    /// Not a label in any file: what an ASDF 0.1.0 block with the ENCODED flag (the ASDF 0.1.0 draft)
     /// reports, its data starting with a YAML encoding chain ([`crate::encoding`]). Its first
     /// byte is not ASCII, so no written label can be mistaken for it.
     pub const ENCODING_CHAIN: Label = Label([0xd3, b'e', b'n', b'c']);
