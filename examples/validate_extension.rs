@@ -28,7 +28,7 @@ pub fn violations(tree: &str) -> Result<Vec<String>, asdf::Error> {
     schemas.add_manifest(MANIFEST.as_bytes())?;
     let mut file = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST)?;
     file.set_tree_yaml(tree.as_bytes())?;
-    let report = file.validate_with(&schemas, None)?;
+    let report = file.validate(Some(&schemas), None)?;
     Ok(report.violations.iter().map(ToString::to_string).collect())
 }
 

@@ -231,10 +231,10 @@ fn ndarrays(n: &asdf::Node, at: &str, out: &mut Vec<String>) {
 pub fn open_arrays(data: &[u8]) {
     for validate in [true, false] {
         let opts = asdf::OpenOptions::default().validate(validate);
-        let Ok(f) = asdf::open_bytes(data.to_vec(), opts) else {
+        let Ok(f) = asdf::Open::bytes(data.to_vec()).options(opts).open() else {
             continue;
         };
-        let _ = f.validate();
+        let _ = f.validate(None, None);
         read_arrays(&f);
         let _ = f.to_bytes(&asdf::WriteOptions::default().validate(false));
     }
@@ -248,26 +248,31 @@ pub fn update(data: &[u8]) {
     let _ = std::fs::create_dir_all(&dir);
     let path = dir.join("f.asdf");
     let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).expect("new file");
-    f.tree_mut()
+    f.get_mut("")
+        .expect("the root")
         .as_mapping_mut()
         .expect("root mapping")
         .insert("note", asdf::Node::str(text));
     let bytes: Vec<u8> = (0..64u8).collect();
     let dt = asdf::Datatype::Scalar(asdf::ScalarType::UInt8);
-    f.add_array("/a", dt, &[64], asdf::ByteOrder::Little, bytes.clone())
-        .expect("add array");
+    f.put_array(
+        "/a",
+        asdf::NewArray::from_bytes(dt, &[64], asdf::ByteOrder::Little, bytes.clone()),
+    )
+    .expect("add array");
     let opts = asdf::WriteOptions::default().pad_blocks(true).durable(false);
     f.write_to(&path, &opts).expect("write");
     let mut g = asdf::open(&path).expect("reads back what it wrote");
     let edited: String = text.chars().rev().collect();
-    g.tree_mut()
+    g.get_mut("")
+        .expect("the root")
         .as_mapping_mut()
         .expect("root mapping")
         .insert("note", asdf::Node::str(edited.clone()));
     g.update(&opts).expect("update");
     let h = asdf::open(&path).expect("reads back the update");
     assert_eq!(h.get("/note").expect("note").as_str(), Some(edited.as_str()));
-    assert_eq!(h.array_as::<u8>("/a").expect("array"), bytes);
+    assert_eq!(h.array("/a").and_then(|a| a.read::<u8>()).expect("array"), bytes);
 }
 
 /// ASDF in FITS: the input as a FITS file (a primary header is put in front when it has
@@ -304,7 +309,10 @@ pub fn fits(data: &[u8]) {
             let _ = h.sign_flips();
         }
     }
-    let Ok(f) = asdf::open_bytes(bytes, asdf::OpenOptions::default().validate(false)) else {
+    let Ok(f) = asdf::Open::bytes(bytes)
+        .options(asdf::OpenOptions::default().validate(false))
+        .open()
+    else {
         return;
     };
     read_arrays(&f);
@@ -315,17 +323,18 @@ pub fn fits(data: &[u8]) {
 /// only when small), streamed reads.
 fn read_arrays(f: &asdf::AsdfFile) {
     let mut arrays = Vec::new();
-    ndarrays(f.tree(), "", &mut arrays);
+    let Ok(root) = f.tree() else { return };
+    ndarrays(root, "", &mut arrays);
     for p in &arrays {
-        if let Ok(v) = f.view(p) {
+        if let Ok(v) = f.array(p).and_then(|a| a.view().cloned()) {
             if v.count() <= 1 << 16 {
-                let _ = f.array_values(p);
-                let _ = f.array_as::<f64>(p);
+                let _ = f.array(p).and_then(|a| a.values());
+                let _ = f.array(p).and_then(|a| a.read::<f64>());
             }
-            let _ = f.element(p, &vec![0; v.shape.len()]);
+            let _ = f.array(p).and_then(|a| a.element(&vec![0; v.shape.len()]));
         }
-        let _ = f.array_for_each::<f64>(p, |_| {});
-        let _ = f.array_chunks::<u8>(p, |_| {});
+        let _ = f.array(p).and_then(|a| a.for_each_chunk::<f64>(|_| {}));
+        let _ = f.array(p).and_then(|a| a.for_each_chunk::<u8>(|_| {}));
     }
 }
 
@@ -341,7 +350,10 @@ pub fn drafts(data: &[u8]) {
     };
     let mut bytes = head.to_vec();
     bytes.extend_from_slice(rest);
-    let Ok(f) = asdf::open_bytes(bytes, asdf::OpenOptions::default().validate(false)) else {
+    let Ok(f) = asdf::Open::bytes(bytes)
+        .options(asdf::OpenOptions::default().validate(false))
+        .open()
+    else {
         return;
     };
     read_arrays(&f);
@@ -352,7 +364,9 @@ pub fn drafts(data: &[u8]) {
     }
     let mut out = Vec::new();
     if f.write_draft(&mut out, dialect, &|_, _| None).is_ok() {
-        let _ = asdf::open_bytes(out, asdf::OpenOptions::default().validate(false));
+        let _ = asdf::Open::bytes(out)
+            .options(asdf::OpenOptions::default().validate(false))
+            .open();
     }
 }
 
@@ -409,7 +423,10 @@ pub fn remote(data: &[u8]) {
         calls: std::sync::atomic::AtomicUsize::new(0),
         pos: 0,
     };
-    if let Ok(f) = asdf::open_reader(src, asdf::OpenOptions::default().validate(false)) {
+    if let Ok(f) = asdf::Open::reader(src)
+        .options(asdf::OpenOptions::default().validate(false))
+        .open()
+    {
         read_arrays(&f);
     }
     let src = Scripted {

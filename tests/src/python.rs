@@ -103,7 +103,8 @@ pub fn big_integer(f: &asdf::AsdfFile, ptr: &str) -> String {
     let node = f.get(ptr).unwrap();
     let neg = node.get("sign").and_then(Node::as_str) == Some("-");
     let words: Vec<u32> = f
-        .array_values(&format!("{ptr}/words"))
+        .array(&format!("{ptr}/words"))
+        .and_then(|a| a.values())
         .unwrap()
         .elements
         .iter()

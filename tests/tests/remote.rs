@@ -37,7 +37,7 @@ fn a_remote_file_reads_as_the_local_one_with_few_requests() {
     let port = line.split_whitespace().nth(1).unwrap().to_string();
     let url = format!("http://127.0.0.1:{port}/r.asdf");
     let result = std::panic::catch_unwind(|| {
-        let remote = asdf::open_url(&url, asdf::OpenOptions::default(), &asdf::RemoteOptions::default()).unwrap();
+        let remote = asdf::Open::url(&url).open().unwrap();
         let stats = remote.remote_stats().unwrap();
         assert!(stats.requests() <= 3, "open took {} requests", stats.requests());
         assert_eq!(remote.array("/big").unwrap().get::<f64>(&[299_999]).unwrap(), 299_999.0);
@@ -48,15 +48,10 @@ fn a_remote_file_reads_as_the_local_one_with_few_requests() {
         assert!(stats.requests() <= before + 1);
         // Errors name the URL.
         let missing = format!("http://127.0.0.1:{port}/missing.asdf");
-        let e = asdf::open_url(&missing, asdf::OpenOptions::default(), &asdf::RemoteOptions::default()).unwrap_err();
+        let e = asdf::Open::url(&missing).open().unwrap_err();
         assert!(e.to_string().contains("missing.asdf"), "{e}");
         assert_eq!(e.kind(), asdf::ErrorKind::Io);
-        let e = asdf::open_url(
-            "ftp://x/y",
-            asdf::OpenOptions::default(),
-            &asdf::RemoteOptions::default(),
-        )
-        .unwrap_err();
+        let e = asdf::Open::url("ftp://x/y").open().unwrap_err();
         assert_eq!(e.kind(), asdf::ErrorKind::Usage);
     });
     let _ = server.kill();

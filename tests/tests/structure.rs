@@ -1,5 +1,6 @@
 //! The code's shape: the crates are layered (a lower crate never depends on a higher one) and
-//! no two modules of a crate depend on each other, directly or around a loop.
+//! no two modules of a crate depend on each other, directly or around a loop (the crate root,
+//! `lib.rs` or `main.rs`, included).
 #![allow(clippy::unwrap_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -47,8 +48,57 @@ fn without_tests(text: &str) -> &str {
     }
 }
 
-/// The top-level modules of a crate's `src` and the sibling modules each one names (through
-/// `crate::m`, `super::m` or `use crate::{m, ...}`).
+/// The crate root's file (`lib.rs`, else `main.rs`) under `src`.
+fn root_file(src: &Path) -> Option<PathBuf> {
+    ["lib.rs", "main.rs"].iter().map(|f| src.join(f)).find(|p| p.exists())
+}
+
+/// Code only: comment lines dropped (doc links such as `[`crate::emit`]` are not
+/// dependencies), and the crate's tests.
+fn code_of(text: &str) -> String {
+    without_tests(text)
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The name of the crate root's node in the module graph.
+const ROOT: &str = "crate root";
+
+/// What the crate root gives its modules: each item re-exported from a module (`pub use
+/// m::{A, B as C}`) by the module it comes from, and each item it defines itself by [`ROOT`].
+fn root_items(root_code: &str, modules: &BTreeSet<String>) -> BTreeMap<String, String> {
+    let mut items = BTreeMap::new();
+    let use_re = regex::Regex::new(r"(?s)\buse\s+(?:crate::)?([a-z_][a-z0-9_]*)::(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*(?:\s+as\s+[A-Za-z_][A-Za-z0-9_]*)?)\s*;").unwrap();
+    for c in use_re.captures_iter(root_code) {
+        if !modules.contains(&c[1]) {
+            continue;
+        }
+        for item in c[2].trim_matches(['{', '}']).split(',') {
+            let item = item.trim();
+            let name = item.rsplit(" as ").next().unwrap_or(item).trim();
+            if !name.is_empty() {
+                items.insert(name.to_owned(), c[1].to_owned());
+            }
+        }
+    }
+    let def_re = regex::Regex::new(
+        r"(?m)^\s*(?:pub(?:\([a-z]+\))?\s+)?(?:fn|struct|enum|const|static|type|trait)\s+([A-Za-z_][A-Za-z0-9_]*)",
+    )
+    .unwrap();
+    for c in def_re.captures_iter(root_code) {
+        items.entry(c[1].to_owned()).or_insert_with(|| ROOT.to_owned());
+    }
+    items
+}
+
+/// The top-level modules of a crate's `src`, and its crate root (`lib.rs` or `main.rs`), with
+/// what each one names: a sibling module (through `crate::m`, `super::m` or `use crate::{m,
+/// ...}`), or an item of the crate root (`crate::Item`), which counts as the module the root
+/// re-exports it from, or as the root when the root defines it. The root's own edges are the
+/// modules its code calls into and the re-exported items it uses (its `mod` and `use` lines
+/// are declarations, not dependencies).
 fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut files: Vec<(String, PathBuf, bool)> = Vec::new();
     for e in std::fs::read_dir(src).unwrap() {
@@ -67,26 +117,29 @@ fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     }
     let names: BTreeSet<String> = files.iter().map(|(m, _, _)| m.clone()).collect();
     let mut graph: BTreeMap<String, BTreeSet<String>> = names.iter().map(|n| (n.clone(), BTreeSet::new())).collect();
-    let path_re = regex::Regex::new(r"\b(crate|super)::([a-z_][a-z0-9_]*)").unwrap();
+    let root_code = root_file(src).map(|p| code_of(&std::fs::read_to_string(p).unwrap()));
+    let items = root_code.as_deref().map(|c| root_items(c, &names)).unwrap_or_default();
+    let path_re = regex::Regex::new(r"\b(crate|super)::([A-Za-z_][A-Za-z0-9_]*)").unwrap();
     let group_re = regex::Regex::new(r"\b(crate|super)::\{([^}]*)\}").unwrap();
+    // A name after `crate::`: a module, or an item of the crate root.
+    let target = |n: &str| -> Option<String> {
+        if names.contains(n) {
+            Some(n.to_owned())
+        } else {
+            items.get(n).cloned()
+        }
+    };
     for (module, file, nested) in &files {
-        let text = std::fs::read_to_string(file).unwrap();
-        // Code only: doc links (`[`crate::emit`]`) are not dependencies.
-        let code: String = without_tests(&text)
-            .lines()
-            .filter(|l| !l.trim_start().starts_with("//"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let text = code.as_str();
+        let text = code_of(&std::fs::read_to_string(file).unwrap());
         let mut named: Vec<String> = Vec::new();
-        for c in path_re.captures_iter(text) {
+        for c in path_re.captures_iter(&text) {
             // In a file of a folder module, `super::` is that module itself.
             if *nested && &c[1] == "super" {
                 continue;
             }
             named.push(c[2].to_owned());
         }
-        for c in group_re.captures_iter(text) {
+        for c in group_re.captures_iter(&text) {
             if *nested && &c[1] == "super" {
                 continue;
             }
@@ -95,10 +148,46 @@ fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
             }
         }
         for n in named {
-            if n != *module && names.contains(&n) {
-                graph.get_mut(module).unwrap().insert(n);
+            if let Some(t) = target(&n)
+                && t != *module
+            {
+                graph.get_mut(module).unwrap().insert(t);
             }
         }
+    }
+    if let Some(code) = root_code {
+        let mut edges = BTreeSet::new();
+        let ident = regex::Regex::new(r"\b([A-Za-z_][A-Za-z0-9_]*)\b").unwrap();
+        let mut in_use = false;
+        for line in code.lines() {
+            let t = line.trim_start();
+            // `mod`, `use` and `pub use` (to their `;`) declare; the rest is code.
+            if t.starts_with("mod ") || t.starts_with("pub mod ") || t.starts_with("pub(crate) mod ") {
+                continue;
+            }
+            if t.starts_with("use ") || t.starts_with("pub use ") || t.starts_with("pub(crate) use ") {
+                in_use = !t.trim_end().ends_with(';');
+                continue;
+            }
+            if in_use {
+                in_use = !t.trim_end().ends_with(';');
+                continue;
+            }
+            for c in ident.captures_iter(line) {
+                let n = &c[1];
+                let module_path = line[c.get(0).unwrap().end()..].starts_with("::");
+                match items.get(n) {
+                    Some(m) if m != ROOT => {
+                        edges.insert(m.clone());
+                    }
+                    _ if module_path && names.contains(n) => {
+                        edges.insert(n.to_owned());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        graph.insert(ROOT.to_owned(), edges);
     }
     graph
 }
@@ -151,6 +240,37 @@ fn no_module_cycles() {
     }
     assert!(cycles.is_empty(), "module cycles:\n{}", cycles.join("\n"));
     assert!(checked > 40, "only {checked} modules found");
+}
+
+#[test]
+fn the_crate_root_is_in_the_graph() {
+    // A module that names an item the root re-exports depends on the module the item comes
+    // from; the root depends on what its code uses, not on what it declares.
+    let dir = std::env::temp_dir().join(format!("asdf-rs-structure-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("lib.rs"),
+        "mod a;\nmod b;\npub use a::Thing;\npub use b::{Other, f as g};\npub fn top() -> Thing { a::make() }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("a.rs"),
+        "use crate::{Other, top};\npub struct Thing;\npub fn make() -> Thing { Thing }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("b.rs"), "pub struct Other;\npub fn f() {}\n").unwrap();
+    let g = module_graph(&dir);
+    assert_eq!(g["a"], ["b".to_owned(), ROOT.to_owned()].into());
+    assert_eq!(g[ROOT], ["a".to_owned()].into());
+    // `a` names `top`, defined by the root, whose code calls into `a`: a loop.
+    assert!(find_cycle(&g).is_some());
+    std::fs::write(
+        dir.join("a.rs"),
+        "use crate::Other;\npub struct Thing;\npub fn make() -> Thing { Thing }\n",
+    )
+    .unwrap();
+    assert_eq!(find_cycle(&module_graph(&dir)), None);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -115,12 +115,9 @@ pub fn child(args: &[String]) -> Result<()> {
             let data: Vec<u8> = (0..n).flat_map(|i| (i as f64 * 0.5).to_le_bytes()).collect();
             let t = Instant::now();
             let mut f = AsdfFile::new(Version::STANDARD_LATEST)?;
-            f.add_array(
+            f.put_array(
                 "/data",
-                Datatype::Scalar(ScalarType::Float64),
-                &[n],
-                ByteOrder::Little,
-                data,
+                asdf::NewArray::from_bytes(Datatype::Scalar(ScalarType::Float64), &[n], ByteOrder::Little, data),
             )?;
             let mode = arg(0);
             let options = WriteOptions::default()
@@ -138,19 +135,21 @@ pub fn child(args: &[String]) -> Result<()> {
             } else {
                 OpenOptions::default()
             };
-            let f = asdf::open_with(arg(1), opts)?;
+            let f = asdf::Open::path(arg(1)).options(opts).open()?;
             // Summed as numpy sums (several partial sums the compiler can vectorise).
             let mut lanes = [0.0f64; 8];
-            f.array_chunks::<f64>("/data", |c| {
-                let mut it = c.chunks_exact(8);
-                for x in &mut it {
-                    for (l, v) in lanes.iter_mut().zip(x) {
+            f.array("/data").and_then(|a| {
+                a.for_each_chunk::<f64>(|c| {
+                    let mut it = c.chunks_exact(8);
+                    for x in &mut it {
+                        for (l, v) in lanes.iter_mut().zip(x) {
+                            *l += v;
+                        }
+                    }
+                    for (l, v) in lanes.iter_mut().zip(it.remainder()) {
                         *l += v;
                     }
-                }
-                for (l, v) in lanes.iter_mut().zip(it.remainder()) {
-                    *l += v;
-                }
+                })
             })?;
             report(t.elapsed().as_secs_f64(), lanes.iter().sum());
         }
@@ -160,9 +159,9 @@ pub fn child(args: &[String]) -> Result<()> {
             let opts = OpenOptions::default()
                 .validate(arg(0) != "element-novalidate")
                 .memmap(arg(0) != "element-default");
-            let f = asdf::open_with(arg(1), opts.clone())?;
-            let n = f.view("/data")?.shape[0];
-            let e = f.element("/data", &[n / 2 + 7])?;
+            let f = asdf::Open::path(arg(1)).options(opts.clone()).open()?;
+            let n = f.array("/data").and_then(|a| a.view().cloned())?.shape[0];
+            let e = f.array("/data").and_then(|a| a.element(&[n / 2 + 7]))?;
             let v = match e {
                 asdf::Element::Float(x) => x,
                 other => bail!("unexpected element {other:?}"),
@@ -172,10 +171,10 @@ pub fn child(args: &[String]) -> Result<()> {
                 // The same again, now that code and data are warm: what a cold open adds.
                 eprintln!("page faults while timed: {}", minor_faults() - before);
                 let again = Instant::now();
-                let f = asdf::open_with(arg(1), opts)?;
+                let f = asdf::Open::path(arg(1)).options(opts).open()?;
                 let opened = again.elapsed();
-                let n = f.view("/data")?.shape[0];
-                f.element("/data", &[n / 2 + 7])?;
+                let n = f.array("/data").and_then(|a| a.view().cloned())?.shape[0];
+                f.array("/data").and_then(|a| a.element(&[n / 2 + 7]))?;
                 eprintln!("warm: open {opened:?}, open + view + element {:?}", again.elapsed());
             }
             report(secs, v);
@@ -193,9 +192,9 @@ pub fn child(args: &[String]) -> Result<()> {
             let faults = std::env::var_os("BENCH_FAULTS").map(|_| minor_faults());
             let t = Instant::now();
             let opts = OpenOptions::default().validate(false).memmap(true);
-            let f = asdf::open_lazy(arg(1), opts)?;
-            let n = f.view("/data")?.shape[0];
-            let v = match f.element("/data", &[n / 2 + 7])? {
+            let f = asdf::Open::path(arg(1)).options(opts).lazy(true).open()?;
+            let n = f.array("/data").and_then(|a| a.view().cloned())?.shape[0];
+            let v = match f.array("/data").and_then(|a| a.element(&[n / 2 + 7]))? {
                 asdf::Element::Float(x) => x,
                 other => bail!("unexpected element {other:?}"),
             };
@@ -209,9 +208,9 @@ pub fn child(args: &[String]) -> Result<()> {
             // A JWST-style FITS file (stdatamodels' ImageModel): open, one element of SCI.
             let t = Instant::now();
             let opts = OpenOptions::default().validate(arg(0) == "fits-element").memmap(true);
-            let f = asdf::open_with(arg(1), opts)?;
-            let n = f.view("/data")?.shape[0];
-            let v = match f.element("/data", &[n / 2, 7])? {
+            let f = asdf::Open::path(arg(1)).options(opts).open()?;
+            let n = f.array("/data").and_then(|a| a.view().cloned())?.shape[0];
+            let v = match f.array("/data").and_then(|a| a.element(&[n / 2, 7]))? {
                 asdf::Element::Float(x) => x,
                 other => bail!("unexpected element {other:?}"),
             };
@@ -247,12 +246,14 @@ pub fn child(args: &[String]) -> Result<()> {
             let data: Vec<u8> = (0..CODEC_ELEMENTS).flat_map(|i| codec_value(i).to_le_bytes()).collect();
             let t = Instant::now();
             let mut f = AsdfFile::new(Version::STANDARD_LATEST)?;
-            f.add_array(
+            f.put_array(
                 "/data",
-                Datatype::Scalar(ScalarType::Int32),
-                &[CODEC_ELEMENTS],
-                ByteOrder::Little,
-                data,
+                asdf::NewArray::from_bytes(
+                    Datatype::Scalar(ScalarType::Int32),
+                    &[CODEC_ELEMENTS],
+                    ByteOrder::Little,
+                    data,
+                ),
             )?;
             f.write_to(
                 arg(1),
@@ -266,13 +267,14 @@ pub fn child(args: &[String]) -> Result<()> {
             let t = Instant::now();
             let f = asdf::open(arg(1))?;
             let mut s = 0i64;
-            f.array_chunks::<i32>("/data", |c| s += c.iter().map(|&x| i64::from(x)).sum::<i64>())?;
+            f.array("/data")
+                .and_then(|a| a.for_each_chunk::<i32>(|c| s += c.iter().map(|&x| i64::from(x)).sum::<i64>()))?;
             report(t.elapsed().as_secs_f64(), s as f64);
         }
         "tree-write" => {
             let t = Instant::now();
             let mut f = AsdfFile::new(Version::STANDARD_LATEST)?;
-            if let Some(m) = f.tree_mut().as_mapping_mut() {
+            if let Some(m) = f.get_mut("")?.as_mapping_mut() {
                 m.insert("rows", tree_rows());
             }
             f.write_to(arg(1), &WriteOptions::default())?;
@@ -280,14 +282,18 @@ pub fn child(args: &[String]) -> Result<()> {
         }
         "tree-open" | "tree-open-novalidate" => {
             let t = Instant::now();
-            let f = asdf::open_with(arg(1), OpenOptions::default().validate(arg(0) == "tree-open"))?;
+            let f = asdf::Open::path(arg(1))
+                .options(OpenOptions::default().validate(arg(0) == "tree-open"))
+                .open()?;
             let n = count_scalars(f.get("/rows")?);
             report(t.elapsed().as_secs_f64(), n as f64);
         }
         "tree-validate" => {
-            let f = asdf::open_with(arg(1), OpenOptions::default().validate(false))?;
+            let f = asdf::Open::path(arg(1))
+                .options(OpenOptions::default().validate(false))
+                .open()?;
             let t = Instant::now();
-            let r = f.validate()?;
+            let r = f.validate(None, None)?;
             if !r.is_valid() {
                 bail!("invalid: {:?}", r.violations.first());
             }
@@ -1180,11 +1186,11 @@ pub fn bench(args: &[String]) -> Result<()> {
         let path = dir.join("stream.asdf");
         let o = ours(&["stream", &path.to_string_lossy(), "2"])?;
         let f = asdf::open(&path)?;
-        let rows = f.view("/data")?.shape[0];
+        let rows = f.array("/data").and_then(|a| a.view().cloned())?.shape[0];
         if rows as f64 != o.check || rows != 2 * 1024 * 128 {
             bail!("stream: {rows} rows read back, {} written", o.check);
         }
-        let last = f.element("/data", &[rows - 1, 1023])?;
+        let last = f.array("/data").and_then(|a| a.element(&[rows - 1, 1023]))?;
         if last != asdf::Element::Float((2 * 1024 * 131_072 - 1) as f64) {
             bail!("stream: last element {last:?}");
         }

@@ -65,12 +65,14 @@ pub fn order_symbols(_args: &[String]) -> Result<()> {
     let n = 1 << 16;
     let data: Vec<u8> = (0..n).flat_map(|i| (f64::from(i) * 0.5).to_le_bytes()).collect();
     let mut f = AsdfFile::new(Version::STANDARD_LATEST)?;
-    f.add_array(
+    f.put_array(
         "/data",
-        Datatype::Scalar(ScalarType::Float64),
-        &[n as usize],
-        ByteOrder::Little,
-        data,
+        asdf::NewArray::from_bytes(
+            Datatype::Scalar(ScalarType::Float64),
+            &[n as usize],
+            ByteOrder::Little,
+            data,
+        ),
     )?;
     f.write_to(&file, &WriteOptions::default())?;
     let file_s = file.to_string_lossy().into_owned();

@@ -109,7 +109,7 @@ fn convert(
         Format::Asdf | Format::Fits => {}
         Format::Asdf010 | Format::Finf => {
             // The drafts before 1.0.0 (for readers of them and round trips); blocks decoded.
-            let file = asdf::open_path_or_url(path, read_options())?;
+            let file = asdf::Open::path_or_url(path).options(read_options()).open()?;
             refuse_input_as_output(&file, Some(out))?;
             let dialect = if format == Format::Finf {
                 asdf::layout::Dialect::Finf
@@ -137,7 +137,7 @@ fn convert(
         return Ok(ExitCode::from(2));
     };
     let c = compression.map_or(asdf::Compression::Keep, asdf::Compression::All);
-    let mut file = asdf::open_path_or_url(path, read_options())?;
+    let mut file = asdf::Open::path_or_url(path).options(read_options()).open()?;
     refuse_input_as_output(&file, Some(out))?;
     let from = file.standard_version();
     let dialect = file.layout().file_header().dialect;
@@ -151,7 +151,7 @@ fn convert(
         }
     }
     let changed = file.set_standard(version)?;
-    let report = file.validate()?;
+    let report = file.validate(None, None)?;
     if !report.violations.is_empty() {
         return Err(asdf::Error::Invalid(report.violations));
     }

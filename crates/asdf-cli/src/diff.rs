@@ -9,25 +9,29 @@ pub struct Difference {
 }
 
 /// Differences between `a` and `b`, skipping every pointer that starts with one of `ignore`.
-pub fn diff(a: &AsdfFile, b: &AsdfFile, ignore: &[String]) -> Vec<Difference> {
+pub fn diff(a: &AsdfFile, b: &AsdfFile, ignore: &[String]) -> Result<Vec<Difference>, asdf::Error> {
     let mut d = Differ {
         a,
         b,
+        doc_a: a.document()?,
+        doc_b: b.document()?,
         ignore,
         out: Vec::new(),
         stack: Vec::new(),
         expansion: asdf::budget::Expansion::default(),
     };
-    d.walk(a.tree(), b.tree(), "");
+    d.walk(&d.doc_a.root, &d.doc_b.root, "");
     if let Some(w) = d.expansion.warning() {
         crate::report::warning(&w);
     }
-    d.out
+    Ok(d.out)
 }
 
 struct Differ<'a> {
     a: &'a AsdfFile,
     b: &'a AsdfFile,
+    doc_a: &'a asdf::Document,
+    doc_b: &'a asdf::Document,
     ignore: &'a [String],
     out: Vec<Difference>,
     /// Address pairs of the nodes being compared: an alias back to one of them is not followed.
@@ -85,8 +89,8 @@ impl Differ<'_> {
     }
 
     fn compare(&mut self, na: &Node, nb: &Node, ptr: &str) {
-        let na = self.a.document().resolve(na);
-        let nb = self.b.document().resolve(nb);
+        let na = self.doc_a.resolve(na);
+        let nb = self.doc_b.resolve(nb);
         let addr = (std::ptr::from_ref(na) as usize, std::ptr::from_ref(nb) as usize);
         if self.stack.iter().any(|&(x, y)| x == addr.0 || y == addr.1) {
             if !self.stack.contains(&addr) {
@@ -153,7 +157,10 @@ impl Differ<'_> {
     /// Two arrays with blocks and no mask, compared element by element as they are decoded
     /// (bounded memory whatever their shapes and strides).
     fn arrays_streamed(&mut self, ptr: &str) {
-        let (va, vb) = match (self.a.view(ptr), self.b.view(ptr)) {
+        let (va, vb) = match (
+            self.a.array(ptr).and_then(|a| a.view().cloned()),
+            self.b.array(ptr).and_then(|a| a.view().cloned()),
+        ) {
             (Ok(x), Ok(y)) => (x, y),
             (Err(e), _) => return self.push(ptr, format!("first file: {e}")),
             (_, Err(e)) => return self.push(ptr, format!("second file: {e}")),
@@ -165,19 +172,23 @@ impl Differ<'_> {
             self.push(ptr, format!("datatype {} != {}", va.datatype, vb.datatype));
         }
         let (a, b) = (self.a, self.b);
-        let compared = a.with_elements(ptr, |_, xs| {
-            b.with_elements(ptr, |_, ys| {
-                let (mut count, mut differing, mut first) = (0usize, 0usize, None);
-                for (x, y) in xs.zip(ys) {
-                    if !x.same(&y) {
-                        differing += 1;
-                        if first.is_none() {
-                            first = Some((count, x, y));
+        let compared = a.array(ptr).and_then(|a| {
+            a.with_elements(|_, xs| {
+                b.array(ptr).and_then(|b| {
+                    b.with_elements(|_, ys| {
+                        let (mut count, mut differing, mut first) = (0usize, 0usize, None);
+                        for (x, y) in xs.zip(ys) {
+                            if !x.same(&y) {
+                                differing += 1;
+                                if first.is_none() {
+                                    first = Some((count, x, y));
+                                }
+                            }
+                            count += 1;
                         }
-                    }
-                    count += 1;
-                }
-                (count, differing, first)
+                        (count, differing, first)
+                    })
+                })
             })
         });
         match compared {
@@ -199,13 +210,16 @@ impl Differ<'_> {
         let plain = |f: &AsdfFile| {
             f.get(ptr)
                 .ok()
-                .map(|n| f.document().resolve(n))
+                .and_then(|n| f.document().ok().map(|d| d.resolve(n)))
                 .is_some_and(|n| n.get("source").is_some() && n.get("mask").is_none())
         };
         if plain(self.a) && plain(self.b) {
             return self.arrays_streamed(ptr);
         }
-        let (x, y) = match (self.a.array_values(ptr), self.b.array_values(ptr)) {
+        let (x, y) = match (
+            self.a.array(ptr).and_then(|a| a.values()),
+            self.b.array(ptr).and_then(|a| a.values()),
+        ) {
             (Ok(x), Ok(y)) => (x, y),
             (Err(e), _) => return self.push(ptr, format!("first file: {e}")),
             (_, Err(e)) => return self.push(ptr, format!("second file: {e}")),
@@ -270,10 +284,14 @@ fn run_diff(
     minimal: bool,
     ignore: &[String],
 ) -> Result<std::process::ExitCode, asdf::Error> {
-    let fa = asdf::open_path_or_url(a, crate::schemas::read_options())?;
-    let fb = asdf::open_path_or_url(b, crate::schemas::read_options())?;
+    let fa = asdf::Open::path_or_url(a)
+        .options(crate::schemas::read_options())
+        .open()?;
+    let fb = asdf::Open::path_or_url(b)
+        .options(crate::schemas::read_options())
+        .open()?;
     let ignore: Vec<String> = ignore.iter().map(|i| i.trim_end_matches('/').to_owned()).collect();
-    let diffs = diff(&fa, &fb, &ignore);
+    let diffs = diff(&fa, &fb, &ignore)?;
     for d in &diffs {
         let p = if d.pointer.is_empty() { "/" } else { &d.pointer };
         if minimal {

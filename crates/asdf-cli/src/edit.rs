@@ -29,10 +29,10 @@ fn edit(path: &std::path::Path, in_place: bool) -> Result<ExitCode, asdf::Error>
         let p = p.to_path_buf();
         move |source| asdf::Error::Io { path: p, source }
     };
-    let mut file = asdf::open_with(path, read_options())?;
+    let mut file = asdf::Open::path(path).options(read_options()).open()?;
     let original = match file.layout().tree_bytes() {
         Some(t) => t.to_vec(),
-        None => asdf::emit_yaml(file.document())?,
+        None => asdf::emit_yaml(file.document()?)?,
     };
     let stem = path
         .file_stem()
@@ -105,7 +105,7 @@ fn edit(path: &std::path::Path, in_place: bool) -> Result<ExitCode, asdf::Error>
             return Ok(keep("lines above are lines of that file"));
         }
     }
-    let report = file.validate()?;
+    let report = file.validate(None, None)?;
     if !report.is_valid() {
         for v in &report.violations {
             println!("{v}");

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use crate::report;
 
-use asdf::{AsdfFile, Node, NodeKind};
+use asdf::{Node, NodeKind};
 
 use crate::schemas::read_options;
 
@@ -70,7 +70,7 @@ pub fn is_ndarray(n: &Node) -> bool {
 }
 
 struct Printer<'a> {
-    file: &'a AsdfFile,
+    doc: &'a asdf::Document,
     lines: Vec<String>,
     show_values: bool,
     /// Addresses of the nodes being printed (an alias back to one of them is not followed).
@@ -85,7 +85,7 @@ impl Printer<'_> {
             NodeKind::Alias(a) => Some(a.anchor.to_string()),
             _ => None,
         };
-        let n = self.file.document().resolve(n);
+        let n = self.doc.resolve(n);
         let branch = if root {
             ""
         } else if last {
@@ -118,7 +118,7 @@ impl Printer<'_> {
         }
         let mut line = format!("{prefix}{branch}{label} ({})", type_name(n));
         if is_ndarray(n) {
-            if let Ok(a) = asdf::NdArray::from_node(n, self.file.document()) {
+            if let Ok(a) = asdf::NdArray::from_node(n, self.doc) {
                 let shape = match (&a.shape, &a.data) {
                     (Some(s), _) => format!(
                         "[{}]",
@@ -181,7 +181,7 @@ fn info(
     show_values: bool,
     show_blocks: bool,
 ) -> Result<ExitCode, asdf::Error> {
-    let file = asdf::open_path_or_url(path, read_options())?;
+    let file = asdf::Open::path_or_url(path).options(read_options()).open()?;
     if let Some(hdus) = file.fits_hdus() {
         // ASDF embedded in FITS: the HDUs beside the tree.
         println!("FITS file, {} HDU(s):", hdus.len());
@@ -206,13 +206,13 @@ fn info(
         }
     }
     let mut p = Printer {
-        file: &file,
+        doc: file.document()?,
         lines: Vec::new(),
         show_values,
         stack: Vec::new(),
         shown: std::collections::HashSet::new(),
     };
-    p.node("root", file.tree(), "", true, true);
+    p.node("root", &p.doc.root, "", true, true);
     let total = p.lines.len();
     for (i, l) in p.lines.iter().enumerate() {
         if max_rows != 0 && i >= max_rows {

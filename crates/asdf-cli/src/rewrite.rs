@@ -37,7 +37,7 @@ pub struct Explode {
 
 impl Explode {
     pub fn run(&self) -> Result<ExitCode, asdf::Error> {
-        let f = asdf::open_path_or_url(&self.file, read_options())?;
+        let f = asdf::Open::path_or_url(&self.file).options(read_options()).open()?;
         let files = f.write_exploded(&self.output, &asdf::WriteOptions::default().validate(false))?;
         for p in files {
             println!("wrote {}", p.display());
@@ -94,7 +94,7 @@ fn rewrite(
     out: &std::path::Path,
     compression: Option<asdf::Label>,
 ) -> Result<ExitCode, asdf::Error> {
-    let mut file = asdf::open_path_or_url(path, read_options())?;
+    let mut file = asdf::Open::path_or_url(path).options(read_options()).open()?;
     let c = compression.map_or(asdf::Compression::Keep, asdf::Compression::All);
     let bar = std::sync::Arc::new(report::Bar::new("writing blocks"));
     let b = bar.clone();

@@ -23,16 +23,16 @@ pub struct Hit {
 
 /// Hands each hit to `on_hit` as it is found (nothing is collected); returns how many, and a
 /// warning when aliases were too many to follow all.
-pub fn search(file: &AsdfFile, q: &Query, on_hit: &mut dyn FnMut(&Hit)) -> (u64, Option<String>) {
+pub fn search(file: &AsdfFile, q: &Query, on_hit: &mut dyn FnMut(&Hit)) -> Result<(u64, Option<String>), asdf::Error> {
     let mut hits = Hits { on_hit, count: 0 };
     let mut w = Walk {
-        file,
+        doc: file.document()?,
         q,
         stack: Vec::new(),
         expansion: asdf::budget::Expansion::default(),
     };
-    w.walk(file.tree(), "", "", &mut hits);
-    (hits.count, w.expansion.warning())
+    w.walk(&w.doc.root, "", "", &mut hits);
+    Ok((hits.count, w.expansion.warning()))
 }
 
 /// Where hits go.
@@ -42,7 +42,7 @@ struct Hits<'a> {
 }
 
 struct Walk<'a> {
-    file: &'a AsdfFile,
+    doc: &'a asdf::Document,
     q: &'a Query,
     /// The addresses of the ancestors: an alias back to one of them is not followed.
     stack: Vec<usize>,
@@ -96,7 +96,7 @@ fn value_matches(n: &Node, want: &str) -> bool {
 impl Walk<'_> {
     fn walk(&mut self, n: &Node, key: &str, ptr: &str, hits: &mut Hits<'_>) {
         let alias = matches!(n.kind, NodeKind::Alias(_));
-        let n = self.file.document().resolve(n);
+        let n = self.doc.resolve(n);
         let addr = std::ptr::from_ref(n) as usize;
         if self.stack.contains(&addr) || self.stack.len() >= asdf::budget::MAX_DEPTH || !self.expansion.enter(alias) {
             return;
@@ -187,11 +187,13 @@ fn run_search(
             return Ok(std::process::ExitCode::from(2));
         }
     };
-    let file = asdf::open_path_or_url(path, crate::schemas::read_options())?;
+    let file = asdf::Open::path_or_url(path)
+        .options(crate::schemas::read_options())
+        .open()?;
     let (hits, warning) = search(&file, &q, &mut |h| match &h.value {
         Some(v) => println!("{} ({}): {}", h.pointer, h.type_, v.replace('\n', "\\n")),
         None => println!("{} ({})", h.pointer, h.type_),
-    });
+    })?;
     if let Some(w) = warning {
         crate::report::warning(&w);
     }

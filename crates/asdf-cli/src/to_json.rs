@@ -25,7 +25,7 @@ impl Args {
 }
 
 fn to_json(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<ExitCode, asdf::Error> {
-    let file = asdf::open_path_or_url(path, read_options())?;
+    let file = asdf::Open::path_or_url(path).options(read_options()).open()?;
     refuse_input_as_output(&file, out)?;
     for w in file.warnings() {
         report::warning(&w.to_string());

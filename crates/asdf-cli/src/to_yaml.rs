@@ -27,13 +27,13 @@ impl Args {
 const MAX_INLINE_ELEMENTS: usize = 10_000_000;
 
 fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<ExitCode, asdf::Error> {
-    let file = asdf::open_path_or_url(path, read_options())?;
+    let file = asdf::Open::path_or_url(path).options(read_options()).open()?;
     refuse_input_as_output(&file, out)?;
-    let mut doc = file.document().clone();
-    for p in file.array_pointers() {
+    let mut doc = file.document()?.clone();
+    for p in file.array_pointers()? {
         // Inline YAML is built as a tree before it is written: arrays are inlined up to a
         // size whose tree fits in memory comfortably (to-json streams any size).
-        if let Ok(v) = file.view(&p)
+        if let Ok(v) = file.array(&p).and_then(|a| a.view().cloned())
             && v.count() > MAX_INLINE_ELEMENTS
         {
             return Err(asdf::Error::Array {
@@ -41,7 +41,7 @@ fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
                 source: asdf::NdArrayError::TooLarge { elements: v.count() },
             });
         }
-        let a = file.array_values(&p)?;
+        let a = file.array(&p).and_then(|a| a.values())?;
         let node = asdf_yaml_pointer_get(&doc, &p);
         let tag = node
             .and_then(|n| n.tag.as_deref().map(str::to_owned))
@@ -63,7 +63,7 @@ fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
             };
             map.insert("mask", m);
         }
-        let _ = asdf::set_node(&mut doc, &p, inline);
+        let _ = asdf::yaml::pointer::set(&mut doc, &p, inline);
     }
     doc.relink();
     let text = asdf::emit_yaml(&doc)?;
@@ -106,5 +106,5 @@ pub fn emit(out: Option<&std::path::Path>, bytes: &[u8]) -> Result<(), asdf::Err
 }
 
 fn asdf_yaml_pointer_get<'a>(doc: &'a asdf::Document, p: &str) -> Option<&'a Node> {
-    asdf::get_node(doc, p)
+    asdf::yaml::pointer::get(doc, p).ok()
 }

@@ -28,10 +28,10 @@ impl Args {
 }
 
 fn validate(path: &std::path::Path, custom: Option<&str>, skip_blocks: bool) -> Result<ExitCode, asdf::Error> {
-    let file = asdf::open_path_or_url(path, read_options())?;
+    let file = asdf::Open::path_or_url(path).options(read_options()).open()?;
     let report = match EXTRA_SCHEMAS.get().cloned().flatten() {
-        Some(schemas) => file.validate_with(&schemas, custom)?,
-        None => file.validate()?,
+        Some(schemas) => file.validate(Some(&schemas), custom)?,
+        None => file.validate(None, None)?,
     };
     for w in file.warnings() {
         report::warning(&w.to_string());

@@ -40,7 +40,7 @@ pub fn block_problems(file: &AsdfFile, bar: Option<&report::Bar>) -> (Vec<String
 }
 
 fn verify(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
-    let file = asdf::open_path_or_url(path, read_options())?;
+    let file = asdf::Open::path_or_url(path).options(read_options()).open()?;
     let r = file.layout();
     let (lines, problems) = block_problems(&file, Some(&report::Bar::new("verifying blocks")));
     for l in &lines {

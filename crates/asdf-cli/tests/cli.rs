@@ -188,15 +188,18 @@ fn differing_pair() -> (String, String) {
     let make = |name: &str, third: f64, label: &str| {
         let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
         let data: Vec<u8> = [1.0f64, 2.0, third].iter().flat_map(|x| x.to_le_bytes()).collect();
-        f.add_array(
+        f.put_array(
             "/flux",
-            asdf::Datatype::from_node(&asdf::Node::str("float64")).unwrap(),
-            &[3],
-            asdf::ByteOrder::Little,
-            data,
+            asdf::NewArray::from_bytes(
+                asdf::Datatype::from_node(&asdf::Node::str("float64")).unwrap(),
+                &[3],
+                asdf::ByteOrder::Little,
+                data,
+            ),
         )
         .unwrap();
-        f.tree_mut()
+        f.get_mut("")
+            .unwrap()
             .as_mapping_mut()
             .unwrap()
             .insert("label", asdf::Node::str(label));
@@ -696,7 +699,10 @@ fn defragment_none_verify_validate() {
         let o = out.display().to_string();
         let (code, text) = run(&["defragment", &p.display().to_string(), "-o", &o, "-c", "none"]);
         assert_eq!(code, 0, "{name}: {text}");
-        let f = asdf::open_with(p, asdf::OpenOptions::default().validate(false)).unwrap();
+        let f = asdf::Open::path(p)
+            .options(asdf::OpenOptions::default().validate(false))
+            .open()
+            .unwrap();
         let lib = f
             .to_bytes(
                 &asdf::WriteOptions::default()

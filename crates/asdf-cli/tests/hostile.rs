@@ -312,7 +312,10 @@ fn blocks_named_by_an_extension(checksum1: [u8; 16]) -> Vec<u8> {
 }
 
 fn block_data(p: &str) -> Vec<Vec<u8>> {
-    let f = asdf::open_with(p, asdf::OpenOptions::default().validate(false)).unwrap();
+    let f = asdf::Open::path(p)
+        .options(asdf::OpenOptions::default().validate(false))
+        .open()
+        .unwrap();
     (0..f.layout().block_count())
         .map(|i| f.layout().read_data(i).unwrap().into_owned())
         .collect()
@@ -339,9 +342,12 @@ fn blocks_named_only_by_an_extension_survive_rewrites() {
         row("blocks named by an extension tag", cmd, &o);
         assert_eq!(o.code, 0, "{}", o.stderr);
         assert_eq!(block_data(&out), want, "{cmd} {extra:?}: blocks lost or moved");
-        let t = asdf::open_with(&out, asdf::OpenOptions::default().validate(false)).unwrap();
+        let t = asdf::Open::path(&out)
+            .options(asdf::OpenOptions::default().validate(false))
+            .open()
+            .unwrap();
         assert_eq!(t.get("/chunks/1").unwrap().as_i64(), Some(2));
-        assert_eq!(t.array_as::<u8>("/a").unwrap(), [1, 2, 3, 4]);
+        assert_eq!(t.array("/a").and_then(|a| a.read::<u8>()).unwrap(), [1, 2, 3, 4]);
     }
     // Exploded form has no place for them: refused, naming them, nothing written.
     let out = d.join("ex.asdf").to_string_lossy().into_owned();

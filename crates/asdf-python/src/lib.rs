@@ -115,7 +115,7 @@ fn layout_info(f: &AsdfFile, pointer: &str) -> Result<LayoutInfo, Error> {
     match a.storage() {
         // One resolution: the handle holds the view it checked against the block.
         asdf::Storage::Internal { block } => {
-            let v = a.view().ok_or_else(|| asdf::Error::NotFound(pointer.to_owned()))?;
+            let v = a.view()?;
             let b = f.block(block)?;
             let label = b.compression()?;
             let h = b.header()?;
@@ -156,7 +156,7 @@ fn layout_info(f: &AsdfFile, pointer: &str) -> Result<LayoutInfo, Error> {
                 asdf::Storage::External { uri } => Some(uri.to_string()),
                 _ => None,
             };
-            let v = a.view().ok_or_else(|| asdf::Error::NotFound(pointer.to_owned()))?;
+            let v = a.view()?;
             Ok(LayoutInfo {
                 shape,
                 masked,
@@ -205,16 +205,15 @@ fn open(
     let t = target.clone();
     let r = remote.clone();
     let file = py
-        .detach(move || {
-            if asdf::is_url(&t) {
-                asdf::open_url(&t, options, &r)
-            } else {
-                asdf::open_with(&t, options)
-            }
-        })
+        .detach(move || asdf::Open::path_or_url(&t).options(options).storage_options(r).open())
         .map_err(|e| py_err(py, &e))?;
     // As Python asdf's open: a tree that violates its schemas is an error.
-    let violations: Vec<asdf::Violation> = file.violations().cloned().collect();
+    let violations: Vec<asdf::Violation> = file
+        .warnings()
+        .iter()
+        .filter_map(asdf::Warning::violation)
+        .cloned()
+        .collect();
     if validate && !violations.is_empty() {
         return Err(py_err(py, &Error::Invalid(violations)));
     }
@@ -298,7 +297,8 @@ impl NativeFile {
     fn node(&self, py: Python<'_>, pointer: &str, raw: bool) -> PyResult<(String, Option<String>, Py<PyAny>)> {
         let f = &self.file;
         let node = f.get(pointer).map_err(|e| py_err(py, &e))?;
-        let node = f.document().resolve(node);
+        let doc = f.document().map_err(|e| py_err(py, &e))?;
+        let node = doc.resolve(node);
         let tag = node.tag.as_deref().map(str::to_string);
         if !raw && tag.as_deref().is_some_and(asdf::is_ndarray_tag) {
             return Ok(("ndarray".into(), tag, py.None()));
@@ -307,7 +307,7 @@ impl NativeFile {
             NodeKind::Mapping(m) => {
                 let keys = PyList::empty(py);
                 for (k, _) in &m.entries {
-                    let k = f.document().resolve(k);
+                    let k = doc.resolve(k);
                     let text = k.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
                     keys.append((scalar_value(py, k)?, asdf::escape_pointer_token(&text)))?;
                 }
@@ -392,7 +392,7 @@ impl NativeFile {
     /// ndarray is written as a bare sequence).
     fn inline_data(&self, py: Python<'_>, pointer: &str) -> PyResult<Py<PyAny>> {
         let f = &self.file;
-        let doc = f.document();
+        let doc = f.document().map_err(|e| py_err(py, &e))?;
         let node = doc.resolve(f.get(pointer).map_err(|e| py_err(py, &e))?);
         let data = match &node.kind {
             NodeKind::Mapping(_) => node
@@ -490,7 +490,7 @@ impl NativeFile {
     /// Validates the tree: `[(pointer, message)]`, empty when valid.
     fn validate(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
         let f = Arc::clone(&self.file);
-        let report = py.detach(move || f.validate()).map_err(|e| py_err(py, &e))?;
+        let report = py.detach(move || f.validate(None, None)).map_err(|e| py_err(py, &e))?;
         Ok(report
             .violations
             .iter()
@@ -512,7 +512,7 @@ impl NativeFile {
     fn yaml(&self, py: Python<'_>) -> PyResult<String> {
         let f = Arc::clone(&self.file);
         let bytes = py
-            .detach(move || asdf::emit_yaml(f.document()))
+            .detach(move || f.document().and_then(asdf::emit_yaml))
             .map_err(|e| py_err(py, &e))?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }

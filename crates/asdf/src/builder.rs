@@ -1,9 +1,12 @@
 //! New arrays: datatype and byte order taken from the element type, per-array compression
 //! and storage, parents created as needed.
 
-use crate::{AsdfFile, Error, NewBlock, Node, NodeKind};
+use crate::error::Error;
+use crate::file::{AsdfFile, NewBlock};
 use asdf_core_types::{ByteOrder, Datatype, Dim, NdArray, NdArrayError, Scalar, Source};
 use asdf_layout::Label;
+use asdf_layout::Version;
+use asdf_yaml::{Document, Node, NodeKind};
 
 /// Where a new array's data goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -121,6 +124,39 @@ impl NewArray {
 }
 
 impl AsdfFile {
+    /// The full tag this file's standard version uses for `name` (`core/ndarray` ->
+    /// `tag:stsci.edu:asdf/core/ndarray-1.1.0` for 1.6.0, `...-1.0.0` before).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when the standard version has no such tag.
+    pub fn tag_for(&self, name: &str) -> Result<String, Error> {
+        let v = self.standard;
+        standard_tag(v, name)?.ok_or_else(|| Error::NotFound(format!("tag {name} in ASDF Standard {v}")))
+    }
+
+    /// A new, empty file for ASDF Standard `standard` (use [`Version::STANDARD_LATEST`], 1.6.0,
+    /// unless a reader needs an older one): the root tagged `core/asdf` of that version.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedStandard`].
+    pub fn new(standard: Version) -> Result<Self, Error> {
+        if !crate::reads_standard(standard) {
+            return Err(Error::UnsupportedStandard(standard));
+        }
+        let root_tag = standard_tag(standard, "core/asdf")?.ok_or(Error::UnsupportedStandard(standard))?;
+        let doc = Document::new(Node::map(Vec::new()).with_tag(root_tag));
+        // The reader of an empty file of that standard: block numbering starts after its
+        // (no) blocks, and writes take the header from it.
+        let mut w = asdf_layout::Writer::new(Vec::new(), standard)?;
+        w.write_tree(&asdf_yaml::emit(&doc, &asdf_yaml::EmitOptions::default())?)?;
+        let reader = asdf_layout::Reader::open(Box::new(w.finish(false)?) as Box<dyn asdf_layout::ReadAt>)?;
+        let mut file = AsdfFile::unparsed(reader, standard, crate::OpenOptions::default());
+        file.source_warnings.clear();
+        file.tree_line = 3;
+        file.put_doc(doc);
+        Ok(file)
+    }
+
     /// Puts `array` at `pointer`, creating the mappings on the way that do not exist yet
     /// (replacing a node that is there). Its block (if it has one) is written with the file.
     ///
@@ -159,7 +195,7 @@ impl AsdfFile {
                 let index = self.reader.block_count() + self.pending.len();
                 let source = i64::try_from(index).unwrap_or(i64::MAX);
                 // Negative sources count from the last block, which is about to change.
-                crate::update::absolute_sources(&mut self.doc.root, source);
+                crate::file::absolute_sources(&mut self.doc_mut()?.root, source);
                 self.pending.push(NewBlock {
                     data: array.data,
                     compression: array.compression,
@@ -174,7 +210,7 @@ impl AsdfFile {
 
     /// Makes a mapping of every missing parent of `pointer`.
     fn create_parents(&mut self, pointer: &str) -> Result<(), Error> {
-        let toks = asdf_yaml::pointer::tokens(pointer).map_err(|e| crate::edit::pointer_error(pointer, e))?;
+        let toks = asdf_yaml::pointer::tokens(pointer).map_err(|e| crate::error::pointer_error(pointer, e))?;
         for i in 1..toks.len() {
             let at = asdf_yaml::pointer::join(&toks[..i]);
             match self.get(&at) {
@@ -188,4 +224,15 @@ impl AsdfFile {
         }
         Ok(())
     }
+}
+
+/// The full tag ASDF Standard `v` lists for `name` (such as `core/ndarray`), if it lists one.
+pub(crate) fn standard_tag(v: asdf_layout::Version, name: &str) -> Result<Option<String>, Error> {
+    let schemas = asdf_core_types::schemas().map_err(Error::BuiltinSchemas)?;
+    let prefix = format!("{}{name}-", asdf_yaml::node::tags::ASDF);
+    Ok(schemas
+        .tags_for_standard((v.major, v.minor, v.patch))
+        .into_iter()
+        .map(|t| t.tag)
+        .find(|t| t.starts_with(&prefix)))
 }

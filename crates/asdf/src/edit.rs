@@ -3,21 +3,14 @@
 //! An alias refers to its anchored node by identity ([`asdf_yaml::Anchor`]), so inserting,
 //! removing and moving nodes around it never changes what it means; an edit that would leave
 //! an alias with no node either keeps the node (removal: the first alias takes its place) or is
-//! refused (a new node with an alias to nothing). Edits made through [`AsdfFile::tree_mut`]
+//! refused (a new node with an alias to nothing). Edits made through [`AsdfFile::get_mut`]
 //! are not checked: writing refuses a tree with an orphaned alias
 //! ([`asdf_yaml::Error::OrphanAlias`]), and [`AsdfFile::get`] reports one.
 
-use crate::{AsdfFile, Error, Node};
-use asdf_yaml::pointer::{self, PointerError};
-
-/// Turns a pointer problem at `pointer` into the facade's error: a missing node is
-/// [`Error::NotFound`], anything else (syntax, an orphaned alias) [`Error::Pointer`].
-pub(crate) fn pointer_error(pointer: &str, e: PointerError) -> Error {
-    match e {
-        PointerError::NotFound { .. } | PointerError::NotAContainer { .. } => Error::NotFound(pointer.to_owned()),
-        other => Error::Pointer(other),
-    }
-}
+use crate::error::{Error, pointer_error};
+use crate::file::AsdfFile;
+use asdf_yaml::Node;
+use asdf_yaml::pointer;
 
 impl AsdfFile {
     /// The node at `pointer`, mutably (aliases on the way are followed; an alias at the end is
@@ -26,7 +19,7 @@ impl AsdfFile {
     /// # Errors
     /// [`Error::NotFound`], [`Error::Pointer`].
     pub fn get_mut(&mut self, pointer: &str) -> Result<&mut Node, Error> {
-        pointer::get_mut(&mut self.doc, pointer).map_err(|e| pointer_error(pointer, e))
+        pointer::get_mut(self.doc_mut()?, pointer).map_err(|e| pointer_error(pointer, e))
     }
 
     /// Sets the node at `pointer`: replaces a value, adds a mapping key, or appends to a
@@ -37,7 +30,7 @@ impl AsdfFile {
     /// [`Error::NotFound`] when the parent does not exist; [`Error::Pointer`] when `node` holds
     /// an alias to an anchor that is not in the tree (nothing is changed then).
     pub fn set(&mut self, pointer: &str, node: Node) -> Result<Option<Node>, Error> {
-        pointer::set_checked(&mut self.doc, pointer, node).map_err(|e| pointer_error(pointer, e))
+        pointer::set_checked(self.doc_mut()?, pointer, node).map_err(|e| pointer_error(pointer, e))
     }
 
     /// Adds `node` at `pointer` as JSON Patch's `add` does: in a sequence, inserted before the
@@ -46,7 +39,7 @@ impl AsdfFile {
     /// # Errors
     /// As [`AsdfFile::set`].
     pub fn insert(&mut self, pointer: &str, node: Node) -> Result<Option<Node>, Error> {
-        pointer::insert(&mut self.doc, pointer, node).map_err(|e| pointer_error(pointer, e))
+        pointer::insert(self.doc_mut()?, pointer, node).map_err(|e| pointer_error(pointer, e))
     }
 
     /// Removes the node at `pointer` and returns it. Aliases elsewhere to anchored nodes inside
@@ -55,7 +48,7 @@ impl AsdfFile {
     /// # Errors
     /// [`Error::NotFound`] (the root cannot be removed), [`Error::Pointer`].
     pub fn remove(&mut self, pointer: &str) -> Result<Node, Error> {
-        pointer::remove(&mut self.doc, pointer).map_err(|e| pointer_error(pointer, e))
+        pointer::remove(self.doc_mut()?, pointer).map_err(|e| pointer_error(pointer, e))
     }
 
     /// Moves the node at `from` to `to` (JSON Patch's `move`; `to` is read in the tree without
@@ -64,7 +57,7 @@ impl AsdfFile {
     /// # Errors
     /// [`Error::NotFound`], [`Error::Pointer`]; nothing is changed then.
     pub fn move_node(&mut self, from: &str, to: &str) -> Result<(), Error> {
-        pointer::move_node(&mut self.doc, from, to).map_err(|e| pointer_error(to, e))
+        pointer::move_node(self.doc_mut()?, from, to).map_err(|e| pointer_error(to, e))
     }
 }
 
@@ -93,8 +86,9 @@ impl AsdfFile {
             })
             .collect();
         let mut changed = 0;
-        for path in crate::legacy::tagged_paths(&self.doc.root) {
-            let Some(n) = self.doc.root.at_path_mut(&path) else {
+        let doc = self.doc_mut()?;
+        for path in crate::legacy::tagged_paths(&doc.root) {
+            let Some(n) = doc.root.at_path_mut(&path) else {
                 continue;
             };
             let Some(name) = n

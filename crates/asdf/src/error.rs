@@ -1,8 +1,9 @@
 //! What can go wrong ([`Error`], [`ErrorKind`]) and what did not stop reading ([`Warning`]).
 
-use crate::Version;
 use asdf_core_types::NdArrayError;
+use asdf_layout::Version;
 use asdf_schema::{TagWarning, Violation};
+use asdf_yaml::pointer::PointerError;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -267,6 +268,17 @@ pub enum Warning {
     },
 }
 
+impl Warning {
+    /// The schema violation this warning reports, if it is one ([`Warning::Invalid`]).
+    #[must_use]
+    pub fn violation(&self) -> Option<&Violation> {
+        match self {
+            Warning::Invalid(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -277,5 +289,22 @@ impl fmt::Display for Warning {
             Warning::UnstableStandard(v) => write!(f, "ASDF Standard {v} is not final yet"),
             Warning::FitsMismatch { pointer, problem } => write!(f, "{pointer}: {problem}"),
         }
+    }
+}
+
+/// Turns a pointer problem at `pointer` into the facade's error: a missing node is
+/// [`Error::NotFound`], anything else (syntax, an orphaned alias) [`Error::Pointer`].
+pub(crate) fn pointer_error(pointer: &str, e: PointerError) -> Error {
+    match e {
+        PointerError::NotFound { .. } | PointerError::NotAContainer { .. } => Error::NotFound(pointer.to_owned()),
+        other => Error::Pointer(other),
+    }
+}
+
+/// Turns an ndarray problem into an [`Error::Array`] at `pointer`.
+pub(crate) fn array_error(pointer: &str) -> impl Fn(NdArrayError) -> Error + Copy + '_ {
+    move |source| Error::Array {
+        pointer: pointer.to_owned(),
+        source,
     }
 }

@@ -20,7 +20,11 @@ use asdf_yaml::{Anchor, Document, Node, NodeKind};
 use sha2::Digest as _;
 
 use crate::atomic::{Dest, TempFile, destination};
-use crate::{AsdfFile, BlockRef, Error, Piece, WriteOptions};
+use crate::blocks::Piece;
+use crate::error::Error;
+use crate::file::{AsdfFile, BlockRef};
+use crate::fits_source::AsdfHdu;
+use crate::write::WriteOptions;
 
 /// The key of the root mapping that carries a FITS file's HDUs (headers card by card, data
 /// as aliases of the tree's ndarrays) in an ASDF file converted from FITS, so that converting
@@ -28,17 +32,6 @@ use crate::{AsdfFile, BlockRef, Error, Piece, WriteOptions};
 /// (a list of `{header, data}`), with each card as its 80-character text: real JWST headers
 /// have values longer than those schemas' 60 characters and `CONTINUE` cards.
 pub const FITS_KEY: &str = "_fits";
-
-/// Where a FITS file written puts its ASDF file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum AsdfHdu {
-    /// The one-row BINTABLE with the column `ASDF_METADATA` (stdatamodels, JWST).
-    #[default]
-    Table,
-    /// The IMAGE of bytes (BITPIX 8, NAXIS 1) of Appendix A.
-    Image,
-}
 
 /// Options for [`AsdfFile::write_fits`].
 #[derive(Debug, Clone, Default)]
@@ -439,7 +432,7 @@ impl AsdfFile {
         };
         // The first ndarray naming each HDU.
         let mut takers: HashMap<usize, String> = HashMap::new();
-        for (p, i) in self.fits_sources(&fits.hdus) {
+        for (p, i) in self.fits_sources(&fits.hdus)? {
             takers.entry(i).or_insert(p);
         }
         let ndarray_tag = self.tag_for("core/ndarray")?;
@@ -481,7 +474,7 @@ impl AsdfFile {
             ]));
         }
         let root = self
-            .doc
+            .doc_mut()?
             .root
             .as_mapping_mut()
             .ok_or(Error::Usage("a tree whose root is not a mapping"))?;
@@ -502,7 +495,7 @@ impl AsdfFile {
             let bytes = fits
                 .source
                 .bytes_at(hdu.data_offset, len)
-                .map_err(crate::fits::fits_io(hdu.data_offset))?;
+                .map_err(crate::fits_source::fits_io(hdu.data_offset))?;
             self.put_array(
                 &format!("/{FITS_KEY}/{k}/data"),
                 crate::NewArray::from_bytes(
@@ -513,7 +506,7 @@ impl AsdfFile {
                 ),
             )?;
         }
-        self.doc.relink();
+        self.doc_mut()?.relink();
         Ok(true)
     }
 
@@ -527,7 +520,7 @@ impl AsdfFile {
         let node_at = match standalone {
             Some(p) => Some(p.to_owned()),
             None => self
-                .doc
+                .doc()?
                 .root
                 .get(FITS_KEY)
                 .filter(|n| n.as_sequence().is_some())
@@ -546,7 +539,7 @@ impl AsdfFile {
             // view of its block in the ASDF HDU, so the FITS file is never larger than what
             // the file read really holds.
             if let crate::Storage::Internal { block } = a.storage()
-                && let (Ok(v), Ok(len)) = (self.view(p), self.block(block).and_then(|b| b.data_len()))
+                && let (Ok(v), Ok(len)) = (a.view(), self.block(block).and_then(|b| b.data_len()))
                 && (v.count() as u64).saturating_mul(v.datatype.size() as u64) > len
             {
                 return None;
@@ -564,10 +557,10 @@ impl AsdfFile {
         if node_at.is_none()
             && let Some(fits) = &self.fits
         {
-            let by_source: HashMap<String, usize> = self.fits_sources(&fits.hdus).into_iter().collect();
+            let by_source: HashMap<String, usize> = self.fits_sources(&fits.hdus)?.into_iter().collect();
             let at: HashMap<usize, usize> = origins.iter().enumerate().map(|(k, o)| (o.hdu.index, k)).collect();
             let by_place: HashMap<&str, usize> = fits.origin.iter().map(|(p, i)| (p.as_str(), *i)).collect();
-            for p in self.array_pointers() {
+            for p in self.array_pointers()? {
                 let Some(&i) = by_source.get(&p).or_else(|| by_place.get(p.as_str())) else {
                     continue;
                 };
@@ -655,7 +648,7 @@ impl AsdfFile {
                     *named.entry(name_key(n)).or_default() += 1;
                 }
             }
-            for p in self.array_pointers() {
+            for p in self.array_pointers()? {
                 if taken.contains(&p) || under.as_ref().is_some_and(|u| p.starts_with(u.as_str())) {
                     continue;
                 }
@@ -690,7 +683,7 @@ impl AsdfFile {
             }
         }
         // The tree of the ASDF HDU: arrays in HDUs point at them.
-        let mut doc = self.doc.clone();
+        let mut doc = self.doc()?.clone();
         if standalone.is_none() {
             if let Some(m) = doc.root.as_mapping_mut() {
                 m.remove(FITS_KEY);
@@ -712,7 +705,7 @@ impl AsdfFile {
                     Some(n) if unique(n, h.ver) && !n.contains('\'') => format!("fits:{n},{}", h.ver),
                     _ => format!("fits:{index}"),
                 };
-                let node = asdf_yaml::pointer::get_mut(&mut doc, p).map_err(|e| crate::edit::pointer_error(p, e))?;
+                let node = asdf_yaml::pointer::get_mut(&mut doc, p).map_err(|e| crate::error::pointer_error(p, e))?;
                 if !image {
                     // A table: only where its data is changes.
                     if let Some(m) = node.as_mapping_mut() {
@@ -759,20 +752,21 @@ impl AsdfFile {
             .as_slice();
         let mut out = Vec::new();
         for (k, entry) in items.iter().enumerate() {
-            let entry = self.doc.resolve(entry);
+            let entry = self.doc()?.resolve(entry);
             let header = entry
                 .get("header")
                 .ok_or(Error::Usage("an HDU of a fits node without header"))?;
-            let cards = node_cards(k, self.doc.resolve(header))?;
+            let cards = node_cards(k, self.doc()?.resolve(header))?;
             let hdu = describe(k, &cards)?;
             let taker = match entry.get("data") {
                 Some(Node {
                     kind: NodeKind::Alias(a),
                     ..
-                }) => self
-                    .doc
-                    .anchored(a)
-                    .map(|(path, _)| asdf_yaml::pointer::pointer_of(&self.doc.root, &path)),
+                }) => {
+                    let doc = self.doc()?;
+                    doc.anchored(a)
+                        .map(|(path, _)| asdf_yaml::pointer::pointer_of(&doc.root, &path))
+                }
                 Some(n) if n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag) => {
                     Some(format!("{pointer}/{k}/data"))
                 }
@@ -1057,7 +1051,7 @@ impl AsdfFile {
             let bytes = fits
                 .source
                 .bytes_at(offset + at, n)
-                .map_err(crate::fits::fits_io(offset + at))?;
+                .map_err(crate::fits_source::fits_io(offset + at))?;
             out.put(&bytes).map_err(out_io)?;
             at += n as u64;
         }

@@ -25,8 +25,10 @@ use crate::{AsdfFile, Element, Node, NodeKind, Value};
 /// # Errors
 /// Writing to `sink`.
 pub fn to_json(file: &AsdfFile, sink: &mut dyn std::io::Write) -> std::io::Result<Vec<String>> {
+    let doc = file.document().map_err(std::io::Error::other)?;
     let mut j = Json {
         file,
+        doc,
         out: String::new(),
         sink,
         failed: None,
@@ -34,7 +36,7 @@ pub fn to_json(file: &AsdfFile, sink: &mut dyn std::io::Write) -> std::io::Resul
         warnings: Vec::new(),
         expansion: crate::budget::Expansion::default(),
     };
-    j.node(file.tree(), "", 0);
+    j.node(&doc.root, "", 0);
     j.out.push('\n');
     j.flush(0);
     if let Some(e) = j.failed {
@@ -46,6 +48,7 @@ pub fn to_json(file: &AsdfFile, sink: &mut dyn std::io::Write) -> std::io::Resul
 
 struct Json<'a> {
     file: &'a AsdfFile,
+    doc: &'a crate::Document,
     /// Text not yet handed to `sink`.
     out: String,
     sink: &'a mut dyn std::io::Write,
@@ -114,7 +117,7 @@ impl Json<'_> {
             NodeKind::Alias(a) => Some(a.anchor.to_string()),
             _ => None,
         };
-        let n = self.file.document().resolve(n);
+        let n = self.doc.resolve(n);
         let addr = std::ptr::from_ref(n) as usize;
         if self.stack.contains(&addr) || !self.expansion.enter(anchor.is_some()) {
             let _ = write!(self.out, "{{\"$alias\": ");
@@ -143,7 +146,10 @@ impl Json<'_> {
             let r = if streamed {
                 self.streamed_array(n, ptr, indent)
             } else {
-                self.file.array_values(ptr).map(|a| self.array(n, &a, indent))
+                self.file
+                    .array(ptr)
+                    .and_then(|a| a.values())
+                    .map(|a| self.array(n, &a, indent))
             };
             match r {
                 Ok(()) => return,
@@ -176,7 +182,7 @@ impl Json<'_> {
                     }
                     first = false;
                     pad(&mut self.out, indent + 1);
-                    let key = self.file.document().resolve(k).as_scalar().map(|s| s.text.to_string());
+                    let key = self.doc.resolve(k).as_scalar().map(|s| s.text.to_string());
                     let key = key.unwrap_or_default();
                     string(&mut self.out, &key);
                     self.out.push_str(": ");
@@ -255,17 +261,18 @@ impl Json<'_> {
 
     /// An ndarray with a block, written element by element as they are decoded (no mask).
     fn streamed_array(&mut self, n: &Node, ptr: &str, indent: usize) -> Result<(), crate::Error> {
-        let view = self.file.view(ptr)?;
+        let array = self.file.array(ptr)?;
+        let view = array.view()?.clone();
         let shape = view.shape.clone();
         let count = view.count();
         if count == 0 || shape.is_empty() {
             // Nothing to stream: the general writer handles empty and 0-d arrays.
-            let a = self.file.array_values(ptr)?;
+            let a = array.values()?;
             self.array(n, &a, indent);
             return Ok(());
         }
         // The block is read (and checked) before anything of this array is written.
-        self.file.with_elements(ptr, |_, elements| {
+        array.with_elements(|_, elements| {
             self.array_head(n, &view.datatype.to_string(), &shape, indent);
             // Brackets opened and closed as the flat index crosses each dimension's rows.
             let spans: Vec<usize> = (0..shape.len()).map(|d| shape[d..].iter().product::<usize>()).collect();

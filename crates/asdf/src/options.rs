@@ -1,6 +1,6 @@
 //! How files are opened: [`OpenOptions`] and the [`ReferencePolicy`].
 
-/// Options for [`open_with`].
+/// Options for [`crate::Open`] (all at once: [`crate::Open::options`]).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct OpenOptions {
@@ -32,6 +32,8 @@ pub struct OpenOptions {
     /// [`crate::schemas_to_extend`] and [`asdf_schema::AsdfSchemas::add_dir`] (an extension's
     /// schemas and manifests, as Python asdf has them from its installed packages).
     pub schemas: Option<std::sync::Arc<asdf_schema::AsdfSchemas>>,
+    /// Parse the tree on first need, not at open (default off): see [`crate::Open::lazy`].
+    pub lazy: bool,
 }
 
 /// Which files references (`$ref` to other files, exploded-form array sources) may open.
@@ -59,6 +61,7 @@ impl Default for OpenOptions {
             yaml_limits: asdf_yaml::Limits::default(),
             references: ReferencePolicy::default(),
             schemas: None,
+            lazy: false,
         }
     }
 }
@@ -92,6 +95,12 @@ impl OpenOptions {
     #[must_use]
     pub fn schemas(mut self, schemas: std::sync::Arc<asdf_schema::AsdfSchemas>) -> Self {
         self.schemas = Some(schemas);
+        self
+    }
+    /// Sets a lazy open (the tree parsed on first need).
+    #[must_use]
+    pub fn lazy(mut self, yes: bool) -> Self {
+        self.lazy = yes;
         self
     }
     /// Sets memory mapping.

@@ -1,8 +1,11 @@
 //! References: `$ref`s into this file and others, and the external files of the exploded form,
 //! opened as the [`ReferencePolicy`] allows.
 
-use crate::{AsdfFile, Error, Node, NodeKind, ReferencePolicy, ReferenceProblem, array_error, open_with};
+use crate::error::{Error, ReferenceProblem, array_error};
+use crate::file::AsdfFile;
+use crate::options::ReferencePolicy;
 use asdf_core_types::{NdArray, NdArrayError};
+use asdf_yaml::{Node, NodeKind};
 use std::path::{Path, PathBuf};
 
 impl AsdfFile {
@@ -59,7 +62,7 @@ impl AsdfFile {
         use asdf_yaml::Step;
         // (path, pointer text, reference)
         let mut refs: Vec<(Vec<Step>, String, String)> = Vec::new();
-        let mut stack: Vec<(&Node, Vec<Step>, String)> = vec![(&self.doc.root, Vec::new(), String::new())];
+        let mut stack: Vec<(&Node, Vec<Step>, String)> = vec![(&self.doc()?.root, Vec::new(), String::new())];
         while let Some((n, path, ptr)) = stack.pop() {
             match &n.kind {
                 NodeKind::Mapping(m) => {
@@ -114,15 +117,17 @@ impl AsdfFile {
                 .map_err(&bad)?
                 .ok_or_else(|| bad(ReferenceProblem::NoDirectory))?;
             if !externals.contains_key(file) {
-                let ext = open_with(target, self.options.clone().validate(false))
+                let ext = crate::Open::path(target)
+                    .options(self.options.clone().validate(false))
+                    .open()
                     .map_err(|e| bad(ReferenceProblem::Open(Box::new(e))))?;
                 externals.insert(file.to_owned(), ext);
             }
             let ext = &externals[file];
-            let target = asdf_yaml::pointer::get(&ext.doc, &frag).map_err(|e| bad(ReferenceProblem::Fragment(e)))?;
+            let target = asdf_yaml::pointer::get(ext.doc()?, &frag).map_err(|e| bad(ReferenceProblem::Fragment(e)))?;
             let copied = ext.inline_arrays(target, &frag)?;
             let slot = self
-                .doc
+                .doc_mut()?
                 .root
                 .at_path_mut(&path)
                 .ok_or_else(|| bad(ReferenceProblem::Moved))?;
@@ -135,10 +140,10 @@ impl AsdfFile {
                 problem,
             };
             let target =
-                asdf_yaml::pointer::resolve_path(&self.doc, &frag).map_err(|e| bad(ReferenceProblem::Fragment(e)))?;
+                asdf_yaml::pointer::resolve_path(self.doc()?, &frag).map_err(|e| bad(ReferenceProblem::Fragment(e)))?;
             let anchor = {
                 let t = self
-                    .doc
+                    .doc_mut()?
                     .root
                     .at_path_mut(&target)
                     .ok_or_else(|| bad(ReferenceProblem::NoSuchNode))?;
@@ -147,7 +152,7 @@ impl AsdfFile {
                     .clone()
             };
             let slot = self
-                .doc
+                .doc_mut()?
                 .root
                 .at_path_mut(&path)
                 .ok_or_else(|| bad(ReferenceProblem::Moved))?;
@@ -164,13 +169,13 @@ impl AsdfFile {
     /// A copy of `node` (from this file) with every ndarray that lives in a block turned into
     /// inline data, so that it can be placed in another file's tree.
     pub(crate) fn inline_arrays(&self, node: &Node, pointer: &str) -> Result<Node, Error> {
-        let node = self.doc.resolve(node);
+        let node = self.doc()?.resolve(node);
         if node.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag) {
-            let a = NdArray::from_node(node, &self.doc).map_err(array_error(pointer))?;
+            let a = NdArray::from_node(node, self.doc()?).map_err(array_error(pointer))?;
             if a.source.is_none() {
                 return Ok(node.clone());
             }
-            let arr = self.array_values(pointer)?;
+            let arr = self.array(pointer)?.values()?;
             let tag = node.tag.as_deref().map(str::to_owned).unwrap_or_default();
             return Ok(NdArray::inline(arr.datatype, &arr.shape, &arr.elements).to_node(&tag));
         }
@@ -216,11 +221,14 @@ impl AsdfFile {
                 });
             }
         };
-        let ext = open_with(&file, self.options.clone().validate(false)).map_err(|e| Error::External {
-            pointer: pointer.to_owned(),
-            file: file.clone(),
-            source: Box::new(e),
-        })?;
+        let ext = crate::Open::path(&file)
+            .options(self.options.clone().validate(false))
+            .open()
+            .map_err(|e| Error::External {
+                pointer: pointer.to_owned(),
+                file: file.clone(),
+                source: Box::new(e),
+            })?;
         let d = ext.reader.read_data(0).map_err(|e| Error::External {
             pointer: pointer.to_owned(),
             file,
@@ -234,7 +242,8 @@ impl AsdfFile {
     #[must_use]
     pub fn input_files(&self) -> Vec<PathBuf> {
         let mut out: Vec<PathBuf> = self.path.iter().cloned().collect();
-        let mut stack = vec![&self.doc.root];
+        let Ok(doc) = self.doc() else { return out };
+        let mut stack = vec![&doc.root];
         let mut seen = 0usize;
         while let Some(n) = stack.pop() {
             seen += 1;

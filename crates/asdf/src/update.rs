@@ -8,7 +8,6 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
 use asdf_layout::{BlockOptions, Writer};
-use asdf_yaml::{Node, NodeKind};
 
 use crate::write::{Compression, WriteOptions};
 use crate::{AsdfFile, Error};
@@ -76,7 +75,9 @@ impl AsdfFile {
             // Writing ASDF over the FITS file would destroy it: the FITS file is written
             // again, atomically, with every HDU and header card it had.
             self.write_to(&path, options)?;
-            let reopened = crate::open_with(&path, self.options.clone().validate(false))?;
+            let reopened = crate::Open::path(&path)
+                .options(self.options.clone().validate(false))
+                .open()?;
             let kept = self.options.clone();
             *self = reopened;
             self.options = kept;
@@ -96,7 +97,9 @@ impl AsdfFile {
             }
         };
         drop(lock);
-        let reopened = crate::open_with(&path, self.options.clone().validate(false))?;
+        let reopened = crate::Open::path(&path)
+            .options(self.options.clone().validate(false))
+            .open()?;
         let options = self.options.clone();
         *self = reopened;
         self.options = options;
@@ -134,7 +137,7 @@ impl AsdfFile {
         let tree_start = r.tree_range().map_or(0, |t| t.start);
         let room = first.offset.saturating_sub(tree_start);
         let end = last.data_offset + last.header.allocated_size;
-        let tree = self.finished_tree(&self.doc, asdf_yaml::Edits::default(), options)?;
+        let tree = self.finished_tree(self.doc()?, asdf_yaml::Edits::default(), options)?;
         let need = tree.len() as u64;
         if need > room {
             return Ok(Err(RewriteReason::TreeTooLarge { need, room }));
@@ -194,25 +197,5 @@ impl AsdfFile {
             room,
             appended: self.pending.len(),
         }))
-    }
-}
-
-/// Rewrites every negative ndarray `source` under `node` as the block number it stands for
-/// in a file of `blocks` blocks.
-pub(crate) fn absolute_sources(node: &mut Node, blocks: i64) {
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
-        if n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag)
-            && let Some(s) = n.get_mut("source")
-            && let Some(i) = s.as_i64()
-            && i < 0
-        {
-            *s = Node::int(blocks + i);
-        }
-        match &mut n.kind {
-            NodeKind::Mapping(m) => stack.extend(m.entries.iter_mut().map(|(_, v)| v)),
-            NodeKind::Sequence(s) => stack.extend(s.items.iter_mut()),
-            _ => {}
-        }
     }
 }

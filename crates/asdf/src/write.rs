@@ -236,7 +236,7 @@ impl WriteOptions {
 enum BlockSrc {
     /// Block `i` of the file that was opened.
     Existing(usize),
-    /// Pending data added with [`AsdfFile::add_array`].
+    /// Pending data added with [`AsdfFile::put_array`].
     New(usize),
     /// Block 0 of an external file (exploded form), brought into this file.
     External(String),
@@ -258,40 +258,6 @@ fn block_arrays(root: &Node) -> Vec<Vec<Step>> {
 }
 
 impl AsdfFile {
-    /// The full tag this file's standard version uses for `name` (`core/ndarray` ->
-    /// `tag:stsci.edu:asdf/core/ndarray-1.1.0` for 1.6.0, `...-1.0.0` before).
-    ///
-    /// # Errors
-    /// [`Error::NotFound`] when the standard version has no such tag.
-    pub fn tag_for(&self, name: &str) -> Result<String, Error> {
-        let v = self.standard;
-        standard_tag(v, name)?.ok_or_else(|| Error::NotFound(format!("tag {name} in ASDF Standard {v}")))
-    }
-
-    /// Adds an array stored in a new block: `data` holds the elements in C order and the byte
-    /// order given; the ndarray node (tagged with the file's standard's ndarray version) is
-    /// placed at `pointer`, parents created as needed. [`AsdfFile::put_array`] with a
-    /// [`crate::NewArray`] does the same with the datatype taken from the element type, and
-    /// chooses compression and storage per array.
-    ///
-    /// # Errors
-    /// As [`AsdfFile::put_array`].
-    pub fn add_array(
-        &mut self,
-        pointer: &str,
-        datatype: asdf_core_types::Datatype,
-        shape: &[usize],
-        byteorder: asdf_core_types::ByteOrder,
-        data: Vec<u8>,
-    ) -> Result<(), Error> {
-        self.put_array(pointer, crate::NewArray::from_bytes(datatype, shape, byteorder, data))
-    }
-
-    /// The root, mutably (edit the tree, then [`AsdfFile::write_to`]).
-    pub fn tree_mut(&mut self) -> &mut Node {
-        &mut self.doc.root
-    }
-
     /// The bytes of a complete file: this tree (with `asdf_library` naming this library) and
     /// every array block it references, renumbered in the order the arrays appear.
     ///
@@ -301,28 +267,6 @@ impl AsdfFile {
         let mut out = std::io::Cursor::new(Vec::new());
         self.write_into(&mut out, options)?;
         Ok(out.into_inner())
-    }
-
-    /// Writes the file to `path` atomically: into a temporary file in the same directory, then
-    /// renamed over `path`, so a crash leaves either the old file or the new one.
-    ///
-    /// # Errors
-    /// As [`AsdfFile::to_bytes`], plus I/O errors.
-    ///
-    /// Over the file's own path (the file was opened from `path`), the write holds an advisory
-    /// lock on the file and first checks that no other writer changed it since it was opened
-    /// ([`Error::Changed`] otherwise; nothing is written).
-    pub fn write_to(&self, path: impl AsRef<Path>, options: &WriteOptions) -> Result<(), Error> {
-        let path = path.as_ref();
-        let own = self.is_own_file(path);
-        if own && let Some(form) = self.fits.as_ref().map(|f| f.asdf_form()) {
-            // A file read from FITS, written over itself, stays FITS: its other HDUs, their
-            // header cards and FITS readers' access are kept (plain ASDF would lose them).
-            let fo = crate::FitsWriteOptions::default().asdf(options.clone()).asdf_hdu(form);
-            return self.write_fits(path, &fo);
-        }
-        let _lock = if own { Some(self.lock_unchanged(path)?) } else { None };
-        self.write_atomic(path, options, !own)
     }
 
     /// Whether `path` names the file this one was opened from.
@@ -371,7 +315,7 @@ impl AsdfFile {
     }
 
     fn write_into<W: Sink>(&self, out: &mut W, options: &WriteOptions) -> Result<(), Error> {
-        self.write_doc_into(&self.doc, out, options)
+        self.write_doc_into(self.doc()?, out, options)
     }
 
     /// Writes the file with the tree `doc` (this file's, or an edited copy of it).
@@ -693,7 +637,7 @@ impl AsdfFile {
             extra: Vec::new(),
             form: asdf_core_types::ndarray::Form::default(),
         };
-        let mut doc = self.doc.clone();
+        let mut doc = self.doc()?.clone();
         asdf_yaml::pointer::set(&mut doc, pointer, a.to_node(&self.tag_for("core/ndarray")?))
             .map_err(|_| Error::NotFound(pointer.to_owned()))?;
         let path = match destination(&path) {
@@ -724,14 +668,15 @@ impl AsdfFile {
             .unwrap_or_default();
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut main = AsdfFile::new(self.standard)?;
-        main.doc = self.doc.clone();
+        main.put_doc(self.doc()?.clone());
         main.dir = self.dir.clone();
         // Blocks that no ndarray names would be left behind (an extension's tag may refer to
         // them by index): refuse, naming them, rather than drop them.
         let total = i64::try_from(self.reader.block_count() + self.pending.len()).unwrap_or(0);
-        let named: std::collections::HashSet<i64> = block_arrays(&self.doc.root)
+        let doc = self.doc()?;
+        let named: std::collections::HashSet<i64> = block_arrays(&doc.root)
             .iter()
-            .filter_map(|p| self.doc.root.at_path(p)?.get("source")?.as_i64())
+            .filter_map(|p| doc.root.at_path(p)?.get("source")?.as_i64())
             .map(|i| if i < 0 { total + i } else { i })
             .collect();
         let left: Vec<usize> = (0..self.reader.block_count())
@@ -743,7 +688,7 @@ impl AsdfFile {
         // No output may be the input (or a file it refers to): it would be replaced before
         // everything was read from it.
         let inputs = self.input_files();
-        let parts = block_arrays(&self.doc.root).len();
+        let parts = block_arrays(&self.doc()?.root).len();
         for k in 0..=parts {
             let out = if k == parts {
                 path.to_path_buf()
@@ -759,8 +704,10 @@ impl AsdfFile {
         }
         let mut written = Vec::new();
         let mut names: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-        for p in block_arrays(&self.doc.root) {
-            let Some(n) = self.doc.root.at_path(&p) else { continue };
+        for p in block_arrays(&self.doc()?.root) {
+            let Some(n) = self.doc()?.root.at_path(&p) else {
+                continue;
+            };
             let key = match n.get("source") {
                 Some(s) => s.as_scalar().map(|x| x.text.to_string()).unwrap_or_default(),
                 None => continue,
@@ -770,20 +717,22 @@ impl AsdfFile {
             } else {
                 let block = match n.get("source").and_then(Node::as_i64) {
                     Some(i) => match self.block_ref(i).ok_or_else(|| Error::NotFound(key.clone()))? {
-                        crate::BlockRef::Pending(k) => self.pending[k].clone(),
-                        crate::BlockRef::File(idx) => {
+                        crate::file::BlockRef::Pending(k) => self.pending[k].clone(),
+                        crate::file::BlockRef::File(idx) => {
                             // A corrupt block is not given a fresh checksum in its part.
                             self.reader.verify_checksum(idx)?;
-                            crate::NewBlock {
+                            crate::file::NewBlock {
                                 data: self.reader.read_data(idx)?.into_owned(),
                                 compression: None,
                             }
                         }
-                        crate::BlockRef::External(_) | crate::BlockRef::Loaded(_) | crate::BlockRef::Fits(_) => {
+                        crate::file::BlockRef::External(_)
+                        | crate::file::BlockRef::Loaded(_)
+                        | crate::file::BlockRef::Fits(_) => {
                             return Err(Error::NotFound(key.clone()));
                         }
                     },
-                    None => crate::NewBlock {
+                    None => crate::file::NewBlock {
                         data: self.external_block(&key, "")?,
                         compression: None,
                     },
@@ -792,18 +741,18 @@ impl AsdfFile {
                 // Each block file is a complete ASDF file holding just that block.
                 let mut part = AsdfFile::new(self.standard)?;
                 part.pending.push(block);
-                let w = part.write_blocks_raw(part.doc.clone(), dir.join(&name), options)?;
+                let w = part.write_blocks_raw(part.doc()?.clone(), dir.join(&name), options)?;
                 written.push(w);
                 names.insert(key, name.clone());
                 name
             };
-            if let Some(node) = main.doc.root.at_path_mut(&p)
+            if let Some(node) = main.doc_mut()?.root.at_path_mut(&p)
                 && let Some(s) = node.get_mut("source")
             {
                 *s = Node::str(file_name);
             }
         }
-        main.write_to(path, &options.clone().internalize(false))?;
+        main.write_atomic(path, &options.clone().internalize(false), true)?;
         written.insert(0, path.to_path_buf());
         Ok(written)
     }
@@ -1009,15 +958,4 @@ impl StreamingWriter {
         let f = buf.into_inner().map_err(|e| self.tmp.error(e.into_error()))?;
         self.tmp.commit(f, true)
     }
-}
-
-/// The full tag ASDF Standard `v` lists for `name` (such as `core/ndarray`), if it lists one.
-pub(crate) fn standard_tag(v: asdf_layout::Version, name: &str) -> Result<Option<String>, Error> {
-    let schemas = asdf_core_types::schemas().map_err(Error::BuiltinSchemas)?;
-    let prefix = format!("{}{name}-", asdf_yaml::node::tags::ASDF);
-    Ok(schemas
-        .tags_for_standard((v.major, v.minor, v.patch))
-        .into_iter()
-        .map(|t| t.tag)
-        .find(|t| t.starts_with(&prefix)))
 }

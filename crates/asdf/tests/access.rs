@@ -32,11 +32,16 @@ fn every_element_read_alone_equals_the_full_decode() {
     let (mut arrays, mut elements, mut typed) = (0, 0, 0);
     for p in files {
         let name = p.display().to_string();
-        let Ok(f) = asdf::open_with(&p, OpenOptions::default().validate(false)) else {
+        let Ok(f) = asdf::Open::path(&p)
+            .options(OpenOptions::default().validate(false))
+            .open()
+        else {
             continue;
         };
         for a in common::ndarray_pointers(&f, false) {
-            let Ok(full) = f.array_values(&a) else { continue };
+            let Ok(full) = f.array(&a).and_then(|a| a.values()) else {
+                continue;
+            };
             arrays += 1;
             // Up to ~64 elements per array, spread over it, always the first and the last.
             let step = (full.elements.len() / 64).max(1);
@@ -46,7 +51,10 @@ fn every_element_read_alone_equals_the_full_decode() {
             for flat in picks {
                 let want = &full.elements[flat];
                 let idx = unravel(flat, &full.shape);
-                let got = f.element(&a, &idx).unwrap_or_else(|e| panic!("{name}{a}{idx:?}: {e}"));
+                let got = f
+                    .array(&a)
+                    .and_then(|a| a.element(&idx))
+                    .unwrap_or_else(|e| panic!("{name}{a}{idx:?}: {e}"));
                 assert!(got.same(want), "{name}{a}{idx:?}: {got:?} != {want:?}");
                 elements += 1;
             }
@@ -54,44 +62,58 @@ fn every_element_read_alone_equals_the_full_decode() {
             if let Some(first) = full.shape.first() {
                 let mut idx = vec![0; full.shape.len()];
                 idx[0] = *first;
-                assert!(f.element(&a, &idx).is_err(), "{name}{a}");
+                assert!(f.array(&a).and_then(|a| a.element(&idx)).is_err(), "{name}{a}");
             }
             if full.datatype == Datatype::Scalar(ScalarType::Float64) {
-                let v = f.array_as::<f64>(&a).unwrap();
+                let v = f.array(&a).and_then(|a| a.read::<f64>()).unwrap();
                 assert_eq!(v.len(), full.elements.len());
                 for (x, e) in v.iter().zip(&full.elements) {
                     assert!(Element::Float(*x).same(e), "{name}{a}");
                 }
                 let mut each = Vec::new();
-                f.array_for_each::<f64>(&a, |x| each.push(x)).unwrap();
+                f.array(&a)
+                    .and_then(|a| {
+                        a.for_each_chunk::<f64>(|c| {
+                            for &x in c {
+                                each.push(x);
+                            }
+                        })
+                    })
+                    .unwrap();
                 assert!(each.iter().zip(&v).all(|(x, y)| x == y || (x.is_nan() && y.is_nan())));
                 assert_eq!(each.len(), v.len());
                 let mut chunks = Vec::new();
-                f.array_chunks::<f64>(&a, |c| {
-                    assert!(!c.is_empty() && c.len() <= asdf::CHUNK_ELEMENTS);
-                    chunks.extend_from_slice(c);
-                })
-                .unwrap();
+                f.array(&a)
+                    .and_then(|a| {
+                        a.for_each_chunk::<f64>(|c| {
+                            assert!(!c.is_empty() && c.len() <= asdf::CHUNK_ELEMENTS);
+                            chunks.extend_from_slice(c);
+                        })
+                    })
+                    .unwrap();
                 assert!(
                     chunks.iter().zip(&v).all(|(x, y)| x.to_bits() == y.to_bits()),
                     "{name}{a}"
                 );
                 assert_eq!(chunks.len(), v.len());
-                let it: Vec<f64> = f.array_iter::<f64>(&a).unwrap().collect();
+                let it: Vec<f64> = f.array(&a).and_then(|a| a.elements::<f64>()).unwrap().collect();
                 assert!(it.iter().zip(&v).all(|(x, y)| x == y || (x.is_nan() && y.is_nan())));
                 assert_eq!(it.len(), v.len());
-                let s = f.array_slice::<f64>(&a).unwrap();
+                let s = f.array(&a).and_then(|a| a.as_slice::<f64>()).unwrap();
                 assert_eq!(s.as_ref().len(), v.len());
                 assert!(s.iter().zip(&v).all(|(x, y)| x == y || (x.is_nan() && y.is_nan())));
                 typed += 1;
             }
             if full.datatype == Datatype::Scalar(ScalarType::Int64) {
-                let v = f.array_as::<i64>(&a).unwrap();
+                let v = f.array(&a).and_then(|a| a.read::<i64>()).unwrap();
                 assert!(
                     v.iter().zip(&full.elements).all(|(x, e)| Element::Int(*x).same(e)),
                     "{name}{a}"
                 );
-                assert!(f.array_as::<f64>(&a).is_err(), "{name}{a}: wrong type accepted");
+                assert!(
+                    f.array(&a).and_then(|a| a.read::<f64>()).is_err(),
+                    "{name}{a}: wrong type accepted"
+                );
                 typed += 1;
             }
         }
@@ -111,26 +133,31 @@ fn one_element_of_a_big_array_reads_only_its_bytes() {
     // 1000 x 1000 float64, little-endian: element [i, j] = i * 1000 + j.
     let data: Vec<u8> = (0..1_000_000u32).flat_map(|i| f64::from(i).to_le_bytes()).collect();
     let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
-    f.add_array(
+    f.put_array(
         "/x",
-        Datatype::Scalar(ScalarType::Float64),
-        &[1000, 1000],
-        ByteOrder::Little,
-        data,
+        asdf::NewArray::from_bytes(
+            Datatype::Scalar(ScalarType::Float64),
+            &[1000, 1000],
+            ByteOrder::Little,
+            data,
+        ),
     )
     .unwrap();
     f.write_to(&path, &WriteOptions::default()).unwrap();
 
     let src = asdf_layout::RecordingSource::new(std::fs::File::open(&path).unwrap());
     let g = asdf::open(&path).unwrap();
-    assert_eq!(g.element("/x", &[123, 456]).unwrap(), Element::Float(123_456.0));
-    let v = g.view("/x").unwrap();
+    assert_eq!(
+        g.array("/x").and_then(|a| a.element(&[123, 456])).unwrap(),
+        Element::Float(123_456.0)
+    );
+    let v = g.array("/x").and_then(|a| a.view().cloned()).unwrap();
     assert!(v.is_c_contiguous());
     assert_eq!(v.element_offset(&[123, 456]).unwrap(), (123 * 1000 + 456) * 8);
-    assert!(g.element("/x", &[1000, 0]).is_err());
-    assert!(g.element("/x", &[1]).is_err());
+    assert!(g.array("/x").and_then(|a| a.element(&[1000, 0])).is_err());
+    assert!(g.array("/x").and_then(|a| a.element(&[1])).is_err());
     // Zero-copy when native and aligned; still right when not.
-    let s = g.array_slice::<f64>("/x").unwrap();
+    let s = g.array("/x").and_then(|a| a.as_slice::<f64>()).unwrap();
     assert_eq!(s[999_999], 999_999.0);
     // The map starts on a page boundary, so the data is aligned when its file offset is.
     let aligned = g.layout().block(0).unwrap().data_offset.is_multiple_of(8);
@@ -156,8 +183,11 @@ fn big_endian_and_strided_views_read_element_by_element() {
     // A big-endian int32 2x3 array and its transpose as a view (strides swapped).
     let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
     let data: Vec<u8> = (0..6i32).flat_map(i32::to_be_bytes).collect();
-    f.add_array("/a", Datatype::Scalar(ScalarType::Int32), &[2, 3], ByteOrder::Big, data)
-        .unwrap();
+    f.put_array(
+        "/a",
+        asdf::NewArray::from_bytes(Datatype::Scalar(ScalarType::Int32), &[2, 3], ByteOrder::Big, data),
+    )
+    .unwrap();
     let bytes = f.to_bytes(&WriteOptions::default()).unwrap();
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let view = text.replacen(
@@ -166,30 +196,42 @@ fn big_endian_and_strided_views_read_element_by_element() {
         1,
     );
     // The tree grew: rebuild the file with the edited tree so block offsets stay right.
-    let mut g = asdf::open_bytes(bytes, OpenOptions::default()).unwrap();
+    let mut g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
     let tree_start = view.find("%YAML").unwrap();
     let tree_end = view.find("\n...\n").unwrap() + 5;
     g.set_tree_yaml(&view.as_bytes()[tree_start..tree_end]).unwrap();
-    let h = asdf::open_bytes(g.to_bytes(&WriteOptions::default()).unwrap(), OpenOptions::default()).unwrap();
-    assert_eq!(h.element("/a", &[1, 2]).unwrap(), Element::Int(5));
-    assert_eq!(h.element("/t", &[2, 1]).unwrap(), Element::Int(5));
-    assert_eq!(h.element("/t", &[1, 0]).unwrap(), Element::Int(1));
-    assert_eq!(h.array_as::<i32>("/t").unwrap(), vec![0, 3, 1, 4, 2, 5]);
+    let h = asdf::Open::bytes(g.to_bytes(&WriteOptions::default()).unwrap())
+        .options(OpenOptions::default())
+        .open()
+        .unwrap();
+    assert_eq!(h.array("/a").and_then(|a| a.element(&[1, 2])).unwrap(), Element::Int(5));
+    assert_eq!(h.array("/t").and_then(|a| a.element(&[2, 1])).unwrap(), Element::Int(5));
+    assert_eq!(h.array("/t").and_then(|a| a.element(&[1, 0])).unwrap(), Element::Int(1));
     assert_eq!(
-        h.array_iter::<i32>("/t").unwrap().collect::<Vec<_>>(),
+        h.array("/t").and_then(|a| a.read::<i32>()).unwrap(),
         vec![0, 3, 1, 4, 2, 5]
     );
-    assert_eq!(h.array_iter::<i32>("/a").unwrap().len(), 6);
-    assert!(h.array_iter::<i64>("/a").is_err());
-    assert_eq!(h.array_as::<i32>("/a").unwrap(), vec![0, 1, 2, 3, 4, 5]);
+    assert_eq!(
+        h.array("/t")
+            .and_then(|a| a.elements::<i32>())
+            .unwrap()
+            .collect::<Vec<_>>(),
+        vec![0, 3, 1, 4, 2, 5]
+    );
+    assert_eq!(h.array("/a").and_then(|a| a.elements::<i32>()).unwrap().count(), 6);
+    assert!(h.array("/a").and_then(|a| a.elements::<i64>()).is_err());
+    assert_eq!(
+        h.array("/a").and_then(|a| a.read::<i32>()).unwrap(),
+        vec![0, 1, 2, 3, 4, 5]
+    );
     // Big-endian data is never lent as a native slice on a little-endian machine.
-    let s = h.array_slice::<i32>("/a").unwrap();
+    let s = h.array("/a").and_then(|a| a.as_slice::<i32>()).unwrap();
     assert_eq!(s.as_ref(), &[0, 1, 2, 3, 4, 5]);
     if cfg!(target_endian = "little") {
         assert!(matches!(s, Cow::Owned(_)));
     }
-    assert!(h.view("/t").unwrap().strides == vec![4, 12]);
-    assert!(!h.view("/t").unwrap().is_c_contiguous());
+    assert!(h.array("/t").and_then(|a| a.view().cloned()).unwrap().strides == vec![4, 12]);
+    assert!(!h.array("/t").and_then(|a| a.view().cloned()).unwrap().is_c_contiguous());
 }
 
 #[cfg(feature = "ndarray")]
@@ -198,27 +240,31 @@ fn arrays_as_ndarray() {
     asdf_testdata::needs_conformance!();
     let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
     let data: Vec<u8> = (0..6i32).flat_map(i32::to_le_bytes).collect();
-    f.add_array(
+    f.put_array(
         "/a",
-        Datatype::Scalar(ScalarType::Int32),
-        &[2, 3],
-        ByteOrder::Little,
-        data,
+        asdf::NewArray::from_bytes(Datatype::Scalar(ScalarType::Int32), &[2, 3], ByteOrder::Little, data),
     )
     .unwrap();
-    let g = asdf::open_bytes(f.to_bytes(&WriteOptions::default()).unwrap(), OpenOptions::default()).unwrap();
-    let a = g.array_nd::<i32>("/a").unwrap();
+    let g = asdf::Open::bytes(f.to_bytes(&WriteOptions::default()).unwrap())
+        .options(OpenOptions::default())
+        .open()
+        .unwrap();
+    let a = g.array("/a").and_then(|a| a.to_ndarray::<i32>()).unwrap();
     assert_eq!(a.shape(), &[2, 3]);
     assert_eq!(a[[1, 2]], 5);
-    assert!(g.array_nd::<f64>("/a").is_err());
+    assert!(g.array("/a").and_then(|a| a.to_ndarray::<f64>()).is_err());
     // Inline data too.
     let c = asdf_testdata::conformance_dir().join("python-asdf-samples/f_inline_threshold.asdf");
     let h = asdf::open(c).unwrap();
     assert_eq!(
-        h.array_nd::<i64>("/small").unwrap().into_raw_vec_and_offset().0,
+        h.array("/small")
+            .and_then(|a| a.to_ndarray::<i64>())
+            .unwrap()
+            .into_raw_vec_and_offset()
+            .0,
         vec![0, 1, 2, 3, 4]
     );
-    assert_eq!(h.array_nd::<i64>("/large").unwrap()[[49]], 49);
+    assert_eq!(h.array("/large").and_then(|a| a.to_ndarray::<i64>()).unwrap()[[49]], 49);
 }
 
 /// A view with a zero stride claims 10^15 elements of an 8-byte block: reading it is an error,
@@ -226,24 +272,33 @@ fn arrays_as_ndarray() {
 #[test]
 fn absurd_zero_stride_views_are_errors() {
     let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
-    f.add_array(
+    f.put_array(
         "/a",
-        Datatype::Scalar(ScalarType::Float64),
-        &[1],
-        ByteOrder::Little,
-        1.5f64.to_le_bytes().to_vec(),
+        asdf::NewArray::from_bytes(
+            Datatype::Scalar(ScalarType::Float64),
+            &[1],
+            ByteOrder::Little,
+            1.5f64.to_le_bytes().to_vec(),
+        ),
     )
     .unwrap();
     let bytes = f.to_bytes(&WriteOptions::default()).unwrap();
-    let mut g = asdf::open_bytes(bytes, OpenOptions::default()).unwrap();
-    let yaml = String::from_utf8(asdf::emit_yaml(g.document()).unwrap()).unwrap();
+    let mut g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
+    let yaml = String::from_utf8(asdf::emit_yaml(g.document().unwrap()).unwrap()).unwrap();
     let yaml = yaml.replace("shape: [1]", "shape: [1000000000000000]\n  strides: [0]");
     g.set_tree_yaml(yaml.as_bytes()).unwrap();
-    assert!(g.array_values("/a").is_err());
-    assert!(g.array_as::<f64>("/a").is_err());
-    assert_eq!(g.element("/a", &[999_999_999_999_999]).unwrap(), Element::Float(1.5));
+    assert!(g.array("/a").and_then(|a| a.values()).is_err());
+    assert!(g.array("/a").and_then(|a| a.read::<f64>()).is_err());
     assert_eq!(
-        g.array_iter::<f64>("/a").unwrap().take(3).collect::<Vec<_>>(),
+        g.array("/a").and_then(|a| a.element(&[999_999_999_999_999])).unwrap(),
+        Element::Float(1.5)
+    );
+    assert_eq!(
+        g.array("/a")
+            .and_then(|a| a.elements::<f64>())
+            .unwrap()
+            .take(3)
+            .collect::<Vec<_>>(),
         vec![1.5; 3]
     );
 }
@@ -256,21 +311,23 @@ fn for_each_reads_compressed_blocks_piece_by_piece() {
     let data: Vec<u8> = (0..n).flat_map(|i| (i as f64 * 0.25).to_le_bytes()).collect();
     for label in ["zlib", "bzp2", "lz4", "zstd", "lz4f", "blsc", "bls2"] {
         let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
-        f.add_array(
+        f.put_array(
             "/x",
-            Datatype::Scalar(ScalarType::Float64),
-            &[n],
-            ByteOrder::Little,
-            data.clone(),
+            asdf::NewArray::from_bytes(
+                Datatype::Scalar(ScalarType::Float64),
+                &[n],
+                ByteOrder::Little,
+                data.clone(),
+            ),
         )
         .unwrap();
         let label = asdf::Label::from_name(label).unwrap();
         let bytes = f
             .to_bytes(&WriteOptions::default().compression(asdf::Compression::All(label)))
             .unwrap();
-        let mut g = asdf::open_bytes(bytes, OpenOptions::default()).unwrap();
+        let mut g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
         // A second array: a view of the same block at byte offset 4 (elements straddle pieces).
-        let yaml = String::from_utf8(asdf::emit_yaml(g.document()).unwrap()).unwrap();
+        let yaml = String::from_utf8(asdf::emit_yaml(g.document().unwrap()).unwrap()).unwrap();
         let view = format!(
             "y: !core/ndarray-1.1.0 {{source: 0, datatype: float64, byteorder: little, shape: [{}], offset: 4}}\n\
              z: !core/ndarray-1.1.0 {{source: 0, datatype: int32, byteorder: little, shape: [{}], offset: 4, strides: [8]}}\n...\n",
@@ -279,21 +336,46 @@ fn for_each_reads_compressed_blocks_piece_by_piece() {
         );
         g.set_tree_yaml(yaml.replace("...\n", &view).as_bytes()).unwrap();
         let mut xs = Vec::new();
-        g.array_for_each::<f64>("/x", |v| xs.push(v)).unwrap();
+        g.array("/x")
+            .and_then(|a| {
+                a.for_each_chunk::<f64>(|c| {
+                    for &v in c {
+                        xs.push(v);
+                    }
+                })
+            })
+            .unwrap();
         assert_eq!(xs.len(), n, "{label}");
         assert!(xs.iter().enumerate().all(|(i, v)| *v == i as f64 * 0.25), "{label}");
         // A contiguous view at offset 4: its elements straddle the pieces' boundaries.
         let mut ys = Vec::new();
-        g.array_for_each::<f64>("/y", |v| ys.push(v.to_bits())).unwrap();
-        let whole: Vec<u64> = g.array_as::<f64>("/y").unwrap().iter().map(|v| v.to_bits()).collect();
+        g.array("/y")
+            .and_then(|a| {
+                a.for_each_chunk::<f64>(|c| {
+                    for &v in c {
+                        ys.push(v.to_bits());
+                    }
+                })
+            })
+            .unwrap();
+        let whole: Vec<u64> = g
+            .array("/y")
+            .and_then(|a| a.read::<f64>())
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect();
         assert!(ys == whole, "{label}");
         // The same in slices: every slice full but the last.
         let (mut cs, mut sizes) = (Vec::new(), Vec::new());
-        g.array_chunks::<f64>("/y", |c| {
-            cs.extend(c.iter().map(|v| v.to_bits()));
-            sizes.push(c.len());
-        })
-        .unwrap();
+        g.array("/y")
+            .and_then(|a| {
+                a.for_each_chunk::<f64>(|c| {
+                    cs.extend(c.iter().map(|v| v.to_bits()));
+                    sizes.push(c.len());
+                })
+            })
+            .unwrap();
         assert!(cs == whole, "{label}");
         assert!(
             sizes[..sizes.len() - 1].iter().all(|&k| k == asdf::CHUNK_ELEMENTS),
@@ -301,13 +383,31 @@ fn for_each_reads_compressed_blocks_piece_by_piece() {
         );
         // A strided int32 view (not contiguous) goes through the whole-block path.
         let mut zs = Vec::new();
-        g.array_for_each::<i32>("/z", |v| zs.push(v)).unwrap();
-        assert_eq!(zs, g.array_as::<i32>("/z").unwrap(), "{label}");
+        g.array("/z")
+            .and_then(|a| {
+                a.for_each_chunk::<i32>(|c| {
+                    for &v in c {
+                        zs.push(v);
+                    }
+                })
+            })
+            .unwrap();
+        assert_eq!(zs, g.array("/z").and_then(|a| a.read::<i32>()).unwrap(), "{label}");
         let mut zc = Vec::new();
-        g.array_chunks::<i32>("/z", |c| zc.extend_from_slice(c)).unwrap();
+        g.array("/z")
+            .and_then(|a| a.for_each_chunk::<i32>(|c| zc.extend_from_slice(c)))
+            .unwrap();
         assert_eq!(zc, zs, "{label}");
-        assert!(g.array_for_each::<f32>("/x", |_| {}).is_err());
-        assert!(g.array_chunks::<f32>("/x", |_| {}).is_err());
+        assert!(
+            g.array("/x")
+                .and_then(|a| a.for_each_chunk::<f32>(|c| {
+                    for &_ in c {
+                        {};
+                    }
+                }))
+                .is_err()
+        );
+        assert!(g.array("/x").and_then(|a| a.for_each_chunk::<f32>(|_| {})).is_err());
     }
 }
 
@@ -331,9 +431,12 @@ fn chunks_of_aligned_and_misaligned_mapped_blocks() {
                 })
                 .collect();
             let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
-            f.add_array("/x", Datatype::Scalar(ScalarType::Float64), &[n], order, bytes)
-                .unwrap();
-            if let Some(m) = f.tree_mut().as_mapping_mut() {
+            f.put_array(
+                "/x",
+                asdf::NewArray::from_bytes(Datatype::Scalar(ScalarType::Float64), &[n], order, bytes),
+            )
+            .unwrap();
+            if let Some(m) = f.get_mut("").unwrap().as_mapping_mut() {
                 m.insert("pad", asdf::Node::str("p".repeat(pad)));
             }
             let path = dir.join(format!("{pad}-{order:?}.asdf"));
@@ -343,11 +446,14 @@ fn chunks_of_aligned_and_misaligned_mapped_blocks() {
             starts.insert(at % 8);
             let g = asdf::open(&path).unwrap();
             let (mut got, mut sizes) = (Vec::new(), Vec::new());
-            g.array_chunks::<f64>("/x", |c| {
-                got.extend(c.iter().map(|v| v.to_bits()));
-                sizes.push(c.len());
-            })
-            .unwrap();
+            g.array("/x")
+                .and_then(|a| {
+                    a.for_each_chunk::<f64>(|c| {
+                        got.extend(c.iter().map(|v| v.to_bits()));
+                        sizes.push(c.len());
+                    })
+                })
+                .unwrap();
             assert!(
                 got.into_iter().eq(want.iter().map(|v| v.to_bits())),
                 "pad {pad} {order:?}"
@@ -374,7 +480,10 @@ fn block_read_into_vec_follows_the_data_not_the_claim() {
     .unwrap();
     let mut bytes = f.to_bytes(&WriteOptions::default().checksums(false)).unwrap();
     // The honest file first.
-    let ok = asdf::open_bytes(bytes.clone(), OpenOptions::default()).unwrap();
+    let ok = asdf::Open::bytes(bytes.clone())
+        .options(OpenOptions::default())
+        .open()
+        .unwrap();
     let mut buf = Vec::new();
     ok.block(0).unwrap().read_into_vec(&mut buf).unwrap();
     assert_eq!(buf.len(), 100_000);
@@ -382,7 +491,10 @@ fn block_read_into_vec_follows_the_data_not_the_claim() {
     // data_size sits 30 bytes after the block magic.
     let at = bytes.windows(4).position(|w| w == b"\xd3BLK").unwrap() + 30;
     bytes[at..at + 8].copy_from_slice(&(1u64 << 40).to_be_bytes());
-    let bad = asdf::open_bytes(bytes, OpenOptions::default().validate(false)).unwrap();
+    let bad = asdf::Open::bytes(bytes)
+        .options(OpenOptions::default().validate(false))
+        .open()
+        .unwrap();
     let block = bad.block(0).unwrap();
     assert_eq!(block.data_len().unwrap(), 1 << 40);
     let mut buf = Vec::new();
@@ -412,7 +524,10 @@ fn verify_reports_every_block_and_array_problem() {
         .unwrap();
     }
     let bytes = f.to_bytes(&WriteOptions::default()).unwrap();
-    let ok = asdf::open_bytes(bytes.clone(), OpenOptions::default()).unwrap();
+    let ok = asdf::Open::bytes(bytes.clone())
+        .options(OpenOptions::default())
+        .open()
+        .unwrap();
     let report = ok.verify();
     assert!(report.is_ok(), "{:?}", report.problems());
     assert_eq!(report.blocks.len(), 3);
@@ -432,7 +547,10 @@ fn verify_reports_every_block_and_array_problem() {
     let text = String::from_utf8_lossy(&bad).into_owned();
     let n = text.rfind("shape: [4000]").unwrap();
     bad[n..n + 13].copy_from_slice(b"shape: [9000]");
-    let f = asdf::open_bytes(bad, OpenOptions::default().validate(false)).unwrap();
+    let f = asdf::Open::bytes(bad)
+        .options(OpenOptions::default().validate(false))
+        .open()
+        .unwrap();
     let seen = std::sync::atomic::AtomicUsize::new(0);
     let report = f.verify_with(&|done, total| {
         assert!(done <= total && total == 3);

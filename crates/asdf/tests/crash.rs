@@ -14,12 +14,9 @@ const CHILD_ENV: &str = "ASDF_RS_CRASH_CHILD";
 fn write_file(path: &std::path::Path, mib: usize, fill: u8) {
     let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
     let n = mib << 20;
-    f.add_array(
+    f.put_array(
         "/data",
-        Datatype::Scalar(ScalarType::UInt8),
-        &[n],
-        ByteOrder::Big,
-        vec![fill; n],
+        asdf::NewArray::from_bytes(Datatype::Scalar(ScalarType::UInt8), &[n], ByteOrder::Big, vec![fill; n]),
     )
     .unwrap();
     f.write_to(path, &WriteOptions::default()).unwrap();
@@ -64,6 +61,9 @@ fn killed_writer_leaves_the_old_file() {
     // The target is the old file, byte for byte, and reads.
     assert_eq!(std::fs::read(&path).unwrap(), before);
     let f = asdf::open(&path).unwrap();
-    assert_eq!(f.array_values("/data").unwrap().elements[0], Element::UInt(3));
+    assert_eq!(
+        f.array("/data").and_then(|a| a.values()).unwrap().elements[0],
+        Element::UInt(3)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,5 +1,5 @@
-//! `open_lazy`: the pointer-directed open answers what `open_with` answers, and its
-//! `into_file` is the same file; errors in the rest of the tree come at `into_file`.
+//! A lazy open (`Open::lazy`): the file answers what an eager open's file answers, and once its
+//! tree is needed it is the same file; errors in the rest of the tree come then.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -15,15 +15,12 @@ fn temp(name: &str) -> std::path::PathBuf {
 fn written(path: &std::path::Path) {
     let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
     let data: Vec<u8> = (0..10).flat_map(|i| (f64::from(i) * 0.5).to_le_bytes()).collect();
-    f.add_array(
+    f.put_array(
         "/data",
-        Datatype::Scalar(ScalarType::Float64),
-        &[10],
-        ByteOrder::Little,
-        data,
+        asdf::NewArray::from_bytes(Datatype::Scalar(ScalarType::Float64), &[10], ByteOrder::Little, data),
     )
     .unwrap();
-    if let Some(m) = f.tree_mut().as_mapping_mut() {
+    if let Some(m) = f.get_mut("").unwrap().as_mapping_mut() {
         m.insert("meta", Node::map(vec![(Node::str("k"), Node::str("v"))]));
     }
     f.write_to(path, &WriteOptions::default()).unwrap();
@@ -33,20 +30,37 @@ fn written(path: &std::path::Path) {
 fn a_lazy_open_reads_an_element_without_the_rest_of_the_tree() {
     let path = temp("plain.asdf");
     written(&path);
-    let lazy = asdf::open_lazy(&path, OpenOptions::default()).unwrap();
+    let lazy = asdf::Open::path(&path)
+        .options(OpenOptions::default())
+        .lazy(true)
+        .open()
+        .unwrap();
     let eager = asdf::open(&path).unwrap();
-    assert_eq!(lazy.view("/data").unwrap(), eager.view("/data").unwrap());
-    assert_eq!(lazy.element("/data", &[7]).unwrap(), asdf::Element::Float(3.5));
     assert_eq!(
-        lazy.array_as::<f64>("/data").unwrap(),
-        eager.array_as::<f64>("/data").unwrap()
+        lazy.array("/data").and_then(|a| a.view().cloned()).unwrap(),
+        eager.array("/data").and_then(|a| a.view().cloned()).unwrap()
     );
-    assert!(matches!(lazy.element("/data", &[10]), Err(asdf::Error::Array { .. })));
-    assert!(matches!(lazy.view("/nothing"), Err(asdf::Error::NotFound(_))));
-    let full = lazy.into_file().unwrap();
     assert_eq!(
-        asdf::emit_yaml(full.document()).unwrap(),
-        asdf::emit_yaml(eager.document()).unwrap()
+        lazy.array("/data").and_then(|a| a.element(&[7])).unwrap(),
+        asdf::Element::Float(3.5)
+    );
+    assert_eq!(
+        lazy.array("/data").and_then(|a| a.read::<f64>()).unwrap(),
+        eager.array("/data").and_then(|a| a.read::<f64>()).unwrap()
+    );
+    assert!(matches!(
+        lazy.array("/data").and_then(|a| a.element(&[10])),
+        Err(asdf::Error::Array { .. })
+    ));
+    assert!(matches!(
+        lazy.array("/nothing").and_then(|a| a.view().cloned()),
+        Err(asdf::Error::NotFound(_))
+    ));
+    let full = lazy;
+    full.tree().unwrap();
+    assert_eq!(
+        asdf::emit_yaml(full.document().unwrap()).unwrap(),
+        asdf::emit_yaml(eager.document().unwrap()).unwrap()
     );
     assert_eq!(format!("{:?}", full.warnings()), format!("{:?}", eager.warnings()));
 
@@ -60,12 +74,19 @@ fn a_lazy_open_reads_an_element_without_the_rest_of_the_tree() {
     std::fs::write(&odd_path, &odd).unwrap();
     let tree = asdf::open(&odd_path).unwrap();
     assert_eq!(tree.get("/meta").unwrap().as_str(), Some("kv\n"));
-    let lazy = asdf::open_lazy(&odd_path, OpenOptions::default()).unwrap();
-    assert_eq!(lazy.element("/data", &[9]).unwrap(), asdf::Element::Float(4.5));
+    let lazy = asdf::Open::path(&odd_path)
+        .options(OpenOptions::default())
+        .lazy(true)
+        .open()
+        .unwrap();
+    assert_eq!(
+        lazy.array("/data").and_then(|a| a.element(&[9])).unwrap(),
+        asdf::Element::Float(4.5)
+    );
 }
 
 #[test]
-fn errors_in_the_rest_of_the_tree_come_with_into_file() {
+fn errors_in_the_rest_of_the_tree_come_when_the_tree_is_needed() {
     let path = temp("broken.asdf");
     written(&path);
     let mut bytes = std::fs::read(&path).unwrap();
@@ -75,16 +96,32 @@ fn errors_in_the_rest_of_the_tree_come_with_into_file() {
     let k = text.find("meta: {k: v}").unwrap();
     bytes[k + 11] = b']';
     std::fs::write(&path, &bytes).unwrap();
-    let eager = asdf::open_with(&path, OpenOptions::default()).unwrap_err().to_string();
-    let lazy = asdf::open_lazy(&path, OpenOptions::default()).unwrap();
-    assert_eq!(lazy.element("/data", &[1]).unwrap(), asdf::Element::Float(0.5));
+    let eager = asdf::Open::path(&path)
+        .options(OpenOptions::default())
+        .open()
+        .unwrap_err()
+        .to_string();
+    let lazy = asdf::Open::path(&path)
+        .options(OpenOptions::default())
+        .lazy(true)
+        .open()
+        .unwrap();
+    assert_eq!(
+        lazy.array("/data").and_then(|a| a.element(&[1])).unwrap(),
+        asdf::Element::Float(0.5)
+    );
     // The whole tree is needed for a pointer the skim cannot answer: the parse error then.
-    assert!(matches!(lazy.view("/meta/k"), Err(asdf::Error::Yaml(_))));
-    assert_eq!(lazy.into_file().unwrap_err().to_string(), eager);
+    assert!(matches!(
+        lazy.array("/meta/k").and_then(|a| a.view().cloned()),
+        Err(asdf::Error::Yaml(_))
+    ));
+    assert_eq!(lazy.tree().unwrap_err().to_string(), eager);
+    // And again: the tree is not kept half-read.
+    assert_eq!(lazy.get("/meta").unwrap_err().to_string(), eager);
 }
 
 #[test]
-fn validation_happens_in_into_file() {
+fn validation_happens_when_the_tree_is_needed() {
     let path = temp("invalid.asdf");
     written(&path);
     let bytes = std::fs::read(&path).unwrap();
@@ -96,17 +133,20 @@ fn validation_happens_in_into_file() {
     std::fs::write(&path, &bad).unwrap();
     let strict = OpenOptions::default().strict(true);
     assert!(matches!(
-        asdf::open_with(&path, strict.clone()),
+        asdf::Open::path(&path).options(strict.clone()).open(),
         Err(asdf::Error::Invalid(_))
     ));
-    let lazy = asdf::open_lazy(&path, strict).unwrap();
+    let lazy = asdf::Open::path(&path).options(strict).lazy(true).open().unwrap();
     // The array itself says what is wrong, as the eager open's file would.
-    assert!(matches!(lazy.view("/data"), Err(asdf::Error::Array { .. })));
-    assert!(matches!(lazy.into_file(), Err(asdf::Error::Invalid(_))));
+    assert!(matches!(
+        lazy.array("/data").and_then(|a| a.view().cloned()),
+        Err(asdf::Error::Array { .. })
+    ));
+    assert!(matches!(lazy.tree(), Err(asdf::Error::Invalid(_))));
 }
 
 /// Every file of the conformance corpus: each top-level array read lazily is the array read
-/// eagerly, `into_file` is `open_with`'s file, and where the skim answers it answers the
+/// eagerly, the lazy file once parsed is the eager open's file, and where the skim answers it answers the
 /// parser's node.
 #[test]
 fn lazy_opens_agree_with_open_on_the_corpus() {
@@ -114,12 +154,12 @@ fn lazy_opens_agree_with_open_on_the_corpus() {
     let options = OpenOptions::default().validate(false);
     let (mut files, mut arrays, mut skimmed) = (0, 0, 0);
     for path in asdf_testdata::files_with_ext(&c, "asdf") {
-        let eager = asdf::open_with(&path, options.clone());
-        let lazy = asdf::open_lazy(&path, options.clone());
+        let eager = asdf::Open::path(&path).options(options.clone()).open();
+        let lazy = asdf::Open::path(&path).options(options.clone()).lazy(true).open();
         let (eager, lazy) = match (eager, lazy) {
             (Ok(e), Ok(l)) => (e, l),
             (Err(e), Ok(l)) => {
-                let again = l.into_file().expect_err("open_with refused it");
+                let again = l.tree().expect_err("the eager open refused it");
                 assert_eq!(again.to_string(), e.to_string(), "{}", path.display());
                 continue;
             }
@@ -133,6 +173,7 @@ fn lazy_opens_agree_with_open_on_the_corpus() {
             .and_then(|t| asdf_yaml::parse(t, &asdf_yaml::Limits::default()).ok());
         let keys: Vec<String> = eager
             .tree()
+            .unwrap()
             .as_mapping()
             .map(|m| {
                 m.entries
@@ -149,16 +190,27 @@ fn lazy_opens_agree_with_open_on_the_corpus() {
                 assert_eq!(Some(&s.root), p.document.root.get(key), "{} /{key}", path.display());
             }
             let pointer = format!("/{}", asdf::escape_pointer_token(key));
-            let Ok(view) = eager.view(&pointer) else { continue };
+            let Ok(view) = eager.array(&pointer).and_then(|a| a.view().cloned()) else {
+                continue;
+            };
             arrays += 1;
-            assert_eq!(lazy.view(&pointer).unwrap(), view, "{} {pointer}", path.display());
+            assert_eq!(
+                lazy.array(&pointer).and_then(|a| a.view().cloned()).unwrap(),
+                view,
+                "{} {pointer}",
+                path.display()
+            );
             if view.shape.iter().all(|n| *n > 0) {
                 let at = vec![0; view.shape.len()];
-                let (a, b) = (eager.element(&pointer, &at), lazy.element(&pointer, &at));
+                let (a, b) = (
+                    eager.array(&pointer).and_then(|a| a.element(&at)),
+                    lazy.array(&pointer).and_then(|a| a.element(&at)),
+                );
                 assert_eq!(format!("{a:?}"), format!("{b:?}"), "{} {pointer}", path.display());
             }
         }
-        let full = lazy.into_file().unwrap();
+        let full = lazy;
+        full.tree().unwrap();
         assert_eq!(
             format!("{:?}", full.warnings()),
             format!("{:?}", eager.warnings()),
@@ -166,8 +218,8 @@ fn lazy_opens_agree_with_open_on_the_corpus() {
             path.display()
         );
         assert_eq!(
-            asdf::emit_yaml(full.document()).ok(),
-            asdf::emit_yaml(eager.document()).ok(),
+            asdf::emit_yaml(full.document().unwrap()).ok(),
+            asdf::emit_yaml(eager.document().unwrap()).ok(),
             "{}",
             path.display()
         );

@@ -83,21 +83,38 @@ fn historic_reference_files_read_as_their_twins() {
         }
         let check = || -> Result<(String, usize), String> {
             let opts = OpenOptions::default().strict(true);
-            let ours = asdf::open_with(&file, opts.clone()).map_err(|e| format!("open: {e}"))?;
-            let theirs = asdf::open_with(&twin, opts).map_err(|e| format!("open twin: {e}"))?;
+            let ours = asdf::Open::path(&file)
+                .options(opts.clone())
+                .open()
+                .map_err(|e| format!("open: {e}"))?;
+            let theirs = asdf::Open::path(&twin)
+                .options(opts)
+                .open()
+                .map_err(|e| format!("open twin: {e}"))?;
             let (mut a, mut b) = (BTreeMap::new(), BTreeMap::new());
-            scalars(ours.document(), ours.tree(), String::new(), &mut a);
-            scalars(theirs.document(), theirs.tree(), String::new(), &mut b);
+            scalars(ours.document().unwrap(), ours.tree().unwrap(), String::new(), &mut a);
+            scalars(
+                theirs.document().unwrap(),
+                theirs.tree().unwrap(),
+                String::new(),
+                &mut b,
+            );
             if a != b {
                 return Err(format!("trees differ:\n{a:?}\n{b:?}"));
             }
-            let pointers = theirs.array_pointers();
-            if ours.array_pointers() != pointers || pointers.is_empty() {
-                return Err(format!("arrays {:?} vs {pointers:?}", ours.array_pointers()));
+            let pointers = theirs.array_pointers().unwrap();
+            if ours.array_pointers().unwrap() != pointers || pointers.is_empty() {
+                return Err(format!("arrays {:?} vs {pointers:?}", ours.array_pointers().unwrap()));
             }
             for p in &pointers {
-                let x = ours.array_values(p).map_err(|e| format!("{p}: {e}"))?;
-                let y = theirs.array_values(p).map_err(|e| format!("twin {p}: {e}"))?;
+                let x = ours
+                    .array(p)
+                    .and_then(|a| a.values())
+                    .map_err(|e| format!("{p}: {e}"))?;
+                let y = theirs
+                    .array(p)
+                    .and_then(|a| a.values())
+                    .map_err(|e| format!("twin {p}: {e}"))?;
                 if x.shape != y.shape || x.datatype != y.datatype {
                     return Err(format!(
                         "{p}: {:?} {:?} vs {:?} {:?}",
@@ -191,7 +208,8 @@ fn chunk(bits: u8, offset: f64, scale: f64, codes: &[i64]) -> Vec<u8> {
 }
 
 fn f64s(f: &asdf::AsdfFile, p: &str) -> Vec<f64> {
-    f.array_values(p)
+    f.array(p)
+        .and_then(|a| a.values())
         .unwrap()
         .elements
         .iter()
@@ -239,7 +257,10 @@ fn finf_files_built_from_the_seed() {
         file.extend_from_slice(&body);
         file.extend(std::iter::repeat_n(0xee, usize::try_from(spare).unwrap()));
     }
-    let f = asdf::open_bytes(file, OpenOptions::default().strict(true)).unwrap();
+    let f = asdf::Open::bytes(file)
+        .options(OpenOptions::default().strict(true))
+        .open()
+        .unwrap();
     assert_eq!(f.layout().file_header().dialect, asdf::layout::Dialect::Finf);
     assert_eq!(f.layout().block_count(), 3);
     assert_eq!(f64s(&f, "/image"), image);
@@ -251,21 +272,24 @@ fn finf_files_built_from_the_seed() {
     assert_eq!(f64s(&f, "/small"), vec![1.0, 2.0, 3.0]);
     assert_eq!(f.get("/note").unwrap().as_str(), Some("hello"));
     assert_eq!(
-        f.tree().tag.as_deref(),
+        f.tree().unwrap().tag.as_deref(),
         Some("tag:stsci.edu:asdf/core/asdf-1.0.0"),
         "FINF's root maps to today's"
     );
     // The tree is validated as written against FINF's own schemas (a dtype FINF did not
     // have), besides the 1.0.0 schemas after mapping.
     let bad = b"%FINF 0.1.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:finf/0.1.0/\n--- !core/finf\nx: !core/ndarray\n  dtype: float65\n  data: [1]\n...\n";
-    match asdf::open_bytes(bad.to_vec(), OpenOptions::default().strict(true)) {
+    match asdf::Open::bytes(bad.to_vec())
+        .options(OpenOptions::default().strict(true))
+        .open()
+    {
         Err(asdf::Error::Invalid(v)) => {
             assert!(v.iter().any(|v| v.schema.contains("finf/0.1.0/core/ndarray")), "{v:?}")
         }
         other => panic!("{other:?}"),
     }
     // A block naming an encoding (the seed's "TBD") fails alone, clearly.
-    let e = f.array_values("/named").unwrap_err().to_string();
+    let e = f.array("/named").and_then(|a| a.values()).unwrap_err().to_string();
     assert!(e.contains("encoding `gzip`"), "{e}");
 }
 
@@ -358,12 +382,15 @@ fn encoded_files_built_from_seed_001() {
     file.extend_from_slice(&sized36(2, &b4, 8));
     assert_eq!(n, 32 + 7 + 3);
 
-    let f = asdf::open_bytes(file, OpenOptions::default().strict(true)).unwrap();
+    let f = asdf::Open::bytes(file)
+        .options(OpenOptions::default().strict(true))
+        .open()
+        .unwrap();
     assert_eq!(f.layout().block_count(), 4);
     assert_eq!(f64s(&f, "/tiled"), a.iter().map(|&v| f64::from(v)).collect::<Vec<_>>());
     assert_eq!(f64s(&f, "/quantized"), expected_q);
     assert_eq!(f64s(&f, "/both"), expected3);
-    let e = f.array_values("/unknown").unwrap_err().to_string();
+    let e = f.array("/unknown").and_then(|a| a.values()).unwrap_err().to_string();
     assert!(e.contains("unknown encoding `rot13`"), "{e}");
     // The typed handle reads the same values.
     let both: Vec<f64> = f.array("/both").unwrap().read::<f64>().unwrap();
@@ -377,7 +404,10 @@ fn ff_file_format_0_1_0_now_reads() {
     let c = asdf_testdata::conformance!();
     let f = asdf::open(c.join("asdf-pytests-data/inline/ff_file_format_0.1.0.asdf")).unwrap();
     assert_eq!(f.get("/foo").unwrap().as_str(), Some("bar"));
-    assert_eq!(f.tree().tag.as_deref(), Some("tag:stsci.edu:asdf/core/asdf-1.0.0"));
+    assert_eq!(
+        f.tree().unwrap().tag.as_deref(),
+        Some("tag:stsci.edu:asdf/core/asdf-1.0.0")
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -459,7 +489,7 @@ mod round_trip {
             );
             let mut file = Vec::new();
             write_file(&mut file, Dialect::Asdf010, tree.as_bytes(), &[LegacyBlock { data: &data, chain: Some(&chain), little_endian: little }]).unwrap();
-            let f = asdf::open_bytes(file, OpenOptions::default().strict(true)).unwrap();
+            let f = asdf::Open::bytes(file).options(OpenOptions::default().strict(true)).open().unwrap();
             prop_assert_eq!(f.layout().block(0).unwrap().header.layout, BlockLayout::Sized36);
             let got = f64s(&f, "/a");
             prop_assert_eq!(got.len(), n);
@@ -490,7 +520,7 @@ mod round_trip {
             let mut file = Vec::new();
             write_file(&mut file, Dialect::Finf, tree.as_bytes(), &[LegacyBlock { data: &data, chain: None, little_endian: little }]).unwrap();
             prop_assert_eq!(&file[..12], b"%FINF 0.1.0\n");
-            let f = asdf::open_bytes(file, OpenOptions::default().strict(true)).unwrap();
+            let f = asdf::Open::bytes(file).options(OpenOptions::default().strict(true)).open().unwrap();
             prop_assert_eq!(f64s(&f, "/x"), values);
         }
     }
@@ -523,7 +553,10 @@ fn files_of_today_written_as_drafts() {
     f.put_array("/counts", NewArray::from_slice(&counts, &[7]).unwrap())
         .unwrap();
     f.set("/name", Node::str("a draft")).unwrap();
-    let f = asdf::open_bytes(f.to_bytes(&WriteOptions::default()).unwrap(), OpenOptions::default()).unwrap();
+    let f = asdf::Open::bytes(f.to_bytes(&WriteOptions::default()).unwrap())
+        .options(OpenOptions::default())
+        .open()
+        .unwrap();
     let chain = |_: usize, a: Option<&asdf::Array<'_>>| -> Option<Chain> {
         let a = a?;
         let shape = a.shape().to_vec();
@@ -551,7 +584,10 @@ fn files_of_today_written_as_drafts() {
     let mut draft = Vec::new();
     f.write_draft(&mut draft, Dialect::Asdf010, &chain).unwrap();
     assert!(draft.starts_with(b"#ASDF 0.1.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/0.1.0/\n"));
-    let d = asdf::open_bytes(draft, OpenOptions::default().strict(true)).unwrap();
+    let d = asdf::Open::bytes(draft)
+        .options(OpenOptions::default().strict(true))
+        .open()
+        .unwrap();
     assert_eq!(d.layout().block_count(), 2);
     assert!(d.layout().block(0).unwrap().header.is_encoded());
     let got = f64s(&d, "/sci/image");
@@ -569,7 +605,10 @@ fn files_of_today_written_as_drafts() {
     f.write_draft(&mut finf, Dialect::Finf, &|_, _| None).unwrap();
     let text = String::from_utf8_lossy(&finf);
     assert!(text.starts_with("%FINF 0.1.0\n") && text.contains("--- !core/finf") && text.contains("dtype: float64"));
-    let d = asdf::open_bytes(finf, OpenOptions::default().strict(true)).unwrap();
+    let d = asdf::Open::bytes(finf)
+        .options(OpenOptions::default().strict(true))
+        .open()
+        .unwrap();
     assert_eq!(f64s(&d, "/sci/image"), image);
     assert_eq!(
         f64s(&d, "/counts"),
@@ -601,7 +640,7 @@ fn quantize_rule_holds_for_long_chains() {
         let mut file = b"#ASDF 0.1.0\n".to_vec();
         file.extend_from_slice(tree.as_bytes());
         file.extend_from_slice(&sized36(2, &b, (n * 4) as u64));
-        let f = asdf::open_bytes(file, OpenOptions::default()).unwrap();
+        let f = asdf::Open::bytes(file).options(OpenOptions::default()).open().unwrap();
         assert_eq!(f64s(&f, "/q"), expected, "a comment of {comment} bytes");
     }
 }
@@ -638,7 +677,7 @@ fn finf_byte_order_defaults_are_big_for_arrays_and_fields() {
     let check = |f: &asdf::AsdfFile| {
         assert_eq!(f64s(f, "/a"), vec![1.0, -2.0, 300.0]);
         let rows: Vec<String> = (0..2)
-            .map(|i| format!("{:?}", f.element("/rec", &[i]).unwrap()))
+            .map(|i| format!("{:?}", f.array("/rec").and_then(|a| a.element(&[i])).unwrap()))
             .collect();
         assert!(
             rows[0].contains("Int(5)") && rows[0].contains("1.5") && rows[0].contains("UInt(258)"),
@@ -649,12 +688,18 @@ fn finf_byte_order_defaults_are_big_for_arrays_and_fields() {
             "{rows:?}"
         );
     };
-    let f = asdf::open_bytes(file, OpenOptions::default().strict(true)).unwrap();
+    let f = asdf::Open::bytes(file)
+        .options(OpenOptions::default().strict(true))
+        .open()
+        .unwrap();
     check(&f);
     let mut out = Vec::new();
     f.write_draft(&mut out, asdf::layout::Dialect::Finf, &|_, _| None)
         .unwrap();
-    let g = asdf::open_bytes(out, OpenOptions::default().strict(true)).unwrap();
+    let g = asdf::Open::bytes(out)
+        .options(OpenOptions::default().strict(true))
+        .open()
+        .unwrap();
     check(&g);
 }
 
@@ -679,10 +724,10 @@ fn fields_that_inherit_little_endian_survive_finf() {
     }
     file.extend_from_slice(&[0u8; 16]);
     file.extend_from_slice(&body);
-    let f = asdf::open_bytes(file, OpenOptions::default()).unwrap();
+    let f = asdf::Open::bytes(file).options(OpenOptions::default()).open().unwrap();
     let rows = |f: &asdf::AsdfFile| -> Vec<String> {
         (0..2)
-            .map(|i| format!("{:?}", f.element("/rec", &[i]).unwrap()))
+            .map(|i| format!("{:?}", f.array("/rec").and_then(|a| a.element(&[i])).unwrap()))
             .collect()
     };
     let before = rows(&f);
@@ -693,6 +738,9 @@ fn fields_that_inherit_little_endian_survive_finf() {
     let mut out = Vec::new();
     f.write_draft(&mut out, asdf::layout::Dialect::Finf, &|_, _| None)
         .unwrap();
-    let g = asdf::open_bytes(out, OpenOptions::default().strict(true)).unwrap();
+    let g = asdf::Open::bytes(out)
+        .options(OpenOptions::default().strict(true))
+        .open()
+        .unwrap();
     assert_eq!(rows(&g), before);
 }

@@ -87,7 +87,7 @@ proptest! {
         let dir = std::env::temp_dir().join(format!("asdf-rs-prop-{}-{}", std::process::id(), rand_suffix(&arrays)));
         std::fs::create_dir_all(&dir).unwrap();
         let mut f = AsdfFile::new(version).unwrap();
-        if let Some(m) = f.tree_mut().as_mapping_mut() {
+        if let Some(m) = f.get_mut("").unwrap().as_mapping_mut() {
             m.insert("extra", extra.clone());
         }
         let mut want = Vec::new();
@@ -123,12 +123,12 @@ proptest! {
                 ByteOrder::Little
             };
             let ptr = format!("/a{i}");
-            f.add_array(&ptr, Datatype::Scalar(*t), shape, order, data).unwrap();
-            let decoded = f.array_values(&ptr).unwrap();
+            f.put_array(&ptr, asdf::NewArray::from_bytes(Datatype::Scalar(*t), shape, order, data)).unwrap();
+            let decoded = f.array(&ptr).and_then(|a| a.values()).unwrap();
             if matches!(storage, Storage::Inline) {
                 let tag = f.tag_for("core/ndarray").unwrap();
                 let node = NdArray::inline(Datatype::Scalar(*t), shape, &decoded.elements).to_node(&tag);
-                if let Some(m) = f.tree_mut().as_mapping_mut() {
+                if let Some(m) = f.get_mut("").unwrap().as_mapping_mut() {
                     m.insert(&ptr[1..], node);
                 }
             }
@@ -149,7 +149,7 @@ proptest! {
         );
         prop_assert_eq!(g.standard_version(), version);
         for (ptr, d) in &want {
-            let a = g.array_values(ptr).unwrap();
+            let a = g.array(ptr).and_then(|a| a.values()).unwrap();
             prop_assert_eq!(&a.shape, &d.shape);
             prop_assert_eq!(a.elements.len(), d.elements.len());
             for (x, y) in a.elements.iter().zip(&d.elements) {

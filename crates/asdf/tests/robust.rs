@@ -74,23 +74,25 @@ fn typed_values(root: &Node) {
 /// Every access path on every array of `f`.
 fn exercise(f: &AsdfFile) {
     for a in common::ndarray_pointers(f, true) {
-        let full = f.array_values(&a);
-        let _ = f.view(&a);
-        let _ = f.array_as::<f64>(&a);
-        let _ = f.array_as::<i32>(&a);
-        let _ = f.array_slice::<f64>(&a);
-        if let Ok(it) = f.array_iter::<u8>(&a) {
+        let full = f.array(&a).and_then(|a| a.values());
+        let _ = f.array(&a).and_then(|a| a.view().cloned());
+        let _ = f.array(&a).and_then(|a| a.read::<f64>());
+        let _ = f.array(&a).and_then(|a| a.read::<i32>());
+        let _ = f.array(&a).and_then(|a| a.as_slice::<f64>());
+        if let Ok(it) = f.array(&a).and_then(|a| a.elements::<u8>()) {
             let _ = it.fold(0u64, |s, x| s + u64::from(x));
         }
-        if let Ok(it) = f.array_iter::<f64>(&a) {
+        if let Ok(it) = f.array(&a).and_then(|a| a.elements::<f64>()) {
             let _: f64 = it.take(1000).sum();
         }
         let shape = full.as_ref().map(|x| x.shape.clone()).unwrap_or_else(|_| vec![0]);
-        let _ = f.element(&a, &vec![0; shape.len()]);
-        let _ = f.element(&a, &shape.iter().map(|d| d.saturating_sub(1)).collect::<Vec<_>>());
-        let _ = f.element(&a, &[usize::MAX]);
+        let _ = f.array(&a).and_then(|a| a.element(&vec![0; shape.len()]));
+        let _ = f
+            .array(&a)
+            .and_then(|a| a.element(&shape.iter().map(|d| d.saturating_sub(1)).collect::<Vec<_>>()));
+        let _ = f.array(&a).and_then(|a| a.element(&[usize::MAX]));
     }
-    typed_values(f.tree());
+    typed_values(f.tree().unwrap());
 }
 
 #[test]
@@ -135,7 +137,7 @@ fn mutated_files_never_panic() {
                 }
             }
             tried += 1;
-            let Ok(mut f) = asdf::open_bytes(bytes.clone(), opts.clone()) else {
+            let Ok(mut f) = asdf::Open::bytes(bytes.clone()).options(opts.clone()).open() else {
                 continue;
             };
             opened += 1;
@@ -143,24 +145,24 @@ fn mutated_files_never_panic() {
             // Writing it out (blocks copied or recompressed), and reading that back.
             for c in [asdf::Compression::Keep, asdf::Compression::All(asdf::Label::ZLIB)] {
                 if let Ok(out) = f.to_bytes(&WriteOptions::default().validate(false).compression(c))
-                    && let Ok(g) = asdf::open_bytes(out, opts.clone())
+                    && let Ok(g) = asdf::Open::bytes(out).options(opts.clone()).open()
                 {
                     exercise(&g);
                 }
             }
             let _ = f.resolve_references();
-            let _ = f.validate();
+            let _ = f.validate(None, None);
             // An update of a copy on disk (in place or rewritten) must not panic either.
             if round % 4 == 1 {
                 let path = dir.join("u.asdf");
                 std::fs::write(&path, &bytes).unwrap();
-                if let Ok(mut g) = asdf::open_with(&path, opts.clone()) {
-                    if let Some(m) = g.tree_mut().as_mapping_mut() {
+                if let Ok(mut g) = asdf::Open::path(&path).options(opts.clone()).open() {
+                    if let Some(m) = g.get_mut("").unwrap().as_mapping_mut() {
                         m.insert("x", Node::int(1));
                     }
                     if g.update(&WriteOptions::default().validate(false)).is_ok() {
                         updated += 1;
-                        if let Ok(h) = asdf::open_with(&path, opts.clone()) {
+                        if let Ok(h) = asdf::Open::path(&path).options(opts.clone()).open() {
                             exercise(&h);
                         }
                     }

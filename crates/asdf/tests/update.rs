@@ -26,11 +26,18 @@ fn f64s(v: &[f64]) -> Vec<u8> {
 fn two_arrays(path: &Path, opts: &WriteOptions) {
     let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
     let t = Datatype::Scalar(ScalarType::Float64);
-    f.add_array("/a", t.clone(), &[4], ByteOrder::Little, f64s(&[1.0, 2.0, 3.0, 4.0]))
-        .unwrap();
-    f.add_array("/b", t, &[2, 2], ByteOrder::Little, f64s(&[5.0, 6.0, 7.0, 8.0]))
-        .unwrap();
-    f.tree_mut()
+    f.put_array(
+        "/a",
+        asdf::NewArray::from_bytes(t.clone(), &[4], ByteOrder::Little, f64s(&[1.0, 2.0, 3.0, 4.0])),
+    )
+    .unwrap();
+    f.put_array(
+        "/b",
+        asdf::NewArray::from_bytes(t, &[2, 2], ByteOrder::Little, f64s(&[5.0, 6.0, 7.0, 8.0])),
+    )
+    .unwrap();
+    f.get_mut("")
+        .unwrap()
         .as_mapping_mut()
         .unwrap()
         .insert("note", Node::str("a rather long note that can be shortened later"));
@@ -51,11 +58,14 @@ fn block_bytes(path: &Path) -> Vec<Vec<u8>> {
 }
 
 fn values(f: &AsdfFile, p: &str) -> Vec<f64> {
-    f.array_as::<f64>(p).unwrap()
+    f.array(p).and_then(|a| a.read::<f64>()).unwrap()
 }
 
 fn check_all(path: &Path) -> AsdfFile {
-    let f = asdf::open_with(path, OpenOptions::default().verify_checksums(true)).unwrap();
+    let f = asdf::Open::path(path)
+        .options(OpenOptions::default().verify_checksums(true))
+        .open()
+        .unwrap();
     assert!(f.warnings().is_empty(), "{:?}", f.warnings());
     for i in 0..f.layout().block_count() {
         f.layout().verify_checksum(i).unwrap();
@@ -71,7 +81,8 @@ fn a_shorter_tree_is_written_in_place_and_blocks_are_untouched() {
     let before = block_bytes(&path);
     let len_before = std::fs::metadata(&path).unwrap().len();
     let mut f = asdf::open(&path).unwrap();
-    f.tree_mut()
+    f.get_mut("")
+        .unwrap()
         .as_mapping_mut()
         .unwrap()
         .insert("note", Node::str("short"));
@@ -102,7 +113,8 @@ fn a_tree_that_does_not_fit_rewrites_the_file() {
     let path = dir.join("f.asdf");
     two_arrays(&path, &WriteOptions::default());
     let mut f = asdf::open(&path).unwrap();
-    f.tree_mut()
+    f.get_mut("")
+        .unwrap()
         .as_mapping_mut()
         .unwrap()
         .insert("more", Node::str("x".repeat(500)));
@@ -129,17 +141,20 @@ fn padded_file_takes_a_bigger_tree_and_a_new_array_in_place() {
     assert_eq!(first_block % 4096, 0, "tree padded to a 4 KiB boundary");
     for round in 0..3 {
         let mut f = asdf::open(&path).unwrap();
-        f.tree_mut()
+        f.get_mut("")
+            .unwrap()
             .as_mapping_mut()
             .unwrap()
             .insert(&format!("more{round}"), Node::str("y".repeat(300)));
         let vals: Vec<f64> = (0..10).map(|i| f64::from(i + round * 100)).collect();
-        f.add_array(
+        f.put_array(
             &format!("/new{round}"),
-            Datatype::Scalar(ScalarType::Float64),
-            &[10],
-            ByteOrder::Little,
-            f64s(&vals),
+            asdf::NewArray::from_bytes(
+                Datatype::Scalar(ScalarType::Float64),
+                &[10],
+                ByteOrder::Little,
+                f64s(&vals),
+            ),
         )
         .unwrap();
         let u = f.update(&WriteOptions::default().pad_blocks(true)).unwrap();
@@ -176,25 +191,28 @@ fn python_padded_sample_takes_an_array_in_place() {
     let mut f = asdf::open(&path).unwrap();
     let old: Vec<String> = f
         .tree()
+        .unwrap()
         .as_mapping()
         .unwrap()
         .entries
         .iter()
         .filter_map(|(k, _)| k.as_str().map(str::to_owned))
         .collect();
-    f.add_array(
+    f.put_array(
         "/added",
-        Datatype::Scalar(ScalarType::Int32),
-        &[3],
-        ByteOrder::Big,
-        [7i32, 8, 9].iter().flat_map(|x| x.to_be_bytes()).collect(),
+        asdf::NewArray::from_bytes(
+            Datatype::Scalar(ScalarType::Int32),
+            &[3],
+            ByteOrder::Big,
+            [7i32, 8, 9].iter().flat_map(|x| x.to_be_bytes()).collect(),
+        ),
     )
     .unwrap();
     let u = f.update(&WriteOptions::default()).unwrap();
     assert!(matches!(u, Update::InPlace { appended: 1, .. }), "{u:?}");
     assert_eq!(block_bytes(&path)[..before.len()], before[..]);
     let g = check_all(&path);
-    assert_eq!(g.array_as::<i32>("/added").unwrap(), [7, 8, 9]);
+    assert_eq!(g.array("/added").and_then(|a| a.read::<i32>()).unwrap(), [7, 8, 9]);
     for k in old {
         assert!(g.get(&format!("/{k}")).is_ok(), "{k} lost");
     }
@@ -208,15 +226,17 @@ fn negative_sources_keep_pointing_at_their_block_when_blocks_are_appended() {
     two_arrays(&path, &WriteOptions::default().pad_blocks(true));
     // Make /b refer to its block as -1 (the last block).
     let mut f = asdf::open(&path).unwrap();
-    *f.tree_mut().get_mut("b").unwrap().get_mut("source").unwrap() = Node::int(-1);
+    *f.get_mut("").unwrap().get_mut("b").unwrap().get_mut("source").unwrap() = Node::int(-1);
     f.update(&WriteOptions::default()).unwrap();
     assert_eq!(f.get("/b/source").unwrap().as_i64(), Some(-1));
-    f.add_array(
+    f.put_array(
         "/c",
-        Datatype::Scalar(ScalarType::Float64),
-        &[1],
-        ByteOrder::Little,
-        f64s(&[9.0]),
+        asdf::NewArray::from_bytes(
+            Datatype::Scalar(ScalarType::Float64),
+            &[1],
+            ByteOrder::Little,
+            f64s(&[9.0]),
+        ),
     )
     .unwrap();
     f.update(&WriteOptions::default()).unwrap();
@@ -229,7 +249,10 @@ fn negative_sources_keep_pointing_at_their_block_when_blocks_are_appended() {
 fn files_without_a_path_or_with_a_stream_are_refused_or_rewritten() {
     asdf_testdata::needs_conformance!();
     let f0 = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
-    let mut f = asdf::open_bytes(f0.to_bytes(&WriteOptions::default()).unwrap(), OpenOptions::default()).unwrap();
+    let mut f = asdf::Open::bytes(f0.to_bytes(&WriteOptions::default()).unwrap())
+        .options(OpenOptions::default())
+        .open()
+        .unwrap();
     assert!(matches!(f.update(&WriteOptions::default()), Err(asdf::Error::NoPath)));
 
     let dir = tmp("stream");
@@ -240,13 +263,17 @@ fn files_without_a_path_or_with_a_stream_are_refused_or_rewritten() {
     )
     .unwrap();
     let mut f = asdf::open(&path).unwrap();
-    let before = f.array_values("/stream").map(|a| a.elements);
-    f.tree_mut().as_mapping_mut().unwrap().insert("x", Node::int(1));
+    let before = f.array("/stream").and_then(|a| a.values()).map(|a| a.elements);
+    f.get_mut("")
+        .unwrap()
+        .as_mapping_mut()
+        .unwrap()
+        .insert("x", Node::int(1));
     let u = f.update(&WriteOptions::default()).unwrap();
     assert_eq!(u, Update::Rewritten(RewriteReason::StreamedBlock));
     let g = check_all(&path);
     assert_eq!(g.get("/x").unwrap().as_i64(), Some(1));
-    let after = g.array_values("/stream").map(|a| a.elements);
+    let after = g.array("/stream").and_then(|a| a.values()).map(|a| a.elements);
     assert!(before.is_ok());
     assert_eq!(
         before
@@ -288,14 +315,14 @@ fn every_conformance_file_survives_an_update() {
         }
         let path = target.join(&name);
         let opts = OpenOptions::default().validate(false);
-        let before = asdf::open_with(&path, opts.clone()).unwrap();
+        let before = asdf::Open::path(&path).options(opts.clone()).open().unwrap();
         let arrays: Vec<(String, Vec<asdf::Element>)> = common::ndarray_pointers(&before, false)
             .into_iter()
-            .filter_map(|a| before.array_values(&a).ok().map(|x| (a, x.elements)))
+            .filter_map(|a| before.array(&a).and_then(|a| a.values()).ok().map(|x| (a, x.elements)))
             .collect();
         drop(before);
-        let mut f = asdf::open_with(&path, opts.clone()).unwrap();
-        let Some(m) = f.tree_mut().as_mapping_mut() else {
+        let mut f = asdf::Open::path(&path).options(opts.clone()).open().unwrap();
+        let Some(m) = f.get_mut("").unwrap().as_mapping_mut() else {
             continue;
         };
         m.insert("x_updated", Node::str("by asdf-rs"));
@@ -306,10 +333,17 @@ fn every_conformance_file_survives_an_update() {
             Update::InPlace { .. } => in_place += 1,
             _ => rewritten += 1,
         }
-        let g = asdf::open_with(&path, opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let g = asdf::Open::path(&path)
+            .options(opts)
+            .open()
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(g.get("/x_updated").unwrap().as_str(), Some("by asdf-rs"), "{name}");
         for (a, want) in &arrays {
-            let got = g.array_values(a).unwrap_or_else(|e| panic!("{name}{a}: {e}")).elements;
+            let got = g
+                .array(a)
+                .and_then(|a| a.values())
+                .unwrap_or_else(|e| panic!("{name}{a}: {e}"))
+                .elements;
             assert!(
                 got.len() == want.len() && got.iter().zip(want).all(|(x, y)| x.same(y)),
                 "{name}{a}"
@@ -332,12 +366,20 @@ fn racing_writers_the_second_refuses() {
     for second_in_place in [true, false] {
         let mut a = asdf::open(&p).unwrap();
         let mut b = asdf::open(&p).unwrap();
-        a.tree_mut().as_mapping_mut().unwrap().insert("note", Node::str("A"));
+        a.get_mut("")
+            .unwrap()
+            .as_mapping_mut()
+            .unwrap()
+            .insert("note", Node::str("A"));
         assert!(matches!(
             a.update(&WriteOptions::default()).unwrap(),
             Update::InPlace { .. }
         ));
-        b.tree_mut().as_mapping_mut().unwrap().insert("note", Node::str("B"));
+        b.get_mut("")
+            .unwrap()
+            .as_mapping_mut()
+            .unwrap()
+            .insert("note", Node::str("B"));
         let lost = std::fs::read(&p).unwrap();
         let r = if second_in_place {
             b.update(&WriteOptions::default()).map(|_| ())
@@ -354,7 +396,11 @@ fn racing_writers_the_second_refuses() {
     let a = asdf::open(&p).unwrap();
     let mut b = asdf::open(&p).unwrap();
     a.write_to(&p, &WriteOptions::default()).unwrap();
-    b.tree_mut().as_mapping_mut().unwrap().insert("note", Node::str("B"));
+    b.get_mut("")
+        .unwrap()
+        .as_mapping_mut()
+        .unwrap()
+        .insert("note", Node::str("B"));
     assert!(matches!(
         b.update(&WriteOptions::default()),
         Err(asdf::Error::Changed { .. })
@@ -377,7 +423,8 @@ fn concurrent_updates_never_lose_bytes() {
                 for k in 0..10 {
                     let Ok(mut f) = asdf::open(p) else { continue };
                     let v = format!("writer {t} round {k}");
-                    f.tree_mut()
+                    f.get_mut("")
+                        .unwrap()
                         .as_mapping_mut()
                         .unwrap()
                         .insert("note", Node::str(v.clone()));
@@ -413,7 +460,7 @@ fn a_file_truncated_while_open_is_an_error_not_a_crash() {
         .unwrap()
         .set_len(first_block + 3)
         .unwrap();
-    assert!(f.array_as::<f64>("/a").is_err());
-    assert!(f.array_as::<f64>("/b").is_err());
+    assert!(f.array("/a").and_then(|a| a.read::<f64>()).is_err());
+    assert!(f.array("/b").and_then(|a| a.read::<f64>()).is_err());
     assert!(f.layout().check_block(1).is_err());
 }

@@ -1,0 +1,452 @@
+//! The file type: [`AsdfFile`] is a document (the tree, with its edits and aliases) over a
+//! source (the reader of the bytes it was opened from, its blocks, the fingerprint the write
+//! guard checks) plus the blocks added since. Reading arrays is in `array`, editing in `edit`
+//! and `builder`, writing in `write`, `update` and `fits_write`.
+//!
+//! The tree is in one of two states, which [`Tree`] names: parsed and checked (every eager
+//! open, every new file), or not parsed yet (a lazy open, [`crate::Open::lazy`]). What needs
+//! the tree parses it on first need, through [`AsdfFile::doc`], with exactly the checks an eager
+//! open makes; an array read of a lazy file may answer from a skim of the text instead.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use asdf_layout::{ReadAt, Reader, Version};
+use asdf_schema::{AsdfSchemas, Report, TagWarning};
+use asdf_yaml::{Document, Node, Span};
+
+use crate::error::{Error, Warning, pointer_error};
+use crate::fits_source::FitsFile;
+use crate::options::OpenOptions;
+use crate::{guard, legacy};
+
+/// Where an array's data lives.
+#[derive(Debug, Clone)]
+pub(crate) enum BlockRef {
+    /// Block `i` of the file read.
+    File(usize),
+    /// Data added since opening.
+    Pending(usize),
+    /// Block 0 of an external file (exploded form).
+    External(String),
+    /// Such a block, already read.
+    Loaded(Vec<u8>),
+    /// The data of HDU `i` of the FITS file this file was read from (`fits:` sources).
+    Fits(usize),
+}
+
+/// The block of an array added since opening.
+#[derive(Debug, Clone)]
+pub(crate) struct NewBlock {
+    /// The decoded bytes.
+    pub(crate) data: Vec<u8>,
+    /// Its own compression (`None`: as the write options say).
+    pub(crate) compression: Option<asdf_layout::Label>,
+}
+
+/// The tree once parsed and checked, with every warning of the file (the source's first).
+#[derive(Debug, Clone)]
+pub(crate) struct Tree {
+    pub(crate) doc: Document,
+    pub(crate) warnings: Vec<Warning>,
+}
+
+/// An ASDF file: opened ([`crate::open`], [`crate::Open`]) or made in memory
+/// ([`AsdfFile::new`]).
+pub struct AsdfFile {
+    pub(crate) reader: Reader<Box<dyn ReadAt>>,
+    /// The tree: set at open (eager) or on first need (lazy).
+    pub(crate) tree: OnceLock<Tree>,
+    /// A lazy file's first top-level value skimmed, by key (array reads before the tree is
+    /// parsed).
+    pub(crate) skimmed: OnceLock<(String, Document)>,
+    /// The path opened (for updates in place).
+    pub(crate) path: Option<PathBuf>,
+    pub(crate) dir: Option<PathBuf>,
+    /// Warnings of the source (header, block index, the FITS container), before the tree's.
+    pub(crate) source_warnings: Vec<Warning>,
+    pub(crate) standard: Version,
+    pub(crate) options: OpenOptions,
+    /// Line of the file where the tree starts (to report positions as file lines).
+    pub(crate) tree_line: u64,
+    /// Blocks of arrays added since opening, not yet written.
+    pub(crate) pending: Vec<NewBlock>,
+    /// What the file at `path` looked like when it was opened (for writes over it).
+    pub(crate) opened: Option<guard::Fingerprint>,
+    /// The FITS file this ASDF file was read from (ASDF embedded in FITS).
+    pub(crate) fits: Option<std::sync::Arc<FitsFile>>,
+    /// What a remote file's source has fetched.
+    #[cfg(feature = "remote")]
+    pub(crate) remote: Option<std::sync::Arc<asdf_remote::Stats>>,
+}
+
+impl fmt::Debug for AsdfFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsdfFile")
+            .field("standard", &self.standard)
+            .field("blocks", &self.reader.block_count())
+            .field("parsed", &self.tree.get().is_some())
+            .field("warnings", &self.warnings())
+            .finish_non_exhaustive()
+    }
+}
+
+/// `span` moved down by `lines` (a tree's lines as lines of its file).
+pub(crate) fn shift(span: Span, lines: u64) -> Span {
+    Span {
+        line: span.line.saturating_add(u32::try_from(lines).unwrap_or(u32::MAX)),
+        ..span
+    }
+}
+
+impl AsdfFile {
+    /// A file over `reader` whose tree is still to be parsed.
+    pub(crate) fn unparsed(reader: Reader<Box<dyn ReadAt>>, standard: Version, options: OpenOptions) -> Self {
+        let mut source_warnings: Vec<Warning> = reader.warnings().iter().cloned().map(Warning::Layout).collect();
+        if crate::UNSTABLE_STANDARDS.contains(&standard) {
+            source_warnings.push(Warning::UnstableStandard(standard));
+        }
+        let tree_line = reader.file_header().comments.len() as u64 + 1;
+        AsdfFile {
+            reader,
+            tree: OnceLock::new(),
+            skimmed: OnceLock::new(),
+            path: None,
+            dir: None,
+            source_warnings,
+            standard,
+            options,
+            tree_line,
+            pending: Vec::new(),
+            opened: None,
+            fits: None,
+            #[cfg(feature = "remote")]
+            remote: None,
+        }
+    }
+
+    /// The tree, parsed and checked on first need.
+    pub(crate) fn parsed(&self) -> Result<&Tree, Error> {
+        if let Some(t) = self.tree.get() {
+            return Ok(t);
+        }
+        let t = self.parse_and_check()?;
+        Ok(self.tree.get_or_init(|| t))
+    }
+
+    /// The document, parsed on first need.
+    pub(crate) fn doc(&self) -> Result<&Document, Error> {
+        self.parsed().map(|t| &t.doc)
+    }
+
+    /// The document to edit, parsed on first need.
+    pub(crate) fn doc_mut(&mut self) -> Result<&mut Document, Error> {
+        if self.tree.get().is_none() {
+            let t = self.parse_and_check()?;
+            self.tree = OnceLock::from(t);
+        }
+        self.tree
+            .get_mut()
+            .map(|t| &mut t.doc)
+            .ok_or_else(|| Error::NotFound("the tree".to_owned()))
+    }
+
+    /// Replaces the document (the warnings stay).
+    pub(crate) fn put_doc(&mut self, doc: Document) {
+        let warnings = self
+            .tree
+            .take()
+            .map_or_else(|| self.source_warnings.clone(), |t| t.warnings);
+        self.tree = OnceLock::from(Tree { doc, warnings });
+    }
+
+    /// The tree of the file's text, parsed (errors and warnings at lines of the file).
+    pub(crate) fn parse_text(&self) -> Result<(Document, Vec<asdf_yaml::Warning>), Error> {
+        let tree_line = self.tree_line;
+        Ok(match self.reader.tree_bytes() {
+            Some(t) => {
+                let parsed = asdf_yaml::parse(t, &self.options.yaml_limits).map_err(|e| shift_error(e, tree_line))?;
+                let warnings = parsed
+                    .warnings
+                    .into_iter()
+                    .map(|w| shift_warning(w, tree_line))
+                    .collect();
+                (parsed.document, warnings)
+            }
+            None => (Document::new(Node::map(Vec::new())), Vec::new()),
+        })
+    }
+
+    /// The tree parsed, mapped from older eras, its tags checked and (when asked) validated:
+    /// the part of an open that reads the tree.
+    fn parse_and_check(&self) -> Result<Tree, Error> {
+        let (mut doc, yaml_warnings) = self.parse_text()?;
+        let mut warnings = self.source_warnings.clone();
+        warnings.extend(yaml_warnings.into_iter().map(Warning::Yaml));
+        // A FINF tree is validated as written against FINF's own schemas, then mapped.
+        let era = if self.options.validate {
+            legacy::validate_era(&doc, &self.reader)?
+        } else {
+            None
+        };
+        legacy::normalize(&mut doc, &self.reader);
+        let tree_line = self.tree_line;
+        let schemas = match &self.options.schemas {
+            Some(s) => s.clone(),
+            None => crate::schemas()?,
+        };
+        if self.standard < Version::new(1, 6, 0) {
+            schemas.fill_defaults(&mut doc);
+        }
+        let mut report = if self.options.validate {
+            schemas.validate_document(&doc)
+        } else {
+            schemas.check_tags(&doc)
+        };
+        if let Some(era) = era {
+            report.violations.extend(era.violations);
+        }
+        warnings.extend(report.warnings.into_iter().map(|w| {
+            Warning::Tag(match w {
+                TagWarning::Unknown { tag, span } => TagWarning::Unknown {
+                    tag,
+                    span: shift(span, tree_line),
+                },
+                other => other,
+            })
+        }));
+        if self.options.validate && !report.violations.is_empty() {
+            let violations = report.violations.into_iter().map(|mut v| {
+                v.span = shift(v.span, tree_line);
+                v
+            });
+            if self.options.strict {
+                return Err(Error::Invalid(violations.collect()));
+            }
+            warnings.extend(violations.map(Warning::Invalid));
+        }
+        Ok(Tree { doc, warnings })
+    }
+
+    /// Whether the file opened from a path is still the file that was opened (same device,
+    /// inode, length and modification time): `false` once another writer has replaced or
+    /// changed it, and for files not opened from a path.
+    #[must_use]
+    pub fn unchanged_on_disk(&self) -> bool {
+        match (&self.path, &self.opened) {
+            (Some(p), Some(fp)) => std::fs::metadata(p).is_ok_and(|m| guard::Fingerprint::of(&m) == *fp),
+            _ => false,
+        }
+    }
+
+    /// What this file's remote source has fetched (requests, bytes, ranges); `None` for a
+    /// local file (feature `remote`).
+    #[cfg(feature = "remote")]
+    #[must_use]
+    pub fn remote_stats(&self) -> Option<std::sync::Arc<asdf_remote::Stats>> {
+        self.remote.clone()
+    }
+
+    /// The root of the tree (a lazy file's tree is parsed and checked now).
+    ///
+    /// # Errors
+    /// For a lazy file, what an eager open would have said of the tree ([`Error::Yaml`],
+    /// [`Error::Invalid`] when strict).
+    pub fn tree(&self) -> Result<&Node, Error> {
+        self.doc().map(|d| &d.root)
+    }
+
+    /// The parsed YAML document (its root and anchors), parsed now for a lazy file.
+    ///
+    /// # Errors
+    /// As [`AsdfFile::tree`].
+    pub fn document(&self) -> Result<&Document, Error> {
+        self.doc()
+    }
+
+    /// The node at a JSON pointer (`/sci/data`), aliases followed.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; as [`AsdfFile::tree`].
+    pub fn get(&self, pointer: &str) -> Result<&Node, Error> {
+        asdf_yaml::pointer::get(self.doc()?, pointer).map_err(|e| pointer_error(pointer, e))
+    }
+
+    /// Warnings met while opening: the source's, then (once the tree is parsed: at open, or
+    /// for a lazy file on first need) the tree's, tags' and schemas'.
+    #[must_use]
+    pub fn warnings(&self) -> &[Warning] {
+        self.tree.get().map_or(&self.source_warnings, |t| &t.warnings)
+    }
+
+    /// The file's ASDF Standard version.
+    #[must_use]
+    pub fn standard_version(&self) -> Version {
+        self.standard
+    }
+
+    /// The byte-layout reader underneath (every block header and raw access); most callers
+    /// want [`AsdfFile::blocks`].
+    #[must_use]
+    pub fn layout(&self) -> &Reader<Box<dyn ReadAt>> {
+        &self.reader
+    }
+
+    /// Validates the tree again with `schemas` (the standard's when `None`; an extension's
+    /// with [`crate::schemas_to_extend`]) and, when `custom` names a schema in them, the whole
+    /// tree against that schema as well (Python asdf's `custom_schema`).
+    ///
+    /// # Errors
+    /// [`Error::Schema`] when `custom` is not one of `schemas`; as [`AsdfFile::tree`].
+    pub fn validate(&self, schemas: Option<&AsdfSchemas>, custom: Option<&str>) -> Result<Report, Error> {
+        let builtin;
+        let schemas = match schemas {
+            Some(s) => s,
+            None => {
+                builtin = crate::schemas()?;
+                &*builtin
+            }
+        };
+        let own = self.doc()?;
+        // Before 1.6.0, the defaults of these schemas (an extension's too) are filled in
+        // before validating, as Python asdf does: a required property with a default is not
+        // missing. (In a copy: the file's tree is not changed.)
+        let filled;
+        let doc = if self.standard < Version::new(1, 6, 0) {
+            let mut d = own.clone();
+            schemas.fill_defaults(&mut d);
+            filled = d;
+            &filled
+        } else {
+            own
+        };
+        let mut r = schemas.validate_document(doc);
+        if let Some(uri) = custom {
+            let vs = schemas.validator().validate(uri, &doc.root, doc, "")?;
+            r.violations.extend(vs);
+        }
+        for v in &mut r.violations {
+            v.span = shift(v.span, self.tree_line);
+        }
+        Ok(r)
+    }
+
+    /// Replaces the tree with `yaml`, a complete YAML document (`%YAML 1.1` through `...`), as
+    /// after editing the tree by hand; the blocks stay as they are. It is parsed with the limits
+    /// the file was opened with, and not validated (call [`AsdfFile::validate`]). From here on,
+    /// lines in errors and reports are lines of `yaml`. Returns the parser's warnings.
+    ///
+    /// # Errors
+    /// [`Error::Yaml`] with the line and column in `yaml`; the tree is then left unchanged.
+    pub fn set_tree_yaml(&mut self, yaml: &[u8]) -> Result<Vec<Warning>, Error> {
+        let parsed = asdf_yaml::parse(yaml, &self.options.yaml_limits)?;
+        self.put_doc(parsed.document);
+        self.tree_line = 0;
+        Ok(parsed.warnings.into_iter().map(Warning::Yaml).collect())
+    }
+
+    /// The JSON pointers of every ndarray in the tree, in document order (not through
+    /// aliases, so an array is listed once; a mask array belongs to its ndarray and is not
+    /// listed).
+    ///
+    /// # Errors
+    /// As [`AsdfFile::tree`].
+    pub fn array_pointers(&self) -> Result<Vec<String>, Error> {
+        let root = &self.doc()?.root;
+        let mut out = Vec::new();
+        root.walk_with(&mut |path, n| {
+            if n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag) {
+                out.push(asdf_yaml::pointer::pointer_of(root, path));
+                return asdf_yaml::Visit::SkipChildren;
+            }
+            asdf_yaml::Visit::Continue
+        });
+        Ok(out)
+    }
+
+    /// The absolute index, among the file's blocks and those added since, of a block
+    /// source (`-1` is the last block).
+    pub(crate) fn block_index(&self, source: i64) -> Option<usize> {
+        absolute_index(source, self.reader.block_count() + self.pending.len())
+    }
+
+    /// Where block `source` lives (`None` past the end).
+    pub(crate) fn block_ref(&self, source: i64) -> Option<BlockRef> {
+        let idx = self.block_index(source)?;
+        Some(match idx.checked_sub(self.reader.block_count()) {
+            None => BlockRef::File(idx),
+            Some(k) => BlockRef::Pending(k),
+        })
+    }
+}
+
+/// The absolute index of block `source` among `total` blocks (`-1` is the last): the one place
+/// negative sources are counted.
+pub(crate) fn absolute_index(source: i64, total: usize) -> Option<usize> {
+    let abs = if source < 0 {
+        i64::try_from(total).ok()?.checked_add(source)?
+    } else {
+        source
+    };
+    usize::try_from(abs).ok().filter(|i| *i < total)
+}
+
+/// Rewrites every negative ndarray `source` under `node` as the block number it stands for
+/// in a file of `blocks` blocks.
+pub(crate) fn absolute_sources(node: &mut Node, blocks: i64) {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag)
+            && let Some(s) = n.get_mut("source")
+            && let Some(i) = s.as_i64()
+            && i < 0
+        {
+            *s = Node::int(blocks + i);
+        }
+        match &mut n.kind {
+            asdf_yaml::NodeKind::Mapping(m) => stack.extend(m.entries.iter_mut().map(|(_, v)| v)),
+            asdf_yaml::NodeKind::Sequence(s) => stack.extend(s.items.iter_mut()),
+            _ => {}
+        }
+    }
+}
+
+fn shift_error(e: asdf_yaml::Error, lines: u64) -> Error {
+    use asdf_yaml::Error as Y;
+    Error::Yaml(match e {
+        Y::Syntax { span, problem, context } => Y::Syntax {
+            span: shift(span, lines),
+            problem,
+            context,
+        },
+        Y::Construct { span, kind } => Y::Construct {
+            span: shift(span, lines),
+            kind,
+        },
+        Y::Subset { span, kind } => Y::Subset {
+            span: shift(span, lines),
+            kind,
+        },
+        Y::Limits { span, kind } => Y::Limits {
+            span: shift(span, lines),
+            kind,
+        },
+        other => other,
+    })
+}
+
+fn shift_warning(w: asdf_yaml::Warning, lines: u64) -> asdf_yaml::Warning {
+    use asdf_yaml::Warning as W;
+    match w {
+        W::IntOutOfRange { span, text } => W::IntOutOfRange {
+            span: shift(span, lines),
+            text,
+        },
+        W::DuplicateKey { span, key } => W::DuplicateKey {
+            span: shift(span, lines),
+            key,
+        },
+        other => other,
+    }
+}

@@ -1,0 +1,312 @@
+//! Opening: [`open`] for the common case, [`Open`] for everything else (bytes, a reader, a URL,
+//! options, a lazy open). Every way in ends at [`open_source`]: the header and block index
+//! are read there, and the tree is parsed and checked at once ([`AsdfFile::parsed`]) unless the
+//! open is lazy.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use asdf_layout::{ReadAt, ReadOptions, Reader, Version};
+
+use crate::error::Error;
+use crate::file::AsdfFile;
+use crate::fits_source::{FitsFile, Window, file_error, fits_io, is_fits};
+use crate::options::OpenOptions;
+use crate::{guard, legacy};
+
+/// Opens the ASDF file (or FITS file holding one) at `path`, with default options: validated,
+/// warnings for violations, the tree parsed now. Everything else: [`Open`].
+///
+/// ```no_run
+/// let file = asdf::open("obs.asdf")?;
+/// let pixels: Vec<f32> = file.array("/sci/data")?.read()?;
+/// # Ok::<(), asdf::Error>(())
+/// ```
+///
+/// # Errors
+/// See [`Error`].
+pub fn open(path: impl AsRef<Path>) -> Result<AsdfFile, Error> {
+    Open::path(path).open()
+}
+
+/// What to open and how: the one builder every open goes through.
+///
+/// ```no_run
+/// use asdf::Open;
+/// // Only the header and block index now; the tree when something needs it.
+/// let f = Open::path("big.asdf").lazy(true).open()?;
+/// let x = f.array("/data")?.element(&[7])?;
+/// // From memory, strictly validated.
+/// let bytes = std::fs::read("obs.asdf")?;
+/// let g = Open::bytes(bytes).strict(true).open()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+#[must_use]
+pub struct Open {
+    target: Target,
+    options: OpenOptions,
+    #[cfg(feature = "remote")]
+    remote: crate::RemoteOptions,
+}
+
+enum Target {
+    Path(PathBuf),
+    PathOrUrl(PathBuf),
+    #[cfg(feature = "remote")]
+    Url(String),
+    Bytes(Vec<u8>),
+    Reader(std::io::Result<Box<dyn ReadAt>>),
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Path(p) | Target::PathOrUrl(p) => write!(f, "{}", p.display()),
+            #[cfg(feature = "remote")]
+            Target::Url(u) => f.write_str(u),
+            Target::Bytes(b) => write!(f, "{} bytes", b.len()),
+            Target::Reader(_) => f.write_str("a reader"),
+        }
+    }
+}
+
+impl Open {
+    fn with(target: Target) -> Self {
+        Open {
+            target,
+            options: OpenOptions::default(),
+            #[cfg(feature = "remote")]
+            remote: crate::RemoteOptions::default(),
+        }
+    }
+
+    /// The file at a local path.
+    pub fn path(path: impl AsRef<Path>) -> Self {
+        Self::with(Target::Path(path.as_ref().to_path_buf()))
+    }
+
+    /// A local path or, with feature `remote`, a URL (`http(s)://`, `s3://`): what a command
+    /// line that takes either needs.
+    pub fn path_or_url(target: impl AsRef<Path>) -> Self {
+        Self::with(Target::PathOrUrl(target.as_ref().to_path_buf()))
+    }
+
+    /// A remote file (`http(s)://`, `s3://`; feature `remote`), read with ranged requests:
+    /// the header and tree in one or two, the block index from the tail, then only the
+    /// blocks, elements or rows asked for. See [`asdf_remote`] for the cache and read-ahead,
+    /// and [`AsdfFile::remote_stats`] for what was fetched.
+    #[cfg(feature = "remote")]
+    pub fn url(url: &str) -> Self {
+        Self::with(Target::Url(url.to_owned()))
+    }
+
+    /// A file held in memory.
+    pub fn bytes(bytes: Vec<u8>) -> Self {
+        Self::with(Target::Bytes(bytes))
+    }
+
+    /// A file read on demand from any `Read + Seek` (nothing is mapped).
+    pub fn reader<R: std::io::Read + std::io::Seek + Send + 'static>(reader: R) -> Self {
+        Self::with(Target::Reader(
+            asdf_layout::SeekSource::new(reader).map(|s| Box::new(s) as Box<dyn ReadAt>),
+        ))
+    }
+
+    /// All the options at once (replacing those set so far).
+    pub fn options(mut self, options: OpenOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Validate the tree against its schemas (default on): see [`OpenOptions::validate`].
+    pub fn validate(mut self, yes: bool) -> Self {
+        self.options = self.options.validate(yes);
+        self
+    }
+
+    /// Refuse a tree that violates its schemas (default off): see [`OpenOptions::strict`].
+    pub fn strict(mut self, yes: bool) -> Self {
+        self.options = self.options.strict(yes);
+        self
+    }
+
+    /// Memory-map a local file (default off): see [`OpenOptions::memmap`].
+    pub fn memmap(mut self, yes: bool) -> Self {
+        self.options = self.options.memmap(yes);
+        self
+    }
+
+    /// Read the header and block index now and the tree on first need (default off). The
+    /// file is the same [`AsdfFile`]: an array read by pointer may answer from a skim of the
+    /// text for the pointer's first key (as Python asdf and this library lay trees out), and
+    /// anything else that needs the tree parses and checks it then, as an eager open would
+    /// have, and reports its errors there. FITS files and files of the drafts before 1.0.0
+    /// are read whole at once.
+    pub fn lazy(mut self, yes: bool) -> Self {
+        self.options = self.options.lazy(yes);
+        self
+    }
+
+    /// The options of remote reads (feature `remote`): cache, read-ahead, credentials.
+    #[cfg(feature = "remote")]
+    pub fn storage_options(mut self, remote: crate::RemoteOptions) -> Self {
+        self.remote = remote;
+        self
+    }
+
+    /// Opens it.
+    ///
+    /// # Errors
+    /// See [`Error`]; [`Error::Remote`] when a URL cannot be reached. A lazy open reports
+    /// errors of the tree when the tree is first needed.
+    pub fn open(self) -> Result<AsdfFile, Error> {
+        let Open {
+            target,
+            options,
+            #[cfg(feature = "remote")]
+            remote,
+        } = self;
+        match target {
+            Target::Path(p) => open_path(&p, options),
+            Target::PathOrUrl(p) => {
+                #[cfg(feature = "remote")]
+                if let Some(url) = p.to_str().filter(|s| asdf_remote::is_url(s)) {
+                    return open_url(url, options, &remote);
+                }
+                open_path(&p, options)
+            }
+            #[cfg(feature = "remote")]
+            Target::Url(u) => open_url(&u, options, &remote),
+            Target::Bytes(b) => open_source(Box::new(b), None, options),
+            Target::Reader(r) => {
+                let r = r.map_err(|source| Error::Io {
+                    path: PathBuf::from("<reader>"),
+                    source,
+                })?;
+                open_source(r, None, options)
+            }
+        }
+    }
+}
+
+fn open_path(path: &Path, options: OpenOptions) -> Result<AsdfFile, Error> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    // Opened without waiting (a FIFO would block until a writer comes), then checked: only
+    // regular files, whose length the one `fstat` gives (no `stat` of the path first).
+    let file = open_nonblocking(path).map_err(io)?;
+    let opened = file.metadata().map_err(io)?;
+    if !opened.is_file() {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        )));
+    }
+    let len = opened.len();
+    let source: Box<dyn ReadAt> = if options.memmap {
+        Box::new(asdf_layout::MmapSource::from_file_len(file, len).map_err(io)?)
+    } else {
+        Box::new(file)
+    };
+    let source = asdf_layout::Prefetched::with_len(source, len);
+    let mut f = open_prefetched(source, path.parent().map(Path::to_path_buf), options)?;
+    f.path = Some(path.to_path_buf());
+    f.opened = Some(guard::Fingerprint::of(&opened));
+    Ok(f)
+}
+
+#[cfg(feature = "remote")]
+fn open_url(url: &str, options: OpenOptions, remote: &crate::RemoteOptions) -> Result<AsdfFile, Error> {
+    let src = asdf_remote::RemoteSource::open(url, remote).map_err(|e| Error::Remote(Box::new(e)))?;
+    let stats = src.stats();
+    let mut f = open_source(Box::new(src), None, options)?;
+    f.remote = Some(stats);
+    Ok(f)
+}
+
+/// Opens `path` for reading without blocking on a FIFO and without making a terminal the
+/// controlling one (reads of a regular file ignore `O_NONBLOCK`). The caller then refuses
+/// anything but a regular file: a device the user names is opened, then closed unread.
+pub(crate) fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NONBLOCK | libc::O_NOCTTY);
+    o.open(path)
+}
+
+/// Opens the file `source` holds (`dir`: where its relative references point).
+pub(crate) fn open_source(
+    source: Box<dyn ReadAt>,
+    dir: Option<PathBuf>,
+    options: OpenOptions,
+) -> Result<AsdfFile, Error> {
+    let source = asdf_layout::Prefetched::new(source).map_err(asdf_layout::Error::from)?;
+    open_prefetched(source, dir, options)
+}
+
+fn open_prefetched(
+    source: asdf_layout::Prefetched<Box<dyn ReadAt>>,
+    dir: Option<PathBuf>,
+    options: OpenOptions,
+) -> Result<AsdfFile, Error> {
+    // The FITS check reads through the reader's head cache: one read for both.
+    if is_fits(&source) {
+        return open_fits(source.into_inner(), dir, options);
+    }
+    let ro = ReadOptions::default()
+        .registry(legacy::read_registry())
+        .limits(options.layout_limits)
+        .verify_checksums(options.verify_checksums);
+    let reader = Reader::open_prefetched(source, ro)?;
+    // A pre-1.0 file's tree is mapped onto the 1.0.0 tags (whatever its `#ASDF_STANDARD`
+    // says, 0.1.0 in the last drafts): it is read as 1.0.0, and whole (no skim).
+    let legacy = reader.file_header().dialect.is_legacy();
+    let standard = if legacy {
+        Version::STANDARD_DEFAULT
+    } else {
+        reader.file_header().standard_version
+    };
+    if !crate::reads_standard(standard) {
+        return Err(Error::UnsupportedStandard(standard));
+    }
+    let lazy = options.lazy && !legacy;
+    let mut file = AsdfFile::unparsed(reader, standard, options);
+    file.dir = dir;
+    if !lazy {
+        file.parsed()?;
+    }
+    Ok(file)
+}
+
+/// Opens the ASDF file inside the FITS file `source`, whole.
+fn open_fits(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptions) -> Result<AsdfFile, Error> {
+    let source: Arc<dyn ReadAt> = Arc::from(source);
+    let len = source.size().map_err(fits_io(0))?;
+    let hdus =
+        asdf_layout::fits::read_hdus(&*source, len, asdf_layout::fits::FitsLimits::default()).map_err(file_error)?;
+    let range = asdf_layout::fits::asdf_range(&hdus).map_err(file_error)?;
+    let window = Window {
+        inner: source.clone(),
+        start: range.start,
+        len: range.end - range.start,
+    };
+    let mut file = open_source(Box::new(window), dir, options.lazy(false))?;
+    let flips = hdus.iter().map(|_| std::sync::OnceLock::new()).collect();
+    let origin = file.fits_sources(&hdus)?;
+    file.fits = Some(Arc::new(FitsFile {
+        source,
+        hdus,
+        origin,
+        asdf_at: range.start,
+        flips,
+    }));
+    let mismatches = file.fits_mismatches();
+    if let Some(t) = file.tree.get_mut() {
+        t.warnings.extend(mismatches);
+    }
+    Ok(file)
+}
