@@ -11,9 +11,9 @@ use asdf_layout::Label;
 /// block read, ranged and checksummed.
 pub fn layout(data: &[u8]) {
     // FITS headers too (ASDF in FITS): located, never loaded.
-    if let Ok(hdus) = asdf_layout::fits::read_hdus(data, data.len() as u64, asdf_layout::fits::FitsLimits::default()) {
-        let _ = asdf_layout::fits::asdf_range(&hdus);
-        let _ = asdf_layout::fits::resolve_source(&hdus, "SCI,1");
+    if let Ok(hdus) = asdf::fits::read_hdus(data, data.len() as u64, asdf::fits::FitsLimits::default()) {
+        let _ = asdf::fits::asdf_range(&hdus);
+        let _ = asdf::fits::resolve_source(&hdus, "SCI,1");
     }
     let Ok(r) = asdf_layout::Reader::open(data) else { return };
     let _ = r.tree_bytes();
@@ -279,7 +279,7 @@ pub fn update(data: &[u8]) {
 /// none): its HDUs located, every source name resolved, the file opened through the facade
 /// (every array read) and written back as FITS.
 pub fn fits(data: &[u8]) {
-    let bytes = if asdf_layout::fits::is_fits(data) {
+    let bytes = if asdf::fits::is_fits(data) {
         data.to_vec()
     } else {
         let mut v = Vec::with_capacity(2880 + data.len());
@@ -297,15 +297,11 @@ pub fn fits(data: &[u8]) {
         v.extend_from_slice(data);
         v
     };
-    if let Ok(hdus) = asdf_layout::fits::read_hdus(
-        bytes.as_slice(),
-        bytes.len() as u64,
-        asdf_layout::fits::FitsLimits::default(),
-    ) {
-        let _ = asdf_layout::fits::asdf_range(&hdus);
+    if let Ok(hdus) = asdf::fits::read_hdus(bytes.as_slice(), bytes.len() as u64, asdf::fits::FitsLimits::default()) {
+        let _ = asdf::fits::asdf_range(&hdus);
         for h in hdus.iter().take(16) {
             let name = format!("{},{}", h.name.as_deref().unwrap_or(""), h.ver);
-            let _ = asdf_layout::fits::resolve_source(&hdus, &name);
+            let _ = asdf::fits::resolve_source(&hdus, &name);
             let _ = h.sign_flips();
         }
     }

@@ -1141,9 +1141,9 @@ fn asdf_215_fits_files_both_ways() {
             .unwrap_or_else(|e| panic!("{form}: {e}"));
         let kind = &f.fits_hdus().unwrap().last().unwrap().kind;
         let expected_kind = if form == "table" {
-            asdf::layout::fits::HduKind::BinTable
+            asdf::fits::HduKind::BinTable
         } else {
-            asdf::layout::fits::HduKind::Image
+            asdf::fits::HduKind::Image
         };
         assert_eq!(kind, &expected_kind, "{form}");
         assert_eq!(f.get("/meta/form").unwrap().as_str(), Some(form));

@@ -11,8 +11,11 @@ fn workspace() -> PathBuf {
 }
 
 /// The library crates, lowest first.
-const LAYERS: [&str; 8] = [
+const LAYERS: [&str; 11] = [
+    "asdf-codecs",
     "asdf-layout",
+    "asdf-fits",
+    "asdf-drafts",
     "asdf-remote",
     "asdf-yaml",
     "asdf-schema",

@@ -187,11 +187,11 @@ fn info(
         println!("FITS file, {} HDU(s):", hdus.len());
         for h in hdus {
             let kind = match &h.kind {
-                asdf::layout::fits::HduKind::Primary => "PRIMARY".to_owned(),
-                asdf::layout::fits::HduKind::Image => "IMAGE".to_owned(),
-                asdf::layout::fits::HduKind::BinTable => "BINTABLE".to_owned(),
-                asdf::layout::fits::HduKind::Table => "TABLE".to_owned(),
-                asdf::layout::fits::HduKind::CompressedImage => "COMPRESSED IMAGE".to_owned(),
+                asdf::fits::HduKind::Primary => "PRIMARY".to_owned(),
+                asdf::fits::HduKind::Image => "IMAGE".to_owned(),
+                asdf::fits::HduKind::BinTable => "BINTABLE".to_owned(),
+                asdf::fits::HduKind::Table => "TABLE".to_owned(),
+                asdf::fits::HduKind::CompressedImage => "COMPRESSED IMAGE".to_owned(),
                 other => format!("{other:?}"),
             };
             println!(

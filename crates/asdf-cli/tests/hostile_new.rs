@@ -255,7 +255,7 @@ fn fits_conversions_keep_aliases_and_hdus() {
     // Over itself, a FITS file stays FITS with its three other HDUs.
     let hdus = |p: &str| {
         let bytes = std::fs::read(p).unwrap();
-        asdf::layout::fits::read_hdus(&bytes, bytes.len() as u64, asdf::layout::fits::FitsLimits::default())
+        asdf::fits::read_hdus(&bytes, bytes.len() as u64, asdf::fits::FitsLimits::default())
             .unwrap()
             .len()
     };

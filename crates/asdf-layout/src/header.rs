@@ -236,7 +236,7 @@ pub fn read_tree(source: &(impl ReadAt + ?Sized), start: u64, file_len: u64, lim
 }
 
 /// Offset just past the first end-of-document line found at or after `from` in `buf`.
-pub(crate) fn find_end_marker(buf: &[u8], from: usize, at_eof: bool) -> Option<usize> {
+pub fn find_end_marker(buf: &[u8], from: usize, at_eof: bool) -> Option<usize> {
     let mut i = from;
     while let Some(p) = buf.get(i..)?.windows(4).position(|w| w == b"\n...") {
         let after = i + p + 4;

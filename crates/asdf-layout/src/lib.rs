@@ -2,8 +2,8 @@
 //!
 //! This crate knows everything about an ASDF file's bytes except the meaning of its YAML
 //! tree: the `#ASDF` header and comment lines, where the tree starts and ends, the binary
-//! blocks and their headers, the block index, checksums, compression codecs, and writing all
-//! of that back. It reads through [`ReadAt`] (positioned reads from files, byte buffers or
+//! blocks and their headers (the drafts' layouts too), the block index, checksums, and writing
+//! all of that back; the codecs are the `asdf-codecs` crate's. It reads through [`ReadAt`] (positioned reads from files, byte buffers or
 //! memory maps), so opening a file never reads block data, and reading one block never reads
 //! another.
 //!
@@ -29,12 +29,8 @@
 //! ```
 
 pub mod block;
-pub mod compression;
 mod dialect;
-pub mod encoding;
 mod error;
-pub mod fits;
-pub mod fits_out;
 pub mod header;
 pub mod index;
 pub mod legacy;
@@ -44,8 +40,10 @@ pub mod source;
 mod version;
 mod writer;
 
+/// The block codecs (the `asdf-codecs` crate).
+pub use asdf_codecs as compression;
+pub use asdf_codecs::{Codec, CodecError, Label, PIECE, Registry};
 pub use block::{BLOCK_MAGIC, BlockHeader, BlockLayout, Dialect, FLAG_ENCODED, FLAG_STREAMED};
-pub use compression::{Codec, CodecError, Label, PIECE, Registry};
 pub use error::{
     Error, FormatError, IndexProblem, LegacyHeaderProblem, LimitError, Result, Unsupported, UsageError, Warning,
 };

@@ -2,7 +2,7 @@
 //! the standard's tags become the draft's, and each block is written decoded or encoded with an
 //! encoding chain. Reading them is in `legacy`.
 
-use asdf_layout::encoding::{Chain, Encoding};
+use asdf_drafts::chain::{Chain, Encoding};
 use asdf_yaml::Node;
 
 use crate::file::AsdfFile;
@@ -115,10 +115,10 @@ impl AsdfFile {
         let data: Vec<Vec<u8>> = (0..self.reader.block_count())
             .map(|i| self.reader.read_data(i).map(std::borrow::Cow::into_owned))
             .collect::<Result<_, _>>()?;
-        let blocks: Vec<asdf_layout::legacy::LegacyBlock<'_>> = data
+        let blocks: Vec<asdf_drafts::LegacyBlock<'_>> = data
             .iter()
             .enumerate()
-            .map(|(i, d)| asdf_layout::legacy::LegacyBlock {
+            .map(|(i, d)| asdf_drafts::LegacyBlock {
                 data: d,
                 chain: chains[i].as_ref(),
                 little_endian: owner[i]
@@ -126,6 +126,6 @@ impl AsdfFile {
                     .is_some_and(|a| a.byte_order() == asdf_core_types::ByteOrder::Little),
             })
             .collect();
-        Ok(asdf_layout::legacy::write_file(out, dialect, &tree, &blocks)?)
+        Ok(asdf_drafts::write_file(out, dialect, &tree, &blocks)?)
     }
 }

@@ -63,7 +63,7 @@ pub enum Error {
         pointer: String,
         /// Why.
         #[source]
-        source: asdf_layout::fits::FitsError,
+        source: asdf_fits::FitsError,
     },
     /// An ndarray that cannot be decoded.
     #[error("{pointer}: {source}")]
@@ -226,11 +226,11 @@ impl Error {
             },
             Error::Array { .. } => ErrorKind::Array,
             Error::Fits {
-                source: asdf_layout::fits::FitsError::Io { .. },
+                source: asdf_fits::FitsError::Io { .. },
                 ..
             } => ErrorKind::Io,
             Error::Fits {
-                source: asdf_layout::fits::FitsError::Compressed { .. } | asdf_layout::fits::FitsError::Scaled { .. },
+                source: asdf_fits::FitsError::Compressed { .. } | asdf_fits::FitsError::Scaled { .. },
                 ..
             } => ErrorKind::Unsupported,
             Error::Fits { .. } => ErrorKind::Format,

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use asdf_fits::{FitsError, Hdu, HduKind, SignFlips};
 use asdf_layout::ReadAt;
-use asdf_layout::fits::{FitsError, Hdu, HduKind, SignFlips};
 
 use crate::error::Error;
 
@@ -52,14 +52,14 @@ impl FitsFile {
     }
 
     /// The card images of `hdu`'s header, as written.
-    pub(crate) fn header_cards(&self, hdu: &Hdu) -> Result<Vec<asdf_layout::fits_out::CardImage>, Error> {
+    pub(crate) fn header_cards(&self, hdu: &Hdu) -> Result<Vec<asdf_fits::out::CardImage>, Error> {
         let len = usize::try_from(hdu.data_offset - hdu.header_offset)
             .map_err(|_| Error::Usage("a header larger than memory"))?;
         let header = self
             .source
             .bytes_at(hdu.header_offset, len)
             .map_err(fits_io(hdu.header_offset))?;
-        Ok(asdf_layout::fits_out::split_cards(&header))
+        Ok(asdf_fits::out::split_cards(&header))
     }
 
     /// HDU `i`'s sign-bit flips (FITS's unsigned integers), or why its data is not read.
@@ -109,7 +109,7 @@ impl ReadAt for Window {
 /// Whether the source starts like a FITS file.
 pub(crate) fn is_fits(source: &dyn ReadAt) -> bool {
     let mut head = [0u8; 9];
-    source.read_exact_at(0, &mut head).is_ok() && asdf_layout::fits::is_fits(&head)
+    source.read_exact_at(0, &mut head).is_ok() && asdf_fits::is_fits(&head)
 }
 
 /// An I/O error reading the FITS file at `offset`.

@@ -14,8 +14,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use asdf_core_types::{ByteOrder, Datatype, ScalarType};
-use asdf_layout::fits::{CardError, FitsError, Hdu, HduKind};
-use asdf_layout::fits_out::{self, CardImage, CardValue};
+use asdf_fits::out::{self as fits_out, CardImage, CardValue};
+use asdf_fits::{CardError, FitsError, Hdu, HduKind};
 use asdf_yaml::{Anchor, Document, Node, NodeKind};
 use sha2::Digest as _;
 
@@ -111,7 +111,7 @@ enum Data {
     /// (`uint8`) are taken as they are.
     ArrayRaw {
         pointer: String,
-        flips: Option<asdf_layout::fits::SignFlips>,
+        flips: Option<asdf_fits::SignFlips>,
         len: u64,
     },
     /// Bytes of the FITS file read, as they are.
@@ -150,8 +150,8 @@ fn card_err(hdu: usize) -> impl Fn(CardError) -> Error {
 }
 
 fn describe(index: usize, cards: &[CardImage]) -> Result<Hdu, Error> {
-    let parsed = cards.iter().filter_map(|c| asdf_layout::fits::parse_card(c)).collect();
-    asdf_layout::fits::describe(index, 0, 0, parsed, u64::MAX).map_err(|source| Error::Fits {
+    let parsed = cards.iter().filter_map(|c| asdf_fits::parse_card(c)).collect();
+    asdf_fits::describe(index, 0, 0, parsed, u64::MAX).map_err(|source| Error::Fits {
         pointer: String::new(),
         source,
     })
@@ -257,7 +257,7 @@ fn image_cards(
         original
             .iter()
             .find(|c| fits_out::card_keyword(c) == keyword)
-            .and_then(|c| asdf_layout::fits::parse_card(c).map(|(_, v)| (c, v)))
+            .and_then(|c| asdf_fits::parse_card(c).map(|(_, v)| (c, v)))
     };
     let mut out = Vec::new();
     for (keyword, value, comment) in fits_out::structural_cards(&kind, bitpix, &axes) {

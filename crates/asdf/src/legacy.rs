@@ -10,19 +10,19 @@
 //!   structured datatypes too;
 //! - an ndarray with a `source` and no `byteorder` gets `byteorder: big`, the drafts' default
 //!   (1.0.0 requires it beside `source`), and so does one whose block is an encoding chain
-//!   with `quantize` (what the decoder produces: [`asdf_layout::encoding`]).
+//!   with `quantize` (what the decoder produces: [`asdf_drafts::chain`]).
 //!
 //! The tree then validates against the 1.0.0 schemas.
 
 use std::sync::{Arc, OnceLock};
 
+use asdf_drafts::chain::{Chain, ChainCodec, ChainError, Encoding};
 use asdf_layout::compression::Registry;
-use asdf_layout::encoding::{Chain, ChainCodec, ChainError, Encoding};
 use asdf_layout::{Label, ReadAt, Reader};
 use asdf_yaml::{Document, Node, NodeKind, Step};
 
 /// The codecs a file is opened with: the default ones and the ASDF 0.1.0 draft's encoding chains
-/// ([`asdf_layout::encoding::ChainCodec`] parsing chains with [`parse_chain`]).
+/// ([`asdf_drafts::chain::ChainCodec`] parsing chains with [`parse_chain`]).
 #[must_use]
 pub fn read_registry() -> Arc<Registry> {
     static REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
@@ -202,7 +202,7 @@ fn quantized(reader: &Reader<Box<dyn ReadAt>>, i: usize) -> bool {
         };
         // A `...` at the very end of a partial read may go on (`...x`): read further.
         let whole = n as u64 == b.stored_len;
-        if let Ok((yaml, rest)) = asdf_layout::encoding::split(&head)
+        if let Ok((yaml, rest)) = asdf_drafts::chain::split(&head)
             && (whole || !rest.is_empty())
         {
             return parse_chain(yaml).is_ok_and(|c| c.0.iter().any(|e| matches!(e, Encoding::Quantize { .. })));

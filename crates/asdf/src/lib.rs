@@ -46,7 +46,10 @@ pub use bytemuck;
 #[cfg(feature = "ndarray")]
 pub use ndarray;
 /// The layer crates, for what the facade does not wrap.
-pub use {asdf_core_types as core_types, asdf_layout as layout, asdf_schema as schema, asdf_yaml as yaml};
+pub use {
+    asdf_core_types as core_types, asdf_drafts as drafts, asdf_fits as fits, asdf_layout as layout,
+    asdf_schema as schema, asdf_yaml as yaml,
+};
 
 mod array;
 mod atomic;
@@ -57,7 +60,7 @@ mod draft_write;
 mod edit;
 mod error;
 mod file;
-mod fits;
+mod fits_read;
 mod fits_source;
 mod fits_write;
 mod guard;

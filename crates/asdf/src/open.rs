@@ -286,9 +286,8 @@ fn open_prefetched(
 fn open_fits(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptions) -> Result<AsdfFile, Error> {
     let source: Arc<dyn ReadAt> = Arc::from(source);
     let len = source.size().map_err(fits_io(0))?;
-    let hdus =
-        asdf_layout::fits::read_hdus(&*source, len, asdf_layout::fits::FitsLimits::default()).map_err(file_error)?;
-    let range = asdf_layout::fits::asdf_range(&hdus).map_err(file_error)?;
+    let hdus = asdf_fits::read_hdus(&*source, len, asdf_fits::FitsLimits::default()).map_err(file_error)?;
+    let range = asdf_fits::asdf_range(&hdus).map_err(file_error)?;
     let window = Window {
         inner: source.clone(),
         start: range.start,

@@ -182,7 +182,7 @@ fn mismatches_warn_and_bad_sources_fail_clearly() {
 // Writing.
 
 use asdf::core_types::{Datatype, ScalarType};
-use asdf::layout::fits::{FitsLimits, Hdu, HduKind, read_hdus};
+use asdf::fits::{FitsLimits, Hdu, HduKind, read_hdus};
 use asdf::{AsdfHdu, ByteOrder, FitsWriteOptions, NewArray};
 
 fn hdus_of(bytes: &[u8]) -> Vec<Hdu> {

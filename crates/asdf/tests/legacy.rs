@@ -415,9 +415,9 @@ fn ff_file_format_0_1_0_now_reads() {
 
 mod round_trip {
     use super::*;
+    use asdf::drafts::chain::{Chain, Encoding};
+    use asdf::drafts::{LegacyBlock, write_file};
     use asdf::layout::Dialect;
-    use asdf::layout::encoding::{Chain, Encoding};
-    use asdf::layout::legacy::{LegacyBlock, write_file};
     use proptest::prelude::*;
 
     /// (datatype name, item size, float?)
@@ -542,8 +542,8 @@ mod round_trip {
 /// zlib chain on the float image, tile + zlib on the counts) and as FINF, read back.
 #[test]
 fn files_of_today_written_as_drafts() {
+    use asdf::drafts::chain::{Chain, Encoding};
     use asdf::layout::Dialect;
-    use asdf::layout::encoding::{Chain, Encoding};
     use asdf::{NewArray, Version, WriteOptions};
     let image: Vec<f64> = (0..30).map(|i| f64::from(i) * 1.25 - 7.0).collect();
     let counts: Vec<i16> = (0..7).map(|i| i * 300 - 900).collect();

@@ -8,10 +8,13 @@
 //! HDU data eagerly through its own readers) or bind CFITSIO (fitsio, a C library to install);
 //! locating HDUs takes a header parser of a hundred lines (see docs/ARCHITECTURE.md).
 //!
-//! This module is the groundwork of the FITS issue: opening a FITS file through the facade,
-//! and writing one, build on it.
+//! Writing: [`out`] (header cards formatted, checksums). What FITS means to an ASDF file (the
+//! ASDF HDU opened as the file, `fits:` sources read, FITS written from a tree) is in the
+//! facade, `asdf`.
 
-use crate::source::ReadAt;
+pub mod out;
+
+use asdf_layout::ReadAt;
 
 /// The size of a FITS block.
 pub const BLOCK: u64 = 2880;

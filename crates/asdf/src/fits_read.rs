@@ -1,8 +1,8 @@
 //! ASDF embedded in FITS (ASDF Standard 1.6.0, Appendix A): a FITS file opens as the ASDF file
 //! its `ASDF` HDU holds, and ndarrays with `fits:` sources read their HDU's data, by ranges,
-//! from the FITS file. Built on [`asdf_layout::fits`]; writing is in `fits_write`.
+//! from the FITS file. Built on [`asdf_fits`]; writing is in `fits_write`.
 
-use asdf_layout::fits::{FitsError, Hdu, HduKind};
+use asdf_fits::{FitsError, Hdu, HduKind};
 
 use crate::error::{Error, Warning};
 use crate::file::AsdfFile;
@@ -40,7 +40,7 @@ impl AsdfFile {
                 continue;
             };
             if let Some(text) = uri.strip_prefix("fits:")
-                && let Ok(h) = asdf_layout::fits::resolve_source(hdus, text)
+                && let Ok(h) = asdf_fits::resolve_source(hdus, text)
             {
                 out.push((p, h.index));
             }
@@ -60,7 +60,7 @@ impl AsdfFile {
                 problem: "a fits: source in a file that is not FITS",
             }));
         };
-        let hdu = asdf_layout::fits::resolve_source(&fits.hdus, uri.trim_start_matches("fits:")).map_err(err)?;
+        let hdu = asdf_fits::resolve_source(&fits.hdus, uri.trim_start_matches("fits:")).map_err(err)?;
         if hdu.kind == HduKind::CompressedImage {
             return Err(err(FitsError::Compressed { hdu: hdu.index }));
         }

@@ -61,7 +61,7 @@ impl Codec for Zlib {
         input: &[u8],
         sink: &mut dyn FnMut(&[u8]) -> Result<(), CodecError>,
     ) -> Result<(), CodecError> {
-        if input.len() >= PARALLEL_MIN && super::threads() > 1 {
+        if input.len() >= PARALLEL_MIN && crate::exec::threads() > 1 {
             return self.encode_parallel(input, sink);
         }
         let mut out = Vec::new();
@@ -70,7 +70,7 @@ impl Codec for Zlib {
     }
 
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
-        if input.len() >= PARALLEL_MIN && super::threads() > 1 {
+        if input.len() >= PARALLEL_MIN && crate::exec::threads() > 1 {
             return self.encode_parallel(input, &mut |piece| {
                 output.extend_from_slice(piece);
                 Ok(())
@@ -143,7 +143,7 @@ impl Zlib {
             }
             Ok::<_, CodecError>((out, adler32(piece), piece.len()))
         };
-        super::par_ordered(pieces, 4 * super::threads() + 2, deflate, &mut |part: Result<
+        crate::exec::par_ordered(pieces, 4 * crate::exec::threads() + 2, deflate, &mut |part: Result<
             (Vec<u8>, u32, usize),
             CodecError,
         >| {

@@ -1,7 +1,7 @@
 //! The decode loop shared by streaming decompressors (zlib, bzip2): fill an exact-size output,
 //! accept concatenated streams, and tell "too much", "too little" and "truncated" apart.
 
-use super::{CodecError, PIECE, too_much};
+use crate::codec::{CodecError, PIECE, too_much};
 
 /// One call into a streaming decompressor.
 pub(crate) trait StreamStep {

@@ -88,7 +88,7 @@ impl Codec for Lz4 {
             rest = tail;
         }
         let slots: Vec<std::sync::Mutex<Slot<'_>>> = slots.into_iter().map(std::sync::Mutex::new).collect();
-        let results = super::par_map(slots.len(), |k| {
+        let results = crate::exec::par_map(slots.len(), |k| {
             let mut g = slots[k].lock().map_err(|_| CodecError::Framing { at: 0 })?;
             let (at, block, out) = &mut *g;
             decode_chunk(*at, block, out)
@@ -100,7 +100,7 @@ impl Codec for Lz4 {
         // Chunk by chunk into one reused buffer (chunks are 4 MiB when Python wrote them).
         let table = chunk_table(input, expected)?;
         let largest = table.iter().map(|(_, _, size)| *size).max().unwrap_or(0);
-        let mut buf = super::zeroed(largest)
+        let mut buf = crate::codec::zeroed(largest)
             .ok_or_else(|| CodecError::library(std::io::Error::from(std::io::ErrorKind::OutOfMemory)))?;
         for (at, block, size) in table {
             decode_chunk(at, block, &mut buf[..size])?;
@@ -124,11 +124,11 @@ impl Codec for Lz4 {
         // Chunks compressed on all cores, handed over in order as soon as each is ready; the
         // output buffers are reused (no fresh pages to fault in for every chunk).
         let chunks: Vec<&[u8]> = input.chunks(LZ4_CHUNK).collect();
-        let ahead = 2 * super::threads() + 2;
+        let ahead = 2 * crate::exec::threads() + 2;
         let pool: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::default();
         let take = || pool.lock().map(|mut p| p.pop()).ok().flatten().unwrap_or_default();
         let mut at = 0u64;
-        super::par_ordered(
+        crate::exec::par_ordered(
             chunks.len(),
             ahead,
             |k| {

@@ -29,7 +29,7 @@
 
 use std::io::Read;
 
-use crate::compression::{Codec, CodecError, Label};
+use asdf_layout::compression::{Codec, CodecError, Label};
 
 /// One step of a chain.
 #[derive(Debug, Clone, PartialEq)]
@@ -178,7 +178,7 @@ pub type ChainParser = fn(&[u8]) -> Result<Chain, ChainError>;
 /// # Errors
 /// [`ChainError::NoChainEnd`].
 pub fn split(block: &[u8]) -> Result<(&[u8], &[u8]), ChainError> {
-    let end = crate::header::find_end_marker(block, 0, true).ok_or(ChainError::NoChainEnd)?;
+    let end = asdf_layout::header::find_end_marker(block, 0, true).ok_or(ChainError::NoChainEnd)?;
     Ok(block.split_at(end))
 }
 
@@ -311,7 +311,7 @@ fn untile(data: &[u8], tile: &[usize], original: &[usize], item: usize, index: u
             got: data.len(),
         });
     };
-    let mut out = crate::compression::zeroed(clipped).ok_or(ChainError::TooLarge { limit: clipped })?;
+    let mut out = asdf_layout::compression::zeroed(clipped).ok_or(ChainError::TooLarge { limit: clipped })?;
     t.runs(mode, |from, to, len| {
         out[to..to + len].copy_from_slice(&data[from..from + len])
     });
@@ -385,7 +385,7 @@ impl ByteSource<'_> {
 }
 
 /// [`dequantize`] reading the quantized stream from `r` and handing the big-endian floats to
-/// `sink` in pieces of about [`crate::compression::PIECE`] bytes: memory is a piece, whatever
+/// `sink` in pieces of about [`asdf_layout::compression::PIECE`] bytes: memory is a piece, whatever
 /// the chunks claim. At most `max_out` bytes; returns how many were handed over.
 // As `dequantize`: the casts take low bits and narrow to float32 as `dtype: 32` asks.
 #[allow(clippy::cast_possible_truncation)]
@@ -403,7 +403,7 @@ fn dequantize_stream(
         len: 0,
         taken: 0,
     };
-    let piece = crate::compression::PIECE;
+    let piece = asdf_layout::compression::PIECE;
     let mut out: Vec<u8> = Vec::with_capacity(piece);
     let mut total = 0usize;
     loop {
@@ -572,7 +572,7 @@ impl Chain {
         if let Some(Encoding::Quantize { dtype, .. }) = a2b.and_then(|i| self.0.get(i)) {
             return dequantize_stream(&mut r, *dtype, max_out, sink);
         }
-        let mut buf = vec![0u8; crate::compression::PIECE];
+        let mut buf = vec![0u8; asdf_layout::compression::PIECE];
         let mut total = 0usize;
         loop {
             let n = match r.read(&mut buf) {
@@ -596,7 +596,7 @@ impl Chain {
     /// As [`Chain::decode`].
     pub fn decode_pieces(&self, data: &[u8], expected: usize, sink: &mut dyn FnMut(&[u8])) -> Result<(), ChainError> {
         if self.tiled() {
-            let mut out = crate::compression::zeroed(expected).ok_or(ChainError::TooLarge { limit: expected })?;
+            let mut out = asdf_layout::compression::zeroed(expected).ok_or(ChainError::TooLarge { limit: expected })?;
             self.decode(data, &mut out)?;
             sink(&out);
             return Ok(());
@@ -720,7 +720,7 @@ impl Chain {
                 }
                 Encoding::Zlib => {
                     let mut out = Vec::new();
-                    crate::compression::Zlib::default()
+                    asdf_layout::compression::Zlib::default()
                         .encode(&cur, &mut out)
                         .map_err(|e| ChainError::Zlib(std::io::Error::other(e)))?;
                     out

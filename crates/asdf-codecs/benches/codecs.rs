@@ -1,10 +1,9 @@
-//! `cargo bench -p asdf-layout`: encode and decode throughput of every codec on 16 MiB of
-//! int32 `(i % 1000) + 3 bits of noise` (the data of `cargo xtask bench`'s codec workloads),
-//! and MD5.
+//! `cargo bench -p asdf-codecs`: encode and decode throughput of every codec on 16 MiB of
+//! int32 `(i % 1000) + 3 bits of noise` (the data of `cargo xtask bench`'s codec workloads).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::cast_possible_truncation)]
 
-use asdf_layout::{Label, md5_of};
+use asdf_codecs::Label;
 use divan::{Bencher, black_box, counter::BytesCount};
 
 fn main() {
@@ -22,9 +21,9 @@ fn data() -> Vec<u8> {
 
 const LABELS: [&str; 6] = ["zlib", "bzp2", "lz4", "zstd", "lz4f", "blsc"];
 
-fn codec(name: &str) -> std::sync::Arc<dyn asdf_layout::Codec> {
+fn codec(name: &str) -> std::sync::Arc<dyn asdf_codecs::Codec> {
     let label = Label::from_name(name).unwrap();
-    asdf_layout::Registry::default().get(label).unwrap().clone()
+    asdf_codecs::Registry::default().get(label).unwrap().clone()
 }
 
 #[divan::bench(args = LABELS, sample_count = 10)]
@@ -45,10 +44,4 @@ fn decode(b: Bencher<'_, '_>, name: &str) {
     let mut out = vec![0u8; d.len()];
     b.counter(BytesCount::new(d.len()))
         .bench_local(|| c.decode(black_box(&stored), &mut out).unwrap());
-}
-
-#[divan::bench(sample_count = 10)]
-fn md5(b: Bencher<'_, '_>) {
-    let d = data();
-    b.counter(BytesCount::new(d.len())).bench(|| md5_of(black_box(&d)));
 }

@@ -221,7 +221,7 @@ impl<'a> Frame<'a> {
             .filter(|&at| at < input.len())
             .ok_or(frame_err(39))?;
         let index_len = nchunks.checked_mul(8).ok_or(frame_err(index_at))?;
-        let mut offsets = super::zeroed(index_len).ok_or(frame_err(index_at))?;
+        let mut offsets = crate::codec::zeroed(index_len).ok_or(frame_err(index_at))?;
         let index = &input[index_at..];
         let cb = le_u32(index, 12).ok_or(frame_err(index_at))?;
         let index = index.get(..cb).ok_or(frame_err(index_at))?;
@@ -423,7 +423,7 @@ pub fn frame_metalayers(input: &[u8]) -> Result<FrameMeta, CodecError> {
     for (name, off) in names(section, trailer_at)? {
         let chunk = bin(trailer, off)?;
         let n = le_u32(&chunk, 4).ok_or(frame_err(trailer_at + off))?;
-        let mut out = super::zeroed(n).ok_or(frame_err(trailer_at + off))?;
+        let mut out = crate::codec::zeroed(n).ok_or(frame_err(trailer_at + off))?;
         decode_chunk(&chunk, &mut out)?;
         meta.vlmetalayers.push((name, out));
     }
@@ -594,7 +594,7 @@ fn decode_b2nd(input: &[u8], output: &mut [u8], b: &B2nd, nbytes: usize) -> Resu
     if f.chunksize != chunk_items * ts {
         return Err(frame_err(58));
     }
-    let mut raw = super::zeroed(f.chunksize).ok_or(frame_err(58))?;
+    let mut raw = crate::codec::zeroed(f.chunksize).ok_or(frame_err(58))?;
     let (mut c, mut k, mut r, mut at) = (vec![0; nd], vec![0; nd], vec![0; nd.saturating_sub(1)], vec![0; nd]);
     let last = nd - 1;
     for ci in 0..nchunks {
@@ -795,7 +795,7 @@ impl Codec for Blosc1 {
                     });
                 }
                 // Zeroed lazily: a chunk header that lies about its size costs no memory.
-                let mut buf = super::zeroed(n).ok_or(CodecError::library(BloscError::TooLarge(n)))?;
+                let mut buf = crate::codec::zeroed(n).ok_or(CodecError::library(BloscError::TooLarge(n)))?;
                 decode_whole_chunk(&input[c], &mut buf)?;
                 sink(&buf);
                 done += n;
@@ -809,7 +809,8 @@ impl Codec for Blosc1 {
             return Ok(());
         }
         let whole = |sink: &mut dyn FnMut(&[u8])| {
-            let mut out = super::zeroed(expected).ok_or_else(|| CodecError::library(BloscError::TooLarge(expected)))?;
+            let mut out =
+                crate::codec::zeroed(expected).ok_or_else(|| CodecError::library(BloscError::TooLarge(expected)))?;
             decode_whole_chunk(input, &mut out)?;
             sink(&out);
             Ok(())
@@ -859,7 +860,7 @@ impl Codec for Blosc1 {
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
         let shuffle = i32::from(blusc::BLOSC_SHUFFLE);
         let one = |i: &[u8], d: &mut [u8]| blusc::blosc1_compress(self.level, shuffle, self.typesize, i, d);
-        if super::threads() > 1
+        if crate::exec::threads() > 1
             && input.len() >= 2 * PROBE
             && input.len() <= i32::MAX as usize - HEADER
             && let Some(chunk) = blosc1_in_groups(input, self.typesize, &one)?
@@ -960,9 +961,9 @@ fn blosc1_in_groups(
     }
     let mut uncertain = false;
     let stop = || CodecError::library(BloscError::Compress(input.len()));
-    super::par_ordered(
+    crate::exec::par_ordered(
         bounds.len(),
-        2 * super::threads() + 2,
+        2 * crate::exec::threads() + 2,
         |k| compress(&input[bounds[k].0..bounds[k].1]),
         &mut |chunk: Option<Vec<u8>>| match chunk {
             Some(c) if c[..4] == probe[..4] && le_u32(&c, 8) == Some(block) => {
@@ -1278,7 +1279,7 @@ impl Codec for Blosc2 {
     /// that claims gigabytes costs a megabyte); a `b2nd` frame out of C order is decoded whole.
     fn decode_pieces(&self, input: &[u8], expected: usize, sink: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
         if !input.starts_with(FRAME_MAGIC) || b2nd_for(input, expected)?.is_some_and(|(b, _)| !b2nd_is_c_order(&b)) {
-            let mut out = super::zeroed(expected).ok_or(CodecError::library(BloscError::TooLarge(expected)))?;
+            let mut out = crate::codec::zeroed(expected).ok_or(CodecError::library(BloscError::TooLarge(expected)))?;
             self.decode(input, &mut out)?;
             sink(&out);
             return Ok(());
@@ -1309,7 +1310,8 @@ impl Codec for Blosc2 {
         if input.starts_with(FRAME_MAGIC) {
             if b2nd_for(input, expected)?.is_some_and(|(b, _)| !b2nd_is_c_order(&b)) {
                 // A b2nd array in C order: decoded whole, then cut.
-                let mut out = super::zeroed(expected).ok_or(CodecError::library(BloscError::TooLarge(expected)))?;
+                let mut out =
+                    crate::codec::zeroed(expected).ok_or(CodecError::library(BloscError::TooLarge(expected)))?;
                 self.decode(input, &mut out)?;
                 return out
                     .get(range)
@@ -1318,7 +1320,7 @@ impl Codec for Blosc2 {
             }
             return decode_frame_range(input, expected, range);
         }
-        super::decode_range_by_pieces(self, input, expected, range)
+        crate::codec::decode_range_by_pieces(self, input, expected, range)
     }
 
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {

@@ -6,8 +6,8 @@
 //! Written by hand for the reasons the reading half gives ([`crate::fits`]): what ASDF in FITS
 //! needs of a writer is the card syntax and the block padding, a few hundred lines.
 
-pub use crate::fits::CardError;
-use crate::fits::{BLOCK, CARD, HduKind};
+pub use crate::CardError;
+use crate::{BLOCK, CARD, HduKind};
 
 /// One 80-character card image.
 pub type CardImage = [u8; CARD];
