@@ -9,7 +9,7 @@ pub fn list_blocks(path: &str) -> Result<Vec<(usize, asdf::Label, usize)>, asdf:
     let file = asdf::open(path)?;
     let mut buf = Vec::new();
     let mut out = Vec::new();
-    for block in file.blocks() {
+    for block in file.source().blocks() {
         block.verify_checksum()?;
         block.read_into_vec(&mut buf)?; // grows with what the block holds, not its claim
         out.push((block.index(), block.compression()?, buf.len()));

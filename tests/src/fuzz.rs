@@ -353,7 +353,7 @@ pub fn drafts(data: &[u8]) {
         return;
     };
     read_arrays(&f);
-    let r = f.layout();
+    let r = f.source().layout();
     for i in 0..r.block_count().min(16) {
         let _ = r.check_block(i);
         let _ = r.read_range(i, 0..1);

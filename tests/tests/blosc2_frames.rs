@@ -139,7 +139,7 @@ fn asdf_files_with_bls2_frames_and_chunks_hold_the_expected_arrays() {
                 .map(|n| n.as_i64().unwrap())
                 .collect();
             assert_eq!(tree_shape, shape, "{form} {name}");
-            let blocks = file.layout();
+            let blocks = file.source().layout();
             // What `asdf-cli verify` checks: the block decodes and its checksum matches.
             blocks.check_block(0).unwrap_or_else(|e| panic!("{form} {name}: {e}"));
             blocks
@@ -515,7 +515,7 @@ fn arrays_over_2_gib_as_frames() {
     .unwrap();
     drop(f);
     let g = asdf::open(&path).unwrap();
-    let b = g.layout().block(0).unwrap();
+    let b = g.source().layout().block(0).unwrap();
     assert_eq!(b.compression(), Label::BLS2);
     assert_eq!(b.header.data_size, n as u64);
     for i in [0, n / 2, n - 1] {
@@ -669,7 +669,7 @@ fn bls2_options_through_the_facade() {
         f.write_to(&path, &opts).unwrap();
         let g = asdf::open(&path).unwrap();
         assert_eq!(g.array("/x").and_then(|a| a.read::<f64>()).unwrap(), values, "{name}");
-        let r = g.layout();
+        let r = g.source().layout();
         let stored = r.read_stored(0).unwrap();
         assert_eq!(stored.starts_with(b"\x9e\xa8b2frame\0"), name == "frame", "{name}");
         if name == "frame" {

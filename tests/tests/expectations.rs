@@ -160,7 +160,7 @@ fn check_values(case: &J, f: &AsdfFile, name: &str) {
         );
     }
     if let Some(n) = case.get("blocks").and_then(J::as_u64) {
-        assert_eq!(f.layout().block_count() as u64, n, "{name}: blocks");
+        assert_eq!(f.source().layout().block_count() as u64, n, "{name}: blocks");
     }
     if let Some(value) = case.get("value").and_then(J::as_object) {
         for (k, v) in value {

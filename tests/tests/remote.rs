@@ -38,7 +38,7 @@ fn a_remote_file_reads_as_the_local_one_with_few_requests() {
     let url = format!("http://127.0.0.1:{port}/r.asdf");
     let result = std::panic::catch_unwind(|| {
         let remote = asdf::Open::url(&url).open().unwrap();
-        let stats = remote.remote_stats().unwrap();
+        let stats = remote.source().remote_stats().unwrap();
         assert!(stats.requests() <= 3, "open took {} requests", stats.requests());
         assert_eq!(remote.array("/big").unwrap().get::<f64>(&[299_999]).unwrap(), 299_999.0);
         assert_eq!(remote.array("/z").unwrap().read::<i32>().unwrap(), z);

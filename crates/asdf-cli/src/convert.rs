@@ -140,10 +140,10 @@ fn convert(
     let mut file = asdf::Open::path_or_url(path).options(read_options()).open()?;
     refuse_input_as_output(&file, Some(out))?;
     let from = file.standard_version();
-    let dialect = file.layout().file_header().dialect;
+    let dialect = file.source().layout().file_header().dialect;
     if dialect.is_legacy() {
-        for i in 0..file.layout().block_count() {
-            if let Err(e @ asdf::layout::Error::Checksum { .. }) = file.layout().verify_checksum(i) {
+        for i in 0..file.source().layout().block_count() {
+            if let Err(e @ asdf::layout::Error::Checksum { .. }) = file.source().layout().verify_checksum(i) {
                 report::warning(&format!(
                     "{e}: the drafts left the checksum's meaning \"TBD\"; the block is written with a checksum of its data as read"
                 ));
@@ -155,7 +155,7 @@ fn convert(
     if !report.violations.is_empty() {
         return Err(asdf::Error::Invalid(report.violations));
     }
-    let from_fits = file.fits_hdus().is_some();
+    let from_fits = file.source().fits_hdus().is_some();
     let bar = std::sync::Arc::new(report::Bar::new(if format == Format::Fits {
         "writing HDUs"
     } else {
@@ -175,7 +175,7 @@ fn convert(
             .asdf_hdu(form)
             .checksums(fits.checksum);
         match fits.node {
-            Some(p) => file.write_fits_node(p, out, &fo),
+            Some(p) => file.write_fits(out, &(fo).clone().node(p)),
             None => file.write_fits(out, &fo),
         }
     } else {
@@ -201,7 +201,7 @@ fn convert(
     let layout = match dialect {
         asdf::layout::Dialect::Asdf010 => "ASDF 0.1.0 draft".to_owned(),
         asdf::layout::Dialect::Finf => "FINF 0.1.0 draft".to_owned(),
-        _ if file.fits_hdus().is_some() => format!("ASDF Standard {from} in FITS"),
+        _ if file.source().fits_hdus().is_some() => format!("ASDF Standard {from} in FITS"),
         _ => format!("ASDF Standard {from}"),
     };
     println!(

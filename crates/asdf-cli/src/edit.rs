@@ -30,7 +30,7 @@ fn edit(path: &std::path::Path, in_place: bool) -> Result<ExitCode, asdf::Error>
         move |source| asdf::Error::Io { path: p, source }
     };
     let mut file = asdf::Open::path(path).options(read_options()).open()?;
-    let original = match file.layout().tree_bytes() {
+    let original = match file.source().layout().tree_bytes() {
         Some(t) => t.to_vec(),
         None => asdf::emit_yaml(file.document()?)?,
     };

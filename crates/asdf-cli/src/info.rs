@@ -182,7 +182,7 @@ fn info(
     show_blocks: bool,
 ) -> Result<ExitCode, asdf::Error> {
     let file = asdf::Open::path_or_url(path).options(read_options()).open()?;
-    if let Some(hdus) = file.fits_hdus() {
+    if let Some(hdus) = file.source().fits_hdus() {
         // ASDF embedded in FITS: the HDUs beside the tree.
         println!("FITS file, {} HDU(s):", hdus.len());
         for h in hdus {
@@ -230,7 +230,7 @@ fn info(
         println!("{shown}");
     }
     if show_blocks {
-        let r = file.layout();
+        let r = file.source().layout();
         let layout = match r.file_header().dialect {
             asdf::layout::Dialect::Asdf010 => " (file format 0.1.0, a draft before ASDF 1.0.0)",
             asdf::layout::Dialect::Finf => " (FINF 0.1.0, the draft before ASDF)",

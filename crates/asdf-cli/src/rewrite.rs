@@ -104,12 +104,12 @@ fn rewrite(
         .progress(move |done, total| b.update(done, total));
     // ASDF in FITS stays FITS over itself (the library keeps every HDU) or to a FITS name;
     // to an ASDF name it keeps the FITS headers in `_fits`, as `convert` does.
-    let fits_form = file.fits_asdf_form();
+    let fits_form = file.source().fits_asdf_form();
     let r = match fits_form {
         Some(form) if fits_extension(out) => {
             file.write_fits(out, &asdf::FitsWriteOptions::default().asdf(opts).asdf_hdu(form))
         }
-        Some(_) if !file.is_own_path(out) => file.keep_fits_headers().and_then(|_| file.write_to(out, &opts)),
+        Some(_) if !file.source().is_own_path(out) => file.keep_fits_headers().and_then(|_| file.write_to(out, &opts)),
         _ => file.write_to(out, &opts),
     };
     bar.finish();
@@ -117,7 +117,7 @@ fn rewrite(
     println!(
         "wrote {}{}",
         out.display(),
-        if fits_form.is_some() && (fits_extension(out) || file.is_own_path(out)) {
+        if fits_form.is_some() && (fits_extension(out) || file.source().is_own_path(out)) {
             " (FITS, every HDU kept)"
         } else {
             ""

@@ -78,7 +78,11 @@ fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
 /// by its YAML or JSON text.
 pub fn refuse_input_as_output(file: &AsdfFile, out: Option<&std::path::Path>) -> Result<(), asdf::Error> {
     if let Some(out) = out
-        && let Some(input) = file.input_files().into_iter().find(|i| asdf::same_file(out, i))
+        && let Some(input) = file
+            .source()
+            .input_files()
+            .into_iter()
+            .find(|i| asdf::same_file(out, i))
     {
         return Err(asdf::Error::OutputIsInput {
             output: out.to_path_buf(),

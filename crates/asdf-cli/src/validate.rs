@@ -45,7 +45,7 @@ fn validate(path: &std::path::Path, custom: Option<&str>, skip_blocks: bool) -> 
         println!("{}: valid", path.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let head = report::file_head(path, file.layout().tree_range().map_or(0, |r| r.end));
+    let head = report::file_head(path, file.source().layout().tree_range().map_or(0, |r| r.end));
     for v in &report.violations {
         println!("{v}");
         if let Some(s) = report::snippet(&head, v.span.line, v.span.column) {

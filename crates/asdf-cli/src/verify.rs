@@ -24,10 +24,12 @@ impl Args {
 /// What [`AsdfFile::verify`] finds, as lines: the checksum status of each block that passed,
 /// and the problems.
 pub fn block_problems(file: &AsdfFile, bar: Option<&report::Bar>) -> (Vec<String>, Vec<String>) {
-    let report = match bar {
-        Some(b) => file.verify_with(&|done, total| b.update(done, total)),
-        None => file.verify(),
+    let progress = |done, total| {
+        if let Some(b) = bar {
+            b.update(done, total);
+        }
     };
+    let report = file.verify(Some(&progress));
     if let Some(b) = bar {
         b.finish();
     }
@@ -41,7 +43,7 @@ pub fn block_problems(file: &AsdfFile, bar: Option<&report::Bar>) -> (Vec<String
 
 fn verify(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
     let file = asdf::Open::path_or_url(path).options(read_options()).open()?;
-    let r = file.layout();
+    let r = file.source().layout();
     let (lines, problems) = block_problems(&file, Some(&report::Bar::new("verifying blocks")));
     for l in &lines {
         println!("{l}");

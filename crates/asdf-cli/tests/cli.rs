@@ -657,7 +657,7 @@ fn to_yaml_golden() {
     let (code, text) = run(&["diff", src, &out.display().to_string()]);
     assert_eq!((code, text.as_str()), (0, ""), "same tree and arrays");
     let f = asdf::open(&out).unwrap();
-    assert_eq!(f.layout().block_count(), 0);
+    assert_eq!(f.source().layout().block_count(), 0);
     // Every sample and reference file: to-yaml gives the same tree and arrays (masks included).
     let c = asdf_testdata::conformance_dir();
     let mut files = asdf_testdata::files_with_ext(&c.join("python-asdf-samples"), "asdf");

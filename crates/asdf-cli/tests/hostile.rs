@@ -316,8 +316,8 @@ fn block_data(p: &str) -> Vec<Vec<u8>> {
         .options(asdf::OpenOptions::default().validate(false))
         .open()
         .unwrap();
-    (0..f.layout().block_count())
-        .map(|i| f.layout().read_data(i).unwrap().into_owned())
+    (0..f.source().layout().block_count())
+        .map(|i| f.source().layout().read_data(i).unwrap().into_owned())
         .collect()
 }
 

@@ -116,16 +116,16 @@ fn layout_info(f: &AsdfFile, pointer: &str) -> Result<LayoutInfo, Error> {
         // One resolution: the handle holds the view it checked against the block.
         asdf::Storage::Internal { block } => {
             let v = a.view()?;
-            let b = f.block(block)?;
+            let b = f.source().block(block)?;
             let label = b.compression()?;
             let h = b.header()?;
             let data_offset = b.data_offset()?;
             // numpy maps the path itself: only while it is still the file opened (a file
             // replaced by another writer is read through this open file instead).
             // An ASDF file inside FITS has its blocks at offsets of its HDU, not of the file.
-            let local_asdf = f.layout().file_header().dialect == asdf::layout::Dialect::Asdf
-                && f.fits_hdus().is_none()
-                && f.unchanged_on_disk();
+            let local_asdf = f.source().layout().file_header().dialect == asdf::layout::Dialect::Asdf
+                && f.source().fits_hdus().is_none()
+                && f.source().unchanged_on_disk();
             let mapped = label == Label::NONE && local_asdf && !b.is_streamed().unwrap_or(true);
             Ok(LayoutInfo {
                 shape,
@@ -378,11 +378,11 @@ impl NativeFile {
     /// The decoded data of block `index` as `bytes`, decoded straight into them.
     fn block_bytes(&self, py: Python<'_>, index: usize) -> PyResult<Py<PyAny>> {
         let f = Arc::clone(&self.file);
-        let b = f.block(index).map_err(|e| py_err(py, &e))?;
+        let b = f.source().block(index).map_err(|e| py_err(py, &e))?;
         let len = usize::try_from(b.data_len().map_err(|e| py_err(py, &e))?)
             .map_err(|_| usage("a block larger than memory"))?;
         let out = PyBytes::new_with(py, len, |buf| {
-            let r = py.detach(|| f.block(index).and_then(|b| b.read_into(buf)));
+            let r = py.detach(|| f.source().block(index).and_then(|b| b.read_into(buf)));
             r.map_err(|e| py_err(py, &e))
         })?;
         out.into_py_any(py)
@@ -421,7 +421,12 @@ impl NativeFile {
     fn block_range(&self, py: Python<'_>, index: usize, start: u64, end: u64) -> PyResult<Py<PyAny>> {
         let f = Arc::clone(&self.file);
         let bytes = py
-            .detach(move || f.layout().read_range(index, start..end).map(|c| c.into_owned()))
+            .detach(move || {
+                f.source()
+                    .layout()
+                    .read_range(index, start..end)
+                    .map(|c| c.into_owned())
+            })
             .map_err(|e| py_err(py, &Error::Layout(e)))?;
         PyBytes::new(py, &bytes).into_py_any(py)
     }
@@ -433,7 +438,8 @@ impl NativeFile {
         let f = Arc::clone(&self.file);
         let rows = py
             .detach(move || -> Result<Vec<_>, Error> {
-                f.blocks()
+                f.source()
+                    .blocks()
                     .map(|b| {
                         let h = b.header()?;
                         Ok((
@@ -470,7 +476,7 @@ impl NativeFile {
     /// released meanwhile.
     fn verify(&self, py: Python<'_>) -> PyResult<Vec<(usize, String)>> {
         let f = Arc::clone(&self.file);
-        let report = py.detach(move || f.verify());
+        let report = py.detach(move || f.verify(None));
         let problems = report.problems();
         if let Some((_, Err(e))) = report.blocks.iter().find(|(_, r)| r.is_err())
             && problems.len() == 1
@@ -519,7 +525,10 @@ impl NativeFile {
 
     /// `(requests, bytes, ranges)` fetched from a remote file so far; `None` for local files.
     fn remote_stats(&self) -> Option<RemoteStats> {
-        self.file.remote_stats().map(|s| (s.requests(), s.bytes(), s.ranges()))
+        self.file
+            .source()
+            .remote_stats()
+            .map(|s| (s.requests(), s.bytes(), s.ranges()))
     }
 
     /// The path or URL opened, the store settings, and for a remote file the (size, ETag) of
@@ -529,7 +538,7 @@ impl NativeFile {
             self.target.text.clone(),
             self.target.remote.settings.clone(),
             self.target.remote.anonymous,
-            self.file.remote_stats().and_then(|s| s.version()),
+            self.file.source().remote_stats().and_then(|s| s.version()),
         )
     }
 }

@@ -129,15 +129,6 @@ impl AsdfFile {
             inline,
         })
     }
-
-    /// Every ndarray of the tree as a handle, in document order. An ndarray that cannot be
-    /// read (a missing block, a bad node) is an `Err` in its place; the others still come.
-    pub fn arrays(&self) -> impl Iterator<Item = Result<Array<'_>, Error>> + '_ {
-        self.array_pointers()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|p| self.array(&p))
-    }
 }
 
 impl<'f> Array<'f> {

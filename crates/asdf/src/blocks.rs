@@ -19,27 +19,6 @@ pub(crate) enum Piece<'a, T> {
 }
 
 impl AsdfFile {
-    /// Every block of the file, as handles (header fields, offsets, checksum state, reads
-    /// into a caller's buffer).
-    pub fn blocks(&self) -> impl ExactSizeIterator<Item = Block<'_>> + '_ {
-        (0..self.reader.block_count()).map(|index| Block { file: self, index })
-    }
-
-    /// Block `index` of the file.
-    ///
-    /// # Errors
-    /// [`Error::NotFound`] when the file has no such block.
-    pub fn block(&self, index: usize) -> Result<Block<'_>, Error> {
-        if index < self.reader.block_count() {
-            Ok(Block { file: self, index })
-        } else {
-            Err(Error::NotFound(format!(
-                "block {index} (the file has {})",
-                self.reader.block_count()
-            )))
-        }
-    }
-
     /// Where the data of `a` (an ndarray of this file at `pointer`) lives.
     pub(crate) fn locate(&self, a: &NdArray, pointer: &str) -> Result<Option<BlockRef>, Error> {
         match &a.source {
@@ -103,7 +82,11 @@ impl AsdfFile {
             BlockRef::Pending(k) => self.pending[*k].data.len() as u64,
             BlockRef::External(_) => 0,
             BlockRef::Loaded(data) => data.len() as u64,
-            BlockRef::Fits(i) => self.fits_hdus().and_then(|h| h.get(*i)).map_or(0, |h| h.data_len),
+            BlockRef::Fits(i) => self
+                .fits
+                .as_deref()
+                .and_then(|f| f.hdus.get(*i))
+                .map_or(0, |h| h.data_len),
         };
         Ok((View::new(a, len).map_err(err)?, at))
     }
@@ -219,8 +202,8 @@ impl AsdfFile {
 /// A block of the file: its header, where it is, its checksum, and its data.
 #[derive(Debug, Clone, Copy)]
 pub struct Block<'f> {
-    file: &'f AsdfFile,
-    index: usize,
+    pub(crate) file: &'f AsdfFile,
+    pub(crate) index: usize,
 }
 
 impl Block<'_> {

@@ -124,14 +124,9 @@ impl NewArray {
 }
 
 impl AsdfFile {
-    /// The full tag this file's standard version uses for `name` (`core/ndarray` ->
-    /// `tag:stsci.edu:asdf/core/ndarray-1.1.0` for 1.6.0, `...-1.0.0` before).
-    ///
-    /// # Errors
-    /// [`Error::NotFound`] when the standard version has no such tag.
-    pub fn tag_for(&self, name: &str) -> Result<String, Error> {
-        let v = self.standard;
-        standard_tag(v, name)?.ok_or_else(|| Error::NotFound(format!("tag {name} in ASDF Standard {v}")))
+    /// The full tag this file's standard version uses for `name` ([`tag_for`]).
+    pub(crate) fn tag_for(&self, name: &str) -> Result<String, Error> {
+        tag_for(self.standard, name)
     }
 
     /// A new, empty file for ASDF Standard `standard` (use [`Version::STANDARD_LATEST`], 1.6.0,
@@ -235,4 +230,14 @@ pub(crate) fn standard_tag(v: asdf_layout::Version, name: &str) -> Result<Option
         .into_iter()
         .map(|t| t.tag)
         .find(|t| t.starts_with(&prefix)))
+}
+
+/// The full tag ASDF Standard `v` uses for `name` (`core/ndarray` ->
+/// `tag:stsci.edu:asdf/core/ndarray-1.1.0` for 1.6.0, `...-1.0.0` before): what a node made
+/// for a file of that version is tagged with.
+///
+/// # Errors
+/// [`Error::NotFound`] when the standard version has no such tag.
+pub fn tag_for(v: Version, name: &str) -> Result<String, Error> {
+    standard_tag(v, name)?.ok_or_else(|| Error::NotFound(format!("tag {name} in ASDF Standard {v}")))
 }

@@ -9,7 +9,7 @@
 //! open makes; an array read of a lazy file may answer from a skim of the text instead.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use asdf_layout::{ReadAt, Reader, Version};
@@ -229,23 +229,9 @@ impl AsdfFile {
         Ok(Tree { doc, warnings })
     }
 
-    /// Whether the file opened from a path is still the file that was opened (same device,
-    /// inode, length and modification time): `false` once another writer has replaced or
-    /// changed it, and for files not opened from a path.
-    #[must_use]
-    pub fn unchanged_on_disk(&self) -> bool {
-        match (&self.path, &self.opened) {
-            (Some(p), Some(fp)) => std::fs::metadata(p).is_ok_and(|m| guard::Fingerprint::of(&m) == *fp),
-            _ => false,
-        }
-    }
-
-    /// What this file's remote source has fetched (requests, bytes, ranges); `None` for a
-    /// local file (feature `remote`).
-    #[cfg(feature = "remote")]
-    #[must_use]
-    pub fn remote_stats(&self) -> Option<std::sync::Arc<asdf_remote::Stats>> {
-        self.remote.clone()
+    /// Whether `path` names the file this one was opened from.
+    pub(crate) fn is_own_file(&self, path: &Path) -> bool {
+        self.path.as_deref().is_some_and(|own| guard::same_file(path, own))
     }
 
     /// The root of the tree (a lazy file's tree is parsed and checked now).
@@ -284,13 +270,6 @@ impl AsdfFile {
     #[must_use]
     pub fn standard_version(&self) -> Version {
         self.standard
-    }
-
-    /// The byte-layout reader underneath (every block header and raw access); most callers
-    /// want [`AsdfFile::blocks`].
-    #[must_use]
-    pub fn layout(&self) -> &Reader<Box<dyn ReadAt>> {
-        &self.reader
     }
 
     /// Validates the tree again with `schemas` (the standard's when `None`; an extension's

@@ -9,23 +9,6 @@ use crate::file::AsdfFile;
 use crate::fits_source::fits_io;
 
 impl AsdfFile {
-    /// For a file read from FITS, the form its ASDF HDU has (what writing it back keeps).
-    #[must_use]
-    pub fn fits_asdf_form(&self) -> Option<crate::AsdfHdu> {
-        self.fits.as_ref().map(|f| f.asdf_form())
-    }
-
-    /// Whether `path` names the file this one was opened from.
-    #[must_use]
-    pub fn is_own_path(&self, path: impl AsRef<std::path::Path>) -> bool {
-        self.is_own_file(path.as_ref())
-    }
-    /// The HDUs of the FITS file this ASDF file was read from (`None` for an ASDF file).
-    #[must_use]
-    pub fn fits_hdus(&self) -> Option<&[Hdu]> {
-        self.fits.as_deref().map(|f| f.hdus.as_slice())
-    }
-
     /// The ndarrays whose `fits:` source names an HDU of `hdus`, with its index, in document
     /// order.
     pub(crate) fn fits_sources(&self, hdus: &[Hdu]) -> Result<Vec<(String, usize)>, Error> {

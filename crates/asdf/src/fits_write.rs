@@ -48,9 +48,21 @@ pub struct FitsWriteOptions {
     /// EXTNAMEs for new HDUs, by the JSON pointer of their ndarray (others are named after
     /// their key, upper case).
     pub names: Vec<(String, String)>,
+    /// Write the FITS file the `fits/fits-*` node at this JSON pointer describes instead (no
+    /// ASDF HDU): its HDUs in order, each header card for card (a card's `[keyword, value,
+    /// comment]` or its text), each `data` ndarray as the HDU's data (an image's BITPIX and
+    /// NAXISn following the array).
+    pub node: Option<String>,
 }
 
 impl FitsWriteOptions {
+    /// Writes the FITS file the node at `pointer` describes (see [`FitsWriteOptions::node`]).
+    #[must_use]
+    pub fn node(mut self, pointer: &str) -> Self {
+        self.node = Some(pointer.to_owned());
+        self
+    }
+
     /// CHECKSUM and DATASUM cards on or off.
     #[must_use]
     pub fn checksums(mut self, yes: bool) -> Self {
@@ -383,6 +395,10 @@ impl AsdfFile {
     pub fn write_fits(&self, path: impl AsRef<Path>, options: &FitsWriteOptions) -> Result<(), Error> {
         let path = path.as_ref();
         let own = self.is_own_file(path);
+        if let Some(pointer) = &options.node {
+            let (plan, _) = self.plan_fits(options, Some(pointer))?;
+            return self.write_plan_to(path, plan, None, options, !own);
+        }
         let _lock = if own { Some(self.lock_unchanged(path)?) } else { None };
         let (plan, doc) = self.plan_fits(options, None)?;
         self.write_plan_to(path, plan, Some(doc), options, !own)
@@ -393,29 +409,11 @@ impl AsdfFile {
     /// # Errors
     /// As [`AsdfFile::write_fits`].
     pub fn to_fits_bytes(&self, options: &FitsWriteOptions) -> Result<Vec<u8>, Error> {
-        let (plan, doc) = self.plan_fits(options, None)?;
+        let (plan, doc) = self.plan_fits(options, options.node.as_deref())?;
+        let doc = options.node.is_none().then_some(doc);
         let mut out = std::io::Cursor::new(Vec::new());
-        self.write_plan(&mut out, plan, Some(doc), options)?;
+        self.write_plan(&mut out, plan, doc, options)?;
         Ok(out.into_inner())
-    }
-
-    /// Writes the FITS file the `fits/fits-*` node at `pointer` describes (no ASDF HDU): its
-    /// HDUs in order, each header card for card (a card's `[keyword, value, comment]` or its
-    /// text), each `data` ndarray as the HDU's data (an image's BITPIX and NAXISn following
-    /// the array).
-    ///
-    /// # Errors
-    /// [`Error::NotFound`]; as [`AsdfFile::write_fits`].
-    pub fn write_fits_node(
-        &self,
-        pointer: &str,
-        path: impl AsRef<Path>,
-        options: &FitsWriteOptions,
-    ) -> Result<(), Error> {
-        let (plan, _) = self.plan_fits(options, Some(pointer))?;
-        let path = path.as_ref();
-        let own = self.is_own_file(path);
-        self.write_plan_to(path, plan, None, options, !own)
     }
 
     /// Adds the [`FITS_KEY`] node to the tree of a file read from FITS: every HDU but the
@@ -539,7 +537,7 @@ impl AsdfFile {
             // view of its block in the ASDF HDU, so the FITS file is never larger than what
             // the file read really holds.
             if let crate::Storage::Internal { block } = a.storage()
-                && let (Ok(v), Ok(len)) = (a.view(), self.block(block).and_then(|b| b.data_len()))
+                && let (Ok(v), Ok(len)) = (a.view(), self.source().block(block).and_then(|b| b.data_len()))
                 && (v.count() as u64).saturating_mul(v.datatype.size() as u64) > len
             {
                 return None;

@@ -236,32 +236,4 @@ impl AsdfFile {
         })?;
         Ok(d.into_owned())
     }
-
-    /// The files this file reads from: its own path and the external array files (exploded
-    /// form) that its ndarrays name, where they exist.
-    #[must_use]
-    pub fn input_files(&self) -> Vec<PathBuf> {
-        let mut out: Vec<PathBuf> = self.path.iter().cloned().collect();
-        let Ok(doc) = self.doc() else { return out };
-        let mut stack = vec![&doc.root];
-        let mut seen = 0usize;
-        while let Some(n) = stack.pop() {
-            seen += 1;
-            if seen > 10_000_000 {
-                break;
-            }
-            if let Some(src) = n.get("source").and_then(Node::as_str)
-                && let Ok(Some(p)) = self.referenced_path(src)
-                && p.exists()
-            {
-                out.push(p);
-            }
-            match &n.kind {
-                NodeKind::Mapping(m) => stack.extend(m.entries.iter().map(|(_, v)| v)),
-                NodeKind::Sequence(s) => stack.extend(s.items.iter()),
-                _ => {}
-            }
-        }
-        out
-    }
 }

@@ -53,14 +53,11 @@ impl AsdfFile {
     /// against its block (shape, strides, datatype, offset; inline arrays and masks are
     /// decoded). Blocks are checked on every core, each decoded in pieces and hashed on the
     /// way: memory stays bounded by a piece per core whatever the blocks hold or claim.
-    #[must_use]
-    pub fn verify(&self) -> VerifyReport {
-        self.verify_with(&|_, _| {})
-    }
-
-    /// [`AsdfFile::verify`], calling `progress(blocks done, blocks)` as blocks are checked.
-    pub fn verify_with(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> VerifyReport {
-        let r = self.layout();
+    ///
+    /// `progress(blocks done, blocks)` is called as blocks are checked.
+    pub fn verify(&self, progress: Option<&(dyn Fn(usize, usize) + Sync)>) -> VerifyReport {
+        let progress = progress.unwrap_or(&|_, _| {});
+        let r = &self.reader;
         let count = r.block_count();
         let next = std::sync::atomic::AtomicUsize::new(0);
         let done = std::sync::atomic::AtomicUsize::new(0);

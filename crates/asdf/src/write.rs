@@ -269,13 +269,6 @@ impl AsdfFile {
         Ok(out.into_inner())
     }
 
-    /// Whether `path` names the file this one was opened from.
-    pub(crate) fn is_own_file(&self, path: &Path) -> bool {
-        self.path
-            .as_deref()
-            .is_some_and(|own| crate::guard::same_file(path, own))
-    }
-
     /// Locks the file this file was opened from (at `path`) and checks it is unchanged.
     pub(crate) fn lock_unchanged(&self, path: &Path) -> Result<std::fs::File, Error> {
         // In a FITS file, the tree is in the ASDF HDU's data.
@@ -687,7 +680,7 @@ impl AsdfFile {
         }
         // No output may be the input (or a file it refers to): it would be replaced before
         // everything was read from it.
-        let inputs = self.input_files();
+        let inputs = self.source().input_files();
         let parts = block_arrays(&self.doc()?.root).len();
         for k in 0..=parts {
             let out = if k == parts {

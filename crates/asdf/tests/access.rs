@@ -160,7 +160,7 @@ fn one_element_of_a_big_array_reads_only_its_bytes() {
     let s = g.array("/x").and_then(|a| a.as_slice::<f64>()).unwrap();
     assert_eq!(s[999_999], 999_999.0);
     // The map starts on a page boundary, so the data is aligned when its file offset is.
-    let aligned = g.layout().block(0).unwrap().data_offset.is_multiple_of(8);
+    let aligned = g.source().layout().block(0).unwrap().data_offset.is_multiple_of(8);
     assert_eq!(matches!(s, Cow::Borrowed(_)), aligned && cfg!(target_endian = "little"));
 
     // Through the layout reader with a recording source: reading one element's range
@@ -485,7 +485,7 @@ fn block_read_into_vec_follows_the_data_not_the_claim() {
         .open()
         .unwrap();
     let mut buf = Vec::new();
-    ok.block(0).unwrap().read_into_vec(&mut buf).unwrap();
+    ok.source().block(0).unwrap().read_into_vec(&mut buf).unwrap();
     assert_eq!(buf.len(), 100_000);
     assert_eq!(&buf[2..4], &1u16.to_le_bytes());
     // data_size sits 30 bytes after the block magic.
@@ -495,7 +495,7 @@ fn block_read_into_vec_follows_the_data_not_the_claim() {
         .options(OpenOptions::default().validate(false))
         .open()
         .unwrap();
-    let block = bad.block(0).unwrap();
+    let block = bad.source().block(0).unwrap();
     assert_eq!(block.data_len().unwrap(), 1 << 40);
     let mut buf = Vec::new();
     assert!(block.read_into_vec(&mut buf).is_err());
@@ -528,7 +528,7 @@ fn verify_reports_every_block_and_array_problem() {
         .options(OpenOptions::default())
         .open()
         .unwrap();
-    let report = ok.verify();
+    let report = ok.verify(None);
     assert!(report.is_ok(), "{:?}", report.problems());
     assert_eq!(report.blocks.len(), 3);
     assert!(report.blocks.iter().enumerate().all(|(i, (j, r))| i == *j && r.is_ok()));
@@ -552,10 +552,10 @@ fn verify_reports_every_block_and_array_problem() {
         .open()
         .unwrap();
     let seen = std::sync::atomic::AtomicUsize::new(0);
-    let report = f.verify_with(&|done, total| {
+    let report = f.verify(Some(&|done, total| {
         assert!(done <= total && total == 3);
         seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    });
+    }));
     assert_eq!(seen.into_inner(), 3);
     assert!(!report.is_ok());
     assert!(report.blocks[0].1.is_ok() && report.blocks[1].1.is_err() && report.blocks[2].1.is_ok());

@@ -93,7 +93,7 @@ fn jwst_layout_reads_by_hdu() {
         .open()
         .unwrap();
     assert!(f.warnings().is_empty(), "{:?}", f.warnings());
-    let hdus = f.fits_hdus().unwrap();
+    let hdus = f.source().fits_hdus().unwrap();
     assert_eq!(hdus.len(), 4);
     assert_eq!(f.get("/meta/telescope").unwrap().as_str(), Some("JWST"));
     let a = f.array("/data").unwrap();
@@ -113,7 +113,7 @@ fn jwst_layout_reads_by_hdu() {
         .options(OpenOptions::default().strict(true))
         .open()
         .unwrap();
-    assert!(g.fits_hdus().is_none());
+    assert!(g.source().fits_hdus().is_none());
     assert_eq!(g.array("/data").unwrap().read::<f32>().unwrap(), sci);
     assert!(matches!(g.array("/dq").unwrap().storage(), Storage::Internal { .. }));
     // An index source and the appendix's IMAGE form.
@@ -159,13 +159,13 @@ fn mismatches_warn_and_bad_sources_fail_clearly() {
     let p = dir.join("x.fits");
     std::fs::write(&p, jwst(TREE, &[]).0).unwrap();
     let mut f = asdf::open(&p).unwrap();
-    let hdus = f.fits_hdus().map(<[_]>::len);
+    let hdus = f.source().fits_hdus().map(<[_]>::len);
     assert_eq!(
         f.update(&WriteOptions::default()).unwrap(),
         asdf::Update::Rewritten(asdf::RewriteReason::Fits)
     );
-    assert!(f.fits_hdus().is_some());
-    assert_eq!(asdf::open(&p).unwrap().fits_hdus().map(<[_]>::len), hdus);
+    assert!(f.source().fits_hdus().is_some());
+    assert_eq!(asdf::open(&p).unwrap().source().fits_hdus().map(<[_]>::len), hdus);
     std::fs::remove_dir_all(&dir).unwrap();
     // A FITS file without an ASDF HDU: a clear error.
     let mut plain = header(&[card("SIMPLE", "T"), card("BITPIX", "8"), card("NAXIS", "0")]);
@@ -424,7 +424,7 @@ fn a_fits_file_keeps_its_hdus_and_headers_through_asdf() {
         .options(OpenOptions::default().strict(true))
         .open()
         .unwrap();
-    assert!(g.fits_hdus().is_none());
+    assert!(g.source().fits_hdus().is_none());
     assert_eq!(g.array("/data").unwrap().read::<f32>().unwrap(), sci);
     assert_eq!(g.array("/dq").unwrap().read::<i32>().unwrap(), dq);
     let header = g
@@ -493,7 +493,8 @@ fn a_fits_node_is_written_card_for_card() {
     let dir = std::env::temp_dir().join(format!("asdf-fits-node-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("node.fits");
-    f.write_fits_node("/hdus", &path, &FitsWriteOptions::default()).unwrap();
+    f.write_fits(&path, &(FitsWriteOptions::default()).clone().node("/hdus"))
+        .unwrap();
     let bytes = std::fs::read(&path).unwrap();
     let hdus = hdus_of(&bytes);
     assert_eq!(hdus.len(), 2, "no ASDF HDU");
@@ -526,7 +527,7 @@ fn a_fits_node_is_written_card_for_card() {
     f.set("/hdus/1/data", asdf::Node::null()).unwrap();
     let bad = dir.join("bad.fits");
     let err = f
-        .write_fits_node("/hdus", &bad, &FitsWriteOptions::default())
+        .write_fits(&bad, &(FitsWriteOptions::default()).clone().node("/hdus"))
         .unwrap_err();
     assert!(err.to_string().contains("describes 24 bytes of data"), "{err}");
     f.set(
@@ -535,7 +536,7 @@ fn a_fits_node_is_written_card_for_card() {
     )
     .unwrap();
     let err = f
-        .write_fits_node("/hdus", &bad, &FitsWriteOptions::default())
+        .write_fits(&bad, &(FitsWriteOptions::default()).clone().node("/hdus"))
         .unwrap_err();
     assert!(err.to_string().contains("`exptime` is not a FITS keyword"), "{err}");
     // An END card before EXTNAME would end the header there and lose the HDU's name: refused,
@@ -567,7 +568,7 @@ fn a_fits_node_is_written_card_for_card() {
         .unwrap();
         g.set("/hdus/1/header/6", end).unwrap();
         let err = g
-            .write_fits_node("/hdus", &bad, &FitsWriteOptions::default())
+            .write_fits(&bad, &(FitsWriteOptions::default()).clone().node("/hdus"))
             .unwrap_err();
         assert!(err.to_string().contains("END card"), "{err}");
     }
@@ -588,10 +589,10 @@ fn writes_over_a_fits_file_guard_against_a_second_writer() {
     f.write_fits(&path, &FitsWriteOptions::default().checksums(true))
         .unwrap();
     let f = asdf::open(&path).unwrap();
-    assert!(f.fits_hdus().is_some());
+    assert!(f.source().fits_hdus().is_some());
     f.write_to(&path, &WriteOptions::default()).unwrap();
     let g = asdf::open(&path).unwrap();
-    assert!(g.fits_hdus().is_some());
+    assert!(g.source().fits_hdus().is_some());
     g.write_fits(&path, &FitsWriteOptions::default()).unwrap();
     // A second writer changes the file after the first opened it: the first is refused and
     // the second's file stays.
@@ -603,7 +604,7 @@ fn writes_over_a_fits_file_guard_against_a_second_writer() {
     let err = first.write_fits(&path, &FitsWriteOptions::default()).unwrap_err();
     assert!(matches!(err, asdf::Error::Changed { .. }), "{err}");
     let now = asdf::open(&path).unwrap();
-    assert_eq!(now.fits_hdus().unwrap().last().unwrap().kind, HduKind::Image);
+    assert_eq!(now.source().fits_hdus().unwrap().last().unwrap().kind, HduKind::Image);
     assert_eq!(
         now.array("/sci").and_then(|a| a.values()).unwrap(),
         new_tree().array("/sci").and_then(|a| a.values()).unwrap()
@@ -648,7 +649,7 @@ fn arrays_moved_into_hdus_leave_no_copy_in_the_asdf_hdu() {
         .options(OpenOptions::default())
         .open()
         .unwrap();
-    assert!(plain.layout().block_count() > 0);
+    assert!(plain.source().layout().block_count() > 0);
     let bytes = plain.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
     let g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
     // Only the array FITS cannot hold (complex64) keeps a block.
@@ -660,7 +661,7 @@ fn arrays_moved_into_hdus_leave_no_copy_in_the_asdf_hdu() {
         .count();
     assert_eq!(internal, 1);
     assert_eq!(
-        g.layout().block_count(),
+        g.source().layout().block_count(),
         internal,
         "the ASDF HDU still holds the arrays' blocks"
     );

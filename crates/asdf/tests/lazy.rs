@@ -167,7 +167,7 @@ fn lazy_opens_agree_with_open_on_the_corpus() {
             (Ok(_), Err(e)) => panic!("{}: lazy open failed: {e}", path.display()),
         };
         files += 1;
-        let tree_bytes = lazy.layout().tree_bytes().map(<[u8]>::to_vec);
+        let tree_bytes = lazy.source().layout().tree_bytes().map(<[u8]>::to_vec);
         let parsed = tree_bytes
             .as_deref()
             .and_then(|t| asdf_yaml::parse(t, &asdf_yaml::Limits::default()).ok());

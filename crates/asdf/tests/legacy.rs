@@ -56,7 +56,7 @@ fn close(a: &Element, b: &Element) -> bool {
 }
 
 fn layout_name(f: &asdf::AsdfFile) -> String {
-    match f.layout().block(0) {
+    match f.source().layout().block(0) {
         Err(_) => "no block".to_owned(),
         Ok(b) => match b.header.layout {
             BlockLayout::Encoding44 => "44-byte header (encoding field)",
@@ -261,8 +261,8 @@ fn finf_files_built_from_the_seed() {
         .options(OpenOptions::default().strict(true))
         .open()
         .unwrap();
-    assert_eq!(f.layout().file_header().dialect, asdf::layout::Dialect::Finf);
-    assert_eq!(f.layout().block_count(), 3);
+    assert_eq!(f.source().layout().file_header().dialect, asdf::layout::Dialect::Finf);
+    assert_eq!(f.source().layout().block_count(), 3);
     assert_eq!(f64s(&f, "/image"), image);
     assert_eq!(f.array("/image").unwrap().shape(), &[2, 3]);
     assert_eq!(
@@ -386,7 +386,7 @@ fn encoded_files_built_from_seed_001() {
         .options(OpenOptions::default().strict(true))
         .open()
         .unwrap();
-    assert_eq!(f.layout().block_count(), 4);
+    assert_eq!(f.source().layout().block_count(), 4);
     assert_eq!(f64s(&f, "/tiled"), a.iter().map(|&v| f64::from(v)).collect::<Vec<_>>());
     assert_eq!(f64s(&f, "/quantized"), expected_q);
     assert_eq!(f64s(&f, "/both"), expected3);
@@ -490,7 +490,7 @@ mod round_trip {
             let mut file = Vec::new();
             write_file(&mut file, Dialect::Asdf010, tree.as_bytes(), &[LegacyBlock { data: &data, chain: Some(&chain), little_endian: little }]).unwrap();
             let f = asdf::Open::bytes(file).options(OpenOptions::default().strict(true)).open().unwrap();
-            prop_assert_eq!(f.layout().block(0).unwrap().header.layout, BlockLayout::Sized36);
+            prop_assert_eq!(f.source().layout().block(0).unwrap().header.layout, BlockLayout::Sized36);
             let got = f64s(&f, "/a");
             prop_assert_eq!(got.len(), n);
             if kind >= 3 {
@@ -588,8 +588,8 @@ fn files_of_today_written_as_drafts() {
         .options(OpenOptions::default().strict(true))
         .open()
         .unwrap();
-    assert_eq!(d.layout().block_count(), 2);
-    assert!(d.layout().block(0).unwrap().header.is_encoded());
+    assert_eq!(d.source().layout().block_count(), 2);
+    assert!(d.source().layout().block(0).unwrap().header.is_encoded());
     let got = f64s(&d, "/sci/image");
     for (a, b) in image.iter().zip(&got) {
         // Half a 16-bit step over each tile's range.

@@ -126,7 +126,7 @@ proptest! {
             f.put_array(&ptr, asdf::NewArray::from_bytes(Datatype::Scalar(*t), shape, order, data)).unwrap();
             let decoded = f.array(&ptr).and_then(|a| a.values()).unwrap();
             if matches!(storage, Storage::Inline) {
-                let tag = f.tag_for("core/ndarray").unwrap();
+                let tag = asdf::tag_for(f.standard_version(), "core/ndarray").unwrap();
                 let node = NdArray::inline(Datatype::Scalar(*t), shape, &decoded.elements).to_node(&tag);
                 if let Some(m) = f.get_mut("").unwrap().as_mapping_mut() {
                     m.insert(&ptr[1..], node);

@@ -48,9 +48,9 @@ fn two_arrays(path: &Path, opts: &WriteOptions) {
 fn block_bytes(path: &Path) -> Vec<Vec<u8>> {
     let f = asdf::open(path).unwrap();
     let bytes = std::fs::read(path).unwrap();
-    (0..f.layout().block_count())
+    (0..f.source().layout().block_count())
         .map(|i| {
-            let b = f.layout().block(i).unwrap();
+            let b = f.source().layout().block(i).unwrap();
             let end = b.data_offset + b.header.used_size;
             bytes[usize::try_from(b.offset).unwrap()..usize::try_from(end).unwrap()].to_vec()
         })
@@ -67,8 +67,8 @@ fn check_all(path: &Path) -> AsdfFile {
         .open()
         .unwrap();
     assert!(f.warnings().is_empty(), "{:?}", f.warnings());
-    for i in 0..f.layout().block_count() {
-        f.layout().verify_checksum(i).unwrap();
+    for i in 0..f.source().layout().block_count() {
+        f.source().layout().verify_checksum(i).unwrap();
     }
     f
 }
@@ -137,7 +137,7 @@ fn padded_file_takes_a_bigger_tree_and_a_new_array_in_place() {
     let path = dir.join("f.asdf");
     two_arrays(&path, &WriteOptions::default().pad_blocks(true));
     let before = block_bytes(&path);
-    let first_block = asdf::open(&path).unwrap().layout().block(0).unwrap().offset;
+    let first_block = asdf::open(&path).unwrap().source().layout().block(0).unwrap().offset;
     assert_eq!(first_block % 4096, 0, "tree padded to a 4 KiB boundary");
     for round in 0..3 {
         let mut f = asdf::open(&path).unwrap();
@@ -164,13 +164,13 @@ fn padded_file_takes_a_bigger_tree_and_a_new_array_in_place() {
         assert_eq!(&now[..before.len()], &before[..]);
         assert_eq!(now.len(), before.len() + usize::try_from(round).unwrap() + 1);
         assert_eq!(values(&f, &format!("/new{round}")), vals);
-        assert_eq!(f.layout().block(0).unwrap().offset, first_block);
+        assert_eq!(f.source().layout().block(0).unwrap().offset, first_block);
     }
     let g = check_all(&path);
     assert_eq!(values(&g, "/a"), [1.0, 2.0, 3.0, 4.0]);
     assert_eq!(values(&g, "/new2")[9], 209.0);
     assert!(matches!(
-        g.layout().block_discovery(),
+        g.source().layout().block_discovery(),
         asdf_layout::BlockDiscovery::Index { .. }
     ));
     std::fs::remove_dir_all(&dir).unwrap();
@@ -453,7 +453,7 @@ fn a_file_truncated_while_open_is_an_error_not_a_crash() {
     let p = d.join("t.asdf");
     two_arrays(&p, &WriteOptions::default());
     let f = asdf::open(&p).unwrap();
-    let first_block = f.layout().block(0).unwrap().data_offset;
+    let first_block = f.source().layout().block(0).unwrap().data_offset;
     std::fs::OpenOptions::new()
         .write(true)
         .open(&p)
@@ -462,5 +462,5 @@ fn a_file_truncated_while_open_is_an_error_not_a_crash() {
         .unwrap();
     assert!(f.array("/a").and_then(|a| a.read::<f64>()).is_err());
     assert!(f.array("/b").and_then(|a| a.read::<f64>()).is_err());
-    assert!(f.layout().check_block(1).is_err());
+    assert!(f.source().layout().check_block(1).is_err());
 }

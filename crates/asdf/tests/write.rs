@@ -182,9 +182,9 @@ fn new_file_with_arrays() {
         );
         assert_eq!(g.get("/asdf_library/name").unwrap().as_str(), Some("asdf-rs"));
         assert_eq!(g.standard_version(), Version::new(1, 6, 0));
-        for i in 0..g.layout().block_count() {
-            assert_eq!(g.layout().block(i).unwrap().compression(), compression);
-            g.layout().verify_checksum(i).unwrap();
+        for i in 0..g.source().layout().block_count() {
+            assert_eq!(g.source().layout().block(i).unwrap().compression(), compression);
+            g.source().layout().verify_checksum(i).unwrap();
         }
     }
     // Only the target is left: no temporary files.
@@ -258,13 +258,13 @@ fn streamed_and_exploded() {
     assert_eq!(files.len(), 3, "{files:?}");
     assert!(dir.join("ex0000.asdf").exists() && dir.join("ex0001.asdf").exists());
     let e = asdf::open(&ex).unwrap();
-    assert_eq!(e.layout().block_count(), 0);
+    assert_eq!(e.source().layout().block_count(), 0);
     assert!(e.get("/stream/source").unwrap().as_str().is_some());
     assert_eq!(e.array("/stream").and_then(|a| a.values()).unwrap().elements.len(), 200);
     let back = dir.join("imploded.asdf");
     e.write_to(&back, &WriteOptions::default()).unwrap();
     let i = asdf::open(&back).unwrap();
-    assert_eq!(i.layout().block_count(), 2);
+    assert_eq!(i.source().layout().block_count(), 2);
     assert_eq!(
         i.array("/stream").and_then(|a| a.values()).unwrap().elements,
         g.array("/stream").and_then(|a| a.values()).unwrap().elements
@@ -295,7 +295,7 @@ fn float16_needs_standard_1_6() {
 fn progress_is_reported_per_block() {
     asdf_testdata::needs_conformance!();
     let f = asdf::open(asdf_testdata::conformance_dir().join("python-asdf-samples/e_three_blocks.asdf")).unwrap();
-    let n = f.layout().block_count();
+    let n = f.source().layout().block_count();
     assert_eq!(n, 3);
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let s = seen.clone();
@@ -303,7 +303,7 @@ fn progress_is_reported_per_block() {
     let bytes = f.to_bytes(&opts).unwrap();
     assert_eq!(*seen.lock().unwrap(), vec![(0, 3), (1, 3), (2, 3), (3, 3)]);
     let g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
-    assert_eq!(g.layout().block_count(), 3);
+    assert_eq!(g.source().layout().block_count(), 3);
 }
 
 /// A 1.5.0 file is read with its schema defaults filled as Python asdf 6.0 fills them (a
@@ -383,7 +383,7 @@ fn streamed_arrays_stay_streamed() {
         let shape = g.get("/stream/shape").unwrap().as_sequence().unwrap();
         assert_eq!(shape.items[0].as_str(), Some("*"), "{name}");
         assert_eq!(g.get("/stream/source").unwrap().as_i64(), Some(-1), "{name}");
-        let blocks = g.layout();
+        let blocks = g.source().layout();
         let last = blocks.block(blocks.block_count() - 1).unwrap();
         assert!(last.header.is_streamed(), "{name}");
         let after = g.array("/stream").and_then(|a| a.values()).unwrap();

@@ -1,0 +1,127 @@
+//! Where a file's bytes come from ([`AsdfFile::source`]): the reader and its blocks, the path
+//! and what it looked like when opened (the write guard), a remote file's fetch counts, the
+//! FITS file an ASDF file was read from, and the other files it reads.
+
+use std::path::PathBuf;
+
+use asdf_fits::Hdu;
+use asdf_layout::{ReadAt, Reader};
+
+use asdf_yaml::{Node, NodeKind};
+
+use crate::blocks::Block;
+use crate::error::Error;
+use crate::file::AsdfFile;
+use crate::fits_source::AsdfHdu;
+
+/// The source of an [`AsdfFile`]: see [`AsdfFile::source`].
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'f> {
+    file: &'f AsdfFile,
+}
+
+impl AsdfFile {
+    /// Where the file's bytes come from: its blocks, the byte-layout reader, the path and
+    /// whether it changed on disk since it was opened, a remote file's fetch counts, the FITS
+    /// file it was read from.
+    #[must_use]
+    pub fn source(&self) -> Source<'_> {
+        Source { file: self }
+    }
+}
+
+impl<'f> Source<'f> {
+    /// Whether the file opened from a path is still the file that was opened (same device,
+    /// inode, length and modification time): `false` once another writer has replaced or
+    /// changed it, and for files not opened from a path.
+    #[must_use]
+    pub fn unchanged_on_disk(&self) -> bool {
+        match (&self.file.path, &self.file.opened) {
+            (Some(p), Some(fp)) => std::fs::metadata(p).is_ok_and(|m| crate::guard::Fingerprint::of(&m) == *fp),
+            _ => false,
+        }
+    }
+
+    /// What this file's remote source has fetched (requests, bytes, ranges); `None` for a
+    /// local file (feature `remote`).
+    #[cfg(feature = "remote")]
+    #[must_use]
+    pub fn remote_stats(&self) -> Option<std::sync::Arc<asdf_remote::Stats>> {
+        self.file.remote.clone()
+    }
+
+    /// The byte-layout reader underneath (every block header and raw access); most callers
+    /// want [`AsdfFile::blocks`].
+    #[must_use]
+    pub fn layout(&self) -> &'f Reader<Box<dyn ReadAt>> {
+        &self.file.reader
+    }
+
+    /// For a file read from FITS, the form its ASDF HDU has (what writing it back keeps).
+    #[must_use]
+    pub fn fits_asdf_form(&self) -> Option<AsdfHdu> {
+        self.file.fits.as_ref().map(|f| f.asdf_form())
+    }
+
+    /// Whether `path` names the file this one was opened from.
+    #[must_use]
+    pub fn is_own_path(&self, path: impl AsRef<std::path::Path>) -> bool {
+        self.file.is_own_file(path.as_ref())
+    }
+
+    /// The HDUs of the FITS file this ASDF file was read from (`None` for an ASDF file).
+    #[must_use]
+    pub fn fits_hdus(&self) -> Option<&'f [Hdu]> {
+        self.file.fits.as_deref().map(|f| f.hdus.as_slice())
+    }
+
+    /// Every block of the file, as handles (header fields, offsets, checksum state, reads
+    /// into a caller's buffer).
+    pub fn blocks(&self) -> impl ExactSizeIterator<Item = Block<'f>> + 'f {
+        let file = self.file;
+        (0..file.reader.block_count()).map(move |index| Block { file, index })
+    }
+
+    /// Block `index` of the file.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when the file has no such block.
+    pub fn block(&self, index: usize) -> Result<Block<'f>, Error> {
+        if index < self.file.reader.block_count() {
+            Ok(Block { file: self.file, index })
+        } else {
+            Err(Error::NotFound(format!(
+                "block {index} (the file has {})",
+                self.file.reader.block_count()
+            )))
+        }
+    }
+
+    /// The files this file reads from: its own path and the external array files (exploded
+    /// form) that its ndarrays name, where they exist.
+    #[must_use]
+    pub fn input_files(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self.file.path.iter().cloned().collect();
+        let Ok(doc) = self.file.doc() else { return out };
+        let mut stack = vec![&doc.root];
+        let mut seen = 0usize;
+        while let Some(n) = stack.pop() {
+            seen += 1;
+            if seen > 10_000_000 {
+                break;
+            }
+            if let Some(src) = n.get("source").and_then(Node::as_str)
+                && let Ok(Some(p)) = self.file.referenced_path(src)
+                && p.exists()
+            {
+                out.push(p);
+            }
+            match &n.kind {
+                NodeKind::Mapping(m) => stack.extend(m.entries.iter().map(|(_, v)| v)),
+                NodeKind::Sequence(s) => stack.extend(s.items.iter()),
+                _ => {}
+            }
+        }
+        out
+    }
+}
