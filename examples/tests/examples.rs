@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 #[path = "../iterate_blocks.rs"]
 mod iterate_blocks;
+#[path = "../one_element.rs"]
+mod one_element;
 #[path = "../read_ndarray.rs"]
 mod read_ndarray;
 #[path = "../update_in_place.rs"]
@@ -27,6 +29,20 @@ fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("asdf-examples-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+#[test]
+fn one_element_of_a_lazy_open() {
+    // The example file's image is 0.5 * (0..12) in 3 x 4: [2, 3] is the 12th.
+    assert_eq!(
+        one_element::one_element(&small(), "/image", &[2, 3]).unwrap(),
+        asdf::Element::Float(5.5)
+    );
+    assert!(one_element::one_element(&small(), "/image", &[3, 0]).is_err());
+    assert!(matches!(
+        one_element::one_element(&small(), "/nothing", &[0]),
+        Err(asdf::Error::NotFound(_))
+    ));
 }
 
 #[test]
@@ -135,10 +151,15 @@ fn readme_snippets_are_the_examples() {
         }
     }
     let mut snippets = Vec::new();
-    for name in ["read_ndarray.rs", "write_two_arrays.rs", "iterate_blocks.rs"] {
+    for name in [
+        "read_ndarray.rs",
+        "write_two_arrays.rs",
+        "iterate_blocks.rs",
+        "one_element.rs",
+    ] {
         snippets.extend(marked(&std::fs::read_to_string(here().join(name)).unwrap()));
     }
-    assert_eq!(snippets.len(), 3);
+    assert_eq!(snippets.len(), 4);
     // Every Rust snippet of the README is one of these (none is left untested), and each of
     // these is shown.
     for b in &blocks {

@@ -637,36 +637,8 @@ fn decode_frame(input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
     if output.is_empty() {
         return Ok(());
     }
-    let chunks = output.len().div_ceil(f.chunksize);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .min(chunks)
-        .min(output.len() / (1 << 20) + 1);
-    if threads <= 1 {
-        for (i, out) in output.chunks_mut(f.chunksize).enumerate() {
-            f.decode_chunk(i, out)?;
-        }
-        return Ok(());
-    }
-    let per_thread = chunks.div_ceil(threads);
     let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = output
-            .chunks_mut(per_thread * f.chunksize)
-            .enumerate()
-            .map(|(t, part)| {
-                scope.spawn(move || {
-                    for (j, out) in part.chunks_mut(f.chunksize).enumerate() {
-                        f.decode_chunk(t * per_thread + j, out)?;
-                    }
-                    Ok::<(), CodecError>(())
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .try_for_each(|h| h.join().unwrap_or(Err(CodecError::library(BloscError::Corrupt(-1)))))
-    })
+    crate::exec::par_chunks_mut(output, f.chunksize, |i, out| f.decode_chunk(i, out))
 }
 
 /// Decodes bytes `range` of a Blosc2 frame (decoding to `expected` bytes): only the chunks

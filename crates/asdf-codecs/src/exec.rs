@@ -7,11 +7,81 @@ use std::collections::BTreeMap;
 
 use crate::codec::CodecError;
 
-/// Threads for codec work: the machine's parallelism, at most 8 (asked once: on Linux the
-/// answer costs a few file reads).
+/// The threads set with [`set_threads`] (0: not set).
+static SET: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Threads for parallel work (decoding, encoding, checksums, verifying): what
+/// [`set_threads`] set, else the environment variable `ASDF_RS_THREADS`, else the machine's
+/// parallelism, at most 8 (asked once: on Linux the answer costs a few file reads).
 pub fn threads() -> usize {
-    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
+    static DEFAULT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    match SET.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => *DEFAULT.get_or_init(|| {
+            std::env::var("ASDF_RS_THREADS")
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .filter(|n| *n > 0)
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
+        }),
+        n => n,
+    }
+}
+
+/// Sets how many threads parallel work uses from now on, for the whole process (1: none
+/// beside the caller's; 0: back to the default of [`threads`]).
+pub fn set_threads(n: usize) {
+    SET.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `a` and `b` at once (`b` on a second thread when [`threads`] allows one), both results.
+/// A panic in either goes on in the caller.
+pub fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
+    if threads() < 2 {
+        return (a(), b());
+    }
+    std::thread::scope(|s| {
+        let ha = s.spawn(a);
+        let rb = b();
+        (ha.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), rb)
+    })
+}
+
+/// `f(i, chunk)` for each `size`-long chunk of `out` (the last may be shorter), on up to
+/// [`threads`] threads, each taking a run of consecutive chunks; the first error is returned.
+///
+/// # Errors
+/// The first error of `f`.
+pub fn par_chunks_mut<E: Send>(
+    out: &mut [u8],
+    size: usize,
+    f: impl Fn(usize, &mut [u8]) -> Result<(), E> + Sync,
+) -> Result<(), E> {
+    let size = size.max(1);
+    let chunks = out.len().div_ceil(size);
+    let t = threads().min(chunks).min(out.len() / (1 << 20) + 1);
+    if t <= 1 {
+        return out.chunks_mut(size).enumerate().try_for_each(|(i, c)| f(i, c));
+    }
+    let per = chunks.div_ceil(t);
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = out
+            .chunks_mut(per * size)
+            .enumerate()
+            .map(|(k, part)| {
+                s.spawn(move || {
+                    part.chunks_mut(size)
+                        .enumerate()
+                        .try_for_each(|(j, c)| f(k * per + j, c))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect::<Result<Vec<()>, E>>()
+            .map(|_| ())
+    })
 }
 
 /// `f(0..n)` computed on up to [`threads`] scoped threads, results in order.

@@ -438,10 +438,9 @@ impl<W: Write + Seek> Writer<W> {
         let encoded = codec.encode_pieces(data, &mut |piece| {
             let written = match md5.as_mut() {
                 // A large piece is hashed on a second thread while it is written.
-                Some(m) if piece.len() >= OVERLAP_MIN => std::thread::scope(|s| {
-                    s.spawn(|| m.update(piece));
-                    self.put(piece)
-                }),
+                Some(m) if piece.len() >= OVERLAP_MIN => {
+                    crate::compression::exec::join(|| m.update(piece), || self.put(piece)).1
+                }
                 Some(m) => {
                     m.update(piece);
                     self.put(piece)
@@ -573,20 +572,17 @@ impl<W: Write + Seek> Writer<W> {
             checksum: false,
             ..*opts
         };
-        let (written, sum) = std::thread::scope(|s| {
-            let hasher = s.spawn(|| md5_of(stored));
-            let written = self.write_stored(stored, h, &no_sum).and_then(|w| {
-                let pos = self.pos;
-                meanwhile(&mut self.inner).map_err(Error::io_at(pos))?;
-                Ok(w)
-            });
-            (written, hasher.join())
-        });
+        let (sum, written) = crate::compression::exec::join(
+            || md5_of(stored),
+            || {
+                self.write_stored(stored, h, &no_sum).and_then(|w| {
+                    let pos = self.pos;
+                    meanwhile(&mut self.inner).map_err(Error::io_at(pos))?;
+                    Ok(w)
+                })
+            },
+        );
         let mut written = written?;
-        // A panic in the hasher cannot happen on a byte slice; treat it as "no checksum".
-        let Ok(sum) = sum else {
-            return Ok(written);
-        };
         let at = written.offset + CHECKSUM_AT;
         self.inner.seek(SeekFrom::Start(at)).map_err(Error::io_at(at))?;
         self.inner.write_all(&sum).map_err(Error::io_at(at))?;

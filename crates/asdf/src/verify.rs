@@ -59,36 +59,14 @@ impl AsdfFile {
         let progress = progress.unwrap_or(&|_, _| {});
         let r = &self.reader;
         let count = r.block_count();
-        let next = std::sync::atomic::AtomicUsize::new(0);
         let done = std::sync::atomic::AtomicUsize::new(0);
-        let workers = std::thread::available_parallelism()
-            .map_or(1, std::num::NonZero::get)
-            .min(count.max(1));
-        // Each worker takes the next block and keeps its results; a worker that panicked
-        // re-panics here (std::thread::scope), so every block has its result.
-        let mut blocks: Vec<(usize, Result<ChecksumStatus, Error>)> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..workers)
-                .map(|_| {
-                    s.spawn(|| {
-                        use std::sync::atomic::Ordering;
-                        let mut mine = Vec::new();
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            if i >= count {
-                                break mine;
-                            }
-                            mine.push((i, r.check_block(i).map_err(Error::from)));
-                            progress(done.fetch_add(1, Ordering::Relaxed) + 1, count);
-                        }
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
+        // The one executor (asdf_codecs::exec): results in block order; a panic in a
+        // worker goes on in the caller, so every block has its result.
+        let blocks: Vec<(usize, Result<ChecksumStatus, Error>)> = asdf_layout::compression::exec::par_map(count, |i| {
+            let result = r.check_block(i).map_err(Error::from);
+            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, count);
+            (i, result)
         });
-        blocks.sort_by_key(|(i, _)| *i);
         let mut arrays = Vec::new();
         match self.array_pointers() {
             // A lazy file's tree that does not parse: nothing of it can be checked.
