@@ -141,6 +141,14 @@ impl Printer<'_> {
             self.lines.push(line);
             return;
         }
+        // Typed values of the standard's tags read as what they are.
+        if n.tag
+            .as_deref()
+            .is_some_and(|t| asdf::core_types::typed::tag_names(t, "unit/quantity"))
+            && let Ok(q) = <asdf::core_types::astro::Quantity as asdf::core_types::typed::Typed>::from_node(n)
+        {
+            let _ = write!(line, ": {q}");
+        }
         if let NodeKind::Scalar(s) = &n.kind
             && self.show_values
         {

@@ -62,6 +62,32 @@ fn golden(name: &str, args: &[&str], code: i32) {
     );
 }
 
+/// A quantity is shown as its value and unit (the typed values of `asdf::core_types`).
+#[test]
+fn info_shows_quantities() {
+    let dir = tempfile_dir("quantity");
+    let path = dir.join("q.asdf");
+    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
+    let tag = asdf::tag_for(f.standard_version(), "unit/quantity").unwrap();
+    let q = asdf::Node::map(vec![
+        (asdf::Node::str("value"), asdf::Node::float(3.5)),
+        (asdf::Node::str("unit"), asdf::Node::str("km / s")),
+    ])
+    .with_tag(tag);
+    f.set("/speed", q).unwrap();
+    f.write_to(&path, &asdf::WriteOptions::default()).unwrap();
+    let (code, text) = run(&["info", &path.display().to_string()]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains(": 3.5 km / s"), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn tempfile_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("asdf-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
 #[test]
 fn info_golden() {
     golden("info_small", &["info", "examples/data/small.asdf", "--show-blocks"], 0);

@@ -462,6 +462,41 @@ impl Typed for Quantity {
     }
 }
 
+impl std::fmt::Display for Number {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Number::Int(i) => write!(f, "{i}"),
+            Number::Float(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+/// A scalar quantity as its value and unit (`3.5 km / s`); an array quantity as its shape
+/// and unit (`[3, 4] array of km`).
+impl std::fmt::Display for Quantity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.value {
+            QuantityValue::Number(x) => write!(f, "{x} {}", self.unit),
+            QuantityValue::Array(a) => match &a.array.shape {
+                Some(shape) => write!(
+                    f,
+                    "[{}] array of {}",
+                    shape
+                        .iter()
+                        .map(|d| match d {
+                            crate::Dim::Fixed(k) => k.to_string(),
+                            crate::Dim::Streamed => "*".to_owned(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    self.unit
+                ),
+                None => write!(f, "array of {}", self.unit),
+            },
+        }
+    }
+}
+
 impl Quantity {
     fn nested(&self) -> Node {
         self.to_node(self.tag.as_deref().unwrap_or_default())

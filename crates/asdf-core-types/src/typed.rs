@@ -21,6 +21,14 @@ use asdf_yaml::{Node, NodeKind, Value};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TypedError {
+    /// The node is tagged with another tag than the type reads.
+    #[error("tagged {have}, not {want}")]
+    Tag {
+        /// The type's tag name (`unit/quantity`).
+        want: &'static str,
+        /// The node's tag.
+        have: String,
+    },
     /// The node is not the kind of node the tag needs.
     #[error("{tag}: expected {expected}")]
     Kind {
@@ -47,6 +55,15 @@ pub enum TypedError {
         /// What was expected.
         expected: &'static str,
     },
+}
+
+/// Whether the full tag `tag` (`tag:stsci.edu:asdf/unit/quantity-1.1.0`) is a version of the
+/// tag named `name` (`unit/quantity`).
+#[must_use]
+pub fn tag_names(tag: &str, name: &str) -> bool {
+    let base = tag.rsplit_once('-').map_or(tag, |(b, _)| b);
+    base.strip_suffix(name)
+        .is_some_and(|head| head.ends_with('/') || head.ends_with(':'))
 }
 
 /// A typed value of one tag.

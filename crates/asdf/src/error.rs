@@ -74,6 +74,16 @@ pub enum Error {
         #[source]
         source: NdArrayError,
     },
+    /// A node read as a typed value ([`crate::AsdfFile::get_as`]) that is not one: another
+    /// tag, or a key missing or of the wrong type.
+    #[error("{pointer}: {source}")]
+    Typed {
+        /// Where the node is.
+        pointer: String,
+        /// Why.
+        #[source]
+        source: asdf_core_types::typed::TypedError,
+    },
     /// An external file (exploded form) that cannot be read.
     #[error("{pointer}: external array file {file}: {source}")]
     External {
@@ -224,7 +234,7 @@ impl Error {
                 asdf_remote::Error::Url { .. } | asdf_remote::Error::Scheme { .. } => ErrorKind::Usage,
                 _ => ErrorKind::Io,
             },
-            Error::Array { .. } => ErrorKind::Array,
+            Error::Array { .. } | Error::Typed { .. } => ErrorKind::Array,
             Error::Fits {
                 source: asdf_fits::FitsError::Io { .. },
                 ..

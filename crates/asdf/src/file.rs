@@ -259,6 +259,39 @@ impl AsdfFile {
         asdf_yaml::pointer::get(self.doc()?, pointer).map_err(|e| pointer_error(pointer, e))
     }
 
+    /// The node at `pointer` as a typed value of its tag: a quantity, a unit, a table, a
+    /// history entry, ... (the types of [`asdf_core_types::astro`] and
+    /// [`asdf_core_types::typed`]).
+    ///
+    /// ```no_run
+    /// use asdf::core_types::astro::Quantity;
+    /// let f = asdf::open("obs.asdf")?;
+    /// let exposure: Quantity = f.get_as("/meta/exposure_time")?;
+    /// println!("{exposure}"); // 3.5 s
+    /// # Ok::<(), asdf::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; [`Error::Typed`] when the node is tagged otherwise (a node with no
+    /// tag is read as the type asks) or lacks what the type needs.
+    pub fn get_as<T: asdf_core_types::typed::Typed>(&self, pointer: &str) -> Result<T, Error> {
+        let doc = self.doc()?;
+        let node = doc.resolve(self.get(pointer)?);
+        let err = |source| Error::Typed {
+            pointer: pointer.to_owned(),
+            source,
+        };
+        if let Some(tag) = node.tag.as_deref()
+            && !asdf_core_types::typed::tag_names(tag, T::NAME)
+        {
+            return Err(err(asdf_core_types::typed::TypedError::Tag {
+                want: T::NAME,
+                have: tag.to_owned(),
+            }));
+        }
+        T::from_node(node).map_err(err)
+    }
+
     /// Warnings met while opening: the source's, then (once the tree is parsed: at open, or
     /// for a lazy file on first need) the tree's, tags' and schemas'.
     #[must_use]

@@ -567,3 +567,37 @@ fn verify_reports_every_block_and_array_problem() {
     );
     assert!(problems[1].starts_with("/c"), "{problems:?}");
 }
+
+/// `get_as`: a node read as the typed value of its tag; `info` shows a quantity as one.
+#[test]
+fn typed_values_by_pointer() {
+    use asdf::core_types::astro::Quantity;
+    use asdf::core_types::typed::Software;
+    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
+    let tag = asdf::tag_for(f.standard_version(), "unit/quantity").unwrap();
+    let unit = asdf::tag_for(f.standard_version(), "unit/unit").unwrap();
+    let q = asdf::Node::map(vec![
+        (asdf::Node::str("value"), asdf::Node::float(3.5)),
+        (asdf::Node::str("unit"), asdf::Node::str("km / s").with_tag(unit)),
+    ])
+    .with_tag(tag);
+    f.set("/speed", q).unwrap();
+    f.set("/name", asdf::Node::str("x")).unwrap();
+    let bytes = f.to_bytes(&asdf::WriteOptions::default()).unwrap();
+    let g = asdf::Open::bytes(bytes.clone()).open().unwrap();
+    let speed: Quantity = g.get_as("/speed").unwrap();
+    assert_eq!(speed.to_string(), "3.5 km / s");
+    // Another tag is an error naming both; a missing node is NotFound.
+    let e = g.get_as::<Software>("/speed").unwrap_err();
+    assert!(matches!(e, asdf::Error::Typed { .. }), "{e}");
+    assert!(e.to_string().contains("core/software"), "{e}");
+    assert!(matches!(
+        g.get_as::<Quantity>("/nothing"),
+        Err(asdf::Error::NotFound(_))
+    ));
+    // An untagged node is read as the type asks: a string is not a quantity.
+    assert!(matches!(g.get_as::<Quantity>("/name"), Err(asdf::Error::Typed { .. })));
+    // The same through a lazy open.
+    let lazy = asdf::Open::bytes(bytes).lazy(true).open().unwrap();
+    assert_eq!(lazy.get_as::<Quantity>("/speed").unwrap(), speed);
+}
