@@ -88,7 +88,8 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
-    let root = manifest_dir.join("../../schemas");
+    // `schemas` in the crate is a link to the repository's `schemas/` (a copy in the package).
+    let root = manifest_dir.join("schemas");
     println!("cargo:rerun-if-changed={}", root.display());
     println!("cargo:rerun-if-changed=src/scan.rs");
     for m in ["compiled", "error", "format", "registry", "uri", "validator"] {

@@ -449,7 +449,7 @@ fn cargo_build(args: &[&str]) -> bool {
 /// The release `asdf-cli`, built once per run.
 pub(crate) fn cli_exe() -> Result<PathBuf> {
     static BUILT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let ok = *BUILT.get_or_init(|| cargo_build(&["--package", "asdf-cli"]));
+    let ok = *BUILT.get_or_init(|| cargo_build(&["--package", "asdf-tools"]));
     if !ok {
         bail!("cannot build asdf-cli in release");
     }

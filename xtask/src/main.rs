@@ -701,7 +701,7 @@ fn bench_extensions(args: &[String]) -> Result<()> {
     );
     let cli = std::env::current_exe()?.with_file_name("asdf-cli");
     let status = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
-        .args(["build", "--quiet", "--release", "-p", "asdf-cli"])
+        .args(["build", "--quiet", "--release", "-p", "asdf-tools"])
         .status()?;
     if !status.success() {
         bail!("cannot build asdf-cli");

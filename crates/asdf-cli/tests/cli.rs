@@ -1,4 +1,4 @@
-//! Golden outputs of `asdf-cli`; refresh with `UPDATE_GOLDEN=1 cargo test -p asdf-cli`.
+//! Golden outputs of `asdf-cli`; refresh with `UPDATE_GOLDEN=1 cargo test -p asdf-tools`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

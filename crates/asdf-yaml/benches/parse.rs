@@ -1,4 +1,4 @@
-//! `cargo bench -p asdf-yaml`: parse and emit throughput on a generated ASDF-like tree.
+//! `cargo bench -p asdf-yaml11`: parse and emit throughput on a generated ASDF-like tree.
 //! (`cargo xtask bench-yaml` compares the 20 MB case with PyYAML side by side.)
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -11,7 +11,6 @@
 use std::collections::{HashMap, HashSet};
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
-use std::sync::Arc;
 
 use asdf_core_types::{ByteOrder, Datatype, ScalarType};
 use asdf_fits::out::{self as fits_out, CardImage, CardValue};
@@ -852,10 +851,12 @@ impl AsdfFile {
                 _ => None,
             })
             .collect();
-        asdf_opts.kept_sources = Some(Arc::new(kept));
-        asdf_opts.moved_blocks = Some(Arc::new(moved));
+        let kept = crate::write::KeptOut {
+            sources: kept,
+            blocks: moved,
+        };
         let mut bytes = std::io::Cursor::new(Vec::new());
-        self.write_doc_into(&doc, &mut bytes, &asdf_opts)?;
+        self.write_doc_into(&doc, &mut bytes, &asdf_opts, &kept)?;
         let bytes = bytes.into_inner();
         let n = bytes.len();
         let index = count;

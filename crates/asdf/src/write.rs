@@ -9,6 +9,7 @@ use asdf_yaml::{Document, EmitOptions, Node, NodeKind, Step};
 use std::io::Write as _;
 
 use crate::atomic::{Dest, TempFile, destination, not_regular, write_atomically};
+use crate::file::absolute_index;
 use crate::{AsdfFile, Error};
 
 /// Where a file is written: memory, or a file that can be flushed to disk early.
@@ -103,12 +104,18 @@ pub struct WriteOptions {
     /// The codecs blocks are written with (default: the built-in ones, with default
     /// settings); see [`WriteOptions::codec`].
     pub codecs: Option<std::sync::Arc<asdf_layout::compression::Registry>>,
+}
+
+/// What a FITS write keeps out of the blocks of the ASDF file it embeds (the data goes into
+/// HDUs): an argument of the block writer, not an option a caller can set.
+#[derive(Debug, Default)]
+pub(crate) struct KeptOut {
     /// The ndarrays (by pointer) whose string sources are written as they are, not brought
-    /// into the file: those of a FITS file being written, whose data goes into its HDUs.
-    pub(crate) kept_sources: Option<std::sync::Arc<std::collections::HashSet<String>>>,
-    /// Blocks of the file read whose arrays moved elsewhere (a FITS file's HDUs): never
-    /// copied (an empty block keeps their number where every block keeps its place).
-    pub(crate) moved_blocks: Option<std::sync::Arc<std::collections::HashSet<usize>>>,
+    /// into the file.
+    pub(crate) sources: std::collections::HashSet<String>,
+    /// Blocks of the file read whose arrays moved elsewhere: never copied (an empty block
+    /// keeps their number where every block keeps its place).
+    pub(crate) blocks: std::collections::HashSet<usize>,
 }
 
 /// A progress callback for long writes: (done, total).
@@ -134,8 +141,6 @@ impl Default for WriteOptions {
             durable: true,
             unstable_standard: false,
             codecs: None,
-            kept_sources: None,
-            moved_blocks: None,
         }
     }
 }
@@ -308,7 +313,7 @@ impl AsdfFile {
     }
 
     fn write_into<W: Sink>(&self, out: &mut W, options: &WriteOptions) -> Result<(), Error> {
-        self.write_doc_into(self.doc()?, out, options)
+        self.write_doc_into(self.doc()?, out, options, &KeptOut::default())
     }
 
     /// Writes the file with the tree `doc` (this file's, or an edited copy of it).
@@ -317,8 +322,9 @@ impl AsdfFile {
         doc: &Document,
         out: &mut W,
         options: &WriteOptions,
+        kept: &KeptOut,
     ) -> Result<(), Error> {
-        let (w, stream) = self.write_blocks(doc, out, options, false)?;
+        let (w, stream) = self.write_blocks(doc, out, options, kept, false)?;
         match stream {
             // The file's streamed block stays streamed (as Python asdf writes it): last, with
             // no block index after it.
@@ -352,6 +358,7 @@ impl AsdfFile {
         doc: &Document,
         out: W,
         options: &WriteOptions,
+        kept: &KeptOut,
         stream_target: bool,
     ) -> Result<(Writer<W>, Option<usize>), Error> {
         // Renumber block sources in order of appearance (as edits applied while the tree is
@@ -371,13 +378,9 @@ impl AsdfFile {
         let named: std::collections::HashSet<usize> = arrays
             .iter()
             .filter_map(|p| doc.root.at_path(p)?.get("source")?.as_i64())
-            .filter_map(|src| {
-                let abs = if src < 0 { i64::try_from(total).ok()? + src } else { src };
-                usize::try_from(abs).ok()
-            })
+            .filter_map(|src| absolute_index(src, total))
             .collect();
-        let moved = options.moved_blocks.clone().unwrap_or_default();
-        let gone = |i: usize| moved.contains(&i) && !named.contains(&i);
+        let gone = |i: usize| kept.blocks.contains(&i) && !named.contains(&i);
         let keep_places = (0..existing).any(|i| !named.contains(&i) && !gone(i));
         // The file's own streamed block (the last one), unless a new stream replaces it.
         let old_stream = existing
@@ -389,20 +392,13 @@ impl AsdfFile {
                 .and_then(Node::as_sequence)
                 .is_some_and(|s| s.items.iter().any(|d| d.as_str() == Some("*")))
         };
-        let absolute = |src: i64| {
-            if src < 0 {
-                i64::try_from(total).unwrap_or(0) + src
-            } else {
-                src
-            }
-        };
         let keep_stream = old_stream.filter(|&i| {
             arrays.iter().any(|p| {
                 doc.root.at_path(p).is_some_and(|n| {
                     is_streamed(n)
                         && n.get("source")
                             .and_then(Node::as_i64)
-                            .is_some_and(|src| i64::try_from(i).ok() == Some(absolute(src)))
+                            .is_some_and(|src| absolute_index(src, total) == Some(i))
                 })
             })
         });
@@ -421,12 +417,7 @@ impl AsdfFile {
                 continue;
             };
             if let Some(uri) = n.get("source").and_then(Node::as_str).map(str::to_owned) {
-                if !options.internalize
-                    || options
-                        .kept_sources
-                        .as_ref()
-                        .is_some_and(|k| k.contains(&asdf_yaml::pointer::pointer_of(&doc.root, path)))
-                {
+                if !options.internalize || kept.sources.contains(&asdf_yaml::pointer::pointer_of(&doc.root, path)) {
                     continue;
                 }
                 // Exploded form: the external file's block comes into this file.
@@ -450,7 +441,7 @@ impl AsdfFile {
                 // The array being streamed by `write_streamed`: its block comes last.
                 continue;
             }
-            if streamed && keep_stream.is_some_and(|i| i64::try_from(i).ok() == Some(absolute(src))) {
+            if streamed && keep_stream.is_some_and(|i| absolute_index(src, total) == Some(i)) {
                 // The file's streamed array stays streamed: its block is written last.
                 if let Some(s) = n.get("source") {
                     edits.replace(s, Node::int(-1));
@@ -459,14 +450,7 @@ impl AsdfFile {
             }
             if streamed {
                 // A streamed array of the file read becomes an ordinary array of fixed shape.
-                let abs = if src < 0 {
-                    i64::try_from(total).unwrap_or(0) + src
-                } else {
-                    src
-                };
-                let idx = usize::try_from(abs)
-                    .ok()
-                    .filter(|i| *i < total)
+                let idx = absolute_index(src, total)
                     .ok_or_else(|| Error::NotFound(format!("block {src} (the file has {total})")))?;
                 let a = NdArray::from_node(n, &Document::new(Node::null())).map_err(|source| Error::Array {
                     pointer: String::new(),
@@ -489,14 +473,7 @@ impl AsdfFile {
                     );
                 }
             }
-            let old = if src < 0 {
-                i64::try_from(total).unwrap_or(0) + src
-            } else {
-                src
-            };
-            let old = usize::try_from(old)
-                .ok()
-                .filter(|o| *o < total)
+            let old = absolute_index(src, total)
                 .ok_or_else(|| Error::NotFound(format!("block {src} (the file has {total})")))?;
             let new = *map.entry(old).or_insert_with(|| {
                 order.push(if old < self.reader.block_count() {
@@ -638,7 +615,13 @@ impl AsdfFile {
             Dest::InPlace => return Err(not_regular(&path)),
         };
         let (tmp, file) = TempFile::create(&path)?;
-        let (w, _) = self.write_blocks(&doc, std::io::BufWriter::with_capacity(1 << 20, file), options, true)?;
+        let (w, _) = self.write_blocks(
+            &doc,
+            std::io::BufWriter::with_capacity(1 << 20, file),
+            options,
+            &KeptOut::default(),
+            true,
+        )?;
         Ok(StreamingWriter {
             inner: Some(w.start_stream()?),
             row_bytes,
@@ -665,16 +648,14 @@ impl AsdfFile {
         main.dir = self.dir.clone();
         // Blocks that no ndarray names would be left behind (an extension's tag may refer to
         // them by index): refuse, naming them, rather than drop them.
-        let total = i64::try_from(self.reader.block_count() + self.pending.len()).unwrap_or(0);
+        let total = self.reader.block_count() + self.pending.len();
         let doc = self.doc()?;
-        let named: std::collections::HashSet<i64> = block_arrays(&doc.root)
+        let named: std::collections::HashSet<usize> = block_arrays(&doc.root)
             .iter()
             .filter_map(|p| doc.root.at_path(p)?.get("source")?.as_i64())
-            .map(|i| if i < 0 { total + i } else { i })
+            .filter_map(|i| absolute_index(i, total))
             .collect();
-        let left: Vec<usize> = (0..self.reader.block_count())
-            .filter(|i| !named.contains(&i64::try_from(*i).unwrap_or(-1)))
-            .collect();
+        let left: Vec<usize> = (0..self.reader.block_count()).filter(|i| !named.contains(i)).collect();
         if !left.is_empty() {
             return Err(Error::UnnamedBlocks { blocks: left });
         }
