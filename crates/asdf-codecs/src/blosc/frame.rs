@@ -1,155 +1,17 @@
-//! `blsc` (one blosc1 chunk, as asdf-compression and asdf-cxx write it) and `bls2` (a Blosc2
-//! contiguous frame, as asdf-cxx writes, recognised by its `9e a8 "b2frame"` start, read
-//! through its chunk index and written by default; or one blosc2 chunk, as asdf-compression
-//! writes).
-//!
-//! Decoding uses `blusc`, a pure-Rust port of c-blosc2 that is young: every call into it is
-//! guarded so that a panic inside it becomes a [`CodecError`], never a crash.
+//! Blosc2 contiguous frames (`bls2`): read through their chunk index (special chunks, b2nd
+//! metalayers), written as C-Blosc2 lays them out; and the `bls2`/`bsc2` codecs.
 
-// Built for one of `blsc` and `bls2` alone, the other codec's helpers are unused.
 #![cfg_attr(not(all(feature = "blsc", feature = "bls2")), allow(dead_code))]
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
+#[allow(unused_imports)]
+use super::*;
+#[allow(unused_imports)]
+use crate::codec::{Codec, CodecError, Label};
 
-use super::{Codec, CodecError, Label};
-
-const HEADER: usize = 16;
-
-/// Errors from blusc, which reports only a status code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum BloscError {
-    /// blusc returned an error code (or panicked) while decoding.
-    #[error("blosc chunk is corrupt (decoder status {0})")]
-    Corrupt(i64),
-    /// blusc could not compress the data.
-    #[error("blosc could not compress {0} bytes")]
-    Compress(usize),
-    /// More than a blosc chunk can hold (2 GiB).
-    #[error("{0} bytes are more than one blosc chunk can hold")]
-    TooLarge(usize),
-    /// A malformed Blosc2 frame.
-    #[error("blosc2 frame is malformed at byte {0}")]
-    Frame(usize),
-    /// A chunk this decoder does not read.
-    #[error("blosc2 chunk not supported: {0}")]
-    Unsupported(&'static str),
-}
-
-fn le_u32(b: &[u8], at: usize) -> Option<usize> {
-    b.get(at..at + 4)
-        .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize)
-}
-
-/// Decodes one blosc1/blosc2 chunk at the start of `input` into `output`, which must be exactly
-/// the chunk's uncompressed size. Returns the chunk's compressed length.
-fn decode_chunk(input: &[u8], output: &mut [u8]) -> Result<usize, CodecError> {
-    let (Some(nbytes), Some(cbytes)) = (le_u32(input, 4), le_u32(input, 12)) else {
-        return Err(CodecError::Truncated { consumed: 0 });
-    };
-    if input.len() < HEADER {
-        return Err(CodecError::Truncated { consumed: 0 });
-    }
-    if nbytes != output.len() {
-        return Err(CodecError::SizeMismatch {
-            expected: output.len() as u64,
-            actual: nbytes as u64,
-        });
-    }
-    if cbytes < HEADER || cbytes > input.len() {
-        return Err(CodecError::Truncated {
-            consumed: input.len() as u64,
-        });
-    }
-    let chunk = &input[..cbytes];
-    // The delta filter is undone here, not by blusc (which decoded a zstd + delta + shuffle
-    // chunk of C-Blosc2 to wrong bytes without an error): blusc undoes the filters after it
-    // with delta's slot cleared, then delta is undone as C-Blosc2's `delta_decoder` does.
-    let delta = delta_slot(chunk)?;
-    let patched;
-    let chunk = match delta {
-        Some(k) => {
-            let mut c = chunk.to_vec();
-            c[16 + k] = 0;
-            patched = c;
-            &patched[..]
-        }
-        None => chunk,
-    };
-    let status = catch_unwind(AssertUnwindSafe(|| blusc::blosc2_decompress(chunk, output)))
-        .map_err(|_| CodecError::library(BloscError::Corrupt(-999)))?;
-    if status < 0 {
-        return Err(CodecError::library(BloscError::Corrupt(i64::from(status))));
-    }
-    if status as usize != output.len() {
-        return Err(CodecError::SizeMismatch {
-            expected: output.len() as u64,
-            actual: status as u64,
-        });
-    }
-    if delta.is_some() {
-        let typesize = usize::from(chunk[3]).max(1);
-        let blocksize = le_u32(chunk, 8)
-            .filter(|&b| b > 0)
-            .ok_or(CodecError::library(BloscError::Frame(8)))?;
-        undo_delta(output, blocksize, typesize);
-    }
-    Ok(cbytes)
-}
-
-const BLOSC_DELTA: u8 = 3;
-
-/// The filter slot of the delta filter in a Blosc2 chunk with an extended header, if the chunk
-/// uses it (and its data was filtered: not a plain copy). Delta must be the first filter
-/// applied (every slot before it empty), so that undoing it last, after blusc, is the
-/// pipeline's order; a chunk with a filter before delta is refused rather than guessed.
-fn delta_slot(chunk: &[u8]) -> Result<Option<usize>, CodecError> {
-    const MEMCPYED: u8 = 0x02;
-    let flags = chunk[2];
-    let extended = flags & 0x05 == 0x05;
-    if !extended || flags & MEMCPYED != 0 || chunk.len() < 32 {
-        return Ok(None);
-    }
-    let filters = &chunk[16..22];
-    let Some(k) = filters.iter().position(|&f| f == BLOSC_DELTA) else {
-        return Ok(None);
-    };
-    if filters[..k].iter().any(|&f| f != 0) || filters[k + 1..].contains(&BLOSC_DELTA) {
-        return Err(CodecError::library(BloscError::Unsupported(
-            "a delta filter after another filter in the pipeline",
-        )));
-    }
-    Ok(Some(k))
-}
-
-/// C-Blosc2's `delta_decoder` over each block of a decoded chunk: the first block is a running
-/// XOR of words of the type size (8 bytes for multiples of 8, bytes for other odd sizes),
-/// every later block is XORed with the decoded first block; trailing bytes that do not fill
-/// a word are left as they are.
-fn undo_delta(out: &mut [u8], blocksize: usize, typesize: usize) {
-    let w = match typesize {
-        1 | 2 | 4 | 8 => typesize,
-        t if t % 8 == 0 => 8,
-        _ => 1,
-    };
-    let first_len = blocksize.min(out.len());
-    let words = first_len / w * w;
-    for i in w..words {
-        out[i] ^= out[i - w];
-    }
-    let (first, rest) = out.split_at_mut(first_len);
-    for block in rest.chunks_mut(blocksize) {
-        let n = block.len() / w * w;
-        for (d, r) in block[..n].iter_mut().zip(first.iter()) {
-            *d ^= *r;
-        }
-    }
-}
-
-const FRAME_MAGIC: &[u8] = b"\x9e\xa8b2frame";
+pub(super) const FRAME_MAGIC: &[u8] = b"\x9e\xa8b2frame";
 
 /// A big-endian integer of `n` bytes at `at` in a frame header, after its msgpack marker.
-fn header_int(input: &[u8], at: usize, marker: u8, n: usize) -> Result<u64, CodecError> {
+pub(super) fn header_int(input: &[u8], at: usize, marker: u8, n: usize) -> Result<u64, CodecError> {
     let frame_err = |at: usize| CodecError::library(BloscError::Frame(at));
     if input.get(at - 1) != Some(&marker) {
         return Err(frame_err(at - 1));
@@ -164,7 +26,7 @@ fn header_int(input: &[u8], at: usize, marker: u8, n: usize) -> Result<u64, Code
 /// the chunks; a negative offset is a special chunk whose top byte says which (bit 0: zeros,
 /// bit 2: uninitialised, read as zeros; bit 1: NaN, by type size 4 or 8), as C-Blosc2's
 /// `frame_special_chunk` reads it. The trailer (metalayers) is not needed for the data.
-struct Frame<'a> {
+pub(super) struct Frame<'a> {
     input: &'a [u8],
     header_size: usize,
     index_at: usize,
@@ -309,7 +171,7 @@ impl<'a> Frame<'a> {
 
 /// The value a special chunk holds in every element.
 #[derive(Debug, Clone, Copy)]
-enum Special {
+pub(super) enum Special {
     /// Zeros (also uninitialised chunks, read as zeros).
     Zero,
     /// NaN of the given type size (4 or 8).
@@ -330,10 +192,10 @@ impl Special {
         }
     }
 
-    /// Hands `n` bytes of the value to `sink` in pieces of at most [`super::PIECE`] bytes,
+    /// Hands `n` bytes of the value to `sink` in pieces of at most [`crate::codec::PIECE`] bytes,
     /// from one buffer of that size.
     fn pieces(self, n: usize, sink: &mut dyn FnMut(&[u8])) {
-        let mut buf = vec![0u8; n.min(super::PIECE)];
+        let mut buf = vec![0u8; n.min(crate::codec::PIECE)];
         self.fill(&mut buf);
         let mut left = n;
         while left > 0 {
@@ -360,7 +222,7 @@ pub struct FrameMeta {
 /// Where the metalayer section of a frame header starts (C-Blosc2's `FRAME_HEADER_MINLEN`):
 /// a msgpack array of (index size, {name: offset}, [contents]).
 #[cfg(feature = "bls2")]
-const FRAME_METALAYERS: usize = 87;
+pub(super) const FRAME_METALAYERS: usize = 87;
 
 /// Reads the metalayers of the Blosc2 frame `input` (see [`FrameMeta`]).
 ///
@@ -433,17 +295,17 @@ pub fn frame_metalayers(input: &[u8]) -> Result<FrameMeta, CodecError> {
 /// The `b2nd` metalayer of a frame (C-Blosc2's N-d array: README_B2ND_METALAYER): the array's
 /// shape, and the chunk and block shapes its data is stored in.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct B2nd {
-    shape: Vec<usize>,
-    chunks: Vec<usize>,
-    blocks: Vec<usize>,
+pub(super) struct B2nd {
+    pub(super) shape: Vec<usize>,
+    pub(super) chunks: Vec<usize>,
+    pub(super) blocks: Vec<usize>,
 }
 
 impl B2nd {
     /// Dimensions of extent 1 in a chunk and a block of 1 change nothing in the layout: dropped
     /// (one is kept when all are), so that the work follows the bytes, not a rank of 1,000
     /// such dimensions.
-    fn without_trivial_dims(self) -> B2nd {
+    pub(super) fn without_trivial_dims(self) -> B2nd {
         let nd = self.shape.len();
         let keep: Vec<usize> = (0..nd)
             .filter(|&d| !(self.shape[d] == 1 && self.chunks[d] == 1 && self.blocks[d] == 1))
@@ -461,7 +323,7 @@ impl B2nd {
 }
 
 /// The frame's `b2nd` metalayer, when it has one that makes sense.
-fn b2nd(input: &[u8]) -> Option<B2nd> {
+pub(super) fn b2nd(input: &[u8]) -> Option<B2nd> {
     // Only the header's fixed metalayers: not the index or the trailer.
     let header_size = usize::try_from(header_int(input, 11, 0xd2, 4).ok()?).ok()?;
     let header = input.get(..header_size)?;
@@ -501,7 +363,7 @@ fn b2nd(input: &[u8]) -> Option<B2nd> {
 }
 
 /// Index `i` of a C-order grid of `dims` as coordinates.
-fn unravel(mut i: usize, dims: &[usize], out: &mut [usize]) {
+pub(super) fn unravel(mut i: usize, dims: &[usize], out: &mut [usize]) {
     for (o, &d) in out.iter_mut().zip(dims).rev() {
         *o = i % d;
         i /= d;
@@ -511,7 +373,7 @@ fn unravel(mut i: usize, dims: &[usize], out: &mut [usize]) {
 /// The size in bytes of a `b2nd` frame's array in C order (the frame's `nbytes` hold its
 /// padded chunks: `nbytes / padded items` is the type size), when the metalayer is consistent
 /// with `nbytes`.
-fn b2nd_array_size(b: &B2nd, nbytes: usize) -> Option<usize> {
+pub(super) fn b2nd_array_size(b: &B2nd, nbytes: usize) -> Option<usize> {
     let items = |v: &[usize]| v.iter().try_fold(1usize, |a, &x| a.checked_mul(x));
     let mut padded = 1usize;
     for ((&s, &c), &k) in b.shape.iter().zip(&b.chunks).zip(&b.blocks) {
@@ -532,7 +394,7 @@ pub fn b2nd_array_bytes(input: &[u8]) -> Option<usize> {
 
 /// Whether a `b2nd` frame's chunk order is the array's C order: no padding anywhere and
 /// chunks and blocks whole in every dimension but the first.
-fn b2nd_is_c_order(b: &B2nd) -> bool {
+pub(super) fn b2nd_is_c_order(b: &B2nd) -> bool {
     b.shape
         .iter()
         .zip(&b.chunks)
@@ -550,7 +412,7 @@ fn b2nd_is_c_order(b: &B2nd) -> bool {
 /// Decodes a `b2nd` frame into `output` in the array's C order. The frame holds chunks of
 /// the chunk shape (edge chunks padded), each laid out block by block (blocks of the block
 /// shape in C order over the chunk, padded to whole blocks), each block in C order.
-fn decode_b2nd(input: &[u8], output: &mut [u8], b: &B2nd, nbytes: usize) -> Result<(), CodecError> {
+pub(super) fn decode_b2nd(input: &[u8], output: &mut [u8], b: &B2nd, nbytes: usize) -> Result<(), CodecError> {
     let frame_err = |at: usize| CodecError::library(BloscError::Frame(at));
     if b2nd_is_c_order(b) {
         return decode_frame(input, output);
@@ -632,7 +494,7 @@ fn decode_b2nd(input: &[u8], output: &mut [u8], b: &B2nd, nbytes: usize) -> Resu
 
 /// Decodes a whole Blosc2 frame into `output` (its decoded size), its chunks spread over the
 /// machine's cores (each thread a run of consecutive chunks into its own part of `output`).
-fn decode_frame(input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
+pub(super) fn decode_frame(input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
     let f = Frame::open(input, output.len())?;
     if output.is_empty() {
         return Ok(());
@@ -643,7 +505,11 @@ fn decode_frame(input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
 
 /// Decodes bytes `range` of a Blosc2 frame (decoding to `expected` bytes): only the chunks
 /// the range touches are decoded, found through the chunk index.
-fn decode_frame_range(input: &[u8], expected: usize, range: std::ops::Range<usize>) -> Result<Vec<u8>, CodecError> {
+pub(super) fn decode_frame_range(
+    input: &[u8],
+    expected: usize,
+    range: std::ops::Range<usize>,
+) -> Result<Vec<u8>, CodecError> {
     let f = Frame::open(input, expected)?;
     let mut out = Vec::with_capacity(range.len());
     if range.is_empty() {
@@ -674,334 +540,6 @@ fn decode_frame_range(input: &[u8], expected: usize, range: std::ops::Range<usiz
         out.extend_from_slice(&buf[s..e]);
     }
     Ok(out)
-}
-
-/// Runs a blusc compressor into a buffer `overhead` bytes larger than the input.
-fn compress_with(
-    input: &[u8],
-    output: &mut Vec<u8>,
-    max: usize,
-    overhead: usize,
-    f: impl FnOnce(&[u8], &mut [u8]) -> i32,
-) -> Result<(), CodecError> {
-    if input.len() > max {
-        return Err(CodecError::library(BloscError::TooLarge(input.len())));
-    }
-    let mut dest = vec![0u8; input.len() + overhead];
-    let n = catch_unwind(AssertUnwindSafe(|| f(input, &mut dest))).unwrap_or(0);
-    if n <= 0 {
-        return Err(CodecError::library(BloscError::Compress(input.len())));
-    }
-    output.extend_from_slice(&dest[..n as usize]);
-    Ok(())
-}
-
-/// Decodes `input`, which must be exactly one chunk.
-fn decode_whole_chunk(input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
-    let used = decode_chunk(input, output)?;
-    if used != input.len() {
-        return Err(CodecError::Framing { at: used as u64 });
-    }
-    Ok(())
-}
-
-/// The `blsc` codec (blosc1 chunk).
-#[derive(Debug, Clone, Copy)]
-pub struct Blosc1 {
-    /// Compression level 0-9 when writing (asdf-compression's default is 9).
-    pub level: i32,
-    /// Element size for the shuffle filter when writing.
-    pub typesize: usize,
-}
-
-impl Default for Blosc1 {
-    fn default() -> Self {
-        Self { level: 9, typesize: 8 }
-    }
-}
-
-impl Codec for Blosc1 {
-    fn label(&self) -> Label {
-        Label::BLSC
-    }
-
-    fn decode(&self, input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
-        if let Some(chunks) = abacus_chunks(input) {
-            let mut at = 0;
-            let total = output.len() as u64;
-            for c in chunks {
-                let n = le_u32(&input[c.clone()], 4).ok_or(CodecError::Truncated {
-                    consumed: c.start as u64,
-                })?;
-                let out = output.get_mut(at..at + n).ok_or(CodecError::SizeMismatch {
-                    expected: total,
-                    actual: (at + n) as u64,
-                })?;
-                decode_whole_chunk(&input[c], out)?;
-                at += n;
-            }
-            if at != output.len() {
-                return Err(CodecError::SizeMismatch {
-                    expected: output.len() as u64,
-                    actual: at as u64,
-                });
-            }
-            return Ok(());
-        }
-        decode_whole_chunk(input, output)
-    }
-
-    /// Whole blosc blocks at a time (`blosc1_getitem`), about 1 MiB per piece; AbacusSummit's
-    /// framing a chunk (about 4 MiB) at a time.
-    fn decode_pieces(&self, input: &[u8], expected: usize, sink: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
-        if let Some(chunks) = abacus_chunks(input) {
-            let mut done = 0usize;
-            for c in chunks {
-                let n = le_u32(&input[c.clone()], 4).ok_or(CodecError::Truncated {
-                    consumed: c.start as u64,
-                })?;
-                if done.checked_add(n).is_none_or(|d| d > expected) {
-                    return Err(CodecError::SizeMismatch {
-                        expected: expected as u64,
-                        actual: (done as u64).saturating_add(n as u64),
-                    });
-                }
-                // Zeroed lazily: a chunk header that lies about its size costs no memory.
-                let mut buf = crate::codec::zeroed(n).ok_or(CodecError::library(BloscError::TooLarge(n)))?;
-                decode_whole_chunk(&input[c], &mut buf)?;
-                sink(&buf);
-                done += n;
-            }
-            if done != expected {
-                return Err(CodecError::SizeMismatch {
-                    expected: expected as u64,
-                    actual: done as u64,
-                });
-            }
-            return Ok(());
-        }
-        let whole = |sink: &mut dyn FnMut(&[u8])| {
-            let mut out =
-                crate::codec::zeroed(expected).ok_or_else(|| CodecError::library(BloscError::TooLarge(expected)))?;
-            decode_whole_chunk(input, &mut out)?;
-            sink(&out);
-            Ok(())
-        };
-        let (Some(nbytes), Some(blocksize), Some(cbytes)) = (le_u32(input, 4), le_u32(input, 8), le_u32(input, 12))
-        else {
-            return Err(CodecError::Truncated { consumed: 0 });
-        };
-        let typesize = usize::from(input[3]);
-        if nbytes != expected {
-            return Err(CodecError::SizeMismatch {
-                expected: expected as u64,
-                actual: nbytes as u64,
-            });
-        }
-        // Anything unusual (trailing chunks, odd block sizes, a memcpy'd chunk): whole.
-        if cbytes != input.len()
-            || typesize == 0
-            || blocksize == 0
-            || !blocksize.is_multiple_of(typesize)
-            || !expected.is_multiple_of(typesize)
-            || expected <= super::PIECE
-        {
-            return whole(sink);
-        }
-        let step = (super::PIECE / blocksize).max(1) * blocksize;
-        let mut buf = vec![0u8; step.min(expected)];
-        let mut at = 0;
-        while at < expected {
-            let len = (expected - at).min(step);
-            let (Ok(start), Ok(n)) = (i32::try_from(at / typesize), i32::try_from(len / typesize)) else {
-                return whole(sink);
-            };
-            let got = catch_unwind(AssertUnwindSafe(|| {
-                blusc::blosc1_getitem(input, start, n, &mut buf[..len])
-            }))
-            .map_err(|_| CodecError::library(BloscError::Corrupt(-999)))?;
-            if usize::try_from(got).ok() != Some(len) {
-                return Err(CodecError::library(BloscError::Corrupt(i64::from(got))));
-            }
-            sink(&buf[..len]);
-            at += len;
-        }
-        Ok(())
-    }
-
-    fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
-        let shuffle = i32::from(blusc::BLOSC_SHUFFLE);
-        let one = |i: &[u8], d: &mut [u8]| blusc::blosc1_compress(self.level, shuffle, self.typesize, i, d);
-        if crate::exec::threads() > 1
-            && input.len() >= 2 * PROBE
-            && input.len() <= i32::MAX as usize - HEADER
-            && let Some(chunk) = blosc1_in_groups(input, self.typesize, &one)?
-        {
-            output.extend_from_slice(&chunk);
-            return Ok(());
-        }
-        compress_with(input, output, i32::MAX as usize - HEADER, HEADER, one)
-    }
-}
-
-/// The chunks of a `blsc` block in AbacusSummit's framing (abacusutils' `BloscCompressor`):
-/// blosc1 chunks of about 4 MiB of data each, every one preceded by its compressed length as a
-/// big-endian u32. `None` for one chunk (asdf-compression's form, whose header's `cbytes` is
-/// the block's length and whose first byte is a blosc version, 1 to 4), or for anything whose
-/// lengths do not chain exactly to the end with each chunk's own `cbytes` agreeing: told apart
-/// by structure, never by guess.
-fn abacus_chunks(input: &[u8]) -> Option<Vec<std::ops::Range<usize>>> {
-    if matches!(input.first(), Some(1..=4)) && le_u32(input, 12) == Some(input.len()) {
-        return None;
-    }
-    let mut out = Vec::new();
-    let mut at = 0usize;
-    while at < input.len() {
-        let len = input.get(at..at + 4)?;
-        let len = usize::try_from(u32::from_be_bytes([len[0], len[1], len[2], len[3]])).ok()?;
-        let start = at + 4;
-        let end = start.checked_add(len)?;
-        if end > input.len() || len < HEADER || le_u32(input, start + 12) != Some(len) {
-            return None;
-        }
-        out.push(start..end);
-        at = end;
-    }
-    (!out.is_empty()).then_some(out)
-}
-
-/// The first group of [`blosc1_in_groups`]: at least any block size blosc picks (4 MiB at most).
-const PROBE: usize = 4 << 20;
-/// About this much input per group.
-const GROUP: usize = 8 << 20;
-/// Header flag: the chunk holds its input as is.
-const MEMCPYED: u8 = 0x02;
-
-/// A blosc1 chunk compresses its blocks independently of each other, so a large input can be
-/// compressed as groups of whole blocks on all cores, each group a chunk of its own, whose
-/// blocks are then joined under one header with their start offsets moved: the bytes one call
-/// over the whole input gives (a test compares them). `None` when that is not certain (a group
-/// stored as is, a group whose block size or flags differ, a result no smaller than the input):
-/// the caller then compresses the input in one call.
-fn blosc1_in_groups(
-    input: &[u8],
-    typesize: usize,
-    one: &(impl Fn(&[u8], &mut [u8]) -> i32 + Sync),
-) -> Result<Option<Vec<u8>>, CodecError> {
-    // Compressing into a reused buffer (no fresh pages per group), keeping the chunk only.
-    let pool: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::default();
-    let compress = |g: &[u8]| -> Option<Vec<u8>> {
-        let mut buf = pool.lock().ok().and_then(|mut p| p.pop()).unwrap_or_default();
-        if buf.len() < g.len() + HEADER {
-            buf.resize(g.len() + HEADER, 0);
-        }
-        let n = catch_unwind(AssertUnwindSafe(|| one(g, &mut buf))).unwrap_or(0);
-        let chunk = usize::try_from(n)
-            .ok()
-            .filter(|&n| n >= HEADER)
-            .map(|n| buf[..n].to_vec());
-        if let Ok(mut p) = pool.lock() {
-            p.push(buf);
-        }
-        chunk.filter(|c| c[2] & MEMCPYED == 0)
-    };
-    // The block size blosc picks for any input of at least 4 MiB (a multiple of the element
-    // size, at most 4 MiB): that of a first group of 4 MiB rounded down to whole elements.
-    let probe_len = PROBE - PROBE % typesize.max(1);
-    let Some(probe) = compress(&input[..probe_len]) else {
-        return Ok(None);
-    };
-    let Some(block) = le_u32(&probe, 8).filter(|&b| b > 0 && b <= probe_len) else {
-        return Ok(None);
-    };
-    let (mut groups, mut at) = if probe_len.is_multiple_of(block) {
-        (vec![probe.clone()], probe_len)
-    } else {
-        (Vec::new(), 0)
-    };
-    // Groups of whole blocks; the last also takes the final partial block, so that it is the
-    // leftover block of its group as it is of the whole.
-    let per = (GROUP / block).max(1) * block;
-    let mut bounds = Vec::new();
-    while at < input.len() {
-        let mut to = (at + per).min(input.len());
-        if input.len() - to < block {
-            to = input.len();
-        }
-        bounds.push((at, to));
-        at = to;
-    }
-    let mut uncertain = false;
-    let stop = || CodecError::library(BloscError::Compress(input.len()));
-    crate::exec::par_ordered(
-        bounds.len(),
-        2 * crate::exec::threads() + 2,
-        |k| compress(&input[bounds[k].0..bounds[k].1]),
-        &mut |chunk: Option<Vec<u8>>| match chunk {
-            Some(c) if c[..4] == probe[..4] && le_u32(&c, 8) == Some(block) => {
-                groups.push(c);
-                Ok(())
-            }
-            _ => {
-                uncertain = true;
-                Err(stop())
-            }
-        },
-    )
-    .or_else(|e| if uncertain { Ok(()) } else { Err(e) })?;
-    if uncertain {
-        return Ok(None);
-    }
-    // Each group: header, its blocks' starts, their data.
-    let mut starts = Vec::new();
-    let mut data: Vec<&[u8]> = Vec::new();
-    for c in &groups {
-        let (Some(nbytes), Some(cbytes)) = (le_u32(c, 4), le_u32(c, 12)) else {
-            return Ok(None);
-        };
-        let nblocks = nbytes.div_ceil(block);
-        let first = HEADER + 4 * nblocks;
-        if cbytes != c.len() || cbytes < first {
-            return Ok(None);
-        }
-        for i in 0..nblocks {
-            let Some(s) = le_u32(c, HEADER + 4 * i).and_then(|s| s.checked_sub(first)) else {
-                return Ok(None);
-            };
-            starts.push((data.len(), s));
-        }
-        data.push(&c[first..]);
-    }
-    let nbytes = input.len();
-    let payload: usize = data.iter().map(|d| d.len()).sum();
-    let first = HEADER + 4 * starts.len();
-    let (Ok(nbytes32), Ok(cbytes32)) = (u32::try_from(nbytes), u32::try_from(first + payload)) else {
-        return Ok(None);
-    };
-    if payload >= nbytes || starts.len() != nbytes.div_ceil(block) {
-        return Ok(None);
-    }
-    let mut out = Vec::with_capacity(first + payload);
-    out.extend_from_slice(&probe[..4]);
-    out.extend_from_slice(&nbytes32.to_le_bytes());
-    out.extend_from_slice(&probe[8..12]);
-    out.extend_from_slice(&cbytes32.to_le_bytes());
-    let mut base = Vec::with_capacity(data.len());
-    let mut sum = first;
-    for d in &data {
-        base.push(sum);
-        sum += d.len();
-    }
-    for (g, s) in starts {
-        let Ok(at) = u32::try_from(base[g] + s) else {
-            return Ok(None);
-        };
-        out.extend_from_slice(&at.to_le_bytes());
-    }
-    for d in data {
-        out.extend_from_slice(d);
-    }
-    Ok(Some(out))
 }
 
 /// A Blosc2 compressor, as C-Blosc2 numbers them (`compcode`).
@@ -1082,9 +620,9 @@ impl Default for Blosc2 {
 
 /// A frame header's fixed part as C-Blosc2 3.x writes it (`FRAME_HEADER_MINLEN`, 87 bytes)
 /// followed by an empty metalayer section (10 bytes): 97 bytes.
-const FRAME_HEADER_LEN: u32 = 97;
+pub(super) const FRAME_HEADER_LEN: u32 = 97;
 /// The trailer with no variable-length metalayers and no fingerprint: 35 bytes.
-const FRAME_TRAILER: [u8; 35] = {
+pub(super) const FRAME_TRAILER: [u8; 35] = {
     let mut t = [0u8; 35];
     // fixarray(4): version 1, vlmetalayers (fixarray 3: uint16 map size 6, map16 0, array16 0),
     let head = [0x94, 0x01, 0x93, 0xcd, 0x00, 0x06, 0xde, 0x00, 0x00, 0xdc, 0x00, 0x00];
@@ -1219,7 +757,7 @@ impl Blosc2 {
 /// not in C order is always read in C order at that size, whether or not its chunks are
 /// padded (python-blosc2 stores `blosc2.asarray(a, chunks=(2, 2))` of a 4x4 array as four
 /// 2x2 chunks of 16 bytes' frame size: the bytes in chunk order are not the array).
-fn b2nd_for(input: &[u8], expected: usize) -> Result<Option<(B2nd, usize)>, CodecError> {
+pub(super) fn b2nd_for(input: &[u8], expected: usize) -> Result<Option<(B2nd, usize)>, CodecError> {
     let nbytes = header_int(input, 30, 0xd3, 8)?;
     let Ok(n) = usize::try_from(nbytes) else {
         return Ok(None);
@@ -1334,95 +872,5 @@ impl Codec for AbacusBlosc2 {
 
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
         Blosc2 { frame: true, ..self.0 }.encode(input, output)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    /// A b2nd metalayer of 1,000 dimensions, all but two of extent 1 (chunk and block 1):
-    /// read as the 2-dimensional layout it is, with the same array and padded sizes.
-    #[test]
-    fn b2nd_rank_follows_the_bytes() {
-        let mut b = super::B2nd {
-            shape: vec![1; 1000],
-            chunks: vec![1; 1000],
-            blocks: vec![1; 1000],
-        };
-        (b.shape[10], b.chunks[10], b.blocks[10]) = (7, 3, 2);
-        (b.shape[999], b.chunks[999], b.blocks[999]) = (5, 5, 4);
-        let n = super::b2nd_array_size(&b, 3 * 4 * 8 * 2).unwrap();
-        let small = b.without_trivial_dims();
-        assert_eq!((small.shape.len(), small.shape.clone()), (2, vec![7, 5]));
-        assert_eq!(super::b2nd_array_size(&small, 3 * 4 * 8 * 2), Some(n));
-        assert!(!super::b2nd_is_c_order(&small));
-    }
-
-    use super::*;
-
-    fn one_call(level: i32, typesize: usize, input: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        compress_with(input, &mut out, i32::MAX as usize - HEADER, HEADER, |i, d| {
-            blusc::blosc1_compress(level, i32::from(blusc::BLOSC_SHUFFLE), typesize, i, d)
-        })
-        .unwrap();
-        out
-    }
-
-    /// Compressed in groups on all cores, a chunk has the bytes of one call over the whole
-    /// input: block sizes that do and do not divide the first group, a final partial block or
-    /// none, levels with and without split blocks, and inputs partly or wholly incompressible
-    /// (which are compressed in one call).
-    #[test]
-    fn groups_give_the_bytes_of_one_call() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut noise = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        let mut joined = 0;
-        for (len, typesize, level, kind) in [
-            (8 << 20, 8, 9, 0),
-            ((9 << 20) + 3, 8, 9, 0),
-            ((20 << 20) + 4, 8, 5, 0),
-            ((12 << 20) + 7, 8, 7, 0),
-            ((17 << 20) + 1, 8, 1, 0),
-            ((10 << 20) + 40, 20, 9, 0),
-            ((11 << 20) + 16, 16, 9, 0),
-            ((9 << 20) + 5, 12, 9, 0),
-            ((11 << 20) + 16, 8, 9, 1),
-            (9 << 20, 8, 9, 2),
-        ] {
-            let input: Vec<u8> = (0..len / 4)
-                .flat_map(|i: usize| {
-                    let v = match kind {
-                        // Mostly compressible, an incompressible stretch in the middle.
-                        1 if (4 << 18..6 << 18).contains(&i) => {
-                            noise().to_le_bytes()[0..4].try_into().map(u32::from_le_bytes).unwrap()
-                        }
-                        2 => noise().to_le_bytes()[0..4].try_into().map(u32::from_le_bytes).unwrap(),
-                        _ => u32::try_from(i % 1000 + ((i as u64).wrapping_mul(2_654_435_761) >> 13 & 7) as usize)
-                            .unwrap(),
-                    };
-                    v.to_le_bytes()
-                })
-                .chain(std::iter::repeat_n(5u8, len % 4))
-                .collect();
-            let shuffle = i32::from(blusc::BLOSC_SHUFFLE);
-            let one = |i: &[u8], d: &mut [u8]| blusc::blosc1_compress(level, shuffle, typesize, i, d);
-            let whole = one_call(level, typesize, &input);
-            let mut via = Vec::new();
-            Blosc1 { level, typesize }.encode(&input, &mut via).unwrap();
-            assert!(via == whole, "len {len} typesize {typesize} level {level} kind {kind}");
-            if let Some(g) = blosc1_in_groups(&input, typesize, &one).unwrap() {
-                assert!(g == whole, "len {len} typesize {typesize} level {level} kind {kind}");
-                joined += 1;
-            }
-            let mut back = vec![0u8; len];
-            Blosc1::default().decode(&via, &mut back).unwrap();
-            assert!(back == input);
-        }
-        assert!(joined >= 5, "only {joined} inputs were compressed in groups");
     }
 }
