@@ -117,7 +117,80 @@ fn bench_yaml(args: &[String]) -> Result<()> {
         std::hint::black_box(e);
     }
     let ev = median(ev);
+    // libyaml-safer (a Rust port of C libyaml), events only, on the same text: what switching
+    // our scanner and parser for it would start from.
+    let mut safer = Vec::new();
+    for _ in 0..3 {
+        let t = std::time::Instant::now();
+        let mut input = &text[..];
+        let mut parser = libyaml_safer::Parser::new();
+        parser.set_input_string(&mut input);
+        let mut n = 0usize;
+        loop {
+            let e = parser.parse().map_err(|e| anyhow::anyhow!("libyaml-safer: {e}"))?;
+            n += 1;
+            if matches!(e.data, libyaml_safer::EventData::StreamEnd) {
+                break;
+            }
+        }
+        safer.push(t.elapsed().as_secs_f64());
+        std::hint::black_box(n);
+    }
+    let safer = median(safer);
+    // And writing: the same events through libyaml-safer's emitter, beside our emit.
+    let mut ours_emit = Vec::new();
+    for _ in 0..3 {
+        let t = std::time::Instant::now();
+        let out = asdf_yaml::emit(&doc, &asdf_yaml::EmitOptions::default())?;
+        ours_emit.push(t.elapsed().as_secs_f64());
+        std::hint::black_box(out);
+    }
+    let ours_emit = median(ours_emit);
+    let safer_events = || -> Result<Vec<libyaml_safer::Event>> {
+        let mut input = &text[..];
+        let mut parser = libyaml_safer::Parser::new();
+        parser.set_input_string(&mut input);
+        let mut v = Vec::new();
+        loop {
+            let e = parser.parse().map_err(|e| anyhow::anyhow!("libyaml-safer: {e}"))?;
+            let end = matches!(e.data, libyaml_safer::EventData::StreamEnd);
+            v.push(e);
+            if end {
+                return Ok(v);
+            }
+        }
+    };
+    let mut safer_emit = Vec::new();
+    for _ in 0..3 {
+        let batch = safer_events()?;
+        let t = std::time::Instant::now();
+        let mut out: Vec<u8> = Vec::with_capacity(text.len());
+        {
+            let mut emitter = libyaml_safer::Emitter::new();
+            emitter.set_output(&mut out);
+            for e in batch {
+                emitter
+                    .emit(e)
+                    .map_err(|e| anyhow::anyhow!("libyaml-safer emit: {e}"))?;
+            }
+        }
+        safer_emit.push(t.elapsed().as_secs_f64());
+        std::hint::black_box(out);
+    }
+    let safer_emit = median(safer_emit);
     println!("events only:          {:7.3} s  {:7.1} MB/s", ev, mb / ev);
+    println!(
+        "libyaml-safer events: {:7.3} s  {:7.1} MB/s  (asdf-yaml events take {:.2}x its time)",
+        safer,
+        mb / safer,
+        ev / safer
+    );
+    println!(
+        "emit: asdf-yaml {:.3} s, libyaml-safer {:.3} s (asdf-yaml takes {:.2}x its time)",
+        ours_emit,
+        safer_emit,
+        ours_emit / safer_emit
+    );
     println!("asdf-yaml parse:      {:7.3} s  {:7.1} MB/s", ours, mb / ours);
     let script = r#"
 import sys, time, yaml
