@@ -8,7 +8,6 @@
 
 use std::path::Path;
 
-use asdf_yaml::ScalarStyle;
 use asdf_yaml::events::{Event, events};
 #[path = "support/libyaml_events.rs"]
 mod libyaml_events;
