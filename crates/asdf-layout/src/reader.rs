@@ -175,6 +175,31 @@ impl Reader<File> {
 }
 
 impl<S: ReadAt> Reader<S> {
+    /// The reader of a file that has only its header: ASDF 1.0.0 of ASDF Standard `standard`,
+    /// no tree, no blocks; made in memory, nothing is read from `source` (a new file, before
+    /// it is first written).
+    pub fn empty(source: S, standard: crate::Version) -> Self {
+        Reader {
+            source,
+            file_len: 0,
+            header: FileHeader {
+                dialect: crate::Dialect::Asdf,
+                format_version: crate::Version::new(1, 0, 0),
+                standard_version: standard,
+                standard_version_declared: true,
+                comments: vec![format!("ASDF_STANDARD {standard}")],
+                content_offset: 0,
+                content: Content::Empty,
+            },
+            tree_range: None,
+            tree: None,
+            slots: Vec::new(),
+            discovery: BlockDiscovery::NoBlocks,
+            warnings: Vec::new(),
+            options: ReadOptions::default(),
+        }
+    }
+
     /// Opens `source` with default options.
     ///
     /// # Errors

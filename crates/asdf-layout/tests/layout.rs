@@ -781,3 +781,15 @@ fn pieces_join_to_the_whole_block() {
         );
     }
 }
+
+/// `Reader::empty`: a new file's reader, made without bytes.
+#[test]
+fn an_empty_reader_has_its_header_only() {
+    let r = Reader::empty(Vec::<u8>::new(), Version::new(1, 5, 0));
+    assert_eq!(r.file_header().standard_version, Version::new(1, 5, 0));
+    assert!(r.file_header().standard_version_declared);
+    assert_eq!(r.block_count(), 0);
+    assert!(r.tree_bytes().is_none());
+    assert!(r.warnings().is_empty());
+    assert!(r.block(0).is_err());
+}

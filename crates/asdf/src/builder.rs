@@ -140,11 +140,9 @@ impl AsdfFile {
         }
         let root_tag = standard_tag(standard, "core/asdf")?.ok_or(Error::UnsupportedStandard(standard))?;
         let doc = Document::new(Node::map(Vec::new()).with_tag(root_tag));
-        // The reader of an empty file of that standard: block numbering starts after its
-        // (no) blocks, and writes take the header from it.
-        let mut w = asdf_layout::Writer::new(Vec::new(), standard)?;
-        w.write_tree(&asdf_yaml::emit(&doc, &asdf_yaml::EmitOptions::default())?)?;
-        let reader = asdf_layout::Reader::open(Box::new(w.finish(false)?) as Box<dyn asdf_layout::ReadAt>)?;
+        // A file with only its header: no bytes are made or read (the first write lays out
+        // the tree and blocks).
+        let reader = asdf_layout::Reader::empty(Box::new(Vec::new()) as Box<dyn asdf_layout::ReadAt>, standard);
         let mut file = AsdfFile::unparsed(reader, standard, crate::OpenOptions::default());
         file.source_warnings.clear();
         file.tree_line = 3;
