@@ -43,6 +43,7 @@ pub mod resolve;
 pub mod sample;
 mod scanner;
 pub mod skim;
+pub mod walk;
 mod writer;
 
 pub use emit::{Edits, EmitOptions, FlowPolicy, emit, emit_edited};
@@ -53,3 +54,4 @@ pub use node::{
 };
 pub use parse::{Limits, Parsed, parse, parse_yaml};
 pub use resolve::ConstructError;
+pub use walk::{Aliases, At, Cut, Visitor, Walker};

@@ -529,35 +529,23 @@ impl Node {
         self.walk_with(&mut |p, n| if f(p, n) { Visit::Continue } else { Visit::Stop });
     }
 
-    /// As [`Node::walk`], where `f` may also skip the children of a node.
+    /// As [`Node::walk`], where `f` may also skip the children of a node. One use of
+    /// [`crate::walk::Walker`]: aliases not followed, keys visited, no depth cap.
     pub fn walk_with(&self, f: &mut dyn FnMut(&[Step], &Node) -> Visit) {
-        let mut path: Vec<Step> = Vec::new();
-        let mut stack: Vec<(&Node, usize, Option<Step>)> = vec![(self, 0, None)];
-        while let Some((n, depth, step)) = stack.pop() {
-            path.truncate(depth.saturating_sub(1));
-            if let Some(s) = step {
-                path.push(s);
+        struct Each<'f>(&'f mut dyn FnMut(&[Step], &Node) -> Visit);
+        impl<'a> crate::walk::Visitor<'a> for Each<'_> {
+            fn enter(&mut self, at: &crate::walk::At<'_, 'a>) -> Visit {
+                (self.0)(at.path(), at.node())
             }
-            match f(&path, n) {
-                Visit::Continue => {}
-                Visit::SkipChildren => continue,
-                Visit::Stop => return,
-            }
-            match &n.kind {
-                NodeKind::Mapping(m) => {
-                    for (i, (k, v)) in m.entries.iter().enumerate().rev() {
-                        stack.push((v, depth + 1, Some(Step::Entry(i))));
-                        stack.push((k, depth + 1, Some(Step::Key(i))));
-                    }
-                }
-                NodeKind::Sequence(s) => {
-                    for (i, v) in s.items.iter().enumerate().rev() {
-                        stack.push((v, depth + 1, Some(Step::Item(i))));
-                    }
-                }
-                _ => {}
+            fn cut(&mut self, at: &crate::walk::At<'_, 'a>, _: crate::walk::Cut) -> Visit {
+                // An alias node, handed over as it is.
+                (self.0)(at.path(), at.written())
             }
         }
+        crate::walk::Walker::new(crate::walk::Aliases::Never)
+            .keys(true)
+            .max_depth(usize::MAX)
+            .walk_from(self, None, &mut Each(f));
     }
 }
 
