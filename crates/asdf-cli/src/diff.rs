@@ -9,19 +9,21 @@ pub struct Difference {
 }
 
 /// Differences between `a` and `b`, skipping every pointer that starts with one of `ignore`.
+///
+/// One walk of the first tree (aliases followed within the walk's budget); the second tree is
+/// followed along it, node by node, and its keys missing from the first are listed when a
+/// mapping is left.
 pub fn diff(a: &AsdfFile, b: &AsdfFile, ignore: &[String]) -> Result<Vec<Difference>, asdf::Error> {
     let mut d = Differ {
         a,
         b,
-        doc_a: a.document()?,
         doc_b: b.document()?,
         ignore,
         out: Vec::new(),
-        stack: Vec::new(),
-        expansion: asdf::budget::Expansion::default(),
+        second: Vec::new(),
     };
-    d.walk(&d.doc_a.root, &d.doc_b.root, "");
-    if let Some(w) = d.expansion.warning() {
+    let walked = asdf::walk::Walker::default().walk(a.document()?, &mut d);
+    if let Some(w) = walked.warning() {
         crate::report::warning(&w);
     }
     Ok(d.out)
@@ -30,13 +32,19 @@ pub fn diff(a: &AsdfFile, b: &AsdfFile, ignore: &[String]) -> Result<Vec<Differe
 struct Differ<'a> {
     a: &'a AsdfFile,
     b: &'a AsdfFile,
-    doc_a: &'a asdf::Document,
     doc_b: &'a asdf::Document,
     ignore: &'a [String],
     out: Vec<Difference>,
-    /// Address pairs of the nodes being compared: an alias back to one of them is not followed.
-    stack: Vec<(usize, usize)>,
-    expansion: asdf::budget::Expansion,
+    /// For each node of the first tree entered and not yet left, its counterpart in the second
+    /// (`None` when its children are not compared).
+    second: Vec<Option<Counterpart<'a>>>,
+}
+
+/// A node of the second tree, with its mapping's keys looked up in a hash map (linear in the
+/// number of keys, not quadratic).
+struct Counterpart<'a> {
+    node: &'a Node,
+    keys: Option<std::collections::HashMap<String, &'a Node>>,
 }
 
 fn short(n: &Node) -> String {
@@ -68,7 +76,7 @@ fn same_scalar(x: &Value, y: &Value, tx: &str, ty: &str) -> bool {
     }
 }
 
-impl Differ<'_> {
+impl<'a> Differ<'a> {
     fn push(&mut self, pointer: &str, what: String) {
         self.out.push(Difference {
             pointer: pointer.to_owned(),
@@ -76,31 +84,26 @@ impl Differ<'_> {
         });
     }
 
-    fn walk(&mut self, na: &Node, nb: &Node, ptr: &str) {
-        if self.ignored(ptr) {
-            return;
+    /// The counterpart in the second tree of the node `at` of the first (unresolved).
+    fn counterpart(&self, at: &asdf::walk::At<'_, '_>) -> Option<&'a Node> {
+        let parent = match self.second.last() {
+            None => return Some(&self.doc_b.root),
+            Some(p) => p.as_ref()?,
+        };
+        match (at.step()?, &parent.node.kind) {
+            (asdf::Step::Entry(_), NodeKind::Mapping(_)) => parent.keys.as_ref()?.get(at.key()?).copied(),
+            (asdf::Step::Item(i), NodeKind::Sequence(s)) => s.items.get(i),
+            _ => None,
         }
-        let alias = matches!(na.kind, NodeKind::Alias(_)) || matches!(nb.kind, NodeKind::Alias(_));
-        if self.stack.len() >= asdf::budget::MAX_DEPTH || !self.expansion.enter(alias) {
-            return;
-        }
-        self.compare(na, nb, ptr);
-        self.expansion.leave(alias);
     }
 
-    fn compare(&mut self, na: &Node, nb: &Node, ptr: &str) {
-        let na = self.doc_a.resolve(na);
-        let nb = self.doc_b.resolve(nb);
-        let addr = (std::ptr::from_ref(na) as usize, std::ptr::from_ref(nb) as usize);
-        if self.stack.iter().any(|&(x, y)| x == addr.0 || y == addr.1) {
-            if !self.stack.contains(&addr) {
-                self.push(ptr, "an alias back to an ancestor in only one file".to_owned());
-            }
-            return;
-        }
+    /// Compares `na` (first tree) with `nb` (second, resolved): whether their children are
+    /// to be compared.
+    fn compare(&mut self, na: &Node, nb: &Node, ptr: &str) -> bool {
         if crate::info::is_ndarray(na) && crate::info::is_ndarray(nb) {
             // Compared by value: the tag's version and the storage may differ.
-            return self.arrays(ptr);
+            self.arrays(ptr);
+            return false;
         }
         if na.tag != nb.tag {
             let t = |n: &Node| {
@@ -112,48 +115,31 @@ impl Differ<'_> {
             self.push(ptr, format!("tag {} != {}", t(na), t(nb)));
             // The contents are still compared: a new tag version often holds the same data.
         }
-        self.stack.push(addr);
         match (&na.kind, &nb.kind) {
-            (NodeKind::Mapping(ma), NodeKind::Mapping(mb)) => {
-                // Keys looked up in hash maps: linear in the number of keys, not quadratic.
-                let in_b: std::collections::HashMap<String, &Node> =
-                    mb.entries.iter().map(|(k, v)| (key_text(k), v)).collect();
-                let in_a: std::collections::HashSet<String> = ma.entries.iter().map(|(k, _)| key_text(k)).collect();
-                for (k, va) in &ma.entries {
-                    let key = key_text(k);
-                    let p = format!("{ptr}/{}", asdf::escape_pointer_token(&key));
-                    match in_b.get(&key).map(|vb| ((), *vb)) {
-                        Some((_, vb)) => self.walk(va, vb, &p),
-                        None if !self.ignored(&p) => self.push(&p, "only in the first file".to_owned()),
-                        None => {}
-                    }
-                }
-                for (k, _) in &mb.entries {
-                    let key = key_text(k);
-                    let p = format!("{ptr}/{}", asdf::escape_pointer_token(&key));
-                    if !in_a.contains(&key) && !self.ignored(&p) {
-                        self.push(&p, "only in the second file".to_owned());
-                    }
-                }
-            }
+            (NodeKind::Mapping(_), NodeKind::Mapping(_)) => true,
             (NodeKind::Sequence(sa), NodeKind::Sequence(sb)) => {
                 if sa.items.len() != sb.items.len() {
                     self.push(ptr, format!("length {} != {}", sa.items.len(), sb.items.len()));
                 }
-                for (i, (va, vb)) in sa.items.iter().zip(&sb.items).enumerate() {
-                    self.walk(va, vb, &format!("{ptr}/{i}"));
-                }
+                true
             }
             (NodeKind::Scalar(sa), NodeKind::Scalar(sb)) => {
                 if !same_scalar(&sa.value, &sb.value, &sa.text, &sb.text) {
                     self.push(ptr, format!("{} != {}", short(na), short(nb)));
                 }
+                false
             }
-            _ => self.push(ptr, format!("{} != {}", short(na), short(nb))),
+            _ => {
+                self.push(ptr, format!("{} != {}", short(na), short(nb)));
+                false
+            }
         }
-        self.stack.pop();
     }
 
+    /// Whether `n` (of the second tree) is the counterpart of a node being compared.
+    fn open_in_second(&self, n: &Node) -> bool {
+        self.second.iter().flatten().any(|c| std::ptr::eq(c.node, n))
+    }
     /// Two arrays with blocks and no mask, compared element by element as they are decoded
     /// (bounded memory whatever their shapes and strides).
     fn arrays_streamed(&mut self, ptr: &str) {
@@ -253,6 +239,65 @@ impl Differ<'_> {
         if x.mask != y.mask {
             self.push(ptr, "masks differ".to_owned());
         }
+    }
+}
+
+impl<'a> asdf::walk::Visitor<'a> for Differ<'a> {
+    fn enter(&mut self, at: &asdf::walk::At<'_, 'a>) -> asdf::Visit {
+        let ptr = at.pointer();
+        let nb = if self.ignored(&ptr) { None } else { self.counterpart(at) };
+        let Some(nb) = nb else {
+            if !self.ignored(&ptr) && matches!(at.step(), Some(asdf::Step::Entry(_))) {
+                self.push(&ptr, "only in the first file".to_owned());
+            }
+            self.second.push(None);
+            return asdf::Visit::SkipChildren;
+        };
+        let nb = self.doc_b.resolve(nb);
+        if self.open_in_second(nb) {
+            self.push(&ptr, "an alias back to an ancestor in only one file".to_owned());
+            self.second.push(None);
+            return asdf::Visit::SkipChildren;
+        }
+        let deeper = self.compare(at.node(), nb, &ptr);
+        let keys = match &nb.kind {
+            NodeKind::Mapping(m) if deeper => Some(m.entries.iter().map(|(k, v)| (key_text(k), v)).collect()),
+            _ => None,
+        };
+        self.second.push(deeper.then_some(Counterpart { node: nb, keys }));
+        if deeper {
+            asdf::Visit::Continue
+        } else {
+            asdf::Visit::SkipChildren
+        }
+    }
+
+    fn leave(&mut self, at: &asdf::walk::At<'_, 'a>) {
+        let Some(Some(c)) = self.second.pop() else { return };
+        if let (NodeKind::Mapping(ma), NodeKind::Mapping(mb)) = (&at.node().kind, &c.node.kind) {
+            let in_a: std::collections::HashSet<String> = ma.entries.iter().map(|(k, _)| key_text(k)).collect();
+            let ptr = at.pointer();
+            for (k, _) in &mb.entries {
+                let key = key_text(k);
+                let p = format!("{ptr}/{}", asdf::escape_pointer_token(&key));
+                if !in_a.contains(&key) && !self.ignored(&p) {
+                    self.push(&p, "only in the second file".to_owned());
+                }
+            }
+        }
+    }
+
+    fn cut(&mut self, at: &asdf::walk::At<'_, 'a>, why: asdf::walk::Cut) -> asdf::Visit {
+        if why == asdf::walk::Cut::Cycle {
+            let ptr = at.pointer();
+            let back_in_second = self
+                .counterpart(at)
+                .is_some_and(|nb| self.open_in_second(self.doc_b.resolve(nb)));
+            if !back_in_second && !self.ignored(&ptr) {
+                self.push(&ptr, "an alias back to an ancestor in only one file".to_owned());
+            }
+        }
+        asdf::Visit::Continue
     }
 }
 

@@ -69,58 +69,55 @@ pub fn is_ndarray(n: &Node) -> bool {
     n.tag.as_deref().is_some_and(asdf::is_ndarray_tag)
 }
 
-struct Printer<'a> {
-    doc: &'a asdf::Document,
+/// The tree printer: one line per node, aliases followed once (a second alias to a node is a
+/// line saying so: an alias bomb costs a line per alias, not per expansion).
+struct Printer<'d> {
+    doc: &'d asdf::Document,
+    /// The lines kept (the first `max_rows`, all when it is 0), and how many there were.
     lines: Vec<String>,
+    total: usize,
+    max_rows: usize,
     show_values: bool,
-    /// Addresses of the nodes being printed (an alias back to one of them is not followed).
-    stack: Vec<usize>,
-    /// Nodes that aliases led to and were printed once: a second alias to one is a reference.
-    shown: std::collections::HashSet<usize>,
+    /// The prefix of the children of each node entered and not yet left.
+    prefixes: Vec<String>,
 }
 
 impl Printer<'_> {
-    fn node(&mut self, label: &str, n: &Node, prefix: &str, last: bool, root: bool) {
-        let alias = match &n.kind {
-            NodeKind::Alias(a) => Some(a.anchor.to_string()),
-            _ => None,
+    fn push(&mut self, line: String) {
+        self.total += 1;
+        if self.max_rows == 0 || self.lines.len() < self.max_rows {
+            self.lines.push(line);
+        }
+    }
+
+    /// The start of the line of the node `at`: the prefix, the branch and the label.
+    fn head(&self, at: &asdf::walk::At<'_, '_>) -> String {
+        let prefix = self.prefixes.last().map_or("", String::as_str);
+        if at.depth() == 0 {
+            return "root".to_owned();
+        }
+        let branch = if at.is_last() { "└─" } else { "├─" };
+        let label = match at.step() {
+            Some(asdf::Step::Item(i)) => format!("[{i}]"),
+            _ => at.label(),
         };
-        let n = self.doc.resolve(n);
-        let branch = if root {
-            ""
-        } else if last {
-            "└─"
-        } else {
-            "├─"
+        format!("{prefix}{branch}{label}")
+    }
+}
+
+impl<'a> asdf::walk::Visitor<'a> for Printer<'_> {
+    fn enter(&mut self, at: &asdf::walk::At<'_, 'a>) -> asdf::Visit {
+        let n = at.node();
+        let mut line = format!("{} ({})", self.head(at), type_name(n));
+        let child_prefix = match (at.depth(), self.prefixes.last()) {
+            (0, _) | (_, None) => String::new(),
+            (_, Some(p)) => format!("{p}{}", if at.is_last() { "  " } else { "│ " }),
         };
-        let addr = std::ptr::from_ref(n) as usize;
-        if self.stack.contains(&addr) {
-            let anchor = alias.unwrap_or_default();
-            self.lines.push(format!(
-                "{prefix}{branch}{label} (alias *{anchor}, back to an ancestor)"
-            ));
-            return;
-        }
-        if let Some(anchor) = &alias
-            && !self.shown.insert(addr)
-        {
-            // Printed once already: an alias bomb costs a line per alias, not per expansion.
-            self.lines
-                .push(format!("{prefix}{branch}{label} (alias *{anchor}, shown above)"));
-            return;
-        }
-        if self.stack.len() >= asdf::budget::MAX_DEPTH {
-            self.lines.push(format!(
-                "{prefix}{branch}{label} (… nested deeper than {} levels, not shown)",
-                asdf::budget::MAX_DEPTH
-            ));
-            return;
-        }
-        let mut line = format!("{prefix}{branch}{label} ({})", type_name(n));
+        self.prefixes.push(child_prefix);
         if is_ndarray(n) {
             if let Ok(a) = asdf::NdArray::from_node(n, self.doc) {
-                let shape = match (&a.shape, &a.data) {
-                    (Some(s), _) => format!(
+                let shape = match &a.shape {
+                    Some(s) => format!(
                         "[{}]",
                         s.iter()
                             .map(|d| match d {
@@ -130,7 +127,7 @@ impl Printer<'_> {
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
-                    (None, _) => "inline".to_owned(),
+                    None => "inline".to_owned(),
                 };
                 let dt = a
                     .datatype
@@ -138,8 +135,8 @@ impl Printer<'_> {
                     .map_or_else(|| "inferred".to_owned(), ToString::to_string);
                 let _ = write!(line, ": shape={shape}, datatype={dt}");
             }
-            self.lines.push(line);
-            return;
+            self.push(line);
+            return asdf::Visit::SkipChildren;
         }
         // Typed values of the standard's tags read as what they are.
         if n.tag
@@ -155,30 +152,26 @@ impl Printer<'_> {
             let v: String = s.text.replace('\n', "\\n").chars().take(60).collect();
             let _ = write!(line, ": {v}");
         }
-        self.lines.push(line);
-        let child_prefix = if root {
-            String::new()
-        } else {
-            format!("{prefix}{}", if last { "  " } else { "│ " })
-        };
-        self.stack.push(addr);
-        match &n.kind {
-            NodeKind::Mapping(m) => {
-                let k = m.entries.len();
-                for (i, (key, v)) in m.entries.iter().enumerate() {
-                    let label = key.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
-                    self.node(&label, v, &child_prefix, i + 1 == k, false);
-                }
-            }
-            NodeKind::Sequence(s) => {
-                let k = s.items.len();
-                for (i, v) in s.items.iter().enumerate() {
-                    self.node(&format!("[{i}]"), v, &child_prefix, i + 1 == k, false);
-                }
-            }
-            _ => {}
-        }
-        self.stack.pop();
+        self.push(line);
+        asdf::Visit::Continue
+    }
+
+    fn leave(&mut self, _: &asdf::walk::At<'_, 'a>) {
+        self.prefixes.pop();
+    }
+
+    fn cut(&mut self, at: &asdf::walk::At<'_, 'a>, why: asdf::walk::Cut) -> asdf::Visit {
+        let head = self.head(at);
+        let anchor = at.alias().map(|a| a.to_string()).unwrap_or_default();
+        self.push(match why {
+            asdf::walk::Cut::Cycle => format!("{head} (alias *{anchor}, back to an ancestor)"),
+            asdf::walk::Cut::Depth => format!(
+                "{head} (… nested deeper than {} levels, not shown)",
+                asdf::walk::MAX_DEPTH
+            ),
+            _ => format!("{head} (alias *{anchor}, shown above)"),
+        });
+        asdf::Visit::Continue
     }
 }
 
@@ -213,29 +206,29 @@ fn info(
             );
         }
     }
+    let doc = file.document()?;
     let mut p = Printer {
-        doc: file.document()?,
+        doc,
         lines: Vec::new(),
+        total: 0,
+        max_rows,
         show_values,
-        stack: Vec::new(),
-        shown: std::collections::HashSet::new(),
+        prefixes: Vec::new(),
     };
-    p.node("root", &p.doc.root, "", true, true);
-    let total = p.lines.len();
-    for (i, l) in p.lines.iter().enumerate() {
-        if max_rows != 0 && i >= max_rows {
-            println!(
-                "Some nodes not shown ({} more lines; use --max-rows 0).",
-                total - max_rows
-            );
-            break;
-        }
+    asdf::walk::Walker::new(asdf::walk::Aliases::Once).walk(doc, &mut p);
+    for l in &p.lines {
         let shown: String = if max_cols != 0 && l.chars().count() > max_cols {
             l.chars().take(max_cols.saturating_sub(1)).chain(['…']).collect()
         } else {
             l.clone()
         };
         println!("{shown}");
+    }
+    if p.total > p.lines.len() {
+        println!(
+            "Some nodes not shown ({} more lines; use --max-rows 0).",
+            p.total - p.lines.len()
+        );
     }
     if show_blocks {
         let r = file.source().layout();

@@ -24,29 +24,16 @@ pub struct Hit {
 /// Hands each hit to `on_hit` as it is found (nothing is collected); returns how many, and a
 /// warning when aliases were too many to follow all.
 pub fn search(file: &AsdfFile, q: &Query, on_hit: &mut dyn FnMut(&Hit)) -> Result<(u64, Option<String>), asdf::Error> {
-    let mut hits = Hits { on_hit, count: 0 };
-    let mut w = Walk {
-        doc: file.document()?,
-        q,
-        stack: Vec::new(),
-        expansion: asdf::budget::Expansion::default(),
-    };
-    w.walk(&w.doc.root, "", "", &mut hits);
-    Ok((hits.count, w.expansion.warning()))
+    let mut w = Walk { q, on_hit, count: 0 };
+    let walked = asdf::walk::Walker::default().walk(file.document()?, &mut w);
+    Ok((w.count, walked.warning()))
 }
 
-/// Where hits go.
-struct Hits<'a> {
+/// The search's visitor: hits go to `on_hit` as they are found.
+struct Walk<'a> {
+    q: &'a Query,
     on_hit: &'a mut dyn FnMut(&Hit),
     count: u64,
-}
-
-struct Walk<'a> {
-    doc: &'a asdf::Document,
-    q: &'a Query,
-    /// The addresses of the ancestors: an alias back to one of them is not followed.
-    stack: Vec<usize>,
-    expansion: asdf::budget::Expansion,
 }
 
 fn type_names(n: &Node) -> Vec<String> {
@@ -93,52 +80,29 @@ fn value_matches(n: &Node, want: &str) -> bool {
     }
 }
 
-impl Walk<'_> {
-    fn walk(&mut self, n: &Node, key: &str, ptr: &str, hits: &mut Hits<'_>) {
-        let alias = matches!(n.kind, NodeKind::Alias(_));
-        let n = self.doc.resolve(n);
-        let addr = std::ptr::from_ref(n) as usize;
-        if self.stack.contains(&addr) || self.stack.len() >= asdf::budget::MAX_DEPTH || !self.expansion.enter(alias) {
-            return;
-        }
-        self.visit(n, key, ptr, hits, addr);
-        self.expansion.leave(alias);
-    }
-
-    fn visit(&mut self, n: &Node, key: &str, ptr: &str, hits: &mut Hits<'_>, addr: usize) {
+impl<'a> asdf::walk::Visitor<'a> for Walk<'_> {
+    fn enter(&mut self, at: &asdf::walk::At<'_, 'a>) -> asdf::Visit {
         let q = self.q;
-        let types = type_names(n);
-        let ok = q.key.as_ref().is_none_or(|r| !ptr.is_empty() && r.is_match(key))
-            && q.type_.as_ref().is_none_or(|r| types.iter().any(|t| r.is_match(t)))
+        let n = at.node();
+        let ok = q.key.as_ref().is_none_or(|r| at.depth() > 0 && r.is_match(&at.label()))
+            && q.type_
+                .as_ref()
+                .is_none_or(|r| type_names(n).iter().any(|t| r.is_match(t)))
             && q.value.as_deref().is_none_or(|v| value_matches(n, v));
         if ok {
-            (hits.on_hit)(&Hit {
-                pointer: if ptr.is_empty() { "/".to_owned() } else { ptr.to_owned() },
+            let ptr = at.pointer();
+            (self.on_hit)(&Hit {
+                pointer: if ptr.is_empty() { "/".to_owned() } else { ptr },
                 type_: crate::info::type_name(n),
                 value: n.as_scalar().map(|s| s.text.chars().take(60).collect()),
             });
-            hits.count += 1;
+            self.count += 1;
         }
         if crate::info::is_ndarray(n) {
-            return;
+            asdf::Visit::SkipChildren
+        } else {
+            asdf::Visit::Continue
         }
-        self.stack.push(addr);
-        match &n.kind {
-            NodeKind::Mapping(m) => {
-                for (k, v) in &m.entries {
-                    let k = k.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
-                    let p = format!("{ptr}/{}", asdf::escape_pointer_token(&k));
-                    self.walk(v, &k, &p, hits);
-                }
-            }
-            NodeKind::Sequence(s) => {
-                for (i, v) in s.items.iter().enumerate() {
-                    self.walk(v, &i.to_string(), &format!("{ptr}/{i}"), hits);
-                }
-            }
-            _ => {}
-        }
-        self.stack.pop();
     }
 }
 

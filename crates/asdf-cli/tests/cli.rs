@@ -437,6 +437,57 @@ fn recursive_aliases_do_not_loop() {
     assert_eq!(v["b"]["k"]["$alias"], "y");
 }
 
+/// `diff` follows the second tree along the walk of the first: keys only in either file,
+/// lengths, kinds and tags that differ, an alias cycle in one file only, and `--ignore`.
+#[test]
+fn diff_of_structures() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-diff-structures");
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, tree: &str| {
+        let p = dir.join(name);
+        std::fs::write(
+            &p,
+            format!("#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n{tree}...\n"),
+        )
+        .unwrap();
+        p.display().to_string()
+    };
+    let a = write(
+        "a.asdf",
+        "same: {x: 1, y: [1, 2]}\nfirst_only: 1\nlonger: [1, 2, 3]\nkind: {k: 1}\nloop: &l {next: *l}\nskip: {p: 1}\n",
+    );
+    let b = write(
+        "b.asdf",
+        "same: {x: 1.0, y: [1, 2]}\nsecond_only: 2\nlonger: [1, 2]\nkind: [1]\nloop: {next: {next: 1}}\nskip: {p: 2}\n",
+    );
+    let (code, text) = run(&["diff", &a, &b, "-i", "/skip"]);
+    assert_eq!(code, 1, "{text}");
+    let want = [
+        "/first_only: only in the first file",
+        "/longer: length 3 != 2",
+        "/kind: mapping of 1 != sequence of 1",
+        "/loop/next: an alias back to an ancestor in only one file",
+        "/second_only: only in the second file",
+        "5 difference(s)",
+    ];
+    assert_eq!(text.lines().collect::<Vec<_>>(), want, "{text}");
+    // The other way round: the cycle is met in the second tree.
+    let (code, text) = run(&["diff", "-m", &b, &a]);
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(
+        text.lines().collect::<Vec<_>>(),
+        [
+            "/second_only",
+            "/longer",
+            "/kind",
+            "/loop/next",
+            "/skip/p",
+            "/first_only"
+        ],
+        "{text}"
+    );
+}
+
 /// `edit` with scripted editors: a good edit is written (arrays intact), a YAML error, a schema
 /// violation or a failing editor leave the file byte for byte as it was.
 #[test]

@@ -903,56 +903,30 @@ impl AsdfSchemas {
         // Made on first use (tags come from the file: randomly keyed sets).
         let mut unknown: Option<HashSet<String>> = None;
         let mut seen: Option<HashSet<(String, String, String)>> = None;
-        // Aliases are not followed (their targets are validated where they are). Pointers are
-        // built only for tagged nodes, from a table of (parent, step) entries.
-        enum Step<'a> {
-            Root,
-            Item(usize),
-            Key(&'a str),
+        // Aliases are not followed (their targets are validated where they are); pointers
+        // are built only for tagged nodes. The tagged nodes are collected first (document
+        // order), then resolved and validated.
+        struct Tagged<'a>(Vec<(&'a Node, String)>);
+        impl<'a> asdf_yaml::Visitor<'a> for Tagged<'a> {
+            fn enter(&mut self, at: &asdf_yaml::At<'_, 'a>) -> asdf_yaml::Visit {
+                let n = at.node();
+                if n.tag.is_some() {
+                    self.0.push((n, at.pointer()));
+                }
+                asdf_yaml::Visit::Continue
+            }
         }
-        let mut steps: Vec<(usize, Step<'_>)> = vec![(0, Step::Root)];
-        let pointer = |steps: &[(usize, Step<'_>)], mut i: usize| {
-            let mut parts = Vec::new();
-            while i != 0 {
-                let (parent, step) = &steps[i];
-                parts.push(match step {
-                    Step::Item(n) => n.to_string(),
-                    Step::Key(k) => asdf_yaml::pointer::escape(k),
-                    Step::Root => String::new(),
-                });
-                i = *parent;
-            }
-            parts.iter().rev().fold(String::new(), |mut s, p| {
-                s.push('/');
-                s.push_str(p);
-                s
-            })
-        };
-        let mut stack: Vec<(&Node, usize)> = vec![(&doc.root, 0)];
-        while let Some((node, at)) = stack.pop() {
-            match &node.kind {
-                NodeKind::Sequence(s) => {
-                    for (i, it) in s.items.iter().enumerate().rev().filter(|(_, n)| worth_a_visit(n)) {
-                        steps.push((at, Step::Item(i)));
-                        stack.push((it, steps.len() - 1));
-                    }
-                }
-                NodeKind::Mapping(m) => {
-                    for (k, v) in m.entries.iter().rev().filter(|(_, n)| worth_a_visit(n)) {
-                        let key = k.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
-                        steps.push((at, Step::Key(key)));
-                        stack.push((v, steps.len() - 1));
-                    }
-                }
-                _ => {}
-            }
+        let mut tagged = Tagged(Vec::new());
+        asdf_yaml::Walker::new(asdf_yaml::Aliases::Never)
+            .max_depth(usize::MAX)
+            .walk(doc, &mut tagged);
+        for (node, ptr) in tagged.0 {
             let Some(tag) = node.tag.as_deref() else {
                 continue;
             };
             if tag == "!" || tag.starts_with(asdf_yaml::node::tags::YAML) {
                 continue;
             }
-            let ptr = pointer(&steps, at);
             let schema = match self.resolve_tag(tag) {
                 TagResolution::Known(s) | TagResolution::NewerPatch { schema: s } => s,
                 TagResolution::NewerMinor { schema, known } => {
@@ -1008,11 +982,6 @@ impl AsdfSchemas {
         }
         report
     }
-}
-
-/// Untagged scalars and aliases hold no tagged node: the walk skips them.
-fn worth_a_visit(n: &Node) -> bool {
-    n.tag.is_some() || matches!(n.kind, NodeKind::Sequence(_) | NodeKind::Mapping(_))
 }
 
 /// The build script's compiled table of the embedded schemas.

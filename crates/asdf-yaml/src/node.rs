@@ -521,32 +521,6 @@ impl Node {
         aliases.retain(|a| !inside.contains(&anchor_key(a)));
         aliases
     }
-
-    /// Visits this node and every node below it in document order (a mapping's keys before
-    /// their values), with its path from here, without following aliases; `f` returns whether
-    /// to go on (`false` stops the walk). Iterative: any depth is fine.
-    pub fn walk(&self, f: &mut dyn FnMut(&[Step], &Node) -> bool) {
-        self.walk_with(&mut |p, n| if f(p, n) { Visit::Continue } else { Visit::Stop });
-    }
-
-    /// As [`Node::walk`], where `f` may also skip the children of a node. One use of
-    /// [`crate::walk::Walker`]: aliases not followed, keys visited, no depth cap.
-    pub fn walk_with(&self, f: &mut dyn FnMut(&[Step], &Node) -> Visit) {
-        struct Each<'f>(&'f mut dyn FnMut(&[Step], &Node) -> Visit);
-        impl<'a> crate::walk::Visitor<'a> for Each<'_> {
-            fn enter(&mut self, at: &crate::walk::At<'_, 'a>) -> Visit {
-                (self.0)(at.path(), at.node())
-            }
-            fn cut(&mut self, at: &crate::walk::At<'_, 'a>, _: crate::walk::Cut) -> Visit {
-                // An alias node, handed over as it is.
-                (self.0)(at.path(), at.written())
-            }
-        }
-        crate::walk::Walker::new(crate::walk::Aliases::Never)
-            .keys(true)
-            .max_depth(usize::MAX)
-            .walk_from(self, None, &mut Each(f));
-    }
 }
 
 impl Mapping {

@@ -468,6 +468,35 @@ fn child(node: &Node, slot: usize, keys: bool) -> Option<(Step, &Node, Option<&N
     }
 }
 
+/// The walks of a bare node, with its paths.
+impl Node {
+    /// Visits this node and every node below it in document order (a mapping's keys before
+    /// their values), with its path from here, without following aliases; `f` returns whether
+    /// to go on (`false` stops the walk). Iterative: any depth is fine.
+    pub fn walk(&self, f: &mut dyn FnMut(&[Step], &Node) -> bool) {
+        self.walk_with(&mut |p, n| if f(p, n) { Visit::Continue } else { Visit::Stop });
+    }
+
+    /// As [`Node::walk`], where `f` may also skip the children of a node. One use of
+    /// [`Walker`]: aliases not followed, keys visited, no depth cap.
+    pub fn walk_with(&self, f: &mut dyn FnMut(&[Step], &Node) -> Visit) {
+        struct Each<'f>(&'f mut dyn FnMut(&[Step], &Node) -> Visit);
+        impl<'a> Visitor<'a> for Each<'_> {
+            fn enter(&mut self, at: &At<'_, 'a>) -> Visit {
+                (self.0)(at.path(), at.node())
+            }
+            fn cut(&mut self, at: &At<'_, 'a>, _: Cut) -> Visit {
+                // An alias node, handed over as it is.
+                (self.0)(at.path(), at.written())
+            }
+        }
+        Walker::new(Aliases::Never)
+            .keys(true)
+            .max_depth(usize::MAX)
+            .walk_from(self, None, &mut Each(f));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -407,19 +407,22 @@ pub(crate) fn absolute_index(source: i64, total: usize) -> Option<usize> {
 /// Rewrites every negative ndarray `source` under `node` as the block number it stands for
 /// in a file of `blocks` blocks.
 pub(crate) fn absolute_sources(node: &mut Node, blocks: i64) {
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
+    // Found by the one walk (aliases not followed: an anchored ndarray is rewritten once),
+    // then rewritten in place.
+    let mut negative = Vec::new();
+    node.walk(&mut |path, n| {
         if n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag)
-            && let Some(s) = n.get_mut("source")
+            && n.get("source").and_then(Node::as_i64).is_some_and(|i| i < 0)
+        {
+            negative.push(path.to_vec());
+        }
+        true
+    });
+    for path in negative {
+        if let Some(s) = node.at_path_mut(&path).and_then(|n| n.get_mut("source"))
             && let Some(i) = s.as_i64()
-            && i < 0
         {
             *s = Node::int(blocks + i);
-        }
-        match &mut n.kind {
-            asdf_yaml::NodeKind::Mapping(m) => stack.extend(m.entries.iter_mut().map(|(_, v)| v)),
-            asdf_yaml::NodeKind::Sequence(s) => stack.extend(s.items.iter_mut()),
-            _ => {}
         }
     }
 }

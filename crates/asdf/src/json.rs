@@ -16,7 +16,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{AsdfFile, Element, Node, NodeKind, Value};
+use crate::{AsdfFile, Element, Node, NodeKind, Value, Visit};
 
 /// Writes the tree of `file` as pretty JSON to `sink` as it goes (arrays element by element:
 /// memory stays bounded by the largest block, whatever the array's shape or strides), and
@@ -28,36 +28,53 @@ pub fn to_json(file: &AsdfFile, sink: &mut dyn std::io::Write) -> std::io::Resul
     let doc = file.document().map_err(std::io::Error::other)?;
     let mut j = Json {
         file,
-        doc,
         out: String::new(),
         sink,
         failed: None,
-        stack: Vec::new(),
+        open: Vec::new(),
         warnings: Vec::new(),
-        expansion: crate::budget::Expansion::default(),
     };
-    j.node(&doc.root, "", 0);
+    let walked = asdf_yaml::Walker::default().walk(doc, &mut j);
     j.out.push('\n');
     j.flush(0);
     if let Some(e) = j.failed {
         return Err(e);
     }
-    j.warnings.extend(j.expansion.warning());
+    j.warnings.extend(walked.warning());
     Ok(j.warnings)
 }
 
 struct Json<'a> {
     file: &'a AsdfFile,
-    doc: &'a crate::Document,
     /// Text not yet handed to `sink`.
     out: String,
     sink: &'a mut dyn std::io::Write,
     /// The first error of `sink` (nothing more is written after it).
     failed: Option<std::io::Error>,
-    /// Addresses of the collections being written (to catch cycles through aliases).
-    stack: Vec<usize>,
+    /// What each node entered and not yet left opened (its children's indent and how it closes).
+    open: Vec<Open>,
     warnings: Vec<String>,
-    expansion: crate::budget::Expansion,
+}
+
+/// What a node being written opened.
+enum Open {
+    /// Nothing (a scalar, an array written whole).
+    Nothing,
+    /// A JSON object: whether no key was written yet, and the node's indent.
+    Object { first: bool, indent: usize },
+    /// A JSON array, wrapped in `{"$tag", "$value"}` when `tagged`.
+    Array { tagged: bool, indent: usize, empty: bool },
+}
+
+impl Open {
+    /// The indent of the children.
+    fn child_indent(&self) -> usize {
+        match self {
+            Open::Nothing => 0,
+            Open::Object { indent, .. } => indent + 1,
+            Open::Array { tagged, indent, .. } => indent + 1 + usize::from(*tagged),
+        }
+    }
 }
 
 impl Json<'_> {
@@ -112,56 +129,66 @@ fn pad(out: &mut String, indent: usize) {
 }
 
 impl Json<'_> {
-    fn node(&mut self, n: &Node, ptr: &str, indent: usize) {
-        let anchor = match &n.kind {
-            NodeKind::Alias(a) => Some(a.anchor.to_string()),
-            _ => None,
+    /// Writes what comes before a node: the comma, the new line and the key in its parent.
+    /// Returns the node's indent.
+    fn before(&mut self, at: &asdf_yaml::At<'_, '_>) -> usize {
+        let Some(parent) = self.open.last_mut() else {
+            return 0;
         };
-        let n = self.doc.resolve(n);
-        let addr = std::ptr::from_ref(n) as usize;
-        if self.stack.contains(&addr) || !self.expansion.enter(anchor.is_some()) {
-            let _ = write!(self.out, "{{\"$alias\": ");
-            string(&mut self.out, anchor.as_deref().unwrap_or_default());
-            self.out.push('}');
-            return;
+        let indent = parent.child_indent();
+        match parent {
+            Open::Object { first, .. } => {
+                if !*first {
+                    self.out.push(',');
+                }
+                *first = false;
+                pad(&mut self.out, indent);
+                string(&mut self.out, at.key().unwrap_or_default());
+                self.out.push_str(": ");
+            }
+            Open::Array { empty, .. } => {
+                if !*empty {
+                    self.out.push(',');
+                }
+                *empty = false;
+                pad(&mut self.out, indent);
+            }
+            Open::Nothing => {}
         }
-        if self.stack.len() >= crate::budget::MAX_DEPTH {
-            let _ = write!(
-                self.out,
-                "{{\"$error\": \"nested deeper than {} levels\"}}",
-                crate::budget::MAX_DEPTH
-            );
-            self.expansion.leave(anchor.is_some());
-            return;
-        }
-        self.value(n, ptr, indent);
-        self.expansion.leave(anchor.is_some());
+        indent
     }
+}
 
-    fn value(&mut self, n: &Node, ptr: &str, indent: usize) {
-        let addr = std::ptr::from_ref(n) as usize;
+impl<'a> asdf_yaml::Visitor<'a> for Json<'_> {
+    fn enter(&mut self, at: &asdf_yaml::At<'_, 'a>) -> Visit {
+        self.flush(1 << 20);
+        let indent = self.before(at);
+        let n = at.node();
         let mut error = None;
         if n.tag.as_deref().is_some_and(crate::is_ndarray_tag) {
+            let ptr = at.pointer();
             let streamed = n.get("source").is_some() && n.get("mask").is_none();
             let r = if streamed {
-                self.streamed_array(n, ptr, indent)
+                self.streamed_array(n, &ptr, indent)
             } else {
                 self.file
-                    .array(ptr)
+                    .array(&ptr)
                     .and_then(|a| a.values())
                     .map(|a| self.array(n, &a, indent))
             };
             match r {
-                Ok(()) => return,
+                Ok(()) => {
+                    self.open.push(Open::Nothing);
+                    return Visit::SkipChildren;
+                }
                 Err(e) => {
                     self.warnings.push(format!("{ptr}: {e} (written as its tree)"));
                     error = Some(e.to_string());
                 }
             }
         }
-        self.stack.push(addr);
-        match &n.kind {
-            NodeKind::Mapping(m) => {
+        let open = match &n.kind {
+            NodeKind::Mapping(_) => {
                 self.out.push('{');
                 let mut first = true;
                 if let Some(t) = &n.tag {
@@ -176,39 +203,16 @@ impl Json<'_> {
                     self.out.push_str("\"$error\": ");
                     string(&mut self.out, e);
                 }
-                for (k, v) in &m.entries {
-                    if !first {
-                        self.out.push(',');
-                    }
-                    first = false;
-                    pad(&mut self.out, indent + 1);
-                    let key = self.doc.resolve(k).as_scalar().map(|s| s.text.to_string());
-                    let key = key.unwrap_or_default();
-                    string(&mut self.out, &key);
-                    self.out.push_str(": ");
-                    self.node(v, &format!("{ptr}/{}", crate::escape_pointer_token(&key)), indent + 1);
-                }
-                if !first {
-                    pad(&mut self.out, indent);
-                }
-                self.out.push('}');
+                Open::Object { first, indent }
             }
-            NodeKind::Sequence(s) => {
-                let inner = if n.tag.is_some() { indent + 1 } else { indent };
+            NodeKind::Sequence(_) => {
                 self.open_tagged(n, indent);
                 self.out.push('[');
-                for (i, v) in s.items.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(',');
-                    }
-                    pad(&mut self.out, inner + 1);
-                    self.node(v, &format!("{ptr}/{i}"), inner + 1);
+                Open::Array {
+                    tagged: n.tag.is_some(),
+                    indent,
+                    empty: true,
                 }
-                if !s.items.is_empty() {
-                    pad(&mut self.out, inner);
-                }
-                self.out.push(']');
-                self.close_tagged(n, indent);
             }
             NodeKind::Scalar(s) => {
                 self.open_tagged(n, indent);
@@ -229,17 +233,61 @@ impl Json<'_> {
                     }
                 }
                 self.close_tagged(n, indent);
+                Open::Nothing
             }
             NodeKind::Alias(a) => {
-                // An alias that does not resolve (the parser refuses these; kept for safety).
+                // Not reached: the walk resolves aliases or cuts them.
                 self.out.push_str("{\"$alias\": ");
                 string(&mut self.out, &a.anchor);
                 self.out.push('}');
+                Open::Nothing
             }
+        };
+        self.open.push(open);
+        if self.failed.is_some() {
+            Visit::Stop
+        } else {
+            Visit::Continue
         }
-        self.stack.pop();
     }
 
+    fn leave(&mut self, at: &asdf_yaml::At<'_, 'a>) {
+        match self.open.pop() {
+            Some(Open::Object { first, indent }) => {
+                if !first {
+                    pad(&mut self.out, indent);
+                }
+                self.out.push('}');
+            }
+            Some(Open::Array { tagged, indent, empty }) => {
+                if !empty {
+                    pad(&mut self.out, indent + usize::from(tagged));
+                }
+                self.out.push(']');
+                self.close_tagged(at.node(), indent);
+            }
+            Some(Open::Nothing) | None => {}
+        }
+    }
+
+    fn cut(&mut self, at: &asdf_yaml::At<'_, 'a>, why: asdf_yaml::Cut) -> Visit {
+        self.before(at);
+        if why == asdf_yaml::Cut::Depth {
+            let _ = write!(
+                self.out,
+                "{{\"$error\": \"nested deeper than {} levels\"}}",
+                asdf_yaml::walk::MAX_DEPTH
+            );
+        } else {
+            self.out.push_str("{\"$alias\": ");
+            string(&mut self.out, at.alias().map(|a| &**a).unwrap_or_default());
+            self.out.push('}');
+        }
+        Visit::Continue
+    }
+}
+
+impl Json<'_> {
     fn open_tagged(&mut self, n: &Node, indent: usize) {
         if let Some(t) = &n.tag {
             self.out.push('{');

@@ -39,7 +39,7 @@ pub use asdf_schema::{AsdfSchemas, Manifest, Report, TagDef, TagWarning, Violati
 pub use asdf_yaml::Limits as YamlLimits;
 #[doc(inline)]
 pub use asdf_yaml::pointer::escape as escape_pointer_token;
-pub use asdf_yaml::{Alias, Anchor, Document, Node, NodeKind, Span, Step, Value};
+pub use asdf_yaml::{Alias, Anchor, Document, Node, NodeKind, Span, Step, Value, Visit, walk};
 /// Re-exported for the `Pod` bounds of zero-copy reads.
 pub use bytemuck;
 /// Re-exported for [`Array::to_ndarray`] (feature `ndarray`).
@@ -54,7 +54,6 @@ pub use {
 mod array;
 mod atomic;
 mod blocks;
-pub mod budget;
 mod builder;
 mod draft_write;
 mod edit;

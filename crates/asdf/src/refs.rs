@@ -59,37 +59,26 @@ impl AsdfFile {
     /// [`Error::Reference`] for a missing file, a bad fragment, or a file the policy does not
     /// allow.
     pub fn resolve_references(&mut self) -> Result<usize, Error> {
-        use asdf_yaml::Step;
-        // (path, pointer text, reference)
-        let mut refs: Vec<(Vec<Step>, String, String)> = Vec::new();
-        let mut stack: Vec<(&Node, Vec<Step>, String)> = vec![(&self.doc()?.root, Vec::new(), String::new())];
-        while let Some((n, path, ptr)) = stack.pop() {
-            match &n.kind {
-                NodeKind::Mapping(m) => {
-                    if m.entries.len() == 1
-                        && m.entries[0].0.as_str() == Some("$ref")
-                        && let Some(r) = m.entries[0].1.as_str()
-                    {
-                        refs.push((path, ptr, r.to_owned()));
-                        continue;
-                    }
-                    for (i, (k, v)) in m.entries.iter().enumerate() {
-                        let mut p = path.clone();
-                        p.push(Step::Entry(i));
-                        let key = k.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
-                        stack.push((v, p, format!("{ptr}/{}", asdf_yaml::pointer::escape(key))));
-                    }
+        // (path, pointer text, reference), found by the one walk (aliases not followed).
+        struct Refs(Vec<(Vec<asdf_yaml::Step>, String, String)>);
+        impl<'a> asdf_yaml::Visitor<'a> for Refs {
+            fn enter(&mut self, at: &asdf_yaml::At<'_, 'a>) -> asdf_yaml::Visit {
+                if let NodeKind::Mapping(m) = &at.node().kind
+                    && m.entries.len() == 1
+                    && m.entries[0].0.as_str() == Some("$ref")
+                    && let Some(r) = m.entries[0].1.as_str()
+                {
+                    self.0.push((at.path().to_vec(), at.pointer(), r.to_owned()));
+                    return asdf_yaml::Visit::SkipChildren;
                 }
-                NodeKind::Sequence(s) => {
-                    for (i, v) in s.items.iter().enumerate() {
-                        let mut p = path.clone();
-                        p.push(Step::Item(i));
-                        stack.push((v, p, format!("{ptr}/{i}")));
-                    }
-                }
-                _ => {}
+                asdf_yaml::Visit::Continue
             }
         }
+        let mut found = Refs(Vec::new());
+        asdf_yaml::Walker::new(asdf_yaml::Aliases::Never)
+            .max_depth(usize::MAX)
+            .walk(self.doc()?, &mut found);
+        let refs = found.0;
         let count = refs.len();
         let normalize = |frag: &str| {
             if frag.is_empty() || frag.starts_with('/') {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use asdf_fits::Hdu;
 use asdf_layout::{ReadAt, Reader};
 
-use asdf_yaml::{Node, NodeKind};
+use asdf_yaml::Node;
 
 use crate::blocks::Block;
 use crate::error::Error;
@@ -103,25 +103,15 @@ impl<'f> Source<'f> {
     pub fn input_files(&self) -> Vec<PathBuf> {
         let mut out: Vec<PathBuf> = self.file.path.iter().cloned().collect();
         let Ok(doc) = self.file.doc() else { return out };
-        let mut stack = vec![&doc.root];
-        let mut seen = 0usize;
-        while let Some(n) = stack.pop() {
-            seen += 1;
-            if seen > 10_000_000 {
-                break;
-            }
+        doc.root.walk(&mut |_, n| {
             if let Some(src) = n.get("source").and_then(Node::as_str)
                 && let Ok(Some(p)) = self.file.referenced_path(src)
                 && p.exists()
             {
                 out.push(p);
             }
-            match &n.kind {
-                NodeKind::Mapping(m) => stack.extend(m.entries.iter().map(|(_, v)| v)),
-                NodeKind::Sequence(s) => stack.extend(s.items.iter()),
-                _ => {}
-            }
-        }
+            true
+        });
         out
     }
 }
