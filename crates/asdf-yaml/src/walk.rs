@@ -19,6 +19,32 @@
 //! Pointers (RFC 6901) and paths are built on demand from the walk's own stack
 //! ([`At::pointer`], [`At::path`]): a node reached through an alias has the pointer of the
 //! place it is reached at.
+//!
+//! ```
+//! use asdf_yaml::{Aliases, At, Cut, Limits, Visit, Visitor, Walker, parse};
+//!
+//! // The pointers of the tagged nodes, and the aliases not followed.
+//! #[derive(Default)]
+//! struct Tagged(Vec<String>, Vec<String>);
+//! impl<'a> Visitor<'a> for Tagged {
+//!     fn enter(&mut self, at: &At<'_, 'a>) -> Visit {
+//!         if at.node().tag.is_some() {
+//!             self.0.push(at.pointer());
+//!         }
+//!         Visit::Continue
+//!     }
+//!     fn cut(&mut self, at: &At<'_, 'a>, why: Cut) -> Visit {
+//!         self.1.push(format!("{} {why:?}", at.pointer()));
+//!         Visit::Continue
+//!     }
+//! }
+//! let text = "a: &u !unit/unit-1.0.0 m\nb: [*u, *u]\n";
+//! let doc = parse(text.as_bytes(), &Limits::default()).unwrap().document;
+//! let mut t = Tagged::default();
+//! Walker::new(Aliases::Once).walk(&doc, &mut t);
+//! assert_eq!(t.0, ["/a", "/b/0"]);
+//! assert_eq!(t.1, ["/b/1 Seen"]);
+//! ```
 
 use std::collections::HashSet;
 
@@ -452,7 +478,11 @@ impl<'a> Walk<'_, 'a> {
 fn child(node: &Node, slot: usize, keys: bool) -> Option<(Step, &Node, Option<&Node>, usize, usize)> {
     match &node.kind {
         NodeKind::Mapping(m) => {
-            let (i, is_key) = if keys { (slot / 2, slot % 2 == 0) } else { (slot, false) };
+            let (i, is_key) = if keys {
+                (slot / 2, slot.is_multiple_of(2))
+            } else {
+                (slot, false)
+            };
             let (k, v) = m.entries.get(i)?;
             Some(if is_key {
                 (Step::Key(i), k, Some(k), i, m.entries.len())
