@@ -1,5 +1,5 @@
 //! The one place files are written atomically: a temporary file beside the target
-//! (`.NAME.PID.NANOS.tmp`, so that the temporaries of a killed writer can be recognised and
+//! (`.NAME.PID.RANDOM.tmp`, named by `tempfile`, so that the temporaries of a killed writer can be recognised and
 //! cleaned), synced, then renamed over the target; removed when anything fails or the writer
 //! is dropped unfinished.
 //!
@@ -25,11 +25,23 @@ impl TempFile {
     /// Creates the temporary file for `target` (after removing the ones dead writers left).
     pub(crate) fn create(target: &Path) -> Result<(TempFile, std::fs::File), Error> {
         clean_stale_temps(target);
-        let tmp = temp_path(target);
-        let f = create_new(&tmp).map_err(|source| Error::Io {
+        let io = |source| Error::Io {
             path: target.to_path_buf(),
             source,
-        })?;
+        };
+        // The name is `tempfile`'s (random, retried on a collision); the file is created by
+        // `create_new`, so its mode is what `File::create` gives (`NamedTempFile`'s own 0600
+        // would stay on every file written after the rename).
+        let (dir, name) = dir_and_name(target);
+        let made = tempfile::Builder::new()
+            .prefix(&format!(".{name}.{}.", std::process::id()))
+            .suffix(".tmp")
+            .rand_bytes(12)
+            .make_in(dir, |p| create_new(p))
+            .map_err(io)?;
+        let (f, path) = made.into_parts();
+        // Our `TempFile` removes it from here on.
+        let tmp = path.keep().map_err(|e| io(e.error))?;
         // Held until the rename: the mark of a live writer, whatever its PID namespace.
         let _ = try_lock(&f);
         Ok((
@@ -89,20 +101,17 @@ impl Drop for TempFile {
     }
 }
 
-pub(crate) fn temp_path(target: &Path) -> PathBuf {
+/// The folder of `target` (`.` for a bare name) and its file name.
+fn dir_and_name(target: &Path) -> (&Path, String) {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let unique = format!(
-        ".{name}.{}.{}.tmp",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    );
-    target.with_file_name(unique)
+    (dir, name)
 }
 
 /// Writes a file atomically, as [`AsdfFile::write_to`] does: `fill` writes into a new
@@ -206,7 +215,7 @@ fn try_lock(f: &std::fs::File) -> std::io::Result<bool> {
 }
 
 /// Removes the temporary files that writes of `target` killed before they finished left
-/// beside it (`.NAME.PID.NANOS.tmp` that nobody holds locked and older than [`STALE_AGE`]);
+/// beside it (`.NAME.PID.RANDOM.tmp` that nobody holds locked and older than [`STALE_AGE`]);
 /// best effort.
 pub(crate) fn clean_stale_temps(target: &Path) {
     clean_stale_temps_older_than(target, STALE_AGE);
@@ -214,15 +223,8 @@ pub(crate) fn clean_stale_temps(target: &Path) {
 
 /// [`clean_stale_temps`] with the age given.
 pub(crate) fn clean_stale_temps_older_than(target: &Path, age: std::time::Duration) {
-    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
-        return;
-    };
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
-    let prefix = format!(".{}.", name.to_string_lossy());
+    let (dir, name) = dir_and_name(target);
+    let prefix = format!(".{name}.");
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for e in entries.flatten() {
         let file = e.file_name().to_string_lossy().into_owned();
@@ -230,10 +232,10 @@ pub(crate) fn clean_stale_temps_older_than(target: &Path, age: std::time::Durati
             continue;
         };
         let mut parts = rest.split('.');
-        let (Some(pid), Some(nanos), None) = (parts.next(), parts.next(), parts.next()) else {
+        let (Some(pid), Some(unique), None) = (parts.next(), parts.next(), parts.next()) else {
             continue;
         };
-        if nanos.parse::<u128>().is_err() || pid.parse::<u32>().is_err() {
+        if unique.is_empty() || !unique.bytes().all(|b| b.is_ascii_alphanumeric()) || pid.parse::<u32>().is_err() {
             continue;
         }
         let path = e.path();
@@ -287,6 +289,36 @@ mod tests {
         assert!(young.exists());
         clean_stale_temps_older_than(&target, std::time::Duration::ZERO);
         assert!(!young.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file written atomically has the mode `File::create` gives (not `tempfile`'s 0600),
+    /// and a temporary is named `.NAME.PID.RANDOM.tmp`, as the sweep expects.
+    #[cfg(unix)]
+    #[test]
+    fn written_files_have_the_usual_mode_and_temporaries_their_name() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = std::env::temp_dir().join(format!("asdf-rs-mode-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("m.asdf");
+        let plain = dir.join("plain");
+        drop(std::fs::File::create(&plain).unwrap());
+        write_atomically(&target, |w| w.write_all(b"x")).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&target), mode(&plain));
+        assert_ne!(mode(&target), 0o600, "a umask of 0o177 would be needed for this");
+        let (tmp, f) = TempFile::create(&target).unwrap();
+        let name = tmp.tmp.file_name().unwrap().to_string_lossy().into_owned();
+        let prefix = format!(".m.asdf.{}.", std::process::id());
+        let unique = name.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".tmp")).unwrap();
+        assert_eq!(unique.len(), 12, "{name}");
+        assert!(unique.bytes().all(|b| b.is_ascii_alphanumeric()), "{name}");
+        let path = tmp.tmp.clone();
+        // An unlocked old temporary of this form is swept; this one is locked (live).
+        clean_stale_temps_older_than(&target, std::time::Duration::ZERO);
+        assert!(path.exists());
+        drop((tmp, f));
+        assert!(!path.exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
