@@ -221,7 +221,6 @@ pub struct FrameMeta {
 
 /// Where the metalayer section of a frame header starts (C-Blosc2's `FRAME_HEADER_MINLEN`):
 /// a msgpack array of (index size, {name: offset}, [contents]).
-#[cfg(feature = "bls2")]
 pub(super) const FRAME_METALAYERS: usize = 87;
 
 /// Reads the metalayers of the Blosc2 frame `input` (see [`FrameMeta`]).

@@ -25,9 +25,8 @@ pub use blosc1::Blosc1;
 use blosc1::*;
 #[allow(unused_imports)]
 use frame::*;
-pub use frame::{AbacusBlosc2, Blosc2, Blosc2Codec, Blosc2Filter};
 #[cfg(feature = "bls2")]
-pub use frame::{FrameMeta, b2nd_array_bytes, frame_metalayers};
+pub use frame::{AbacusBlosc2, Blosc2, Blosc2Codec, Blosc2Filter, FrameMeta, b2nd_array_bytes, frame_metalayers};
 
 pub(super) const HEADER: usize = 16;
 
