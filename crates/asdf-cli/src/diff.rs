@@ -40,7 +40,7 @@ struct Differ<'a> {
     second: Vec<Option<Counterpart<'a>>>,
 }
 
-/// A node of the second tree, with its mapping's keys looked up in a hash map (linear in the
+/// A node of the second tree, with a large mapping's keys looked up in a hash map (linear in the
 /// number of keys, not quadratic).
 struct Counterpart<'a> {
     node: &'a Node,
@@ -61,6 +61,14 @@ fn short(n: &Node) -> String {
         NodeKind::Sequence(s) => format!("sequence of {}", s.items.len()),
         NodeKind::Alias(a) => format!("*{}", a.anchor),
     }
+}
+
+/// Mappings with at most this many keys are searched, not hashed.
+const SMALL: usize = 16;
+
+/// Whether the key node `k` is the key `key`.
+fn key_is(k: &Node, key: &str) -> bool {
+    k.as_scalar().is_some_and(|s| s.text == key)
 }
 
 fn key_text(k: &Node) -> String {
@@ -91,7 +99,13 @@ impl<'a> Differ<'a> {
             Some(p) => p.as_ref()?,
         };
         match (at.step()?, &parent.node.kind) {
-            (asdf::Step::Entry(_), NodeKind::Mapping(_)) => parent.keys.as_ref()?.get(at.key()?).copied(),
+            (asdf::Step::Entry(_), NodeKind::Mapping(m)) => {
+                let key = at.key()?;
+                match &parent.keys {
+                    Some(keys) => keys.get(key).copied(),
+                    None => m.entries.iter().find(|(k, _)| key_is(k, key)).map(|(_, v)| v),
+                }
+            }
             (asdf::Step::Item(i), NodeKind::Sequence(s)) => s.items.get(i),
             _ => None,
         }
@@ -261,7 +275,9 @@ impl<'a> asdf::walk::Visitor<'a> for Differ<'a> {
         }
         let deeper = self.compare(at.node(), nb, &ptr);
         let keys = match &nb.kind {
-            NodeKind::Mapping(m) if deeper => Some(m.entries.iter().map(|(k, v)| (key_text(k), v)).collect()),
+            NodeKind::Mapping(m) if deeper && m.entries.len() > SMALL => {
+                Some(m.entries.iter().map(|(k, v)| (key_text(k), v)).collect())
+            }
             _ => None,
         };
         self.second.push(deeper.then_some(Counterpart { node: nb, keys }));
@@ -275,12 +291,21 @@ impl<'a> asdf::walk::Visitor<'a> for Differ<'a> {
     fn leave(&mut self, at: &asdf::walk::At<'_, 'a>) {
         let Some(Some(c)) = self.second.pop() else { return };
         if let (NodeKind::Mapping(ma), NodeKind::Mapping(mb)) = (&at.node().kind, &c.node.kind) {
-            let in_a: std::collections::HashSet<String> = ma.entries.iter().map(|(k, _)| key_text(k)).collect();
-            let ptr = at.pointer();
+            let in_a: Option<std::collections::HashSet<String>> =
+                (ma.entries.len() > SMALL).then(|| ma.entries.iter().map(|(k, _)| key_text(k)).collect());
+            let mut ptr = None;
             for (k, _) in &mb.entries {
                 let key = key_text(k);
+                let found = match &in_a {
+                    Some(set) => set.contains(&key),
+                    None => ma.entries.iter().any(|(ka, _)| key_is(ka, &key)),
+                };
+                if found {
+                    continue;
+                }
+                let ptr = ptr.get_or_insert_with(|| at.pointer());
                 let p = format!("{ptr}/{}", asdf::escape_pointer_token(&key));
-                if !in_a.contains(&key) && !self.ignored(&p) {
+                if !self.ignored(&p) {
                     self.push(&p, "only in the second file".to_owned());
                 }
             }

@@ -37,7 +37,7 @@ impl TempFile {
             .prefix(&format!(".{name}.{}.", std::process::id()))
             .suffix(".tmp")
             .rand_bytes(12)
-            .make_in(dir, |p| create_new(p))
+            .make_in(dir, create_new)
             .map_err(io)?;
         let (f, path) = made.into_parts();
         // Our `TempFile` removes it from here on.
