@@ -1534,3 +1534,83 @@ fn random_python_files_read_as_python_reads_them() {
     assert!(total.0 * 10 >= n * 9 && total.1 > 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// asdf-zarr's chunked arrays (internal storage) as Python asdf 6.0 + asdf-zarr 0.0.4 write
+/// them at random (`zarr_random.py`: every numeric dtype in both byte orders, shapes the
+/// chunks do not divide, each compressor zarr-python writes, `order: F`, fill values,
+/// unwritten chunks): each read through the `Array` handle equals what Python reads back,
+/// value by value. `ASDF_ZARR_FILES` files (80 by default, two arrays each) from seed
+/// `ASDF_ZARR_SEED` (5).
+#[test]
+fn zarr_arrays_read_as_python_asdf_zarr_reads_them() {
+    let py = python();
+    let n: usize = std::env::var("ASDF_ZARR_FILES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(80);
+    let seed = std::env::var("ASDF_ZARR_SEED").unwrap_or_else(|_| "5".into());
+    let dir = tmpdir("zarr");
+    generate(&py, "zarr_random.py", &dir, n, &seed);
+    let (mut arrays, mut values) = (0usize, 0usize);
+    let mut compressors = std::collections::BTreeMap::<String, usize>::new();
+    let mut bad = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let expected: J = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        let file = asdf::open(p.with_extension("asdf")).unwrap();
+        for (pointer, want) in expected.as_object().unwrap() {
+            let name = format!("{}{pointer}", p.display());
+            let a = match file.array(pointer) {
+                Ok(a) => a,
+                Err(e) => {
+                    bad.push(format!("{name}: {e}"));
+                    continue;
+                }
+            };
+            let shape: Vec<usize> = serde_json::from_value(want["shape"].clone()).unwrap();
+            let chunks: Vec<usize> = serde_json::from_value(want["chunks"].clone()).unwrap();
+            let compressor = want["compressor"].as_str().map(str::to_owned);
+            assert_eq!(a.shape(), shape.as_slice(), "{name}");
+            assert_eq!(
+                a.storage(),
+                asdf::Storage::Chunked {
+                    chunks,
+                    compressor: compressor.clone()
+                },
+                "{name}"
+            );
+            *compressors
+                .entry(compressor.unwrap_or_else(|| "none".into()))
+                .or_default() += 1;
+            let got = match a.values() {
+                Ok(v) => v,
+                Err(e) => {
+                    bad.push(format!("{name}: {e}"));
+                    continue;
+                }
+            };
+            let want = want["values"].as_array().unwrap();
+            assert_eq!(got.elements.len(), want.len(), "{name}");
+            if let Some(i) = (0..want.len()).find(|&i| !element_eq(&got.elements[i], &want[i])) {
+                bad.push(format!("{name}: element {i}: {:?} != {}", got.elements[i], want[i]));
+                continue;
+            }
+            arrays += 1;
+            values += want.len();
+        }
+    }
+    println!(
+        "asdf-zarr: {arrays} chunked arrays ({values} values) read as Python reads them; by compressor {compressors:?}"
+    );
+    assert!(
+        bad.is_empty(),
+        "{} arrays differ or fail:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    assert!(arrays * 10 >= n * 2 * 9, "{arrays} arrays of {}", n * 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -24,6 +24,13 @@ pub enum Storage {
     },
     /// Added since the file was opened, not yet written.
     New,
+    /// In chunks (asdf-zarr's chunked arrays), each its own block of this file.
+    Chunked {
+        /// The chunk shape.
+        chunks: Vec<usize>,
+        /// The chunks' compressor (its numcodecs id), `None` when uncompressed.
+        compressor: Option<String>,
+    },
     /// In the data of HDU `hdu` (zero-based) of the FITS file the ASDF file is in
     /// (`source: fits:NAME,VER`).
     Fits {
@@ -64,7 +71,50 @@ impl AsdfFile {
     /// [`Error::NotFound`]; [`Error::Array`] when the node is not a valid ndarray or its
     /// block does not hold it.
     pub fn array(&self, pointer: &str) -> Result<Array<'_>, Error> {
-        self.array_of(self.ndarray_at(pointer)?, pointer)
+        match self.ndarray_at(pointer) {
+            Ok(nd) => self.array_of(nd, pointer),
+            #[cfg(feature = "zarr")]
+            Err(e @ Error::Array { .. }) => self.chunked_array(pointer)?.ok_or(e),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The chunked array (asdf-zarr) at `pointer`, if the node there is one.
+    #[cfg(feature = "zarr")]
+    fn chunked_array(&self, pointer: &str) -> Result<Option<Array<'_>>, Error> {
+        let doc = self.doc()?;
+        let node = doc.resolve(asdf_yaml::pointer::get(doc, pointer).map_err(|e| pointer_error(pointer, e))?);
+        if !node.tag.as_deref().is_some_and(crate::chunked::is_zarr_tag) {
+            return Ok(None);
+        }
+        let c = crate::chunked::Chunked::open(self, doc, node).map_err(|source| Error::Chunked {
+            pointer: pointer.to_owned(),
+            source,
+        })?;
+        // Read as one block holding the decoded array: C order, native byte order.
+        let nd = NdArray {
+            source: Some(Source::Block(0)),
+            data: None,
+            datatype: Some(c.datatype.clone()),
+            byteorder: crate::chunked::Chunked::byte_order(),
+            shape: Some(c.shape.iter().map(|&d| asdf_core_types::Dim::Fixed(d)).collect()),
+            offset: 0,
+            strides: None,
+            mask: None,
+            extra: Vec::new(),
+            form: asdf_core_types::ndarray::Form::default(),
+        };
+        let len = c.shape.iter().product::<usize>() * c.datatype.size();
+        let view = View::new(&nd, len as u64).map_err(array_error(pointer))?;
+        Ok(Some(Array {
+            file: self,
+            pointer: pointer.to_owned(),
+            shape: c.shape.clone(),
+            datatype: c.datatype.clone(),
+            nd,
+            located: Some((view, BlockRef::Chunked(std::sync::Arc::new(c)))),
+            inline: None,
+        }))
     }
 
     /// The ndarray at `pointer`: from the tree, or for a lazy file whose tree is not parsed
@@ -172,6 +222,11 @@ impl<'f> Array<'f> {
     #[must_use]
     pub fn storage(&self) -> Storage {
         match (&self.nd.source, self.located.as_ref().map(|(_, at)| at)) {
+            #[cfg(feature = "zarr")]
+            (_, Some(BlockRef::Chunked(c))) => Storage::Chunked {
+                chunks: c.chunks.clone(),
+                compressor: c.compressor.clone(),
+            },
             (None, _) => Storage::Inline,
             (Some(Source::Uri(u)), _) => Storage::External { uri: u.clone() },
             (_, Some(BlockRef::File(i))) => Storage::Internal { block: *i },
@@ -428,7 +483,11 @@ impl<'f> Array<'f> {
     /// As [`Array::read`].
     pub fn values(&self) -> Result<ArrayValues, Error> {
         let err = array_error(&self.pointer);
-        let block = self.file.block_bytes(&self.nd, &self.pointer)?;
+        let block = match &self.located {
+            #[cfg(feature = "zarr")]
+            Some((_, at @ BlockRef::Chunked(_))) => Some(self.file.block_data(at.clone(), &self.pointer)?.into_owned()),
+            _ => self.file.block_bytes(&self.nd, &self.pointer)?,
+        };
         let d = self.nd.decode(block.as_deref()).map_err(err)?;
         let mask = match &self.nd.mask {
             None => None,

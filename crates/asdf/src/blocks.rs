@@ -41,6 +41,14 @@ impl AsdfFile {
             BlockRef::External(u) => Ok(Cow::Owned(self.external_block(&u, pointer)?)),
             BlockRef::Loaded(data) => Ok(Cow::Owned(data)),
             BlockRef::Fits(i) => self.fits_bytes(i, None),
+            #[cfg(feature = "zarr")]
+            BlockRef::Chunked(c) => c
+                .decoded(self)
+                .map(|d| Cow::Owned(d.to_vec()))
+                .map_err(|source| Error::Chunked {
+                    pointer: pointer.to_owned(),
+                    source,
+                }),
         }
     }
 
@@ -87,6 +95,8 @@ impl AsdfFile {
                 .as_deref()
                 .and_then(|f| f.hdus.get(*i))
                 .map_or(0, |h| h.data_len),
+            #[cfg(feature = "zarr")]
+            BlockRef::Chunked(_) => 0,
         };
         Ok((View::new(a, len).map_err(err)?, at))
     }

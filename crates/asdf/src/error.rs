@@ -74,6 +74,16 @@ pub enum Error {
         #[source]
         source: NdArrayError,
     },
+    /// A chunked array (asdf-zarr) that cannot be read.
+    #[cfg(feature = "zarr")]
+    #[error("{pointer}: {source}")]
+    Chunked {
+        /// Where the array is.
+        pointer: String,
+        /// Why.
+        #[source]
+        source: crate::chunked::ChunkedError,
+    },
     /// A node read as a typed value ([`crate::AsdfFile::get_as`]) that is not one: another
     /// tag, or a key missing or of the wrong type.
     #[error("{pointer}: {source}")]
@@ -235,6 +245,8 @@ impl Error {
                 _ => ErrorKind::Io,
             },
             Error::Array { .. } | Error::Typed { .. } => ErrorKind::Array,
+            #[cfg(feature = "zarr")]
+            Error::Chunked { .. } => ErrorKind::Array,
             Error::Fits {
                 source: asdf_fits::FitsError::Io { .. },
                 ..

@@ -34,6 +34,9 @@ pub(crate) enum BlockRef {
     Loaded(Vec<u8>),
     /// The data of HDU `i` of the FITS file this file was read from (`fits:` sources).
     Fits(usize),
+    /// A chunked array's chunks (asdf-zarr), decoded as one block.
+    #[cfg(feature = "zarr")]
+    Chunked(std::sync::Arc<crate::chunked::Chunked>),
 }
 
 /// The block of an array added since opening.

@@ -55,6 +55,8 @@ mod array;
 mod atomic;
 mod blocks;
 mod builder;
+#[cfg(feature = "zarr")]
+mod chunked;
 mod draft_write;
 mod edit;
 mod error;
@@ -78,6 +80,8 @@ pub use array::{Array, ArrayValues, CHUNK_ELEMENTS, Chunks, Storage};
 pub use atomic::write_atomically;
 pub use blocks::Block;
 pub use builder::{NewArray, NewStorage, tag_for};
+#[cfg(feature = "zarr")]
+pub use chunked::{ChunkedError, ZARR_TAG_PREFIX, is_zarr_tag};
 pub use error::{Error, ErrorKind, ReferenceProblem, Warning};
 pub use file::AsdfFile;
 pub use fits_source::AsdfHdu;

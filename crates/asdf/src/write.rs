@@ -705,6 +705,10 @@ impl AsdfFile {
                         | crate::file::BlockRef::Fits(_) => {
                             return Err(Error::NotFound(key.clone()));
                         }
+                        #[cfg(feature = "zarr")]
+                        crate::file::BlockRef::Chunked(_) => {
+                            return Err(Error::NotFound(key.clone()));
+                        }
                     },
                     None => crate::file::NewBlock {
                         data: self.external_block(&key, "")?,
