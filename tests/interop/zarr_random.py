@@ -1,9 +1,10 @@
 """Random chunked arrays as Python asdf 6.0 + asdf-zarr write them (internal storage).
 
-Usage: zarr_random.py OUT N SEED. Writes OUT/NAME.asdf with a Zarr array at /z (and at /w a
-second one sharing nothing with the first), and OUT/NAME.json with what Python asdf +
-asdf-zarr read back from the file: shape, dtype, chunks, compressor and the values in C order
-(NaN as null, complex as [re, im]). Prints how many files were written.
+Usage: zarr_random.py OUT N SEED. Writes OUT/NAME.asdf with Zarr arrays at /z and /w and an
+ndarray at /n (in a block compressed at random), and OUT/NAME.json with what Python asdf +
+asdf-zarr read back from the file: shape, dtype, chunks, compressor, the values in C order
+(NaN as null, complex as [re, im]), and three random regions (numpy's basic slicing) with
+their shapes and values. Prints how many files were written.
 
 Drawn at random: dtype (every numeric kind in both byte orders), 1 to 3 dimensions, shapes
 and chunk shapes that do not divide them, compressor (none, zlib, gzip, zstd, bz2, blosc with
@@ -99,6 +100,30 @@ def random_zarr(r):
     return z
 
 
+def random_region(r, shape):
+    """A region in numpy's basic slicing, as text and as the index numpy takes."""
+    text, index = [], []
+    for n in shape:
+        k = r.random()
+        if k < 0.15:
+            i = r.randrange(-n, n)
+            text.append(str(i))
+            index.append(i)
+            continue
+        start = r.choice([None, r.randint(-n - 2, n + 2)])
+        stop = r.choice([None, r.randint(-n - 2, n + 2)])
+        step = r.choice([None, None, 1, 2, 3, -1, -2])
+        f = lambda v: "" if v is None else str(v)  # noqa: E731
+        text.append(f"{f(start)}:{f(stop)}" + ("" if step is None else f":{step}"))
+        index.append(slice(start, stop, step))
+    # Sometimes trailing axes left out, or an ellipsis in front of the last.
+    if len(shape) > 1 and r.random() < 0.2:
+        text, index = text[:-1], index[:-1]
+    elif len(shape) > 1 and r.random() < 0.2:
+        text, index = ["..."] + text[1:], [Ellipsis] + index[1:]
+    return ", ".join(text), tuple(index)
+
+
 def as_json(a):
     out = []
     for x in a.ravel(order="C").tolist():
@@ -120,21 +145,30 @@ def main():
         name = f"z{i:05d}"
         path = os.path.join(out, name + ".asdf")
         try:
-            tree = {"z": random_zarr(r), "w": random_zarr(r)}
-            asdf.AsdfFile(tree).write_to(path)
+            n_shape = tuple(r.randint(1, 30) for _ in range(r.randint(1, 3)))
+            nd = values(r, r.choice(DTYPES), n_shape)
+            if r.random() < 0.5:
+                nd = np.asfortranarray(nd)
+            tree = {"z": random_zarr(r), "w": random_zarr(r), "n": nd}
+            af = asdf.AsdfFile(tree)
+            af.set_array_compression(nd, r.choice([None, "zlib", "bzp2", "lz4"]))
+            af.write_to(path)
             expected = {}
             with asdf.open(path, lazy_load=False) as af:
-                for key in ("z", "w"):
+                for key in ("z", "w", "n"):
                     a = af[key]
                     data = np.asarray(a[...])
-                    meta = a.compressor.get_config()["id"] if a.compressor is not None else None
-                    expected["/" + key] = {
-                        "shape": list(data.shape),
-                        "dtype": a.dtype.str,
-                        "chunks": list(a.chunks),
-                        "compressor": meta,
-                        "values": as_json(data),
-                    }
+                    regions = []
+                    for _ in range(3):
+                        text, index = random_region(r, data.shape)
+                        # numpy's slicing of what Python read (zarr-python 2 refuses negative steps).
+                        part = data[index]
+                        regions.append({"region": text, "shape": list(part.shape), "values": as_json(part)})
+                    e = {"shape": list(data.shape), "dtype": data.dtype.str, "values": as_json(data), "regions": regions}
+                    if key != "n":
+                        e["chunks"] = list(a.chunks)
+                        e["compressor"] = a.compressor.get_config()["id"] if a.compressor is not None else None
+                    expected["/" + key] = e
             with open(os.path.join(out, name + ".json"), "w") as f:
                 json.dump(expected, f)
             written += 1

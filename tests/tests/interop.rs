@@ -1538,9 +1538,11 @@ fn random_python_files_read_as_python_reads_them() {
 /// asdf-zarr's chunked arrays (internal storage) as Python asdf 6.0 + asdf-zarr 0.0.4 write
 /// them at random (`zarr_random.py`: every numeric dtype in both byte orders, shapes the
 /// chunks do not divide, each compressor zarr-python writes, `order: F`, fill values,
-/// unwritten chunks): each read through the `Array` handle equals what Python reads back,
-/// value by value. `ASDF_ZARR_FILES` files (80 by default, two arrays each) from seed
-/// `ASDF_ZARR_SEED` (5).
+/// unwritten chunks), beside an ndarray in a block compressed at random: each read through
+/// the `Array` handle equals what Python reads back, value by value, and so do three random
+/// regions of each (`Array::read_region` against numpy's slicing: negative indices and
+/// steps, omitted axes, `...`). `ASDF_ZARR_FILES` files (80 by default, three arrays each)
+/// from seed `ASDF_ZARR_SEED` (5).
 #[test]
 fn zarr_arrays_read_as_python_asdf_zarr_reads_them() {
     let py = python();
@@ -1551,7 +1553,7 @@ fn zarr_arrays_read_as_python_asdf_zarr_reads_them() {
     let seed = std::env::var("ASDF_ZARR_SEED").unwrap_or_else(|_| "5".into());
     let dir = tmpdir("zarr");
     generate(&py, "zarr_random.py", &dir, n, &seed);
-    let (mut arrays, mut values) = (0usize, 0usize);
+    let (mut arrays, mut values, mut regions) = (0usize, 0usize, 0usize);
     let mut compressors = std::collections::BTreeMap::<String, usize>::new();
     let mut bad = Vec::new();
     for e in std::fs::read_dir(&dir).unwrap() {
@@ -1571,20 +1573,47 @@ fn zarr_arrays_read_as_python_asdf_zarr_reads_them() {
                 }
             };
             let shape: Vec<usize> = serde_json::from_value(want["shape"].clone()).unwrap();
-            let chunks: Vec<usize> = serde_json::from_value(want["chunks"].clone()).unwrap();
-            let compressor = want["compressor"].as_str().map(str::to_owned);
             assert_eq!(a.shape(), shape.as_slice(), "{name}");
-            assert_eq!(
-                a.storage(),
-                asdf::Storage::Chunked {
-                    chunks,
-                    compressor: compressor.clone()
-                },
-                "{name}"
+            if let Some(chunks) = want.get("chunks") {
+                let chunks: Vec<usize> = serde_json::from_value(chunks.clone()).unwrap();
+                let compressor = want["compressor"].as_str().map(str::to_owned);
+                assert_eq!(
+                    a.storage(),
+                    asdf::Storage::Chunked {
+                        chunks,
+                        compressor: compressor.clone()
+                    },
+                    "{name}"
+                );
+                *compressors
+                    .entry(compressor.unwrap_or_else(|| "none".into()))
+                    .or_default() += 1;
+            }
+            // Regions first (on a fresh handle: nothing decoded yet), then the whole array.
+            // Complex elements have no typed read (no `Scalar` for them), so no region read.
+            let complex = matches!(
+                a.datatype(),
+                Datatype::Scalar(asdf::ScalarType::Complex64 | asdf::ScalarType::Complex128)
             );
-            *compressors
-                .entry(compressor.unwrap_or_else(|| "none".into()))
-                .or_default() += 1;
+            for r in want["regions"].as_array().unwrap().iter().filter(|_| !complex) {
+                let text = r["region"].as_str().unwrap();
+                let region: asdf::Region = text.parse().unwrap();
+                let rshape: Vec<usize> = serde_json::from_value(r["shape"].clone()).unwrap();
+                assert_eq!(a.region_shape(&region).unwrap(), rshape, "{name}[{text}]");
+                let got = match read_region_elements(&a, &region) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        bad.push(format!("{name}[{text}]: {e}"));
+                        continue;
+                    }
+                };
+                let rv = r["values"].as_array().unwrap();
+                assert_eq!(got.len(), rv.len(), "{name}[{text}]");
+                if let Some(i) = (0..rv.len()).find(|&i| !element_eq(&got[i], &rv[i])) {
+                    bad.push(format!("{name}[{text}]: element {i}: {:?} != {}", got[i], rv[i]));
+                }
+                regions += 1;
+            }
             let got = match a.values() {
                 Ok(v) => v,
                 Err(e) => {
@@ -1603,7 +1632,7 @@ fn zarr_arrays_read_as_python_asdf_zarr_reads_them() {
         }
     }
     println!(
-        "asdf-zarr: {arrays} chunked arrays ({values} values) read as Python reads them; by compressor {compressors:?}"
+        "asdf-zarr: {arrays} arrays ({values} values; chunked ones by compressor {compressors:?}) and {regions} regions read as Python and numpy read them"
     );
     assert!(
         bad.is_empty(),
@@ -1611,6 +1640,33 @@ fn zarr_arrays_read_as_python_asdf_zarr_reads_them() {
         bad.len(),
         bad.join("\n")
     );
-    assert!(arrays * 10 >= n * 2 * 9, "{arrays} arrays of {}", n * 2);
+    assert!(arrays * 10 >= n * 3 * 9, "{arrays} arrays of {}", n * 3);
+    assert!(regions * 2 >= arrays * 3, "{regions} regions");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The elements of a region of `a`, typed by its datatype.
+fn read_region_elements(a: &asdf::Array<'_>, region: &asdf::Region) -> Result<Vec<Element>, asdf::Error> {
+    use asdf::ScalarType as S;
+    let Datatype::Scalar(t) = a.datatype() else {
+        panic!("not a scalar datatype: {}", a.datatype());
+    };
+    fn map<T: asdf::Scalar>(v: Vec<T>, f: impl Fn(T) -> Element) -> Vec<Element> {
+        v.into_iter().map(f).collect()
+    }
+    let r = region;
+    Ok(match t {
+        S::Bool8 => map(a.read_region::<bool>(r)?, Element::Bool),
+        S::Int8 => map(a.read_region::<i8>(r)?, |x| Element::Int(x.into())),
+        S::Int16 => map(a.read_region::<i16>(r)?, |x| Element::Int(x.into())),
+        S::Int32 => map(a.read_region::<i32>(r)?, |x| Element::Int(x.into())),
+        S::Int64 => map(a.read_region::<i64>(r)?, Element::Int),
+        S::UInt8 => map(a.read_region::<u8>(r)?, |x| Element::UInt(x.into())),
+        S::UInt16 => map(a.read_region::<u16>(r)?, |x| Element::UInt(x.into())),
+        S::UInt32 => map(a.read_region::<u32>(r)?, |x| Element::UInt(x.into())),
+        S::UInt64 => map(a.read_region::<u64>(r)?, Element::UInt),
+        S::Float32 => map(a.read_region::<f32>(r)?, |x| Element::Float(x.into())),
+        S::Float64 => map(a.read_region::<f64>(r)?, Element::Float),
+        other => panic!("no typed read for {other:?}"),
+    })
 }

@@ -138,6 +138,22 @@ impl<'a> asdf::walk::Visitor<'a> for Printer<'_> {
             self.push(line);
             return asdf::Visit::SkipChildren;
         }
+        if n.tag.as_deref().is_some_and(asdf::is_zarr_tag) {
+            // A chunked array (asdf-zarr): its layout, not its metadata's keys.
+            if let Ok(c) = asdf::ChunkLayout::from_node(self.doc, n) {
+                let list = |v: &[usize]| v.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+                let _ = write!(
+                    line,
+                    ": shape=[{}], datatype={}, chunks=[{}], compressor={}",
+                    list(&c.shape),
+                    c.datatype,
+                    list(&c.chunks),
+                    c.compressor.as_deref().unwrap_or("none")
+                );
+            }
+            self.push(line);
+            return asdf::Visit::SkipChildren;
+        }
         // Typed values of the standard's tags read as what they are.
         if n.tag
             .as_deref()

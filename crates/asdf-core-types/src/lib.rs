@@ -19,6 +19,7 @@ pub mod datatype;
 pub mod integer;
 mod keywords;
 pub mod ndarray;
+pub mod region;
 pub mod typed;
 pub mod view;
 

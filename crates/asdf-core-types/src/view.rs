@@ -388,7 +388,8 @@ impl<T: Scalar> Iterator for Elements<'_, T> {
 impl<T: Scalar> ExactSizeIterator for Elements<'_, T> {}
 
 /// C-order strides for `shape` with elements of `size` bytes.
-fn c_strides(shape: &[usize], size: usize) -> Vec<i64> {
+#[must_use]
+pub fn c_strides(shape: &[usize], size: usize) -> Vec<i64> {
     let mut st = vec![0i64; shape.len()];
     let mut acc = i64::try_from(size).unwrap_or(i64::MAX);
     for (i, d) in shape.iter().enumerate().rev() {

@@ -3,6 +3,7 @@
 use crate::blocks::Piece;
 use crate::error::{Error, array_error, pointer_error};
 use crate::file::{AsdfFile, BlockRef};
+use asdf_core_types::region::{Region, Selection};
 use asdf_core_types::{ByteOrder, Datatype, Decoded, Element, NdArray, NdArrayError, Scalar, Source, View};
 use asdf_layout::Label;
 
@@ -61,6 +62,8 @@ pub struct Array<'f> {
     located: Option<(View, BlockRef)>,
     /// An inline array's elements, decoded once (to learn its shape) and kept.
     inline: Option<asdf_core_types::Decoded>,
+    /// A compressed block decoded whole by a region read, kept for the handle's life.
+    decoded: std::sync::OnceLock<Vec<u8>>,
 }
 
 impl AsdfFile {
@@ -114,6 +117,7 @@ impl AsdfFile {
             nd,
             located: Some((view, BlockRef::Chunked(std::sync::Arc::new(c)))),
             inline: None,
+            decoded: std::sync::OnceLock::new(),
         }))
     }
 
@@ -177,6 +181,7 @@ impl AsdfFile {
             datatype,
             located,
             inline,
+            decoded: std::sync::OnceLock::new(),
         })
     }
 }
@@ -300,6 +305,87 @@ impl<'f> Array<'f> {
                 view.to_vec(&data).map_err(array_error(&self.pointer))
             }
             (None, None) => Err(array_error(&self.pointer)(NdArrayError::MissingBlock)),
+        }
+    }
+
+    /// The shape of what [`Array::read_region`] gives for `region`.
+    ///
+    /// # Errors
+    /// [`Error::Region`] when the region does not fit the array.
+    pub fn region_shape(&self, region: &Region) -> Result<Vec<usize>, Error> {
+        Ok(self.selection(region)?.shape())
+    }
+
+    fn selection(&self, region: &Region) -> Result<Selection, Error> {
+        region.resolve(&self.shape).map_err(|source| Error::Region {
+            pointer: self.pointer.clone(),
+            source,
+        })
+    }
+
+    /// The elements of `region` (numpy's basic slicing: `"100:300, 1400:1600"`, `"2, ..."`,
+    /// `"::-1"`), C order, native byte order, shaped as [`Array::region_shape`] says. Only
+    /// what the region touches is read: the chunks it touches of a chunked array, the
+    /// byte range it spans of an uncompressed block (a ranged read), the Blosc2 chunks it
+    /// spans of a frame; another compressed block is decoded once and kept for the
+    /// handle's life.
+    ///
+    /// # Errors
+    /// [`Error::Region`]; as [`Array::read`].
+    pub fn read_region<T: Scalar>(&self, region: &Region) -> Result<Vec<T>, Error> {
+        let sel = self.selection(region)?;
+        let err = array_error(&self.pointer);
+        let Some((view, at)) = &self.located else {
+            // Inline: the tree's elements, already decoded.
+            return Ok(sel.gather_in(&vec![0; self.shape.len()], &self.shape, &self.read::<T>()?));
+        };
+        if sel.count() == 0 {
+            return Ok(Vec::new());
+        }
+        match at {
+            #[cfg(feature = "zarr")]
+            BlockRef::Chunked(c) => {
+                let (lo, extent) = sel.bounding_box();
+                let bytes = c.decode_box(self.file, &lo, &extent).map_err(|source| Error::Chunked {
+                    pointer: self.pointer.clone(),
+                    source,
+                })?;
+                let boxed = View {
+                    shape: extent.clone(),
+                    strides: asdf_core_types::view::c_strides(&extent, view.datatype.size()),
+                    offset: 0,
+                    ..view.clone()
+                };
+                let v: Vec<T> = boxed.to_vec(&bytes).map_err(err)?;
+                Ok(sel.gather_in(&lo, &extent, &v))
+            }
+            BlockRef::File(i) => {
+                let mut sub = view.select(&sel);
+                let range = sub.byte_range();
+                let b = self.file.reader.block(*i)?;
+                let label = b.compression();
+                let data = if label.is_none() || label == Label::BLS2 {
+                    // A ranged read; a Blosc2 frame decodes only the chunks the range spans.
+                    let data = self.file.reader.read_range(*i, range.clone())?;
+                    sub.offset -= range.start;
+                    data
+                } else {
+                    let whole = match self.decoded.get() {
+                        Some(d) => d,
+                        None => {
+                            let d = self.file.reader.read_data(*i)?.into_owned();
+                            self.decoded.get_or_init(|| d)
+                        }
+                    };
+                    std::borrow::Cow::Borrowed(whole.as_slice())
+                };
+                sub.to_vec(&data).map_err(err)
+            }
+            other => {
+                let mut sub = view.select(&sel);
+                let data = self.file.view_data(&mut sub, other.clone(), &self.pointer)?;
+                sub.to_vec(&data).map_err(err)
+            }
         }
     }
 

@@ -158,12 +158,28 @@ fn usize_list(v: Option<&serde_json::Value>, what: &'static str) -> Result<Vec<u
         .collect()
 }
 
-impl Chunked {
-    /// The chunked array of the zarr-tagged node `node` of `file`.
-    pub(crate) fn open(file: &AsdfFile, doc: &asdf_yaml::Document, node: &Node) -> Result<Self, ChunkedError> {
-        if node.get("chunk_block_map").is_none() && node.get("store").is_some() {
-            return Err(ChunkedError::ExternalStore);
-        }
+/// What the tree says of a chunked array: its shape, chunk shape, datatype and compressor
+/// (read from `.zarray` without touching a block).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkLayout {
+    /// The array's shape.
+    pub shape: Vec<usize>,
+    /// The chunk shape.
+    pub chunks: Vec<usize>,
+    /// The element type.
+    pub datatype: Datatype,
+    /// The compressor's numcodecs id (`None`: uncompressed).
+    pub compressor: Option<String>,
+    /// `.zarray` as JSON.
+    zarray: serde_json::Value,
+}
+
+impl ChunkLayout {
+    /// The layout of the zarr-tagged node `node` of `doc`.
+    ///
+    /// # Errors
+    /// [`ChunkedError`] for metadata that is missing, of the wrong type, or too large.
+    pub fn from_node(doc: &asdf_yaml::Document, node: &Node) -> Result<Self, ChunkedError> {
         let meta = node.get(".zarray").ok_or(ChunkedError::Metadata("missing"))?;
         let meta = to_json(doc, meta);
         let shape = usize_list(meta.get("shape"), "shape")?;
@@ -183,16 +199,39 @@ impl Chunked {
             .try_fold(datatype.size(), |acc, &d| acc.checked_mul(d))
             .filter(|&b| isize::try_from(b).is_ok())
             .ok_or(ChunkedError::TooLarge)?;
-        let grid: Vec<usize> = shape.iter().zip(&chunks).map(|(s, c)| s.div_ceil(*c)).collect();
-        let count = grid
-            .iter()
-            .try_fold(1usize, |a, &g| a.checked_mul(g))
-            .ok_or(ChunkedError::TooLarge)?;
         let compressor = meta
             .get("compressor")
             .and_then(|c| c.get("id"))
             .and_then(serde_json::Value::as_str)
             .map(str::to_owned);
+        Ok(Self {
+            shape,
+            chunks,
+            datatype,
+            compressor,
+            zarray: meta,
+        })
+    }
+}
+
+impl Chunked {
+    /// The chunked array of the zarr-tagged node `node` of `file`.
+    pub(crate) fn open(file: &AsdfFile, doc: &asdf_yaml::Document, node: &Node) -> Result<Self, ChunkedError> {
+        if node.get("chunk_block_map").is_none() && node.get("store").is_some() {
+            return Err(ChunkedError::ExternalStore);
+        }
+        let ChunkLayout {
+            shape,
+            chunks,
+            datatype,
+            compressor,
+            zarray: meta,
+        } = ChunkLayout::from_node(doc, node)?;
+        let grid: Vec<usize> = shape.iter().zip(&chunks).map(|(s, c)| s.div_ceil(*c)).collect();
+        let count = grid
+            .iter()
+            .try_fold(1usize, |a, &g| a.checked_mul(g))
+            .ok_or(ChunkedError::TooLarge)?;
         let separator = meta
             .get("dimension_separator")
             .and_then(serde_json::Value::as_str)
@@ -254,7 +293,51 @@ impl Chunked {
         Ok(self.decoded.get_or_init(|| d))
     }
 
+    /// The box of the array starting at `lo` with extent `extent`, decoded (C order, native
+    /// byte order): only the chunks it touches are read and decoded.
+    pub(crate) fn decode_box(&self, file: &AsdfFile, lo: &[usize], extent: &[usize]) -> Result<Vec<u8>, ChunkedError> {
+        if let Some(all) = self.decoded.get() {
+            // Already decoded whole: cut the box out of it.
+            let size = self.datatype.size();
+            let sel = asdf_core_types::region::Selection {
+                spans: lo
+                    .iter()
+                    .zip(extent)
+                    .map(|(&start, &count)| asdf_core_types::region::Span {
+                        start,
+                        step: 1,
+                        count,
+                        keep: true,
+                    })
+                    .collect(),
+            };
+            let elements: Vec<&[u8]> = all.chunks_exact(size).collect();
+            return Ok(sel
+                .gather_in(&vec![0; self.shape.len()], &self.shape, &elements)
+                .concat());
+        }
+        let touched = |flat_index: &[usize]| {
+            flat_index
+                .iter()
+                .zip(&self.chunks)
+                .zip(lo.iter().zip(extent))
+                .all(|((&g, &c), (&l, &e))| e > 0 && g * c < l + e && (g + 1) * c > l)
+        };
+        self.decode_chunks(file, &touched, Some((lo, extent)))
+    }
+
     fn decode_all(&self, file: &AsdfFile) -> Result<Vec<u8>, ChunkedError> {
+        self.decode_chunks(file, &|_| true, None)
+    }
+
+    /// Decodes the box `region` (the whole array when `None`) from the chunks `wanted` picks
+    /// (by grid position).
+    fn decode_chunks(
+        &self,
+        file: &AsdfFile,
+        wanted: &dyn Fn(&[usize]) -> bool,
+        region: Option<(&[usize], &[usize])>,
+    ) -> Result<Vec<u8>, ChunkedError> {
         use zarrs::storage::StoreKey;
         let store = Arc::new(zarrs::storage::store::MemoryStore::new());
         let key = |k: &str| StoreKey::new(k).map_err(|_| ChunkedError::Metadata("chunk key"));
@@ -271,6 +354,9 @@ impl Chunked {
                 rest /= grid[d];
             }
             let Ok(block) = usize::try_from(block) else { continue };
+            if !wanted(&index) {
+                continue;
+            }
             let name = if grid.is_empty() {
                 "0".to_owned()
             } else {
@@ -289,9 +375,17 @@ impl Chunked {
                 .map_err(|_| ChunkedError::Metadata("chunk key"))?;
         }
         let array = zarrs::array::Array::open(store, "/").map_err(|e| ChunkedError::Create(Box::new(e)))?;
-        let all = array.subset_all();
+        let subset = match region {
+            None => array.subset_all(),
+            Some((lo, extent)) => zarrs::array::ArraySubset::new_with_ranges(
+                &lo.iter()
+                    .zip(extent)
+                    .map(|(&l, &e)| l as u64..(l + e) as u64)
+                    .collect::<Vec<_>>(),
+            ),
+        };
         let bytes: zarrs::array::ArrayBytes<'static> = array
-            .retrieve_array_subset(&all)
+            .retrieve_array_subset(&subset)
             .map_err(|e| ChunkedError::Decode(Box::new(e)))?;
         let fixed = bytes
             .into_fixed()

@@ -84,6 +84,15 @@ pub enum Error {
         #[source]
         source: crate::chunked::ChunkedError,
     },
+    /// A region (numpy's basic slicing) that does not fit the array.
+    #[error("{pointer}: {source}")]
+    Region {
+        /// Where the array is.
+        pointer: String,
+        /// Why.
+        #[source]
+        source: asdf_core_types::region::RegionError,
+    },
     /// A node read as a typed value ([`crate::AsdfFile::get_as`]) that is not one: another
     /// tag, or a key missing or of the wrong type.
     #[error("{pointer}: {source}")]
@@ -245,6 +254,7 @@ impl Error {
                 _ => ErrorKind::Io,
             },
             Error::Array { .. } | Error::Typed { .. } => ErrorKind::Array,
+            Error::Region { .. } => ErrorKind::Usage,
             #[cfg(feature = "zarr")]
             Error::Chunked { .. } => ErrorKind::Array,
             Error::Fits {

@@ -210,6 +210,12 @@ impl AsdfFile {
         if let Some(era) = era {
             report.violations.extend(era.violations);
         }
+        // asdf-zarr's tags have no schema; with the `zarr` feature they are understood (read
+        // as chunked arrays), so they are not reported as unknown.
+        #[cfg(feature = "zarr")]
+        report
+            .warnings
+            .retain(|w| !matches!(w, TagWarning::Unknown { tag, .. } if crate::chunked::is_zarr_tag(tag)));
         warnings.extend(report.warnings.into_iter().map(|w| {
             Warning::Tag(match w {
                 TagWarning::Unknown { tag, span } => TagWarning::Unknown {

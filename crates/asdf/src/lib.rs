@@ -21,6 +21,7 @@
 //! ```
 
 #[doc(inline)]
+pub use asdf_core_types::region::{Region, RegionError};
 pub use asdf_core_types::{
     ByteOrder, Complex, Datatype, Decoded, Dim, Element, NdArray, NdArrayError, Scalar, ScalarType, View, complex,
     is_ndarray_tag,
@@ -81,7 +82,7 @@ pub use atomic::write_atomically;
 pub use blocks::Block;
 pub use builder::{NewArray, NewStorage, tag_for};
 #[cfg(feature = "zarr")]
-pub use chunked::{ChunkedError, ZARR_TAG_PREFIX, is_zarr_tag};
+pub use chunked::{ChunkLayout, ChunkedError, ZARR_TAG_PREFIX, is_zarr_tag};
 pub use error::{Error, ErrorKind, ReferenceProblem, Warning};
 pub use file::AsdfFile;
 pub use fits_source::AsdfHdu;

@@ -1,0 +1,491 @@
+//! Regions of an array in numpy's basic slicing: `start:stop:step` per axis, integers (which
+//! drop their axis), `...` (as many full axes as needed), and omitted trailing axes (full).
+//!
+//! ```
+//! use asdf_core_types::region::Region;
+//! let r: Region = "1:5, ::2, -1".parse().unwrap();
+//! let s = r.resolve(&[10, 7, 3]).unwrap();
+//! assert_eq!(s.shape(), vec![4, 4]);
+//! ```
+
+use std::str::FromStr;
+
+use crate::view::View;
+
+/// One axis of a region, as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slice {
+    /// One index (negative counts from the end); the axis is dropped.
+    Index(i64),
+    /// `start:stop:step`, each optional, as Python's `slice`.
+    Range {
+        /// The first index (default: 0, or the last for a negative step).
+        start: Option<i64>,
+        /// One past the last (default: the end, or before the first for a negative step).
+        stop: Option<i64>,
+        /// The step (default 1; never 0).
+        step: Option<i64>,
+    },
+    /// `...`: full axes, as many as the region leaves out.
+    Ellipsis,
+}
+
+/// A region as written: one [`Slice`] per axis (fewer than the array's: the rest are full).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Region {
+    /// The axes.
+    pub slices: Vec<Slice>,
+}
+
+/// A region that does not fit the array or cannot be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegionError {
+    /// Text that is not numpy's basic slicing (with the part that is not).
+    #[error("`{0}` is not a slice (start:stop:step), an index or `...`")]
+    Syntax(String),
+    /// A step of 0.
+    #[error("a slice step cannot be zero")]
+    ZeroStep,
+    /// More than one `...`.
+    #[error("a region can only have a single ellipsis (`...`)")]
+    Ellipses,
+    /// More axes than the array has.
+    #[error("the region has {region} axes and the array {array}")]
+    TooManyAxes {
+        /// The region's axes (`...` not counted).
+        region: usize,
+        /// The array's.
+        array: usize,
+    },
+    /// An index outside its axis.
+    #[error("index {index} is out of bounds for axis {axis} with size {size}")]
+    OutOfBounds {
+        /// The index as written.
+        index: i64,
+        /// The axis.
+        axis: usize,
+        /// Its size.
+        size: usize,
+    },
+}
+
+impl FromStr for Region {
+    type Err = RegionError;
+
+    /// numpy's basic slicing without the brackets: `"100:300, 1400:1600"`, `"2, :, ::-1"`,
+    /// `"..., 0"`; the empty text (or `...`) is the whole array.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Ok(Self::default());
+        }
+        let num = |t: &str, part: &str| -> Result<Option<i64>, RegionError> {
+            let t = t.trim();
+            if t.is_empty() {
+                return Ok(None);
+            }
+            t.parse::<i64>()
+                .map(Some)
+                .map_err(|_| RegionError::Syntax(part.to_owned()))
+        };
+        let mut slices = Vec::new();
+        for part in s.split(',') {
+            let p = part.trim();
+            if p == "..." {
+                if slices.contains(&Slice::Ellipsis) {
+                    return Err(RegionError::Ellipses);
+                }
+                slices.push(Slice::Ellipsis);
+                continue;
+            }
+            let bits: Vec<&str> = p.split(':').collect();
+            slices.push(match bits.as_slice() {
+                [i] => Slice::Index(num(i, p)?.ok_or_else(|| RegionError::Syntax(p.to_owned()))?),
+                [a, b] => Slice::Range {
+                    start: num(a, p)?,
+                    stop: num(b, p)?,
+                    step: None,
+                },
+                [a, b, c] => {
+                    let step = num(c, p)?;
+                    if step == Some(0) {
+                        return Err(RegionError::ZeroStep);
+                    }
+                    Slice::Range {
+                        start: num(a, p)?,
+                        stop: num(b, p)?,
+                        step,
+                    }
+                }
+                _ => return Err(RegionError::Syntax(p.to_owned())),
+            });
+        }
+        Ok(Self { slices })
+    }
+}
+
+/// One axis of a resolved region: the indices `start + k * step` for `k` in `0..count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// The first index.
+    pub start: usize,
+    /// The step (negative: backwards).
+    pub step: i64,
+    /// How many indices.
+    pub count: usize,
+    /// Whether the axis is kept in the result (false for an integer index).
+    pub keep: bool,
+}
+
+impl Span {
+    /// The lowest index it takes and one past the highest (empty for no index).
+    #[must_use]
+    pub fn bounds(&self) -> (usize, usize) {
+        if self.count == 0 {
+            return (self.start, self.start);
+        }
+        let last = self.index(self.count - 1);
+        (self.start.min(last), self.start.max(last) + 1)
+    }
+
+    /// The `k`-th index.
+    #[must_use]
+    pub fn index(&self, k: usize) -> usize {
+        // Within the axis (0..size, a usize) by construction (see `Region::resolve`).
+        let i = i128::try_from(self.start).unwrap_or(0) + i128::try_from(k).unwrap_or(0) * i128::from(self.step);
+        usize::try_from(i).unwrap_or(0)
+    }
+}
+
+/// A region resolved against an array's shape: one [`Span`] per axis of the array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// The spans, one per axis.
+    pub spans: Vec<Span>,
+}
+
+impl Region {
+    /// The region over an array of shape `shape`, as numpy resolves it.
+    ///
+    /// # Errors
+    /// [`RegionError`] for more axes than the array has, or an index out of bounds.
+    pub fn resolve(&self, shape: &[usize]) -> Result<Selection, RegionError> {
+        let given = self.slices.iter().filter(|s| **s != Slice::Ellipsis).count();
+        if given > shape.len() {
+            return Err(RegionError::TooManyAxes {
+                region: given,
+                array: shape.len(),
+            });
+        }
+        let mut slices: Vec<Slice> = Vec::with_capacity(shape.len());
+        for s in &self.slices {
+            if *s == Slice::Ellipsis {
+                slices.extend(std::iter::repeat_n(
+                    Slice::Range {
+                        start: None,
+                        stop: None,
+                        step: None,
+                    },
+                    shape.len() - given,
+                ));
+            } else {
+                slices.push(*s);
+            }
+        }
+        while slices.len() < shape.len() {
+            slices.push(Slice::Range {
+                start: None,
+                stop: None,
+                step: None,
+            });
+        }
+        let spans = slices
+            .iter()
+            .zip(shape)
+            .enumerate()
+            .map(|(axis, (s, &size))| span(*s, axis, size))
+            .collect::<Result<_, _>>()?;
+        Ok(Selection { spans })
+    }
+}
+
+/// An axis of size `size` sliced by `s`, as Python's `slice.indices` and integer indexing do.
+fn span(s: Slice, axis: usize, size: usize) -> Result<Span, RegionError> {
+    let n = i64::try_from(size).unwrap_or(i64::MAX);
+    match s {
+        Slice::Index(i) => {
+            let j = if i < 0 { i + n } else { i };
+            if j < 0 || j >= n {
+                return Err(RegionError::OutOfBounds { index: i, axis, size });
+            }
+            Ok(Span {
+                start: usize::try_from(j).unwrap_or(0),
+                step: 1,
+                count: 1,
+                keep: false,
+            })
+        }
+        Slice::Range { start, stop, step } => {
+            let step = step.unwrap_or(1);
+            if step == 0 {
+                return Err(RegionError::ZeroStep);
+            }
+            let clamp = |v: Option<i64>, default: i64, lo: i64, hi: i64| match v {
+                None => default,
+                Some(v) if v < 0 => (v + n).max(lo),
+                Some(v) => v.min(hi),
+            };
+            let (start, stop) = if step > 0 {
+                (clamp(start, 0, 0, n), clamp(stop, n, 0, n))
+            } else {
+                (clamp(start, n - 1, -1, n - 1), clamp(stop, -1, -1, n - 1))
+            };
+            let count = if step > 0 {
+                if stop > start {
+                    (stop - start + step - 1) / step
+                } else {
+                    0
+                }
+            } else if start > stop {
+                (start - stop + (-step) - 1) / (-step)
+            } else {
+                0
+            };
+            Ok(Span {
+                start: if count == 0 {
+                    0
+                } else {
+                    usize::try_from(start).unwrap_or(0)
+                },
+                step,
+                count: usize::try_from(count).unwrap_or(0),
+                keep: true,
+            })
+        }
+        Slice::Ellipsis => Ok(Span {
+            start: 0,
+            step: 1,
+            count: size,
+            keep: true,
+        }),
+    }
+}
+
+impl Selection {
+    /// The shape of the result (the kept axes' counts).
+    #[must_use]
+    pub fn shape(&self) -> Vec<usize> {
+        self.spans.iter().filter(|s| s.keep).map(|s| s.count).collect()
+    }
+
+    /// How many elements it selects.
+    #[must_use]
+    pub fn count(&self) -> usize {
+        self.spans.iter().map(|s| s.count).product()
+    }
+
+    /// The smallest box holding it: per axis, the first index and how many.
+    #[must_use]
+    pub fn bounding_box(&self) -> (Vec<usize>, Vec<usize>) {
+        self.spans
+            .iter()
+            .map(|s| {
+                let (lo, hi) = s.bounds();
+                (lo, hi - lo)
+            })
+            .unzip()
+    }
+
+    /// The selected elements of `data`, the C-ordered elements of the box `bounding_box`
+    /// gives, in C order of the selection.
+    #[must_use]
+    pub fn gather<T: Copy>(&self, data: &[T]) -> Vec<T> {
+        let (lo, extent) = self.bounding_box();
+        self.gather_in(&lo, &extent, data)
+    }
+
+    /// The selected elements of `data`, the C-ordered elements of the box starting at `lo`
+    /// with extent `extent` (which must hold the selection), in C order of the selection.
+    #[must_use]
+    pub fn gather_in<T: Copy>(&self, lo: &[usize], extent: &[usize], data: &[T]) -> Vec<T> {
+        let mut strides = vec![1usize; extent.len()];
+        for d in (0..extent.len().saturating_sub(1)).rev() {
+            strides[d] = strides[d + 1] * extent[d + 1];
+        }
+        let total = self.count();
+        let mut out = Vec::with_capacity(total);
+        if total == 0 {
+            return out;
+        }
+        let mut k = vec![0usize; self.spans.len()];
+        loop {
+            let at: usize = self
+                .spans
+                .iter()
+                .zip(&k)
+                .zip(lo)
+                .zip(&strides)
+                .map(|(((s, &k), &lo), &st)| (s.index(k) - lo) * st)
+                .sum();
+            if let Some(x) = data.get(at) {
+                out.push(*x);
+            }
+            // The next index, last axis fastest.
+            let mut d = self.spans.len();
+            loop {
+                if d == 0 {
+                    return out;
+                }
+                d -= 1;
+                k[d] += 1;
+                if k[d] < self.spans[d].count {
+                    break;
+                }
+                k[d] = 0;
+            }
+        }
+    }
+}
+
+impl View {
+    /// The view of the elements `sel` selects (in the same block: offset and strides moved, no
+    /// byte copied); within the block whenever this view is.
+    #[must_use]
+    pub fn select(&self, sel: &Selection) -> View {
+        let mut offset = i128::from(self.offset);
+        let (mut shape, mut strides) = (Vec::new(), Vec::new());
+        for (s, &stride) in sel.spans.iter().zip(&self.strides) {
+            if s.count > 0 {
+                offset += s.start as i128 * i128::from(stride);
+            }
+            if s.keep {
+                shape.push(s.count);
+                strides.push(stride.saturating_mul(s.step));
+            }
+        }
+        View {
+            datatype: self.datatype.clone(),
+            byteorder: self.byteorder,
+            shape,
+            strides,
+            offset: u64::try_from(offset).unwrap_or(self.offset),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sel(r: &str, shape: &[usize]) -> Selection {
+        r.parse::<Region>().unwrap().resolve(shape).unwrap()
+    }
+
+    /// Every slice of a short axis, against the indices Python's `range(n)[start:stop:step]` gives.
+    #[test]
+    fn slices_resolve_as_python_does() {
+        fn python(n: i64, start: Option<i64>, stop: Option<i64>, step: i64) -> Vec<i64> {
+            // The reference: Python's rules, spelled out on an explicit list.
+            let norm = |v: i64| if v < 0 { v + n } else { v };
+            let (mut out, mut i) = (Vec::new(), 0i64);
+            if step > 0 {
+                let a = start.map_or(0, |v| norm(v).clamp(0, n));
+                let b = stop.map_or(n, |v| norm(v).clamp(0, n));
+                i = a;
+                while i < b {
+                    out.push(i);
+                    i += step;
+                }
+            } else {
+                let a = start.map_or(n - 1, |v| norm(v).clamp(-1, n - 1));
+                let b = stop.map_or(-1, |v| norm(v).clamp(-1, n - 1));
+                i += a;
+                while i > b {
+                    out.push(i);
+                    i += step;
+                }
+            }
+            out
+        }
+        let opts = [
+            None,
+            Some(-9),
+            Some(-3),
+            Some(-1),
+            Some(0),
+            Some(1),
+            Some(2),
+            Some(5),
+            Some(9),
+        ];
+        for n in [0i64, 1, 5] {
+            for start in opts {
+                for stop in opts {
+                    for step in [-3i64, -1, 1, 2, 4] {
+                        let s = span(
+                            Slice::Range {
+                                start,
+                                stop,
+                                step: Some(step),
+                            },
+                            0,
+                            usize::try_from(n).unwrap(),
+                        )
+                        .unwrap();
+                        let got: Vec<i64> = (0..s.count).map(|k| s.index(k) as i64).collect();
+                        assert_eq!(got, python(n, start, stop, step), "n={n} {start:?}:{stop:?}:{step}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn parse_and_shape() {
+        assert_eq!(sel("", &[3, 4]).shape(), vec![3, 4]);
+        assert_eq!(sel("...", &[3, 4]).shape(), vec![3, 4]);
+        assert_eq!(sel("1", &[3, 4]).shape(), vec![4]);
+        assert_eq!(sel("..., 1", &[3, 4, 5]).shape(), vec![3, 4]);
+        assert_eq!(sel("1:3, ..., ::-2", &[3, 4, 5]).shape(), vec![2, 4, 3]);
+        assert_eq!(sel(" 100:300 , 1400:1600 ", &[500, 2000]).shape(), vec![200, 200]);
+        let e = |r: &str, shape: &[usize]| r.parse::<Region>().and_then(|r| r.resolve(shape)).unwrap_err();
+        assert_eq!(e("1:2:0", &[3]), RegionError::ZeroStep);
+        assert_eq!(e("..., ...", &[3]), RegionError::Ellipses);
+        assert_eq!(e("1, 2", &[3]), RegionError::TooManyAxes { region: 2, array: 1 });
+        assert_eq!(
+            e("3", &[3]),
+            RegionError::OutOfBounds {
+                index: 3,
+                axis: 0,
+                size: 3
+            }
+        );
+        assert_eq!(
+            e("-4", &[3]),
+            RegionError::OutOfBounds {
+                index: -4,
+                axis: 0,
+                size: 3
+            }
+        );
+        assert!(matches!(e("a:b", &[3]), RegionError::Syntax(_)));
+        assert!(matches!(e("1:2:3:4", &[3]), RegionError::Syntax(_)));
+    }
+
+    #[test]
+    fn gather_follows_the_selection() {
+        // A 4x5 array holding its flat index.
+        let data: Vec<usize> = (0..20).collect();
+        let s = sel("1:4:2, ::-2", &[4, 5]);
+        let (lo, ext) = s.bounding_box();
+        assert_eq!((lo.clone(), ext.clone()), (vec![1, 0], vec![3, 5]));
+        let boxed: Vec<usize> = (lo[0]..lo[0] + ext[0])
+            .flat_map(|i| (lo[1]..lo[1] + ext[1]).map(move |j| i * 5 + j))
+            .collect();
+        assert_eq!(s.gather(&boxed), vec![9, 7, 5, 19, 17, 15]);
+        let s = sel("2", &[4, 5]);
+        let (lo, _) = s.bounding_box();
+        assert_eq!(s.gather(&data[lo[0] * 5..lo[0] * 5 + 5]), vec![10, 11, 12, 13, 14]);
+    }
+}
