@@ -23,6 +23,7 @@ macro_rules! eprintln {
 mod convert;
 mod diff;
 mod edit;
+mod get;
 mod info;
 mod out;
 mod report;
@@ -68,6 +69,7 @@ enum Command {
     Convert(convert::Args),
     Diff(diff::Args),
     Search(search::Args),
+    Get(get::Args),
     Edit(edit::Args),
     Tags(schemas::Tags),
     /// List the ids of every schema known (this build's, and those given).
@@ -90,6 +92,7 @@ impl Command {
             Command::ToJson(a) => Some(&a.file),
             Command::Convert(a) => Some(&a.file),
             Command::Search(a) => Some(&a.file),
+            Command::Get(a) => Some(&a.file),
             Command::Edit(a) => Some(&a.file),
             Command::Diff(_) | Command::Tags(_) | Command::Schemas | Command::Extensions => None,
         }
@@ -121,6 +124,7 @@ fn main() -> ExitCode {
         Command::Convert(a) => a.run(),
         Command::Diff(a) => a.run(),
         Command::Search(a) => a.run(),
+        Command::Get(a) => a.run(),
         Command::Edit(a) => a.run(),
         Command::Tags(a) => a.run(),
         Command::Schemas => schemas::list_schemas(),

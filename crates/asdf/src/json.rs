@@ -434,3 +434,16 @@ fn element(o: &mut String, e: &Element) {
         }
     }
 }
+
+/// An array (or a region of one) as `to-json` writes arrays, without the tag:
+/// `{"datatype": ..., "shape": [...], "data": [...]}`, `data` nested by shape (C order).
+#[must_use]
+pub fn array_to_json(datatype: &str, shape: &[usize], elements: &[Element]) -> String {
+    let mut o = String::from("{\"datatype\": ");
+    string(&mut o, datatype);
+    let dims: Vec<String> = shape.iter().map(ToString::to_string).collect();
+    let _ = write!(o, ", \"shape\": [{}], \"data\": ", dims.join(", "));
+    nested(&mut o, shape, elements, &mut |o, e| element(o, e));
+    o.push('}');
+    o
+}
