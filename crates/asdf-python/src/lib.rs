@@ -89,6 +89,11 @@ enum LayoutStorage {
     },
     /// The tree's `data`.
     Inline,
+    /// Chunks (asdf-zarr): read with `region`.
+    Chunked {
+        chunks: Vec<usize>,
+        compressor: Option<String>,
+    },
     /// Another file's block, or a FITS HDU.
     Other {
         external: Option<String>,
@@ -144,6 +149,13 @@ fn layout_info(f: &AsdfFile, pointer: &str) -> Result<LayoutInfo, Error> {
                 },
             })
         }
+        asdf::Storage::Chunked { chunks, compressor } => Ok(LayoutInfo {
+            shape,
+            masked,
+            datatype: a.datatype().clone(),
+            byteorder: a.byte_order(),
+            storage: LayoutStorage::Chunked { chunks, compressor },
+        }),
         asdf::Storage::Inline => Ok(LayoutInfo {
             shape,
             masked,
@@ -300,7 +312,11 @@ impl NativeFile {
         let doc = f.document().map_err(|e| py_err(py, &e))?;
         let node = doc.resolve(node);
         let tag = node.tag.as_deref().map(str::to_string);
-        if !raw && tag.as_deref().is_some_and(asdf::is_ndarray_tag) {
+        if !raw
+            && tag
+                .as_deref()
+                .is_some_and(|t| asdf::is_ndarray_tag(t) || asdf::is_zarr_tag(t))
+        {
             return Ok(("ndarray".into(), tag, py.None()));
         }
         match &node.kind {
@@ -360,6 +376,11 @@ impl NativeFile {
                 }
             }
             LayoutStorage::Inline => d.set_item("inline", true)?,
+            LayoutStorage::Chunked { chunks, compressor } => {
+                d.set_item("chunked", true)?;
+                d.set_item("chunks", PyTuple::new(py, &chunks)?)?;
+                d.set_item("compressor", compressor)?;
+            }
             LayoutStorage::Other {
                 external,
                 strides,
@@ -373,6 +394,31 @@ impl NativeFile {
             }
         }
         d.into_py_any(py)
+    }
+
+    /// A region of the array at `pointer` (numpy's basic slicing as text; `""` for all):
+    /// `(shape, bytes, byte order)`, the elements in C order. Only what the region touches
+    /// is read and decoded, with the GIL released.
+    fn region(&self, py: Python<'_>, pointer: &str, region: &str) -> PyResult<(Vec<usize>, Py<PyAny>, char)> {
+        let f = Arc::clone(&self.file);
+        let (pointer, region) = (pointer.to_owned(), region.to_owned());
+        let (shape, bytes, order) = py
+            .detach(move || -> Result<_, Error> {
+                let r: asdf::Region = region.parse().map_err(|source| Error::Region {
+                    pointer: pointer.clone(),
+                    source,
+                })?;
+                let a = f.array(&pointer)?;
+                let shape = a.region_shape(&r)?;
+                let (bytes, order) = a.read_region_bytes(&r)?;
+                Ok((shape, bytes, order))
+            })
+            .map_err(|e| py_err(py, &e))?;
+        let order = match order {
+            ByteOrder::Big => '>',
+            ByteOrder::Little => '<',
+        };
+        Ok((shape, PyBytes::new(py, &bytes).into_py_any(py)?, order))
     }
 
     /// The decoded data of block `index` as `bytes`, decoded straight into them.

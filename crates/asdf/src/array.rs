@@ -66,6 +66,29 @@ pub struct Array<'f> {
     decoded: std::sync::OnceLock<Vec<u8>>,
 }
 
+/// What a region read decodes (see `Array::region_data`).
+enum RegionData<'f> {
+    /// Nothing: the region is empty.
+    Empty,
+    /// A view of the region's elements over these bytes.
+    View(View, std::borrow::Cow<'f, [u8]>),
+    /// The C-ordered box around the region (native byte order), starting at `lo`.
+    Boxed { view: View, bytes: Vec<u8>, lo: Vec<usize> },
+}
+
+impl RegionData<'_> {
+    /// A view whose bytes were cut from its block at `start`: its offset moved to match.
+    fn rebased(self, start: u64) -> Self {
+        match self {
+            RegionData::View(mut v, d) => {
+                v.offset -= start;
+                RegionData::View(v, d)
+            }
+            other => other,
+        }
+    }
+}
+
 impl AsdfFile {
     /// The ndarray at `pointer`, as a handle: no block data is read until a read method is
     /// called (an array in another file, exploded form, is read now to learn its length).
@@ -335,12 +358,73 @@ impl<'f> Array<'f> {
     pub fn read_region<T: Scalar>(&self, region: &Region) -> Result<Vec<T>, Error> {
         let sel = self.selection(region)?;
         let err = array_error(&self.pointer);
-        let Some((view, at)) = &self.located else {
+        if self.located.is_none() {
             // Inline: the tree's elements, already decoded.
             return Ok(sel.gather_in(&vec![0; self.shape.len()], &self.shape, &self.read::<T>()?));
-        };
+        }
+        match self.region_data(&sel)? {
+            RegionData::Empty => Ok(Vec::new()),
+            RegionData::View(sub, data) => sub.to_vec(&data).map_err(err),
+            RegionData::Boxed { view, bytes, lo } => {
+                let v: Vec<T> = view.to_vec(&bytes).map_err(err)?;
+                Ok(sel.gather_in(&lo, &view.shape, &v))
+            }
+        }
+    }
+
+    /// The bytes of the elements of `region`, C order, each in the byte order returned (the
+    /// array's own, or the machine's for a chunked array): for any datatype (records,
+    /// strings, complex), as [`Array::read_region`] reads them.
+    ///
+    /// # Errors
+    /// As [`Array::read_region`]; [`Error::Array`] (`MissingBlock`) for an inline array.
+    pub fn read_region_bytes(&self, region: &Region) -> Result<(Vec<u8>, ByteOrder), Error> {
+        let sel = self.selection(region)?;
+        let size = self.datatype.size();
+        match self.region_data(&sel)? {
+            RegionData::Empty => Ok((Vec::new(), self.byte_order())),
+            RegionData::View(sub, data) => {
+                let mut out = Vec::with_capacity(sub.count().saturating_mul(size));
+                let bad = || array_error(&self.pointer)(NdArrayError::Invalid("offset"));
+                // The elements in C order, the last axis fastest (an odometer over the index).
+                let mut index = vec![0usize; sub.shape.len()];
+                loop {
+                    let o = index
+                        .iter()
+                        .zip(&sub.strides)
+                        .fold(i128::from(sub.offset), |acc, (&k, &st)| {
+                            acc + k as i128 * i128::from(st)
+                        });
+                    let at = usize::try_from(o).map_err(|_| bad())?;
+                    out.extend_from_slice(data.get(at..at + size).ok_or_else(bad)?);
+                    let mut d = index.len();
+                    loop {
+                        if d == 0 {
+                            return Ok((out, sub.byteorder));
+                        }
+                        d -= 1;
+                        index[d] += 1;
+                        if index[d] < sub.shape[d] {
+                            break;
+                        }
+                        index[d] = 0;
+                    }
+                }
+            }
+            RegionData::Boxed { view, bytes, lo } => {
+                let elements: Vec<&[u8]> = bytes.chunks_exact(size).collect();
+                Ok((sel.gather_in(&lo, &view.shape, &elements).concat(), view.byteorder))
+            }
+        }
+    }
+
+    /// What a region read decodes: a view over bytes holding its elements, or (a chunked
+    /// array) the C-ordered box around it.
+    fn region_data(&self, sel: &Selection) -> Result<RegionData<'f>, Error> {
+        let err = array_error(&self.pointer);
+        let (view, at) = self.located.as_ref().ok_or_else(|| err(NdArrayError::MissingBlock))?;
         if sel.count() == 0 {
-            return Ok(Vec::new());
+            return Ok(RegionData::Empty);
         }
         match at {
             #[cfg(feature = "zarr")]
@@ -350,41 +434,43 @@ impl<'f> Array<'f> {
                     pointer: self.pointer.clone(),
                     source,
                 })?;
-                let boxed = View {
-                    shape: extent.clone(),
+                let view = View {
                     strides: asdf_core_types::view::c_strides(&extent, view.datatype.size()),
+                    shape: extent,
                     offset: 0,
                     ..view.clone()
                 };
-                let v: Vec<T> = boxed.to_vec(&bytes).map_err(err)?;
-                Ok(sel.gather_in(&lo, &extent, &v))
+                Ok(RegionData::Boxed { view, bytes, lo })
             }
             BlockRef::File(i) => {
-                let mut sub = view.select(&sel);
+                let mut sub = view.select(sel);
                 let range = sub.byte_range();
                 let b = self.file.reader.block(*i)?;
                 let label = b.compression();
-                let data = if label.is_none() || label == Label::BLS2 {
+                if label.is_none() || label == Label::BLS2 {
                     // A ranged read; a Blosc2 frame decodes only the chunks the range spans.
                     let data = self.file.reader.read_range(*i, range.clone())?;
                     sub.offset -= range.start;
-                    data
-                } else {
-                    let whole = match self.decoded.get() {
-                        Some(d) => d,
-                        None => {
-                            let d = self.file.reader.read_data(*i)?.into_owned();
-                            self.decoded.get_or_init(|| d)
-                        }
-                    };
-                    std::borrow::Cow::Borrowed(whole.as_slice())
+                    return Ok(RegionData::View(sub, data));
+                }
+                let whole = match self.decoded.get() {
+                    Some(d) => d,
+                    None => {
+                        let d = self.file.reader.read_data(*i)?.into_owned();
+                        self.decoded.get_or_init(|| d)
+                    }
                 };
-                sub.to_vec(&data).map_err(err)
+                // Borrowed from the handle: copied out to outlive this call's borrow.
+                Ok(RegionData::View(
+                    sub,
+                    std::borrow::Cow::Owned(whole[range.start as usize..range.end as usize].to_vec()),
+                )
+                .rebased(range.start))
             }
             other => {
-                let mut sub = view.select(&sel);
+                let mut sub = view.select(sel);
                 let data = self.file.view_data(&mut sub, other.clone(), &self.pointer)?;
-                sub.to_vec(&data).map_err(err)
+                Ok(RegionData::View(sub, data))
             }
         }
     }

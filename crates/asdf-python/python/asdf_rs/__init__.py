@@ -15,6 +15,8 @@ Errors are `AsdfError` (and `AsdfValidationError` for schema violations) with `p
 
 from collections.abc import Mapping, Sequence
 
+import operator
+
 import numpy as np
 
 from . import _native
@@ -238,6 +240,10 @@ class File:
         lay = self._native.layout(pointer)
         dtype = np.dtype(_dtype(lay["dtype"]))
         shape = tuple(lay["shape"])
+        if lay.get("chunked"):
+            # A chunked array (asdf-zarr): its chunks decoded in Rust, the GIL released.
+            shape, buf, _ = self._native.region(pointer, "")
+            return np.frombuffer(buf, dtype=dtype).reshape(shape)
         if lay.get("inline"):
             data = self._native.inline_data(pointer)
             if dtype.names:
@@ -271,6 +277,14 @@ class File:
         if lay.get("masked"):
             arr = _masked(self, pointer, arr)
         return arr
+
+    def lazy(self, pointer):
+        """The ndarray at `pointer` as a `LazyArray`: nothing is read until it is indexed
+        (`x[100:300, 1400:1600]` reads only what the region touches) or converted
+        (`np.asarray(x)` reads it all)."""
+        if not pointer.startswith("/") and pointer != "":
+            pointer = "/" + pointer
+        return LazyArray(self, pointer)
 
     def element(self, pointer, index):
         """One element of the ndarray at `pointer` (a tuple index): only its bytes are read
@@ -341,6 +355,72 @@ class File:
 
 _COMPLEX = "tag:stsci.edu:asdf/core/complex-"
 _INTEGER = "tag:stsci.edu:asdf/core/integer-"
+
+
+def _region_text(key, ndim):
+    """numpy's basic slicing (an index, a slice, `...`, or a tuple of them) as the text the
+    native `region` parses; anything else (lists, arrays, `None`) is refused."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    parts = []
+    for k in key:
+        if k is Ellipsis:
+            parts.append("...")
+        elif isinstance(k, slice):
+            f = lambda v: "" if v is None else str(operator.index(v))  # noqa: E731
+            parts.append(f"{f(k.start)}:{f(k.stop)}:{f(k.step)}")
+        else:
+            try:
+                parts.append(str(operator.index(k)))
+            except TypeError:
+                raise TypeError(
+                    f"only integers, slices and ... index a lazy array (basic slicing), not {k!r}"
+                ) from None
+    return ", ".join(parts)
+
+
+class LazyArray:
+    """An ndarray of an open file, not read yet, with h5py's dataset habits: `shape`, `dtype`,
+    `ndim`, `size`, `chunks` (the chunk shape of a chunked array, else None), basic slicing
+    reading only what it touches, `np.asarray(x)` reading it all."""
+
+    def __init__(self, f, pointer):
+        self._f = f
+        self._pointer = pointer
+        lay = f._native.layout(pointer)
+        self._lay = lay
+        self.dtype = np.dtype(_dtype(lay["dtype"]))
+        self.shape = tuple(lay["shape"])
+        self.chunks = tuple(lay["chunks"]) if lay.get("chunked") else None
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __getitem__(self, key):
+        if self._lay.get("inline") or self._lay.get("masked"):
+            # In the tree, or masked: read whole (as Python asdf gives them), then sliced.
+            return self._f.array(self._pointer)[key]
+        text = _region_text(key, self.ndim)
+        shape, buf, _ = self._f._native.region(self._pointer, text)
+        a = np.frombuffer(buf, dtype=self.dtype).reshape(shape)
+        return a[()] if a.ndim == 0 else a
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._f.array(self._pointer)
+        return a if dtype is None else a.astype(dtype)
+
+    def __repr__(self):
+        return f"<asdf_rs.LazyArray {self._pointer} shape={self.shape} dtype={self.dtype}>"
 
 
 def _complex(text):
