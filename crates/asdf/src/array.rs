@@ -460,12 +460,14 @@ impl<'f> Array<'f> {
                         self.decoded.get_or_init(|| d)
                     }
                 };
-                // Borrowed from the handle: copied out to outlive this call's borrow.
-                Ok(RegionData::View(
-                    sub,
-                    std::borrow::Cow::Owned(whole[range.start as usize..range.end as usize].to_vec()),
-                )
-                .rebased(range.start))
+                // Borrowed from the handle: the touched range copied out to outlive this borrow.
+                let bad = || err(NdArrayError::Invalid("offset"));
+                let (lo, hi) = (
+                    usize::try_from(range.start).map_err(|_| bad())?,
+                    usize::try_from(range.end).map_err(|_| bad())?,
+                );
+                let touched = whole.get(lo..hi).ok_or_else(bad)?.to_vec();
+                Ok(RegionData::View(sub, std::borrow::Cow::Owned(touched)).rebased(range.start))
             }
             other => {
                 let mut sub = view.select(sel);

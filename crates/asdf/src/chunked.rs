@@ -30,6 +30,9 @@ pub fn is_zarr_tag(tag: &str) -> bool {
     tag.starts_with(ZARR_TAG_PREFIX)
 }
 
+/// The largest chunk (decoded) accepted beyond the array's own size.
+const MAX_CHUNK_BYTES: usize = 1 << 28;
+
 /// Why a chunked array cannot be read.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -193,12 +196,20 @@ impl ChunkLayout {
             .ok_or(ChunkedError::Metadata("dtype"))?;
         let name = datatype_of(dtype).ok_or_else(|| ChunkedError::Dtype(dtype.to_owned()))?;
         let datatype = Datatype::from_node(&Node::str(name)).map_err(|_| ChunkedError::Dtype(dtype.to_owned()))?;
-        // Sizes checked before anything is allocated by them.
-        shape
-            .iter()
-            .try_fold(datatype.size(), |acc, &d| acc.checked_mul(d))
-            .filter(|&b| isize::try_from(b).is_ok())
-            .ok_or(ChunkedError::TooLarge)?;
+        // Sizes checked before anything is allocated by them: the array, and a chunk (decoded
+        // whole by `zarrs` even where the array is smaller: a chunk may exceed the shape, but
+        // not by more than a quarter GiB beyond the array, so a few bytes of metadata cannot
+        // ask for terabytes).
+        let bytes = |dims: &[usize]| {
+            dims.iter()
+                .try_fold(datatype.size(), |acc, &d| acc.checked_mul(d))
+                .filter(|&b| isize::try_from(b).is_ok())
+                .ok_or(ChunkedError::TooLarge)
+        };
+        let array_bytes = bytes(&shape)?;
+        if bytes(&chunks)? > array_bytes.max(MAX_CHUNK_BYTES) {
+            return Err(ChunkedError::TooLarge);
+        }
         let compressor = meta
             .get("compressor")
             .and_then(|c| c.get("id"))
@@ -400,5 +411,46 @@ impl Chunked {
         } else {
             ByteOrder::Little
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(zarray: &str) -> Result<ChunkLayout, ChunkedError> {
+        let text =
+            format!("z: !<asdf://asdf-format.org/zarr/tags/zarr-1.0.0>\n  .zarray: {zarray}\n  chunk_block_map: 0\n");
+        let doc = asdf_yaml::parse(text.as_bytes(), &asdf_yaml::Limits::default())
+            .map_err(|_| ChunkedError::Metadata("yaml"))?
+            .document;
+        let node = doc.root.get("z").ok_or(ChunkedError::Metadata("z"))?;
+        ChunkLayout::from_node(&doc, node)
+    }
+
+    #[test]
+    fn metadata_is_checked_before_anything_is_allocated() {
+        let ok = layout("{shape: [10, 7], chunks: [3, 100], dtype: '>f4', compressor: {id: zlib}}").unwrap();
+        assert_eq!(
+            (ok.shape, ok.chunks, ok.compressor.as_deref()),
+            (vec![10, 7], vec![3, 100], Some("zlib"))
+        );
+        assert_eq!(ok.datatype.to_string(), "float32");
+        let too_large = |z: &str| matches!(layout(z), Err(ChunkedError::TooLarge));
+        // A chunk of 2^40 elements for an array of 10.
+        assert!(too_large("{shape: [10], chunks: [1099511627776], dtype: '<f8'}"));
+        // Shapes whose product overflows.
+        assert!(too_large(
+            "{shape: [4294967296, 4294967296, 16], chunks: [1, 1, 1], dtype: '<f8'}"
+        ));
+        let bad = |z: &str| matches!(layout(z), Err(ChunkedError::Metadata(_)));
+        assert!(bad("{shape: [10], chunks: [0], dtype: '<f8'}"));
+        assert!(bad("{shape: [10], chunks: [1, 1], dtype: '<f8'}"));
+        assert!(bad("{shape: [-1], chunks: [1], dtype: '<f8'}"));
+        assert!(bad("{chunks: [1], dtype: '<f8'}"));
+        assert!(matches!(
+            layout("{shape: [1], chunks: [1], dtype: '<U4'}"),
+            Err(ChunkedError::Dtype(_))
+        ));
     }
 }
