@@ -113,10 +113,13 @@ impl AsdfFile {
         if !node.tag.as_deref().is_some_and(crate::chunked::is_zarr_tag) {
             return Ok(None);
         }
-        let c = crate::chunked::Chunked::open(self, doc, node).map_err(|source| Error::Chunked {
-            pointer: pointer.to_owned(),
-            source,
-        })?;
+        let c =
+            crate::chunked::Chunked::open(&self.reader, doc, node, &crate::file::absolute_index).map_err(|source| {
+                Error::Chunked {
+                    pointer: pointer.to_owned(),
+                    source,
+                }
+            })?;
         // Read as one block holding the decoded array: C order, native byte order.
         let nd = NdArray {
             source: Some(Source::Block(0)),
@@ -430,10 +433,12 @@ impl<'f> Array<'f> {
             #[cfg(feature = "zarr")]
             BlockRef::Chunked(c) => {
                 let (lo, extent) = sel.bounding_box();
-                let bytes = c.decode_box(self.file, &lo, &extent).map_err(|source| Error::Chunked {
-                    pointer: self.pointer.clone(),
-                    source,
-                })?;
+                let bytes = c
+                    .decode_box(&self.file.reader, &lo, &extent)
+                    .map_err(|source| Error::Chunked {
+                        pointer: self.pointer.clone(),
+                        source,
+                    })?;
                 let view = View {
                     strides: asdf_core_types::view::c_strides(&extent, view.datatype.size()),
                     shape: extent,

@@ -43,7 +43,7 @@ impl AsdfFile {
             BlockRef::Fits(i) => self.fits_bytes(i, None),
             #[cfg(feature = "zarr")]
             BlockRef::Chunked(c) => c
-                .decoded(self)
+                .decoded(&self.reader)
                 .map(|d| Cow::Owned(d.to_vec()))
                 .map_err(|source| Error::Chunked {
                     pointer: pointer.to_owned(),

@@ -19,7 +19,8 @@ use asdf_core_types::{ByteOrder, Datatype};
 use asdf_yaml::{Node, NodeKind, Value};
 use zarrs::storage::WritableStorageTraits as _;
 
-use crate::file::AsdfFile;
+/// The file's blocks, as the facade holds them.
+type Reader = asdf_layout::Reader<Box<dyn asdf_layout::ReadAt>>;
 
 /// The tags of asdf-zarr's arrays start with this.
 pub const ZARR_TAG_PREFIX: &str = "asdf://asdf-format.org/zarr/tags/zarr-";
@@ -227,7 +228,13 @@ impl ChunkLayout {
 
 impl Chunked {
     /// The chunked array of the zarr-tagged node `node` of `file`.
-    pub(crate) fn open(file: &AsdfFile, doc: &asdf_yaml::Document, node: &Node) -> Result<Self, ChunkedError> {
+    /// `absolute` turns a block source (negative: from the end) into a block index.
+    pub(crate) fn open(
+        reader: &Reader,
+        doc: &asdf_yaml::Document,
+        node: &Node,
+        absolute: &dyn Fn(i64, usize) -> Option<usize>,
+    ) -> Result<Self, ChunkedError> {
         if node.get("chunk_block_map").is_none() && node.get("store").is_some() {
             return Err(ChunkedError::ExternalStore);
         }
@@ -252,10 +259,10 @@ impl Chunked {
             .get("chunk_block_map")
             .and_then(Node::as_i64)
             .ok_or(ChunkedError::Metadata("chunk_block_map"))?;
-        let blocks = file.reader.block_count();
+        let blocks = reader.block_count();
         let missing = |block: i64| ChunkedError::MissingBlock { block, count: blocks };
-        let map_index = crate::file::absolute_index(map_block, blocks).ok_or_else(|| missing(map_block))?;
-        let bytes = file.reader.read_data(map_index).map_err(|_| missing(map_block))?;
+        let map_index = absolute(map_block, blocks).ok_or_else(|| missing(map_block))?;
+        let bytes = reader.read_data(map_index).map_err(|_| missing(map_block))?;
         let want = count.checked_mul(4).ok_or(ChunkedError::TooLarge)?;
         if bytes.len() != want {
             return Err(ChunkedError::MapSize {
@@ -296,17 +303,17 @@ impl Chunked {
     }
 
     /// The whole array, decoded: C order, native byte order (decoded once, then kept).
-    pub(crate) fn decoded(&self, file: &AsdfFile) -> Result<&[u8], ChunkedError> {
+    pub(crate) fn decoded(&self, reader: &Reader) -> Result<&[u8], ChunkedError> {
         if let Some(d) = self.decoded.get() {
             return Ok(d);
         }
-        let d = self.decode_all(file)?;
+        let d = self.decode_all(reader)?;
         Ok(self.decoded.get_or_init(|| d))
     }
 
     /// The box of the array starting at `lo` with extent `extent`, decoded (C order, native
     /// byte order): only the chunks it touches are read and decoded.
-    pub(crate) fn decode_box(&self, file: &AsdfFile, lo: &[usize], extent: &[usize]) -> Result<Vec<u8>, ChunkedError> {
+    pub(crate) fn decode_box(&self, reader: &Reader, lo: &[usize], extent: &[usize]) -> Result<Vec<u8>, ChunkedError> {
         if let Some(all) = self.decoded.get() {
             // Already decoded whole: cut the box out of it.
             let size = self.datatype.size();
@@ -334,18 +341,18 @@ impl Chunked {
                 .zip(lo.iter().zip(extent))
                 .all(|((&g, &c), (&l, &e))| e > 0 && g * c < l + e && (g + 1) * c > l)
         };
-        self.decode_chunks(file, &touched, Some((lo, extent)))
+        self.decode_chunks(reader, &touched, Some((lo, extent)))
     }
 
-    fn decode_all(&self, file: &AsdfFile) -> Result<Vec<u8>, ChunkedError> {
-        self.decode_chunks(file, &|_| true, None)
+    fn decode_all(&self, reader: &Reader) -> Result<Vec<u8>, ChunkedError> {
+        self.decode_chunks(reader, &|_| true, None)
     }
 
     /// Decodes the box `region` (the whole array when `None`) from the chunks `wanted` picks
     /// (by grid position).
     fn decode_chunks(
         &self,
-        file: &AsdfFile,
+        reader: &Reader,
         wanted: &dyn Fn(&[usize]) -> bool,
         region: Option<(&[usize], &[usize])>,
     ) -> Result<Vec<u8>, ChunkedError> {
@@ -377,9 +384,9 @@ impl Chunked {
                     .collect::<Vec<_>>()
                     .join(&self.separator)
             };
-            let bytes = file.reader.read_data(block).map_err(|_| ChunkedError::MissingBlock {
+            let bytes = reader.read_data(block).map_err(|_| ChunkedError::MissingBlock {
                 block: i64::try_from(block).unwrap_or(i64::MAX),
-                count: file.reader.block_count(),
+                count: reader.block_count(),
             })?;
             store
                 .set(&key(&name)?, bytes.into_owned().into())
