@@ -108,8 +108,13 @@ impl AsdfFile {
     /// The chunked array (asdf-zarr) at `pointer`, if the node there is one.
     #[cfg(feature = "zarr")]
     fn chunked_array(&self, pointer: &str) -> Result<Option<Array<'_>>, Error> {
-        let doc = self.doc()?;
-        let node = doc.resolve(asdf_yaml::pointer::get(doc, pointer).map_err(|e| pointer_error(pointer, e))?);
+        // Not a chunked array unless the tree says so: a tree that cannot be had (a strict lazy
+        // open of an invalid tree) or a pointer that misses leaves the ndarray error as it was.
+        let Ok(doc) = self.doc() else { return Ok(None) };
+        let Ok(node) = asdf_yaml::pointer::get(doc, pointer) else {
+            return Ok(None);
+        };
+        let node = doc.resolve(node);
         if !node.tag.as_deref().is_some_and(crate::chunked::is_zarr_tag) {
             return Ok(None);
         }
