@@ -1,4 +1,5 @@
-"""Random chunked arrays as Python asdf 6.0 + asdf-zarr write them (internal storage).
+"""Random chunked arrays as Python asdf 6.0 + asdf-zarr write them (internal storage, and
+directory stores beside the file).
 
 Usage: zarr_random.py OUT N SEED. Writes OUT/NAME.asdf with Zarr arrays at /z and /w and an
 ndarray at /n (in a block compressed at random), and OUT/NAME.json with what Python asdf +
@@ -8,8 +9,9 @@ their shapes and values. Prints how many files were written.
 
 Drawn at random: dtype (every numeric kind in both byte orders), 1 to 3 dimensions, shapes
 and chunk shapes that do not divide them, compressor (none, zlib, gzip, zstd, bz2, blosc with
-each inner codec and shuffle), `order` C or F, fill value, and
-chunks left unwritten (they read as the fill value).
+each inner codec and shuffle), `order` C or F, fill value,
+chunks left unwritten (they read as the fill value), and for /w the store: internal, a
+`DirectoryStore` or a `NestedDirectoryStore` (`/` separator) beside the file.
 """
 
 import json
@@ -73,13 +75,14 @@ def fill(r, dtype):
     return r.choice([0.0, -1.5, float("nan")])
 
 
-def random_zarr(r):
+def random_zarr(r, store=None):
     dtype = r.choice(DTYPES)
     ndim = r.randint(1, 3)
     shape = tuple(r.randint(1, 24 if ndim > 1 else 200) for _ in range(ndim))
     chunks = tuple(r.randint(1, s) for s in shape)
     z = zarr.create(
         shape,
+        store=store,
         chunks=chunks,
         dtype=dtype,
         compressor=compressor(r),
@@ -87,7 +90,7 @@ def random_zarr(r):
         fill_value=fill(r, dtype),
         # asdf-zarr 0.0.4 lists a store's top level for its chunks: with `/` it finds
         # folders, not chunks, and cannot write the file.
-        dimension_separator=".",
+        dimension_separator="/" if isinstance(store, zarr.NestedDirectoryStore) else ".",
         write_empty_chunks=False,
     )
     v = values(r, dtype, shape)
@@ -149,7 +152,15 @@ def main():
             nd = values(r, r.choice(DTYPES), n_shape)
             if r.random() < 0.5:
                 nd = np.asfortranarray(nd)
-            tree = {"z": random_zarr(r), "w": random_zarr(r), "n": nd}
+            # /w sometimes in a directory store beside the file (asdf-zarr's external storage:
+            # the tree holds the store's path, the metadata and chunks are files of it).
+            k = r.random()
+            store = None
+            if k < 0.2:
+                store = zarr.DirectoryStore(os.path.join(out, name + ".zarr"))
+            elif k < 0.3:
+                store = zarr.NestedDirectoryStore(os.path.join(out, name + ".nested.zarr"))
+            tree = {"z": random_zarr(r), "w": random_zarr(r, store), "n": nd}
             af = asdf.AsdfFile(tree)
             af.set_array_compression(nd, r.choice([None, "zlib", "bzp2", "lz4"]))
             af.write_to(path)
@@ -165,6 +176,8 @@ def main():
                         part = data[index]
                         regions.append({"region": text, "shape": list(part.shape), "values": as_json(part)})
                     e = {"shape": list(data.shape), "dtype": data.dtype.str, "values": as_json(data), "regions": regions}
+                    if key == "w" and store is not None:
+                        e["store"] = type(store).__name__
                     if key != "n":
                         e["chunks"] = list(a.chunks)
                         e["compressor"] = a.compressor.get_config()["id"] if a.compressor is not None else None

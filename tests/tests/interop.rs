@@ -1588,6 +1588,9 @@ fn zarr_arrays_read_as_python_asdf_zarr_reads_them() {
                 *compressors
                     .entry(compressor.unwrap_or_else(|| "none".into()))
                     .or_default() += 1;
+                if let Some(store) = want.get("store").and_then(J::as_str) {
+                    *compressors.entry(format!("store {store}")).or_default() += 1;
+                }
             }
             // Regions first (on a fresh handle: nothing decoded yet), then the whole array.
             // Complex elements have no typed read (no `Scalar` for them), so no region read.
@@ -1642,6 +1645,12 @@ fn zarr_arrays_read_as_python_asdf_zarr_reads_them() {
     );
     assert!(arrays * 10 >= n * 3 * 9, "{arrays} arrays of {}", n * 3);
     assert!(regions * 2 >= arrays * 3, "{regions} regions");
+    for store in ["store DirectoryStore", "store NestedDirectoryStore"] {
+        assert!(
+            n < 40 || compressors.get(store).is_some_and(|&k| k > 0),
+            "no {store} read"
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

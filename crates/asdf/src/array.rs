@@ -73,6 +73,7 @@ enum RegionData<'f> {
     /// A view of the region's elements over these bytes.
     View(View, std::borrow::Cow<'f, [u8]>),
     /// The C-ordered box around the region (native byte order), starting at `lo`.
+    #[cfg_attr(not(feature = "zarr"), allow(dead_code))]
     Boxed { view: View, bytes: Vec<u8>, lo: Vec<usize> },
 }
 
@@ -118,13 +119,17 @@ impl AsdfFile {
         if !node.tag.as_deref().is_some_and(crate::chunked::is_zarr_tag) {
             return Ok(None);
         }
-        let c =
-            crate::chunked::Chunked::open(&self.reader, doc, node, &crate::file::absolute_index).map_err(|source| {
-                Error::Chunked {
-                    pointer: pointer.to_owned(),
-                    source,
-                }
-            })?;
+        let cx = crate::chunked::Context {
+            reader: &self.reader,
+            absolute: &crate::file::absolute_index,
+            dir: self.dir.as_deref(),
+            policy: self.options.references,
+            max_bytes: self.options.layout_limits.max_block_bytes,
+        };
+        let c = crate::chunked::Chunked::open(&cx, doc, node).map_err(|source| Error::Chunked {
+            pointer: pointer.to_owned(),
+            source,
+        })?;
         // Read as one block holding the decoded array: C order, native byte order.
         let nd = NdArray {
             source: Some(Source::Block(0)),

@@ -13,23 +13,19 @@
 //! Not yet read: arrays whose chunks are in a store outside the file (`store:` with a
 //! directory or fsspec store); numcodecs' `lz4` compressor (no `zarrs` codec).
 
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use asdf_core_types::{ByteOrder, Datatype};
 use asdf_yaml::{Node, NodeKind, Value};
 use zarrs::storage::WritableStorageTraits as _;
 
+use crate::options::ReferencePolicy;
+
 /// The file's blocks, as the facade holds them.
 type Reader = asdf_layout::Reader<Box<dyn asdf_layout::ReadAt>>;
 
-/// The tags of asdf-zarr's arrays start with this.
-pub const ZARR_TAG_PREFIX: &str = "asdf://asdf-format.org/zarr/tags/zarr-";
-
-/// Whether `tag` is one of asdf-zarr's array tags.
-#[must_use]
-pub fn is_zarr_tag(tag: &str) -> bool {
-    tag.starts_with(ZARR_TAG_PREFIX)
-}
+pub use crate::file::{ZARR_TAG_PREFIX, is_zarr_tag};
 
 /// The largest chunk (decoded) accepted beyond the array's own size.
 const MAX_CHUNK_BYTES: usize = 1 << 28;
@@ -47,6 +43,9 @@ pub enum ChunkedError {
     /// `zarrs` could not decode the chunks.
     #[error("Zarr chunks: {0}")]
     Decode(#[source] Box<zarrs::array::ArrayError>),
+    /// A block compression with no Zarr compressor that is written.
+    #[error("compression `{0}` has no Zarr compressor that is written (zlib, bzp2, zstd and bls2 do)")]
+    Compressor(String),
     /// A Zarr dtype no ASDF datatype matches.
     #[error("Zarr dtype `{0}` is not one an ASDF array holds")]
     Dtype(String),
@@ -68,53 +67,200 @@ pub enum ChunkedError {
         /// The file's blocks.
         count: usize,
     },
-    /// The array's chunks are in a store beside the file, which this version does not read.
-    #[error("the chunks are in a Zarr store outside the file (`store`), which is not read yet")]
-    ExternalStore,
+    /// The chunks are in a store this version does not read.
+    #[error("the chunks are in a Zarr store outside the file that is not read: {0}")]
+    ExternalStore(String),
+    /// A store path the reference policy does not allow (outside the file's directory by
+    /// default).
+    #[error(
+        "the Zarr store {0} is outside the file's directory (OpenOptions::references(ReferencePolicy::AnyLocalPath) allows it)"
+    )]
+    StoreRefused(PathBuf),
+    /// A file of a directory store could not be read.
+    #[error("Zarr store {0}: {1}")]
+    StoreIo(PathBuf, #[source] std::io::Error),
+    /// The whole array decoded is larger than the limit of a decoded block.
+    #[error(
+        "the array decoded is {bytes} bytes, more than the limit of {limit} (read a region, or raise Limits::max_block_bytes)"
+    )]
+    TooLargeToRead {
+        /// Its size decoded.
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// Shape or chunk counts whose product overflows, or a chunk of size 0.
     #[error("the shape and chunk shape give more elements or chunks than memory can hold")]
     TooLarge,
 }
 
-/// A chunked array: its metadata, its chunk map, and its decoded bytes once read.
+/// Where a chunked array's chunks are.
+#[derive(Debug)]
+enum Chunks {
+    /// Blocks of this file: the block of each chunk, C order over the chunk grid (negative:
+    /// never written).
+    Blocks(Vec<i32>),
+    /// Files of a directory store beside the file (zarr-python's `DirectoryStore`,
+    /// `NestedDirectoryStore`, `LocalStore`), named by the chunk keys.
+    Directory(PathBuf),
+}
+
+/// A chunked array: its metadata, where its chunks are, and its decoded bytes once read.
 #[derive(Debug)]
 pub(crate) struct Chunked {
-    /// `.zarray` as JSON text.
-    zarray: String,
+    /// The metadata document as JSON text, and the key it has in a Zarr store (`.zarray` for
+    /// Zarr format 2, `zarr.json` for format 3).
+    metadata: (String, &'static str),
     pub(crate) shape: Vec<usize>,
     pub(crate) chunks: Vec<usize>,
     pub(crate) datatype: Datatype,
     /// The compressor's numcodecs id (`None`: uncompressed).
     pub(crate) compressor: Option<String>,
-    /// The separator of chunk keys (`.` or `/`).
-    separator: String,
-    /// The block of each chunk (C order over the chunk grid; negative: missing).
-    map: Vec<i32>,
+    source: Chunks,
+    /// The largest whole array decoded into memory (the layout limit of a decoded block).
+    max_bytes: u64,
     /// The whole array, decoded (C order, native byte order), once read.
     decoded: OnceLock<Vec<u8>>,
 }
 
+/// Zarr format 2 dtypes (without their byte order character) and the ASDF datatypes they are.
+const DTYPES: [(&str, &str); 14] = [
+    ("b1", "bool8"),
+    ("i1", "int8"),
+    ("i2", "int16"),
+    ("i4", "int32"),
+    ("i8", "int64"),
+    ("u1", "uint8"),
+    ("u2", "uint16"),
+    ("u4", "uint32"),
+    ("u8", "uint64"),
+    ("f2", "float16"),
+    ("f4", "float32"),
+    ("f8", "float64"),
+    ("c8", "complex64"),
+    ("c16", "complex128"),
+];
+
 /// The Zarr dtype `s` (`<f4`, `>i2`, `|u1`, `|b1`, `<c16`) as an ASDF datatype name.
 fn datatype_of(s: &str) -> Option<&'static str> {
-    let kind = s.get(1..2)?;
-    let size = s.get(2..)?;
-    Some(match (kind, size) {
-        ("b", "1") => "bool8",
-        ("i", "1") => "int8",
-        ("i", "2") => "int16",
-        ("i", "4") => "int32",
-        ("i", "8") => "int64",
-        ("u", "1") => "uint8",
-        ("u", "2") => "uint16",
-        ("u", "4") => "uint32",
-        ("u", "8") => "uint64",
-        ("f", "2") => "float16",
-        ("f", "4") => "float32",
-        ("f", "8") => "float64",
-        ("c", "8") => "complex64",
-        ("c", "16") => "complex128",
-        _ => return None,
+    let code = s.get(1..)?;
+    DTYPES.iter().find(|(c, _)| *c == code).map(|(_, n)| *n)
+}
+
+/// The Zarr dtype of `datatype` stored in `order`, if Zarr has one.
+fn dtype_of(datatype: &Datatype, order: ByteOrder) -> Option<String> {
+    let name = datatype.to_string();
+    let (code, _) = DTYPES.iter().find(|(_, n)| *n == name)?;
+    let mark = if code.ends_with('1') {
+        '|'
+    } else if order == ByteOrder::Big {
+        '>'
+    } else {
+        '<'
+    };
+    Some(format!("{mark}{code}"))
+}
+
+/// The Zarr (format 2, numcodecs) compressor a block compression label stands for: zlib,
+/// bzp2 (bz2), zstd, Blosc2 (blosc with zstd and byte shuffle, as zarr-python's default
+/// compressor is blosc); none for no label.
+///
+/// # Errors
+/// [`ChunkedError::Compressor`] for a label with no Zarr compressor `zarrs` writes (lz4).
+pub fn zarr_compressor(label: Option<asdf_layout::Label>) -> Result<serde_json::Value, ChunkedError> {
+    use asdf_layout::Label;
+    use serde_json::json;
+    Ok(match label {
+        None => serde_json::Value::Null,
+        Some(l) if l == Label::NONE => serde_json::Value::Null,
+        Some(l) if l == Label::ZLIB => json!({"id": "zlib", "level": 6}),
+        Some(l) if l == Label::BZP2 => json!({"id": "bz2", "level": 9}),
+        Some(l) if l == Label::ZSTD => json!({"id": "zstd", "level": 3}),
+        Some(l) if l == Label::BLS2 => {
+            json!({"id": "blosc", "cname": "zstd", "clevel": 5, "shuffle": 1, "blocksize": 0})
+        }
+        Some(l) => return Err(ChunkedError::Compressor(l.to_string())),
     })
+}
+
+/// An array cut into chunks as asdf-zarr stores them: the `.zarray` metadata (Zarr format 2,
+/// C order, fill value 0, `.` separator) and each chunk's stored bytes in C order over the
+/// chunk grid (`None`: a chunk of fill values only, not stored).
+#[derive(Debug)]
+pub(crate) struct Encoded {
+    pub(crate) zarray: serde_json::Value,
+    pub(crate) chunks: Vec<Option<Vec<u8>>>,
+}
+
+/// Cuts `data` (C order, elements of `datatype` in `order`) of shape `shape` into chunks of
+/// `chunks` compressed with `compressor` ([`zarr_compressor`]), through `zarrs`.
+pub(crate) fn encode(
+    datatype: &Datatype,
+    order: ByteOrder,
+    shape: &[usize],
+    chunks: &[usize],
+    mut data: Vec<u8>,
+    compressor: serde_json::Value,
+) -> Result<Encoded, ChunkedError> {
+    use zarrs::storage::ReadableStorageTraits as _;
+    let dtype = dtype_of(datatype, order).ok_or_else(|| ChunkedError::Dtype(datatype.to_string()))?;
+    let fill = if datatype.to_string() == "bool8" {
+        serde_json::json!(false)
+    } else {
+        serde_json::json!(0)
+    };
+    let zarray = serde_json::json!({
+        "zarr_format": 2,
+        "shape": shape,
+        "chunks": chunks,
+        "dtype": dtype,
+        "compressor": compressor,
+        "fill_value": fill,
+        "order": "C",
+        "filters": null,
+        "dimension_separator": ".",
+    });
+    let layout = ChunkLayout::from_json(zarray.clone())?;
+    // zarrs takes elements in this machine's byte order and writes the dtype's.
+    let size = layout.datatype.size();
+    if order != Chunked::byte_order() && size > 1 {
+        let part = if datatype.to_string().starts_with("complex") {
+            size / 2
+        } else {
+            size
+        };
+        for e in data.chunks_exact_mut(part) {
+            e.reverse();
+        }
+    }
+    let store = Arc::new(zarrs::storage::store::MemoryStore::new());
+    let key = zarrs::storage::StoreKey::new(".zarray").map_err(|_| ChunkedError::Metadata("chunk key"))?;
+    store
+        .set(&key, zarray.to_string().into_bytes().into())
+        .map_err(|_| ChunkedError::Metadata("chunk key"))?;
+    let array = zarrs::array::Array::open(store.clone(), "/").map_err(|e| ChunkedError::Create(Box::new(e)))?;
+    array
+        .store_array_subset(
+            &array.subset_all(),
+            zarrs::array::ArrayBytes::new_flen(std::borrow::Cow::Owned(data)),
+        )
+        .map_err(|e| ChunkedError::Decode(Box::new(e)))?;
+    let grid = grid_of(shape, chunks);
+    let count: usize = grid.iter().product();
+    let mut out = Vec::with_capacity(count);
+    let mut index = vec![0u64; grid.len()];
+    for flat in 0..count {
+        let mut rest = flat;
+        for d in (0..grid.len()).rev() {
+            index[d] = (rest % grid[d]) as u64;
+            rest /= grid[d];
+        }
+        let bytes = store
+            .get(&array.chunk_key(&index))
+            .map_err(|_| ChunkedError::Metadata("chunk key"))?;
+        out.push(bytes.map(|b| b.to_vec()));
+    }
+    Ok(Encoded { zarray, chunks: out })
 }
 
 /// A YAML node (the `.zarray` mapping as Python asdf wrote it from JSON) as JSON; NaN and the
@@ -150,6 +296,23 @@ fn to_json(doc: &asdf_yaml::Document, n: &Node) -> serde_json::Value {
     }
 }
 
+/// JSON as a YAML node (the `.zarray` metadata put in the tree).
+pub(crate) fn json_node(v: &serde_json::Value) -> Node {
+    use serde_json::Value as J;
+    match v {
+        J::Null => Node::null(),
+        J::Bool(b) => Node::bool(*b),
+        J::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => Node::int(i),
+            (None, Some(f)) => Node::float(f),
+            (None, None) => Node::str(n.to_string()),
+        },
+        J::String(s) => Node::str(s.clone()),
+        J::Array(a) => Node::seq(a.iter().map(json_node).collect()),
+        J::Object(o) => Node::map(o.iter().map(|(k, v)| (Node::str(k.clone()), json_node(v))).collect()),
+    }
+}
+
 fn usize_list(v: Option<&serde_json::Value>, what: &'static str) -> Result<Vec<usize>, ChunkedError> {
     v.and_then(serde_json::Value::as_array)
         .ok_or(ChunkedError::Metadata(what))?
@@ -179,23 +342,51 @@ pub struct ChunkLayout {
 }
 
 impl ChunkLayout {
-    /// The layout of the zarr-tagged node `node` of `doc`.
+    /// The layout of the zarr-tagged node `node` of `doc` whose metadata is in the tree
+    /// (`.zarray`: internal storage, as asdf-zarr writes it).
     ///
     /// # Errors
-    /// [`ChunkedError`] for metadata that is missing, of the wrong type, or too large.
+    /// [`ChunkedError`] for metadata that is missing, of the wrong type, or too large;
+    /// [`ChunkedError::ExternalStore`] when the metadata is in a store outside the tree.
     pub fn from_node(doc: &asdf_yaml::Document, node: &Node) -> Result<Self, ChunkedError> {
-        let meta = node.get(".zarray").ok_or(ChunkedError::Metadata("missing"))?;
-        let meta = to_json(doc, meta);
+        match node.get(".zarray") {
+            Some(meta) => Self::from_json(to_json(doc, meta)),
+            None if node.get("store").is_some() => Err(ChunkedError::ExternalStore(
+                "the metadata is in the store, not in the tree".to_owned(),
+            )),
+            None => Err(ChunkedError::Metadata("missing")),
+        }
+    }
+
+    /// The layout a Zarr metadata document gives: format 2 (`.zarray`) or format 3
+    /// (`zarr.json`, regular chunk grid).
+    ///
+    /// # Errors
+    /// As [`ChunkLayout::from_node`].
+    pub fn from_json(meta: serde_json::Value) -> Result<Self, ChunkedError> {
+        let v3 = meta.get("zarr_format").and_then(serde_json::Value::as_u64) == Some(3);
         let shape = usize_list(meta.get("shape"), "shape")?;
-        let chunks = usize_list(meta.get("chunks"), "chunks")?;
+        let chunks = if v3 {
+            let grid = meta.get("chunk_grid").ok_or(ChunkedError::Metadata("chunk_grid"))?;
+            if grid.get("name").and_then(serde_json::Value::as_str) != Some("regular") {
+                return Err(ChunkedError::Metadata("chunk_grid (only a regular grid is read)"));
+            }
+            usize_list(
+                grid.get("configuration").and_then(|c| c.get("chunk_shape")),
+                "chunk_grid",
+            )?
+        } else {
+            usize_list(meta.get("chunks"), "chunks")?
+        };
         if chunks.len() != shape.len() || chunks.contains(&0) {
             return Err(ChunkedError::Metadata("chunks"));
         }
         let dtype = meta
-            .get("dtype")
+            .get(if v3 { "data_type" } else { "dtype" })
             .and_then(serde_json::Value::as_str)
             .ok_or(ChunkedError::Metadata("dtype"))?;
-        let name = datatype_of(dtype).ok_or_else(|| ChunkedError::Dtype(dtype.to_owned()))?;
+        let name = if v3 { v3_datatype(dtype) } else { datatype_of(dtype) }
+            .ok_or_else(|| ChunkedError::Dtype(dtype.to_owned()))?;
         let datatype = Datatype::from_node(&Node::str(name)).map_err(|_| ChunkedError::Dtype(dtype.to_owned()))?;
         // Sizes checked before anything is allocated by them: the array, and a chunk (decoded
         // whole by `zarrs` even where the array is smaller: a chunk may exceed the shape, but
@@ -211,11 +402,23 @@ impl ChunkLayout {
         if bytes(&chunks)? > array_bytes.max(MAX_CHUNK_BYTES) {
             return Err(ChunkedError::TooLarge);
         }
-        let compressor = meta
-            .get("compressor")
-            .and_then(|c| c.get("id"))
-            .and_then(serde_json::Value::as_str)
-            .map(str::to_owned);
+        let compressor = if v3 {
+            // The codecs after the array-to-bytes one, by name (`zstd`, `blosc`, `gzip`, ...).
+            let names: Vec<&str> = meta
+                .get("codecs")
+                .and_then(serde_json::Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c.get("name").and_then(serde_json::Value::as_str))
+                .filter(|n| !matches!(*n, "bytes" | "transpose" | "crc32c"))
+                .collect();
+            (!names.is_empty()).then(|| names.join("+"))
+        } else {
+            meta.get("compressor")
+                .and_then(|c| c.get("id"))
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned)
+        };
         Ok(Self {
             shape,
             chunks,
@@ -223,83 +426,199 @@ impl ChunkLayout {
             compressor,
             zarray: meta,
         })
+    }
+
+    /// The metadata's key in a Zarr store.
+    fn key(&self) -> &'static str {
+        if self.zarray.get("zarr_format").and_then(serde_json::Value::as_u64) == Some(3) {
+            "zarr.json"
+        } else {
+            ".zarray"
+        }
     }
 }
 
+/// The Zarr format 3 data type `s` as an ASDF datatype name.
+fn v3_datatype(s: &str) -> Option<&'static str> {
+    Some(match s {
+        "bool" => "bool8",
+        "int8" => "int8",
+        "int16" => "int16",
+        "int32" => "int32",
+        "int64" => "int64",
+        "uint8" => "uint8",
+        "uint16" => "uint16",
+        "uint32" => "uint32",
+        "uint64" => "uint64",
+        "float16" => "float16",
+        "float32" => "float32",
+        "float64" => "float64",
+        "complex64" => "complex64",
+        "complex128" => "complex128",
+        _ => return None,
+    })
+}
+
+/// The directory of the store `store` (a `store:` or `meta_store:` mapping as asdf-zarr
+/// writes it), checked against `policy`: under the default policy it must be inside `dir`,
+/// the file's directory (asdf-zarr writes absolute paths, so an absolute path inside it is
+/// accepted).
+fn store_dir(store: &Node, dir: Option<&Path>, policy: ReferencePolicy) -> Result<PathBuf, ChunkedError> {
+    let kind = store
+        .get("type_string")
+        .and_then(Node::as_str)
+        .ok_or(ChunkedError::Metadata("store type_string"))?;
+    if !matches!(kind, "DirectoryStore" | "NestedDirectoryStore" | "LocalStore") {
+        return Err(ChunkedError::ExternalStore(format!(
+            "a `{kind}` store is not read (directory stores are)"
+        )));
+    }
+    let path = store
+        .get("path")
+        .and_then(Node::as_str)
+        .ok_or(ChunkedError::Metadata("store path"))?;
+    if policy == ReferencePolicy::None {
+        return Err(ChunkedError::StoreRefused(PathBuf::from(path)));
+    }
+    let dir = dir.ok_or_else(|| {
+        ChunkedError::ExternalStore("the file has no directory (a remote or in-memory file)".to_owned())
+    })?;
+    let path = dir.join(path);
+    let canon = path
+        .canonicalize()
+        .map_err(|e| ChunkedError::StoreIo(path.clone(), e))?;
+    if policy == ReferencePolicy::RelativeOnly {
+        let base = dir
+            .canonicalize()
+            .map_err(|e| ChunkedError::StoreIo(dir.to_path_buf(), e))?;
+        if !canon.starts_with(&base) {
+            return Err(ChunkedError::StoreRefused(path));
+        }
+    }
+    Ok(canon)
+}
+
+/// The largest metadata document read from a store.
+const MAX_METADATA_BYTES: u64 = 1 << 24;
+
+/// Reads the file `key` of the directory store `dir`, `None` when it is not there.
+fn read_store_file(dir: &Path, key: &str, limit: u64) -> Result<Option<Vec<u8>>, ChunkedError> {
+    use std::io::Read as _;
+    let path = dir.join(key);
+    let f = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ChunkedError::StoreIo(path, e)),
+    };
+    let mut out = Vec::new();
+    f.take(limit.saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| ChunkedError::StoreIo(path.clone(), e))?;
+    if out.len() as u64 > limit {
+        return Err(ChunkedError::StoreIo(
+            path,
+            std::io::Error::new(std::io::ErrorKind::FileTooLarge, format!("larger than {limit} bytes")),
+        ));
+    }
+    Ok(Some(out))
+}
+
+/// Where a chunked array is read from: the file's blocks, its directory and what may be
+/// opened beside it.
+pub(crate) struct Context<'a> {
+    /// The file's blocks.
+    pub(crate) reader: &'a Reader,
+    /// Turns a block source (negative: from the end) into a block index.
+    pub(crate) absolute: &'a dyn Fn(i64, usize) -> Option<usize>,
+    /// The file's directory (for stores beside it).
+    pub(crate) dir: Option<&'a Path>,
+    /// Which stores beside the file may be opened.
+    pub(crate) policy: ReferencePolicy,
+    /// The largest whole array decoded into memory.
+    pub(crate) max_bytes: u64,
+}
+
 impl Chunked {
-    /// The chunked array of the zarr-tagged node `node` of `file`.
-    /// `absolute` turns a block source (negative: from the end) into a block index.
-    pub(crate) fn open(
-        reader: &Reader,
-        doc: &asdf_yaml::Document,
-        node: &Node,
-        absolute: &dyn Fn(i64, usize) -> Option<usize>,
-    ) -> Result<Self, ChunkedError> {
-        if node.get("chunk_block_map").is_none() && node.get("store").is_some() {
-            return Err(ChunkedError::ExternalStore);
-        }
-        let ChunkLayout {
-            shape,
-            chunks,
-            datatype,
-            compressor,
-            zarray: meta,
-        } = ChunkLayout::from_node(doc, node)?;
-        let grid: Vec<usize> = shape.iter().zip(&chunks).map(|(s, c)| s.div_ceil(*c)).collect();
-        let count = grid
-            .iter()
-            .try_fold(1usize, |a, &g| a.checked_mul(g))
-            .ok_or(ChunkedError::TooLarge)?;
-        let separator = meta
-            .get("dimension_separator")
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or(".")
-            .to_owned();
-        let map_block = node
-            .get("chunk_block_map")
-            .and_then(Node::as_i64)
-            .ok_or(ChunkedError::Metadata("chunk_block_map"))?;
-        let blocks = reader.block_count();
-        let missing = |block: i64| ChunkedError::MissingBlock { block, count: blocks };
-        let map_index = absolute(map_block, blocks).ok_or_else(|| missing(map_block))?;
-        let bytes = reader.read_data(map_index).map_err(|_| missing(map_block))?;
-        let want = count.checked_mul(4).ok_or(ChunkedError::TooLarge)?;
-        if bytes.len() != want {
-            return Err(ChunkedError::MapSize {
-                have: bytes.len(),
-                want,
-                chunks: count,
-            });
-        }
-        // asdf-zarr writes the map as numpy's native int32: little-endian on every machine it runs on.
-        let map: Vec<i32> = bytes
-            .chunks_exact(4)
-            .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        for &b in &map {
-            if b >= 0 && usize::try_from(b).is_ok_and(|b| b >= blocks) {
-                return Err(missing(i64::from(b)));
+    /// The chunked array of the zarr-tagged node `node` of `doc`.
+    pub(crate) fn open(cx: &Context<'_>, doc: &asdf_yaml::Document, node: &Node) -> Result<Self, ChunkedError> {
+        let (layout, source) = match (node.get(".zarray"), node.get("store")) {
+            (None, Some(store)) => {
+                // asdf-zarr's external storage: metadata and chunks in a directory store (the
+                // metadata in `meta_store` when it has one of its own).
+                let chunks = store_dir(store, cx.dir, cx.policy)?;
+                let meta_dir = match node.get("meta_store") {
+                    Some(m) => store_dir(m, cx.dir, cx.policy)?,
+                    None => chunks.clone(),
+                };
+                let text = match read_store_file(&meta_dir, ".zarray", MAX_METADATA_BYTES)? {
+                    Some(t) => t,
+                    None => read_store_file(&meta_dir, "zarr.json", MAX_METADATA_BYTES)?.ok_or_else(|| {
+                        ChunkedError::StoreIo(
+                            meta_dir.join(".zarray"),
+                            std::io::Error::from(std::io::ErrorKind::NotFound),
+                        )
+                    })?,
+                };
+                let meta = serde_json::from_slice(&text).map_err(|_| ChunkedError::Metadata("not JSON"))?;
+                (ChunkLayout::from_json(meta)?, Chunks::Directory(chunks))
             }
-        }
+            _ => {
+                let layout = ChunkLayout::from_node(doc, node)?;
+                let count = grid_of(&layout.shape, &layout.chunks)
+                    .iter()
+                    .try_fold(1usize, |a, &g| a.checked_mul(g))
+                    .ok_or(ChunkedError::TooLarge)?;
+                let map_block = node
+                    .get("chunk_block_map")
+                    .and_then(Node::as_i64)
+                    .ok_or(ChunkedError::Metadata("chunk_block_map"))?;
+                let blocks = cx.reader.block_count();
+                let missing = |block: i64| ChunkedError::MissingBlock { block, count: blocks };
+                let map_index = (cx.absolute)(map_block, blocks).ok_or_else(|| missing(map_block))?;
+                // The map is 4 bytes a chunk: its block's size is checked before it is read.
+                let want = count.checked_mul(4).ok_or(ChunkedError::TooLarge)?;
+                let have = cx.reader.block(map_index).map_err(|_| missing(map_block))?.data_len();
+                if have != want as u64 {
+                    return Err(ChunkedError::MapSize {
+                        have: usize::try_from(have).unwrap_or(usize::MAX),
+                        want,
+                        chunks: count,
+                    });
+                }
+                let bytes = cx.reader.read_data(map_index).map_err(|_| missing(map_block))?;
+                if bytes.len() != want {
+                    return Err(ChunkedError::MapSize {
+                        have: bytes.len(),
+                        want,
+                        chunks: count,
+                    });
+                }
+                // asdf-zarr writes the map as numpy's native int32: little-endian on every
+                // machine it runs on.
+                let map: Vec<i32> = bytes
+                    .chunks_exact(4)
+                    .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                if let Some(&b) = map
+                    .iter()
+                    .find(|&&b| b >= 0 && usize::try_from(b).is_ok_and(|b| b >= blocks))
+                {
+                    return Err(missing(i64::from(b)));
+                }
+                (layout, Chunks::Blocks(map))
+            }
+        };
+        let key = layout.key();
         Ok(Self {
-            zarray: meta.to_string(),
-            shape,
-            chunks,
-            datatype,
-            compressor,
-            separator,
-            map,
+            metadata: (layout.zarray.to_string(), key),
+            shape: layout.shape,
+            chunks: layout.chunks,
+            datatype: layout.datatype,
+            compressor: layout.compressor,
+            source,
+            max_bytes: cx.max_bytes,
             decoded: OnceLock::new(),
         })
-    }
-
-    /// The chunk grid's extent along each dimension.
-    fn grid(&self) -> Vec<usize> {
-        self.shape
-            .iter()
-            .zip(&self.chunks)
-            .map(|(s, c)| s.div_ceil(*c))
-            .collect()
     }
 
     /// The whole array, decoded: C order, native byte order (decoded once, then kept).
@@ -307,7 +626,20 @@ impl Chunked {
         if let Some(d) = self.decoded.get() {
             return Ok(d);
         }
-        let d = self.decode_all(reader)?;
+        // A chunked array's shape is not bounded by the file's bytes (unwritten chunks are the
+        // fill value): a whole read is held to the limit of a decoded block, and memory the
+        // system refuses is an error, not an abort.
+        let bytes = self.shape.iter().product::<usize>() * self.datatype.size();
+        if bytes as u64 > self.max_bytes {
+            return Err(ChunkedError::TooLargeToRead {
+                bytes: bytes as u64,
+                limit: self.max_bytes,
+            });
+        }
+        if Vec::<u8>::new().try_reserve_exact(bytes).is_err() {
+            return Err(ChunkedError::TooLarge);
+        }
+        let d = self.decode_chunks(reader, None)?;
         Ok(self.decoded.get_or_init(|| d))
     }
 
@@ -334,65 +666,84 @@ impl Chunked {
                 .gather_in(&vec![0; self.shape.len()], &self.shape, &elements)
                 .concat());
         }
-        let touched = |flat_index: &[usize]| {
-            flat_index
-                .iter()
-                .zip(&self.chunks)
-                .zip(lo.iter().zip(extent))
-                .all(|((&g, &c), (&l, &e))| e > 0 && g * c < l + e && (g + 1) * c > l)
-        };
-        self.decode_chunks(reader, &touched, Some((lo, extent)))
+        self.decode_chunks(reader, Some((lo, extent)))
     }
 
-    fn decode_all(&self, reader: &Reader) -> Result<Vec<u8>, ChunkedError> {
-        self.decode_chunks(reader, &|_| true, None)
-    }
-
-    /// Decodes the box `region` (the whole array when `None`) from the chunks `wanted` picks
-    /// (by grid position).
-    fn decode_chunks(
-        &self,
-        reader: &Reader,
-        wanted: &dyn Fn(&[usize]) -> bool,
-        region: Option<(&[usize], &[usize])>,
-    ) -> Result<Vec<u8>, ChunkedError> {
+    /// Decodes the box `region` (the whole array when `None`) from the chunks it touches,
+    /// and only those (visited box by box over the grid, never chunk by chunk over all).
+    fn decode_chunks(&self, reader: &Reader, region: Option<(&[usize], &[usize])>) -> Result<Vec<u8>, ChunkedError> {
         use zarrs::storage::StoreKey;
         let store = Arc::new(zarrs::storage::store::MemoryStore::new());
         let key = |k: &str| StoreKey::new(k).map_err(|_| ChunkedError::Metadata("chunk key"));
+        let (text, meta_key) = &self.metadata;
         store
-            .set(&key(".zarray")?, self.zarray.clone().into_bytes().into())
+            .set(&key(meta_key)?, text.clone().into_bytes().into())
             .map_err(|_| ChunkedError::Metadata("chunk key"))?;
-        let grid = self.grid();
-        let mut index = vec![0usize; grid.len()];
-        for (flat, &block) in self.map.iter().enumerate() {
-            // The chunk's grid position from its flat index (C order).
-            let mut rest = flat;
-            for d in (0..grid.len()).rev() {
-                index[d] = rest % grid[d];
-                rest /= grid[d];
+        // The array over the metadata alone names the chunk keys (its separator or key
+        // encoding); the chunks the read needs are then put beside it.
+        let array = zarrs::array::Array::open(store.clone(), "/").map_err(|e| ChunkedError::Create(Box::new(e)))?;
+        let grid = grid_of(&self.shape, &self.chunks);
+        // The grid box the region touches: [first, last] chunk along each dimension.
+        let (first, last): (Vec<usize>, Vec<usize>) = match region {
+            Some((lo, extent)) => {
+                if extent.contains(&0) {
+                    return Ok(Vec::new());
+                }
+                lo.iter()
+                    .zip(extent)
+                    .zip(&self.chunks)
+                    .map(|((&l, &e), &c)| (l / c, (l + e - 1) / c))
+                    .unzip()
             }
-            let Ok(block) = usize::try_from(block) else { continue };
-            if !wanted(&index) {
-                continue;
+            None => {
+                if grid.contains(&0) {
+                    return Ok(Vec::new());
+                }
+                (vec![0; grid.len()], grid.iter().map(|g| g - 1).collect())
             }
-            let name = if grid.is_empty() {
-                "0".to_owned()
-            } else {
-                index
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(&self.separator)
+        };
+        let mut index = first.clone();
+        let mut more = true;
+        while more {
+            let flat = index.iter().zip(&grid).fold(0usize, |acc, (&i, &g)| acc * g + i);
+            let at: Vec<u64> = index.iter().map(|&i| i as u64).collect();
+            // The next grid position of the box (odometer, last dimension fastest).
+            more = false;
+            for d in (0..index.len()).rev() {
+                if index[d] < last[d] {
+                    index[d] += 1;
+                    more = true;
+                    break;
+                }
+                index[d] = first[d];
+            }
+            let name = array.chunk_key(&at);
+            let bytes = match &self.source {
+                Chunks::Blocks(map) => {
+                    let Some(Ok(block)) = map.get(flat).map(|&b| usize::try_from(b)) else {
+                        continue;
+                    };
+                    reader
+                        .read_data(block)
+                        .map_err(|_| ChunkedError::MissingBlock {
+                            block: i64::try_from(block).unwrap_or(i64::MAX),
+                            count: reader.block_count(),
+                        })?
+                        .into_owned()
+                }
+                Chunks::Directory(dir) => {
+                    // A stored chunk is at most its decoded size plus a compressor's overhead.
+                    let limit = (self.chunks.iter().product::<usize>() * self.datatype.size()) as u64 * 2 + (1 << 16);
+                    match read_store_file(dir, name.as_str(), limit)? {
+                        Some(b) => b,
+                        None => continue,
+                    }
+                }
             };
-            let bytes = reader.read_data(block).map_err(|_| ChunkedError::MissingBlock {
-                block: i64::try_from(block).unwrap_or(i64::MAX),
-                count: reader.block_count(),
-            })?;
             store
-                .set(&key(&name)?, bytes.into_owned().into())
+                .set(&name, bytes.into())
                 .map_err(|_| ChunkedError::Metadata("chunk key"))?;
         }
-        let array = zarrs::array::Array::open(store, "/").map_err(|e| ChunkedError::Create(Box::new(e)))?;
         let subset = match region {
             None => array.subset_all(),
             Some((lo, extent)) => zarrs::array::ArraySubset::new_with_ranges(
@@ -419,6 +770,11 @@ impl Chunked {
             ByteOrder::Little
         }
     }
+}
+
+/// The chunk grid's extent along each dimension.
+fn grid_of(shape: &[usize], chunks: &[usize]) -> Vec<usize> {
+    shape.iter().zip(chunks).map(|(s, c)| s.div_ceil(*c)).collect()
 }
 
 #[cfg(test)]

@@ -21,6 +21,15 @@ use crate::fits_source::FitsFile;
 use crate::options::OpenOptions;
 use crate::{guard, legacy};
 
+/// The tags of asdf-zarr's chunked arrays start with this.
+pub const ZARR_TAG_PREFIX: &str = "asdf://asdf-format.org/zarr/tags/zarr-";
+
+/// Whether `tag` is one of asdf-zarr's array tags.
+#[must_use]
+pub fn is_zarr_tag(tag: &str) -> bool {
+    tag.starts_with(ZARR_TAG_PREFIX)
+}
+
 /// Where an array's data lives.
 #[derive(Debug, Clone)]
 pub(crate) enum BlockRef {
@@ -46,6 +55,9 @@ pub(crate) struct NewBlock {
     pub(crate) data: Vec<u8>,
     /// Its own compression (`None`: as the write options say).
     pub(crate) compression: Option<asdf_layout::Label>,
+    /// Written as it is, whatever the write options say (a chunk of a chunked array, which
+    /// its own codec compressed, or its chunk map).
+    pub(crate) as_is: bool,
 }
 
 /// The tree once parsed and checked, with every warning of the file (the source's first).

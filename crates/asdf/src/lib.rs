@@ -82,9 +82,10 @@ pub use atomic::write_atomically;
 pub use blocks::Block;
 pub use builder::{NewArray, NewStorage, tag_for};
 #[cfg(feature = "zarr")]
-pub use chunked::{ChunkLayout, ChunkedError, ZARR_TAG_PREFIX, is_zarr_tag};
+pub use chunked::{ChunkLayout, ChunkedError, zarr_compressor};
 pub use error::{Error, ErrorKind, ReferenceProblem, Warning};
 pub use file::AsdfFile;
+pub use file::{ZARR_TAG_PREFIX, is_zarr_tag};
 pub use fits_source::AsdfHdu;
 pub use fits_write::{FITS_KEY, FitsWriteOptions};
 pub use guard::same_file;

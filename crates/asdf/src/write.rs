@@ -247,6 +247,57 @@ enum BlockSrc {
     External(String),
     /// An empty block in the place of one whose array moved elsewhere.
     Empty,
+    /// Bytes made for this write (a chunked array's renumbered chunk map).
+    Made(Vec<u8>),
+}
+
+/// A chunked array (asdf-zarr) of the tree with chunks in blocks: where it is, and its chunk
+/// map's block and chunk blocks (absolute indices; negative: a chunk not stored).
+struct ChunkedBlocks {
+    path: Vec<Step>,
+    map_block: usize,
+    chunks: Vec<i32>,
+}
+
+impl AsdfFile {
+    /// The chunked arrays of `doc` with chunks in blocks whose chunk maps can be read (of
+    /// the size their metadata gives, naming blocks the file has).
+    fn chunked_blocks(&self, doc: &Document, total: usize) -> Vec<ChunkedBlocks> {
+        let mut found = Vec::new();
+        doc.root.walk(&mut |path, n| {
+            if n.tag.as_deref().is_some_and(crate::file::is_zarr_tag)
+                && let Some(src) = n.get("chunk_block_map").and_then(Node::as_i64)
+            {
+                found.push((path.to_vec(), src));
+            }
+            true
+        });
+        found
+            .into_iter()
+            .filter_map(|(path, src)| {
+                let map_block = absolute_index(src, total)?;
+                let bytes: std::borrow::Cow<'_, [u8]> = match map_block.checked_sub(self.reader.block_count()) {
+                    Some(k) => std::borrow::Cow::Borrowed(self.pending.get(k)?.data.as_slice()),
+                    None => self.reader.read_data(map_block).ok()?,
+                };
+                if bytes.len() % 4 != 0 {
+                    return None;
+                }
+                let chunks: Vec<i32> = bytes
+                    .chunks_exact(4)
+                    .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                chunks
+                    .iter()
+                    .all(|&b| b < 0 || usize::try_from(b).is_ok_and(|b| b < total))
+                    .then_some(ChunkedBlocks {
+                        path,
+                        map_block,
+                        chunks,
+                    })
+            })
+            .collect()
+    }
 }
 
 /// The ndarrays of the tree with block sources (masks included, after their array), in the
@@ -375,11 +426,19 @@ impl AsdfFile {
         // so such references stay true, and nothing is dropped. Otherwise blocks are written
         // in the order their arrays appear.
         let existing = self.reader.block_count();
-        let named: std::collections::HashSet<usize> = arrays
+        let mut named: std::collections::HashSet<usize> = arrays
             .iter()
             .filter_map(|p| doc.root.at_path(p)?.get("source")?.as_i64())
             .filter_map(|src| absolute_index(src, total))
             .collect();
+        // Chunked arrays name their blocks through their chunk maps: those are renumbered with
+        // the rest (a new map written); a map that cannot be read leaves its blocks unnamed,
+        // so every block keeps its place.
+        let chunked = self.chunked_blocks(doc, total);
+        for c in &chunked {
+            named.insert(c.map_block);
+            named.extend(c.chunks.iter().filter_map(|&b| usize::try_from(b).ok()));
+        }
         let gone = |i: usize| kept.blocks.contains(&i) && !named.contains(&i);
         let keep_places = (0..existing).any(|i| !named.contains(&i) && !gone(i));
         // The file's own streamed block (the last one), unless a new stream replaces it.
@@ -487,6 +546,35 @@ impl AsdfFile {
                 edits.replace(s, Node::int(i64::try_from(new).unwrap_or(i64::MAX)));
             }
         }
+        // Blocks written as they are (chunks compressed by their own codec, chunk maps).
+        let mut as_is: std::collections::HashSet<usize> = std::collections::HashSet::new();
+        for c in &chunked {
+            let mut new_map = Vec::with_capacity(c.chunks.len() * 4);
+            for &b in &c.chunks {
+                let new = match usize::try_from(b) {
+                    Ok(old) => {
+                        let new = *map.entry(old).or_insert_with(|| {
+                            order.push(if old < self.reader.block_count() {
+                                BlockSrc::Existing(old)
+                            } else {
+                                BlockSrc::New(old - self.reader.block_count())
+                            });
+                            order.len() - 1
+                        });
+                        as_is.insert(new);
+                        i32::try_from(new)
+                            .map_err(|_| Error::NotFound(format!("block {new} (a chunk map holds int32)")))?
+                    }
+                    Err(_) => -1,
+                };
+                new_map.extend_from_slice(&new.to_le_bytes());
+            }
+            order.push(BlockSrc::Made(new_map));
+            as_is.insert(order.len() - 1);
+            if let Some(m) = doc.root.at_path(&c.path).and_then(|n| n.get("chunk_block_map")) {
+                edits.replace(m, Node::int(i64::try_from(order.len() - 1).unwrap_or(i64::MAX)));
+            }
+        }
         let tree = self.finished_tree(doc, edits, options)?;
         let mut w = Writer::with_comments(out, self.standard, &[], options.registry())?;
         w.write_tree(&tree)?;
@@ -506,6 +594,8 @@ impl AsdfFile {
             if let Some(p) = &options.progress {
                 (p.0)(done, order.len());
             }
+            // A block written as it is keeps its own compression.
+            let label = if as_is.contains(&done) { None } else { label };
             match src {
                 BlockSrc::Existing(i) => {
                     let b = self.reader.block(*i)?;
@@ -548,11 +638,15 @@ impl AsdfFile {
                 }
                 BlockSrc::New(k) => {
                     let b = &self.pending[*k];
-                    w.write_block_overlapped_with(
-                        &b.data,
-                        &opts.compression(options.new_block_label(b.compression)),
-                        &mut Sink::flush_early,
-                    )?;
+                    let l = if b.as_is {
+                        b.compression.unwrap_or(Label::NONE)
+                    } else {
+                        options.new_block_label(b.compression)
+                    };
+                    w.write_block_overlapped_with(&b.data, &opts.compression(l), &mut Sink::flush_early)?;
+                }
+                BlockSrc::Made(data) => {
+                    w.write_block_overlapped_with(data, &opts.compression(Label::NONE), &mut Sink::flush_early)?;
                 }
                 BlockSrc::Empty => {
                     w.write_block_overlapped_with(&[], &opts.compression(Label::NONE), &mut Sink::flush_early)?;
@@ -698,6 +792,7 @@ impl AsdfFile {
                             crate::file::NewBlock {
                                 data: self.reader.read_data(idx)?.into_owned(),
                                 compression: None,
+                                as_is: false,
                             }
                         }
                         crate::file::BlockRef::External(_)
@@ -713,6 +808,7 @@ impl AsdfFile {
                     None => crate::file::NewBlock {
                         data: self.external_block(&key, "")?,
                         compression: None,
+                        as_is: false,
                     },
                 };
                 let name = format!("{stem}{:04}.asdf", names.len());
