@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use crate::report;
-use crate::rewrite::{fits_extension, parse_label};
+use crate::rewrite::{ChunkShape, fits_extension, parse_chunks, parse_label};
 use crate::schemas::read_options;
 use crate::to_yaml::refuse_input_as_output;
 
@@ -27,6 +27,11 @@ pub struct Args {
     /// (default: keep each block's; encoding chains become none).
     #[arg(short = 'c', long, value_parser = parse_label)]
     compression: Option<asdf::Label>,
+    /// Store every array with as many dimensions as CHUNKS has chunked in chunks of that
+    /// shape (asdf-zarr's layout: "256,256"), each chunk compressed with `-c` (zlib, bzp2,
+    /// zstd, bls2; default none). Arrays chunked already stay as they are.
+    #[arg(long, value_name = "CHUNKS", value_parser = parse_chunks)]
+    chunks: Option<ChunkShape>,
     /// FITS output: where the ASDF file goes.
     #[arg(long, value_name = "FORM", default_value = "table")]
     fits_form: FitsForm,
@@ -74,6 +79,7 @@ impl Args {
             self.to,
             &self.standard,
             self.compression,
+            self.chunks.as_ref().map(|c| c.0.as_slice()),
             &FitsArgs {
                 form: self.fits_form,
                 checksum: self.fits_checksum,
@@ -98,6 +104,7 @@ fn convert(
     to: Option<Format>,
     standard: &str,
     compression: Option<asdf::Label>,
+    chunks: Option<&[usize]>,
     fits: &FitsArgs<'_>,
 ) -> Result<ExitCode, asdf::Error> {
     let format = to.unwrap_or(if fits_extension(out) {
@@ -156,6 +163,13 @@ fn convert(
         return Err(asdf::Error::Invalid(report.violations));
     }
     let from_fits = file.source().fits_hdus().is_some();
+    if let Some(chunks) = chunks {
+        if format == Format::Fits {
+            eprintln!("error: --chunks is for ASDF output (FITS holds no chunked arrays)");
+            return Ok(ExitCode::from(2));
+        }
+        crate::rewrite::chunk(&mut file, chunks, compression)?;
+    }
     let bar = std::sync::Arc::new(report::Bar::new(if format == Format::Fits {
         "writing HDUs"
     } else {

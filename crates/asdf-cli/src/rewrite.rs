@@ -17,12 +17,52 @@ pub struct Defragment {
     /// (default: keep each block's).
     #[arg(short = 'c', long, value_parser = parse_label)]
     compression: Option<asdf::Label>,
+    /// Store every array with as many dimensions as CHUNKS has chunked in chunks of that
+    /// shape (asdf-zarr's layout: "256,256"), each chunk compressed with `-c` (zlib, bzp2,
+    /// zstd, bls2; default none). Arrays chunked already stay as they are.
+    #[arg(long, value_name = "CHUNKS", value_parser = parse_chunks)]
+    chunks: Option<ChunkShape>,
 }
 
 impl Defragment {
     pub fn run(&self) -> Result<ExitCode, asdf::Error> {
-        rewrite(&self.file, &self.output, self.compression)
+        rewrite(
+            &self.file,
+            &self.output,
+            self.compression,
+            self.chunks.as_ref().map(|c| c.0.as_slice()),
+        )
     }
+}
+
+/// A chunk shape (`--chunks`).
+#[derive(Debug, Clone)]
+pub struct ChunkShape(pub Vec<usize>);
+
+/// A chunk shape: positive sizes separated by commas.
+pub fn parse_chunks(s: &str) -> Result<ChunkShape, String> {
+    let dims: Vec<usize> = s
+        .split(',')
+        .map(|d| d.trim().parse::<usize>().ok().filter(|&d| d > 0))
+        .collect::<Option<_>>()
+        .ok_or_else(|| format!("`{s}` is not a chunk shape (positive sizes separated by commas, such as 256,256)"))?;
+    Ok(ChunkShape(dims))
+}
+
+/// Stores the arrays of `file` of `chunks`'s rank chunked, and says how many.
+pub fn chunk(file: &mut asdf::AsdfFile, chunks: &[usize], compression: Option<asdf::Label>) -> Result<(), asdf::Error> {
+    let done = file.chunk_arrays(chunks, compression)?;
+    eprintln!(
+        "{} array{} stored in chunks of {chunks:?}{}",
+        done.len(),
+        if done.len() == 1 { "" } else { "s" },
+        if done.is_empty() {
+            " (none has that many dimensions)"
+        } else {
+            ""
+        }
+    );
+    Ok(())
 }
 
 /// Write each array block as its own ASDF file beside OUTPUT (exploded form).
@@ -58,7 +98,7 @@ pub struct Implode {
 
 impl Implode {
     pub fn run(&self) -> Result<ExitCode, asdf::Error> {
-        rewrite(&self.file, &self.output, None)
+        rewrite(&self.file, &self.output, None, None)
     }
 }
 
@@ -93,8 +133,12 @@ fn rewrite(
     path: &std::path::Path,
     out: &std::path::Path,
     compression: Option<asdf::Label>,
+    chunks: Option<&[usize]>,
 ) -> Result<ExitCode, asdf::Error> {
     let mut file = asdf::Open::path_or_url(path).options(read_options()).open()?;
+    if let Some(chunks) = chunks {
+        chunk(&mut file, chunks, compression)?;
+    }
     let c = compression.map_or(asdf::Compression::Keep, asdf::Compression::All);
     let bar = std::sync::Arc::new(report::Bar::new("writing blocks"));
     let b = bar.clone();

@@ -1184,3 +1184,86 @@ print(len(checks) - bad, bad)
     ]);
     assert_eq!((code, text.trim()), (2, "error: --slice: a slice step cannot be zero"));
 }
+
+/// `defragment` and `convert` of files Python asdf + asdf-zarr wrote, with `--chunks` storing
+/// the plain array chunked and the chunked ones kept (their chunk maps renumbered, their
+/// chunks written as they are whatever `-c` says): Python asdf + asdf-zarr reads every array
+/// of the output equal to what it read from the input.
+#[test]
+fn rewrites_keep_and_make_chunked_arrays_python_reads() {
+    let py = asdf_testdata::interop_python();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-chunks");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = 16;
+    let made = std::process::Command::new(&py)
+        .arg(root().join("tests/interop/zarr_random.py"))
+        .arg(&dir)
+        .args([&n.to_string(), "rechunk"])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let mut checks = Vec::new();
+    for i in 0..n {
+        let input = dir.join(format!("z{i:05}.asdf"));
+        let expected: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(input.with_extension("json")).unwrap()).unwrap();
+        let rank = expected["/n"]["shape"].as_array().unwrap().len();
+        let chunks = vec!["7"; rank].join(",");
+        let c = ["none", "zlib", "zstd", "bzp2"][i % 4];
+        let output = dir.join(format!("out{i:05}.asdf"));
+        let command = if i % 2 == 0 { "defragment" } else { "convert" };
+        let (code, text) = run(&[
+            command,
+            &input.display().to_string(),
+            "-o",
+            &output.display().to_string(),
+            "--chunks",
+            &chunks,
+            "-c",
+            c,
+        ]);
+        assert_eq!(code, 0, "{text}");
+        checks.push(serde_json::json!({"asdf": output, "expected": expected}));
+    }
+    let manifest = dir.join("checks.json");
+    std::fs::write(&manifest, serde_json::to_vec(&checks).unwrap()).unwrap();
+    let script = r#"
+import json, math, sys
+import asdf, numpy as np, zarr
+def flat(a):
+    out = []
+    for x in np.asarray(a).ravel().tolist():
+        if isinstance(x, complex):
+            out.append([x.real, x.imag])
+        elif isinstance(x, float) and math.isnan(x):
+            out.append(None)
+        else:
+            out.append(x)
+    return out
+good = bad = 0
+for c in json.load(open(sys.argv[1])):
+    with asdf.open(c["asdf"], lazy_load=False) as af:
+        for pointer, want in c["expected"].items():
+            a = af[pointer[1:]]
+            ok = isinstance(a, zarr.Array) and list(a.shape) == want["shape"] and flat(a[...]) == want["values"]
+            good, bad = good + ok, bad + (not ok)
+            if not ok:
+                print("differs:", c["asdf"], pointer, type(a), file=sys.stderr)
+print(good, bad)
+"#;
+    let out = std::process::Command::new(&py)
+        .args(["-c", script])
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let counts: Vec<usize> = text.split_whitespace().map(|x| x.parse().unwrap()).collect();
+    println!(
+        "defragment/convert --chunks: {} arrays read by Python asdf + asdf-zarr as zarr arrays equal, {} differ",
+        counts[0], counts[1]
+    );
+    assert_eq!(counts[1], 0, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(counts[0], n * 3, "{text}");
+}

@@ -803,7 +803,7 @@ mod num_complex_parts {
 
 /// Writes `tree` (dicts, lists, scalars, numpy arrays) to `path`.
 #[pyfunction]
-#[pyo3(signature = (path, tree, compression=None, checksums=true, standard=None, validate=true))]
+#[pyo3(signature = (path, tree, compression=None, checksums=true, standard=None, validate=true, chunks=None))]
 fn write(
     py: Python<'_>,
     path: String,
@@ -812,6 +812,7 @@ fn write(
     checksums: bool,
     standard: Option<String>,
     validate: bool,
+    chunks: Option<Vec<usize>>,
 ) -> PyResult<()> {
     let version = match standard {
         Some(s) => s
@@ -855,7 +856,12 @@ fn write(
         if let Some(l) = label {
             a = a.compression(l);
         }
-        file.put_array(&pointer, a).map_err(|e| py_err(py, &e))?;
+        // Arrays with as many dimensions as `chunks` has are stored chunked (asdf-zarr's
+        // layout); their chunks are compressed without the GIL.
+        if let Some(c) = chunks.as_ref().filter(|c| c.len() == shape.len() && !shape.is_empty()) {
+            a = a.chunks(c);
+        }
+        py.detach(|| file.put_array(&pointer, a)).map_err(|e| py_err(py, &e))?;
     }
     let options = asdf::WriteOptions::default().checksums(checksums).validate(validate);
     py.detach(move || file.write_to(&path, &options))

@@ -291,6 +291,70 @@ impl AsdfFile {
         .with_tag(format!("{}1.0.0", crate::chunked::ZARR_TAG_PREFIX)))
     }
 
+    /// Stores chunked (as [`NewArray::chunks`] does) every array of the tree in a block that
+    /// has as many dimensions as `chunks` (numeric or boolean, not masked, not streamed),
+    /// each chunk compressed with `compression` as a Zarr compressor; the blocks they were in
+    /// are left out of the next write. Returns the pointers of the arrays it chunked.
+    ///
+    /// # Errors
+    /// Read errors of the arrays, [`Error::Chunked`] for a compression with no Zarr
+    /// compressor.
+    #[cfg(feature = "zarr")]
+    pub fn chunk_arrays(&mut self, chunks: &[usize], compression: Option<Label>) -> Result<Vec<String>, Error> {
+        crate::chunked::zarr_compressor(compression).map_err(|source| Error::Chunked {
+            pointer: String::new(),
+            source,
+        })?;
+        let mut found = Vec::new();
+        self.doc()?.root.walk(&mut |path, n| {
+            let candidate = n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag)
+                && n.get("mask").is_none()
+                && n.get("source").and_then(Node::as_i64).is_some()
+                && n.get("shape")
+                    .and_then(Node::as_sequence)
+                    .is_some_and(|s| s.items.len() == chunks.len() && s.items.iter().all(|d| d.as_i64().is_some()));
+            if candidate {
+                found.push(path.to_vec());
+            }
+            true
+        });
+        let total = self.reader.block_count() + self.pending.len();
+        let whole: crate::Region = "...".parse().map_err(|_| Error::NotFound("region".to_owned()))?;
+        let mut done = Vec::new();
+        for path in found {
+            let pointer = asdf_yaml::pointer::pointer_of(&self.doc()?.root, &path);
+            let (array, block) = {
+                let a = self.array(&pointer)?;
+                let Datatype::Scalar(t) = a.datatype().clone() else {
+                    continue;
+                };
+                if a.is_masked() {
+                    continue;
+                }
+                let (bytes, order) = a.read_region_bytes(&whole)?;
+                let block = self
+                    .get(&format!("{pointer}/source"))
+                    .ok()
+                    .and_then(Node::as_i64)
+                    .and_then(|s| crate::file::absolute_index(s, total));
+                (
+                    NewArray::from_bytes(Datatype::Scalar(t), a.shape(), order, bytes).chunks(chunks),
+                    block,
+                )
+            };
+            let array = match compression {
+                Some(l) => array.compression(l),
+                None => array,
+            };
+            self.put_array(&pointer, array)?;
+            if let Some(b) = block.filter(|&b| b < self.reader.block_count()) {
+                self.replaced.insert(b);
+            }
+            done.push(pointer);
+        }
+        Ok(done)
+    }
+
     /// Makes a mapping of every missing parent of `pointer`.
     fn create_parents(&mut self, pointer: &str) -> Result<(), Error> {
         let toks = asdf_yaml::pointer::tokens(pointer).map_err(|e| crate::error::pointer_error(pointer, e))?;

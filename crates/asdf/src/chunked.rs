@@ -162,8 +162,8 @@ fn dtype_of(datatype: &Datatype, order: ByteOrder) -> Option<String> {
 }
 
 /// The Zarr (format 2, numcodecs) compressor a block compression label stands for: zlib,
-/// bzp2 (bz2), zstd, Blosc2 (blosc with zstd and byte shuffle, as zarr-python's default
-/// compressor is blosc); none for no label.
+/// bzp2 (bz2), zstd, Blosc and Blosc2 (blosc with zstd and byte shuffle: zarr-python's
+/// default compressor is blosc); none for no label.
 ///
 /// # Errors
 /// [`ChunkedError::Compressor`] for a label with no Zarr compressor `zarrs` writes (lz4).
@@ -176,7 +176,7 @@ pub fn zarr_compressor(label: Option<asdf_layout::Label>) -> Result<serde_json::
         Some(l) if l == Label::ZLIB => json!({"id": "zlib", "level": 6}),
         Some(l) if l == Label::BZP2 => json!({"id": "bz2", "level": 9}),
         Some(l) if l == Label::ZSTD => json!({"id": "zstd", "level": 3}),
-        Some(l) if l == Label::BLS2 => {
+        Some(l) if l == Label::BLS2 || l == Label::BLSC => {
             json!({"id": "blosc", "cname": "zstd", "clevel": 5, "shuffle": 1, "blocksize": 0})
         }
         Some(l) => return Err(ChunkedError::Compressor(l.to_string())),
@@ -204,8 +204,12 @@ pub(crate) fn encode(
 ) -> Result<Encoded, ChunkedError> {
     use zarrs::storage::ReadableStorageTraits as _;
     let dtype = dtype_of(datatype, order).ok_or_else(|| ChunkedError::Dtype(datatype.to_string()))?;
-    let fill = if datatype.to_string() == "bool8" {
+    // The fill value as zarr-python 2 writes it: complex ones as [real, imaginary].
+    let name = datatype.to_string();
+    let fill = if name == "bool8" {
         serde_json::json!(false)
+    } else if name.starts_with("complex") {
+        serde_json::json!([0.0, 0.0])
     } else {
         serde_json::json!(0)
     };

@@ -87,6 +87,9 @@ pub struct AsdfFile {
     pub(crate) tree_line: u64,
     /// Blocks of arrays added since opening, not yet written.
     pub(crate) pending: Vec<NewBlock>,
+    /// Blocks of the file read whose arrays were stored anew ([`AsdfFile::chunk_arrays`]):
+    /// left out of writes unless something still names them.
+    pub(crate) replaced: std::collections::HashSet<usize>,
     /// What the file at `path` looked like when it was opened (for writes over it).
     pub(crate) opened: Option<guard::Fingerprint>,
     /// The FITS file this ASDF file was read from (ASDF embedded in FITS).
@@ -134,6 +137,7 @@ impl AsdfFile {
             options,
             tree_line,
             pending: Vec::new(),
+            replaced: std::collections::HashSet::new(),
             opened: None,
             fits: None,
             #[cfg(feature = "remote")]

@@ -439,7 +439,7 @@ impl AsdfFile {
             named.insert(c.map_block);
             named.extend(c.chunks.iter().filter_map(|&b| usize::try_from(b).ok()));
         }
-        let gone = |i: usize| kept.blocks.contains(&i) && !named.contains(&i);
+        let gone = |i: usize| (kept.blocks.contains(&i) || self.replaced.contains(&i)) && !named.contains(&i);
         let keep_places = (0..existing).any(|i| !named.contains(&i) && !gone(i));
         // The file's own streamed block (the last one), unless a new stream replaces it.
         let old_stream = existing

@@ -476,10 +476,16 @@ def _outline(f, pointer, name, depth, lines, limit=2000):
         lines.append(f"{pad}{name}{short}: {payload!r}")
 
 
-def write(path, tree, compression=None, checksums=True, standard=None, validate=True):
+def write(path, tree, compression=None, checksums=True, standard=None, validate=True, chunks=None):
     """Writes `tree` (dicts, lists, scalars, numpy arrays; a tree read by asdf_rs too) to
     `path`; arrays become blocks, compressed with `compression` ("zlib", "bzp2", "lz4",
-    "zstd", ...) when given."""
+    "zstd", ...) when given.
+
+    `chunks` (a tuple, such as `(256, 256)`) stores every array with that many dimensions
+    chunked, as asdf-zarr does (Python asdf reads them with asdf-zarr installed, as zarr
+    arrays): each chunk a block compressed with `compression` as a Zarr compressor ("zlib",
+    "bzp2", "zstd", "bls2"), so that `lazy(pointer)[...]` of a region decodes only the
+    chunks it touches."""
     _native.write(
         str(path),
         tree,
@@ -487,6 +493,7 @@ def write(path, tree, compression=None, checksums=True, standard=None, validate=
         checksums=checksums,
         standard=standard,
         validate=validate,
+        chunks=None if chunks is None else [int(c) for c in chunks],
     )
 
 
