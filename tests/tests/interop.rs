@@ -1543,20 +1543,23 @@ fn random_python_files_read_as_python_reads_them() {
 /// regions of each (`Array::read_region` against numpy's slicing: negative indices and
 /// steps, omitted axes, `...`). `ASDF_ZARR_FILES` files (80 by default, three arrays each)
 /// from seed `ASDF_ZARR_SEED` (5).
-#[test]
-fn zarr_arrays_read_as_python_asdf_zarr_reads_them() {
-    let py = python();
-    let n: usize = std::env::var("ASDF_ZARR_FILES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(80);
-    let seed = std::env::var("ASDF_ZARR_SEED").unwrap_or_else(|_| "5".into());
-    let dir = tmpdir("zarr");
-    generate(&py, "zarr_random.py", &dir, n, &seed);
+/// What reading the generated files `dir/*.asdf` against their `*.json` found.
+#[derive(Default)]
+struct ChunkedCheck {
+    arrays: usize,
+    values: usize,
+    regions: usize,
+    compressors: std::collections::BTreeMap<String, usize>,
+    bad: Vec<String>,
+}
+
+/// Reads every array of the generated files in `dir` whole and by region and compares them
+/// with what Python read (the JSON files of `zarr_random.py`'s format).
+fn check_chunked_files(dir: &std::path::Path) -> ChunkedCheck {
     let (mut arrays, mut values, mut regions) = (0usize, 0usize, 0usize);
     let mut compressors = std::collections::BTreeMap::<String, usize>::new();
     let mut bad = Vec::new();
-    for e in std::fs::read_dir(&dir).unwrap() {
+    for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_none_or(|x| x != "json") {
             continue;
@@ -1634,6 +1637,32 @@ fn zarr_arrays_read_as_python_asdf_zarr_reads_them() {
             values += want.len();
         }
     }
+    ChunkedCheck {
+        arrays,
+        values,
+        regions,
+        compressors,
+        bad,
+    }
+}
+
+#[test]
+fn zarr_arrays_read_as_python_asdf_zarr_reads_them() {
+    let py = python();
+    let n: usize = std::env::var("ASDF_ZARR_FILES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(80);
+    let seed = std::env::var("ASDF_ZARR_SEED").unwrap_or_else(|_| "5".into());
+    let dir = tmpdir("zarr");
+    generate(&py, "zarr_random.py", &dir, n, &seed);
+    let ChunkedCheck {
+        arrays,
+        values,
+        regions,
+        compressors,
+        bad,
+    } = check_chunked_files(&dir);
     println!(
         "asdf-zarr: {arrays} arrays ({values} values; chunked ones by compressor {compressors:?}) and {regions} regions read as Python and numpy read them"
     );
@@ -1678,4 +1707,30 @@ fn read_region_elements(a: &asdf::Array<'_>, region: &asdf::Region) -> Result<Ve
         S::Float64 => map(a.read_region::<f64>(r)?, Element::Float),
         other => panic!("no typed read for {other:?}"),
     })
+}
+
+/// Chunked ndarrays in ASDF.jl's layout (`core/chunked-ndarray-1.0.0` of
+/// `core/ndarray-chunk-1.0.0` chunks), made with Python asdf by `asdfjl_chunked.py` (overlapping
+/// chunks, gaps, every byte order and block compression), read whole and by region equal to
+/// ASDF.jl's assembly done with numpy.
+#[test]
+fn asdfjl_chunked_ndarrays_read_as_asdfjl_assembles_them() {
+    let py = python();
+    let n = 60;
+    let dir = tmpdir("asdfjl");
+    generate(&py, "asdfjl_chunked.py", &dir, n, "11");
+    let c = check_chunked_files(&dir);
+    println!(
+        "ASDF.jl layout: {} chunked ndarrays ({} values) and {} regions read as ASDF.jl assembles them",
+        c.arrays, c.values, c.regions
+    );
+    assert!(
+        c.bad.is_empty(),
+        "{} differ or fail:\n{}",
+        c.bad.len(),
+        c.bad.join("\n")
+    );
+    assert_eq!(c.arrays, n);
+    assert!(c.regions * 2 >= c.arrays * 3, "{} regions", c.regions);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -315,7 +315,7 @@ impl NativeFile {
         if !raw
             && tag
                 .as_deref()
-                .is_some_and(|t| asdf::is_ndarray_tag(t) || asdf::is_zarr_tag(t))
+                .is_some_and(|t| asdf::is_ndarray_tag(t) || asdf::is_chunked_array_tag(t))
         {
             return Ok(("ndarray".into(), tag, py.None()));
         }

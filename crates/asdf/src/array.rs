@@ -116,7 +116,11 @@ impl AsdfFile {
             return Ok(None);
         };
         let node = doc.resolve(node);
-        if !node.tag.as_deref().is_some_and(crate::chunked::is_zarr_tag) {
+        if !node
+            .tag
+            .as_deref()
+            .is_some_and(|t| crate::chunked::is_zarr_tag(t) || crate::chunked::is_chunked_ndarray_tag(t))
+        {
             return Ok(None);
         }
         let cx = crate::chunked::Context {

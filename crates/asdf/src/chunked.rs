@@ -25,7 +25,7 @@ use crate::options::ReferencePolicy;
 /// The file's blocks, as the facade holds them.
 type Reader = asdf_layout::Reader<Box<dyn asdf_layout::ReadAt>>;
 
-pub use crate::file::{ZARR_TAG_PREFIX, is_zarr_tag};
+pub use crate::chunk_tags::{ZARR_TAG_PREFIX, is_chunked_ndarray_tag, is_zarr_tag};
 
 /// The largest chunk (decoded) accepted beyond the array's own size.
 const MAX_CHUNK_BYTES: usize = 1 << 28;
@@ -103,6 +103,20 @@ enum Chunks {
     /// Files of a directory store beside the file (zarr-python's `DirectoryStore`,
     /// `NestedDirectoryStore`, `LocalStore`), named by the chunk keys.
     Directory(PathBuf),
+    /// ASDF.jl's chunked ndarray: ndarrays in blocks, each placed at its start.
+    Tiles(Vec<Tile>),
+}
+
+/// A chunk of ASDF.jl's chunked ndarray (`core/ndarray-chunk-1.0.0`): an ndarray in a block
+/// and where its first element goes.
+#[derive(Debug)]
+struct Tile {
+    start: Vec<usize>,
+    shape: Vec<usize>,
+    /// Its block and the byte range of its elements there (C-contiguous).
+    block: usize,
+    offset: usize,
+    order: ByteOrder,
 }
 
 /// A chunked array: its metadata, where its chunks are, and its decoded bytes once read.
@@ -545,6 +559,9 @@ pub(crate) struct Context<'a> {
 impl Chunked {
     /// The chunked array of the zarr-tagged node `node` of `doc`.
     pub(crate) fn open(cx: &Context<'_>, doc: &asdf_yaml::Document, node: &Node) -> Result<Self, ChunkedError> {
+        if node.tag.as_deref().is_some_and(is_chunked_ndarray_tag) {
+            return Self::open_tiles(cx, doc, node);
+        }
         let (layout, source) = match (node.get(".zarray"), node.get("store")) {
             (None, Some(store)) => {
                 // asdf-zarr's external storage: metadata and chunks in a directory store (the
@@ -625,6 +642,203 @@ impl Chunked {
         })
     }
 
+    /// ASDF.jl's chunked ndarray (`core/chunked-ndarray-1.0.0`): `shape`, `datatype`, and
+    /// `chunks`, a list of `core/ndarray-chunk-1.0.0` mappings each with `start` (C order, as
+    /// the shape) and `ndarray` (an ndarray in a block). As ASDF.jl reads them, chunks may
+    /// overlap (a later one wins) and leave gaps (read here as zeros: ASDF.jl leaves them
+    /// undefined).
+    fn open_tiles(cx: &Context<'_>, doc: &asdf_yaml::Document, node: &Node) -> Result<Self, ChunkedError> {
+        use asdf_core_types::{Dim, NdArray, Source};
+        let shape = usize_list(
+            Some(&to_json(doc, node.get("shape").ok_or(ChunkedError::Metadata("shape"))?)),
+            "shape",
+        )?;
+        let datatype =
+            Datatype::from_node(doc.resolve(node.get("datatype").ok_or(ChunkedError::Metadata("datatype"))?))
+                .map_err(|_| ChunkedError::Metadata("datatype"))?;
+        if !matches!(datatype, Datatype::Scalar(_)) {
+            return Err(ChunkedError::Dtype(datatype.to_string()));
+        }
+        let size = datatype.size();
+        shape
+            .iter()
+            .try_fold(size, |a, &d| a.checked_mul(d))
+            .filter(|&b| isize::try_from(b).is_ok())
+            .ok_or(ChunkedError::TooLarge)?;
+        let list = node
+            .get("chunks")
+            .map(|n| doc.resolve(n))
+            .and_then(Node::as_sequence)
+            .ok_or(ChunkedError::Metadata("chunks"))?;
+        let blocks = cx.reader.block_count();
+        let mut tiles = Vec::with_capacity(list.items.len());
+        let mut compressor = None;
+        for item in &list.items {
+            let item = doc.resolve(item);
+            let start = usize_list(item.get("start").map(|s| to_json(doc, s)).as_ref(), "chunk start")?;
+            let inner = item
+                .get("ndarray")
+                .map(|n| doc.resolve(n))
+                .ok_or(ChunkedError::Metadata("chunk ndarray"))?;
+            let nd = NdArray::from_node(inner, doc).map_err(|_| ChunkedError::Metadata("chunk ndarray"))?;
+            if nd.datatype.as_ref() != Some(&datatype) {
+                return Err(ChunkedError::Metadata("chunk datatype differs from the array's"));
+            }
+            let tshape: Vec<usize> = nd
+                .shape
+                .iter()
+                .flatten()
+                .map(|d| match d {
+                    Dim::Fixed(n) => Ok(*n),
+                    Dim::Streamed => Err(ChunkedError::Metadata("chunk shape")),
+                })
+                .collect::<Result<_, _>>()?;
+            let fits = start.len() == shape.len()
+                && tshape.len() == shape.len()
+                && start
+                    .iter()
+                    .zip(&tshape)
+                    .zip(&shape)
+                    .all(|((&s, &t), &n)| s.checked_add(t).is_some_and(|e| e <= n));
+            if !fits {
+                return Err(ChunkedError::Metadata("a chunk reaches past the array's shape"));
+            }
+            let Some(Source::Block(src)) = nd.source else {
+                return Err(ChunkedError::Metadata("chunk source (a block is read)"));
+            };
+            let block = (cx.absolute)(src, blocks).ok_or(ChunkedError::MissingBlock {
+                block: src,
+                count: blocks,
+            })?;
+            let b = cx.reader.block(block).map_err(|_| ChunkedError::MissingBlock {
+                block: src,
+                count: blocks,
+            })?;
+            // The chunk's elements, C-contiguous (as ASDF.jl writes them), inside its block.
+            let contiguous = nd
+                .strides
+                .as_ref()
+                .is_none_or(|st| *st == asdf_core_types::view::c_strides(&tshape, size));
+            let len = tshape.iter().product::<usize>() * size;
+            let offset = usize::try_from(nd.offset).map_err(|_| ChunkedError::TooLarge)?;
+            if !contiguous || offset.checked_add(len).is_none_or(|end| end as u64 > b.data_len()) {
+                return Err(ChunkedError::Metadata("chunk ndarray does not fit its block"));
+            }
+            if compressor.is_none() && !b.compression().is_none() {
+                compressor = Some(b.compression().to_string());
+            }
+            tiles.push(Tile {
+                start,
+                shape: tshape,
+                block,
+                offset,
+                order: nd.byteorder,
+            });
+        }
+        let chunks = tiles.first().map_or_else(|| shape.clone(), |t| t.shape.clone());
+        Ok(Self {
+            metadata: (String::new(), ""),
+            shape,
+            chunks,
+            datatype,
+            compressor,
+            source: Chunks::Tiles(tiles),
+            max_bytes: cx.max_bytes,
+            decoded: OnceLock::new(),
+        })
+    }
+
+    /// The box `lo` + `extent` of ASDF.jl's chunked ndarray: the tiles it meets copied in
+    /// (in their order: a later one wins), the rest zeros.
+    fn decode_tiles(
+        &self,
+        reader: &Reader,
+        tiles: &[Tile],
+        lo: &[usize],
+        extent: &[usize],
+    ) -> Result<Vec<u8>, ChunkedError> {
+        let size = self.datatype.size();
+        let total = extent.iter().product::<usize>() * size;
+        let mut out = Vec::new();
+        out.try_reserve_exact(total).map_err(|_| ChunkedError::TooLarge)?;
+        out.resize(total, 0);
+        if total == 0 {
+            return Ok(out);
+        }
+        let strides = |dims: &[usize]| -> Vec<usize> {
+            asdf_core_types::view::c_strides(dims, size)
+                .iter()
+                .map(|&x| usize::try_from(x).unwrap_or(0))
+                .collect()
+        };
+        let ostrides = strides(extent);
+        let swap = self.datatype.to_string();
+        let part = if swap.starts_with("complex") { size / 2 } else { size };
+        for t in tiles {
+            // The intersection of the tile and the box, in array coordinates.
+            let (a, b): (Vec<usize>, Vec<usize>) = t
+                .start
+                .iter()
+                .zip(&t.shape)
+                .zip(lo.iter().zip(extent))
+                .map(|((&s, &n), (&l, &e))| (s.max(l), (s + n).min(l + e)))
+                .unzip();
+            if a.iter().zip(&b).any(|(x, y)| x >= y) && !a.is_empty() {
+                continue;
+            }
+            let data = reader.read_data(t.block).map_err(|_| ChunkedError::MissingBlock {
+                block: i64::try_from(t.block).unwrap_or(i64::MAX),
+                count: reader.block_count(),
+            })?;
+            let tstrides = strides(&t.shape);
+            let nd = a.len();
+            // Rows along the last dimension copied one at a time (odometer over the others).
+            let row = if nd == 0 { 1 } else { b[nd - 1] - a[nd - 1] } * size;
+            let mut idx = a.clone();
+            loop {
+                let src = t.offset
+                    + idx
+                        .iter()
+                        .zip(&t.start)
+                        .zip(&tstrides)
+                        .map(|((&i, &s), &st)| (i - s) * st)
+                        .sum::<usize>();
+                let dst = idx
+                    .iter()
+                    .zip(lo)
+                    .zip(&ostrides)
+                    .map(|((&i, &l), &st)| (i - l) * st)
+                    .sum::<usize>();
+                let piece = data
+                    .get(src..src + row)
+                    .ok_or(ChunkedError::Metadata("chunk ndarray does not fit its block"))?;
+                let target = &mut out[dst..dst + row];
+                target.copy_from_slice(piece);
+                if t.order != Self::byte_order() && part > 1 {
+                    for e in target.chunks_exact_mut(part) {
+                        e.reverse();
+                    }
+                }
+                // The next row: the odometer over every dimension but the last.
+                let mut advanced = false;
+                let mut d = nd.saturating_sub(1);
+                while d > 0 {
+                    d -= 1;
+                    idx[d] += 1;
+                    if idx[d] < b[d] {
+                        advanced = true;
+                        break;
+                    }
+                    idx[d] = a[d];
+                }
+                if !advanced {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The whole array, decoded: C order, native byte order (decoded once, then kept).
     pub(crate) fn decoded(&self, reader: &Reader) -> Result<&[u8], ChunkedError> {
         if let Some(d) = self.decoded.get() {
@@ -677,6 +891,11 @@ impl Chunked {
     /// and only those (visited box by box over the grid, never chunk by chunk over all).
     fn decode_chunks(&self, reader: &Reader, region: Option<(&[usize], &[usize])>) -> Result<Vec<u8>, ChunkedError> {
         use zarrs::storage::StoreKey;
+        if let Chunks::Tiles(tiles) = &self.source {
+            let zeros = vec![0; self.shape.len()];
+            let (lo, extent) = region.unwrap_or((&zeros, &self.shape));
+            return self.decode_tiles(reader, tiles, lo, extent);
+        }
         let store = Arc::new(zarrs::storage::store::MemoryStore::new());
         let key = |k: &str| StoreKey::new(k).map_err(|_| ChunkedError::Metadata("chunk key"));
         let (text, meta_key) = &self.metadata;
@@ -735,6 +954,7 @@ impl Chunked {
                         })?
                         .into_owned()
                 }
+                Chunks::Tiles(_) => continue,
                 Chunks::Directory(dir) => {
                     // A stored chunk is at most its decoded size plus a compressor's overhead.
                     let limit = (self.chunks.iter().product::<usize>() * self.datatype.size()) as u64 * 2 + (1 << 16);

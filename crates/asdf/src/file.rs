@@ -21,15 +21,6 @@ use crate::fits_source::FitsFile;
 use crate::options::OpenOptions;
 use crate::{guard, legacy};
 
-/// The tags of asdf-zarr's chunked arrays start with this.
-pub const ZARR_TAG_PREFIX: &str = "asdf://asdf-format.org/zarr/tags/zarr-";
-
-/// Whether `tag` is one of asdf-zarr's array tags.
-#[must_use]
-pub fn is_zarr_tag(tag: &str) -> bool {
-    tag.starts_with(ZARR_TAG_PREFIX)
-}
-
 /// Where an array's data lives.
 #[derive(Debug, Clone)]
 pub(crate) enum BlockRef {
@@ -226,12 +217,13 @@ impl AsdfFile {
         if let Some(era) = era {
             report.violations.extend(era.violations);
         }
-        // asdf-zarr's tags have no schema; with the `zarr` feature they are understood (read
-        // as chunked arrays), so they are not reported as unknown.
+        // asdf-zarr's and ASDF.jl's chunked array tags have no schema; with the `zarr` feature
+        // they are understood (read as chunked arrays), so they are not reported as unknown.
         #[cfg(feature = "zarr")]
-        report
-            .warnings
-            .retain(|w| !matches!(w, TagWarning::Unknown { tag, .. } if crate::chunked::is_zarr_tag(tag)));
+        report.warnings.retain(|w| {
+            !matches!(w, TagWarning::Unknown { tag, .. } if crate::chunk_tags::is_chunked_array_tag(tag)
+                || tag.starts_with("tag:stsci.edu:asdf/core/ndarray-chunk-"))
+        });
         warnings.extend(report.warnings.into_iter().map(|w| {
             Warning::Tag(match w {
                 TagWarning::Unknown { tag, span } => TagWarning::Unknown {

@@ -56,6 +56,7 @@ mod array;
 mod atomic;
 mod blocks;
 mod builder;
+mod chunk_tags;
 #[cfg(feature = "zarr")]
 mod chunked;
 mod draft_write;
@@ -81,11 +82,13 @@ pub use array::{Array, ArrayValues, CHUNK_ELEMENTS, Chunks, Storage};
 pub use atomic::write_atomically;
 pub use blocks::Block;
 pub use builder::{NewArray, NewStorage, tag_for};
+pub use chunk_tags::{
+    CHUNKED_NDARRAY_TAG_PREFIX, ZARR_TAG_PREFIX, is_chunked_array_tag, is_chunked_ndarray_tag, is_zarr_tag,
+};
 #[cfg(feature = "zarr")]
 pub use chunked::{ChunkLayout, ChunkedError, zarr_compressor};
 pub use error::{Error, ErrorKind, ReferenceProblem, Warning};
 pub use file::AsdfFile;
-pub use file::{ZARR_TAG_PREFIX, is_zarr_tag};
 pub use fits_source::AsdfHdu;
 pub use fits_write::{FITS_KEY, FitsWriteOptions};
 pub use guard::same_file;
