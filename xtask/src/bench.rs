@@ -494,7 +494,7 @@ fn run_whole(exe: &str, args: &[String]) -> Result<(f64, u64, i32)> {
     Ok((secs, u64::try_from(usage.ru_maxrss).unwrap_or(0), code))
 }
 
-fn python_exe() -> Result<PathBuf> {
+pub(crate) fn python_exe() -> Result<PathBuf> {
     let venv = Path::new("target/pyenv");
     let py = venv.join("bin/python");
     if !venv.join(".ready").exists() {

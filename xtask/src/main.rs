@@ -4,6 +4,7 @@
 use anyhow::{Result, bail};
 
 mod bench;
+mod cutout;
 mod fuzz;
 mod order;
 
@@ -68,6 +69,16 @@ const TASKS: &[Task] = &[
         name: "order-symbols",
         help: "record (under valgrind) the functions the bench child's open + element and `asdf-cli info/validate/verify` run, as the linker's symbol ordering files (build-support/symbol_order.rs)",
         run: order::order_symbols,
+    },
+    Task {
+        name: "bench-cutout",
+        help: "[--runs N]: a 512 x 512 cutout of a 16384 x 16384 float32 image, local and over HTTP on loopback: asdf-zarr chunks (ours, Python asdf + asdf-zarr, zarr-python on the same chunks as a store), one uncompressed block, a Blosc2 frame, one zstd block; times, bytes read or fetched",
+        run: cutout::bench,
+    },
+    Task {
+        name: "bench-cutout-child",
+        help: "(internal) one cutout of `bench-cutout` in this process",
+        run: cutout::child,
     },
     Task {
         name: "bench-child",

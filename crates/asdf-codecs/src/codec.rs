@@ -178,6 +178,26 @@ pub trait Codec: Send + Sync + fmt::Debug {
     fn decode_range(&self, input: &[u8], expected: usize, range: Range<usize>) -> Result<Vec<u8>, CodecError> {
         decode_range_by_pieces(self, input, expected, range)
     }
+
+    /// [`Codec::decode_range`] of stored bytes that are not in memory: `read(offset, len)`
+    /// reads `len` of the `stored_len` stored bytes from `offset`. The default reads them all;
+    /// a codec with random access (Blosc2 frames) reads only its header, its chunk index and
+    /// the chunks the range touches, so that a cutout of a large block read from a file or a
+    /// server costs what it touches.
+    ///
+    /// # Errors
+    /// As [`Codec::decode`], and `read`'s.
+    fn decode_range_from(
+        &self,
+        stored_len: u64,
+        read: &mut dyn FnMut(u64, usize) -> Result<Vec<u8>, CodecError>,
+        expected: usize,
+        range: Range<usize>,
+    ) -> Result<Vec<u8>, CodecError> {
+        let len = usize::try_from(stored_len).map_err(|_| CodecError::Truncated { consumed: 0 })?;
+        let all = read(0, len)?;
+        self.decode_range(&all, expected, range)
+    }
 }
 
 /// [`Codec::decode_range`] through [`Codec::decode_pieces`]: the pieces that overlap `range`

@@ -788,11 +788,42 @@ impl<S: ReadAt> Reader<S> {
                 bytes: b.header.data_size,
             })
         })?;
-        let stored = self.read_stored(i)?;
-        let out = self
-            .codec(&b)?
-            .decode_range(&stored, expected, s..e)
-            .map_err(codec_error(&b))?;
+        let codec = self.codec(&b)?;
+        let out = if self.source.holds_in_memory() {
+            let stored = self.read_stored(i)?;
+            codec.decode_range(&stored, expected, s..e).map_err(codec_error(&b))?
+        } else {
+            // Read from a file or a server: only what the codec asks for (a Blosc2 frame's
+            // header, index and touched chunks); an I/O error is reported as itself.
+            self.check_stored_in_file(&b)?;
+            if b.stored_len > self.options.limits.max_block_bytes {
+                return Err(Error::Limits(LimitError::BlockBytes {
+                    block: i,
+                    claimed: b.stored_len,
+                    limit: self.options.limits.max_block_bytes,
+                }));
+            }
+            let mut failed = None;
+            let mut read = |off: u64, len: usize| -> std::result::Result<Vec<u8>, crate::compression::CodecError> {
+                let end = off.checked_add(len as u64).filter(|&end| end <= b.stored_len);
+                let Some(_) = end else {
+                    return Err(crate::compression::CodecError::Truncated { consumed: off });
+                };
+                let at = b.data_offset + off;
+                match self.source.bytes_at(at, len) {
+                    Ok(bytes) => Ok(bytes.into_owned()),
+                    Err(e) => {
+                        failed = Some(Error::io_at(at)(e));
+                        Err(crate::compression::CodecError::Truncated { consumed: off })
+                    }
+                }
+            };
+            let r = codec.decode_range_from(b.stored_len, &mut read, expected, s..e);
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            r.map_err(codec_error(&b))?
+        };
         if out.len() != e - s {
             return Err(codec_error(&b)(crate::compression::CodecError::SizeMismatch {
                 expected: (e - s) as u64,

@@ -804,6 +804,7 @@ mod num_complex_parts {
 /// Writes `tree` (dicts, lists, scalars, numpy arrays) to `path`.
 #[pyfunction]
 #[pyo3(signature = (path, tree, compression=None, checksums=true, standard=None, validate=true, chunks=None))]
+#[allow(clippy::too_many_arguments)] // Python's keyword arguments of `asdf_rs.write`
 fn write(
     py: Python<'_>,
     path: String,

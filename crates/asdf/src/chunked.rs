@@ -59,6 +59,15 @@ pub enum ChunkedError {
         /// The number of chunks.
         chunks: usize,
     },
+    /// A chunk's block could not be read.
+    #[error("block {block} (a chunk): {source}")]
+    Block {
+        /// The block.
+        block: usize,
+        /// Why.
+        #[source]
+        source: Box<asdf_layout::Error>,
+    },
     /// A block index in the chunk map (or the map's own) that the file does not have.
     #[error("block {block} named by the chunk map is not in the file ({count} blocks)")]
     MissingBlock {
@@ -927,6 +936,7 @@ impl Chunked {
         };
         let mut index = first.clone();
         let mut more = true;
+        let mut todo = Vec::new();
         while more {
             let flat = index.iter().zip(&grid).fold(0usize, |acc, (&i, &g)| acc * g + i);
             let at: Vec<u64> = index.iter().map(|&i| i as u64).collect();
@@ -941,32 +951,61 @@ impl Chunked {
                 index[d] = first[d];
             }
             let name = array.chunk_key(&at);
-            let bytes = match &self.source {
-                Chunks::Blocks(map) => {
-                    let Some(Ok(block)) = map.get(flat).map(|&b| usize::try_from(b)) else {
-                        continue;
-                    };
-                    reader
-                        .read_data(block)
-                        .map_err(|_| ChunkedError::MissingBlock {
-                            block: i64::try_from(block).unwrap_or(i64::MAX),
-                            count: reader.block_count(),
-                        })?
-                        .into_owned()
-                }
+            let block = match &self.source {
+                Chunks::Blocks(map) => match map.get(flat).map(|&b| usize::try_from(b)) {
+                    Some(Ok(block)) => Some(block),
+                    _ => continue,
+                },
                 Chunks::Tiles(_) => continue,
-                Chunks::Directory(dir) => {
-                    // A stored chunk is at most its decoded size plus a compressor's overhead.
-                    let limit = (self.chunks.iter().product::<usize>() * self.datatype.size()) as u64 * 2 + (1 << 16);
-                    match read_store_file(dir, name.as_str(), limit)? {
-                        Some(b) => b,
-                        None => continue,
+                Chunks::Directory(_) => None,
+            };
+            todo.push((name, block));
+        }
+        // The touched chunks read concurrently (a remote file's requests overlap), then given
+        // to the store.
+        let read =
+            |(name, block): &(zarrs::storage::StoreKey, Option<usize>)| -> Result<Option<Vec<u8>>, ChunkedError> {
+                match (&self.source, block) {
+                    (_, Some(block)) => {
+                        reader
+                            .read_data(*block)
+                            .map(|b| Some(b.into_owned()))
+                            .map_err(|e| ChunkedError::Block {
+                                block: *block,
+                                source: Box::new(e),
+                            })
                     }
+                    (Chunks::Directory(dir), None) => {
+                        // A stored chunk is at most its decoded size plus a compressor's overhead.
+                        let limit =
+                            (self.chunks.iter().product::<usize>() * self.datatype.size()) as u64 * 2 + (1 << 16);
+                        read_store_file(dir, name.as_str(), limit)
+                    }
+                    _ => Ok(None),
                 }
             };
-            store
-                .set(&name, bytes.into())
-                .map_err(|_| ChunkedError::Metadata("chunk key"))?;
+        let threads = todo.len().min(8);
+        let results: Vec<Result<Option<Vec<u8>>, ChunkedError>> = if threads <= 1 {
+            todo.iter().map(read).collect()
+        } else {
+            let per = todo.len().div_ceil(threads);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = todo
+                    .chunks(per)
+                    .map(|part| s.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
+                    .collect();
+                handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+            })
+        };
+        if results.len() != todo.len() {
+            return Err(ChunkedError::Metadata("a chunk reader stopped"));
+        }
+        for ((name, _), bytes) in todo.iter().zip(results) {
+            if let Some(bytes) = bytes? {
+                store
+                    .set(name, bytes.into())
+                    .map_err(|_| ChunkedError::Metadata("chunk key"))?;
+            }
         }
         let subset = match region {
             None => array.subset_all(),

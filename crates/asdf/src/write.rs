@@ -280,7 +280,7 @@ impl AsdfFile {
                     Some(k) => std::borrow::Cow::Borrowed(self.pending.get(k)?.data.as_slice()),
                     None => self.reader.read_data(map_block).ok()?,
                 };
-                if bytes.len() % 4 != 0 {
+                if !bytes.len().is_multiple_of(4) {
                     return None;
                 }
                 let chunks: Vec<i32> = bytes

@@ -541,6 +541,87 @@ pub(super) fn decode_frame_range(
     Ok(out)
 }
 
+/// Stored blocks at least this large are read in parts for a range (smaller ones whole).
+const SPARSE_FROM: u64 = 8 << 20;
+
+/// [`Codec::decode_range_from`] for a frame: its header, its chunk index (and trailer) and the
+/// chunks the range touches are read into a zeroed buffer of the frame's size (pages never
+/// written cost no memory), whose other bytes are never looked at; then the frame is decoded
+/// from it as from the whole. Anything that is not a frame, and small blocks, are read whole.
+fn decode_frame_range_from(
+    codec: &Blosc2,
+    stored_len: u64,
+    read: &mut dyn FnMut(u64, usize) -> Result<Vec<u8>, CodecError>,
+    expected: usize,
+    range: std::ops::Range<usize>,
+) -> Result<Vec<u8>, CodecError> {
+    let frame_err = |at: usize| CodecError::library(BloscError::Frame(at));
+    let len = usize::try_from(stored_len).map_err(|_| frame_err(0))?;
+    let head = read(0, len.min(4096))?;
+    if stored_len < SPARSE_FROM || !head.starts_with(FRAME_MAGIC) || expected == 0 {
+        let all = if head.len() == len { head } else { read(0, len)? };
+        return codec.decode_range(&all, expected, range);
+    }
+    let header_size = usize::try_from(header_int(&head, 11, 0xd2, 4)?).map_err(|_| frame_err(11))?;
+    let cbytes = usize::try_from(header_int(&head, 39, 0xd3, 8)?).map_err(|_| frame_err(39))?;
+    let index_at = header_size
+        .checked_add(cbytes)
+        .filter(|&at| at < len && header_size <= len)
+        .ok_or(frame_err(39))?;
+    let mut sparse = crate::codec::zeroed(len).ok_or(CodecError::library(BloscError::TooLarge(len)))?;
+    fn put(
+        read: &mut dyn FnMut(u64, usize) -> Result<Vec<u8>, CodecError>,
+        sparse: &mut [u8],
+        at: usize,
+        n: usize,
+    ) -> Result<(), CodecError> {
+        let bytes = read(at as u64, n)?;
+        if bytes.len() != n {
+            return Err(CodecError::Truncated { consumed: at as u64 });
+        }
+        sparse[at..at + n].copy_from_slice(&bytes);
+        Ok(())
+    }
+    put(read, &mut sparse, 0, header_size.max(head.len()).min(len))?;
+    // The chunk index and the trailer after it (metalayers, and the frame's own length).
+    put(read, &mut sparse, index_at, len - index_at)?;
+    // Where the chunks the range touches start (special chunks have no bytes of their own).
+    let starts: Vec<usize> = {
+        let f = Frame::open(&sparse, expected)?;
+        if range.is_empty() {
+            Vec::new()
+        } else {
+            let first = range.start / f.chunksize;
+            let last = ((range.end - 1) / f.chunksize).min(f.chunks().saturating_sub(1));
+            (first..=last)
+                .filter_map(|i| {
+                    let o = &f.offsets[8 * i..8 * i + 8];
+                    let off = i64::from_le_bytes([o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7]]);
+                    usize::try_from(off).ok().and_then(|o| header_size.checked_add(o))
+                })
+                .collect()
+        }
+    };
+    for at in starts {
+        if at + 16 > index_at {
+            return Err(frame_err(at));
+        }
+        // A chunk's header (16 bytes) gives its stored size.
+        let h = read(at as u64, 16)?;
+        let cb = le_u32(&h, 12).ok_or(frame_err(at))?;
+        if cb < 16 || at + cb > index_at {
+            return Err(frame_err(at));
+        }
+        put(read, &mut sparse, at, cb)?;
+    }
+    if b2nd_for(&sparse, expected)?.is_some_and(|(b, _)| !b2nd_is_c_order(&b)) {
+        // Not in C order: every chunk is needed.
+        let all = read(0, len)?;
+        return codec.decode_range(&all, expected, range);
+    }
+    decode_frame_range(&sparse, expected, range)
+}
+
 /// A Blosc2 compressor, as C-Blosc2 numbers them (`compcode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -832,6 +913,16 @@ impl Codec for Blosc2 {
         crate::codec::decode_range_by_pieces(self, input, expected, range)
     }
 
+    fn decode_range_from(
+        &self,
+        stored_len: u64,
+        read: &mut dyn FnMut(u64, usize) -> Result<Vec<u8>, CodecError>,
+        expected: usize,
+        range: std::ops::Range<usize>,
+    ) -> Result<Vec<u8>, CodecError> {
+        decode_frame_range_from(self, stored_len, read, expected, range)
+    }
+
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
         if self.frame {
             self.encode_frame(input, output)
@@ -867,6 +958,16 @@ impl Codec for AbacusBlosc2 {
         range: std::ops::Range<usize>,
     ) -> Result<Vec<u8>, CodecError> {
         self.0.decode_range(input, expected, range)
+    }
+
+    fn decode_range_from(
+        &self,
+        stored_len: u64,
+        read: &mut dyn FnMut(u64, usize) -> Result<Vec<u8>, CodecError>,
+        expected: usize,
+        range: std::ops::Range<usize>,
+    ) -> Result<Vec<u8>, CodecError> {
+        decode_frame_range_from(&self.0, stored_len, read, expected, range)
     }
 
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
