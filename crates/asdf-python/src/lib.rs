@@ -569,6 +569,41 @@ impl NativeFile {
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 
+    /// Where the chunks of the asdf-zarr array at `pointer` are, when they are blocks of the
+    /// file: `(metadata JSON, grid, [(stored_offset, stored_len, compression, data_len) or
+    /// None per chunk, C order])`; `None` for other arrays (for Dask's tasks).
+    #[allow(clippy::type_complexity)]
+    fn chunk_map(
+        &self,
+        py: Python<'_>,
+        pointer: &str,
+    ) -> PyResult<Option<(String, Vec<usize>, Vec<Option<(u64, u64, String, u64)>>)>> {
+        let f = Arc::clone(&self.file);
+        let pointer = pointer.to_owned();
+        py.detach(move || -> Result<_, Error> {
+            let Some(map) = f.chunk_map(&pointer)? else {
+                return Ok(None);
+            };
+            let mut chunks = Vec::with_capacity(map.blocks.len());
+            for b in &map.blocks {
+                chunks.push(match b {
+                    Some(i) => {
+                        let b = f.source().block(*i)?;
+                        Some((
+                            b.data_offset()?,
+                            b.header()?.used_size,
+                            b.compression()?.name().to_owned(),
+                            b.data_len()?,
+                        ))
+                    }
+                    None => None,
+                });
+            }
+            Ok(Some((map.metadata, map.grid, chunks)))
+        })
+        .map_err(|e| py_err(py, &e))
+    }
+
     /// `(requests, bytes, ranges)` fetched from a remote file so far; `None` for local files.
     fn remote_stats(&self) -> Option<RemoteStats> {
         self.file
@@ -648,6 +683,23 @@ fn decode_block(py: Python<'_>, compression: &str, stored: &[u8], data_len: usiz
             .map_err(|e| AsdfError::new_err(format!("{compression}: {e}")))
     })?;
     out.into_py_any(py)
+}
+
+/// One chunk of a Zarr array (`metadata` JSON text) at grid position `index`, decoded from
+/// its stored bytes (`None`: never written, the fill value): the whole chunk's elements in C
+/// order and this machine's byte order, decoded with the GIL released.
+#[pyfunction]
+#[pyo3(signature = (metadata, index, stored=None))]
+fn decode_zarr_chunk(
+    py: Python<'_>,
+    metadata: String,
+    index: Vec<u64>,
+    stored: Option<Vec<u8>>,
+) -> PyResult<Py<PyAny>> {
+    let out = py
+        .detach(move || asdf::decode_zarr_chunk(&metadata, &index, stored))
+        .map_err(|e| AsdfError::new_err(format!("Zarr chunk: {e}")))?;
+    PyBytes::new(py, &out).into_py_any(py)
 }
 
 /// numpy's dtype string (`'<f8'`) as a datatype and byte order.
@@ -876,6 +928,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(read_range, m)?)?;
     m.add_function(wrap_pyfunction!(decode_block, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_zarr_chunk, m)?)?;
     m.add_function(wrap_pyfunction!(write, m)?)?;
     m.add("AsdfError", m.py().get_type::<AsdfError>())?;
     m.add("AsdfValidationError", m.py().get_type::<AsdfValidationError>())?;

@@ -57,3 +57,43 @@ def test_local_cluster_sums_over_s3_equal_numpy(s3, tmp_path, monkeypatch):
     assert len(inside) + len(inside_cube) == len(multi), multi
     assert sum(b - a for a, b in inside) == big.nbytes and len(inside) == 8
     assert sum(b - a for a, b in inside_cube) == cube.nbytes
+
+
+def test_local_cluster_sums_a_chunked_array_over_http_one_task_per_chunk(served):
+    # A chunked array (asdf-zarr's layout, 64 x 48 zstd chunks, a band of zeros left unstored)
+    # on the loopback HTTP server: one task per Zarr chunk, the sum on a LocalCluster equal to
+    # numpy's, and the server's log shows the tasks fetched each stored chunk's block exactly
+    # once and nothing else.
+    import dask
+    from dask.distributed import Client, LocalCluster
+
+    root, server = served
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((300, 200))
+    a[64:128, :] = 0  # whole chunks of zeros: not stored, read as the fill value
+    asdf_rs.write(root / "chunked.asdf", {"a": a}, compression="zstd", chunks=(64, 48))
+    url = server.url + "/chunked.asdf"
+    with asdf_rs.open(url) as f:
+        d = f.to_dask("/a")
+        found = f._native.chunk_map("/a")
+    _, grid, chunks = found
+    assert tuple(grid) == (5, 5) and d.numblocks == (5, 5), (grid, d.numblocks)
+    assert d.chunks == ((64, 64, 64, 64, 44), (48, 48, 48, 48, 8))
+    stored = [c for c in chunks if c is not None]
+    assert len(stored) == 20, len(stored)  # the five chunks of the zero band are not stored
+    pickle.loads(pickle.dumps(dict(d.__dask_graph__())))
+
+    server.reset()
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster):
+        with dask.config.set(scheduler=None):
+            total, cols = dask.compute(d.sum(), d[100:250, 30:170].mean(axis=0))
+    np.testing.assert_allclose(total, a.sum(), rtol=1e-12)
+    np.testing.assert_allclose(cols, a[100:250, 30:170].mean(axis=0), rtol=1e-12)
+    log = [(start, end) for method, path, start, end in server.stats()["log"] if path == "/chunked.asdf"]
+    want = sorted((off, off + n) for off, n, _, _ in stored)
+    print(f"\nchunked array over HTTP: {len(d.__dask_graph__())} tasks; the server's log, {len(log)} ranges:")
+    for r in sorted(log):
+        print(f"   {r[0]}..{r[1]}")
+    # Each stored chunk fetched whole, exactly once (the sum and the mean share the chunk
+    # tasks), and nothing else: no tree, no index, no chunk of the zero band.
+    assert sorted(log) == want, (sorted(log), want)

@@ -106,6 +106,20 @@ impl AsdfFile {
         }
     }
 
+    /// Where the chunks of the asdf-zarr array at `pointer` are, when they are blocks of this
+    /// file (`None` for any other array): for readers that fetch chunks themselves.
+    ///
+    /// # Errors
+    /// As [`AsdfFile::array`].
+    #[cfg(feature = "zarr")]
+    pub fn chunk_map(&self, pointer: &str) -> Result<Option<crate::ChunkMap>, Error> {
+        let a = self.array(pointer)?;
+        Ok(match &a.located {
+            Some((_, BlockRef::Chunked(c))) => c.chunk_map(),
+            _ => None,
+        })
+    }
+
     /// The chunked array (asdf-zarr) at `pointer`, if the node there is one.
     #[cfg(feature = "zarr")]
     fn chunked_array(&self, pointer: &str) -> Result<Option<Array<'_>>, Error> {

@@ -1035,6 +1035,69 @@ impl Chunked {
     }
 }
 
+/// Where each chunk of an asdf-zarr array with chunks in blocks is: for tools that fetch and
+/// decode chunks themselves (one Dask task per chunk), with [`decode_zarr_chunk`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChunkMap {
+    /// The Zarr metadata (format 2 `.zarray` or format 3 `zarr.json`) as JSON text.
+    pub metadata: String,
+    /// The array's shape and its chunk shape.
+    pub shape: Vec<usize>,
+    /// The chunk shape.
+    pub chunks: Vec<usize>,
+    /// The chunk grid's extent along each dimension.
+    pub grid: Vec<usize>,
+    /// Each chunk's block (C order over the grid; `None`: never written, the fill value).
+    pub blocks: Vec<Option<usize>>,
+}
+
+impl Chunked {
+    /// The chunk map, for an array whose chunks are blocks of the file.
+    pub(crate) fn chunk_map(&self) -> Option<ChunkMap> {
+        let Chunks::Blocks(map) = &self.source else { return None };
+        Some(ChunkMap {
+            metadata: self.metadata.0.clone(),
+            shape: self.shape.clone(),
+            chunks: self.chunks.clone(),
+            grid: grid_of(&self.shape, &self.chunks),
+            blocks: map.iter().map(|&b| usize::try_from(b).ok()).collect(),
+        })
+    }
+}
+
+/// Decodes one chunk of a Zarr array (`metadata` as in [`ChunkMap::metadata`]) at grid
+/// position `index` from its stored bytes (`None`: a chunk never written, the fill value),
+/// through `zarrs`: the whole chunk's elements, C order, native byte order.
+///
+/// # Errors
+/// [`ChunkedError`] for bad metadata or a chunk that does not decode.
+pub fn decode_zarr_chunk(metadata: &str, index: &[u64], stored: Option<Vec<u8>>) -> Result<Vec<u8>, ChunkedError> {
+    let meta: serde_json::Value = serde_json::from_str(metadata).map_err(|_| ChunkedError::Metadata("not JSON"))?;
+    let layout = ChunkLayout::from_json(meta)?;
+    let store = Arc::new(zarrs::storage::store::MemoryStore::new());
+    let key = zarrs::storage::StoreKey::new(layout.key()).map_err(|_| ChunkedError::Metadata("chunk key"))?;
+    store
+        .set(&key, metadata.as_bytes().to_vec().into())
+        .map_err(|_| ChunkedError::Metadata("chunk key"))?;
+    let array = zarrs::array::Array::open(store.clone(), "/").map_err(|e| ChunkedError::Create(Box::new(e)))?;
+    let grid = grid_of(&layout.shape, &layout.chunks);
+    if index.len() != grid.len() || index.iter().zip(&grid).any(|(&i, &g)| i >= g as u64) {
+        return Err(ChunkedError::Metadata("chunk index outside the grid"));
+    }
+    if let Some(bytes) = stored {
+        store
+            .set(&array.chunk_key(index), bytes.into())
+            .map_err(|_| ChunkedError::Metadata("chunk key"))?;
+    }
+    let bytes: zarrs::array::ArrayBytes<'static> = array
+        .retrieve_chunk(index)
+        .map_err(|e| ChunkedError::Decode(Box::new(e)))?;
+    Ok(bytes
+        .into_fixed()
+        .map_err(|_| ChunkedError::Dtype("variable-length".to_owned()))?
+        .into_owned())
+}
+
 /// The chunk grid's extent along each dimension.
 fn grid_of(shape: &[usize], chunks: &[usize]) -> Vec<usize> {
     shape.iter().zip(chunks).map(|(s, c)| s.div_ceil(*c)).collect()

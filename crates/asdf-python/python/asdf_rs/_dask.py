@@ -1,7 +1,9 @@
 """Dask arrays over ASDF files: a task per storage unit, each reading only its own bytes.
 
 An uncompressed, C-ordered block is cut into ranges of rows (about `chunk_bytes` each); a
-compressed block is one chunk (its stored bytes fetched and decoded by its task). Each task
+compressed block is one chunk (its stored bytes fetched and decoded by its task); a chunked
+array (asdf-zarr, chunks in blocks) has one task per Zarr chunk, which fetches that chunk's
+block and decodes it (a chunk never written is the fill value, fetched from nowhere). Each task
 names the file by path or URL and reads its byte range with one ranged request, so the
 graph pickles and runs on any worker that can reach the file (a dask.distributed cluster
 on files in object storage).
@@ -39,6 +41,50 @@ def read_block(target, access, start, end, compression, data_len, descr, shape, 
     data = _native.decode_block(compression, stored, data_len)
     arr = np.ndarray(tuple(shape), dtype=np.dtype(_descr(descr)), buffer=data, offset=offset, strides=tuple(strides))
     return np.array(arr)
+
+
+def read_zarr_chunk(target, access, where, metadata, index, descr, full, shape):
+    """Task: one Zarr chunk of shape `full` (its block's stored bytes `where` = (start, end,
+    compression, data_len), or None for a chunk never written), decoded and cut to `shape` at
+    the array's edges."""
+    stored = None
+    if where is not None:
+        start, end, compression, data_len = where
+        stored = _fetch(target, access, start, end)
+        if compression != "none":
+            stored = _native.decode_block(compression, stored, data_len)
+    data = _native.decode_zarr_chunk(metadata, list(index), None if stored is None else bytes(stored))
+    arr = np.frombuffer(data, dtype=np.dtype(_descr(descr)).newbyteorder("=")).reshape(full)
+    return np.array(arr[tuple(slice(0, n) for n in shape)])
+
+
+def zarr_to_dask(f, pointer, lay):
+    """One task per Zarr chunk of a chunked array whose chunks are blocks of the file; None
+    when they are not (a store beside the file)."""
+    import dask.array as da
+    from dask.base import tokenize
+
+    found = f._native.chunk_map(pointer)
+    if found is None:
+        return None
+    metadata, grid, chunks = found
+    target, settings, anonymous, version = f._native.target()
+    access = (settings, anonymous, version)
+    shape = tuple(lay["shape"])
+    cshape = tuple(lay["chunks"])
+    descr = lay["dtype"]
+    name = "asdf-rs-zarr-" + tokenize(target, pointer, metadata, chunks)
+    graph = {}
+    for flat, where in enumerate(chunks):
+        index, rest = [], flat
+        for g in reversed(grid):
+            index.insert(0, rest % g)
+            rest //= g
+        part = tuple(min(c, n - i * c) for i, c, n in zip(index, cshape, shape))
+        where = None if where is None else (where[0], where[0] + where[1], where[2], where[3])
+        graph[(name,) + tuple(index)] = (read_zarr_chunk, target, access, where, metadata, tuple(index), descr, cshape, part)
+    dims = tuple(tuple(min(c, n - i * c) for i in range(g)) for c, n, g in zip(cshape, shape, grid))
+    return da.Array(graph, name, chunks=dims, dtype=np.dtype(_descr(descr)).newbyteorder("="))
 
 
 def chunk_plan(f, pointer, chunk_bytes=64 << 20):
@@ -101,6 +147,11 @@ def to_dask(f, pointer, chunk_bytes=64 << 20):
     import dask.array as da
     from dask.base import tokenize
 
+    lay = f._native.layout(pointer)
+    if lay.get("chunked") and lay["shape"] and 0 not in lay["shape"]:
+        d = zarr_to_dask(f, pointer, lay)
+        if d is not None:
+            return d
     plan, lay = chunk_plan(f, pointer, chunk_bytes)
     if plan is None:
         return da.from_array(np.asarray(f.array(pointer)), chunks=-1)
