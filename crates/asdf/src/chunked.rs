@@ -1142,4 +1142,138 @@ mod tests {
             Err(ChunkedError::Dtype(_))
         ));
     }
+
+    /// A file with a chunked array `/a` (4 x 4 float32 in 2 x 2 zstd chunks), a plain float64
+    /// array `/b` and an int32 array `/m`, written and opened again with `options`.
+    fn hostile_base(options: crate::OpenOptions) -> crate::AsdfFile {
+        use crate::{AsdfFile, Label, NewArray, Version, WriteOptions};
+        let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+        let a: Vec<f32> = (0..16u8).map(f32::from).collect();
+        f.put_array(
+            "/a",
+            NewArray::from_slice(&a, &[4, 4]).unwrap().chunks(&[2, 2]).compression(Label::ZSTD),
+        )
+        .unwrap();
+        f.put_array("/b", NewArray::from_slice(&[1.5f64; 10], &[10]).unwrap()).unwrap();
+        f.put_array("/m", NewArray::from_slice(&[0i32, 0, 0, 0], &[4]).unwrap()).unwrap();
+        let bytes = f.to_bytes(&WriteOptions::default()).unwrap();
+        crate::Open::bytes(bytes).options(options).open().unwrap()
+    }
+
+    fn source_of(f: &crate::AsdfFile, pointer: &str) -> i64 {
+        f.get(&format!("{pointer}/source")).unwrap().as_i64().unwrap()
+    }
+
+    #[test]
+    fn hostile_chunk_maps_and_metadata_are_errors_not_panics() {
+        let chunked_err = |f: &crate::AsdfFile| match f.array("/a").and_then(|a| a.read::<f32>()) {
+            Err(crate::Error::Chunked { source, .. }) => source,
+            other => panic!("expected a chunked-array error, got {other:?}"),
+        };
+        let f = hostile_base(crate::OpenOptions::default());
+        let a: Vec<f32> = (0..16u8).map(f32::from).collect();
+        assert_eq!(f.array("/a").unwrap().read::<f32>().unwrap(), a);
+        // A map naming a block of another array for every chunk (int32 zeros: /b's block
+        // after renumbering is 0): that block is not a zstd chunk.
+        let mut g = hostile_base(crate::OpenOptions::default());
+        let m = source_of(&g, "/m");
+        g.set("/a/chunk_block_map", Node::int(m)).unwrap();
+        assert!(matches!(chunked_err(&g), ChunkedError::Decode(_)), "{}", chunked_err(&g));
+        // The map is a block of the wrong length (/b: 80 bytes for 4 chunks of 4 bytes).
+        let mut g = hostile_base(crate::OpenOptions::default());
+        let b = source_of(&g, "/b");
+        g.set("/a/chunk_block_map", Node::int(b)).unwrap();
+        assert!(matches!(chunked_err(&g), ChunkedError::MapSize { have: 80, want: 16, .. }));
+        // A map the file does not have.
+        let mut g = hostile_base(crate::OpenOptions::default());
+        g.set("/a/chunk_block_map", Node::int(99)).unwrap();
+        assert!(matches!(chunked_err(&g), ChunkedError::MissingBlock { block: 99, .. }));
+        // A shape of 2^40 x 2^40 elements with the same small map: refused before anything
+        // is allocated (the grid would need a map of terabytes).
+        let mut g = hostile_base(crate::OpenOptions::default());
+        g.set("/a/.zarray/shape", json_node(&serde_json::json!([1u64 << 40, 1u64 << 40])))
+            .unwrap();
+        assert!(matches!(
+            chunked_err(&g),
+            ChunkedError::TooLarge | ChunkedError::MapSize { .. }
+        ));
+        // A chunk that decodes to the wrong size: the chunk shape changed under the chunks.
+        let mut g = hostile_base(crate::OpenOptions::default());
+        g.set("/a/.zarray/chunks", json_node(&serde_json::json!([2, 4]))).unwrap();
+        assert!(matches!(chunked_err(&g), ChunkedError::MapSize { .. } | ChunkedError::Decode(_)));
+    }
+
+    #[test]
+    fn whole_reads_are_held_to_the_block_limit_and_regions_are_not() {
+        let mut options = crate::OpenOptions::default();
+        options.layout_limits.max_block_bytes = 48;
+        let f = hostile_base(options);
+        let a = f.array("/a").unwrap();
+        match a.read::<f32>() {
+            Err(crate::Error::Chunked {
+                source: ChunkedError::TooLargeToRead { bytes: 64, limit: 48 },
+                ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+        let r: crate::Region = "1:3, 2:".parse().unwrap();
+        assert_eq!(a.read_region::<f32>(&r).unwrap(), [6.0, 7.0, 10.0, 11.0]);
+    }
+
+    #[test]
+    fn stores_outside_the_files_directory_are_refused() {
+        let dir = std::env::temp_dir().join(format!("asdf-rs-store-{}", std::process::id()));
+        let inner = dir.join("inner");
+        std::fs::create_dir_all(&inner).unwrap();
+        let outside = dir.join("outside.zarr");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(
+            outside.join(".zarray"),
+            r#"{"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": "<f8", "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#,
+        )
+        .unwrap();
+        std::fs::write(outside.join("0"), 1.25f64.to_le_bytes().repeat(2)).unwrap();
+        let path = inner.join("f.asdf");
+        let write = |store: &str, kind: &str| {
+            let mut f = crate::AsdfFile::new(crate::Version::STANDARD_LATEST).unwrap();
+            let node = Node::map(vec![(
+                Node::str("store"),
+                Node::map(vec![
+                    (Node::str("type_string"), Node::str(kind)),
+                    (Node::str("path"), Node::str(store)),
+                ]),
+            )])
+            .with_tag(format!("{ZARR_TAG_PREFIX}1.0.0"));
+            f.set("/z", node).unwrap();
+            f.write_to(&path, &crate::WriteOptions::default()).unwrap();
+        };
+        let err = |policy: crate::ReferencePolicy| {
+            let f = crate::Open::path(&path)
+                .options(crate::OpenOptions::default().references(policy))
+                .open()
+                .unwrap();
+            f.array("/z").and_then(|a| a.read::<f64>())
+        };
+        for store in ["../outside.zarr", outside.to_str().unwrap()] {
+            write(store, "DirectoryStore");
+            assert!(matches!(
+                err(crate::ReferencePolicy::default()),
+                Err(crate::Error::Chunked {
+                    source: ChunkedError::StoreRefused(_),
+                    ..
+                })
+            ));
+            // Allowed when the policy says so, and read.
+            assert_eq!(err(crate::ReferencePolicy::AnyLocalPath).unwrap(), [1.25, 1.25]);
+        }
+        write("../outside.zarr", "FSStore");
+        assert!(matches!(
+            err(crate::ReferencePolicy::AnyLocalPath),
+            Err(crate::Error::Chunked {
+                source: ChunkedError::ExternalStore(_),
+                ..
+            })
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
