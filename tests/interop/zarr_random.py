@@ -8,8 +8,8 @@ asdf-zarr read back from the file: shape, dtype, chunks, compressor, the values 
 their shapes and values. Prints how many files were written.
 
 Drawn at random: dtype (every numeric kind in both byte orders), 1 to 3 dimensions, shapes
-and chunk shapes that do not divide them, compressor (none, zlib, gzip, zstd, bz2, blosc with
-each inner codec and shuffle), `order` C or F, fill value,
+and chunk shapes that do not divide them, compressor (none, zlib, gzip, zstd, bz2, lz4, blosc
+with each inner codec and shuffle), `order` C or F, fill value,
 chunks left unwritten (they read as the fill value), and for /w the store: internal, a
 `DirectoryStore` or a `NestedDirectoryStore` (`/` separator) beside the file.
 """
@@ -29,7 +29,7 @@ DTYPES = ["<f4", ">f4", "<f8", ">f8", "<i1", "<i2", ">i2", "<i4", ">i8", "|u1", 
 
 
 def compressor(r):
-    k = r.choice(["none", "zlib", "gzip", "zstd", "bz2", "blosc"])
+    k = r.choice(["none", "zlib", "gzip", "zstd", "bz2", "blosc", "lz4"])
     if k == "none":
         return None
     if k == "zlib":
@@ -40,6 +40,8 @@ def compressor(r):
         return numcodecs.Zstd(level=r.randint(1, 9))
     if k == "bz2":
         return numcodecs.BZ2(level=r.randint(1, 9))
+    if k == "lz4":
+        return numcodecs.LZ4(acceleration=r.randint(1, 5))
     return numcodecs.Blosc(
         cname=r.choice(["lz4", "lz4hc", "zstd", "zlib", "blosclz"]),
         clevel=r.randint(1, 9),

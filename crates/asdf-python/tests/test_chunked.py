@@ -18,7 +18,8 @@ def _zarr(shape, chunks, dtype, compressor, order):
 
 
 @pytest.mark.parametrize(
-    "compressor", [None, numcodecs.Zlib(3), numcodecs.Zstd(3), numcodecs.Blosc("lz4", 5, 1), numcodecs.BZ2(2)]
+    "compressor",
+    [None, numcodecs.Zlib(3), numcodecs.Zstd(3), numcodecs.Blosc("lz4", 5, 1), numcodecs.BZ2(2), numcodecs.LZ4(1)],
 )
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_chunked_arrays_read_whole_and_by_region(tmp_path, compressor, order):
@@ -83,7 +84,7 @@ def test_chunked_arrays_written_by_asdf_rs_read_by_python_asdf_zarr(tmp_path, se
     ndim = r.randint(1, 3)
     shape = tuple(r.randint(1, 20 if ndim > 1 else 150) for _ in range(ndim))
     chunks = tuple(r.randint(1, s + 3) for s in shape)
-    compression = r.choice([None, "zlib", "bzp2", "zstd", "bls2"])
+    compression = r.choice([None, "zlib", "bzp2", "zstd", "lz4", "bls2"])
     a = _random_array(r, r.choice(DTYPES), shape)
     b = _random_array(r, "<f8", (5, 4))
     p = tmp_path / "ours.asdf"

@@ -10,8 +10,9 @@
 //! and assembles them. The decoded array is C-ordered in the machine's byte order and is then
 //! read through the same paths as a block's bytes.
 //!
-//! Not yet read: arrays whose chunks are in a store outside the file (`store:` with a
-//! directory or fsspec store); numcodecs' `lz4` compressor (no `zarrs` codec).
+//! numcodecs' `lz4` compressor has no `zarrs` codec: its chunks are decoded (and encoded)
+//! here, `zarrs` seeing the metadata without it. Not read: stores other than directories
+//! beside the file (fsspec, HTTP).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -44,8 +45,11 @@ pub enum ChunkedError {
     #[error("Zarr chunks: {0}")]
     Decode(#[source] Box<zarrs::array::ArrayError>),
     /// A block compression with no Zarr compressor that is written.
-    #[error("compression `{0}` has no Zarr compressor that is written (zlib, bzp2, zstd and bls2 do)")]
+    #[error("compression `{0}` has no Zarr compressor that is written (zlib, bzp2, zstd, lz4, blsc and bls2 do)")]
     Compressor(String),
+    /// A chunk of numcodecs' `lz4` that does not decode (or claims more than a chunk).
+    #[error("an lz4 chunk does not decode to at most a chunk's bytes")]
+    Lz4,
     /// A Zarr dtype no ASDF datatype matches.
     #[error("Zarr dtype `{0}` is not one an ASDF array holds")]
     Dtype(String),
@@ -134,6 +138,11 @@ pub(crate) struct Chunked {
     /// The metadata document as JSON text, and the key it has in a Zarr store (`.zarray` for
     /// Zarr format 2, `zarr.json` for format 3).
     metadata: (String, &'static str),
+    /// The metadata `zarrs` is given: without numcodecs' `lz4` compressor, whose chunks are
+    /// decoded here ([`lz4_decode`]).
+    zarrs_metadata: String,
+    /// Whether the chunks are numcodecs `lz4`.
+    lz4: bool,
     pub(crate) shape: Vec<usize>,
     pub(crate) chunks: Vec<usize>,
     pub(crate) datatype: Datatype,
@@ -199,6 +208,7 @@ pub fn zarr_compressor(label: Option<asdf_layout::Label>) -> Result<serde_json::
         Some(l) if l == Label::ZLIB => json!({"id": "zlib", "level": 6}),
         Some(l) if l == Label::BZP2 => json!({"id": "bz2", "level": 9}),
         Some(l) if l == Label::ZSTD => json!({"id": "zstd", "level": 3}),
+        Some(l) if l == Label::LZ4 => json!({"id": "lz4", "acceleration": 1}),
         Some(l) if l == Label::BLS2 || l == Label::BLSC => {
             json!({"id": "blosc", "cname": "zstd", "clevel": 5, "shuffle": 1, "blocksize": 0})
         }
@@ -262,8 +272,9 @@ pub(crate) fn encode(
     }
     let store = Arc::new(zarrs::storage::store::MemoryStore::new());
     let key = zarrs::storage::StoreKey::new(".zarray").map_err(|_| ChunkedError::Metadata("chunk key"))?;
+    let lz4 = without_lz4(&zarray);
     store
-        .set(&key, zarray.to_string().into_bytes().into())
+        .set(&key, lz4.as_ref().unwrap_or(&zarray).to_string().into_bytes().into())
         .map_err(|_| ChunkedError::Metadata("chunk key"))?;
     let array = zarrs::array::Array::open(store.clone(), "/").map_err(|e| ChunkedError::Create(Box::new(e)))?;
     array
@@ -285,7 +296,7 @@ pub(crate) fn encode(
         let bytes = store
             .get(&array.chunk_key(&index))
             .map_err(|_| ChunkedError::Metadata("chunk key"))?;
-        out.push(bytes.map(|b| b.to_vec()));
+        out.push(bytes.map(|b| if lz4.is_some() { lz4_encode(&b) } else { b.to_vec() }));
     }
     Ok(Encoded { zarray, chunks: out })
 }
@@ -321,6 +332,40 @@ fn to_json(doc: &asdf_yaml::Document, n: &Node) -> serde_json::Value {
         },
         NodeKind::Alias(_) => J::Null,
     }
+}
+
+/// Zarr format 2 metadata whose compressor is numcodecs' `lz4` (which `zarrs` has no codec
+/// for), without it: what `zarrs` is given, the chunks being decoded here first
+/// ([`lz4_decode`]) and encoded here last ([`lz4_encode`]). `None` for any other metadata.
+fn without_lz4(meta: &serde_json::Value) -> Option<serde_json::Value> {
+    let id = meta.get("compressor")?.get("id")?.as_str()?;
+    if id != "lz4" || meta.get("zarr_format").and_then(serde_json::Value::as_u64) == Some(3) {
+        return None;
+    }
+    let mut m = meta.clone();
+    m["compressor"] = serde_json::Value::Null;
+    Some(m)
+}
+
+/// A chunk of numcodecs' `lz4`: its decoded size (4 bytes, little-endian) and one LZ4 block;
+/// the size is held to `max` (the chunk's size) before anything is allocated.
+fn lz4_decode(stored: &[u8], max: usize) -> Result<Vec<u8>, ChunkedError> {
+    let bad = || ChunkedError::Lz4;
+    let size = stored
+        .get(..4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        .ok_or_else(bad)?;
+    if size > max {
+        return Err(bad());
+    }
+    lz4_flex::block::decompress(&stored[4..], size).map_err(|_| bad())
+}
+
+/// [`lz4_decode`]'s inverse: the framing numcodecs' `LZ4` writes.
+fn lz4_encode(raw: &[u8]) -> Vec<u8> {
+    let mut out = u32::try_from(raw.len()).unwrap_or(u32::MAX).to_le_bytes().to_vec();
+    out.extend_from_slice(&lz4_flex::block::compress(raw));
+    out
 }
 
 /// JSON as a YAML node (the `.zarray` metadata put in the tree).
@@ -641,6 +686,11 @@ impl Chunked {
         let key = layout.key();
         Ok(Self {
             metadata: (layout.zarray.to_string(), key),
+            zarrs_metadata: without_lz4(&layout.zarray)
+                .as_ref()
+                .unwrap_or(&layout.zarray)
+                .to_string(),
+            lz4: without_lz4(&layout.zarray).is_some(),
             shape: layout.shape,
             chunks: layout.chunks,
             datatype: layout.datatype,
@@ -747,6 +797,8 @@ impl Chunked {
         let chunks = tiles.first().map_or_else(|| shape.clone(), |t| t.shape.clone());
         Ok(Self {
             metadata: (String::new(), ""),
+            zarrs_metadata: String::new(),
+            lz4: false,
             shape,
             chunks,
             datatype,
@@ -907,9 +959,9 @@ impl Chunked {
         }
         let store = Arc::new(zarrs::storage::store::MemoryStore::new());
         let key = |k: &str| StoreKey::new(k).map_err(|_| ChunkedError::Metadata("chunk key"));
-        let (text, meta_key) = &self.metadata;
+        let meta_key = self.metadata.1;
         store
-            .set(&key(meta_key)?, text.clone().into_bytes().into())
+            .set(&key(meta_key)?, self.zarrs_metadata.clone().into_bytes().into())
             .map_err(|_| ChunkedError::Metadata("chunk key"))?;
         // The array over the metadata alone names the chunk keys (its separator or key
         // encoding); the chunks the read needs are then put beside it.
@@ -1000,8 +1052,14 @@ impl Chunked {
         if results.len() != todo.len() {
             return Err(ChunkedError::Metadata("a chunk reader stopped"));
         }
+        let chunk_bytes = self.chunks.iter().product::<usize>() * self.datatype.size();
         for ((name, _), bytes) in todo.iter().zip(results) {
             if let Some(bytes) = bytes? {
+                let bytes = if self.lz4 {
+                    lz4_decode(&bytes, chunk_bytes)?
+                } else {
+                    bytes
+                };
                 store
                     .set(name, bytes.into())
                     .map_err(|_| ChunkedError::Metadata("chunk key"))?;
@@ -1074,10 +1132,21 @@ impl Chunked {
 pub fn decode_zarr_chunk(metadata: &str, index: &[u64], stored: Option<Vec<u8>>) -> Result<Vec<u8>, ChunkedError> {
     let meta: serde_json::Value = serde_json::from_str(metadata).map_err(|_| ChunkedError::Metadata("not JSON"))?;
     let layout = ChunkLayout::from_json(meta)?;
+    let lz4 = without_lz4(&layout.zarray);
+    let stored = match (&lz4, stored) {
+        (Some(_), Some(b)) => Some(lz4_decode(
+            &b,
+            layout.chunks.iter().product::<usize>() * layout.datatype.size(),
+        )?),
+        (_, b) => b,
+    };
     let store = Arc::new(zarrs::storage::store::MemoryStore::new());
     let key = zarrs::storage::StoreKey::new(layout.key()).map_err(|_| ChunkedError::Metadata("chunk key"))?;
     store
-        .set(&key, metadata.as_bytes().to_vec().into())
+        .set(
+            &key,
+            lz4.as_ref().unwrap_or(&layout.zarray).to_string().into_bytes().into(),
+        )
         .map_err(|_| ChunkedError::Metadata("chunk key"))?;
     let array = zarrs::array::Array::open(store.clone(), "/").map_err(|e| ChunkedError::Create(Box::new(e)))?;
     let grid = grid_of(&layout.shape, &layout.chunks);
@@ -1151,11 +1220,16 @@ mod tests {
         let a: Vec<f32> = (0..16u8).map(f32::from).collect();
         f.put_array(
             "/a",
-            NewArray::from_slice(&a, &[4, 4]).unwrap().chunks(&[2, 2]).compression(Label::ZSTD),
+            NewArray::from_slice(&a, &[4, 4])
+                .unwrap()
+                .chunks(&[2, 2])
+                .compression(Label::ZSTD),
         )
         .unwrap();
-        f.put_array("/b", NewArray::from_slice(&[1.5f64; 10], &[10]).unwrap()).unwrap();
-        f.put_array("/m", NewArray::from_slice(&[0i32, 0, 0, 0], &[4]).unwrap()).unwrap();
+        f.put_array("/b", NewArray::from_slice(&[1.5f64; 10], &[10]).unwrap())
+            .unwrap();
+        f.put_array("/m", NewArray::from_slice(&[0i32, 0, 0, 0], &[4]).unwrap())
+            .unwrap();
         let bytes = f.to_bytes(&WriteOptions::default()).unwrap();
         crate::Open::bytes(bytes).options(options).open().unwrap()
     }
@@ -1178,12 +1252,19 @@ mod tests {
         let mut g = hostile_base(crate::OpenOptions::default());
         let m = source_of(&g, "/m");
         g.set("/a/chunk_block_map", Node::int(m)).unwrap();
-        assert!(matches!(chunked_err(&g), ChunkedError::Decode(_)), "{}", chunked_err(&g));
+        assert!(
+            matches!(chunked_err(&g), ChunkedError::Decode(_)),
+            "{}",
+            chunked_err(&g)
+        );
         // The map is a block of the wrong length (/b: 80 bytes for 4 chunks of 4 bytes).
         let mut g = hostile_base(crate::OpenOptions::default());
         let b = source_of(&g, "/b");
         g.set("/a/chunk_block_map", Node::int(b)).unwrap();
-        assert!(matches!(chunked_err(&g), ChunkedError::MapSize { have: 80, want: 16, .. }));
+        assert!(matches!(
+            chunked_err(&g),
+            ChunkedError::MapSize { have: 80, want: 16, .. }
+        ));
         // A map the file does not have.
         let mut g = hostile_base(crate::OpenOptions::default());
         g.set("/a/chunk_block_map", Node::int(99)).unwrap();
@@ -1191,16 +1272,23 @@ mod tests {
         // A shape of 2^40 x 2^40 elements with the same small map: refused before anything
         // is allocated (the grid would need a map of terabytes).
         let mut g = hostile_base(crate::OpenOptions::default());
-        g.set("/a/.zarray/shape", json_node(&serde_json::json!([1u64 << 40, 1u64 << 40])))
-            .unwrap();
+        g.set(
+            "/a/.zarray/shape",
+            json_node(&serde_json::json!([1u64 << 40, 1u64 << 40])),
+        )
+        .unwrap();
         assert!(matches!(
             chunked_err(&g),
             ChunkedError::TooLarge | ChunkedError::MapSize { .. }
         ));
         // A chunk that decodes to the wrong size: the chunk shape changed under the chunks.
         let mut g = hostile_base(crate::OpenOptions::default());
-        g.set("/a/.zarray/chunks", json_node(&serde_json::json!([2, 4]))).unwrap();
-        assert!(matches!(chunked_err(&g), ChunkedError::MapSize { .. } | ChunkedError::Decode(_)));
+        g.set("/a/.zarray/chunks", json_node(&serde_json::json!([2, 4])))
+            .unwrap();
+        assert!(matches!(
+            chunked_err(&g),
+            ChunkedError::MapSize { .. } | ChunkedError::Decode(_)
+        ));
     }
 
     #[test]
