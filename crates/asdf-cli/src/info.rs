@@ -150,7 +150,36 @@ impl<'a> asdf::walk::Visitor<'a> for Printer<'_> {
                     list(&c.chunks),
                     c.compressor.as_deref().unwrap_or("none")
                 );
+            } else if let Some(store) = n.get("store") {
+                // Chunks and metadata in a store beside the file.
+                let text = |k: &str| store.get(k).and_then(asdf::Node::as_str).unwrap_or("?").to_owned();
+                let _ = write!(line, ": chunks in a {} at {}", text("type_string"), text("path"));
             }
+            self.push(line);
+            return asdf::Visit::SkipChildren;
+        }
+        if n.tag.as_deref().is_some_and(asdf::is_chunked_ndarray_tag) {
+            // ASDF.jl's chunked ndarray: shape, datatype and how many chunks.
+            let shape = n
+                .get("shape")
+                .and_then(asdf::Node::as_sequence)
+                .map(|s| {
+                    s.items
+                        .iter()
+                        .map(|d| d.as_i64().map_or("?".to_owned(), |d| d.to_string()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_default();
+            let dt = n.get("datatype").and_then(asdf::Node::as_str).unwrap_or("?");
+            let chunks = n
+                .get("chunks")
+                .and_then(asdf::Node::as_sequence)
+                .map_or(0, |s| s.items.len());
+            let _ = write!(
+                line,
+                ": shape=[{shape}], datatype={dt}, {chunks} chunks (ASDF.jl's chunked ndarray)"
+            );
             self.push(line);
             return asdf::Visit::SkipChildren;
         }
