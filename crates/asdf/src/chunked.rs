@@ -1074,8 +1074,12 @@ impl Chunked {
                     .collect::<Vec<_>>(),
             ),
         };
+        // As many chunks decoded at once as the library's other parallel loops use
+        // (`ASDF_RS_THREADS`); `zarrs` runs them on rayon's pool.
+        let options = zarrs::array::codec::api::CodecOptions::default()
+            .with_concurrent_target(asdf_layout::compression::exec::threads());
         let bytes: zarrs::array::ArrayBytes<'static> = array
-            .retrieve_array_subset(&subset)
+            .retrieve_array_subset_opt(&subset, &options)
             .map_err(|e| ChunkedError::Decode(Box::new(e)))?;
         let fixed = bytes
             .into_fixed()
