@@ -388,14 +388,17 @@ pub fn child(args: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// What one run of a workload measured (one JSON line of its process).
 #[derive(Debug, Clone, Copy)]
-struct Run {
-    secs: f64,
-    rss_kib: u64,
-    check: f64,
+pub(crate) struct Run {
+    pub(crate) secs: f64,
+    pub(crate) rss_kib: u64,
+    pub(crate) check: f64,
+    /// Bytes read or fetched, where the workload says (`bench-cutout`).
+    pub(crate) bytes: u64,
 }
 
-fn parse_run(out: &std::process::Output, what: &str) -> Result<Run> {
+pub(crate) fn parse_run(out: &std::process::Output, what: &str) -> Result<Run> {
     if !out.status.success() {
         bail!(
             "{what} failed: {}{}",
@@ -410,6 +413,7 @@ fn parse_run(out: &std::process::Output, what: &str) -> Result<Run> {
         secs: v["secs"].as_f64().unwrap_or(f64::NAN),
         rss_kib: v["rss_kib"].as_u64().unwrap_or(0),
         check: v["check"].as_f64().unwrap_or(f64::NAN),
+        bytes: v["bytes"].as_u64().unwrap_or(0),
     })
 }
 
@@ -996,6 +1000,7 @@ pub fn bench(args: &[String]) -> Result<()> {
             secs: t.elapsed().as_secs_f64(),
             rss_kib: 0,
             check: bytes.len() as f64,
+            bytes: bytes.len() as u64,
         };
         drop(bytes);
         table.row("open + sum 1 GiB (mmap)", o, Some(("std::fs::read of the file", raw)));

@@ -14,36 +14,10 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result, bail};
 
+use crate::bench::{Run, parse_run as parse};
+
 /// Where the cutout starts (row, column): not aligned with the chunks (it meets 9 of them).
 const AT: (usize, usize) = (1000, 7000);
-
-/// What one run measured.
-#[derive(Debug, Clone, Copy)]
-struct Run {
-    secs: f64,
-    rss_kib: u64,
-    check: f64,
-    bytes: u64,
-}
-
-fn parse(out: &std::process::Output, what: &str) -> Result<Run> {
-    if !out.status.success() {
-        bail!(
-            "{what} failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().last().unwrap_or_default();
-    let v: serde_json::Value = serde_json::from_str(line).with_context(|| format!("{what}: `{line}`"))?;
-    Ok(Run {
-        secs: v["secs"].as_f64().unwrap_or(f64::NAN),
-        rss_kib: v["rss_kib"].as_u64().unwrap_or(0),
-        check: v["check"].as_f64().unwrap_or(f64::NAN),
-        bytes: v["bytes"].as_u64().unwrap_or(0),
-    })
-}
 
 fn proc_value(file: &str, key: &str) -> u64 {
     std::fs::read_to_string(file)

@@ -536,6 +536,20 @@ impl<S: ReadAt> Reader<S> {
         })
     }
 
+    /// [`Reader::check_stored_in_file`], and the stored bytes within the limit of a block read
+    /// into memory.
+    fn check_stored_readable(&self, b: &BlockInfo) -> Result<()> {
+        self.check_stored_in_file(b)?;
+        if b.stored_len > self.options.limits.max_block_bytes {
+            return Err(Error::Limits(LimitError::BlockBytes {
+                block: b.index,
+                claimed: b.stored_len,
+                limit: self.options.limits.max_block_bytes,
+            }));
+        }
+        Ok(())
+    }
+
     fn check_stored_in_file(&self, b: &BlockInfo) -> Result<()> {
         let end = b.data_offset.saturating_add(b.stored_len);
         if end > self.file_len {
@@ -566,14 +580,7 @@ impl<S: ReadAt> Reader<S> {
     /// As [`Reader::block`], plus data past the end of the file, limits, I/O errors.
     pub fn read_stored(&self, i: usize) -> Result<Cow<'_, [u8]>> {
         let b = self.block(i)?;
-        self.check_stored_in_file(&b)?;
-        if b.stored_len > self.options.limits.max_block_bytes {
-            return Err(Error::Limits(LimitError::BlockBytes {
-                block: i,
-                claimed: b.stored_len,
-                limit: self.options.limits.max_block_bytes,
-            }));
-        }
+        self.check_stored_readable(&b)?;
         let len = self.stored_usize(&b)?;
         self.source
             .bytes_at(b.data_offset, len)
@@ -795,14 +802,7 @@ impl<S: ReadAt> Reader<S> {
         } else {
             // Read from a file or a server: only what the codec asks for (a Blosc2 frame's
             // header, index and touched chunks); an I/O error is reported as itself.
-            self.check_stored_in_file(&b)?;
-            if b.stored_len > self.options.limits.max_block_bytes {
-                return Err(Error::Limits(LimitError::BlockBytes {
-                    block: i,
-                    claimed: b.stored_len,
-                    limit: self.options.limits.max_block_bytes,
-                }));
-            }
+            self.check_stored_readable(&b)?;
             let mut failed = None;
             let mut read = |off: u64, len: usize| -> std::result::Result<Vec<u8>, crate::compression::CodecError> {
                 let end = off.checked_add(len as u64).filter(|&end| end <= b.stored_len);

@@ -251,6 +251,24 @@ enum BlockSrc {
     Made(Vec<u8>),
 }
 
+/// The number block `old` gets in the file written: its place in `order`, where it is put
+/// when first met (`existing`: how many blocks the file read has; later ones are pending).
+fn place(
+    map: &mut std::collections::HashMap<usize, usize>,
+    order: &mut Vec<BlockSrc>,
+    old: usize,
+    existing: usize,
+) -> usize {
+    *map.entry(old).or_insert_with(|| {
+        order.push(if old < existing {
+            BlockSrc::Existing(old)
+        } else {
+            BlockSrc::New(old - existing)
+        });
+        order.len() - 1
+    })
+}
+
 /// A chunked array (asdf-zarr) of the tree with chunks in blocks: where it is, and its chunk
 /// map's block and chunk blocks (absolute indices; negative: a chunk not stored).
 struct ChunkedBlocks {
@@ -534,14 +552,7 @@ impl AsdfFile {
             }
             let old = absolute_index(src, total)
                 .ok_or_else(|| Error::NotFound(format!("block {src} (the file has {total})")))?;
-            let new = *map.entry(old).or_insert_with(|| {
-                order.push(if old < self.reader.block_count() {
-                    BlockSrc::Existing(old)
-                } else {
-                    BlockSrc::New(old - self.reader.block_count())
-                });
-                order.len() - 1
-            });
+            let new = place(&mut map, &mut order, old, self.reader.block_count());
             if let Some(s) = n.get("source") {
                 edits.replace(s, Node::int(i64::try_from(new).unwrap_or(i64::MAX)));
             }
@@ -553,14 +564,7 @@ impl AsdfFile {
             for &b in &c.chunks {
                 let new = match usize::try_from(b) {
                     Ok(old) => {
-                        let new = *map.entry(old).or_insert_with(|| {
-                            order.push(if old < self.reader.block_count() {
-                                BlockSrc::Existing(old)
-                            } else {
-                                BlockSrc::New(old - self.reader.block_count())
-                            });
-                            order.len() - 1
-                        });
+                        let new = place(&mut map, &mut order, old, self.reader.block_count());
                         as_is.insert(new);
                         i32::try_from(new)
                             .map_err(|_| Error::NotFound(format!("block {new} (a chunk map holds int32)")))?
