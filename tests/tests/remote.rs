@@ -60,3 +60,78 @@ fn a_remote_file_reads_as_the_local_one_with_few_requests() {
         std::panic::resume_unwind(p);
     }
 }
+
+/// A cutout of a chunked array (asdf-zarr's layout) over HTTP: only the chunk map and the
+/// blocks of the chunks the region touches are fetched, the chunks of one grid row (neighbour
+/// blocks) in one request with their headers.
+#[test]
+fn a_remote_cutout_of_a_chunked_array_fetches_only_its_chunks_coalesced() {
+    let root = asdf_testdata::workspace_root();
+    let dir = root.join("target/remote-test-chunked");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_DEFAULT).unwrap();
+    let n = 1024usize;
+    let data: Vec<f32> = (0..n * n).map(|i| ((i % 7919) as f32).sin() * 1000.0).collect();
+    f.put_array(
+        "/image",
+        asdf::NewArray::from_slice(&data, &[n, n])
+            .unwrap()
+            .chunks(&[128, 128])
+            .compression(asdf::Label::ZSTD),
+    )
+    .unwrap();
+    let path = dir.join("c.asdf");
+    f.write_to(&path, &asdf::WriteOptions::default()).unwrap();
+    // What the touched chunks' blocks hold (read locally): rows 2..=3, columns 1..=4 of the grid.
+    let local = asdf::open(&path).unwrap();
+    let map = local.chunk_map("/image").unwrap().unwrap();
+    let mut touched = 0u64;
+    for r in 2..=3 {
+        for c in 1..=4 {
+            let b = local.source().block(map.blocks[r * 8 + c].unwrap()).unwrap();
+            touched += b.header().unwrap().used_size + 54;
+        }
+    }
+    let mut server = Command::new("python3")
+        .arg(root.join("tests/servers/range_server.py"))
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line.split_whitespace().nth(1).unwrap().to_string();
+    let url = format!("http://127.0.0.1:{port}/c.asdf");
+    let result = std::panic::catch_unwind(|| {
+        let remote = asdf::Open::url(&url).open().unwrap();
+        let stats = remote.source().remote_stats().unwrap();
+        let a = remote.array("/image").unwrap();
+        let (r0, b0) = (stats.requests(), stats.bytes());
+        let region: asdf::Region = "300:500, 200:600".parse().unwrap();
+        let cut = a.read_region::<f32>(&region).unwrap();
+        let want: Vec<f32> = (300..500)
+            .flat_map(|i| (200..600).map(move |j| (i, j)))
+            .map(|(i, j)| data[i * n + j])
+            .collect();
+        assert_eq!(cut, want);
+        let (requests, bytes) = (stats.requests() - r0, stats.bytes() - b0);
+        println!(
+            "remote cutout of 8 chunks: {requests} requests, {bytes} bytes (the chunks' blocks: {touched}); file {} bytes",
+            std::fs::metadata(&path).unwrap().len()
+        );
+        // Two grid rows of four neighbour chunks: two requests (the chunk map came with the
+        // array handle).
+        assert_eq!(requests, 2, "{:?}", stats.ranges());
+        assert!(
+            bytes >= touched && bytes <= touched + 2 * 4096,
+            "{bytes} fetched, {touched} touched"
+        );
+    });
+    let _ = server.kill();
+    let _ = server.wait();
+    if let Err(p) = result {
+        std::panic::resume_unwind(p);
+    }
+}

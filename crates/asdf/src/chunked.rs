@@ -1014,45 +1014,77 @@ impl Chunked {
             todo.push((name, block));
         }
         // The touched chunks read concurrently (a remote file's requests overlap), then given
-        // to the store.
-        let read =
-            |(name, block): &(zarrs::storage::StoreKey, Option<usize>)| -> Result<Option<Vec<u8>>, ChunkedError> {
-                match (&self.source, block) {
-                    (_, Some(block)) => {
-                        reader
-                            .read_data(*block)
-                            .map(|b| Some(b.into_owned()))
-                            .map_err(|e| ChunkedError::Block {
-                                block: *block,
-                                source: Box::new(e),
-                            })
-                    }
-                    (Chunks::Directory(dir), None) => {
+        // to the store. Chunks in neighbouring blocks (asdf-zarr writes a chunk row's blocks
+        // one after another) are read together: one read from the first block's header to
+        // the start of the block after the last, headers and data at once.
+        let chunk_bytes = self.chunks.iter().product::<usize>() * self.datatype.size();
+        let mut wanted: Vec<usize> = todo.iter().filter_map(|(_, b)| *b).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let runs = neighbour_runs(reader, &wanted);
+        let threads = runs.len().max(todo.len() - wanted.len()).min(8);
+        let read_run = |run: &Vec<usize>| -> Vec<(usize, Result<Vec<u8>, ChunkedError>)> {
+            read_blocks_together(reader, run, chunk_bytes)
+        };
+        let read_file =
+            |(name, _): &(zarrs::storage::StoreKey, Option<usize>)| -> Result<Option<Vec<u8>>, ChunkedError> {
+                match &self.source {
+                    Chunks::Directory(dir) => {
                         // A stored chunk is at most its decoded size plus a compressor's overhead.
-                        let limit =
-                            (self.chunks.iter().product::<usize>() * self.datatype.size()) as u64 * 2 + (1 << 16);
-                        read_store_file(dir, name.as_str(), limit)
+                        read_store_file(dir, name.as_str(), chunk_bytes as u64 * 2 + (1 << 16))
                     }
                     _ => Ok(None),
                 }
             };
-        let threads = todo.len().min(8);
-        let results: Vec<Result<Option<Vec<u8>>, ChunkedError>> = if threads <= 1 {
-            todo.iter().map(read).collect()
+        let (from_blocks, from_files): (
+            Vec<(usize, Result<Vec<u8>, ChunkedError>)>,
+            Vec<Result<Option<Vec<u8>>, ChunkedError>>,
+        ) = if threads <= 1 {
+            (
+                runs.iter().flat_map(read_run).collect(),
+                todo.iter().map(read_file).collect(),
+            )
         } else {
-            let per = todo.len().div_ceil(threads);
             std::thread::scope(|s| {
-                let handles: Vec<_> = todo
+                let per = runs.len().div_ceil(threads).max(1);
+                let handles: Vec<_> = runs
                     .chunks(per)
-                    .map(|part| s.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
+                    .map(|part| s.spawn(move || part.iter().flat_map(read_run).collect::<Vec<_>>()))
                     .collect();
-                handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+                let per = todo.len().div_ceil(threads).max(1);
+                let files: Vec<_> = todo
+                    .chunks(per)
+                    .map(|part| s.spawn(move || part.iter().map(read_file).collect::<Vec<_>>()))
+                    .collect();
+                (
+                    handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect(),
+                    files.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect(),
+                )
             })
         };
-        if results.len() != todo.len() {
+        if from_blocks.len() != wanted.len() || from_files.len() != todo.len() {
             return Err(ChunkedError::Metadata("a chunk reader stopped"));
         }
-        let chunk_bytes = self.chunks.iter().product::<usize>() * self.datatype.size();
+        let mut by_block: std::collections::HashMap<usize, Result<Vec<u8>, ChunkedError>> =
+            from_blocks.into_iter().collect();
+        let results: Vec<Result<Option<Vec<u8>>, ChunkedError>> = todo
+            .iter()
+            .zip(from_files)
+            .map(|((_, block), file)| match block {
+                Some(b) => match by_block.remove(b) {
+                    Some(r) => r.map(Some),
+                    // A block two chunks share (a hostile map): read again.
+                    None => reader
+                        .read_data(*b)
+                        .map(|d| Some(d.into_owned()))
+                        .map_err(|e| ChunkedError::Block {
+                            block: *b,
+                            source: Box::new(e),
+                        }),
+                },
+                None => file,
+            })
+            .collect();
         for ((name, _), bytes) in todo.iter().zip(results) {
             if let Some(bytes) = bytes? {
                 let bytes = if self.lz4 {
@@ -1169,6 +1201,93 @@ pub fn decode_zarr_chunk(metadata: &str, index: &[u64], stored: Option<Vec<u8>>)
         .into_fixed()
         .map_err(|_| ChunkedError::Dtype("variable-length".to_owned()))?
         .into_owned())
+}
+
+/// The largest read of neighbouring blocks made at once.
+const MAX_RUN_BYTES: u64 = 64 << 20;
+
+/// `blocks` (sorted, unique) in runs of neighbours: consecutive indices, read together by
+/// [`read_blocks_together`], up to [`MAX_RUN_BYTES`] a run.
+fn neighbour_runs(reader: &Reader, blocks: &[usize]) -> Vec<Vec<usize>> {
+    let offsets = reader.block_offsets();
+    let mut runs: Vec<Vec<usize>> = Vec::new();
+    for &b in blocks {
+        let joins = runs.last().is_some_and(|run| {
+            let (first, last) = (run[0], run[run.len() - 1]);
+            last + 1 == b
+                && offsets
+                    .get(b + 1)
+                    .zip(offsets.get(first))
+                    .is_some_and(|(end, start)| end.saturating_sub(*start) <= MAX_RUN_BYTES)
+        });
+        match runs.last_mut() {
+            Some(run) if joins => run.push(b),
+            _ => runs.push(vec![b]),
+        }
+    }
+    runs
+}
+
+/// The decoded data of the neighbouring blocks `run`: one read from the first block's header
+/// to the next block's start, each header parsed from it and each block decoded. Where that
+/// cannot serve (the last block of the file, a streamed block, checksums to verify, a draft's
+/// layout, a header that does not parse or claims more than `chunk_bytes` allows), each block
+/// is read as the reader reads it.
+fn read_blocks_together(
+    reader: &Reader,
+    run: &[usize],
+    chunk_bytes: usize,
+) -> Vec<(usize, Result<Vec<u8>, ChunkedError>)> {
+    let one = |b: usize| {
+        (
+            b,
+            reader
+                .read_data(b)
+                .map(std::borrow::Cow::into_owned)
+                .map_err(|e| ChunkedError::Block {
+                    block: b,
+                    source: Box::new(e),
+                }),
+        )
+    };
+    let offsets = reader.block_offsets();
+    let (Some(&first), Some(&last)) = (run.first(), run.last()) else {
+        return Vec::new();
+    };
+    let span = offsets.get(first).copied().zip(offsets.get(last + 1).copied());
+    let usable = run.len() > 1
+        && !reader.options().verify_checksums
+        && reader.file_header().dialect == asdf_layout::Dialect::Asdf;
+    let Some((start, end)) = span.filter(|(s, e)| usable && e > s && e - s <= MAX_RUN_BYTES) else {
+        return run.iter().map(|&b| one(b)).collect();
+    };
+    let Ok(buf) = asdf_layout::ReadAt::bytes_at(reader.get_ref(), start, (end - start) as usize) else {
+        return run.iter().map(|&b| one(b)).collect();
+    };
+    run.iter()
+        .map(|&b| {
+            let decoded = offsets.get(b).and_then(|&at| {
+                let rel = usize::try_from(at - start).ok()?;
+                let h = asdf_layout::BlockHeader::parse(buf.get(rel..)?, at).ok()?;
+                if h.is_streamed() || h.data_size > (chunk_bytes as u64).saturating_mul(4) + (1 << 20) {
+                    return None;
+                }
+                let from = rel + usize::try_from(h.total_header_len()).ok()?;
+                let stored = buf.get(from..from + usize::try_from(h.used_size).ok()?)?;
+                if h.compression.is_none() {
+                    return (h.used_size == h.data_size).then(|| stored.to_vec());
+                }
+                let codec = reader.options().registry.get(h.compression)?;
+                let mut out = vec![0u8; usize::try_from(h.data_size).ok()?];
+                codec.decode(stored, &mut out).ok()?;
+                Some(out)
+            });
+            match decoded {
+                Some(d) => (b, Ok(d)),
+                None => one(b),
+            }
+        })
+        .collect()
 }
 
 /// The chunk grid's extent along each dimension.
