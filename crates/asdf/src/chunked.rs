@@ -1036,10 +1036,7 @@ impl Chunked {
                     _ => Ok(None),
                 }
             };
-        let (from_blocks, from_files): (
-            Vec<(usize, Result<Vec<u8>, ChunkedError>)>,
-            Vec<Result<Option<Vec<u8>>, ChunkedError>>,
-        ) = if threads <= 1 {
+        let (from_blocks, from_files): (Vec<BlockRead>, Vec<FileRead>) = if threads <= 1 {
             (
                 runs.iter().flat_map(read_run).collect(),
                 todo.iter().map(read_file).collect(),
@@ -1203,6 +1200,11 @@ pub fn decode_zarr_chunk(metadata: &str, index: &[u64], stored: Option<Vec<u8>>)
         .into_owned())
 }
 
+/// A chunk block read: its index and its decoded data.
+type BlockRead = (usize, Result<Vec<u8>, ChunkedError>);
+/// A chunk file of a directory store read (`None`: not there, the fill value).
+type FileRead = Result<Option<Vec<u8>>, ChunkedError>;
+
 /// The largest read of neighbouring blocks made at once.
 const MAX_RUN_BYTES: u64 = 64 << 20;
 
@@ -1261,7 +1263,10 @@ fn read_blocks_together(
     let Some((start, end)) = span.filter(|(s, e)| usable && e > s && e - s <= MAX_RUN_BYTES) else {
         return run.iter().map(|&b| one(b)).collect();
     };
-    let Ok(buf) = asdf_layout::ReadAt::bytes_at(reader.get_ref(), start, (end - start) as usize) else {
+    let Some(Ok(buf)) = usize::try_from(end - start)
+        .ok()
+        .map(|len| asdf_layout::ReadAt::bytes_at(reader.get_ref(), start, len))
+    else {
         return run.iter().map(|&b| one(b)).collect();
     };
     run.iter()
