@@ -685,6 +685,74 @@ fn decode_block(py: Python<'_>, compression: &str, stored: &[u8], data_len: usiz
     out.into_py_any(py)
 }
 
+/// Bytes `lo..hi` of a block's decoded data, the block's stored bytes being `stored_len` bytes
+/// at `stored_offset` of a path or URL: a codec with random access (a Blosc2 frame) fetches
+/// only its header, chunk index and the chunks the range touches; others fetch the whole
+/// block. What a Dask task over one chunk of a frame reads. The GIL is released.
+#[pyfunction]
+#[pyo3(signature = (target, stored_offset, stored_len, compression, data_len, lo, hi, settings=Vec::new(), anonymous=false, size=None, etag=None))]
+#[allow(clippy::too_many_arguments)] // Python's keyword arguments, as read_range's
+fn read_block_range(
+    py: Python<'_>,
+    target: String,
+    stored_offset: u64,
+    stored_len: u64,
+    compression: &str,
+    data_len: usize,
+    lo: usize,
+    hi: usize,
+    settings: Vec<(String, String)>,
+    anonymous: bool,
+    size: Option<u64>,
+    etag: Option<String>,
+) -> PyResult<Py<PyAny>> {
+    let label = Label::from_name(compression).ok_or_else(|| usage(format!("unknown compression {compression:?}")))?;
+    if lo > hi || hi > data_len {
+        return Err(usage(format!("range {lo}..{hi} is not inside {data_len} bytes")));
+    }
+    let out = py
+        .detach(|| -> Result<Vec<u8>, String> {
+            let registry = asdf::compression::Registry::shared_default();
+            let codec = registry
+                .get(label)
+                .ok_or_else(|| format!("no codec for {compression:?} in this build"))?;
+            let opts = remote_options(settings, anonymous);
+            let local = if asdf::is_url(&target) {
+                None
+            } else {
+                Some(std::fs::File::open(&target).map_err(|e| format!("{target}: {e}"))?)
+            };
+            let mut failed = None;
+            let mut read = |off: u64, len: usize| -> Result<Vec<u8>, asdf::compression::CodecError> {
+                let at = stored_offset + off;
+                let got = match &local {
+                    Some(f) => {
+                        let mut buf = vec![0u8; len];
+                        asdf::ReadAt::read_exact_at(f, at, &mut buf)
+                            .map(|()| buf)
+                            .map_err(|e| e.to_string())
+                    }
+                    None => {
+                        asdf_remote::fetch_range(&target, &opts, at..at + len as u64, size.map(|s| (s, etag.clone())))
+                            .map(|b| b.to_vec())
+                            .map_err(|e| e.to_string())
+                    }
+                };
+                got.map_err(|e| {
+                    failed = Some(format!("{target}: bytes {at}..{}: {e}", at + len as u64));
+                    asdf::compression::CodecError::Truncated { consumed: off }
+                })
+            };
+            let r = codec.decode_range_from(stored_len, &mut read, data_len, lo..hi);
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            r.map_err(|e| format!("{compression}: {e}"))
+        })
+        .map_err(AsdfError::new_err)?;
+    PyBytes::new(py, &out).into_py_any(py)
+}
+
 /// One chunk of a Zarr array (`metadata` JSON text) at grid position `index`, decoded from
 /// its stored bytes (`None`: never written, the fill value): the whole chunk's elements in C
 /// order and this machine's byte order, decoded with the GIL released.
@@ -929,6 +997,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_range, m)?)?;
     m.add_function(wrap_pyfunction!(decode_block, m)?)?;
     m.add_function(wrap_pyfunction!(decode_zarr_chunk, m)?)?;
+    m.add_function(wrap_pyfunction!(read_block_range, m)?)?;
     m.add_function(wrap_pyfunction!(write, m)?)?;
     m.add("AsdfError", m.py().get_type::<AsdfError>())?;
     m.add("AsdfValidationError", m.py().get_type::<AsdfValidationError>())?;

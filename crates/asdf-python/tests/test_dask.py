@@ -97,3 +97,29 @@ def test_local_cluster_sums_a_chunked_array_over_http_one_task_per_chunk(served)
     # Each stored chunk fetched whole, exactly once (the sum and the mean share the chunk
     # tasks), and nothing else: no tree, no index, no chunk of the zero band.
     assert sorted(log) == want, (sorted(log), want)
+
+
+def test_a_blosc2_frame_is_one_task_per_frame_chunk_over_http(served):
+    # A 12 MiB array in a Blosc2 frame (4 MiB chunks of 512 rows): three tasks, each fetching
+    # the frame's header and index and its own chunk, never the whole frame. (Where rows do
+    # not divide the frame's chunks, a task also fetches the chunk its last row begins.)
+    import dask
+
+    root, server = served
+    a = np.random.default_rng(3).standard_normal((1536, 1024))  # hardly compresses
+    asdf_rs.write(root / "frame.asdf", {"a": a}, compression="bls2")
+    url = server.url + "/frame.asdf"
+    with asdf_rs.open(url) as f:
+        d = f.to_dask("/a")
+        lay = f._native.layout("/a")
+    assert d.numblocks == (3, 1), d.numblocks
+    server.reset()
+    with dask.config.set(scheduler="threads"):
+        total = d.sum().compute()
+    np.testing.assert_allclose(total, a.sum(), rtol=1e-12)
+    log = [(s, e) for m, p, s, e in server.stats()["log"] if p == "/frame.asdf"]
+    fetched = sum(e - s for s, e in log)
+    print(f"\nBlosc2 frame over HTTP: 3 tasks, {len(log)} requests, {fetched} bytes of a {lay['stored_len']}-byte frame")
+    # Each task fetches its own chunks: together about the frame once, never three times.
+    assert fetched < lay["stored_len"] * 1.2, (fetched, lay["stored_len"])
+    assert all(e - s < lay["stored_len"] for s, e in log)

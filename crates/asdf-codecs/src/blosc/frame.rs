@@ -582,7 +582,10 @@ fn decode_frame_range_from(
         sparse[at..at + n].copy_from_slice(&bytes);
         Ok(())
     }
-    put(read, &mut sparse, 0, header_size.max(head.len()).min(len))?;
+    sparse[..head.len()].copy_from_slice(&head);
+    if header_size > head.len() {
+        put(read, &mut sparse, head.len(), header_size - head.len())?;
+    }
     // The chunk index and the trailer after it (metalayers, and the frame's own length).
     put(read, &mut sparse, index_at, len - index_at)?;
     // Where the chunks the range touches start (special chunks have no bytes of their own).

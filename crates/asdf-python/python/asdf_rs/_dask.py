@@ -1,7 +1,9 @@
 """Dask arrays over ASDF files: a task per storage unit, each reading only its own bytes.
 
 An uncompressed, C-ordered block is cut into ranges of rows (about `chunk_bytes` each); a
-compressed block is one chunk (its stored bytes fetched and decoded by its task); a chunked
+compressed block is one chunk (its stored bytes fetched and decoded by its task), except a
+Blosc2 frame: a task per frame chunk (in whole rows), fetching the frame's header, index and
+its own chunks; a chunked
 array (asdf-zarr, chunks in blocks) has one task per Zarr chunk, which fetches that chunk's
 block and decodes it (a chunk never written is the fill value, fetched from nowhere). Each task
 names the file by path or URL and reads its byte range with one ranged request, so the
@@ -33,6 +35,28 @@ def read_rows(target, access, start, end, descr, shape):
     data = _fetch(target, access, start, end)
     arr = np.frombuffer(data, dtype=np.dtype(_descr(descr)))
     return arr.reshape(shape)
+
+
+def read_frame_rows(target, access, stored, compression, data_len, lo, hi, descr, shape):
+    """Task: decoded bytes lo..hi of a Blosc2 frame (`stored` = (offset, length) of its stored
+    bytes) as an array of `shape`: only the frame's header, chunk index and the chunks the
+    range touches are fetched."""
+    settings, anonymous, version = access
+    size, etag = version if version is not None else (None, None)
+    data = _native.read_block_range(
+        target, stored[0], stored[1], compression, data_len, lo, hi,
+        settings=settings, anonymous=anonymous, size=size, etag=etag,
+    )
+    return np.frombuffer(data, dtype=np.dtype(_descr(descr))).reshape(shape)
+
+
+def _frame_chunksize(target, access, start, stored_len):
+    """The chunk size of the Blosc2 frame whose stored bytes start at `start`, None when it
+    is not a frame (one Blosc2 chunk)."""
+    head = bytes(_fetch(target, access, start, start + min(64, stored_len)))
+    if not head.startswith(b"\x9e\xa8b2frame") or len(head) < 62 or head[57] != 0xD2:
+        return None
+    return int.from_bytes(head[58:62], "big") or None
 
 
 def read_block(target, access, start, end, compression, data_len, descr, shape, offset, strides):
@@ -120,6 +144,27 @@ def chunk_plan(f, pointer, chunk_bytes=64 << 20):
             )
         if not plan:
             plan.append(("rows", (target, access, base, base, lay["dtype"], shape), shape))
+    elif (
+        lay["compression"] in ("bls2", "bsc2")
+        and contiguous
+        and shape
+        and lay["offset"] == 0
+        and (chunksize := _frame_chunksize(target, access, lay["stored_offset"], lay["stored_len"]))
+    ):
+        # A Blosc2 frame: a task per frame chunk (rows rounded to whole rows), each fetching
+        # the frame's header and index and its own chunks (where rows do not divide a frame
+        # chunk, also the chunk its last row begins).
+        row = dtype.itemsize
+        for n in shape[1:]:
+            row *= n
+        rows = max(1, chunksize // max(row, 1))
+        stored = (lay["stored_offset"], lay["stored_len"])
+        for r0 in range(0, shape[0], rows):
+            r1 = min(shape[0], r0 + rows)
+            cshape = (r1 - r0,) + shape[1:]
+            plan.append(
+                ("frame", (target, access, stored, lay["compression"], lay["data_len"], r0 * row, r1 * row, lay["dtype"], cshape), cshape)
+            )
     else:
         start = lay["stored_offset"]
         plan.append(
@@ -162,7 +207,7 @@ def to_dask(f, pointer, chunk_bytes=64 << 20):
     graph = {}
     first = []
     for i, (kind, args, cshape) in enumerate(plan):
-        func = read_rows if kind == "rows" else read_block
+        func = {"rows": read_rows, "frame": read_frame_rows}.get(kind, read_block)
         key = (name, i) + (0,) * max(len(shape) - 1, 0)
         graph[key] = (func,) + tuple(args)
         first.append(cshape[0] if cshape else 1)
