@@ -135,3 +135,87 @@ fn a_remote_cutout_of_a_chunked_array_fetches_only_its_chunks_coalesced() {
         std::panic::resume_unwind(p);
     }
 }
+
+/// An asdf-zarr array whose chunks are in a Zarr store on the same server as the file
+/// (zarr-python's `FSStore` over HTTP, as Python asdf + asdf-zarr write it): read over HTTP
+/// equal to what zarr-python reads; refused from a local open and from another origin.
+#[test]
+fn a_url_store_beside_a_remote_file_reads_as_zarr_python_reads_it() {
+    let root = asdf_testdata::workspace_root();
+    let dir = root.join("target/remote-test-url-store");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let py = asdf_testdata::interop_python();
+    let mut server = Command::new(&py)
+        .arg(root.join("tests/servers/range_server.py"))
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line.split_whitespace().nth(1).unwrap().to_string();
+    let result = std::panic::catch_unwind(|| {
+        let script = r#"
+import json, sys
+import asdf, numcodecs, numpy as np, zarr
+d, base = sys.argv[1], sys.argv[2]
+a = (np.arange(37 * 23, dtype="<f8").reshape(37, 23) * 0.5) ** 1.5
+z = zarr.create(a.shape, chunks=(10, 7), dtype="<f8", compressor=numcodecs.Zstd(3), fill_value=0,
+                store=zarr.DirectoryStore(d + "/s.zarr"))
+z[:30] = a[:30]  # the last rows' chunks never written: the fill value
+r = zarr.open_array(zarr.storage.FSStore(base + "/s.zarr", mode="r"), mode="r")
+asdf.AsdfFile({"r": r}).write_to(d + "/u.asdf")
+with asdf.open(d + "/u.asdf") as af:
+    json.dump(np.asarray(af["r"][...]).ravel().tolist(), open(d + "/u.json", "w"))
+"#;
+        let base = format!("http://127.0.0.1:{port}");
+        let out = Command::new(&py)
+            .args(["-c", script])
+            .arg(&dir)
+            .arg(&base)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let want: Vec<f64> = serde_json::from_slice(&std::fs::read(dir.join("u.json")).unwrap()).unwrap();
+        let remote = asdf::Open::url(&format!("{base}/u.asdf")).open().unwrap();
+        let a = remote.array("/r").unwrap();
+        assert_eq!(a.shape(), [37, 23]);
+        assert_eq!(a.read::<f64>().unwrap(), want);
+        let fresh = asdf::Open::url(&format!("{base}/u.asdf")).open().unwrap();
+        let region: asdf::Region = "25:37:3, 5:9".parse().unwrap();
+        let cut = fresh.array("/r").unwrap().read_region::<f64>(&region).unwrap();
+        let expect: Vec<f64> = (25..37)
+            .step_by(3)
+            .flat_map(|i| (5..9).map(move |j| (i, j)))
+            .map(|(i, j)| want[i * 23 + j])
+            .collect();
+        assert_eq!(cut, expect);
+        // A local open does not fetch what the file names on a server.
+        let local = asdf::open(dir.join("u.asdf")).unwrap();
+        let e = local.array("/r").and_then(|a| a.read::<f64>()).unwrap_err();
+        assert!(e.to_string().contains("opened from a URL"), "{e}");
+        // Nor does a remote file make its reader fetch from another origin.
+        let text = std::fs::read_to_string(dir.join("u.asdf")).unwrap();
+        std::fs::write(
+            dir.join("other.asdf"),
+            text.replace(&format!("'{base}/s.zarr'"), "'http://127.0.0.2:9/s.zarr'"),
+        )
+        .unwrap();
+        let other = asdf::Open::url(&format!("{base}/other.asdf")).open().unwrap();
+        match other.array("/r").and_then(|a| a.read::<f64>()) {
+            Err(asdf::Error::Chunked {
+                source: asdf::ChunkedError::StoreRefused(_),
+                ..
+            }) => {}
+            x => panic!("{x:?}"),
+        }
+    });
+    let _ = server.kill();
+    let _ = server.wait();
+    if let Err(p) = result {
+        std::panic::resume_unwind(p);
+    }
+}

@@ -68,6 +68,36 @@ pub enum Error {
     Runtime(io::Error),
 }
 
+impl Error {
+    /// Whether the store said the object is not there.
+    #[must_use]
+    pub fn is_not_found(&self) -> bool {
+        matches!(
+            self,
+            Error::Store {
+                source: object_store::Error::NotFound { .. },
+                ..
+            }
+        )
+    }
+}
+
+/// Whether the URLs `a` and `b` have the same origin: scheme, host and port (for S3, the
+/// bucket is the host).
+#[must_use]
+pub fn same_origin(a: &str, b: &str) -> bool {
+    let origin = |u: &str| {
+        url::Url::parse(u).ok().map(|u| {
+            (
+                u.scheme().to_owned(),
+                u.host_str().map(str::to_owned),
+                u.port_or_known_default(),
+            )
+        })
+    };
+    origin(a).is_some() && origin(a) == origin(b)
+}
+
 /// Whether `s` names a remote file (`scheme://...` with a scheme this crate reads).
 #[must_use]
 pub fn is_url(s: &str) -> bool {

@@ -143,6 +143,8 @@ impl AsdfFile {
             dir: self.dir.as_deref(),
             policy: self.options.references,
             max_bytes: self.options.layout_limits.max_block_bytes,
+            #[cfg(feature = "remote")]
+            remote: self.remote_origin.clone(),
         };
         let c = crate::chunked::Chunked::open(&cx, doc, node).map_err(|source| Error::Chunked {
             pointer: pointer.to_owned(),

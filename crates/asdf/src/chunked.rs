@@ -118,6 +118,10 @@ enum Chunks {
     Directory(PathBuf),
     /// ASDF.jl's chunked ndarray: ndarrays in blocks, each placed at its start.
     Tiles(Vec<Tile>),
+    /// Objects under a URL (zarr-python's `FSStore` over HTTP or S3), read with the options
+    /// the file was opened with.
+    #[cfg(feature = "remote")]
+    Url(String, asdf_remote::RemoteOptions),
 }
 
 /// A chunk of ASDF.jl's chunked ndarray (`core/ndarray-chunk-1.0.0`): an ndarray in a block
@@ -570,6 +574,50 @@ fn store_dir(store: &Node, dir: Option<&Path>, policy: ReferencePolicy) -> Resul
     Ok(canon)
 }
 
+/// The URL of an `FSStore` (asdf-zarr writes its `path` as the URL) and the options to read it
+/// with: only for a file opened from a URL, and only on the same origin (scheme, host and
+/// port) as the file, so that a file cannot make its reader fetch from elsewhere.
+#[cfg(feature = "remote")]
+fn url_store(
+    store: &Node,
+    remote: Option<&(String, asdf_remote::RemoteOptions)>,
+) -> Result<(String, asdf_remote::RemoteOptions), ChunkedError> {
+    let path = store
+        .get("path")
+        .and_then(Node::as_str)
+        .ok_or(ChunkedError::Metadata("store path"))?;
+    let Some((file_url, opts)) = remote else {
+        return Err(ChunkedError::ExternalStore(format!(
+            "an FSStore at {path} is read only for a file opened from a URL"
+        )));
+    };
+    if !asdf_remote::is_url(path) || !asdf_remote::same_origin(path, file_url) {
+        return Err(ChunkedError::StoreRefused(PathBuf::from(path)));
+    }
+    Ok((path.trim_end_matches('/').to_owned(), opts.clone()))
+}
+
+/// The object at `url` (`None`: not there), at most `limit` bytes.
+#[cfg(feature = "remote")]
+fn fetch_object(url: &str, opts: &asdf_remote::RemoteOptions, limit: u64) -> Result<Option<Vec<u8>>, ChunkedError> {
+    use asdf_layout::ReadAt as _;
+    let io = |e: std::io::Error| ChunkedError::StoreIo(PathBuf::from(url), e);
+    let src = match asdf_remote::RemoteSource::open(url, opts) {
+        Ok(s) => s,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(io(std::io::Error::other(e.to_string()))),
+    };
+    let size = src.size().map_err(io)?;
+    if size > limit {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("{size} bytes, more than {limit}"),
+        )));
+    }
+    let len = usize::try_from(size).map_err(|_| io(std::io::Error::from(std::io::ErrorKind::FileTooLarge)))?;
+    Ok(Some(src.bytes_at(0, len).map_err(io)?.into_owned()))
+}
+
 /// The largest metadata document read from a store.
 const MAX_METADATA_BYTES: u64 = 1 << 24;
 
@@ -608,6 +656,9 @@ pub(crate) struct Context<'a> {
     pub(crate) policy: ReferencePolicy,
     /// The largest whole array decoded into memory.
     pub(crate) max_bytes: u64,
+    /// The URL the file was opened from and the options it was opened with (a remote file).
+    #[cfg(feature = "remote")]
+    pub(crate) remote: Option<(String, asdf_remote::RemoteOptions)>,
 }
 
 impl Chunked {
@@ -617,6 +668,14 @@ impl Chunked {
             return Self::open_tiles(cx, doc, node);
         }
         let (layout, source) = match (node.get(".zarray"), node.get("store")) {
+            #[cfg(feature = "remote")]
+            (None, Some(store)) if store.get("type_string").and_then(Node::as_str) == Some("FSStore") => {
+                let (url, opts) = url_store(store, cx.remote.as_ref())?;
+                let text = fetch_object(&format!("{url}/.zarray"), &opts, MAX_METADATA_BYTES)?
+                    .ok_or_else(|| ChunkedError::ExternalStore(format!("{url}/.zarray is not there")))?;
+                let meta = serde_json::from_slice(&text).map_err(|_| ChunkedError::Metadata("not JSON"))?;
+                (ChunkLayout::from_json(meta)?, Chunks::Url(url, opts))
+            }
             (None, Some(store)) => {
                 // asdf-zarr's external storage: metadata and chunks in a directory store (the
                 // metadata in `meta_store` when it has one of its own).
@@ -1010,6 +1069,8 @@ impl Chunked {
                 },
                 Chunks::Tiles(_) => continue,
                 Chunks::Directory(_) => None,
+                #[cfg(feature = "remote")]
+                Chunks::Url(..) => None,
             };
             todo.push((name, block));
         }
@@ -1033,6 +1094,12 @@ impl Chunked {
                         // A stored chunk is at most its decoded size plus a compressor's overhead.
                         read_store_file(dir, name.as_str(), chunk_bytes as u64 * 2 + (1 << 16))
                     }
+                    #[cfg(feature = "remote")]
+                    Chunks::Url(url, opts) => fetch_object(
+                        &format!("{url}/{}", name.as_str()),
+                        opts,
+                        chunk_bytes as u64 * 2 + (1 << 16),
+                    ),
                     _ => Ok(None),
                 }
             };

@@ -88,6 +88,9 @@ pub struct AsdfFile {
     /// What a remote file's source has fetched.
     #[cfg(feature = "remote")]
     pub(crate) remote: Option<std::sync::Arc<asdf_remote::Stats>>,
+    /// The URL a remote file was opened from and its options (for stores beside it).
+    #[cfg(feature = "remote")]
+    pub(crate) remote_origin: Option<(String, asdf_remote::RemoteOptions)>,
 }
 
 impl fmt::Debug for AsdfFile {
@@ -133,6 +136,8 @@ impl AsdfFile {
             fits: None,
             #[cfg(feature = "remote")]
             remote: None,
+            #[cfg(feature = "remote")]
+            remote_origin: None,
         }
     }
 

@@ -224,6 +224,7 @@ fn open_url(url: &str, options: OpenOptions, remote: &crate::RemoteOptions) -> R
     let stats = src.stats();
     let mut f = open_source(Box::new(src), None, options)?;
     f.remote = Some(stats);
+    f.remote_origin = Some((url.to_owned(), remote.clone()));
     Ok(f)
 }
 
