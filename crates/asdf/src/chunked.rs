@@ -11,8 +11,9 @@
 //! read through the same paths as a block's bytes.
 //!
 //! numcodecs' `lz4` compressor has no `zarrs` codec: its chunks are decoded (and encoded)
-//! here, `zarrs` seeing the metadata without it. Not read: stores other than directories
-//! beside the file (fsspec, HTTP).
+//! here, `zarrs` seeing the metadata without it. Stores beside the file: directories (inside
+//! the file's directory under the default reference policy) and, for a file opened from a
+//! URL, `FSStore`s on the file's own origin.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
