@@ -13,7 +13,8 @@ undefined, and these files read them as zeros (the choice written down in ARCHIT
 
 Drawn at random: dtype and byte order of each chunk, 1 to 3 dimensions, a chunk grid that
 does not divide the shape, sometimes an overlapping chunk appended or a chunk left out (a
-gap), each block's compression (none, zlib, bzp2, lz4).
+gap), each chunk inline in the tree (as asdf-cxx writes them) or in a block compressed with
+none, zlib, bzp2 or lz4.
 """
 
 import json
@@ -76,7 +77,12 @@ def main():
         )
         af = asdf.AsdfFile({"c": node})
         for v in arrays:
-            af.set_array_compression(v, r.choice([None, "zlib", "bzp2", "lz4"]))
+            if r.random() < 0.25 and code not in ("i8", "u8"):
+                # Inline in the tree, as asdf-cxx writes ASDF.jl's chunks (not 64-bit integers,
+                # which Python asdf refuses to write as literals beyond 2^53).
+                af.set_array_storage(v, "inline")
+            else:
+                af.set_array_compression(v, r.choice([None, "zlib", "bzp2", "lz4"]))
         af.write_to(os.path.join(out, name + ".asdf"))
         regions = []
         for _ in range(3):

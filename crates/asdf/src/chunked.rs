@@ -131,10 +131,73 @@ enum Chunks {
 struct Tile {
     start: Vec<usize>,
     shape: Vec<usize>,
-    /// Its block and the byte range of its elements there (C-contiguous).
-    block: usize,
-    offset: usize,
-    order: ByteOrder,
+    data: TileData,
+}
+
+/// Where a chunk of ASDF.jl's chunked ndarray has its elements.
+#[derive(Debug)]
+enum TileData {
+    /// In a block, C-contiguous from `offset`, in `order`.
+    Block {
+        block: usize,
+        offset: usize,
+        order: ByteOrder,
+    },
+    /// Inline in the tree (asdf-cxx writes them so): the elements, native byte order.
+    Inline(Vec<u8>),
+}
+
+/// Inline elements as the bytes of `t` in this machine's byte order (`None`: an element that
+/// is not of that type).
+fn element_bytes(elements: &[asdf_core_types::Element], t: asdf_core_types::ScalarType) -> Option<Vec<u8>> {
+    use asdf_core_types::{Element as E, ScalarType as S};
+    let mut out = Vec::with_capacity(elements.len() * t.size());
+    for e in elements {
+        let int = || match e {
+            E::Int(i) => Some(i128::from(*i)),
+            E::UInt(u) => Some(i128::from(*u)),
+            E::Bool(b) => Some(i128::from(*b)),
+            _ => None,
+        };
+        let float = || match e {
+            E::Float(f) => Some(*f),
+            E::Int(i) => Some(*i as f64),
+            E::UInt(u) => Some(*u as f64),
+            _ => None,
+        };
+        let complex = || match e {
+            E::Complex(c) => Some((c.re, c.im)),
+            _ => float().map(|f| (f, 0.0)),
+        };
+        match t {
+            S::Int8 => out.extend_from_slice(&i8::try_from(int()?).ok()?.to_ne_bytes()),
+            S::Int16 => out.extend_from_slice(&i16::try_from(int()?).ok()?.to_ne_bytes()),
+            S::Int32 => out.extend_from_slice(&i32::try_from(int()?).ok()?.to_ne_bytes()),
+            S::Int64 => out.extend_from_slice(&i64::try_from(int()?).ok()?.to_ne_bytes()),
+            S::UInt8 => out.extend_from_slice(&u8::try_from(int()?).ok()?.to_ne_bytes()),
+            S::UInt16 => out.extend_from_slice(&u16::try_from(int()?).ok()?.to_ne_bytes()),
+            S::UInt32 => out.extend_from_slice(&u32::try_from(int()?).ok()?.to_ne_bytes()),
+            S::UInt64 => out.extend_from_slice(&u64::try_from(int()?).ok()?.to_ne_bytes()),
+            S::Bool8 => out.push(u8::from(int()? != 0)),
+            S::Float16 => out.extend_from_slice(&half::f16::from_f64(float()?).to_bits().to_ne_bytes()),
+            #[allow(clippy::cast_possible_truncation)] // float32 elements, as numpy casts them
+            S::Float32 => out.extend_from_slice(&(float()? as f32).to_ne_bytes()),
+            S::Float64 => out.extend_from_slice(&float()?.to_ne_bytes()),
+            #[allow(clippy::cast_possible_truncation)]
+            S::Complex64 => {
+                let (re, im) = complex()?;
+                out.extend_from_slice(&(re as f32).to_ne_bytes());
+                out.extend_from_slice(&(im as f32).to_ne_bytes());
+            }
+            S::Complex128 => {
+                let (re, im) = complex()?;
+                out.extend_from_slice(&re.to_ne_bytes());
+                out.extend_from_slice(&im.to_ne_bytes());
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 /// A chunked array: its metadata, where its chunks are, and its decoded bytes once read.
@@ -822,36 +885,54 @@ impl Chunked {
             if !fits {
                 return Err(ChunkedError::Metadata("a chunk reaches past the array's shape"));
             }
-            let Some(Source::Block(src)) = nd.source else {
-                return Err(ChunkedError::Metadata("chunk source (a block is read)"));
+            let data = match nd.source {
+                None => {
+                    // Inline elements (asdf-cxx writes ASDF.jl's chunks so).
+                    let Datatype::Scalar(t) = &datatype else {
+                        return Err(ChunkedError::Dtype(datatype.to_string()));
+                    };
+                    let d = nd.decode(None).map_err(|_| ChunkedError::Metadata("chunk ndarray"))?;
+                    if d.shape != tshape {
+                        return Err(ChunkedError::Metadata("chunk ndarray's data differ from its shape"));
+                    }
+                    TileData::Inline(
+                        element_bytes(&d.elements, *t).ok_or(ChunkedError::Metadata("chunk ndarray's data"))?,
+                    )
+                }
+                Some(Source::Block(src)) => {
+                    let block = (cx.absolute)(src, blocks).ok_or(ChunkedError::MissingBlock {
+                        block: src,
+                        count: blocks,
+                    })?;
+                    let b = cx.reader.block(block).map_err(|_| ChunkedError::MissingBlock {
+                        block: src,
+                        count: blocks,
+                    })?;
+                    // The chunk's elements, C-contiguous (as ASDF.jl writes them), inside its block.
+                    let contiguous = nd
+                        .strides
+                        .as_ref()
+                        .is_none_or(|st| *st == asdf_core_types::view::c_strides(&tshape, size));
+                    let len = tshape.iter().product::<usize>() * size;
+                    let offset = usize::try_from(nd.offset).map_err(|_| ChunkedError::TooLarge)?;
+                    if !contiguous || offset.checked_add(len).is_none_or(|end| end as u64 > b.data_len()) {
+                        return Err(ChunkedError::Metadata("chunk ndarray does not fit its block"));
+                    }
+                    if compressor.is_none() && !b.compression().is_none() {
+                        compressor = Some(b.compression().to_string());
+                    }
+                    TileData::Block {
+                        block,
+                        offset,
+                        order: nd.byteorder,
+                    }
+                }
+                Some(_) => return Err(ChunkedError::Metadata("chunk source (a block or inline data is read)")),
             };
-            let block = (cx.absolute)(src, blocks).ok_or(ChunkedError::MissingBlock {
-                block: src,
-                count: blocks,
-            })?;
-            let b = cx.reader.block(block).map_err(|_| ChunkedError::MissingBlock {
-                block: src,
-                count: blocks,
-            })?;
-            // The chunk's elements, C-contiguous (as ASDF.jl writes them), inside its block.
-            let contiguous = nd
-                .strides
-                .as_ref()
-                .is_none_or(|st| *st == asdf_core_types::view::c_strides(&tshape, size));
-            let len = tshape.iter().product::<usize>() * size;
-            let offset = usize::try_from(nd.offset).map_err(|_| ChunkedError::TooLarge)?;
-            if !contiguous || offset.checked_add(len).is_none_or(|end| end as u64 > b.data_len()) {
-                return Err(ChunkedError::Metadata("chunk ndarray does not fit its block"));
-            }
-            if compressor.is_none() && !b.compression().is_none() {
-                compressor = Some(b.compression().to_string());
-            }
             tiles.push(Tile {
                 start,
                 shape: tshape,
-                block,
-                offset,
-                order: nd.byteorder,
+                data,
             });
         }
         let chunks = tiles.first().map_or_else(|| shape.clone(), |t| t.shape.clone());
@@ -907,17 +988,24 @@ impl Chunked {
             if a.iter().zip(&b).any(|(x, y)| x >= y) && !a.is_empty() {
                 continue;
             }
-            let data = reader.read_data(t.block).map_err(|_| ChunkedError::MissingBlock {
-                block: i64::try_from(t.block).unwrap_or(i64::MAX),
-                count: reader.block_count(),
-            })?;
+            let (data, offset, order) = match &t.data {
+                TileData::Block { block, offset, order } => (
+                    reader.read_data(*block).map_err(|e| ChunkedError::Block {
+                        block: *block,
+                        source: Box::new(e),
+                    })?,
+                    *offset,
+                    *order,
+                ),
+                TileData::Inline(bytes) => (std::borrow::Cow::Borrowed(bytes.as_slice()), 0, Self::byte_order()),
+            };
             let tstrides = strides(&t.shape);
             let nd = a.len();
             // Rows along the last dimension copied one at a time (odometer over the others).
             let row = if nd == 0 { 1 } else { b[nd - 1] - a[nd - 1] } * size;
             let mut idx = a.clone();
             loop {
-                let src = t.offset
+                let src = offset
                     + idx
                         .iter()
                         .zip(&t.start)
@@ -935,7 +1023,7 @@ impl Chunked {
                     .ok_or(ChunkedError::Metadata("chunk ndarray does not fit its block"))?;
                 let target = &mut out[dst..dst + row];
                 target.copy_from_slice(piece);
-                if t.order != Self::byte_order() && part > 1 {
+                if order != Self::byte_order() && part > 1 {
                     for e in target.chunks_exact_mut(part) {
                         e.reverse();
                     }

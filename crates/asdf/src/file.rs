@@ -222,13 +222,13 @@ impl AsdfFile {
         if let Some(era) = era {
             report.violations.extend(era.violations);
         }
-        // asdf-zarr's and ASDF.jl's chunked array tags have no schema; with the `zarr` feature
-        // they are understood (read as chunked arrays), so they are not reported as unknown.
+        // asdf-zarr's tags (an extension's, with no schema) are understood with the `zarr`
+        // feature, so they are not reported as unknown. ASDF.jl's chunked ndarray tags are read
+        // too, but stay reported: they claim the standard's namespace and no manifest lists them.
         #[cfg(feature = "zarr")]
-        report.warnings.retain(|w| {
-            !matches!(w, TagWarning::Unknown { tag, .. } if crate::chunk_tags::is_chunked_array_tag(tag)
-                || tag.starts_with("tag:stsci.edu:asdf/core/ndarray-chunk-"))
-        });
+        report
+            .warnings
+            .retain(|w| !matches!(w, TagWarning::Unknown { tag, .. } if crate::chunk_tags::is_zarr_tag(tag)));
         warnings.extend(report.warnings.into_iter().map(|w| {
             Warning::Tag(match w {
                 TagWarning::Unknown { tag, span } => TagWarning::Unknown {
