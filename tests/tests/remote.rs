@@ -5,6 +5,32 @@
 use std::io::BufRead;
 use std::process::{Command, Stdio};
 
+/// The range server (tests/servers/range_server.py, run by `python`) over `dir`, and its port.
+fn serve(python: impl AsRef<std::ffi::OsStr>, dir: &std::path::Path) -> (std::process::Child, String) {
+    let root = asdf_testdata::workspace_root();
+    let mut server = Command::new(python)
+        .arg(root.join("tests/servers/range_server.py"))
+        .arg(dir)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line.split_whitespace().nth(1).unwrap().to_string();
+    (server, port)
+}
+
+/// Stops the server, then passes on the test's panic if it had one.
+fn stop(server: &mut std::process::Child, result: std::thread::Result<()>) {
+    let _ = server.kill();
+    let _ = server.wait();
+    if let Err(p) = result {
+        std::panic::resume_unwind(p);
+    }
+}
+
 #[test]
 fn a_remote_file_reads_as_the_local_one_with_few_requests() {
     let root = asdf_testdata::workspace_root();
@@ -24,17 +50,7 @@ fn a_remote_file_reads_as_the_local_one_with_few_requests() {
     .unwrap();
     f.write_to(dir.join("r.asdf"), &asdf::WriteOptions::default()).unwrap();
 
-    let mut server = Command::new("python3")
-        .arg(root.join("tests/servers/range_server.py"))
-        .arg(&dir)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = line.split_whitespace().nth(1).unwrap().to_string();
+    let (mut server, port) = serve("python3", &dir);
     let url = format!("http://127.0.0.1:{port}/r.asdf");
     let result = std::panic::catch_unwind(|| {
         let remote = asdf::Open::url(&url).open().unwrap();
@@ -54,11 +70,7 @@ fn a_remote_file_reads_as_the_local_one_with_few_requests() {
         let e = asdf::Open::url("ftp://x/y").open().unwrap_err();
         assert_eq!(e.kind(), asdf::ErrorKind::Usage);
     });
-    let _ = server.kill();
-    let _ = server.wait();
-    if let Err(p) = result {
-        std::panic::resume_unwind(p);
-    }
+    stop(&mut server, result);
 }
 
 /// A cutout of a chunked array (asdf-zarr's layout) over HTTP: only the chunk map and the
@@ -92,17 +104,7 @@ fn a_remote_cutout_of_a_chunked_array_fetches_only_its_chunks_coalesced() {
             touched += b.header().unwrap().used_size + 54;
         }
     }
-    let mut server = Command::new("python3")
-        .arg(root.join("tests/servers/range_server.py"))
-        .arg(&dir)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = line.split_whitespace().nth(1).unwrap().to_string();
+    let (mut server, port) = serve("python3", &dir);
     let url = format!("http://127.0.0.1:{port}/c.asdf");
     let result = std::panic::catch_unwind(|| {
         let remote = asdf::Open::url(&url).open().unwrap();
@@ -129,11 +131,7 @@ fn a_remote_cutout_of_a_chunked_array_fetches_only_its_chunks_coalesced() {
             "{bytes} fetched, {touched} touched"
         );
     });
-    let _ = server.kill();
-    let _ = server.wait();
-    if let Err(p) = result {
-        std::panic::resume_unwind(p);
-    }
+    stop(&mut server, result);
 }
 
 /// An asdf-zarr array whose chunks are in a Zarr store on the same server as the file
@@ -146,17 +144,7 @@ fn a_url_store_beside_a_remote_file_reads_as_zarr_python_reads_it() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let py = asdf_testdata::interop_python();
-    let mut server = Command::new(&py)
-        .arg(root.join("tests/servers/range_server.py"))
-        .arg(&dir)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = line.split_whitespace().nth(1).unwrap().to_string();
+    let (mut server, port) = serve(&py, &dir);
     let result = std::panic::catch_unwind(|| {
         let script = r#"
 import json, sys
@@ -213,9 +201,5 @@ with asdf.open(d + "/u.asdf") as af:
             x => panic!("{x:?}"),
         }
     });
-    let _ = server.kill();
-    let _ = server.wait();
-    if let Err(p) = result {
-        std::panic::resume_unwind(p);
-    }
+    stop(&mut server, result);
 }
