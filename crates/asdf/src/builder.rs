@@ -207,8 +207,8 @@ impl AsdfFile {
             form: asdf_core_types::ndarray::Form::default(),
         };
         #[cfg(feature = "zarr")]
-        if let Some(chunks) = &array.chunks {
-            let node = self.chunked_node(pointer, &array, chunks)?;
+        if array.chunks.is_some() {
+            let node = self.chunked_node(pointer, array)?;
             self.set(pointer, node)?;
             return Ok(());
         }
@@ -238,7 +238,9 @@ impl AsdfFile {
     /// The node of `array` stored chunked (asdf-zarr's layout), its chunks and chunk map
     /// added as blocks.
     #[cfg(feature = "zarr")]
-    fn chunked_node(&mut self, pointer: &str, array: &NewArray, chunks: &[usize]) -> Result<Node, Error> {
+    fn chunked_node(&mut self, pointer: &str, array: NewArray) -> Result<Node, Error> {
+        let chunks = array.chunks.clone().unwrap_or_default();
+        let chunks = chunks.as_slice();
         let err = |source| Error::Chunked {
             pointer: pointer.to_owned(),
             source,
@@ -252,7 +254,7 @@ impl AsdfFile {
             array.byteorder,
             &array.shape,
             chunks,
-            array.data.clone(),
+            array.data,
             compressor,
         )
         .map_err(err)?;
