@@ -6,6 +6,9 @@
 //! makes), so the bytes are identical to Python's; lz4_flex's encoder is not (it chooses other
 //! matches near long runs). Reading uses liblz4's bounds-checked `LZ4_decompress_safe`.
 //! Chunks are compressed and decompressed on all cores.
+//!
+//! On wasm32 (no C toolchain for the browser) both directions go through lz4_flex's safe
+//! block functions: the same framing, readable by Python asdf, but not byte-identical to it.
 
 use super::{Codec, CodecError, Label};
 
@@ -62,13 +65,50 @@ fn chunk_table(input: &[u8], expected: usize) -> Result<Vec<Chunk<'_>>, CodecErr
 /// `LZ4_decompress_safe`: bounds-checked against hostile input, and faster than lz4_flex's
 /// safe decoder.
 fn decode_chunk(at: usize, block: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
-    let size = i32::try_from(out.len()).map_err(|_| CodecError::Framing { at: at as u64 })?;
-    let got = lz4::block::decompress_to_buffer(block, Some(size), out).map_err(CodecError::library)?;
+    let got = decode_block(at, block, out)?;
     if got == out.len() {
         Ok(())
     } else {
         Err(CodecError::Framing { at: at as u64 })
     }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn decode_block(at: usize, block: &[u8], out: &mut [u8]) -> Result<usize, CodecError> {
+    let size = i32::try_from(out.len()).map_err(|_| CodecError::Framing { at: at as u64 })?;
+    lz4::block::decompress_to_buffer(block, Some(size), out).map_err(CodecError::library)
+}
+
+#[cfg(target_arch = "wasm32")]
+fn decode_block(_at: usize, block: &[u8], out: &mut [u8]) -> Result<usize, CodecError> {
+    lz4_flex::block::decompress_into(block, out).map_err(CodecError::library)
+}
+
+/// The largest LZ4 block `len` input bytes can take.
+#[cfg(not(target_arch = "wasm32"))]
+fn block_bound(len: usize) -> Result<usize, CodecError> {
+    lz4::block::compress_bound(len).map_err(CodecError::library)
+}
+
+#[cfg(target_arch = "wasm32")]
+fn block_bound(len: usize) -> Result<usize, CodecError> {
+    Ok(lz4_flex::block::get_maximum_output_size(len))
+}
+
+/// `chunk` as python-lz4's `lz4.block.compress` frames it (a u32 little-endian size, then the
+/// LZ4 block) into `buf`, which is at least [`block_bound`] + 4 long; returns the bytes used.
+#[cfg(not(target_arch = "wasm32"))]
+fn encode_block(chunk: &[u8], buf: &mut [u8]) -> Result<usize, CodecError> {
+    lz4::block::compress_to_buffer(chunk, None, true, buf).map_err(CodecError::library)
+}
+
+#[cfg(target_arch = "wasm32")]
+fn encode_block(chunk: &[u8], buf: &mut [u8]) -> Result<usize, CodecError> {
+    let size = u32::try_from(chunk.len()).map_err(|_| CodecError::Framing { at: 0 })?;
+    let (head, rest) = buf.split_at_mut(4);
+    head.copy_from_slice(&size.to_le_bytes());
+    let n = lz4_flex::block::compress_into(chunk, rest).map_err(CodecError::library)?;
+    Ok(4 + n)
 }
 
 impl Codec for Lz4 {
@@ -134,12 +174,12 @@ impl Codec for Lz4 {
             |k| {
                 let chunk = chunks[k];
                 let mut buf = take();
-                let bound = lz4::block::compress_bound(chunk.len()).map_err(CodecError::library)? + 4;
+                let bound = block_bound(chunk.len())? + 4;
                 if buf.len() < bound {
                     buf.resize(bound, 0);
                 }
                 // The buffer keeps its length (no zeroing it again for the next chunk).
-                let n = lz4::block::compress_to_buffer(chunk, None, true, &mut buf).map_err(CodecError::library)?;
+                let n = encode_block(chunk, &mut buf)?;
                 Ok((buf, n))
             },
             &mut |c: Result<(Vec<u8>, usize), CodecError>| {

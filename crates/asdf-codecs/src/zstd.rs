@@ -1,4 +1,7 @@
 //! `zstd` (asdf-compression): one Zstandard frame per block (concatenated frames accepted).
+//!
+//! Natively through the reference libzstd; on wasm32 (no C toolchain for the browser) through
+//! the pure-Rust `zrip`, which blusc already uses for Blosc's zstd chunks.
 
 use super::{Codec, CodecError, Label};
 
@@ -15,6 +18,7 @@ impl Default for Zstd {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 impl Codec for Zstd {
     fn label(&self) -> Label {
         Label::ZSTD
@@ -32,6 +36,33 @@ impl Codec for Zstd {
 
     fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
         let c = zstd::bulk::compress(input, self.level).map_err(CodecError::library)?;
+        output.extend_from_slice(&c);
+        Ok(())
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+impl Codec for Zstd {
+    fn label(&self) -> Label {
+        Label::ZSTD
+    }
+
+    fn decode(&self, input: &[u8], output: &mut [u8]) -> Result<(), CodecError> {
+        // At most one byte more than expected, so that a block decoding to more is told apart.
+        let limit = output.len().saturating_add(1);
+        let got = zrip::decompress_with_limit(input, limit).map_err(CodecError::library)?;
+        if got.len() != output.len() {
+            return Err(CodecError::SizeMismatch {
+                expected: output.len() as u64,
+                actual: got.len() as u64,
+            });
+        }
+        output.copy_from_slice(&got);
+        Ok(())
+    }
+
+    fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), CodecError> {
+        let c = zrip::compress(input, self.level).map_err(CodecError::library)?;
         output.extend_from_slice(&c);
         Ok(())
     }

@@ -163,6 +163,12 @@ impl ReadAt for File {
         std::os::windows::fs::FileExt::seek_read(self, buf, offset)
     }
 
+    /// Targets without positioned reads (wasm32 has no files of its own): refused.
+    #[cfg(not(any(unix, windows)))]
+    fn read_at(&self, _offset: u64, _buf: &mut [u8]) -> io::Result<usize> {
+        Err(io::ErrorKind::Unsupported.into())
+    }
+
     #[cfg(unix)]
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         std::os::unix::fs::FileExt::read_exact_at(self, buf, offset)
