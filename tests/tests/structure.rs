@@ -11,7 +11,7 @@ fn workspace() -> PathBuf {
 }
 
 /// The library crates, lowest first.
-const LAYERS: [&str; 11] = [
+const LAYERS: [&str; 12] = [
     "asdf-codecs",
     "asdf-layout",
     "asdf-fits",
@@ -21,6 +21,7 @@ const LAYERS: [&str; 11] = [
     "asdf-schema",
     "asdf-core-types",
     "asdf",
+    "asdf-preview",
     "asdf-cli",
     "asdf-python",
 ];

@@ -1,0 +1,34 @@
+//! What can go wrong while drawing.
+
+/// An array that cannot be drawn, or the file's error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The file (reading, the tree, the blocks).
+    #[error(transparent)]
+    Asdf(#[from] asdf::Error),
+    /// Strings or records.
+    #[error("{pointer}: an array of {datatype} cannot be drawn (numbers and booleans can)")]
+    NotNumeric {
+        /// The array.
+        pointer: String,
+        /// Its datatype.
+        datatype: String,
+    },
+    /// A region with no axis or more than two.
+    #[error(
+        "{pointer}: the region drawn has shape {shape:?}; a picture needs one axis (a plot) or two (an image): choose a plane with --slice"
+    )]
+    NotAPicture {
+        /// The array.
+        pointer: String,
+        /// The region's shape.
+        shape: Vec<usize>,
+    },
+    /// No array of the file looks like an image.
+    #[error("the file has no array of two or more dimensions to draw")]
+    NoImages,
+    /// The PNG encoder's.
+    #[error("PNG: {0}")]
+    Png(#[from] png::EncodingError),
+}
