@@ -1734,3 +1734,75 @@ fn asdfjl_chunked_ndarrays_read_as_asdfjl_assembles_them() {
     assert!(c.regions * 2 >= c.arrays * 3, "{} regions", c.regions);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The preview's display limits and stretches equal astropy.visualization's over random
+/// images Python asdf wrote (zscale, min/max, percentiles; asinh and log levels).
+#[test]
+fn preview_limits_equal_astropys() {
+    let py = python();
+    let n: usize = std::env::var("ASDF_PREVIEW_FILES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(150);
+    let dir = tmpdir("preview");
+    generate(&py, "preview_limits.py", &dir, n, "3");
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0);
+    let (mut checked, mut bad, mut degenerate) = (0, Vec::new(), 0);
+    for k in 0..n {
+        let name = format!("p{k:03}");
+        let want: J =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap()).unwrap();
+        let f = asdf::open(dir.join(format!("{name}.asdf"))).unwrap();
+        let region: asdf::Region = want["region"].as_str().unwrap().parse().unwrap();
+        let v = asdf_preview::read_values(&f, "/a", &region).unwrap();
+        assert_eq!(v.shape.len(), 2, "{name}");
+        let pair = |j: &J| (j[0].as_f64().unwrap(), j[1].as_f64().unwrap());
+        let p = want["percentile"].as_f64().unwrap();
+        for (what, stretch, expected) in [
+            ("zscale", asdf_preview::Stretch::ZScale, pair(&want["zscale"])),
+            ("minmax", asdf_preview::Stretch::MinMax, pair(&want["minmax"])),
+            (
+                "percentile",
+                asdf_preview::Stretch::Percentile(p),
+                pair(&want["percentile_limits"]),
+            ),
+        ] {
+            let got = stretch.limits(&v.values).unwrap();
+            checked += 1;
+            let equal = close(got.0, expected.0) && close(got.1, expected.1);
+            if !equal && what == "zscale" && expected.0 >= expected.1 && got.0 <= expected.1 && got.1 >= expected.0 {
+                // astropy fitted an empty range (samples exactly on a flat line): we keep the
+                // samples' range, which holds astropy's (written down in ARCHITECTURE).
+                degenerate += 1;
+                continue;
+            }
+            if !equal {
+                bad.push(format!("{name} {what}: ours {got:?}, astropy {expected:?}"));
+            }
+        }
+        for (what, stretch) in [
+            ("asinh", asdf_preview::Stretch::Asinh),
+            ("log", asdf_preview::Stretch::Log),
+        ] {
+            for (x, y) in want["levels"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(want[what].as_array().unwrap())
+            {
+                let got = stretch.level(x.as_f64().unwrap(), 0.0, 1.0);
+                checked += 1;
+                if !close(got, y.as_f64().unwrap()) {
+                    bad.push(format!("{name} {what}({x}): ours {got}, astropy {y}"));
+                }
+            }
+        }
+    }
+    println!(
+        "preview: {n} images, {} limits and levels equal to astropy.visualization's ({degenerate} zscale ranges astropy fits empty, where we keep the samples' range)",
+        checked - degenerate
+    );
+    assert!(degenerate * 20 <= n, "{degenerate} degenerate zscale ranges of {n}");
+    assert!(bad.is_empty(), "{} differ:\n{}", bad.len(), bad.join("\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

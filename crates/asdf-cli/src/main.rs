@@ -26,6 +26,7 @@ mod edit;
 mod get;
 mod info;
 mod out;
+mod preview;
 mod report;
 mod rewrite;
 mod schemas;
@@ -70,6 +71,7 @@ enum Command {
     Diff(diff::Args),
     Search(search::Args),
     Get(get::Args),
+    Preview(preview::Args),
     Edit(edit::Args),
     Tags(schemas::Tags),
     /// List the ids of every schema known (this build's, and those given).
@@ -93,6 +95,7 @@ impl Command {
             Command::Convert(a) => Some(&a.file),
             Command::Search(a) => Some(&a.file),
             Command::Get(a) => Some(&a.file),
+            Command::Preview(a) => Some(&a.file),
             Command::Edit(a) => Some(&a.file),
             Command::Diff(_) | Command::Tags(_) | Command::Schemas | Command::Extensions => None,
         }
@@ -125,6 +128,7 @@ fn main() -> ExitCode {
         Command::Diff(a) => a.run(),
         Command::Search(a) => a.run(),
         Command::Get(a) => a.run(),
+        Command::Preview(a) => a.run(),
         Command::Edit(a) => a.run(),
         Command::Tags(a) => a.run(),
         Command::Schemas => schemas::list_schemas(),

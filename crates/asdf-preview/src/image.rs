@@ -1,6 +1,9 @@
 //! RGBA pictures: a plane of values drawn through a stretch and a colour map, text in 8x8
 //! glyphs, PNG encoding.
-#![expect(clippy::cast_possible_truncation, reason = "pixel arithmetic: levels are clamped to 0..=1 and coordinates checked against the picture before the casts")]
+#![expect(
+    clippy::cast_possible_truncation,
+    reason = "pixel arithmetic: levels are clamped to 0..=1 and coordinates checked against the picture before the casts"
+)]
 
 use crate::stretch::Stretch;
 
@@ -84,11 +87,19 @@ impl std::str::FromStr for Colormap {
 
     fn from_str(s: &str) -> Result<Self, String> {
         let s = s.trim().to_ascii_lowercase();
-        let s = if s == "grey" || s == "greys" { "gray".to_owned() } else { s };
-        Colormap::ALL.iter().find(|(n, _)| *n == s).map(|(_, c)| *c).ok_or_else(|| {
-            let names: Vec<&str> = Colormap::ALL.iter().map(|(n, _)| *n).collect();
-            format!("unknown colour map `{s}`: {}", names.join(", "))
-        })
+        let s = if s == "grey" || s == "greys" {
+            "gray".to_owned()
+        } else {
+            s
+        };
+        Colormap::ALL
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, c)| *c)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Colormap::ALL.iter().map(|(n, _)| *n).collect();
+                format!("unknown colour map `{s}`: {}", names.join(", "))
+            })
     }
 }
 
@@ -360,7 +371,10 @@ pub fn contact_sheet(tiles: &[(String, Image)], columns: usize) -> Image {
     let height = GAP + rows * (cell_h + GAP);
     let mut sheet = Image::filled(width, height, [32, 32, 32]);
     for (k, (caption, img)) in tiles.iter().enumerate() {
-        let (x, y) = (GAP + (k % columns) * (cell_w + GAP), GAP + (k / columns) * (cell_h + GAP));
+        let (x, y) = (
+            GAP + (k % columns) * (cell_w + GAP),
+            GAP + (k / columns) * (cell_h + GAP),
+        );
         let max_chars = cell_w / 8;
         let shown: String = if caption.chars().count() > max_chars {
             let tail: String = caption.chars().rev().take(max_chars.saturating_sub(1)).collect();

@@ -140,7 +140,9 @@ pub fn image_pointers(file: &AsdfFile) -> Result<Vec<String>, Error> {
 #[must_use]
 pub fn default_region(shape: &[usize]) -> Region {
     let lead = shape.len().saturating_sub(2);
-    let text: Vec<&str> = std::iter::repeat_n("0", lead).chain(std::iter::repeat_n(":", shape.len() - lead)).collect();
+    let text: Vec<&str> = std::iter::repeat_n("0", lead)
+        .chain(std::iter::repeat_n(":", shape.len() - lead))
+        .collect();
     text.join(",").parse().unwrap_or_default()
 }
 
@@ -155,7 +157,12 @@ pub fn picture(file: &AsdfFile, pointer: &str, region: Option<&Region>) -> Resul
     match v.shape[..] {
         [n] => Ok(Picture::Line(match v.masked {
             // Masked samples leave gaps, as NaN does.
-            Some(m) => v.values.iter().zip(m).map(|(x, m)| if m { f64::NAN } else { *x }).collect(),
+            Some(m) => v
+                .values
+                .iter()
+                .zip(m)
+                .map(|(x, m)| if m { f64::NAN } else { *x })
+                .collect(),
             None => {
                 debug_assert_eq!(n, v.values.len());
                 v.values

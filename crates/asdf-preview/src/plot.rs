@@ -1,5 +1,8 @@
 //! A 1-D array (a spectrum, a light curve) as a line plot with axes, ticks and labels.
-#![expect(clippy::cast_possible_truncation, reason = "pixel arithmetic: coordinates of a picture of at most a few thousand pixels")]
+#![expect(
+    clippy::cast_possible_truncation,
+    reason = "pixel arithmetic: coordinates of a picture of at most a few thousand pixels"
+)]
 
 use crate::image::{Image, Rgb};
 
@@ -114,7 +117,9 @@ mod tests {
 
     #[test]
     fn the_line_is_drawn_with_a_gap_at_nan() {
-        let v: Vec<f64> = (0..100).map(|i| if i == 50 { f64::NAN } else { f64::from(i) }).collect();
+        let v: Vec<f64> = (0..100)
+            .map(|i| if i == 50 { f64::NAN } else { f64::from(i) })
+            .collect();
         let img = line_plot(&v, 400, 200);
         let blue = img.rgba.chunks(4).filter(|p| p[..3] == LINE).count();
         assert!(blue > 200, "{blue} line pixels");

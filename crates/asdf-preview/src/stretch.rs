@@ -1,7 +1,10 @@
 //! From values to grey levels: the limits of the display range (zscale, min/max, percentile)
 //! and the transfer function (linear, asinh, log), as DS9 and astropy's visualization module
 //! name them.
-#![expect(clippy::cast_possible_truncation, reason = "sample counts and indices computed from lengths, never negative or beyond them")]
+#![expect(
+    clippy::cast_possible_truncation,
+    reason = "sample counts and indices computed from lengths, never negative or beyond them"
+)]
 
 /// How values become levels between 0 and 1.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,7 +63,11 @@ impl Stretch {
     /// The level in 0..=1 of `v` between the limits `lo..hi` (clipped).
     #[must_use]
     pub fn level(self, v: f64, lo: f64, hi: f64) -> f64 {
-        let x = if hi > lo { ((v - lo) / (hi - lo)).clamp(0.0, 1.0) } else { 0.5 };
+        let x = if hi > lo {
+            ((v - lo) / (hi - lo)).clamp(0.0, 1.0)
+        } else {
+            0.5
+        };
         match self {
             Stretch::Asinh => (x / 0.1).asinh() / (1.0f64 / 0.1).asinh(),
             Stretch::Log => (1000.0 * x + 1.0).ln() / 1001.0f64.ln(),
@@ -70,8 +77,9 @@ impl Stretch {
 }
 
 fn min_max(v: &[f64]) -> (f64, f64) {
-    v.iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)))
+    v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+        (lo.min(x), hi.max(x))
+    })
 }
 
 /// The percentiles keeping the central `p` percent, interpolated linearly as numpy's
@@ -143,9 +151,23 @@ pub fn zscale(finite: &[f64]) -> (f64, f64) {
     if let Some((slope, _)) = fit.filter(|_| ngood >= minpix) {
         let slope = slope / ZSCALE_CONTRAST;
         let center = (npix - 1) / 2;
-        let median = samples[center];
-        vmin = vmin.max(median - (center as f64 - 1.0) * slope);
-        vmax = vmax.min(median + (npix - center) as f64 * slope);
+        // numpy's median: the mean of the two middle samples when their count is even.
+        let median = if npix % 2 == 0 {
+            (samples[npix / 2 - 1] + samples[npix / 2]) / 2.0
+        } else {
+            samples[npix / 2]
+        };
+        let (lo, hi) = (
+            vmin.max(median - (center as f64 - 1.0) * slope),
+            vmax.min(median + (npix - center) as f64 * slope),
+        );
+        // Samples left exactly on a flat line (an image of mostly one value) fit a range of
+        // nothing; astropy's answer then depends on its fit's rounding (it may reject every
+        // sample and give the samples' range, or give a minimum above the maximum). The
+        // samples' range is kept instead, so that what differs from the common value shows.
+        if lo < hi {
+            (vmin, vmax) = (lo, hi);
+        }
     }
     (vmin, vmax)
 }
