@@ -1265,3 +1265,118 @@ print(good, bad)
     );
     assert_eq!((good, bad), (n * 3, 0));
 }
+
+/// The pixels of a PNG file: width, height, RGBA bytes.
+fn png_pixels(path: &Path) -> (usize, usize, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgba);
+    buf.truncate(info.buffer_size());
+    (info.width as usize, info.height as usize, buf)
+}
+
+#[test]
+fn preview_draws_images_plots_planes_and_sheets() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-preview");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A 40x60 ramp brighter with each row, a NaN at row 0 column 0; a spectrum; a cube whose
+    // planes are 0, 1, 2 everywhere; a table of strings.
+    let mut img: Vec<f32> = (0..40 * 60).map(|i| (i / 60) as f32).collect();
+    img[0] = f32::NAN;
+    let spectrum: Vec<f64> = (0..500).map(|i| (f64::from(i) / 30.0).sin()).collect();
+    let cube: Vec<i16> = (0..3 * 8 * 10).map(|i| (i / 80) as i16).collect();
+    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
+    f.put_array("/sci/data", asdf::NewArray::from_slice(&img, &[40, 60]).unwrap())
+        .unwrap();
+    f.put_array("/flux", asdf::NewArray::from_slice(&spectrum, &[500]).unwrap())
+        .unwrap();
+    f.put_array("/cube", asdf::NewArray::from_slice(&cube, &[3, 8, 10]).unwrap())
+        .unwrap();
+    let src = dir.join("p.asdf");
+    f.write_to(&src, &asdf::WriteOptions::default()).unwrap();
+    let src = src.display().to_string();
+    let out = dir.join("out.png");
+    let o = out.display().to_string();
+
+    // No pointer: the first image of the file; the first row at the bottom; NaN in magenta.
+    let (code, text) = run(&["preview", &src, "-o", &o, "--stretch", "minmax"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("(60x40, /sci/data)"), "{text}");
+    let (w, h, px) = png_pixels(&out);
+    assert_eq!((w, h), (60, 40));
+    let at = |px: &[u8], x: usize, y: usize| px[(y * w + x) * 4..(y * w + x) * 4 + 4].to_vec();
+    assert_eq!(
+        at(&px, 0, h - 1),
+        vec![255, 0, 255, 255],
+        "NaN (row 0) at the bottom left"
+    );
+    assert_eq!(at(&px, 1, h - 1), vec![0, 0, 0, 255], "row 0 is the darkest");
+    assert_eq!(at(&px, 1, 0), vec![255, 255, 255, 255], "the last row at the top");
+    let px_first = px.clone();
+    // --origin-upper, a colour map, a reduced size.
+    let (code, text) = run(&[
+        "preview",
+        &src,
+        "/sci/data",
+        "-o",
+        &o,
+        "--origin-upper",
+        "--cmap",
+        "viridis",
+        "--max-size",
+        "30",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let (w2, h2, px2) = png_pixels(&out);
+    assert_eq!((w2, h2), (30, 20));
+    let at2 = |x: usize, y: usize| px2[(y * w2 + x) * 4..(y * w2 + x) * 4 + 3].to_vec();
+    // Boxes of 2x2 averaged: the NaN is left out of its box's mean; row 0 now at the top.
+    assert_eq!(at2(1, 0), at2(2, 0));
+    assert_ne!(at2(0, 0), [255, 0, 255]);
+    assert_ne!(at2(0, 0), at2(0, 19));
+    // A spectrum: a plot with axes, the line drawn.
+    let (code, text) = run(&["preview", &src, "/flux", "-o", &o]);
+    assert_eq!(code, 0, "{text}");
+    let (w, h, px) = png_pixels(&out);
+    assert_eq!((w, h), (800, 400));
+    let line = px.chunks(4).filter(|p| p[..3] == [31, 119, 180]).count();
+    assert!(line > 800, "{line} line pixels");
+    // A cube: its first plane by default, another with --slice.
+    for (slice, level) in [(None, 0u8), (Some("2, :, :"), 255)] {
+        let mut args = vec!["preview", &src, "/cube", "-o", &o, "--stretch", "minmax"];
+        if let Some(s) = slice {
+            args.extend(["--slice", s]);
+        }
+        let (code, text) = run(&args);
+        assert_eq!(code, 0, "{text}");
+        let (w, h, px) = png_pixels(&out);
+        assert_eq!((w, h), (10, 8));
+        // A constant plane draws at mid-grey between equal limits.
+        assert!(px.chunks(4).all(|p| p[0] == 128), "{slice:?} {level}");
+    }
+    // Every image on one sheet.
+    let (code, text) = run(&["preview", &src, "--all", "-o", &o]);
+    assert_eq!(code, 0, "{text}");
+    let (w, _, _) = png_pixels(&out);
+    assert!(w > 60, "{w}");
+    // ASDF in FITS (Appendix A of the standard): the same picture.
+    let fits = dir.join("p.fits").display().to_string();
+    assert_eq!(run(&["convert", &src, "-o", &fits]).0, 0);
+    let (code, text) = run(&["preview", &fits, "/sci/data", "-o", &o, "--stretch", "minmax"]);
+    assert_eq!(code, 0, "{text}");
+    let (w, h, fits_px) = png_pixels(&out);
+    assert_eq!((w, h), (60, 40));
+    assert_eq!(fits_px, px_first, "the FITS file draws as the ASDF file");
+    // Errors: a region with three axes, an unknown stretch, a missing array.
+    let (code, text) = run(&["preview", &src, "/cube", "-o", &o, "--slice", ":, :, :"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("choose a plane with --slice"), "{text}");
+    let (code, text) = run(&["preview", &src, "-o", &o, "--stretch", "gamma"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("zscale"), "{text}");
+    let (code, text) = run(&["preview", &src, "/nothing", "-o", &o]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("/nothing"), "{text}");
+}
