@@ -11,7 +11,7 @@ fn workspace() -> PathBuf {
 }
 
 /// The library crates, lowest first.
-const LAYERS: [&str; 12] = [
+const LAYERS: [&str; 13] = [
     "asdf-codecs",
     "asdf-layout",
     "asdf-fits",
@@ -24,6 +24,7 @@ const LAYERS: [&str; 12] = [
     "asdf-preview",
     "asdf-cli",
     "asdf-python",
+    "asdf-web",
 ];
 
 #[test]

@@ -139,11 +139,17 @@ pub fn image_pointers(file: &AsdfFile) -> Result<Vec<String>, Error> {
 /// (index 0 on every axis before the last two).
 #[must_use]
 pub fn default_region(shape: &[usize]) -> Region {
+    default_slice(shape).parse().unwrap_or_default()
+}
+
+/// [`default_region`] as numpy's slicing text (`"0, :, :"`).
+#[must_use]
+pub fn default_slice(shape: &[usize]) -> String {
     let lead = shape.len().saturating_sub(2);
     let text: Vec<&str> = std::iter::repeat_n("0", lead)
         .chain(std::iter::repeat_n(":", shape.len() - lead))
         .collect();
-    text.join(",").parse().unwrap_or_default()
+    text.join(", ")
 }
 
 /// The picture of `region` of the array at `pointer` (`None`: [`default_region`]).

@@ -152,7 +152,7 @@ pub fn zscale(finite: &[f64]) -> (f64, f64) {
         let slope = slope / ZSCALE_CONTRAST;
         let center = (npix - 1) / 2;
         // numpy's median: the mean of the two middle samples when their count is even.
-        let median = if npix % 2 == 0 {
+        let median = if npix.is_multiple_of(2) {
             (samples[npix / 2 - 1] + samples[npix / 2]) / 2.0
         } else {
             samples[npix / 2]

@@ -113,6 +113,12 @@ impl Open {
         ))
     }
 
+    /// A file read on demand from any positioned source: a browser's `File` or a server's
+    /// ranges through the host (the web viewer), a store of the caller's own.
+    pub fn source(source: impl ReadAt + 'static) -> Self {
+        Self::with(Target::Reader(Ok(Box::new(source))))
+    }
+
     /// All the options at once (replacing those set so far).
     pub fn options(mut self, options: OpenOptions) -> Self {
         self.options = options;

@@ -96,6 +96,8 @@ impl AsdfFile {
                 Update::Rewritten(reason)
             }
         };
+        // A `File` has nothing to drop on wasm32 (no files of its own there).
+        #[cfg_attr(target_arch = "wasm32", allow(clippy::drop_non_drop))]
         drop(lock);
         let reopened = crate::Open::path(&path)
             .options(self.options.clone().validate(false))
