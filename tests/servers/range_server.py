@@ -6,6 +6,7 @@ HEAD, ETags with If-Match (412 when the file changed), and counts what it serves
 counted). Started by the tests: `python range_server.py DIR`; prints `PORT n` when listening.
 """
 import json
+import mimetypes
 import os
 import re
 import socket
@@ -95,6 +96,12 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Length", str(end - start))
         self.send_header("Accept-Ranges", "bytes")
+        # The web viewer's page, script and module are served from here too.
+        kind = mimetypes.guess_type(full)[0]
+        if full.endswith(".wasm"):
+            kind = "application/wasm"
+        if kind:
+            self.send_header("Content-Type", kind)
         self.send_header("Last-Modified", "Tue, 24 Nov 2026 00:00:00 GMT")
         self.send_header("ETag", etag)
         if status == 206:

@@ -7,6 +7,7 @@ mod bench;
 mod cutout;
 mod fuzz;
 mod order;
+mod web;
 
 struct Task {
     name: &'static str,
@@ -89,6 +90,11 @@ const TASKS: &[Task] = &[
         name: "fuzz",
         help: "[--seconds N] [--runs N] [--seed N] [TARGET...]: seed the cargo-fuzz corpora from the conformance files and run each target N (60) seconds",
         run: fuzz::fuzz,
+    },
+    Task {
+        name: "web",
+        help: "build the browser viewer into target/web/ (the library for wasm32 beside web/'s page)",
+        run: web::web,
     },
     Task {
         name: "bench-yaml",
