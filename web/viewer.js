@@ -303,14 +303,23 @@ $("zoom-out").addEventListener("click", () => { state.zoom = Math.max(1 / 16, st
 $("zoom-fit").addEventListener("click", () => {
   const d = state.drawn;
   if (!d) return;
-  const box = $("canvas-box");
-  state.zoom = Math.min(box.clientWidth / d.header.width, box.clientHeight / d.header.height);
+  state.zoom = fitZoom(d.header.width, d.header.height);
   applyZoom();
 });
 
+// The zoom that fits a picture in the panel: whole steps up to 8 for small pictures, a
+// fraction for large ones.
+function fitZoom(w, h) {
+  const box = $("canvas-box");
+  const z = Math.min(box.clientWidth / w, box.clientHeight / h);
+  return z >= 1 ? Math.min(8, Math.floor(z)) : z;
+}
+
 function showPicture(m) {
   clearError();
+  const fresh = !state.drawn || state.drawn.header.pointer !== m.header.pointer;
   state.drawn = m;
+  if (fresh && m.header.kind === "image") state.zoom = fitZoom(m.header.width, m.header.height);
   const h = m.header;
   const c = $("canvas");
   c.width = h.width;

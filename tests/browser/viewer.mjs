@@ -119,7 +119,7 @@ try {
   await drawn(() => window.viewer.drawn && window.viewer.drawn.header.pointer === "/cube");
   await page.locator("#plane").evaluate((e) => { e.value = 2; e.dispatchEvent(new Event("input")); });
   const cube = await drawn(() => window.viewer.drawn && window.viewer.drawn.header.region === "2, :, :");
-  check(cube.width === 40 && cube.height === 30, "a cube's plane is drawn with the slider", cube);
+  check(cube.width === 160 && cube.height === 120, "a cube's plane is drawn with the slider", cube);
   // The blocks table.
   await page.click('button[data-tab="blocks"]');
   const blocks = await page.locator("#blocks tr").count();

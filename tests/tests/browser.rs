@@ -5,8 +5,8 @@
 //! Needs `/usr/bin/chromium` (Debian's `chromium`; `.ci/run` installs it and sets
 //! `ASDF_REQUIRE_BROWSER=1`, which makes its absence a failure), Node.js with npm (the test
 //! installs `tests/browser`'s locked playwright-core), and the `wasm32-unknown-unknown` target
-//! (added with rustup when missing). `UPDATE_SCREENSHOTS=1` writes the screenshots to
-//! `docs/img/`.
+//! (added with rustup when missing). `UPDATE_SCREENSHOTS=1` writes the screenshots, and the
+//! pictures `asdf-cli preview` draws of the same file, to `docs/img/`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::BufRead as _;
@@ -117,8 +117,15 @@ fn jwst_like(path: &Path) {
     let spectrum: Vec<f64> = (0..1000)
         .map(|i| 1.0 + (-((f64::from(i) - 400.0) / 20.0).powi(2)).exp())
         .collect();
-    let cube: Vec<f32> = (0..5 * 30 * 40)
-        .map(|i| (i / 1200) as f32 + 0.01 * (i % 40) as f32)
+    // A source moving across the field from plane to plane, on a faint ramp.
+    let (ch, cw) = (120usize, 160usize);
+    let cube: Vec<f32> = (0..5 * ch * cw)
+        .map(|i| {
+            let (k, y, x) = (i / (ch * cw), (i / cw) % ch, i % cw);
+            let (sy, sx) = (30.0 + 15.0 * k as f32, 30.0 + 25.0 * k as f32);
+            let d2 = (y as f32 - sy).powi(2) + (x as f32 - sx).powi(2);
+            0.01 * x as f32 + 50.0 * (-d2 / 60.0).exp()
+        })
         .collect();
     let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
     f.set_tree_yaml(
@@ -131,7 +138,7 @@ fn jwst_like(path: &Path) {
     f.put_array("/err", f32s(&err, &[h, w])).unwrap();
     f.put_array("/spectrum", asdf::NewArray::from_slice(&spectrum, &[1000]).unwrap())
         .unwrap();
-    f.put_array("/cube", f32s(&cube, &[5, 30, 40])).unwrap();
+    f.put_array("/cube", f32s(&cube, &[5, ch, cw])).unwrap();
     f.write_to(path, &asdf::WriteOptions::default()).unwrap();
 }
 
@@ -164,6 +171,7 @@ fn the_viewer_works_in_chromium() {
     // Nesting deeper than the parser's limit.
     let mut hostile = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n--- \nx: ".to_vec();
     hostile.extend(std::iter::repeat_n(b'[', 200_000));
+    hostile.extend_from_slice(b"\n...\n");
     std::fs::write(dir.join("hostile.asdf"), hostile).unwrap();
     large(&dir.join("big.asdf"), 1 << 30);
     large(&dir.join("hundred.asdf"), 100_000_000);
@@ -173,6 +181,25 @@ fn the_viewer_works_in_chromium() {
         dir.join("shots")
     };
     std::fs::create_dir_all(&shots).unwrap();
+    // The pictures `asdf-cli preview` draws of the same file (docs/img/ when updating).
+    let jwst = asdf::open(dir.join("jwst.asdf")).unwrap();
+    let options = asdf_preview::Options::default();
+    let cube = asdf_preview::Options {
+        style: asdf_preview::Style {
+            cmap: asdf_preview::Colormap::Inferno,
+            ..asdf_preview::Style::default()
+        },
+        ..options
+    };
+    let plane: asdf::Region = "2, :, :".parse().unwrap();
+    for (name, pointer, region, opts) in [
+        ("preview-zscale.png", "/data", None, &options),
+        ("preview-spectrum.png", "/spectrum", None, &options),
+        ("preview-cube-plane.png", "/cube", Some(&plane), &cube),
+    ] {
+        let img = asdf_preview::draw(&jwst, pointer, region, opts).unwrap();
+        std::fs::write(shots.join(name), img.to_png().unwrap()).unwrap();
+    }
 
     let browser_dir = root().join("tests/browser");
     if !browser_dir.join("node_modules/playwright-core").is_dir() {

@@ -205,6 +205,7 @@ pub fn fuzz(args: &[String]) -> Result<()> {
     let mut seed_arg: Option<u64> = None;
     let mut runs_arg: Option<u64> = None;
     let mut max_len = 262_144u64;
+    let mut jobs = 1usize;
     let mut targets: Vec<String> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -212,6 +213,8 @@ pub fn fuzz(args: &[String]) -> Result<()> {
             seconds = it.next().context("--seconds N")?.parse()?;
         } else if a == "--runs" {
             runs_arg = Some(it.next().context("--runs N")?.parse::<u64>()?);
+        } else if a == "--jobs" {
+            jobs = it.next().context("--jobs N")?.parse()?;
         } else if a == "--max-len" {
             max_len = it.next().context("--max-len N")?.parse()?;
         } else if a == "--seed" {
@@ -241,6 +244,10 @@ pub fn fuzz(args: &[String]) -> Result<()> {
         "| target | seconds | executions | exec/s | coverage (edges) | features | corpus | new units | peak RSS MiB | result |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|");
+    // Each target's command line, then the targets run `jobs` at a time (each libFuzzer
+    // process is single-threaded; with a fixed seed and run count the inputs tried are the
+    // same whatever runs beside it).
+    let mut commands = Vec::new();
     for t in &targets {
         let corpus = corpus_dir(t);
         let artifacts = Path::new("target/fuzz-artifacts").join(t);
@@ -274,30 +281,49 @@ pub fn fuzz(args: &[String]) -> Result<()> {
         if let Some(n) = runs_arg {
             run.push(format!("-runs={n}"));
         }
-        let run: Vec<&str> = run.iter().map(String::as_str).collect();
-        let started = std::time::Instant::now();
-        let out = fuzz_cmd(&run).output()?;
-        let took = started.elapsed().as_secs().max(1);
-        let log = String::from_utf8_lossy(&out.stderr).into_owned();
-        std::fs::write(artifacts.join("last-run.log"), &log)?;
-        let [execs, cov, ft, corp, new, rss] = stats(&log);
-        let result = if out.status.success() {
-            "0 crashes".to_owned()
-        } else {
-            let art = log
-                .lines()
-                .find_map(|l| l.split("Test unit written to ").nth(1))
-                .unwrap_or("(see log)")
-                .to_owned();
-            crashes.push(format!("{t}: {art}"));
-            format!("CRASH {art}")
-        };
-        let row = format!(
-            "| {t} | {took} | {execs} | {} | {cov} | {ft} | {corp} | {new} | {rss} | {result} |",
-            execs / took
-        );
-        println!("{row}");
-        ledger(&row, max_len)?;
+        commands.push((t.clone(), artifacts, run));
+    }
+    for batch in commands.chunks(jobs.max(1)) {
+        let outcomes: Vec<Result<(std::process::Output, u64)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = batch
+                .iter()
+                .map(|(_, _, run)| {
+                    let mut cmd = fuzz_cmd(&run.iter().map(String::as_str).collect::<Vec<_>>());
+                    scope.spawn(move || -> Result<(std::process::Output, u64)> {
+                        let started = std::time::Instant::now();
+                        let out = cmd.output()?;
+                        Ok((out, started.elapsed().as_secs().max(1)))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        for ((t, artifacts, _), outcome) in batch.iter().zip(outcomes) {
+            let (out, took) = outcome?;
+            let log = String::from_utf8_lossy(&out.stderr).into_owned();
+            std::fs::write(artifacts.join("last-run.log"), &log)?;
+            let [execs, cov, ft, corp, new, rss] = stats(&log);
+            let result = if out.status.success() {
+                "0 crashes".to_owned()
+            } else {
+                let art = log
+                    .lines()
+                    .find_map(|l| l.split("Test unit written to ").nth(1))
+                    .unwrap_or("(see log)")
+                    .to_owned();
+                crashes.push(format!("{t}: {art}"));
+                format!("CRASH {art}")
+            };
+            let row = format!(
+                "| {t} | {took} | {execs} | {} | {cov} | {ft} | {corp} | {new} | {rss} | {result} |",
+                execs / took
+            );
+            println!("{row}");
+            ledger(&row, max_len)?;
+        }
     }
     if !crashes.is_empty() {
         bail!(

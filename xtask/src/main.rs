@@ -88,7 +88,7 @@ const TASKS: &[Task] = &[
     },
     Task {
         name: "fuzz",
-        help: "[--seconds N] [--runs N] [--seed N] [TARGET...]: seed the cargo-fuzz corpora from the conformance files and run each target N (60) seconds",
+        help: "[--seconds N] [--runs N] [--seed N] [--jobs N] [TARGET...]: seed the cargo-fuzz corpora from the conformance files and run each target N (60) seconds, N targets at a time (1)",
         run: fuzz::fuzz,
     },
     Task {
