@@ -3,7 +3,44 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const worker = new Worker("worker.js");
+// The worker: worker.js beside the page; for a page opened as a file (file://, where a
+// browser loads neither a worker script nor a module by URL) its source and the module come
+// from inline.js, which `cargo xtask web` writes.
+function loadInline() {
+  return new Promise((resolve, reject) => {
+    const s = document.createElement("script");
+    s.src = "inline.js";
+    s.onload = () => resolve(window.ASDF_VIEWER_INLINE);
+    s.onerror = () => reject(new Error("inline.js is missing: build the viewer with `cargo xtask web`"));
+    document.head.append(s);
+  });
+}
+
+function makeWorker() {
+  if (location.protocol !== "file:") {
+    const w = new Worker("worker.js");
+    w.postMessage({ type: "init" });
+    return w;
+  }
+  const pending = [];
+  let real = null;
+  const proxy = {
+    onmessage: null,
+    onerror: null,
+    postMessage: (m, t) => (real ? real.postMessage(m, t) : pending.push([m, t])),
+  };
+  loadInline().then((inline) => {
+    real = new Worker(URL.createObjectURL(new Blob([inline.worker], { type: "text/javascript" })));
+    real.onmessage = (e) => proxy.onmessage && proxy.onmessage(e);
+    real.onerror = (e) => proxy.onerror && proxy.onerror(e);
+    const bin = Uint8Array.from(atob(inline.wasm), (c) => c.charCodeAt(0));
+    real.postMessage({ type: "init", wasm: bin.buffer }, [bin.buffer]);
+    for (const [m, t] of pending) real.postMessage(m, t);
+  }, (err) => showError(String(err.message || err)));
+  return proxy;
+}
+
+const worker = makeWorker();
 // What the page shows, for tests and for the console.
 const state = { info: null, drawn: null, opened: null, error: null, busy: false, zoom: 1, selected: null };
 window.viewer = state;

@@ -10,8 +10,14 @@ let readError = null;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+// The module: given by the page (a page opened as a file, where it cannot be fetched), or
+// fetched beside this script.
+let init;
+const given = new Promise((resolve) => (init = resolve));
+
 const ready = (async () => {
-  const bytes = await (await fetch("asdf_web.wasm")).arrayBuffer();
+  const first = await given;
+  const bytes = first.wasm || (await (await fetch("asdf_web.wasm")).arrayBuffer());
   const { instance } = await WebAssembly.instantiate(bytes, {
     host: {
       read: (offset, len, dst) => {
@@ -109,6 +115,10 @@ function draw(request) {
 
 onmessage = async (e) => {
   const m = e.data;
+  if (m.type === "init") {
+    init(m);
+    return;
+  }
   try {
     await ready;
     if (m.type === "open-file") {

@@ -137,6 +137,13 @@ try {
   check(v.includes("/asdf_library/name") && /line \d+:\d+/.test(v), "the violation is shown with its pointer and line:column", v);
   await page.screenshot({ path: path.join(shotDir, "viewer-invalid.png") });
 
+  // 2b. The viewer opened from its folder as a file (file://, no server): a local file.
+  await page.goto(`file://${path.resolve(dataDir, "index.html")}`);
+  await page.setInputFiles("#file", path.join(dataDir, "jwst.asdf"));
+  o = await opened();
+  check(!o.error && o.info.images.includes("/data"), "the viewer works opened as a file (file://)", o.error);
+  await drawn();
+
   // 3. A file that is not ASDF, and a hostile one: a message, and the page still answers.
   await page.goto(`${base}/index.html`);
   await page.setInputFiles("#file", path.join(dataDir, "hostile.asdf"));

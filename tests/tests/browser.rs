@@ -63,12 +63,8 @@ fn build_viewer(out: &Path) {
             ]),
         "building the viewer for wasm32",
     );
-    let wasm = target.join("wasm32-unknown-unknown/viewer/asdf_web.wasm");
-    std::fs::copy(&wasm, out.join("asdf_web.wasm")).unwrap();
-    for e in std::fs::read_dir(root().join("web")).unwrap() {
-        let p = e.unwrap().path();
-        std::fs::copy(&p, out.join(p.file_name().unwrap())).unwrap();
-    }
+    let wasm = std::fs::read(target.join("wasm32-unknown-unknown/viewer/asdf_web.wasm")).unwrap();
+    asdf_web::write_viewer(out, &wasm, &root().join("web")).unwrap();
     println!(
         "asdf_web.wasm: {} bytes",
         std::fs::metadata(out.join("asdf_web.wasm")).unwrap().len()

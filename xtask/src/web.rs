@@ -34,19 +34,12 @@ pub fn web(_args: &[String]) -> Result<()> {
         );
     }
     let out = out_dir();
-    std::fs::create_dir_all(&out)?;
     let wasm = root.join("target/wasm32-unknown-unknown/viewer/asdf_web.wasm");
-    std::fs::copy(&wasm, out.join("asdf_web.wasm")).with_context(|| format!("copying {}", wasm.display()))?;
-    for entry in std::fs::read_dir(root.join("web"))? {
-        let p = entry?.path();
-        if p.is_file() {
-            let name = p.file_name().context("a file name")?;
-            std::fs::copy(&p, out.join(name))?;
-        }
-    }
+    let bytes = std::fs::read(&wasm).with_context(|| format!("reading {}", wasm.display()))?;
+    asdf_web::write_viewer(&out, &bytes, &root.join("web"))?;
     let size = std::fs::metadata(out.join("asdf_web.wasm"))?.len();
     println!(
-        "the viewer is in {} (asdf_web.wasm: {:.2} MB); serve it, e.g. `python3 -m http.server -d target/web`, and open http://127.0.0.1:8000/",
+        "the viewer is in {} (asdf_web.wasm: {:.2} MB); serve it, e.g. `python3 -m http.server -d target/web`, and open http://127.0.0.1:8000/, or open target/web/index.html as a file",
         out.display(),
         size as f64 / 1e6
     );

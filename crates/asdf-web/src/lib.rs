@@ -182,3 +182,30 @@ pub extern "C" fn asdf_vals_ptr() -> *const f32 {
 pub extern "C" fn asdf_img_len() -> usize {
     with_state(|s| s.img.len()).unwrap_or(0)
 }
+
+/// Writes the viewer's folder: the page's files (from `page`, the repository's `web/`), the
+/// module, and `inline.js`, which holds the worker's source and the module as base64 for a
+/// page opened from the folder itself (`file://`, where a browser loads neither a worker
+/// script nor a module by URL).
+///
+/// # Errors
+/// The file system's.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn write_viewer(out: &std::path::Path, wasm: &[u8], page: &std::path::Path) -> std::io::Result<()> {
+    use base64::Engine as _;
+    std::fs::create_dir_all(out)?;
+    std::fs::write(out.join("asdf_web.wasm"), wasm)?;
+    for entry in std::fs::read_dir(page)? {
+        let p = entry?.path();
+        if let (true, Some(name)) = (p.is_file(), p.file_name()) {
+            std::fs::copy(&p, out.join(name))?;
+        }
+    }
+    let worker = std::fs::read_to_string(page.join("worker.js"))?;
+    let inline = format!(
+        "// Written by `cargo xtask web`: the worker and the module for a page opened as a file.\nwindow.ASDF_VIEWER_INLINE = {{ worker: {}, wasm: \"{}\" }};\n",
+        serde_json::Value::from(worker),
+        base64::engine::general_purpose::STANDARD.encode(wasm)
+    );
+    std::fs::write(out.join("inline.js"), inline)
+}
