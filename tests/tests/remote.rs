@@ -69,6 +69,12 @@ fn a_remote_file_reads_as_the_local_one_with_few_requests() {
         assert_eq!(e.kind(), asdf::ErrorKind::Io);
         let e = asdf::Open::url("ftp://x/y").open().unwrap_err();
         assert_eq!(e.kind(), asdf::ErrorKind::Usage);
+        // A picture of a remote array is the picture of the local one (`asdf-cli preview URL`).
+        let local = asdf::open(dir.join("r.asdf")).unwrap();
+        let options = asdf_preview::Options::default();
+        let here = asdf_preview::draw(&local, "/big", Some(&"1000:3000".parse().unwrap()), &options).unwrap();
+        let there = asdf_preview::draw(&remote, "/big", Some(&"1000:3000".parse().unwrap()), &options).unwrap();
+        assert_eq!(here, there);
     });
     stop(&mut server, result);
 }
