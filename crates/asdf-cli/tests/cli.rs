@@ -1286,7 +1286,7 @@ fn preview_draws_images_plots_planes_and_sheets() {
     let mut img: Vec<f32> = (0..40 * 60).map(|i| (i / 60) as f32).collect();
     img[0] = f32::NAN;
     let spectrum: Vec<f64> = (0..500).map(|i| (f64::from(i) / 30.0).sin()).collect();
-    let cube: Vec<i16> = (0..3 * 8 * 10).map(|i| (i / 80) as i16).collect();
+    let cube: Vec<i16> = (0..3 * 8 * 10).map(|i| i16::try_from(i / 80).unwrap()).collect();
     let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
     f.put_array("/sci/data", asdf::NewArray::from_slice(&img, &[40, 60]).unwrap())
         .unwrap();
