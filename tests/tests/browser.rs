@@ -7,7 +7,12 @@
 //! installs `tests/browser`'s locked playwright-core), and the `wasm32-unknown-unknown` target
 //! (added with rustup when missing). `UPDATE_SCREENSHOTS=1` writes the screenshots, and the
 //! pictures `asdf-cli preview` draws of the same file, to `docs/img/`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::cast_possible_truncation)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::cast_possible_truncation
+)]
 
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
