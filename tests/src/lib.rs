@@ -5,3 +5,6 @@ pub use asdf_testdata::{conformance, conformance_dir, conformance_or_skip, files
 
 pub mod fuzz;
 pub mod python;
+mod servers;
+
+pub use servers::{serve, stop};

@@ -14,9 +14,8 @@
     clippy::cast_possible_truncation
 )]
 
-use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 fn root() -> PathBuf {
     asdf_testdata::workspace_root()
@@ -211,25 +210,14 @@ fn the_viewer_works_in_chromium() {
             "npm ci (playwright-core)",
         );
     }
-    let mut server = Command::new("python3")
-        .arg(root().join("tests/servers/range_server.py"))
-        .arg(&dir)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = line.split_whitespace().nth(1).unwrap().to_string();
+    let (mut server, port) = asdf_conformance::serve("python3", &dir);
     let out = Command::new("node")
         .arg(browser_dir.join("viewer.mjs"))
         .arg(format!("http://127.0.0.1:{port}"))
         .arg(&dir)
         .arg(&shots)
         .output();
-    let _ = server.kill();
-    let _ = server.wait();
+    asdf_conformance::stop(&mut server, Ok(()));
     let out = out.unwrap();
     let text = format!(
         "{}{}",

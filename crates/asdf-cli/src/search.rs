@@ -49,15 +49,7 @@ fn type_names(n: &Node) -> Vec<String> {
             NodeKind::Mapping(_) => "dict",
             NodeKind::Sequence(_) => "list",
             NodeKind::Alias(_) => "alias",
-            NodeKind::Scalar(s) => match s.value {
-                Value::Null => "null",
-                Value::Bool(_) => "bool",
-                Value::Int(_) | Value::BigInt(_) => "int",
-                Value::Float(_) => "float",
-                Value::Str => "str",
-                Value::Timestamp => "timestamp",
-                Value::Binary(_) => "bytes",
-            },
+            NodeKind::Scalar(s) => s.value.kind_name(),
         }
         .to_owned(),
     );

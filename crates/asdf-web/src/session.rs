@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use asdf::{AsdfFile, Node, NodeKind, Value};
+use asdf::{AsdfFile, Node, NodeKind};
 use asdf_preview::{Colormap, Picture, Stretch, Style};
 use serde_json::{Value as J, json};
 
@@ -140,16 +140,7 @@ impl Session {
         }
         let children: Vec<(String, &Node)> = match &n.kind {
             NodeKind::Scalar(s) => {
-                let kind = match s.value {
-                    Value::Null => "null",
-                    Value::Bool(_) => "bool",
-                    Value::Int(_) | Value::BigInt(_) => "int",
-                    Value::Float(_) => "float",
-                    Value::Str => "str",
-                    Value::Timestamp => "timestamp",
-                    Value::Binary(_) => "binary",
-                };
-                o.insert("y".into(), J::from(kind));
+                o.insert("y".into(), J::from(s.value.kind_name()));
                 o.insert("v".into(), J::from(short(&s.text)));
                 Vec::new()
             }

@@ -59,6 +59,23 @@ pub enum Value {
     Binary(Box<[u8]>),
 }
 
+impl Value {
+    /// The kind's name as Python types it (`null`, `bool`, `int`, `float`, `str`, `timestamp`,
+    /// `bytes`): what `asdf-cli search --type` matches and the viewer shows.
+    #[must_use]
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "bool",
+            Value::Int(_) | Value::BigInt(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str => "str",
+            Value::Timestamp => "timestamp",
+            Value::Binary(_) => "bytes",
+        }
+    }
+}
+
 /// Why a scalar could not be given a value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
