@@ -27,8 +27,14 @@ fn chromium_or_skip() -> bool {
     }
     let msg = "NOT RUN: browser::the_viewer_works_in_chromium (needs Debian's chromium at /usr/bin/chromium: apt-get install chromium)";
     assert!(std::env::var_os("ASDF_REQUIRE_BROWSER").is_none(), "{msg}");
-    eprintln!("{msg}");
+    loud(msg);
     false
+}
+
+/// A line on standard error that the test harness does not capture (CI's log shows it).
+fn loud(text: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
 fn run(cmd: &mut Command, what: &str) {
@@ -69,10 +75,7 @@ fn build_viewer(out: &Path) {
     );
     let wasm = std::fs::read(target.join("wasm32-unknown-unknown/viewer/asdf_web.wasm")).unwrap();
     asdf_web::write_viewer(out, &wasm, &root().join("web")).unwrap();
-    println!(
-        "asdf_web.wasm: {} bytes",
-        std::fs::metadata(out.join("asdf_web.wasm")).unwrap().len()
-    );
+    loud(&format!("browser test: asdf_web.wasm is {} bytes", wasm.len()));
 }
 
 fn f32s(v: &[f32], shape: &[usize]) -> asdf::NewArray {
@@ -224,14 +227,17 @@ fn the_viewer_works_in_chromium() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    println!("{text}");
+    loud(&format!(
+        "browser test (chromium, tests/browser/viewer.mjs):\n{}",
+        text.trim_end()
+    ));
     assert!(out.status.success(), "the browser test failed:\n{text}");
     let summary: serde_json::Value = serde_json::from_str(text.lines().rfind(|l| l.starts_with('{')).unwrap()).unwrap();
     let read = summary["gib_read_by_viewer"]["bytes"].as_u64().unwrap();
     let served = summary["gib_served"]["bytes"].as_u64().unwrap();
-    println!(
-        "1 GiB file: the viewer read {read} bytes in {} reads; the server sent {served} bytes of it in {} requests",
+    loud(&format!(
+        "browser test: a 1 GiB file opened; the viewer read {read} bytes in {} reads, the server sent {served} bytes of it in {} requests",
         summary["gib_read_by_viewer"]["requests"], summary["gib_served"]["requests"]
-    );
+    ));
     assert!(read < 1 << 20 && served < 1 << 20);
 }
