@@ -200,6 +200,9 @@ fn ledger(row: &str, max_len: u64) -> Result<()> {
     Ok(())
 }
 
+/// A target's run: libFuzzer's output and the seconds it took.
+type Finished = Result<(std::process::Output, u64)>;
+
 pub fn fuzz(args: &[String]) -> Result<()> {
     let mut seconds = 60u64;
     let mut seed_arg: Option<u64> = None;
@@ -283,26 +286,35 @@ pub fn fuzz(args: &[String]) -> Result<()> {
         }
         commands.push((t.clone(), artifacts, run));
     }
-    for batch in commands.chunks(jobs.max(1)) {
-        let outcomes: Vec<Result<(std::process::Output, u64)>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = batch
-                .iter()
-                .map(|(_, _, run)| {
-                    let mut cmd = fuzz_cmd(&run.iter().map(String::as_str).collect::<Vec<_>>());
-                    scope.spawn(move || -> Result<(std::process::Output, u64)> {
-                        let started = std::time::Instant::now();
-                        let out = cmd.output()?;
-                        Ok((out, started.elapsed().as_secs().max(1)))
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        });
+    // `jobs` workers take the next target as each finishes; results are reported in order.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: std::sync::Mutex<Vec<Option<Finished>>> =
+        std::sync::Mutex::new((0..commands.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, commands.len().max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((_, _, run)) = commands.get(k) else { break };
+                    let started = std::time::Instant::now();
+                    let out = fuzz_cmd(&run.iter().map(String::as_str).collect::<Vec<_>>())
+                        .output()
+                        .map(|o| (o, started.elapsed().as_secs().max(1)))
+                        .map_err(anyhow::Error::from);
+                    if let Ok(mut d) = done.lock() {
+                        d[k] = Some(out);
+                    }
+                }
+            });
+        }
+    });
+    let outcomes = done
+        .into_inner()
+        .map_err(|_| anyhow::anyhow!("a fuzzing worker panicked"))?;
+    {
+        let batch = &commands;
         for ((t, artifacts, _), outcome) in batch.iter().zip(outcomes) {
-            let (out, took) = outcome?;
+            let (out, took) = outcome.context("a fuzzing run was not started")??;
             let log = String::from_utf8_lossy(&out.stderr).into_owned();
             std::fs::write(artifacts.join("last-run.log"), &log)?;
             let [execs, cov, ft, corp, new, rss] = stats(&log);
