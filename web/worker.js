@@ -15,24 +15,32 @@ const decoder = new TextDecoder();
 let init;
 const given = new Promise((resolve) => (init = resolve));
 
+const imports = {
+  host: {
+    read: (offset, len, dst) => {
+      try {
+        const got = read(offset, len);
+        new Uint8Array(wasm.memory.buffer, dst, got.byteLength).set(got);
+        return got.byteLength;
+      } catch (e) {
+        readError = e;
+        return -1;
+      }
+    },
+  },
+};
+
+let compiled = null;
+
+async function instantiate() {
+  wasm = (await WebAssembly.instantiate(compiled, imports)).exports;
+}
+
 const ready = (async () => {
   const first = await given;
   const bytes = first.wasm || (await (await fetch("asdf_web.wasm")).arrayBuffer());
-  const { instance } = await WebAssembly.instantiate(bytes, {
-    host: {
-      read: (offset, len, dst) => {
-        try {
-          const got = read(offset, len);
-          new Uint8Array(wasm.memory.buffer, dst, got.byteLength).set(got);
-          return got.byteLength;
-        } catch (e) {
-          readError = e;
-          return -1;
-        }
-      },
-    },
-  });
-  wasm = instance.exports;
+  compiled = await WebAssembly.compile(bytes);
+  await instantiate();
 })();
 
 function output(len) {
@@ -131,6 +139,12 @@ onmessage = async (e) => {
       draw(m.request);
     }
   } catch (err) {
-    postMessage({ type: "error", message: String(err && err.message ? err.message : err) });
+    let message = String(err && err.message ? err.message : err);
+    if (err instanceof WebAssembly.RuntimeError) {
+      // The module stopped (out of memory, say): a fresh instance, with no file open.
+      message = `the library stopped (${message}); open the file again`;
+      await instantiate();
+    }
+    postMessage({ type: "error", message });
   }
 };
