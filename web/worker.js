@@ -19,7 +19,9 @@ const imports = {
   host: {
     read: (offset, len, dst) => {
       try {
-        const got = read(offset, len);
+        // Never more than asked: a server that sends a longer body must not write past the
+        // module's buffer.
+        const got = read(offset, len).subarray(0, len);
         new Uint8Array(wasm.memory.buffer, dst, got.byteLength).set(got);
         return got.byteLength;
       } catch (e) {
