@@ -253,6 +253,112 @@ fn scalar_value(py: Python<'_>, node: &Node) -> PyResult<Py<PyAny>> {
     }
 }
 
+/// The walk of [`NativeFile::convert`].
+struct Converter<'a, 'py> {
+    doc: &'a asdf::Document,
+    array: Bound<'py, PyAny>,
+    scalar: Bound<'py, PyAny>,
+    mapping: Option<Bound<'py, PyAny>>,
+    sequence: Option<Bound<'py, PyAny>>,
+    timestamp: Option<Bound<'py, PyAny>>,
+    scalar_text: bool,
+    /// The objects made of anchored nodes, by node address: an alias gives its anchor's
+    /// object (a cycle the container being filled).
+    seen: std::collections::HashMap<usize, Py<PyAny>>,
+}
+
+/// A tag of YAML's own (`tag:yaml.org,2002:str`): the node is read as if untagged.
+fn user_tag(node: &Node) -> Option<&str> {
+    node.tag.as_deref().filter(|t| !t.starts_with("tag:yaml.org,2002:") && *t != "!")
+}
+
+impl<'py> Converter<'_, 'py> {
+    fn node(&mut self, py: Python<'py>, node: &Node, path: &mut String, raw: bool) -> PyResult<Py<PyAny>> {
+        let anchored = matches!(node.kind, NodeKind::Alias(_)) || node.anchor.is_some();
+        let node = self.doc.resolve(node);
+        let key = std::ptr::from_ref(node) as usize;
+        if anchored && let Some(obj) = self.seen.get(&key) {
+            return Ok(obj.clone_ref(py));
+        }
+        let tag = user_tag(node);
+        if !raw && tag.is_some_and(|t| asdf::is_ndarray_tag(t) || asdf::is_chunked_array_tag(t)) {
+            let obj = self.array.call1((path.as_str(), tag))?.unbind();
+            if anchored {
+                self.seen.insert(key, obj.clone_ref(py));
+            }
+            return Ok(obj);
+        }
+        let len = path.len();
+        let obj = match &node.kind {
+            NodeKind::Mapping(m) => {
+                let d = PyDict::new(py);
+                if anchored {
+                    self.seen.insert(key, d.clone().into_any().unbind());
+                }
+                for (k, v) in &m.entries {
+                    let k = self.doc.resolve(k);
+                    let text = k.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
+                    path.push('/');
+                    path.push_str(&asdf::escape_pointer_token(text));
+                    let kobj = if matches!(k.kind, NodeKind::Scalar(_)) {
+                        self.scalar_of(py, k)?
+                    } else {
+                        // A container as a key (YAML allows it): its text form.
+                        text.into_py_any(py)?
+                    };
+                    let vobj = self.node(py, v, path, false)?;
+                    path.truncate(len);
+                    d.set_item(kobj, vobj)?;
+                }
+                match (tag, &self.mapping) {
+                    (Some(t), Some(f)) => f.call1((t, d))?.unbind(),
+                    _ => d.into_any().unbind(),
+                }
+            }
+            NodeKind::Sequence(s) => {
+                let l = PyList::empty(py);
+                if anchored {
+                    self.seen.insert(key, l.clone().into_any().unbind());
+                }
+                for (i, item) in s.items.iter().enumerate() {
+                    use std::fmt::Write as _;
+                    let _ = write!(path, "/{i}");
+                    let obj = self.node(py, item, path, false)?;
+                    path.truncate(len);
+                    l.append(obj)?;
+                }
+                match (tag, &self.sequence) {
+                    (Some(t), Some(f)) => f.call1((t, l))?.unbind(),
+                    _ => l.into_any().unbind(),
+                }
+            }
+            _ => self.scalar_of(py, node)?,
+        };
+        if anchored {
+            self.seen.insert(key, obj.clone_ref(py));
+        }
+        Ok(obj)
+    }
+
+    fn scalar_of(&self, py: Python<'py>, node: &Node) -> PyResult<Py<PyAny>> {
+        let NodeKind::Scalar(s) = &node.kind else {
+            return Ok(py.None());
+        };
+        if let Some(t) = user_tag(node) {
+            let value = if self.scalar_text {
+                s.text.as_str().into_py_any(py)?
+            } else {
+                scalar_value(py, node)?
+            };
+            return Ok(self.scalar.call1((t, value))?.unbind());
+        }
+        if let (Value::Timestamp, Some(f)) = (&s.value, &self.timestamp) {
+            return Ok(f.call1((s.text.as_str(),))?.unbind());
+        }
+        scalar_value(py, node)
+    }
+}
+
 /// numpy's name of a datatype in a byte order (`'<f8'`, `'|S10'`, a list of fields).
 fn numpy_dtype(py: Python<'_>, dt: &Datatype, order: ByteOrder) -> PyResult<Py<PyAny>> {
     let o = match order {
@@ -303,7 +409,7 @@ fn numpy_dtype(py: Python<'_>, dt: &Datatype, order: ByteOrder) -> PyResult<Py<P
 impl NativeFile {
     /// `(kind, tag, payload)` of the node at `pointer` (aliases followed): `"map"` with its
     /// `[(key, token)]`, `"seq"` with its length, `"ndarray"` with `None`, `"scalar"` with
-    /// its value.
+    /// its value (`"timestamp"` with its text for an untagged timestamp).
     /// With `raw`, an ndarray is given as the mapping or sequence it is written as.
     #[pyo3(signature = (pointer, raw=false))]
     fn node(&self, py: Python<'_>, pointer: &str, raw: bool) -> PyResult<(String, Option<String>, Py<PyAny>)> {
@@ -330,8 +436,48 @@ impl NativeFile {
                 Ok(("map".into(), tag, keys.into_py_any(py)?))
             }
             NodeKind::Sequence(s) => Ok(("seq".into(), tag, s.items.len().into_py_any(py)?)),
+            NodeKind::Scalar(s) if s.value == Value::Timestamp => Ok(("timestamp".into(), tag, scalar_value(py, node)?)),
             _ => Ok(("scalar".into(), tag, scalar_value(py, node)?)),
         }
+    }
+
+    /// The subtree at `pointer` as Python objects in one call: mappings as dicts, sequences
+    /// as lists, scalars as their values, with Python callables for what needs the Python
+    /// side: `array(pointer, tag)` for each ndarray or chunked array, `scalar(tag, value)` for
+    /// each tagged scalar (given its text when `scalar_text`), `mapping(tag, dict)` and
+    /// `sequence(tag, list)` for each tagged container (`None`: left plain), `timestamp(text)`
+    /// for each untagged timestamp (`None`: its text). An alias gives the same object as its
+    /// anchor (as a YAML loader does). With `raw`, the node at `pointer` itself is not given
+    /// to `array`.
+    #[pyo3(signature = (pointer, array, scalar, mapping=None, sequence=None, timestamp=None, scalar_text=false, raw=false))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments
+    fn convert(
+        &self,
+        py: Python<'_>,
+        pointer: &str,
+        array: Bound<'_, PyAny>,
+        scalar: Bound<'_, PyAny>,
+        mapping: Option<Bound<'_, PyAny>>,
+        sequence: Option<Bound<'_, PyAny>>,
+        timestamp: Option<Bound<'_, PyAny>>,
+        scalar_text: bool,
+        raw: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let f = &self.file;
+        let node = f.get(pointer).map_err(|e| py_err(py, &e))?;
+        let doc = f.document().map_err(|e| py_err(py, &e))?;
+        let mut c = Converter {
+            doc,
+            array,
+            scalar,
+            mapping,
+            sequence,
+            timestamp,
+            scalar_text,
+            seen: std::collections::HashMap::new(),
+        };
+        let mut path = pointer.to_owned();
+        c.node(py, node, &mut path, raw)
     }
 
     /// How to build the numpy array at `pointer`: a dict with `dtype`, `shape`, `strides`,
@@ -604,6 +750,17 @@ impl NativeFile {
         .map_err(|e| py_err(py, &e))
     }
 
+    /// The JSON pointers of every array in the tree (ndarrays and chunked arrays), in the
+    /// tree's order.
+    fn array_pointers(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.file.all_array_pointers().map_err(|e| py_err(py, &e))
+    }
+
+    /// Whether the file is an ASDF file inside FITS (Appendix A of the standard).
+    fn in_fits(&self) -> bool {
+        self.file.source().fits_hdus().is_some()
+    }
+
     /// `(requests, bytes, ranges)` fetched from a remote file so far; `None` for local files.
     fn remote_stats(&self) -> Option<RemoteStats> {
         self.file
@@ -664,6 +821,12 @@ fn read_range(
         .map_err(AsdfError::new_err)
     })?;
     out.into_py_any(py)
+}
+
+/// Whether `target` is a URL (http, https, s3) rather than a path.
+#[pyfunction]
+fn is_url(target: &str) -> bool {
+    asdf::is_url(target)
 }
 
 /// Decodes a block's stored bytes (`compression` a label such as `zlib`) into `data_len`
@@ -819,12 +982,21 @@ fn to_node<'py>(
     integer_tag: &str,
 ) -> PyResult<Node> {
     let mut tag: Option<String> = None;
-    if let Ok(t) = obj.getattr("_asdf_tag")
-        && !t.is_none()
-    {
-        tag = Some(t.extract()?);
+    // Our tree's views and `Tagged` carry `_asdf_tag`; Python asdf's tagged types `_tag`.
+    for attr in ["_asdf_tag", "_tag"] {
+        if let Ok(t) = obj.getattr(attr)
+            && !t.is_none()
+        {
+            tag = Some(t.extract()?);
+            break;
+        }
     }
-    let node = if obj.is_none() {
+    let node = if obj.get_type().name()? == "Tagged" && obj.hasattr("value")? && tag.is_some() {
+        // asdf_rs.Tagged: its value with its tag.
+        let mut n = to_node(py, &obj.getattr("value")?, pointer, arrays, integer_tag)?;
+        n.tag = None;
+        n
+    } else if obj.is_none() {
         Node::null()
     } else if let Ok(b) = obj.cast::<pyo3::types::PyBool>() {
         Node::bool(b.is_true())
@@ -999,6 +1171,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_zarr_chunk, m)?)?;
     m.add_function(wrap_pyfunction!(read_block_range, m)?)?;
     m.add_function(wrap_pyfunction!(write, m)?)?;
+    m.add_function(wrap_pyfunction!(is_url, m)?)?;
     m.add("AsdfError", m.py().get_type::<AsdfError>())?;
     m.add("AsdfValidationError", m.py().get_type::<AsdfValidationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -387,10 +387,25 @@ impl AsdfFile {
     /// # Errors
     /// As [`AsdfFile::tree`].
     pub fn array_pointers(&self) -> Result<Vec<String>, Error> {
+        self.pointers_tagged(asdf_core_types::is_ndarray_tag)
+    }
+
+    /// The JSON pointers of every array in the tree: the ndarrays of
+    /// [`AsdfFile::array_pointers`] and the chunked arrays (asdf-zarr's, ASDF.jl's), in
+    /// document order.
+    ///
+    /// # Errors
+    /// As [`AsdfFile::tree`].
+    pub fn all_array_pointers(&self) -> Result<Vec<String>, Error> {
+        self.pointers_tagged(|t| asdf_core_types::is_ndarray_tag(t) || crate::is_chunked_array_tag(t))
+    }
+
+    /// The pointers of the nodes whose tag `wanted` accepts (not those inside them).
+    fn pointers_tagged(&self, wanted: impl Fn(&str) -> bool) -> Result<Vec<String>, Error> {
         let root = &self.doc()?.root;
         let mut out = Vec::new();
         root.walk_with(&mut |path, n| {
-            if n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag) {
+            if n.tag.as_deref().is_some_and(&wanted) {
                 out.push(asdf_yaml::pointer::pointer_of(root, path));
                 return asdf_yaml::Visit::SkipChildren;
             }

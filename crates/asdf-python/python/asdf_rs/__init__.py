@@ -25,6 +25,7 @@ from ._native import AsdfError, AsdfValidationError
 __all__ = [
     "open",
     "write",
+    "references",
     "to_dask",
     "File",
     "TreeMapping",
@@ -48,11 +49,15 @@ def _settings(storage_options):
     return [(str(k), str(v)) for k, v in opts.items()], anonymous
 
 
-def open(target, validate=True, storage_options=None):
-    """Opens a path or URL (http, https, s3); use as a context manager."""
+def open(target, validate=True, storage_options=None, objects=False):
+    """Opens a path or URL (http, https, s3); use as a context manager.
+
+    With `objects=True`, `f.tree` gives each tagged node as the object Python asdf's
+    converters make of it (astropy's `Quantity`, `Time`, `Table`, a `gwcs.WCS`, ...; see
+    `File.to_objects`), converted when it is first reached, as Python asdf's `lazy_tree`."""
     settings, anonymous = _settings(storage_options)
     native = _native.open(str(target), validate=validate, settings=settings, anonymous=anonymous)
-    return File(native, storage_options)
+    return File(native, storage_options, objects=objects)
 
 
 def _child(pointer, token):
@@ -119,8 +124,9 @@ class TreeMapping(Mapping):
             return False
 
     def to_dict(self):
-        """The mapping and everything under it as plain dicts, lists and numpy arrays."""
-        return {k: _plain(v) for k, v in self.items()}
+        """The mapping and everything under it as plain dicts, lists and numpy arrays (in
+        one native call: the arrays are the only Python calls made per node)."""
+        return self._file._plain(self._pointer)
 
     def __repr__(self):
         tag = f" {self.tag}" if self.tag else ""
@@ -155,26 +161,22 @@ class TreeSequence(Sequence):
         return self._len
 
     def to_list(self):
-        return [_plain(v) for v in self]
+        """The sequence and everything under it as plain lists, dicts and numpy arrays."""
+        return self._file._plain(self._pointer)
 
     def __repr__(self):
         return f"<TreeSequence {self._pointer or '/'} len={self._len}>"
 
 
-def _plain(v):
-    if isinstance(v, TreeMapping):
-        return v.to_dict()
-    if isinstance(v, TreeSequence):
-        return v.to_list()
-    return v
-
-
 class File:
     """An open ASDF file (from `asdf_rs.open`)."""
 
-    def __init__(self, native, storage_options=None):
+    def __init__(self, native, storage_options=None, objects=False):
         self._native = native
         self._storage_options = storage_options
+        self._objects = objects
+        self._converted = {}
+        self._ctx = None
 
     def __enter__(self):
         return self
@@ -201,6 +203,11 @@ class File:
 
     def _node(self, pointer):
         kind, tag, payload = self._native.node(pointer)
+        if self._objects and pointer and tag and not tag.startswith("tag:yaml.org,2002:"):
+            # Objects mode: a tagged node as Python asdf's converters make it, once.
+            if pointer not in self._converted:
+                self._converted[pointer] = self.to_objects(pointer)
+            return self._converted[pointer]
         if kind == "map":
             m = TreeMapping(self, pointer, tag, payload)
             if tag and tag.startswith(_INTEGER) and "words" in m:
@@ -226,13 +233,69 @@ class File:
                     return TreeMapping(self, pointer, tag, payload)
                 return TreeSequence(self, pointer, tag, payload)
         if tag is not None and not tag.startswith("tag:yaml.org,2002:"):
-            if tag.startswith(_COMPLEX) and isinstance(payload, str):
-                try:
-                    return _complex(payload)
-                except ValueError:
-                    pass
-            return Tagged(tag, payload)
+            return _tagged_scalar(tag, payload)
+        if kind == "timestamp" and self._objects:
+            return _timestamp(payload)
         return payload
+
+    def _plain_array(self, pointer, tag):
+        """An ndarray node in a plain conversion: the array, or (not a valid ndarray, as
+        Python asdf) the node as written, with a warning."""
+        try:
+            return self.array(pointer)
+        except AsdfError as e:
+            if getattr(e, "kind", None) != "Array":
+                raise
+            import warnings
+
+            warnings.warn(f"{pointer or '/'}: {e}; given as written", stacklevel=2)
+            return self._native.convert(pointer, self._plain_array, _tagged_scalar, _plain_mapping, raw=True)
+
+    def _plain(self, pointer):
+        """The subtree at `pointer` as plain Python, in one native call."""
+        return self._native.convert(pointer, self._plain_array, _tagged_scalar, _plain_mapping)
+
+    def _context(self):
+        """The Python asdf `AsdfFile` whose extensions convert tagged nodes (made once)."""
+        if self._ctx is None:
+            import asdf
+
+            try:
+                self._ctx = asdf.AsdfFile(version=self.standard)
+            except ValueError:
+                # A version Python asdf does not write (1.0.0, say): its default.
+                self._ctx = asdf.AsdfFile()
+        return self._ctx
+
+    def _object_array(self, pointer, tag):
+        """An ndarray or chunked array node for `to_objects`: a numpy array read by asdf_rs
+        (mapped from an uncompressed block of a local file), a zarr array for asdf-zarr's."""
+        if tag and tag.startswith(_ZARR):
+            from ._objects import zarr_array
+
+            return zarr_array(self, pointer)
+        try:
+            return self.array(pointer)
+        except AsdfError as e:
+            if getattr(e, "kind", None) != "Array":
+                raise
+            # Not a valid ndarray: given to the converters as written (as Python asdf does).
+            from ._objects import tagged_tree
+
+            return tagged_tree(self, pointer, raw=True)
+
+    def to_objects(self, pointer=""):
+        """The subtree at `pointer` as Python asdf gives it, with the converters of the
+        extensions installed (asdf-astropy's `Quantity`, `Time`, `Table`, `SkyCoord`;
+        gwcs's `WCS`; stdatamodels', roman_datamodels', sunpy's, dkist's objects, ...): the
+        tree is built in one native call, its arrays read by asdf_rs, then Python asdf's
+        converters make the objects. Tags no extension converts come back as Python asdf
+        gives them: tagged dicts, lists and strings, with its `AsdfConversionWarning`."""
+        if not pointer.startswith("/") and pointer != "":
+            pointer = "/" + pointer
+        from ._objects import to_objects
+
+        return to_objects(self, pointer)
 
     def array(self, pointer):
         """The ndarray at `pointer` as a read-only numpy array: mapped from the file for an
@@ -245,6 +308,8 @@ class File:
             shape, buf, _ = self._native.region(pointer, "")
             return np.frombuffer(buf, dtype=dtype).reshape(shape)
         if lay.get("inline"):
+            # Values in the tree have no byte order: this machine's, as Python asdf gives them.
+            dtype = dtype.newbyteorder("=")
             data = self._native.inline_data(pointer)
             if dtype.names:
                 data = _records(data, len(shape))
@@ -355,6 +420,32 @@ class File:
 
 _COMPLEX = "tag:stsci.edu:asdf/core/complex-"
 _INTEGER = "tag:stsci.edu:asdf/core/integer-"
+_ZARR = "asdf://asdf-format.org/zarr/tags/zarr-"
+
+
+def _tagged_scalar(tag, value):
+    """A tagged scalar of the plain tree: a `complex` as Python's complex, others `Tagged`."""
+    if tag.startswith(_COMPLEX) and isinstance(value, str):
+        try:
+            return _complex(value)
+        except ValueError:
+            pass
+    return Tagged(tag, value)
+
+
+def _plain_mapping(tag, d):
+    """A tagged mapping of the plain tree: a `core/integer` as Python's int, others the dict."""
+    if tag.startswith(_INTEGER) and isinstance(d.get("words"), list):
+        value = sum(int(w) << (32 * i) for i, w in enumerate(d["words"]))
+        return -value if d.get("sign") == "-" else value
+    return d
+
+
+def _timestamp(text):
+    """An untagged YAML timestamp as PyYAML (so Python asdf) reads it: a date or datetime."""
+    import yaml
+
+    return yaml.safe_load(text)
 
 
 def _region_text(key, ndim):
@@ -501,3 +592,13 @@ def to_dask(target, pointer, storage_options=None, chunk_bytes=64 << 20):
     """`open(target).to_dask(pointer)` without keeping the file open."""
     with open(target, validate=False, storage_options=storage_options) as f:
         return f.to_dask(pointer, chunk_bytes)
+
+
+def references(target, version=1, url=None, storage_options=None, skipped=None):
+    """Kerchunk-style Zarr references to the arrays of the ASDF file at `target` (see
+    `asdf_rs._references`): zarr-python, xarray and VirtualiZarr read the arrays through them
+    without asdf_rs. Arrays that cannot be expressed are named in a warning (and appended to
+    `skipped`, a list, when given)."""
+    from ._references import references as _references
+
+    return _references(target, version=version, url=url, storage_options=storage_options, skipped=skipped)

@@ -1,0 +1,130 @@
+"""`File.to_objects`: the tree as Python asdf's converters make it.
+
+The tree is built in one native call as Python asdf's YAML loader builds it (tagged nodes as
+`asdf.tagged.TaggedDict`, `TaggedList`, `TaggedString`; untagged timestamps as PyYAML's
+dates), with the arrays read by asdf_rs in place of the ndarray nodes; then Python asdf's
+`tagged_tree_to_custom_tree` runs the installed extensions' converters over it, bottom up, as
+`asdf.open` does.
+"""
+
+import json
+from collections.abc import MutableMapping
+
+from . import _native
+
+
+def _tagged_scalar(tag, text):
+    from asdf.tagged import TaggedString
+
+    s = TaggedString(text)
+    s._tag = tag
+    return s
+
+
+def _tagged_mapping(tag, d):
+    from asdf.tagged import TaggedDict
+
+    return TaggedDict(d, tag)
+
+
+def _tagged_sequence(tag, items):
+    from asdf.tagged import TaggedList
+
+    return TaggedList(items, tag)
+
+
+def tagged_tree(f, pointer, raw=False):
+    """The subtree at `pointer` as Python asdf's loader gives it (tagged basic types), arrays
+    read by asdf_rs; with `raw`, the node at `pointer` is given as written even if it is an
+    array."""
+    from . import _timestamp
+
+    return f._native.convert(
+        pointer,
+        f._object_array,
+        _tagged_scalar,
+        _tagged_mapping,
+        _tagged_sequence,
+        timestamp=_timestamp,
+        scalar_text=True,
+        raw=raw,
+    )
+
+
+def to_objects(f, pointer):
+    import asdf.yamlutil
+
+    ctx = f._context()
+    tree = asdf.yamlutil.tagged_tree_to_custom_tree(tagged_tree(f, pointer), ctx)
+    if pointer == "":
+        # As asdf.open: a warning for each extension the file was written with that is not
+        # installed (or is older than the one that wrote it).
+        ctx._check_extensions(tree)
+    return tree
+
+
+class _Chunks(MutableMapping):
+    """The chunks of an asdf-zarr array stored in the file's blocks, as a read-only Zarr
+    store: each key's stored bytes fetched (a ranged read for a remote file) when zarr asks
+    for them."""
+
+    def __init__(self, f, grid, chunks, separator):
+        self._target = f._native.target()
+        self._keys = {}
+        for flat, c in enumerate(chunks):
+            if c is None:
+                continue
+            index = []
+            for n in reversed(grid):
+                index.append(flat % n)
+                flat //= n
+            self._keys[separator.join(str(i) for i in reversed(index))] = c
+
+    def __getitem__(self, key):
+        try:
+            stored_offset, stored_len, compression, data_len = self._keys[key]
+        except KeyError:
+            raise KeyError(key) from None
+        target, settings, anonymous, version = self._target
+        size, etag = version if version else (None, None)
+        raw = _native.read_range(
+            target, stored_offset, stored_offset + stored_len, settings, anonymous, size, etag
+        )
+        if compression != "none":
+            raw = _native.decode_block(compression, raw, data_len)
+        return raw
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def __setitem__(self, key, value):
+        raise PermissionError("a chunked array of an ASDF file opened by asdf_rs is read-only")
+
+    def __delitem__(self, key):
+        raise PermissionError("a chunked array of an ASDF file opened by asdf_rs is read-only")
+
+
+def zarr_array(f, pointer):
+    """The asdf-zarr array at `pointer` as a `zarr.Array`, as asdf-zarr's converter makes it:
+    its chunks in the file's blocks read by asdf_rs; an external store opened by asdf-zarr."""
+    found = f._native.chunk_map(pointer)
+    if found is None:
+        # Chunks in a store outside the file: asdf-zarr's converter opens it.
+        import asdf.yamlutil
+
+        node = tagged_tree(f, pointer, raw=True)
+        return asdf.yamlutil.tagged_tree_to_custom_tree(node, f._context())
+    import zarr
+
+    _metadata, grid, chunks = found
+    zarray = f._plain(pointer + "/.zarray")
+    separator = zarray.get("dimension_separator") or "."
+    store = zarr.storage.KVStore({".zarray": json.dumps(zarray)})
+    chunk_store = zarr.storage.KVStore(_Chunks(f, grid, chunks, separator))
+    return zarr.open_array(store=store, chunk_store=chunk_store, mode="r")
