@@ -95,6 +95,46 @@ def main():
 
     compare("tree open + touch", o_tree, p_tree)
 
+    # The whole tree as plain Python: one native call (to_dict) against one call per node (how
+    # to_dict went before), and against Python asdf's tree made plain.
+    f_tree = asdf_rs.open(tree)
+
+    def per_node(v):
+        if isinstance(v, asdf_rs.TreeMapping):
+            return {k: per_node(x) for k, x in v.items()}
+        if isinstance(v, asdf_rs.TreeSequence):
+            return [per_node(x) for x in v]
+        return v
+
+    assert f_tree.tree.to_dict() == per_node(f_tree.tree)
+    compare("to_dict of the open tree: one native call (ours) vs one call per node (as before, in the Python asdf column)",
+            lambda: f_tree.tree.to_dict(), lambda: per_node(f_tree.tree))
+
+    # Objects through Python asdf's converters: a DKIST tiled dataset and a gwcs, a fresh open
+    # each, to_objects() against asdf.open(...).tree.
+    import os
+    import warnings
+
+    warnings.simplefilter("ignore")
+    site = os.path.dirname(os.path.dirname(asdf.__file__))
+    for name, rel in [("DKIST tiled dataset", "dkist/data/test/test_tiled_dataset-1.3.0_dataset-1.2.0.asdf"),
+                      ("gwcs NIRCam WCS", "gwcs/tests/data/nircamwcs.asdf")]:
+        path = os.path.join(site, rel)
+        if not os.path.exists(path):
+            print(f"| {name}: not installed | - | - | - |")
+            continue
+
+        def o_obj(path=path):
+            with asdf_rs.open(path) as f:
+                f.to_objects()
+
+        def p_obj(path=path):
+            with asdf.open(path) as af:
+                af.tree
+
+        o_obj(), p_obj()
+        compare(f"objects: {name}, to_objects() vs asdf.open().tree", o_obj, p_obj)
+
     compare("zlib read + sum", *sums(zl))
 
     # Two Python threads decoding two zlib blocks against one thread decoding both: the GIL is

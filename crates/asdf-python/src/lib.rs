@@ -203,21 +203,31 @@ fn remote_options(settings: Vec<(String, String)>, anonymous: bool) -> asdf_remo
 }
 
 /// Opens a path or URL.
+///
+/// With `resolve_references`, every `$ref` is resolved (as Python asdf's
+/// `AsdfFile.resolve_references`): into this file, and into other files beside it.
 #[pyfunction]
-#[pyo3(signature = (target, validate=true, settings=Vec::new(), anonymous=false))]
+#[pyo3(signature = (target, validate=true, settings=Vec::new(), anonymous=false, resolve_references=false))]
 fn open(
     py: Python<'_>,
     target: String,
     validate: bool,
     settings: Vec<(String, String)>,
     anonymous: bool,
+    resolve_references: bool,
 ) -> PyResult<NativeFile> {
     let remote = remote_options(settings, anonymous);
     let options = OpenOptions::default().validate(validate);
     let t = target.clone();
     let r = remote.clone();
     let file = py
-        .detach(move || asdf::Open::path_or_url(&t).options(options).storage_options(r).open())
+        .detach(move || {
+            let mut f = asdf::Open::path_or_url(&t).options(options).storage_options(r).open()?;
+            if resolve_references {
+                f.resolve_references()?;
+            }
+            Ok::<_, Error>(f)
+        })
         .map_err(|e| py_err(py, &e))?;
     // As Python asdf's open: a tree that violates its schemas is an error.
     let violations: Vec<asdf::Violation> = file
@@ -264,12 +274,14 @@ struct Converter<'a, 'py> {
     scalar_text: bool,
     /// The objects made of anchored nodes, by node address: an alias gives its anchor's
     /// object (a cycle the container being filled).
-    seen: std::collections::HashMap<usize, Py<PyAny>>,
+    seen: Bound<'py, PyDict>,
 }
 
 /// A tag of YAML's own (`tag:yaml.org,2002:str`): the node is read as if untagged.
 fn user_tag(node: &Node) -> Option<&str> {
-    node.tag.as_deref().filter(|t| !t.starts_with("tag:yaml.org,2002:") && *t != "!")
+    node.tag
+        .as_deref()
+        .filter(|t| !t.starts_with("tag:yaml.org,2002:") && *t != "!")
 }
 
 impl<'py> Converter<'_, 'py> {
@@ -277,14 +289,14 @@ impl<'py> Converter<'_, 'py> {
         let anchored = matches!(node.kind, NodeKind::Alias(_)) || node.anchor.is_some();
         let node = self.doc.resolve(node);
         let key = std::ptr::from_ref(node) as usize;
-        if anchored && let Some(obj) = self.seen.get(&key) {
-            return Ok(obj.clone_ref(py));
+        if anchored && let Some(obj) = self.seen.get_item(key)? {
+            return Ok(obj.unbind());
         }
         let tag = user_tag(node);
         if !raw && tag.is_some_and(|t| asdf::is_ndarray_tag(t) || asdf::is_chunked_array_tag(t)) {
             let obj = self.array.call1((path.as_str(), tag))?.unbind();
             if anchored {
-                self.seen.insert(key, obj.clone_ref(py));
+                self.seen.set_item(key, &obj)?;
             }
             return Ok(obj);
         }
@@ -293,7 +305,7 @@ impl<'py> Converter<'_, 'py> {
             NodeKind::Mapping(m) => {
                 let d = PyDict::new(py);
                 if anchored {
-                    self.seen.insert(key, d.clone().into_any().unbind());
+                    self.seen.set_item(key, &d)?;
                 }
                 for (k, v) in &m.entries {
                     let k = self.doc.resolve(k);
@@ -318,7 +330,7 @@ impl<'py> Converter<'_, 'py> {
             NodeKind::Sequence(s) => {
                 let l = PyList::empty(py);
                 if anchored {
-                    self.seen.insert(key, l.clone().into_any().unbind());
+                    self.seen.set_item(key, &l)?;
                 }
                 for (i, item) in s.items.iter().enumerate() {
                     use std::fmt::Write as _;
@@ -335,7 +347,7 @@ impl<'py> Converter<'_, 'py> {
             _ => self.scalar_of(py, node)?,
         };
         if anchored {
-            self.seen.insert(key, obj.clone_ref(py));
+            self.seen.set_item(key, &obj)?;
         }
         Ok(obj)
     }
@@ -436,7 +448,9 @@ impl NativeFile {
                 Ok(("map".into(), tag, keys.into_py_any(py)?))
             }
             NodeKind::Sequence(s) => Ok(("seq".into(), tag, s.items.len().into_py_any(py)?)),
-            NodeKind::Scalar(s) if s.value == Value::Timestamp => Ok(("timestamp".into(), tag, scalar_value(py, node)?)),
+            NodeKind::Scalar(s) if s.value == Value::Timestamp => {
+                Ok(("timestamp".into(), tag, scalar_value(py, node)?))
+            }
             _ => Ok(("scalar".into(), tag, scalar_value(py, node)?)),
         }
     }
@@ -449,7 +463,9 @@ impl NativeFile {
     /// for each untagged timestamp (`None`: its text). An alias gives the same object as its
     /// anchor (as a YAML loader does). With `raw`, the node at `pointer` itself is not given
     /// to `array`.
-    #[pyo3(signature = (pointer, array, scalar, mapping=None, sequence=None, timestamp=None, scalar_text=false, raw=false))]
+    /// `memo` (a dict, when given) keeps the objects made of anchored nodes from call to call
+    /// (by node address): an alias reached by a later call gives the same object.
+    #[pyo3(signature = (pointer, array, scalar, mapping=None, sequence=None, timestamp=None, scalar_text=false, raw=false, memo=None))]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments
     fn convert(
         &self,
@@ -462,6 +478,7 @@ impl NativeFile {
         timestamp: Option<Bound<'_, PyAny>>,
         scalar_text: bool,
         raw: bool,
+        memo: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         let f = &self.file;
         let node = f.get(pointer).map_err(|e| py_err(py, &e))?;
@@ -474,7 +491,7 @@ impl NativeFile {
             sequence,
             timestamp,
             scalar_text,
-            seen: std::collections::HashMap::new(),
+            seen: memo.unwrap_or_else(|| PyDict::new(py)),
         };
         let mut path = pointer.to_owned();
         c.node(py, node, &mut path, raw)
@@ -972,6 +989,41 @@ fn datatype_of(dtype: &str) -> Option<(Datatype, ByteOrder)> {
     Some((Datatype::Scalar(s), order))
 }
 
+/// A structured numpy dtype's `descr` (`[(name, '<i4'), (name, '>f8', (2, 3)), ...]`) as a
+/// structured datatype, each field with its byte order; `None` for fields this cannot write
+/// (records of records, objects, padding).
+fn structured_of(descr: &Bound<'_, PyAny>) -> PyResult<Option<(Datatype, ByteOrder)>> {
+    let mut fields = Vec::new();
+    for item in descr.try_iter()? {
+        let item = item?;
+        let name: String = item.get_item(0)?.extract()?;
+        let Ok(typestr) = item.get_item(1)?.extract::<String>() else {
+            return Ok(None);
+        };
+        let shape: Vec<usize> = if item.len()? > 2 {
+            item.get_item(2)?.extract()?
+        } else {
+            Vec::new()
+        };
+        let Some((datatype, order)) = datatype_of(&typestr) else {
+            return Ok(None);
+        };
+        let single_byte = typestr.starts_with('|');
+        fields.push(asdf::core_types::Field {
+            name: Some(name),
+            datatype,
+            byteorder: (!single_byte).then_some(order),
+            shape,
+        });
+    }
+    let order = if cfg!(target_endian = "big") {
+        ByteOrder::Big
+    } else {
+        ByteOrder::Little
+    };
+    Ok(Some((Datatype::Structured(fields), order)))
+}
+
 /// A Python value as a tree node; numpy arrays (anything with `dtype` and `shape`) are
 /// collected with their pointers, to become blocks.
 fn to_node<'py>(
@@ -1031,7 +1083,15 @@ fn to_node<'py>(
         if shape.is_empty() && !obj.hasattr("__array_interface__")? {
             return to_node(py, &obj.call_method0("item")?, pointer, arrays, integer_tag);
         }
-        arrays.push((pointer.to_string(), obj.clone()));
+        let ma = py.import("numpy")?.getattr("ma")?;
+        if ma.call_method1("isMaskedArray", (obj,))?.is_truthy()? {
+            // A masked array: its data, and its mask as the ndarray's `mask` (bool8), as
+            // Python asdf writes it.
+            arrays.push((pointer.to_string(), obj.getattr("data")?));
+            arrays.push((format!("{pointer}/mask"), ma.call_method1("getmaskarray", (obj,))?));
+        } else {
+            arrays.push((pointer.to_string(), obj.clone()));
+        }
         Node::null()
     } else if let Ok(d) = obj.cast::<PyDict>() {
         let mut entries = Vec::with_capacity(d.len());
@@ -1138,9 +1198,14 @@ fn write(
         let np = py.import("numpy")?;
         let c = np.call_method1("ascontiguousarray", (&arr,))?;
         let dtype: String = c.getattr("dtype")?.getattr("str")?.extract()?;
-        let (datatype, order) = datatype_of(&dtype).ok_or_else(|| {
+        let (datatype, order) = if c.getattr("dtype")?.getattr("names")?.is_none() {
+            datatype_of(&dtype)
+        } else {
+            structured_of(&c.getattr("dtype")?.getattr("descr")?)?
+        }
+        .ok_or_else(|| {
             usage(format!(
-                "{pointer}: numpy dtype {dtype} cannot be written (structured and object arrays are not yet)"
+                "{pointer}: numpy dtype {dtype} cannot be written (object arrays, and records of records, cannot)"
             ))
         })?;
         let shape: Vec<usize> = c.getattr("shape")?.extract()?;

@@ -46,19 +46,58 @@ def realworld_files(tmp_path_factory):
     return [f for f in files if "make_error" not in f]
 
 
+def arrays_of(tree, out, path=""):
+    """Every array of a tree Python asdf read (ndarrays, zarr arrays) by path, as numpy."""
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            arrays_of(v, out, f"{path}/{k}")
+    elif isinstance(tree, (list, tuple)):
+        for i, v in enumerate(tree):
+            arrays_of(v, out, f"{path}/{i}")
+    elif hasattr(tree, "shape") and hasattr(tree, "dtype"):
+        out[path] = np.asarray(tree[...])
+    return out
+
+
+def same_but_block_order(ours, theirs):
+    """The same YAML and equal arrays, the blocks in another order: asdf-zarr writes chunks
+    in the order of a Python set of their keys (string hashing's, which differs from run to
+    run), so two files of the same tree differ in block order even from Python asdf itself."""
+    if ours.split(b"\xd3BLK")[0] != theirs.split(b"\xd3BLK")[0]:
+        return False
+    with asdf.open(io.BytesIO(ours)) as a, asdf.open(io.BytesIO(theirs)) as b:
+        x, y = arrays_of(a.tree, {}), arrays_of(b.tree, {})
+        return x.keys() == y.keys() and all(np.array_equal(x[k], y[k], equal_nan=x[k].dtype.kind in "fc") for k in x)
+
+
 def python_asdf_tree_bytes(path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with asdf.open(path) as af:
-            return serialise(af.tree)
+            # Its lazy ndarrays as the arrays they give (Python asdf writes a lazily loaded
+            # masked array back without its mask; touched, it is the masked array ours is).
+            from asdf import treeutil
+            from asdf.tags.core import NDArrayType
+
+            tree = treeutil.walk_and_modify(af.tree, lambda n: n[...] if isinstance(n, NDArrayType) else n)
+            return serialise(tree)
+
+
+def materialise(v):
+    """A tree of objects mode (lazy mappings and sequences) as dicts and lists."""
+    if isinstance(v, asdf_rs.TreeMapping):
+        return {k: materialise(v[k]) for k in v}
+    if isinstance(v, asdf_rs.TreeSequence):
+        return [materialise(x) for x in v]
+    return v
 
 
 def ours_bytes(path, objects_mode=False):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with asdf_rs.open(path) as f:
+        with asdf_rs.open(path, objects=objects_mode) as f:
             if objects_mode:
-                tree = asdf.tags.core.AsdfObject({k: f.tree[k] for k in f.tree})
+                tree = asdf.tags.core.AsdfObject({k: materialise(f.tree[k]) for k in f.tree})
             else:
                 tree = f.to_objects()
             return serialise(tree)
@@ -78,7 +117,10 @@ def test_to_objects_equals_python_asdf_on_real_world_files(realworld_files):
         except Exception as e:  # noqa: BLE001 - counted and named below
             ours_fails.append((entry["origin"], f"{type(e).__name__}: {str(e)[:300]}"))
             continue
-        (equal if ours == theirs else differ).append(entry["origin"])
+        if ours == theirs or same_but_block_order(ours, theirs):
+            equal.append(entry["origin"])
+        else:
+            differ.append(entry["origin"])
     print(
         f"\nto_objects vs asdf.open(...).tree: {len(equal)} of {len(equal) + len(differ) + len(ours_fails)} "
         f"files equal (through Python asdf's serialisation); {len(python_fails)} files Python asdf "
@@ -106,7 +148,7 @@ def test_objects_mode_gives_the_same_objects_node_by_node(realworld_files):
         t = f.tree
         assert isinstance(t["quantity"], u.Quantity) and t["quantity"].unit == u.km / u.s
         assert isinstance(t["time"], Time) and t["time"].isot == "2024-03-01T12:00:00.500"
-        assert isinstance(t["table"], QTable) and list(t["table"]["a"]) == [1, 2, 3] * u.m
+        assert isinstance(t["table"], QTable) and (t["table"]["a"] == [1, 2, 3] * u.m).all()
         assert isinstance(t["skycoord"], SkyCoord)
         assert t["time"] is t["time"]  # converted once
         assert t["unit"] == u.erg / u.s / u.cm**2

@@ -177,6 +177,7 @@ class File:
         self._objects = objects
         self._converted = {}
         self._ctx = None
+        self._anchors = {}
 
     def __enter__(self):
         return self
@@ -189,6 +190,19 @@ class File:
         """Releases the file (its handle or map, a remote file's cache); arrays already read
         stay valid, the tree's views and this object raise AsdfError from now on."""
         self._native = _Closed()
+
+    def resolve_references(self):
+        """Resolves every JSON reference (`{$ref: "other.asdf#/path"}`, `{$ref: "#/path"}`) in
+        the tree, as Python asdf's `AsdfFile.resolve_references`: the referenced nodes take
+        their place (another file's arrays read into the tree). Python asdf leaves `$ref`s as
+        they are on open; so does `asdf_rs.open`."""
+        target, settings, anonymous, _version = self._native.target()
+        self._native = _native.open(
+            target, validate=False, settings=settings, anonymous=anonymous, resolve_references=True
+        )
+        self._converted.clear()
+        self._anchors.clear()
+        self._ctx = None
 
     @property
     def tree(self):
@@ -258,13 +272,9 @@ class File:
     def _context(self):
         """The Python asdf `AsdfFile` whose extensions convert tagged nodes (made once)."""
         if self._ctx is None:
-            import asdf
+            from ._objects import context
 
-            try:
-                self._ctx = asdf.AsdfFile(version=self.standard)
-            except ValueError:
-                # A version Python asdf does not write (1.0.0, say): its default.
-                self._ctx = asdf.AsdfFile()
+            self._ctx = context(self.standard)
         return self._ctx
 
     def _object_array(self, pointer, tag):
@@ -320,9 +330,10 @@ class File:
                 # Exploded form: the data is block 0 of a file beside this one.
                 import os.path
 
-                target = self._native.target()[0]
+                target, settings, anonymous, _version = self._native.target()
                 other = os.path.join(os.path.dirname(target), lay["external"])
-                buf = _native.open(other, validate=False).block_bytes(0)
+                # A remote file's external files are fetched as it was (its store settings).
+                buf = _native.open(other, validate=False, settings=settings, anonymous=anonymous).block_bytes(0)
                 base = 0
             elif "path" in lay:
                 buf = np.memmap(lay["path"], dtype=np.uint8, mode="r")

@@ -48,14 +48,49 @@ def tagged_tree(f, pointer, raw=False):
         timestamp=_timestamp,
         scalar_text=True,
         raw=raw,
+        memo=f._anchors,
     )
+
+
+def context(version):
+    """Python asdf's `AsdfFile` whose extensions convert the tagged nodes of one file, its
+    conversions remembered from call to call (an anchored node reached again, by another
+    `to_objects` or another node of `objects=True`, gives the same object, as in the one
+    tree Python asdf reads)."""
+    import asdf
+    from asdf import treeutil
+
+    class Remembering(treeutil._TreeModificationContext):
+        def __exit__(self, exc_type, exc_value, traceback):
+            self._depth -= 1
+            if self._depth == 0:
+                if exc_type is None:
+                    self._drain_generators()
+                self._generators = []
+                self._pending = set()
+
+    try:
+        ctx = asdf.AsdfFile(version=version)
+    except ValueError:
+        # A version Python asdf does not write (1.0.0, say): its default.
+        ctx = asdf.AsdfFile()
+    ctx._tree_modification_context = Remembering()
+    return ctx
 
 
 def to_objects(f, pointer):
     import asdf.yamlutil
 
+    from asdf import schema, versioning
+    from asdf.config import get_config
+
     ctx = f._context()
-    tree = asdf.yamlutil.tagged_tree_to_custom_tree(tagged_tree(f, pointer), ctx)
+    tagged = tagged_tree(f, pointer)
+    if ctx.version <= versioning.FILL_DEFAULTS_MAX_VERSION and get_config().legacy_fill_schema_defaults:
+        # As asdf.open: files before 1.6.0 have their schemas' defaults filled (with the
+        # schemas of every installed extension) before the converters see them.
+        schema.fill_defaults(tagged, ctx, reading=True)
+    tree = asdf.yamlutil.tagged_tree_to_custom_tree(tagged, ctx)
     if pointer == "":
         # As asdf.open: a warning for each extension the file was written with that is not
         # installed (or is older than the one that wrote it).
