@@ -63,3 +63,84 @@ fn the_python_package_passes_its_pytest_suite() {
         println!("NOT RUN: the asdf_rs corpus suite (conformance data missing)");
     }
 }
+
+/// The package as a user installs it: `maturin build` makes an abi3 wheel (one wheel for
+/// CPython 3.10 and later), which installs with pip into a fresh virtual environment (numpy
+/// from the package index) and reads a file there, with its xarray entry point declared.
+#[test]
+fn the_abi3_wheel_installs_in_a_fresh_venv() {
+    let root = asdf_testdata::workspace_root();
+    let py = asdf_testdata::interop_python();
+    let venv_dir = py.parent().and_then(|b| b.parent()).unwrap().to_path_buf();
+    let out = root.join("target/wheels-test");
+    let _ = std::fs::remove_dir_all(&out);
+    // The same profile and target folder as the pytest suite's build: cargo reuses it.
+    let build = Command::new(&py)
+        .args(["-m", "maturin", "build", "-q", "--profile", "pyext", "-m"])
+        .arg(root.join("crates/asdf-python/Cargo.toml"))
+        .arg("-o")
+        .arg(&out)
+        .env("CARGO_TARGET_DIR", root.join("target/pyext"))
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                venv_dir.join("bin").display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .status()
+        .unwrap();
+    assert!(build.success(), "maturin build failed");
+    let wheels: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "whl"))
+        .collect();
+    assert_eq!(wheels.len(), 1, "{wheels:?}");
+    let name = wheels[0].file_name().unwrap().to_string_lossy().to_string();
+    assert!(name.contains("-cp310-abi3-"), "not an abi3 wheel: {name}");
+    let fresh = out.join("venv");
+    // The interpreter the interop venv was made from: a plain venv of it, nothing installed.
+    let base: String = String::from_utf8(
+        Command::new(&py)
+            .args(["-c", "import sys; print(sys._base_executable)"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .to_owned();
+    assert!(
+        Command::new(&base)
+            .args(["-m", "venv"])
+            .arg(&fresh)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let pip = Command::new(fresh.join("bin/python"))
+        .args(["-m", "pip", "install", "-q"])
+        .arg(&wheels[0])
+        .status()
+        .unwrap();
+    assert!(pip.success(), "pip install of {name} failed");
+    let check = Command::new(fresh.join("bin/python"))
+        .args([
+            "-c",
+            "import asdf_rs, numpy as np, importlib.metadata as m, os, tempfile\n\
+             p = os.path.join(tempfile.mkdtemp(), 'x.asdf')\n\
+             asdf_rs.write(p, {'a': np.arange(10.0)}, compression='zstd')\n\
+             with asdf_rs.open(p) as f: assert f['/a'].sum() == 45.0\n\
+             eps = [e.name for e in m.entry_points(group='xarray.backends')]\n\
+             assert 'asdf_rs' in eps, eps\n\
+             print('wheel ok', asdf_rs.__version__)",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&check.stdout);
+    println!("{name}: {text}{}", String::from_utf8_lossy(&check.stderr));
+    assert!(check.status.success() && text.contains("wheel ok"));
+}
