@@ -13,8 +13,9 @@ import asdf
 import asdf_rs
 
 DTYPES = ["<f8", ">f8", "<f4", ">f4", "<i8", ">i4", "<i2", "|i1", "<u4", ">u2", "|u1", "<c16", ">c8", "<f2", "|b1", "|S5", "<U3"]
-COMPRESSIONS = [None, "zlib", "bzp2", "zstd", "lz4"]
-EXPRESSIBLE = {None, "zlib", "bzp2", "zstd"}
+COMPRESSIONS = [None, "zlib", "bzp2", "zstd", "lz4", "blsc"]
+# lz4: Python asdf's framing of one LZ4 block (arrays up to 4 MiB); blsc: one Blosc buffer.
+EXPRESSIBLE = {None, "zlib", "bzp2", "zstd", "lz4", "blsc"}
 
 
 def random_array(rng, dtype):
@@ -132,6 +133,31 @@ def test_references_read_by_zarr_equal_python_asdf(tmp_path, served):
     assert local > 100 and remote == local
 
 
+def test_what_references_cannot_express_is_listed(tmp_path):
+    """An lz4 block of more than one LZ4 block (over 4 MiB), a Blosc2 frame, an LZ4 frame and a
+    masked array: named, with the reason; the others expressed and equal."""
+    big = np.arange(600_000, dtype="<f8")  # 4.6 MiB: two LZ4 blocks in Python asdf's framing
+    small = np.arange(100, dtype=">i4")
+    tree = {"big": big, "frame": small.copy(), "lz4f": small.copy() * 2, "plain": small.copy() * 3,
+            "masked": np.ma.masked_array(np.arange(4.0), mask=[0, 1, 0, 0])}
+    af = asdf.AsdfFile(tree)
+    af.set_array_compression(tree["big"], "lz4")
+    af.set_array_compression(tree["lz4f"], "lz4f")
+    af.write_to(tmp_path / "mixed.asdf")
+    asdf_rs.write(tmp_path / "frame.asdf", {"frame": small}, compression="bls2")
+    skipped = []
+    with pytest.warns(UserWarning, match="/big"):
+        refs = asdf_rs.references(tmp_path / "mixed.asdf", skipped=skipped)
+    assert [p for p, _ in skipped] == ["/big", "/lz4f", "/masked"], skipped
+    g = read_by_references(refs)
+    np.testing.assert_array_equal(g["plain"][...], small * 3)
+    np.testing.assert_array_equal(g["frame"][...], small)
+    skipped = []
+    with pytest.warns(UserWarning, match="Blosc2"):
+        asdf_rs.references(tmp_path / "frame.asdf", skipped=skipped)
+    assert [p for p, _ in skipped] == ["/frame"]
+
+
 def test_references_of_asdf_zarr_chunks_and_asdf_rs_files(tmp_path):
     import zarr
     import asdf_zarr.storage
@@ -147,8 +173,9 @@ def test_references_of_asdf_zarr_chunks_and_asdf_rs_files(tmp_path):
         np.testing.assert_array_equal(got, af.tree["z"][...])
     # Ours, every codec we write, and chunked.
     ours = tmp_path / "ours.asdf"
-    data = {f"c_{c}": np.arange(1000, dtype="<f8").reshape(10, 100) * 1.5 for c in ["zlib", "bzp2", "zstd"]}
-    for c in ["zlib", "bzp2", "zstd"]:
+    codecs = ["zlib", "bzp2", "zstd", "lz4", "blsc"]
+    data = {f"c_{c}": np.arange(1000, dtype="<f8").reshape(10, 100) * 1.5 for c in codecs}
+    for c in codecs:
         asdf_rs.write(ours, {"x": data[f"c_{c}"]}, compression=c)
         np.testing.assert_array_equal(read_by_references(asdf_rs.references(ours))["x"][...], data[f"c_{c}"])
     asdf_rs.write(ours, {"x": data["c_zlib"]}, compression="zstd", chunks=(3, 40))

@@ -9,12 +9,14 @@ xarray or VirtualiZarr read them without asdf_rs:
   byte order, any offset in the block);
 - a block compressed with `zlib`, `bzp2` or `zstd`: one chunk, the block's stored bytes with
   numcodecs' `zlib`, `bz2` or `zstd` as the compressor (the array must be the whole block);
+  with `lz4` (Python asdf's framing) or `blsc`, when the block is one LZ4 block (arrays up to
+  4 MiB) or one Blosc buffer: numcodecs' `lz4` or `blosc` on it;
 - an asdf-zarr array with its chunks in the file's blocks: its own `.zarray` and a reference
   per chunk written;
 - an array in the tree (inline): its bytes inline in the references (`base64:`).
 
 What cannot be expressed so is listed, never left out in silence: a warning names each array
-with the reason (Python asdf's `lz4` framing, LZ4 frames, Blosc frames, a view that is not
+with the reason (`lz4` blocks of more than one LZ4 block, LZ4 frames, Blosc2 frames, a view that is not
 contiguous, a part of a compressed block, masked arrays, arrays in external files or stores,
 ASDF in FITS), and `skipped` (a list, when given) receives `(pointer, reason)` pairs.
 """
@@ -25,6 +27,8 @@ import warnings
 
 import numpy as np
 
+from . import _native
+
 # Block compression labels whose stored bytes numcodecs decodes as one chunk.
 _CODECS = {
     "zlib": {"id": "zlib", "level": 6},
@@ -32,11 +36,35 @@ _CODECS = {
     "zstd": {"id": "zstd", "level": 3},
 }
 _WHY_NOT = {
-    "lz4": "Python asdf's lz4 framing (4-byte lengths before LZ4 blocks) is not a numcodecs codec",
+    "lz4": "Python asdf's lz4 framing holds more than one LZ4 block (arrays over 4 MiB); numcodecs' lz4 reads one",
     "lz4f": "LZ4 frames are not a numcodecs codec",
-    "blsc": "a Blosc block of asdf-compression is a sequence of Blosc buffers, not one numcodecs Blosc chunk",
+    "blsc": "a Blosc block that is not one Blosc buffer",
     "bls2": "Blosc2 frames are not a numcodecs codec",
 }
+
+
+def _single_buffer(f, lay):
+    """For `lz4` (Python asdf's framing: a 4-byte big-endian length before each LZ4 block)
+    and `blsc` (Blosc buffers): `(offset, length, compressor)` of the one numcodecs chunk the
+    block's stored bytes are, or None when they are more than one."""
+    import struct
+
+    target, settings, anonymous, version = f._native.target()
+    size, etag = version if version else (None, None)
+    at, n = lay["stored_offset"], lay["stored_len"]
+    if n < 4:
+        return None
+    head = _native.read_range(target, at, at + min(n, 16), settings, anonymous, size, etag)
+    if lay["compression"] == "lz4":
+        # One LZ4 block stored with its size (python-lz4's store_size: a 4-byte
+        # little-endian length first), as numcodecs' LZ4 reads it.
+        if struct.unpack(">I", head[:4])[0] == n - 4:
+            return at + 4, n - 4, {"id": "lz4", "acceleration": 1}
+        return None
+    # A Blosc (1) buffer: its compressed size at bytes 12..16 of its 16-byte header.
+    if len(head) == 16 and head[0] in (1, 2) and struct.unpack("<I", head[12:16])[0] == n:
+        return at, n, {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}
+    return None
 
 
 def _zarr_dtype(dtype):
@@ -180,9 +208,16 @@ def collect(f, url):
                 refs[_key(len(shape))] = [url, lay["stored_offset"], lay["stored_len"]]
             arrays.append((path, _zarray(shape, shape, dtype, dict(_CODECS[compression]), order), refs))
         else:
-            why = _WHY_NOT.get(compression, f"its compression {compression} is not a numcodecs codec")
-            skipped.append((pointer, why))
-            continue
+            single = None
+            if compression in ("lz4", "blsc") and lay["offset"] == 0 and nbytes == lay["data_len"]:
+                single = _single_buffer(f, lay)
+            if single is None:
+                why = _WHY_NOT.get(compression, f"its compression {compression} is not a numcodecs codec")
+                skipped.append((pointer, why))
+                continue
+            at, n, codec = single
+            refs[_key(len(shape))] = [url, at, n]
+            arrays.append((path, _zarray(shape, shape, dtype, codec, order), refs))
         taken.add(pointer)
     return arrays, skipped
 
