@@ -204,10 +204,40 @@ fn remote_options(settings: Vec<(String, String)>, anonymous: bool) -> asdf_remo
 
 /// Opens a path or URL.
 ///
+/// The schemas of Python asdf's installed extensions, with the standard's (set once by
+/// `set_extension_schemas`): files opened with `extension_schemas` are validated with them,
+/// and (before ASDF 1.6.0) have their defaults filled from them, as Python asdf's open does.
+static EXTENSION_SCHEMAS: std::sync::OnceLock<Arc<asdf::AsdfSchemas>> = std::sync::OnceLock::new();
+
+/// Takes the schema and manifest documents Python asdf's resource manager serves (`[(uri,
+/// bytes)]`), once per process; returns how many were added (0 when already set).
+#[pyfunction]
+fn set_extension_schemas(py: Python<'_>, docs: Vec<(String, Vec<u8>)>) -> PyResult<usize> {
+    if EXTENSION_SCHEMAS.get().is_some() {
+        return Ok(0);
+    }
+    let (schemas, n) = py
+        .detach(move || -> Result<_, Error> {
+            let mut s = asdf::schemas_to_extend()?;
+            let n = s.add_documents(docs.iter().map(|(u, t)| (std::path::PathBuf::from(u), t.as_slice())))?;
+            Ok((s, n))
+        })
+        .map_err(|e| py_err(py, &e))?;
+    let _ = EXTENSION_SCHEMAS.set(Arc::new(schemas));
+    Ok(n)
+}
+
+/// Whether `set_extension_schemas` has been called.
+#[pyfunction]
+fn has_extension_schemas() -> bool {
+    EXTENSION_SCHEMAS.get().is_some()
+}
+
 /// With `resolve_references`, every `$ref` is resolved (as Python asdf's
 /// `AsdfFile.resolve_references`): into this file, and into other files beside it.
 #[pyfunction]
-#[pyo3(signature = (target, validate=true, settings=Vec::new(), anonymous=false, resolve_references=false))]
+/// With `extension_schemas`, the schemas `set_extension_schemas` gave are used.
+#[pyo3(signature = (target, validate=true, settings=Vec::new(), anonymous=false, resolve_references=false, extension_schemas=false))]
 fn open(
     py: Python<'_>,
     target: String,
@@ -215,9 +245,16 @@ fn open(
     settings: Vec<(String, String)>,
     anonymous: bool,
     resolve_references: bool,
+    extension_schemas: bool,
 ) -> PyResult<NativeFile> {
     let remote = remote_options(settings, anonymous);
-    let options = OpenOptions::default().validate(validate);
+    let mut options = OpenOptions::default().validate(validate);
+    if extension_schemas {
+        let s = EXTENSION_SCHEMAS
+            .get()
+            .ok_or_else(|| usage("extension schemas were asked for before set_extension_schemas"))?;
+        options = options.schemas(Arc::clone(s));
+    }
     let t = target.clone();
     let r = remote.clone();
     let file = py
@@ -1237,6 +1274,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_block_range, m)?)?;
     m.add_function(wrap_pyfunction!(write, m)?)?;
     m.add_function(wrap_pyfunction!(is_url, m)?)?;
+    m.add_function(wrap_pyfunction!(set_extension_schemas, m)?)?;
+    m.add_function(wrap_pyfunction!(has_extension_schemas, m)?)?;
     m.add("AsdfError", m.py().get_type::<AsdfError>())?;
     m.add("AsdfValidationError", m.py().get_type::<AsdfValidationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -509,7 +509,7 @@ impl AsdfSchemas {
     /// I/O errors are reported as unresolvable; parse and compile errors as such.
     pub fn add_dir(&mut self, dir: &std::path::Path) -> Result<usize, SchemaError> {
         let mut stack = vec![dir.to_path_buf()];
-        let mut n = 0;
+        let mut docs = Vec::new();
         while let Some(d) = stack.pop() {
             let rd = std::fs::read_dir(&d).map_err(|_| SchemaError::Unresolvable {
                 reference: d.display().to_string(),
@@ -528,29 +528,46 @@ impl AsdfSchemas {
                     reference: p.display().to_string(),
                     base: String::new(),
                 })?;
-                let doc = parse_yaml(&text, &Limits::default())
-                    .map_err(|source| SchemaError::Parse {
-                        uri: p.display().to_string(),
-                        source,
-                    })?
-                    .document;
-                if doc.root.get("extension_uri").is_some() && doc.root.get("tags").is_some() {
-                    if let Some(m) = Manifest::from_node(&doc.root) {
-                        self.extra.push(m);
-                    }
-                } else {
-                    // A schema claiming an id that is already known (dkist ships
-                    // `level_1_dataset_schema.yaml` with the id of core/asdf-1.1.0, for use as
-                    // a custom schema) does not replace it: skipped, and reported.
-                    let id = crate::registry::id_of(&doc.root).map(str::to_owned);
-                    if let Some(id) = id.filter(|id| self.registry.contains(id)) {
-                        self.shadowed.push((p.clone(), id));
-                        continue;
-                    }
-                    self.registry.add(None, doc.root);
-                }
-                n += 1;
+                docs.push((p, text));
             }
+        }
+        self.add_documents(docs.iter().map(|(p, t)| (p.clone(), t.as_slice())))
+    }
+
+    /// Adds schema and manifest documents held in memory (a name for each, for messages: a
+    /// path, or the URI a resource manager serves it under), as [`AsdfSchemas::add_dir`]
+    /// adds a folder's; returns how many were added.
+    ///
+    /// # Errors
+    /// Parse errors, naming the document.
+    pub fn add_documents<'t>(
+        &mut self,
+        docs: impl IntoIterator<Item = (std::path::PathBuf, &'t [u8])>,
+    ) -> Result<usize, SchemaError> {
+        let mut n = 0;
+        for (p, text) in docs {
+            let doc = parse_yaml(text, &Limits::default())
+                .map_err(|source| SchemaError::Parse {
+                    uri: p.display().to_string(),
+                    source,
+                })?
+                .document;
+            if doc.root.get("extension_uri").is_some() && doc.root.get("tags").is_some() {
+                if let Some(m) = Manifest::from_node(&doc.root) {
+                    self.extra.push(m);
+                }
+            } else {
+                // A schema claiming an id that is already known (dkist ships
+                // `level_1_dataset_schema.yaml` with the id of core/asdf-1.1.0, for use as
+                // a custom schema) does not replace it: skipped, and reported.
+                let id = crate::registry::id_of(&doc.root).map(str::to_owned);
+                if let Some(id) = id.filter(|id| self.registry.contains(id)) {
+                    self.shadowed.push((p.clone(), id));
+                    continue;
+                }
+                self.registry.add(None, doc.root);
+            }
+            n += 1;
         }
         // Compiled when first needed, schema by schema: a folder of an extension's ~1,400
         // schemas costs its parse, not their compilation.

@@ -56,8 +56,25 @@ def open(target, validate=True, storage_options=None, objects=False):
     converters make of it (astropy's `Quantity`, `Time`, `Table`, a `gwcs.WCS`, ...; see
     `File.to_objects`), converted when it is first reached, as Python asdf's `lazy_tree`."""
     settings, anonymous = _settings(storage_options)
-    native = _native.open(str(target), validate=validate, settings=settings, anonymous=anonymous)
+    if objects:
+        # Validated, and (before ASDF 1.6.0) defaults filled, with the schemas of Python asdf's
+        # installed extensions, as asdf.open does: done here in Rust, not by Python asdf.
+        _load_extension_schemas()
+    native = _native.open(
+        str(target), validate=validate, settings=settings, anonymous=anonymous, extension_schemas=objects
+    )
     return File(native, storage_options, objects=objects)
+
+
+def _load_extension_schemas():
+    """Gives the native side, once per process, the schemas and manifests Python asdf's
+    resource manager serves (the installed extensions' and the standard's)."""
+    if _native.has_extension_schemas():
+        return
+    import asdf
+
+    rm = asdf.get_config().resource_manager
+    _native.set_extension_schemas([(uri, bytes(rm[uri])) for uri in rm])
 
 
 def _child(pointer, token):
@@ -178,6 +195,8 @@ class File:
         self._converted = {}
         self._ctx = None
         self._anchors = {}
+        self._objects_native = None
+        self._resolved = False
 
     def __enter__(self):
         return self
@@ -198,11 +217,18 @@ class File:
         they are on open; so does `asdf_rs.open`."""
         target, settings, anonymous, _version = self._native.target()
         self._native = _native.open(
-            target, validate=False, settings=settings, anonymous=anonymous, resolve_references=True
+            target,
+            validate=False,
+            settings=settings,
+            anonymous=anonymous,
+            resolve_references=True,
+            extension_schemas=self._objects,
         )
         self._converted.clear()
         self._anchors.clear()
         self._ctx = None
+        self._objects_native = None
+        self._resolved = True
 
     @property
     def tree(self):
