@@ -197,6 +197,7 @@ class File:
         self._anchors = {}
         self._objects_native = None
         self._resolved = False
+        self._block_data = {}
 
     def __enter__(self):
         return self
@@ -304,14 +305,16 @@ class File:
         return self._ctx
 
     def _object_array(self, pointer, tag):
-        """An ndarray or chunked array node for `to_objects`: a numpy array read by asdf_rs
-        (mapped from an uncompressed block of a local file), a zarr array for asdf-zarr's."""
+        """An ndarray or chunked array node for `to_objects`: as Python asdf's (lazy) ndarray,
+        its block read by asdf_rs when first used; a zarr array for asdf-zarr's."""
         if tag and tag.startswith(_ZARR):
             from ._objects import zarr_array
 
             return zarr_array(self, pointer)
         try:
-            return self.array(pointer)
+            from ._objects import lazy_ndarray
+
+            return lazy_ndarray(self, pointer)
         except AsdfError as e:
             if getattr(e, "kind", None) != "Array":
                 raise

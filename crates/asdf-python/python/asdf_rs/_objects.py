@@ -128,6 +128,70 @@ def to_objects(f, pointer):
     return tree
 
 
+def _block_data(f, lay, pointer):
+    """The data callback of a lazy ndarray: its block's decoded bytes as a flat uint8 array
+    (mapped for an uncompressed block of a local file), read once per block and shared by the
+    arrays that view it (Python asdf's `cached_data`)."""
+    import numpy as np
+
+    def callback(_attr=None):
+        if _attr not in (None, "cached_data", "data"):
+            # "_fd": no file of Python asdf's behind this array.
+            raise AttributeError(_attr)
+        if "external" in lay:
+            return _external(f, lay)
+        key = lay["block"]
+        buf = f._block_data.get(key)
+        if buf is None:
+            if "path" in lay:
+                buf = np.memmap(lay["path"], dtype=np.uint8, mode="r", offset=lay["data_offset"], shape=(lay["data_len"],))
+            else:
+                buf = np.frombuffer(f._native.block_bytes(key), dtype=np.uint8)
+            f._block_data[key] = buf
+        return buf
+
+    return callback
+
+
+def _external(f, lay):
+    """Block 0 of the file beside this one that holds an exploded array's data."""
+    import os.path
+
+    import numpy as np
+
+    target, settings, anonymous, _version = f._native.target()
+    other = os.path.join(os.path.dirname(target), lay["external"])
+    raw = _native.open(other, validate=False, settings=settings, anonymous=anonymous).block_bytes(0)
+    return np.frombuffer(raw, dtype=np.uint8)
+
+
+def lazy_ndarray(f, pointer):
+    """The ndarray at `pointer` as Python asdf gives it from a lazily loaded file: an
+    `asdf.tags.core.NDArrayType` whose block asdf_rs reads (decodes, or maps) when the array is
+    first used. Inline and chunked ndarrays (ASDF.jl's) come as numpy arrays."""
+    import numpy as np
+    from asdf.tags.core import NDArrayType
+
+    from . import _dtype
+
+    lay = f._native.layout(pointer)
+    if lay.get("inline") or lay.get("chunked") or ("block" not in lay and "external" not in lay):
+        return f.array(pointer)
+    mask = None
+    if lay.get("masked"):
+        kind, _tag, _ = f._native.node(pointer + "/mask")
+        mask = lazy_ndarray(f, pointer + "/mask") if kind == "ndarray" else f._plain(pointer + "/mask")
+    dtype = np.dtype(_dtype(lay["dtype"]))
+    source = lay["external"] if "external" in lay else lay["block"]
+    a = NDArrayType(
+        source, list(lay["shape"]), dtype, lay["offset"], list(lay["strides"]), "A", mask, _block_data(f, lay, pointer)
+    )
+    # Python asdf's converters walk the tree asking each node for its `_tag`; an NDArrayType
+    # answers unknown attributes from its array, which would read it: it has none.
+    a._tag = None
+    return a
+
+
 class _Chunks(MutableMapping):
     """The chunks of an asdf-zarr array stored in the file's blocks, as a read-only Zarr
     store: each key's stored bytes fetched (a ranged read for a remote file) when zarr asks
