@@ -259,38 +259,39 @@ class File:
         if kind == "seq":
             return TreeSequence(self, pointer, tag, payload)
         if kind == "ndarray":
-            try:
-                return self.array(pointer)
-            except AsdfError as e:
-                # As Python asdf: an ndarray node that is not a valid ndarray stays the node
-                # it is; I/O, codec and file errors are errors.
-                if getattr(e, "kind", None) != "Array":
-                    raise
-                import warnings
-
-                warnings.warn(f"{pointer or '/'}: {e}; given as written", stacklevel=2)
-                kind, tag, payload = self._native.node(pointer, raw=True)
-                if kind == "map":
-                    return TreeMapping(self, pointer, tag, payload)
-                return TreeSequence(self, pointer, tag, payload)
+            valid, arr = self._valid_array(pointer)
+            if valid:
+                return arr
+            kind, tag, payload = self._native.node(pointer, raw=True)
+            if kind == "map":
+                return TreeMapping(self, pointer, tag, payload)
+            return TreeSequence(self, pointer, tag, payload)
         if tag is not None and not tag.startswith("tag:yaml.org,2002:"):
             return _tagged_scalar(tag, payload)
         if kind == "timestamp" and self._objects:
             return _timestamp(payload)
         return payload
 
-    def _plain_array(self, pointer, tag):
-        """An ndarray node in a plain conversion: the array, or (not a valid ndarray, as
-        Python asdf) the node as written, with a warning."""
+    def _valid_array(self, pointer):
+        """`(True, array)` for the ndarray at `pointer`; `(False, None)`, with a warning, when
+        the node is not a valid ndarray (as Python asdf, it is then given as written); I/O,
+        codec and file errors are errors."""
         try:
-            return self.array(pointer)
+            return True, self.array(pointer)
         except AsdfError as e:
             if getattr(e, "kind", None) != "Array":
                 raise
             import warnings
 
-            warnings.warn(f"{pointer or '/'}: {e}; given as written", stacklevel=2)
-            return self._native.convert(pointer, self._plain_array, _tagged_scalar, _plain_mapping, raw=True)
+            warnings.warn(f"{pointer or '/'}: {e}; given as written", stacklevel=3)
+            return False, None
+
+    def _plain_array(self, pointer, tag):
+        """An ndarray node in a plain conversion: the array, or the node as written."""
+        valid, arr = self._valid_array(pointer)
+        if valid:
+            return arr
+        return self._native.convert(pointer, self._plain_array, _tagged_scalar, _plain_mapping, raw=True)
 
     def _plain(self, pointer):
         """The subtree at `pointer` as plain Python, in one native call."""
