@@ -312,6 +312,32 @@ struct Converter<'a, 'py> {
     /// The objects made of anchored nodes, by node address: an alias gives its anchor's
     /// object (a cycle the container being filled).
     seen: Bound<'py, PyDict>,
+    /// Plain string keys made once (a tree of records repeats its keys thousands of times).
+    keys: std::collections::HashMap<&'a str, Py<PyAny>>,
+}
+
+/// A step of the walk's path: the JSON pointer is written out only for an array's callback.
+#[derive(Clone, Copy)]
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+fn pointer_of(base: &str, path: &[Seg<'_>]) -> String {
+    use std::fmt::Write as _;
+    let mut out = base.to_owned();
+    for seg in path {
+        match seg {
+            Seg::Key(k) => {
+                out.push('/');
+                out.push_str(&asdf::escape_pointer_token(k));
+            }
+            Seg::Index(i) => {
+                let _ = write!(out, "/{i}");
+            }
+        }
+    }
+    out
 }
 
 /// A tag of YAML's own (`tag:yaml.org,2002:str`): the node is read as if untagged.
@@ -321,8 +347,15 @@ fn user_tag(node: &Node) -> Option<&str> {
         .filter(|t| !t.starts_with("tag:yaml.org,2002:") && *t != "!")
 }
 
-impl<'py> Converter<'_, 'py> {
-    fn node(&mut self, py: Python<'py>, node: &Node, path: &mut String, raw: bool) -> PyResult<Py<PyAny>> {
+impl<'a, 'py> Converter<'a, 'py> {
+    fn node(
+        &mut self,
+        py: Python<'py>,
+        node: &'a Node,
+        base: &str,
+        path: &mut Vec<Seg<'a>>,
+        raw: bool,
+    ) -> PyResult<Py<PyAny>> {
         let anchored = matches!(node.kind, NodeKind::Alias(_)) || node.anchor.is_some();
         let node = self.doc.resolve(node);
         let key = std::ptr::from_ref(node) as usize;
@@ -331,13 +364,12 @@ impl<'py> Converter<'_, 'py> {
         }
         let tag = user_tag(node);
         if !raw && tag.is_some_and(|t| asdf::is_ndarray_tag(t) || asdf::is_chunked_array_tag(t)) {
-            let obj = self.array.call1((path.as_str(), tag))?.unbind();
+            let obj = self.array.call1((pointer_of(base, path), tag))?.unbind();
             if anchored {
                 self.seen.set_item(key, &obj)?;
             }
             return Ok(obj);
         }
-        let len = path.len();
         let obj = match &node.kind {
             NodeKind::Mapping(m) => {
                 let d = PyDict::new(py);
@@ -347,17 +379,24 @@ impl<'py> Converter<'_, 'py> {
                 for (k, v) in &m.entries {
                     let k = self.doc.resolve(k);
                     let text = k.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
-                    path.push('/');
-                    path.push_str(&asdf::escape_pointer_token(text));
-                    let kobj = if matches!(k.kind, NodeKind::Scalar(_)) {
-                        self.scalar_of(py, k)?
-                    } else {
+                    let kobj = match &k.kind {
+                        NodeKind::Scalar(s) if k.tag.is_none() && s.value == Value::Str => {
+                            if let Some(o) = self.keys.get(text) {
+                                o.clone_ref(py)
+                            } else {
+                                let o = text.into_py_any(py)?;
+                                self.keys.insert(text, o.clone_ref(py));
+                                o
+                            }
+                        }
+                        NodeKind::Scalar(_) => self.scalar_of(py, k)?,
                         // A container as a key (YAML allows it): its text form.
-                        text.into_py_any(py)?
+                        _ => text.into_py_any(py)?,
                     };
-                    let vobj = self.node(py, v, path, false)?;
-                    path.truncate(len);
-                    d.set_item(kobj, vobj)?;
+                    path.push(Seg::Key(text));
+                    let vobj = self.node(py, v, base, path, false);
+                    path.pop();
+                    d.set_item(kobj, vobj?)?;
                 }
                 match (tag, &self.mapping) {
                     (Some(t), Some(f)) => f.call1((t, d))?.unbind(),
@@ -370,11 +409,10 @@ impl<'py> Converter<'_, 'py> {
                     self.seen.set_item(key, &l)?;
                 }
                 for (i, item) in s.items.iter().enumerate() {
-                    use std::fmt::Write as _;
-                    let _ = write!(path, "/{i}");
-                    let obj = self.node(py, item, path, false)?;
-                    path.truncate(len);
-                    l.append(obj)?;
+                    path.push(Seg::Index(i));
+                    let obj = self.node(py, item, base, path, false);
+                    path.pop();
+                    l.append(obj?)?;
                 }
                 match (tag, &self.sequence) {
                     (Some(t), Some(f)) => f.call1((t, l))?.unbind(),
@@ -529,9 +567,9 @@ impl NativeFile {
             timestamp,
             scalar_text,
             seen: memo.unwrap_or_else(|| PyDict::new(py)),
+            keys: std::collections::HashMap::new(),
         };
-        let mut path = pointer.to_owned();
-        c.node(py, node, &mut path, raw)
+        c.node(py, node, pointer, &mut Vec::new(), raw)
     }
 
     /// How to build the numpy array at `pointer`: a dict with `dtype`, `shape`, `strides`,
