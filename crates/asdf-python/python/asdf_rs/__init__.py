@@ -195,8 +195,6 @@ class File:
         self._converted = {}
         self._ctx = None
         self._anchors = {}
-        self._objects_native = None
-        self._resolved = False
         self._block_data = {}
 
     def __enter__(self):
@@ -228,8 +226,6 @@ class File:
         self._converted.clear()
         self._anchors.clear()
         self._ctx = None
-        self._objects_native = None
-        self._resolved = True
 
     @property
     def tree(self):

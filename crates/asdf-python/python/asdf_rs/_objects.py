@@ -39,7 +39,7 @@ def tagged_tree(f, pointer, raw=False):
     array."""
     from . import _timestamp
 
-    return _tree_native(f).convert(
+    return f._native.convert(
         pointer,
         f._object_array,
         _tagged_scalar,
@@ -50,31 +50,6 @@ def tagged_tree(f, pointer, raw=False):
         raw=raw,
         memo=f._anchors,
     )
-
-
-def _tree_native(f):
-    """The native file whose tree the objects are made of: the file's own when it was opened
-    with `objects=True` (its schema defaults filled from the installed extensions' schemas);
-    for a local file opened plainly, the same file opened again that way (a millisecond's
-    parse); None for a remote one (Python asdf fills the defaults, as asdf.open would)."""
-    if f._objects:
-        return f._native
-    if f._objects_native is None:
-        from . import _load_extension_schemas
-
-        target = f._native.target()[0]
-        if _native.is_url(target) or f._native.in_fits():
-            return f._native
-        _load_extension_schemas()
-        f._objects_native = _native.open(
-            target, validate=False, extension_schemas=True, resolve_references=f._resolved
-        )
-    return f._objects_native
-
-
-def _filled(f):
-    """Whether the tree the objects are made of has the installed extensions' defaults."""
-    return f._objects or f._objects_native is not None
 
 
 def context(version):
@@ -112,13 +87,15 @@ def to_objects(f, pointer):
     ctx = f._context()
     tagged = tagged_tree(f, pointer)
     if (
-        not _filled(f)
+        not f._objects
         and ctx.version <= versioning.FILL_DEFAULTS_MAX_VERSION
         and get_config().legacy_fill_schema_defaults
     ):
         # As asdf.open: files before 1.6.0 have their schemas' defaults filled (with the
         # schemas of every installed extension) before the converters see them. A file opened
-        # with objects=True had them filled on open, in Rust, from the same schemas.
+        # with objects=True had them filled on open, in Rust, from the same schemas. (Not a
+        # second open here for that: the file may have changed since, and a tree of one version
+        # with the blocks of another is what must never happen.)
         schema.fill_defaults(tagged, ctx, reading=True)
     tree = asdf.yamlutil.tagged_tree_to_custom_tree(tagged, ctx)
     if pointer == "":
