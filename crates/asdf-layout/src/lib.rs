@@ -35,6 +35,7 @@ pub mod header;
 pub mod index;
 pub mod legacy;
 mod limits;
+pub mod md5;
 mod reader;
 pub mod source;
 mod version;

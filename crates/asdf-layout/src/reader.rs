@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use md5::{Digest, Md5};
+use crate::md5::Md5;
 
 use crate::block::{BlockHeader, MIN_BLOCK_HEADER_LEN, find_magic_of};
 use crate::compression::{Label, Registry};
@@ -856,9 +856,9 @@ impl<S: ReadAt> Reader<S> {
                 decoded_md5.update(p);
                 sink(p);
             })?;
-            let decoded: [u8; 16] = decoded_md5.finalize().into();
+            let decoded: [u8; 16] = decoded_md5.finalize();
             let stored: [u8; 16] = if compressed {
-                stored_md5.finalize().into()
+                stored_md5.finalize()
             } else {
                 decoded
             };
@@ -932,7 +932,7 @@ impl<S: ReadAt> Reader<S> {
         if !wants_sum {
             return Ok(ChecksumStatus::Absent);
         }
-        let decoded: [u8; 16] = decoded_md5.finalize().into();
+        let decoded: [u8; 16] = decoded_md5.finalize();
         match stored_md5 {
             None if decoded == b.header.checksum => Ok(ChecksumStatus::StoredBytes),
             None => Err(checksum_error(&b, decoded)),
@@ -968,7 +968,7 @@ impl<S: ReadAt> Reader<S> {
                 hasher.update(&buf[..n]);
                 pos += n as u64;
             }
-            let actual: [u8; 16] = hasher.finalize().into();
+            let actual: [u8; 16] = hasher.finalize();
             return if actual == b.header.checksum {
                 Ok(ChecksumStatus::StoredBytes)
             } else {
@@ -980,7 +980,7 @@ impl<S: ReadAt> Reader<S> {
             stored_md5.update(p);
             Ok(())
         })?;
-        let actual: [u8; 16] = stored_md5.finalize().into();
+        let actual: [u8; 16] = stored_md5.finalize();
         if actual == b.header.checksum {
             return Ok(ChecksumStatus::StoredBytes);
         }
@@ -998,7 +998,7 @@ impl<S: ReadAt> Reader<S> {
         self.codec(&b)?
             .decode_pieces(&stored, expected, &mut |p| hasher.update(p))
             .map_err(codec_error(&b))?;
-        let decoded: [u8; 16] = hasher.finalize().into();
+        let decoded: [u8; 16] = hasher.finalize();
         if decoded == b.header.checksum {
             Ok(ChecksumStatus::DecodedBytes)
         } else {
@@ -1090,11 +1090,7 @@ fn populate(_piece: &[u8]) -> bool {
     false
 }
 
-/// MD5 of `bytes`.
-#[must_use]
-pub fn md5_of(bytes: &[u8]) -> [u8; 16] {
-    Md5::digest(bytes).into()
-}
+pub use crate::md5::md5_of;
 
 fn checksum_error(b: &BlockInfo, actual: [u8; 16]) -> Error {
     Error::Checksum {

@@ -421,7 +421,6 @@ impl<W: Write + Seek> Writer<W> {
         opts: &BlockOptions,
         meanwhile: &mut dyn FnMut(&mut W) -> io::Result<()>,
     ) -> Result<WrittenBlock> {
-        use md5::Digest;
         let codec = self
             .registry
             .get(opts.compression)
@@ -433,7 +432,7 @@ impl<W: Write + Seek> Writer<W> {
         h.header_size = opts.header_size.max(BLOCK_HEADER_FIELDS);
         self.put(&h.to_bytes())?;
         let data_offset = self.pos;
-        let mut md5 = opts.checksum.then(md5::Md5::new);
+        let mut md5 = opts.checksum.then(crate::md5::Md5::new);
         let mut failed: Option<Error> = None;
         let encoded = codec.encode_pieces(data, &mut |piece| {
             let written = match md5.as_mut() {
@@ -472,7 +471,7 @@ impl<W: Write + Seek> Writer<W> {
             opts.padding
         };
         h.allocated_size = h.used_size + padding;
-        h.checksum = md5.map_or([0; 16], |m| m.finalize().into());
+        h.checksum = md5.map_or([0; 16], |m| m.finalize());
         self.write_zeros(padding)?;
         let pos = self.pos;
         meanwhile(&mut self.inner).map_err(Error::io_at(pos))?;
@@ -517,7 +516,6 @@ impl<W: Write + Seek> Writer<W> {
         opts: &BlockOptions,
         fill: &mut dyn FnMut(&mut PieceSink<'_>) -> Result<()>,
     ) -> Result<(WrittenBlock, [u8; 16])> {
-        use md5::Digest as _;
         self.state = State::Blocks;
         let mut h = Self::encoded_header_of_len(stored_len, header);
         let padding = Self::place(&mut h, opts);
@@ -525,7 +523,7 @@ impl<W: Write + Seek> Writer<W> {
         let offset = self.pos;
         self.put(&h.to_bytes())?;
         let data_offset = self.pos;
-        let mut hasher = md5::Md5::new();
+        let mut hasher = crate::md5::Md5::new();
         fill(&mut |piece| {
             hasher.update(piece);
             self.put(piece)
@@ -538,7 +536,7 @@ impl<W: Write + Seek> Writer<W> {
         }
         self.write_zeros(padding)?;
         self.offsets.push(offset);
-        let sum: [u8; 16] = hasher.finalize().into();
+        let sum: [u8; 16] = hasher.finalize();
         if opts.checksum {
             let at = offset + CHECKSUM_AT;
             self.inner.seek(SeekFrom::Start(at)).map_err(Error::io_at(at))?;

@@ -32,8 +32,10 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// A direct read is fetched in parts of this size, all at once.
+/// The smallest part of a large read, unless set otherwise ([`RemoteOptions::part_size`]).
 pub const PART: usize = 8 << 20;
+/// The settings this crate reads itself (the others are the store's).
+const OWN_SETTINGS: [&str; 2] = ["concurrency", "part_size"];
 /// At most this many byte ranges are kept in [`Stats::ranges`].
 const MAX_LOGGED_RANGES: usize = 100_000;
 
@@ -66,6 +68,16 @@ pub enum Error {
     /// The background runtime could not start.
     #[error("cannot start the I/O runtime: {0}")]
     Runtime(io::Error),
+    /// A setting this crate reads itself with a value it cannot use.
+    #[error("{url}: setting {key} = {value:?}: a positive integer is expected")]
+    Setting {
+        /// The URL.
+        url: String,
+        /// The setting.
+        key: String,
+        /// Its value.
+        value: String,
+    },
 }
 
 impl Error {
@@ -137,6 +149,13 @@ pub struct RemoteOptions {
     /// redirect elsewhere is an error, so that a server cannot send the reader (and what it
     /// sends) to a host the URL did not name.
     pub cross_origin_redirects: bool,
+    /// Requests of one large read in flight at once (setting `concurrency`). A read of `n`
+    /// bytes goes in parts of `max(part_size, n / concurrency)` bytes: as few requests as
+    /// the concurrency allows (a store's cost per request is often larger than its cost per
+    /// byte), all of them at once.
+    pub concurrency: usize,
+    /// The smallest part of a large read (setting `part_size`, in bytes).
+    pub part_size: usize,
 }
 
 impl Default for RemoteOptions {
@@ -152,11 +171,41 @@ impl Default for RemoteOptions {
             request_timeout: std::time::Duration::from_secs(30),
             deadline: std::time::Duration::from_secs(120),
             cross_origin_redirects: false,
+            concurrency: 8,
+            part_size: PART,
         }
     }
 }
 
 impl RemoteOptions {
+    /// The options with the settings this crate reads itself (`concurrency`, `part_size`)
+    /// taken out of [`RemoteOptions::settings`] into their fields.
+    ///
+    /// # Errors
+    /// A value that is not a positive integer.
+    fn own_settings(&self, url: &str) -> Result<Self, Error> {
+        let mut o = self.clone();
+        for (k, v) in &self.settings {
+            let key = k.to_ascii_lowercase();
+            if !OWN_SETTINGS.contains(&key.as_str()) {
+                continue;
+            }
+            let n = v.trim().parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| Error::Setting {
+                url: url.to_string(),
+                key: key.clone(),
+                value: v.clone(),
+            })?;
+            match key.as_str() {
+                "concurrency" => o.concurrency = n.min(256),
+                _ => o.part_size = n.max(64 << 10),
+            }
+        }
+        o.settings.retain(|(k, _)| !OWN_SETTINGS.contains(&k.to_ascii_lowercase().as_str()));
+        o.concurrency = o.concurrency.max(1);
+        o.part_size = o.part_size.max(64 << 10);
+        Ok(o)
+    }
+
     /// Adds a store setting (see [`RemoteOptions::settings`]).
     #[must_use]
     pub fn setting(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
@@ -267,6 +316,8 @@ enum AnswerError {
     },
     #[error("the answer's body is longer than the {asked} bytes asked for")]
     TooLong { asked: u64 },
+    #[error("the answer's body ended after {got} of the {asked} bytes asked for")]
+    TooShort { asked: u64, got: u64 },
     #[error("no complete answer within the deadline of {0:?} (the store's retries included)")]
     Deadline(std::time::Duration),
 }
@@ -328,6 +379,65 @@ async fn fetch(
         }));
     }
     bounded_body(r, range.end - range.start).await
+}
+
+/// Bytes `range` of the object into `dst` (exactly `dst.len()` bytes), under the same checks
+/// as [`fetch`]: the body is streamed into `dst` as it arrives, and a body longer or shorter
+/// than asked is an error.
+async fn fetch_into(
+    store: &Arc<dyn ObjectStore>,
+    path: &StorePath,
+    range: Range<u64>,
+    version: Option<&Version>,
+    dst: &mut [u8],
+) -> object_store::Result<()> {
+    use futures::StreamExt as _;
+    let options = GetOptions {
+        range: Some(GetRange::Bounded(range.clone())),
+        if_match: version.and_then(|v| v.etag.clone()),
+        ..GetOptions::default()
+    };
+    let r = store.get_opts(path, options).await?;
+    if let Some(version) = version
+        && (r.meta.size != version.size || r.meta.e_tag != version.etag)
+    {
+        return Err(answer_err(AnswerError::Changed {
+            first_size: version.size,
+            first_etag: version.etag.clone(),
+            size: r.meta.size,
+            etag: r.meta.e_tag.clone(),
+        }));
+    }
+    let asked = range.end - range.start;
+    let mut at = 0usize;
+    let mut stream = r.into_stream();
+    while let Some(piece) = stream.next().await {
+        let piece = piece?;
+        let Some(to) = dst.get_mut(at..at + piece.len()) else {
+            return Err(answer_err(AnswerError::TooLong { asked }));
+        };
+        to.copy_from_slice(&piece);
+        at += piece.len();
+    }
+    if at != dst.len() {
+        return Err(answer_err(AnswerError::TooShort { asked, got: at as u64 }));
+    }
+    Ok(())
+}
+
+/// Runs `fut` (which may borrow the caller's buffers) on the I/O runtime and waits for it:
+/// on this thread, or, when this thread is itself inside an async runtime (where blocking on
+/// another would panic), on a scoped thread of its own.
+fn block_on<F: std::future::Future + Send>(fut: F) -> Result<F::Output, Error>
+where
+    F::Output: Send,
+{
+    let rt = runtime()?;
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Ok(rt.block_on(fut));
+    }
+    std::thread::scope(|s| s.spawn(|| rt.block_on(fut)).join())
+        .map_err(|_| Error::Runtime(io::Error::other("a read's thread panicked")))
 }
 
 /// `fut` within `deadline`, or the deadline's error.
@@ -541,8 +651,8 @@ impl RemoteSource {
             url: url.to_string(),
             source,
         })?;
-        let (store, path) = build_store(&parsed, url, opts)?;
-        let mut opts = opts.clone();
+        let mut opts = opts.own_settings(url)?;
+        let (store, path) = build_store(&parsed, url, &opts)?;
         opts.page_size = opts.page_size.max(4096);
         opts.head_bytes = opts.head_bytes.max(opts.page_size).div_ceil(opts.page_size) * opts.page_size;
         let src = RemoteSource {
@@ -651,36 +761,45 @@ impl RemoteSource {
         Ok(bytes)
     }
 
-    /// `buf.len()` bytes at `offset` (inside the file), in parts fetched at once.
+    /// `buf.len()` bytes at `offset` (inside the file), in parts of
+    /// `max(part_size, len / concurrency)` bytes, `concurrency` at a time, each answer's body
+    /// streamed straight into its part of `buf` (no copy of the read is held).
     fn get_direct(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        let parts: Vec<Range<u64>> = (0..buf.len())
-            .step_by(PART)
-            .map(|s| offset + s as u64..offset + (s + PART).min(buf.len()) as u64)
-            .collect();
-        let store = Arc::clone(&self.store);
-        let path = self.path.clone();
-        // The deadline bounds each part (8 MiB), not the whole read: a 1 GiB block over a slow
-        // but steady link is not cut off, a stalled part is.
+        let part = self
+            .opts
+            .part_size
+            .max(buf.len().div_ceil(self.opts.concurrency.max(1)))
+            .max(1);
+        let store = &self.store;
+        let path = &self.path;
+        // The deadline bounds each part, not the whole read: a 1 GiB block over a slow but
+        // steady link is not cut off, a stalled part is.
         let deadline = self.opts.deadline;
-        let futs = parts.iter().map(|r| {
-            within(
-                deadline,
-                fetch(Arc::clone(&store), path.clone(), r.clone(), self.version.clone()),
-            )
-        });
-        let got = run(futures::future::try_join_all(futs))
-            .map_err(io::Error::other)?
-            .map_err(|e| io::Error::other(format!("{}: bytes {}..: {e}", self.url, offset)))?;
-        for (r, b) in parts.iter().zip(got) {
-            self.stats.record(r, &self.url);
-            let at = usize::try_from(r.start - offset).map_err(io::Error::other)?;
-            let dst = buf
-                .get_mut(at..at + b.len())
-                .ok_or_else(|| io::Error::other(format!("{}: a part longer than asked", self.url)))?;
-            if b.len() as u64 != r.end - r.start {
-                return Err(io::ErrorKind::UnexpectedEof.into());
+        let version = self.version.as_ref();
+        let mut futs = Vec::new();
+        for (i, dst) in buf.chunks_mut(part).enumerate() {
+            let start = offset + (i * part) as u64;
+            let range = start..start + dst.len() as u64;
+            futs.push(async move {
+                within(deadline, fetch_into(store, path, range.clone(), version, dst))
+                    .await
+                    .map(|()| range)
+            });
+        }
+        let fut = async {
+            use futures::StreamExt as _;
+            let mut done = Vec::new();
+            let mut s = futures::stream::iter(futs).buffer_unordered(self.opts.concurrency.max(1));
+            while let Some(r) = s.next().await {
+                done.push(r?);
             }
-            dst.copy_from_slice(&b);
+            Ok::<_, object_store::Error>(done)
+        };
+        let done = block_on(fut)
+            .map_err(io::Error::other)?
+            .map_err(|e| io::Error::other(format!("{}: bytes {}..{}: {e}", self.url, offset, offset + buf.len() as u64)))?;
+        for r in &done {
+            self.stats.record(r, &self.url);
         }
         Ok(())
     }
@@ -763,7 +882,8 @@ pub fn fetch_range(
         url: url.to_string(),
         source,
     })?;
-    let (store, path) = build_store(&parsed, url, opts)?;
+    let opts = opts.own_settings(url)?;
+    let (store, path) = build_store(&parsed, url, &opts)?;
     if range.start == range.end {
         return Ok(Vec::new());
     }
@@ -773,7 +893,7 @@ pub fn fetch_range(
         path,
         len: range.end,
         version: expect.map(|(size, etag)| Version { size, etag }),
-        opts: opts.clone(),
+        opts,
         cache: Mutex::new(Cache::default()),
         stats: Arc::new(Stats::default()),
     };
