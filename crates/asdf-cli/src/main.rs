@@ -104,6 +104,16 @@ impl Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // An interrupt (Ctrl-C, SIGTERM) during an upload to object storage aborts the upload
+    // (its parts deleted, nothing written) and then ends the program; otherwise it ends the
+    // program at once, as without a handler.
+    let _ = ctrlc::set_handler(|| {
+        if asdf::remote::uploading() {
+            asdf::remote::cancel_uploads();
+        } else {
+            std::process::exit(130);
+        }
+    });
     let custom_schema = match &cli.command {
         Command::Validate(a) => a.schema.as_deref(),
         _ => None,

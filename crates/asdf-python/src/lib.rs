@@ -1230,7 +1230,7 @@ mod num_complex_parts {
 
 /// Writes `tree` (dicts, lists, scalars, numpy arrays) to `path`.
 #[pyfunction]
-#[pyo3(signature = (path, tree, compression=None, checksums=true, standard=None, validate=true, chunks=None))]
+#[pyo3(signature = (path, tree, compression=None, checksums=true, standard=None, validate=true, chunks=None, settings=Vec::new(), anonymous=false, etag=None))]
 #[allow(clippy::too_many_arguments)] // Python's keyword arguments of `asdf_rs.write`
 fn write(
     py: Python<'_>,
@@ -1241,6 +1241,9 @@ fn write(
     standard: Option<String>,
     validate: bool,
     chunks: Option<Vec<usize>>,
+    settings: Vec<(String, String)>,
+    anonymous: bool,
+    etag: Option<String>,
 ) -> PyResult<()> {
     let version = match standard {
         Some(s) => s
@@ -1297,6 +1300,18 @@ fn write(
         py.detach(|| file.put_array(&pointer, a)).map_err(|e| py_err(py, &e))?;
     }
     let options = asdf::WriteOptions::default().checksums(checksums).validate(validate);
+    if asdf::is_url(&path) {
+        let remote = remote_options(settings, anonymous);
+        return py
+            .detach(move || match etag {
+                Some(e) => file.write_to_url_over(&path, &e, &options, &remote),
+                None => file.write_to_url(&path, &options, &remote),
+            })
+            .map_err(|e| py_err(py, &e));
+    }
+    if etag.is_some() {
+        return Err(usage("etag= is for writes to object storage (s3://, gs://, az://)"));
+    }
     py.detach(move || file.write_to(&path, &options))
         .map_err(|e| py_err(py, &e))
 }

@@ -21,6 +21,9 @@
 //! request appends a line `URL START END` to that file (how the tests see which bytes a
 //! Dask task read).
 
+mod profiles;
+pub mod upload;
+
 use asdf_layout::ReadAt;
 use bytes::Bytes;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
@@ -52,7 +55,7 @@ pub enum Error {
         source: url::ParseError,
     },
     /// A URL of a kind this build does not read.
-    #[error("{url}: unsupported URL scheme (http, https, s3 and s3a are read)")]
+    #[error("{url}: unsupported URL scheme (http, https, s3, s3a, gs, gcs, az, abfs and abfss are read)")]
     Scheme {
         /// The URL.
         url: String,
@@ -68,6 +71,20 @@ pub enum Error {
     /// The background runtime could not start.
     #[error("cannot start the I/O runtime: {0}")]
     Runtime(io::Error),
+    /// An upload that did not complete (nothing was written).
+    #[error("{url}: {source}")]
+    Upload {
+        /// The URL written to.
+        url: String,
+        /// Why.
+        source: upload::UploadError,
+    },
+    /// A URL that cannot be written to.
+    #[error("{url}: writing is supported to s3, gs and az URLs, not over plain HTTP(S)")]
+    NotWritable {
+        /// The URL.
+        url: String,
+    },
     /// A setting this crate reads itself with a value it cannot use.
     #[error("{url}: setting {key} = {value:?}: a positive integer is expected")]
     Setting {
@@ -81,6 +98,19 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether an upload was refused because the object changed since it was read (or was
+    /// created since the write began).
+    #[must_use]
+    pub fn is_changed(&self) -> bool {
+        matches!(
+            self,
+            Error::Upload {
+                source: upload::UploadError::Changed(_),
+                ..
+            }
+        )
+    }
+
     /// Whether the store said the object is not there.
     #[must_use]
     pub fn is_not_found(&self) -> bool {
@@ -116,7 +146,11 @@ pub fn is_url(s: &str) -> bool {
     let Some((scheme, rest)) = s.split_once("://") else {
         return false;
     };
-    !rest.is_empty() && matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https" | "s3" | "s3a")
+    !rest.is_empty()
+        && matches!(
+            scheme.to_ascii_lowercase().as_str(),
+            "http" | "https" | "s3" | "s3a" | "gs" | "gcs" | "az" | "abfs" | "abfss"
+        )
 }
 
 /// How to reach and cache a remote file.
@@ -505,7 +539,31 @@ fn s3_key(key: &str) -> &str {
     }
 }
 
+/// The store behind a URL, typed where writes need more than [`ObjectStore`].
+enum Built {
+    Http(object_store::http::HttpStore),
+    S3(object_store::aws::AmazonS3),
+    Gcs(object_store::gcp::GoogleCloudStorage),
+    Azure(object_store::azure::MicrosoftAzure),
+}
+
+impl Built {
+    fn into_dyn(self) -> Arc<dyn ObjectStore> {
+        match self {
+            Built::Http(s) => Arc::new(s),
+            Built::S3(s) => Arc::new(s),
+            Built::Gcs(s) => Arc::new(s),
+            Built::Azure(s) => Arc::new(s),
+        }
+    }
+}
+
 fn build_store(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Arc<dyn ObjectStore>, StorePath), Error> {
+    let (b, path) = build_typed(url, text, opts)?;
+    Ok((b.into_dyn(), path))
+}
+
+fn build_typed(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Built, StorePath), Error> {
     let store_err = |source| Error::Store {
         url: text.to_string(),
         source,
@@ -520,10 +578,17 @@ fn build_store(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Arc<
             .with_timeout(opts.request_timeout)
             .with_connect_timeout(opts.request_timeout.min(std::time::Duration::from_secs(10)))
     };
+    let path = StorePath::from_url_path(url.path()).map_err(|e| store_err(e.into()))?;
+    let container = url.host_str().unwrap_or_default();
+    let anonymous = |settings: &[(String, String)]| {
+        opts.anonymous
+            || settings
+                .iter()
+                .any(|(k, v)| k.eq_ignore_ascii_case("anon") && matches!(v.as_str(), "1" | "true" | "True" | "yes"))
+    };
     match url.scheme() {
         "http" | "https" => {
             let base = &url[..url::Position::BeforePath];
-            let path = StorePath::from_url_path(url.path()).map_err(|e| store_err(e.into()))?;
             let store = HttpBuilder::new()
                 .with_url(base)
                 .with_retry(retry)
@@ -534,25 +599,24 @@ fn build_store(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Arc<
                 })
                 .build()
                 .map_err(store_err)?;
-            Ok((Arc::new(store), path))
+            Ok((Built::Http(store), path))
         }
         "s3" | "s3a" => {
-            let bucket = url.host_str().unwrap_or_default();
-            let path = StorePath::from_url_path(url.path()).map_err(|e| store_err(e.into()))?;
             // The credential chain of the AWS SDKs as object_store knows it: AWS_* variables,
-            // web identity tokens, ECS and EC2 instance metadata; settings given override them.
-            let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket).with_retry(retry);
+            // web identity tokens, ECS and EC2 instance metadata; then the shared config and
+            // credentials files (profiles); settings given override them all.
+            let mut b = AmazonS3Builder::from_env().with_bucket_name(container).with_retry(retry);
             let mut endpoint = std::env::var("AWS_ENDPOINT_URL")
                 .ok()
                 .or_else(|| std::env::var("AWS_ENDPOINT").ok());
-            for (k, v) in &opts.settings {
+            let profile = profiles::profile_settings(&opts.settings);
+            for (k, v) in profile.iter().chain(&opts.settings) {
                 let key = s3_key(&k.to_ascii_lowercase()).to_string();
                 if key == "aws_endpoint" || key == "aws_endpoint_url" {
                     endpoint = Some(v.clone());
                     continue;
                 }
-                if key == "anon" {
-                    b = b.with_skip_signature(matches!(v.as_str(), "1" | "true" | "True" | "yes"));
+                if key == "anon" || key == "profile" || key == "aws_profile" {
                     continue;
                 }
                 match key.parse::<AmazonS3ConfigKey>() {
@@ -566,11 +630,66 @@ fn build_store(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Arc<
                     .with_endpoint(e)
                     .with_virtual_hosted_style_request(false);
             }
-            if opts.anonymous {
+            let anon = anonymous(&opts.settings) || (profile.is_empty() && !profiles::aws_credentials_known(&opts.settings));
+            if anon {
+                if !anonymous(&opts.settings) {
+                    profiles::warn_anonymous(text);
+                }
                 b = b.with_skip_signature(true);
             }
             let store = b.build().map_err(store_err)?;
-            Ok((Arc::new(store), path))
+            Ok((Built::S3(store), path))
+        }
+        "gs" | "gcs" => {
+            use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
+            let mut b = GoogleCloudStorageBuilder::from_env()
+                .with_bucket_name(container)
+                .with_retry(retry)
+                .with_client_options(client());
+            for (k, v) in &opts.settings {
+                let key = k.to_ascii_lowercase();
+                if key == "anon" {
+                    continue;
+                }
+                match key.parse::<GoogleConfigKey>() {
+                    Ok(k) => b = b.with_config(k, v.clone()),
+                    Err(source) => return Err(store_err(source)),
+                }
+            }
+            if anonymous(&opts.settings) {
+                b = b.with_skip_signature(true);
+            }
+            Ok((Built::Gcs(b.build().map_err(store_err)?), path))
+        }
+        "az" | "abfs" | "abfss" => {
+            use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+            // az://container/path, with the account from the settings or the environment
+            // (AZURE_STORAGE_ACCOUNT_NAME); abfs://container@account.dfs.core.windows.net/path.
+            let (container, account) = match url.username() {
+                "" => (container, None),
+                c => (c, container.split('.').next()),
+            };
+            let mut b = MicrosoftAzureBuilder::from_env()
+                .with_container_name(container)
+                .with_retry(retry)
+                .with_client_options(client());
+            if let Some(a) = account {
+                b = b.with_account(a);
+            }
+            for (k, v) in &opts.settings {
+                let key = k.to_ascii_lowercase();
+                if key == "anon" {
+                    continue;
+                }
+                match key.parse::<AzureConfigKey>() {
+                    Ok(k) => b = b.with_config(k, v.clone()),
+                    Err(source) => return Err(store_err(source)),
+                }
+            }
+            if anonymous(&opts.settings) {
+                b = b.with_skip_signature(true);
+            }
+            Ok((Built::Azure(b.build().map_err(store_err)?), path))
         }
         _ => Err(Error::Scheme { url: text.to_string() }),
     }
@@ -910,4 +1029,110 @@ pub fn fetch_range(
         },
     })?;
     Ok(buf)
+}
+
+/// Set by [`cancel_uploads`].
+static CANCEL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Uploads in progress in this process.
+static UPLOADING: AtomicU64 = AtomicU64::new(0);
+
+/// Cancels the uploads in progress in this process (an interrupt handler's call): each is
+/// aborted, its parts deleted, before its next part; nothing is written. Uploads started
+/// later are cancelled too.
+pub fn cancel_uploads() {
+    CANCEL.store(true, Ordering::Relaxed);
+}
+
+/// Whether an upload is in progress in this process (an interrupt handler that cancels
+/// uploads lets them abort, and otherwise exits at once).
+#[must_use]
+pub fn uploading() -> bool {
+    UPLOADING.load(Ordering::Relaxed) > 0
+}
+
+struct Uploading;
+
+impl Uploading {
+    fn start() -> Self {
+        UPLOADING.fetch_add(1, Ordering::Relaxed);
+        Uploading
+    }
+}
+
+impl Drop for Uploading {
+    fn drop(&mut self) {
+        UPLOADING.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The size and ETag of the object at `url`, or `None` when there is none.
+///
+/// # Errors
+/// A bad URL; the store's failure other than "not found".
+pub fn head(url: &str, opts: &RemoteOptions) -> Result<Option<(u64, Option<String>)>, Error> {
+    let parsed = url::Url::parse(url).map_err(|source| Error::Url {
+        url: url.to_string(),
+        source,
+    })?;
+    let opts = opts.own_settings(url)?;
+    let (store, path) = build_store(&parsed, url, &opts)?;
+    match run(within(opts.deadline, async move { store.head(&path).await }))? {
+        Ok(meta) => Ok(Some((meta.size, meta.e_tag))),
+        Err(object_store::Error::NotFound { .. }) => Ok(None),
+        Err(source) => Err(Error::Store {
+            url: url.to_string(),
+            source,
+        }),
+    }
+}
+
+/// Writes the bytes of `file` (all of it) to the object at `url` by a multipart upload (parts
+/// of [`RemoteOptions::part_size`] bytes or more, [`RemoteOptions::concurrency`] in flight):
+/// nothing is visible until the upload completes, and completes only while `condition`
+/// holds. `progress(done, total)` is called as parts are stored. Returns the new object's ETag.
+///
+/// # Errors
+/// [`Error::Upload`] (see [`Error::is_changed`]) after aborting the upload; a URL that is not
+/// writable ([`Error::NotWritable`]); the store's failure.
+pub fn put_file(
+    url: &str,
+    opts: &RemoteOptions,
+    file: &std::fs::File,
+    condition: &upload::Condition,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Option<String>, Error> {
+    let parsed = url::Url::parse(url).map_err(|source| Error::Url {
+        url: url.to_string(),
+        source,
+    })?;
+    let opts = opts.own_settings(url)?;
+    let (built, path) = build_typed(&parsed, url, &opts)?;
+    let len = file
+        .metadata()
+        .map_err(|e| Error::Upload {
+            url: url.to_string(),
+            source: e.into(),
+        })?
+        .len();
+    let plan = upload::Plan::for_len(len, opts.part_size, opts.concurrency);
+    let client = reqwest::Client::builder()
+        .user_agent(concat!("asdf-rs/", env!("CARGO_PKG_VERSION")))
+        .timeout(opts.request_timeout)
+        .build()
+        .map_err(|e| Error::Runtime(io::Error::other(e)))?;
+    let _uploading = Uploading::start();
+    let up = |store: &dyn upload::Target| {
+        block_on(upload::upload(store, &client, &path, file, len, plan, condition, &CANCEL, progress))
+    };
+    let done = match &built {
+        Built::S3(s) => up(s)?,
+        Built::Gcs(s) => up(s)?,
+        Built::Azure(s) => up(s)?,
+        Built::Http(_) => return Err(Error::NotWritable { url: url.to_string() }),
+    };
+    done.map_err(|source| Error::Upload {
+        url: url.to_string(),
+        source,
+    })
 }

@@ -249,8 +249,12 @@ impl Error {
             Error::UnsupportedStandard(_) | Error::UnstableStandard(_) => ErrorKind::Unsupported,
             Error::NotFound(_) => ErrorKind::NotFound,
             #[cfg(feature = "remote")]
+            Error::Remote(e) if e.is_changed() => ErrorKind::Refused,
             Error::Remote(e) => match **e {
-                asdf_remote::Error::Url { .. } | asdf_remote::Error::Scheme { .. } => ErrorKind::Usage,
+                asdf_remote::Error::Url { .. }
+                | asdf_remote::Error::Scheme { .. }
+                | asdf_remote::Error::NotWritable { .. }
+                | asdf_remote::Error::Setting { .. } => ErrorKind::Usage,
                 _ => ErrorKind::Io,
             },
             Error::Array { .. } | Error::Typed { .. } => ErrorKind::Array,

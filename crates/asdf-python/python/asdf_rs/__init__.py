@@ -209,6 +209,14 @@ class File:
         stay valid, the tree's views and this object raise AsdfError from now on."""
         self._native = _Closed()
 
+    @property
+    def etag(self):
+        """The ETag of the remote object as it was read (None for a local file, or a store that
+        gives none): pass it to `asdf_rs.write(url, tree, etag=...)` to write back only over
+        that version."""
+        _target, _settings, _anonymous, version = self._native.target()
+        return None if version is None else version[1]
+
     def resolve_references(self):
         """Resolves every JSON reference (`{$ref: "other.asdf#/path"}`, `{$ref: "#/path"}`) in
         the tree, as Python asdf's `AsdfFile.resolve_references`: the referenced nodes take
@@ -604,7 +612,17 @@ def _outline(f, pointer, name, depth, lines, limit=2000):
         lines.append(f"{pad}{name}{short}: {payload!r}")
 
 
-def write(path, tree, compression=None, checksums=True, standard=None, validate=True, chunks=None):
+def write(
+    path,
+    tree,
+    compression=None,
+    checksums=True,
+    standard=None,
+    validate=True,
+    chunks=None,
+    storage_options=None,
+    etag=None,
+):
     """Writes `tree` (dicts, lists, scalars, numpy arrays; a tree read by asdf_rs too) to
     `path`; arrays become blocks, compressed with `compression` ("zlib", "bzp2", "lz4",
     "zstd", ...) when given.
@@ -613,7 +631,14 @@ def write(path, tree, compression=None, checksums=True, standard=None, validate=
     chunked, as asdf-zarr does (Python asdf reads them with asdf-zarr installed, as zarr
     arrays): each chunk a block compressed with `compression` as a Zarr compressor ("zlib",
     "bzp2", "zstd", "bls2"), so that `lazy(pointer)[...]` of a region decodes only the
-    chunks it touches."""
+    chunks it touches.
+
+    `path` may be an object store's URL (`s3://bucket/key`, `gs://`, `az://`; credentials and
+    endpoint from `storage_options`, as fsspec names them, or the environment): the file is
+    uploaded in parts and appears only when complete; a failed upload leaves nothing. The
+    write is refused (nothing written) when the object changed while it was written, or,
+    with `etag` (the ETag of the version read, `File.etag`), when it is no longer that version."""
+    settings, anonymous = _settings(storage_options)
     _native.write(
         str(path),
         tree,
@@ -622,6 +647,9 @@ def write(path, tree, compression=None, checksums=True, standard=None, validate=
         standard=standard,
         validate=validate,
         chunks=None if chunks is None else [int(c) for c in chunks],
+        settings=settings,
+        anonymous=anonymous,
+        etag=etag,
     )
 
 
