@@ -85,6 +85,20 @@ pub enum Error {
         /// The URL.
         url: String,
     },
+    /// A URL whose store cannot list a prefix (plain HTTP).
+    #[error("{url}: listing is supported for s3, gs and az URLs, not over plain HTTP(S)")]
+    NotListable {
+        /// The URL.
+        url: String,
+    },
+    /// A listing over its limit.
+    #[error("{url}: more than {limit} objects under this prefix")]
+    TooMany {
+        /// The prefix.
+        url: String,
+        /// The limit.
+        limit: usize,
+    },
     /// A setting this crate reads itself with a value it cannot use.
     #[error("{url}: setting {key} = {value:?}: a positive integer is expected")]
     Setting {
@@ -350,6 +364,8 @@ enum AnswerError {
     },
     #[error("the answer's body is longer than the {asked} bytes asked for")]
     TooLong { asked: u64 },
+    #[error("the file changed since it was opened: the store no longer has the version with ETag {first_etag}")]
+    Replaced { first_etag: String },
     #[error("the answer's body ended after {got} of the {asked} bytes asked for")]
     TooShort { asked: u64, got: u64 },
     #[error("no complete answer within the deadline of {0:?} (the store's retries included)")]
@@ -401,7 +417,10 @@ async fn fetch(
         if_match: version.as_ref().and_then(|v| v.etag.clone()),
         ..GetOptions::default()
     };
-    let r = store.get_opts(&path, options).await?;
+    let r = store
+        .get_opts(&path, options)
+        .await
+        .map_err(|e| replaced(e, version.as_ref()))?;
     if let Some(version) = version
         && (r.meta.size != version.size || r.meta.e_tag != version.etag)
     {
@@ -413,6 +432,16 @@ async fn fetch(
         }));
     }
     bounded_body(r, range.end - range.start).await
+}
+
+/// A refused `If-Match` (the object is another version now) said as such.
+fn replaced(e: object_store::Error, version: Option<&Version>) -> object_store::Error {
+    match (e, version) {
+        (object_store::Error::Precondition { .. }, Some(v)) => answer_err(AnswerError::Replaced {
+            first_etag: v.etag.clone().unwrap_or_default(),
+        }),
+        (e, _) => e,
+    }
 }
 
 /// Bytes `range` of the object into `dst` (exactly `dst.len()` bytes), under the same checks
@@ -431,7 +460,7 @@ async fn fetch_into(
         if_match: version.and_then(|v| v.etag.clone()),
         ..GetOptions::default()
     };
-    let r = store.get_opts(path, options).await?;
+    let r = store.get_opts(path, options).await.map_err(|e| replaced(e, version))?;
     if let Some(version) = version
         && (r.meta.size != version.size || r.meta.e_tag != version.etag)
     {
@@ -1087,6 +1116,32 @@ pub fn head(url: &str, opts: &RemoteOptions) -> Result<Option<(u64, Option<Strin
     }
 }
 
+/// Whether `condition` holds of the object at `url` now (a write checks this before it makes
+/// anything, and again before its upload completes).
+///
+/// # Errors
+/// [`Error::Upload`] ([`Error::is_changed`]) when it does not hold; the store's failure.
+pub fn check_condition(url: &str, opts: &RemoteOptions, condition: &upload::Condition) -> Result<(), Error> {
+    let parsed = url::Url::parse(url).map_err(|source| Error::Url {
+        url: url.to_string(),
+        source,
+    })?;
+    let opts = opts.own_settings(url)?;
+    let (store, path) = build_store(&parsed, url, &opts)?;
+    let condition = condition.clone();
+    run(within(opts.deadline, async move {
+        Ok::<_, object_store::Error>(upload::check(store.as_ref(), &path, &condition).await)
+    }))?
+    .map_err(|source| Error::Store {
+        url: url.to_string(),
+        source,
+    })?
+    .map_err(|source| Error::Upload {
+        url: url.to_string(),
+        source,
+    })
+}
+
 /// Writes the bytes of `file` (all of it) to the object at `url` by a multipart upload (parts
 /// of [`RemoteOptions::part_size`] bytes or more, [`RemoteOptions::concurrency`] in flight):
 /// nothing is visible until the upload completes, and completes only while `condition`
@@ -1135,4 +1190,49 @@ pub fn put_file(
         url: url.to_string(),
         source,
     })
+}
+
+/// The objects under `prefix` (a URL ending in `/`, such as `s3://bucket/run42/`), every
+/// level below it, as URLs with their sizes, sorted; at most `limit` (an error beyond, so a
+/// bucket of millions is not listed by mistake).
+///
+/// # Errors
+/// A bad URL, a store that cannot list (plain HTTP), the store's failure, more than `limit`
+/// objects.
+pub fn list(prefix: &str, opts: &RemoteOptions, limit: usize) -> Result<Vec<(String, u64)>, Error> {
+    use futures::StreamExt as _;
+    let parsed = url::Url::parse(prefix).map_err(|source| Error::Url {
+        url: prefix.to_string(),
+        source,
+    })?;
+    let opts = opts.own_settings(prefix)?;
+    let (built, path) = build_typed(&parsed, prefix, &opts)?;
+    if matches!(built, Built::Http(_)) {
+        return Err(Error::NotListable { url: prefix.to_string() });
+    }
+    let store = built.into_dyn();
+    let base = &prefix[..prefix.len() - parsed.path().len()];
+    let deadline = opts.deadline.saturating_mul(10);
+    let listed = run(within(deadline, async move {
+        let mut out = Vec::new();
+        let mut s = store.list(if path.as_ref().is_empty() { None } else { Some(&path) });
+        while let Some(meta) = s.next().await {
+            let meta = meta?;
+            if out.len() == limit {
+                return Ok(None);
+            }
+            out.push((meta.location.to_string(), meta.size));
+        }
+        Ok(Some(out))
+    }))?
+    .map_err(|source| Error::Store {
+        url: prefix.to_string(),
+        source,
+    })?;
+    let mut listed = listed.ok_or_else(|| Error::TooMany {
+        url: prefix.to_string(),
+        limit,
+    })?;
+    listed.sort();
+    Ok(listed.into_iter().map(|(key, size)| (format!("{base}/{key}"), size)).collect())
 }

@@ -201,7 +201,7 @@ fn same_etag(a: &str, b: &str) -> bool {
 }
 
 /// The object as the condition wants it, just before completing.
-async fn check(store: &dyn Target, path: &StorePath, condition: &Condition) -> Result<(), UploadError> {
+pub(crate) async fn check(store: &dyn ObjectStore, path: &StorePath, condition: &Condition) -> Result<(), UploadError> {
     match (condition, store.head(path).await) {
         (Condition::Overwrite, _) => Ok(()),
         (Condition::Create, Err(object_store::Error::NotFound { .. })) => Ok(()),

@@ -63,6 +63,8 @@ impl AsdfFile {
     /// ([`asdf_remote::Error::is_changed`]: [`crate::ErrorKind::Refused`]) or failure.
     pub fn write_to_url(&self, url: &str, options: &WriteOptions, remote: &asdf_remote::RemoteOptions) -> Result<(), Error> {
         let condition = self.write_condition(url, remote)?;
+        // Refused before anything is made when the object already changed since it was read.
+        asdf_remote::check_condition(url, remote, &condition).map_err(|e| Error::Remote(Box::new(e)))?;
         self.upload(url, options, remote, &condition)
     }
 
@@ -80,7 +82,9 @@ impl AsdfFile {
         options: &WriteOptions,
         remote: &asdf_remote::RemoteOptions,
     ) -> Result<(), Error> {
-        self.upload(url, options, remote, &asdf_remote::upload::Condition::Match(etag.to_string()))
+        let condition = asdf_remote::upload::Condition::Match(etag.to_string());
+        asdf_remote::check_condition(url, remote, &condition).map_err(|e| Error::Remote(Box::new(e)))?;
+        self.upload(url, options, remote, &condition)
     }
 
     fn upload(

@@ -1,0 +1,280 @@
+//! Writes to object storage, on moto's S3 server started here on loopback: files written by
+//! the library (`write_to_url`), by `asdf-cli convert -o s3://...` and over an object opened
+//! from S3 are read back by Python asdf 6 through s3fs and compared value by value; an upload
+//! interrupted (SIGTERM) leaves no object and no parts, one killed (SIGKILL) leaves no object;
+//! a write over an object that changed since it was read is refused and changes nothing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead as _, Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// moto's server, stopped when dropped (its standard input closes).
+struct Moto {
+    child: Child,
+    port: u16,
+}
+
+impl Moto {
+    fn start() -> Self {
+        let py = asdf_testdata::interop_python();
+        let mut child = Command::new(py)
+            .arg(root().join("tests/servers/s3_server.py"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .strip_prefix("PORT ")
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or_else(|| panic!("moto did not start: {line:?}"));
+        Moto { child, port }
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn options(&self) -> asdf::RemoteOptions {
+        asdf::RemoteOptions::default()
+            .setting("endpoint_url", self.endpoint())
+            .setting("key", "testing")
+            .setting("secret", "testing")
+            .setting("region", "us-east-1")
+    }
+
+    /// An unsigned request to moto (which does not check signatures): status and body.
+    fn http(&self, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            self.port,
+            body.len()
+        )
+        .unwrap();
+        s.write_all(body).unwrap();
+        let mut answer = Vec::new();
+        s.read_to_end(&mut answer).unwrap();
+        let head_end = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let status = String::from_utf8_lossy(&answer[9..12]).parse().unwrap();
+        (status, answer[head_end + 4..].to_vec())
+    }
+
+    /// The whole object at `url` (a signed request: objects are private).
+    fn get(&self, url: &str) -> Vec<u8> {
+        let (size, _) = asdf::remote::head(url, &self.options()).unwrap().unwrap();
+        asdf::remote::fetch_range(url, &self.options(), 0..size, None).unwrap()
+    }
+
+    /// Keys in bucket `data`, and the multipart uploads in progress there.
+    fn state(&self) -> (Vec<String>, usize) {
+        let (_, list) = self.http("GET", "/data?list-type=2", b"");
+        let (_, ups) = self.http("GET", "/data?uploads", b"");
+        let text = String::from_utf8_lossy(&list).to_string();
+        let keys = text
+            .split("<Key>")
+            .skip(1)
+            .filter_map(|s| s.split("</Key>").next())
+            .map(str::to_string)
+            .collect();
+        (keys, String::from_utf8_lossy(&ups).matches("<UploadId>").count())
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A file of `mib` MiB of float64 values (a ramp and a pseudo-random walk), plus a small
+/// image and a few scalars.
+fn sample(path: &Path, mib: usize, compression: Option<&str>) {
+    let n = mib << 17;
+    let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+    let data: Vec<f64> = (0..n)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            i as f64 * 0.5 + (x >> 40) as f64
+        })
+        .collect();
+    let img: Vec<i16> = (0..120 * 77).map(|i| i16::try_from(i % 3001).unwrap() - 1500).collect();
+    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
+    let mut a = asdf::NewArray::from_slice(&data, &[n]).unwrap();
+    if let Some(c) = compression {
+        a = a.compression(asdf::Label::from_name(c).unwrap());
+    }
+    f.put_array("/sci/data", a).unwrap();
+    f.put_array("/sci/image", asdf::NewArray::from_slice(&img, &[120, 77]).unwrap())
+        .unwrap();
+    f.set("/telescope", asdf::Node::str("JWST")).unwrap();
+    f.write_to(path, &asdf::WriteOptions::default()).unwrap();
+}
+
+/// Python asdf 6 + s3fs read each URL and compare it with the local file: one JSON line each.
+fn read_back(moto: &Moto, pairs: &[(&str, &Path)]) -> Vec<serde_json::Value> {
+    let mut cmd = Command::new(asdf_testdata::interop_python());
+    cmd.arg(root().join("tests/interop/s3_read_back.py")).arg(moto.endpoint());
+    for (url, local) in pairs {
+        cmd.arg(url).arg(local);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn cli(moto: &Moto) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_asdf-cli"));
+    cmd.env("AWS_ENDPOINT_URL", moto.endpoint())
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .env("AWS_REGION", "us-east-1");
+    cmd
+}
+
+#[test]
+fn writes_from_the_library_and_the_cli_read_back_by_python_asdf_and_s3fs() {
+    let moto = Moto::start();
+    let d = dir("s3-writes");
+    let (raw, zstd) = (d.join("raw.asdf"), d.join("zstd.asdf"));
+    sample(&raw, 20, None);
+    sample(&zstd, 12, Some("zstd"));
+    // The library: a file opened locally written to S3 (parts of 8 MiB: 3 parts).
+    let f = asdf::Open::path_or_url(&raw).open().unwrap();
+    f.write_to_url("s3://data/lib/raw.asdf", &asdf::WriteOptions::default(), &moto.options())
+        .unwrap();
+    // The CLI, credentials and endpoint from the environment, as a user's shell has them.
+    let out = cli(&moto)
+        .args(["convert", zstd.to_str().unwrap(), "-o", "s3://data/cli/zstd.asdf"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = cli(&moto)
+        .args(["defragment", raw.to_str().unwrap(), "-o", "s3://data/cli/raw.asdf"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // A file opened from S3 and written back over itself (unchanged since: allowed).
+    let remote = asdf::Open::path_or_url("s3://data/cli/raw.asdf")
+        .storage_options(moto.options())
+        .open()
+        .unwrap();
+    remote
+        .write_to_url("s3://data/cli/raw.asdf", &asdf::WriteOptions::default(), &moto.options())
+        .unwrap();
+    let got = read_back(
+        &moto,
+        &[
+            ("s3://data/lib/raw.asdf", &raw),
+            ("s3://data/cli/zstd.asdf", &zstd),
+            ("s3://data/cli/raw.asdf", &raw),
+        ],
+    );
+    println!("{got:?}");
+    assert_eq!(got.len(), 3);
+    for g in &got {
+        assert_eq!(g["arrays"], 2, "{g}");
+        assert_eq!(g["tree_equal"], true, "{g}");
+        assert_eq!(g["arrays_equal"], true, "{g}");
+    }
+    assert_eq!(got[0]["values"], 20 * 131_072 + 120 * 77);
+    let (keys, uploads) = moto.state();
+    assert_eq!(keys.len(), 3, "{keys:?}");
+    assert_eq!(uploads, 0, "no upload left behind");
+}
+
+#[test]
+fn a_write_over_an_object_changed_since_it_was_read_is_refused() {
+    let moto = Moto::start();
+    let d = dir("s3-changed");
+    let local = d.join("a.asdf");
+    sample(&local, 1, None);
+    let f = asdf::Open::path_or_url(&local).open().unwrap();
+    let url = "s3://data/a.asdf";
+    f.write_to_url(url, &asdf::WriteOptions::default(), &moto.options()).unwrap();
+    let opened = asdf::Open::path_or_url(url).storage_options(moto.options()).open().unwrap();
+    // Another writer replaces the object after it was read.
+    let other = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n--- {x: 1}\n...\n";
+    assert_eq!(moto.http("PUT", "/data/a.asdf", other).0, 200);
+    let e = opened
+        .write_to_url(url, &asdf::WriteOptions::default(), &moto.options())
+        .unwrap_err();
+    assert_eq!(e.kind(), asdf::ErrorKind::Refused, "{e}");
+    assert!(e.to_string().contains("changed since it was read"), "{e}");
+    assert_eq!(moto.get(url), other, "the other writer's object is kept");
+    // Also with an ETag given by the caller (a read made elsewhere).
+    let e = f
+        .write_to_url_over(url, "\"0123456789abcdef\"", &asdf::WriteOptions::default(), &moto.options())
+        .unwrap_err();
+    assert_eq!(e.kind(), asdf::ErrorKind::Refused, "{e}");
+    assert_eq!(moto.get(url), other);
+    assert_eq!(moto.state().1, 0, "refused uploads are aborted");
+}
+
+/// Starts `asdf-cli convert BIG -o s3://data/KEY`, waits until its upload has begun, sends
+/// `signal`, and returns the exit status.
+fn interrupted_upload(moto: &Moto, big: &Path, key: &str, signal: i32) -> std::process::ExitStatus {
+    let mut child = cli(moto)
+        .args(["convert", big.to_str().unwrap(), "-o", &format!("s3://data/{key}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while moto.state().1 == 0 {
+        assert!(child.try_wait().unwrap().is_none(), "the upload ended before it was interrupted");
+        assert!(start.elapsed() < Duration::from_secs(120), "no upload began");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: kill(2) of our own child's pid.
+    let r = unsafe { libc::kill(i32::try_from(child.id()).unwrap(), signal) };
+    assert_eq!(r, 0);
+    child.wait().unwrap()
+}
+
+#[test]
+fn an_interrupted_upload_leaves_no_object_and_a_killed_one_no_object() {
+    let moto = Moto::start();
+    let d = dir("s3-killed");
+    let big = d.join("big.asdf");
+    // 192 MiB: 24 parts of 8 MiB, some seconds to moto.
+    sample(&big, 192, None);
+    let status = interrupted_upload(&moto, &big, "term.asdf", libc::SIGTERM);
+    assert!(!status.success());
+    let (keys, uploads) = moto.state();
+    assert!(keys.is_empty(), "{keys:?}");
+    assert_eq!(uploads, 0, "SIGTERM: the upload was aborted, its parts deleted");
+    let status = interrupted_upload(&moto, &big, "kill.asdf", libc::SIGKILL);
+    assert!(!status.success());
+    let (keys, uploads) = moto.state();
+    assert!(keys.is_empty(), "{keys:?}");
+    // A killed process cannot abort: its parts stay until the bucket's lifecycle rule
+    // (AbortIncompleteMultipartUpload) removes them; no object was made.
+    println!("after SIGKILL: {uploads} upload(s) left for the lifecycle rule");
+    assert_eq!(uploads, 1);
+}
