@@ -12,8 +12,13 @@ use crate::schemas::read_options;
 /// Print the tree with types, shapes, datatypes and short values.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The ASDF file.
-    pub file: std::path::PathBuf,
+    /// The ASDF file (or files, folders, prefixes ending in `/`: a line each, read several
+    /// at once).
+    #[arg(required = true, num_args = 1..)]
+    pub files: Vec<std::path::PathBuf>,
+    /// Files read at once (several files only).
+    #[arg(long, short = 'j', default_value_t = 8)]
+    pub jobs: usize,
     /// Most lines to print (0: no limit).
     #[arg(long, default_value_t = 200)]
     max_rows: usize,
@@ -33,8 +38,11 @@ pub struct Args {
 
 impl Args {
     pub fn run(&self) -> Result<ExitCode, asdf::Error> {
+        if crate::many::is_many(&self.files) {
+            return info_many(&self.files, self.jobs);
+        }
         info(
-            &self.file,
+            &self.files[0],
             self.max_rows,
             self.max_cols,
             !self.no_show_values,
@@ -218,6 +226,54 @@ impl<'a> asdf::walk::Visitor<'a> for Printer<'_> {
         });
         asdf::Visit::Continue
     }
+}
+
+/// One file's line: its standard, size, blocks and arrays (pointer, datatype, shape).
+fn summary_line(target: &str) -> Result<String, String> {
+    let file = asdf::Open::path_or_url(target)
+        .options(read_options())
+        .open()
+        .map_err(|e| e.to_string())?;
+    let size = file.source().layout().get_ref().size().unwrap_or(0);
+    let arrays = file.array_pointers().map_err(|e| e.to_string())?;
+    let mut line = format!(
+        "ASDF Standard {}, {}, {} blocks, {} arrays",
+        file.standard_version(),
+        crate::many::bytes(size),
+        file.source().layout().block_count(),
+        arrays.len()
+    );
+    for p in arrays.iter().take(4) {
+        if let Ok(a) = file.array(p) {
+            let _ = write!(line, "; {p} {} {:?}", a.datatype(), a.shape());
+        }
+    }
+    if arrays.len() > 4 {
+        line.push_str("; ...");
+    }
+    Ok(line)
+}
+
+fn info_many(targets: &[std::path::PathBuf], jobs: usize) -> Result<ExitCode, asdf::Error> {
+    let files = crate::many::expand(targets)?;
+    let start = std::time::Instant::now();
+    let results = crate::many::run_all(&files, jobs, "reading files", summary_line);
+    let mut failed = 0;
+    for (f, r) in files.iter().zip(&results) {
+        match r {
+            Ok(line) => println!("{f}: {line}"),
+            Err(e) => {
+                failed += 1;
+                println!("{f}: error: {e}");
+            }
+        }
+    }
+    println!(
+        "{} files read, {failed} failed, in {:.1} s",
+        files.len(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 fn info(
