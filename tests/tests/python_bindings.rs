@@ -43,6 +43,15 @@ fn the_python_package_passes_its_pytest_suite() {
     ])
     .arg(root.join("crates/asdf-python/tests"))
     .current_dir(root.join("crates/asdf-python"));
+    // The CLI beside this test's binary (`cargo test --workspace` builds it first): the suite
+    // verifies a prefix of object storage with it.
+    if let Some(cli) = std::env::current_exe()
+        .ok()
+        .and_then(|t| t.parent().and_then(|deps| deps.parent()).map(|d| d.join("asdf-cli")))
+        .filter(|c| c.exists())
+    {
+        cmd.env("ASDF_CLI", cli);
+    }
     match asdf_testdata::conformance_or_skip() {
         Some(dir) => {
             cmd.env("ASDF_CONFORMANCE_DIR", dir);

@@ -220,7 +220,11 @@ fn a_write_over_an_object_changed_since_it_was_read_is_refused() {
     let opened = asdf::Open::path_or_url(url).storage_options(moto.options()).open().unwrap();
     // Another writer replaces the object after it was read.
     let other = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n--- {x: 1}\n...\n";
-    assert_eq!(moto.http("PUT", "/data/a.asdf", other).0, 200);
+    let other_path = d.join("other.asdf");
+    std::fs::write(&other_path, other).unwrap();
+    let other_file = std::fs::File::open(&other_path).unwrap();
+    asdf::remote::put_file(url, &moto.options(), &other_file, &asdf::remote::upload::Condition::Overwrite, &|_, _| {})
+        .unwrap();
     let e = opened
         .write_to_url(url, &asdf::WriteOptions::default(), &moto.options())
         .unwrap_err();

@@ -1316,12 +1316,22 @@ fn write(
         .map_err(|e| py_err(py, &e))
 }
 
+/// The objects under a prefix of an object store (`s3://bucket/run/`): (URL, size) pairs.
+#[pyfunction]
+#[pyo3(signature = (prefix, settings=Vec::new(), anonymous=false))]
+fn list(py: Python<'_>, prefix: String, settings: Vec<(String, String)>, anonymous: bool) -> PyResult<Vec<(String, u64)>> {
+    let opts = remote_options(settings, anonymous);
+    py.detach(move || asdf_remote::list(&prefix, &opts, 1_000_000))
+        .map_err(|e| py_err(py, &asdf::Error::Remote(Box::new(e))))
+}
+
 /// The module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeFile>()?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(read_range, m)?)?;
+    m.add_function(wrap_pyfunction!(list, m)?)?;
     m.add_function(wrap_pyfunction!(decode_block, m)?)?;
     m.add_function(wrap_pyfunction!(decode_zarr_chunk, m)?)?;
     m.add_function(wrap_pyfunction!(read_block_range, m)?)?;

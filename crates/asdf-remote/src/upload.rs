@@ -112,6 +112,9 @@ pub async fn upload(
     cancel: &AtomicBool,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Option<String>, UploadError> {
+    if len <= plan.part_size as u64 {
+        return put_whole(store, path, file, len, condition, cancel, progress).await;
+    }
     let id = store.create_multipart(path).await?;
     let result = parts_and_complete(store, client, path, &id, file, len, plan, condition, cancel, progress).await;
     if result.is_err() {
@@ -175,6 +178,52 @@ async fn parts_and_complete(
     match (condition, store.signer()) {
         (Condition::Overwrite, _) | (_, None) => Ok(store.complete_multipart(path, id, parts).await?.e_tag),
         (c, Some(signer)) => complete_conditionally(signer, client, path, id, &parts, c).await,
+    }
+}
+
+/// A file of one part: one conditional PUT (atomic by itself; no upload to abort).
+async fn put_whole(
+    store: &dyn Target,
+    path: &StorePath,
+    file: &std::fs::File,
+    len: u64,
+    condition: &Condition,
+    cancel: &AtomicBool,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Option<String>, UploadError> {
+    use object_store::{PutMode, PutOptions, UpdateVersion};
+    if cancel.load(Ordering::Relaxed) {
+        return Err(UploadError::Cancelled);
+    }
+    let bytes = read_part(file, 0, len)?;
+    let mode = match condition {
+        Condition::Overwrite => PutMode::Overwrite,
+        Condition::Create => PutMode::Create,
+        Condition::Match(e) => PutMode::Update(UpdateVersion {
+            e_tag: Some(e.clone()),
+            version: None,
+        }),
+    };
+    let options = PutOptions {
+        mode,
+        ..PutOptions::default()
+    };
+    match store.put_opts(path, PutPayload::from(bytes), options).await {
+        Ok(r) => {
+            progress(len, len);
+            Ok(r.e_tag)
+        }
+        Err(object_store::Error::AlreadyExists { .. }) => {
+            Err(UploadError::Changed("an object was created meanwhile".into()))
+        }
+        Err(object_store::Error::Precondition { .. }) => Err(UploadError::Changed(format!(
+            "the store refused the write over the version with ETag {}",
+            match condition {
+                Condition::Match(e) => e.as_str(),
+                _ => "(none)",
+            }
+        ))),
+        Err(e) => Err(e.into()),
     }
 }
 

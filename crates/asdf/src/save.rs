@@ -62,9 +62,11 @@ impl AsdfFile {
     /// As [`AsdfFile::to_bytes`]; [`Error::Remote`] for the store's refusal
     /// ([`asdf_remote::Error::is_changed`]: [`crate::ErrorKind::Refused`]) or failure.
     pub fn write_to_url(&self, url: &str, options: &WriteOptions, remote: &asdf_remote::RemoteOptions) -> Result<(), Error> {
-        let condition = self.write_condition(url, remote)?;
+        let (condition, just_seen) = self.write_condition(url, remote)?;
         // Refused before anything is made when the object already changed since it was read.
-        asdf_remote::check_condition(url, remote, &condition).map_err(|e| Error::Remote(Box::new(e)))?;
+        if !just_seen {
+            asdf_remote::check_condition(url, remote, &condition).map_err(|e| Error::Remote(Box::new(e)))?;
+        }
         self.upload(url, options, remote, &condition)
     }
 
@@ -115,18 +117,24 @@ impl AsdfFile {
         Ok(())
     }
 
-    /// What must hold of the object at `url` for a write to complete.
-    fn write_condition(&self, url: &str, remote: &asdf_remote::RemoteOptions) -> Result<asdf_remote::upload::Condition, Error> {
+    /// What must hold of the object at `url` for a write to complete, and whether that was
+    /// seen just now (a HEAD of the object), rather than when this file was read.
+    fn write_condition(
+        &self,
+        url: &str,
+        remote: &asdf_remote::RemoteOptions,
+    ) -> Result<(asdf_remote::upload::Condition, bool), Error> {
         use asdf_remote::upload::Condition;
         let own = self.remote_origin.as_ref().is_some_and(|(from, _)| from == url);
         let read = self.remote.as_ref().and_then(|s| s.version());
         if own && let Some((_, Some(etag))) = read {
-            return Ok(Condition::Match(etag));
+            return Ok((Condition::Match(etag), false));
         }
-        Ok(match asdf_remote::head(url, remote).map_err(|e| Error::Remote(Box::new(e)))? {
+        let now = match asdf_remote::head(url, remote).map_err(|e| Error::Remote(Box::new(e)))? {
             Some((_, Some(etag))) => Condition::Match(etag),
             Some((_, None)) => Condition::Overwrite,
             None => Condition::Create,
-        })
+        };
+        Ok((now, true))
     }
 }

@@ -659,6 +659,31 @@ def to_dask(target, pointer, storage_options=None, chunk_bytes=64 << 20):
         return f.to_dask(pointer, chunk_bytes)
 
 
+def stack(targets, pointer, storage_options=None, axis=0):
+    """A dask array of the arrays at `pointer` of many files of one shape and dtype (paths or
+    URLs, such as a run's 1,000 exposures in object storage), stacked along a new axis:
+    one task per file, which opens its file on the worker that runs it (only the first file
+    is opened here, for the shape and dtype). `asdf_rs.stack(urls, "/sci/data").sum()`
+    runs on a dask.distributed cluster as it does locally."""
+    from ._dask import stack as _stack
+
+    return _stack(targets, pointer, storage_options=storage_options, axis=axis)
+
+
+def list_files(prefix, storage_options=None):
+    """The ASDF files under a folder or a prefix of an object store (`s3://bucket/run42/`):
+    paths or URLs, sorted."""
+    import os
+
+    settings, anonymous = _settings(storage_options)
+    if os.path.isdir(str(prefix)):
+        found = []
+        for root, _dirs, files in os.walk(str(prefix)):
+            found.extend(os.path.join(root, n) for n in files if n.lower().endswith(".asdf"))
+        return sorted(found)
+    return [u for u, _size in _native.list(str(prefix), settings=settings, anonymous=anonymous) if u.lower().endswith(".asdf")]
+
+
 def references(target, version=1, url=None, storage_options=None, skipped=None):
     """Kerchunk-style Zarr references to the arrays of the ASDF file at `target` (see
     `asdf_rs._references`): zarr-python, xarray and VirtualiZarr read the arrays through them

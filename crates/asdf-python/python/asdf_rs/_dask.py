@@ -216,3 +216,42 @@ def to_dask(f, pointer, chunk_bytes=64 << 20):
         return da.Array(graph, name, chunks=(), dtype=dtype)
     chunks = (tuple(first),) + tuple((n,) for n in shape[1:])
     return da.Array(graph, name, chunks=chunks, dtype=dtype)
+
+
+def read_whole(target, pointer, storage_options, shape, dtype):
+    """Task of `stack`: the array at `pointer` of one file, opened here (on the worker) and
+    closed again; a file whose array has another shape or dtype is an error naming it."""
+    from . import open as _open
+
+    with _open(target, validate=False, storage_options=storage_options) as f:
+        a = f.array(pointer)
+    if tuple(a.shape) != tuple(shape) or a.dtype != np.dtype(dtype):
+        raise ValueError(
+            f"{target}{pointer}: {a.dtype}{list(a.shape)}, not the {np.dtype(dtype)}{list(shape)} of the first file"
+        )
+    return a
+
+
+def stack(targets, pointer, storage_options=None, axis=0):
+    """A dask array of the arrays at `pointer` of many files (paths or URLs) stacked along a
+    new axis `axis`: one task per file, which opens the file on the worker that runs it. Only
+    the first file is opened here, for the shape and dtype every file must have."""
+    import dask
+    import dask.array as da
+
+    from . import open as _open
+
+    targets = [str(t) for t in targets]
+    if not targets:
+        raise ValueError("stack: no files")
+    if not pointer.startswith("/"):
+        pointer = "/" + pointer
+    with _open(targets[0], validate=False, storage_options=storage_options) as f:
+        lazy = f.lazy(pointer)
+        shape, dtype = tuple(lazy.shape), np.dtype(lazy.dtype)
+    read = dask.delayed(read_whole, pure=True)
+    parts = [
+        da.from_delayed(read(t, pointer, storage_options, shape, dtype.str, dask_key_name=f"asdf-rs-read-{i}-{t}"), shape, dtype)
+        for i, t in enumerate(targets)
+    ]
+    return da.stack(parts, axis=axis)
