@@ -30,6 +30,16 @@ enum Mode {
     RedirectElsewhere(u16),
     /// `/f.asdf` redirects to `/g.asdf` on the same server, which answers honestly.
     RedirectHere,
+    /// `/f.asdf` redirects to itself.
+    RedirectLoop,
+    /// Later answers' `Content-Range` names other bytes than those asked for (one later).
+    WrongRange,
+    /// Later answers send half their body and close the connection.
+    Short,
+    /// Later answers' bodies come a byte every 200 ms.
+    SlowBody,
+    /// Every answer is `503 Service Unavailable`.
+    Storm,
 }
 
 fn serve(stream: TcpStream, file: &[u8], mode: Mode, count: &AtomicUsize) {
@@ -59,6 +69,7 @@ fn serve(stream: TcpStream, file: &[u8], mode: Mode, count: &AtomicUsize) {
         let redirect = match mode {
             Mode::RedirectElsewhere(port) if target == "/f.asdf" => Some(format!("http://127.0.0.1:{port}/f.asdf")),
             Mode::RedirectHere if target == "/f.asdf" => Some("/g.asdf".to_owned()),
+            Mode::RedirectLoop => Some("/f.asdf".to_owned()),
             _ => None,
         };
         if let Some(location) = redirect {
@@ -69,6 +80,13 @@ fn serve(stream: TcpStream, file: &[u8], mode: Mode, count: &AtomicUsize) {
             continue;
         }
         let n = count.fetch_add(1, Ordering::SeqCst);
+        if matches!(mode, Mode::Storm) {
+            let head = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n";
+            if out.write_all(head.as_bytes()).is_err() {
+                return;
+            }
+            continue;
+        }
         let len = file.len() as u64;
         let (a, b) = range.unwrap_or((0, len - 1));
         let b = b.min(len - 1);
@@ -89,8 +107,13 @@ fn serve(stream: TcpStream, file: &[u8], mode: Mode, count: &AtomicUsize) {
         } else {
             body.len() as u64
         };
+        let (ra, rb) = if later && matches!(mode, Mode::WrongRange) && b + 1 < len {
+            (a + 1, b + 1)
+        } else {
+            (a, b)
+        };
         let head = format!(
-            "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {a}-{b}/{total}\r\nContent-Length: {length}\r\nETag: {etag}\r\nAccept-Ranges: bytes\r\n\r\n"
+            "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {ra}-{rb}/{total}\r\nContent-Length: {length}\r\nETag: {etag}\r\nAccept-Ranges: bytes\r\n\r\n"
         );
         if matches!(mode, Mode::Drip) {
             for byte in head.as_bytes() {
@@ -110,6 +133,19 @@ fn serve(stream: TcpStream, file: &[u8], mode: Mode, count: &AtomicUsize) {
                 if out.write_all(&junk).is_err() || start.elapsed() > Duration::from_secs(60) {
                     return;
                 }
+            }
+            return;
+        }
+        if later && matches!(mode, Mode::Short) {
+            let _ = out.write_all(&body[..body.len() / 2]);
+            return;
+        }
+        if later && matches!(mode, Mode::SlowBody) {
+            for byte in body {
+                if out.write_all(&[*byte]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(200));
             }
             return;
         }
@@ -232,4 +268,37 @@ fn redirects_stay_on_their_origin_unless_allowed() {
     let src = RemoteSource::open(&url, &options()).unwrap();
     src.read_exact_at(5000, &mut buf).unwrap();
     assert_eq!(buf, data[5000..5010]);
+}
+
+#[test]
+fn lying_short_slow_looping_and_failing_servers_are_errors_in_bounded_time() {
+    for (mode, large) in [
+        (Mode::WrongRange, false),
+        (Mode::WrongRange, true),
+        (Mode::Short, false),
+        (Mode::Short, true),
+        (Mode::SlowBody, false),
+        (Mode::SlowBody, true),
+    ] {
+        let (url, _) = start(file(), mode);
+        let src = RemoteSource::open(&url, &options()).unwrap();
+        let t = Instant::now();
+        // A small read (through the cache) and a large one (direct, in parts).
+        let (at, n) = if large { (10_000u64, 150_000usize) } else { (150_000, 100) };
+        let mut buf = vec![0u8; n];
+        let r = src.read_exact_at(at, &mut buf);
+        let took = t.elapsed();
+        assert!(r.is_err(), "{mode:?} large={large}: read succeeded");
+        assert!(took < Duration::from_secs(20), "{mode:?} large={large}: {took:?}");
+        println!("{mode:?} large={large}: {} ({took:?})", r.unwrap_err());
+    }
+    for mode in [Mode::RedirectLoop, Mode::Storm] {
+        let (url, count) = start(file(), mode);
+        let t = Instant::now();
+        let e = RemoteSource::open(&url, &options()).unwrap_err().to_string();
+        let took = t.elapsed();
+        assert!(took < Duration::from_secs(20), "{mode:?}: {took:?}: {e}");
+        assert!(count.load(Ordering::SeqCst) <= 4, "{mode:?}: retried without bound");
+        println!("{mode:?}: {e} ({took:?})");
+    }
 }
