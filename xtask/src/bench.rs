@@ -345,13 +345,31 @@ pub fn child(args: &[String]) -> Result<()> {
             }
             let write = t.elapsed().as_secs_f64();
             std::fs::remove_file(&tmp)?;
+            // MD5: ours (AWS-LC's assembly), the md-5 crate (what we used before), and
+            // OpenSSL's (Python's hashlib, what Python asdf uses), one after the other.
+            let t = Instant::now();
+            let mut h = asdf_layout::md5::Md5::new();
+            for _ in 0..16 {
+                h.update(&a);
+            }
+            std::hint::black_box(h.finalize());
+            let md5 = t.elapsed().as_secs_f64();
             let t = Instant::now();
             let mut h = <md5::Md5 as md5::Digest>::new();
             for _ in 0..16 {
                 md5::Digest::update(&mut h, &a);
             }
             std::hint::black_box(md5::Digest::finalize(h));
-            let md5 = t.elapsed().as_secs_f64();
+            let md5_crate = t.elapsed().as_secs_f64();
+            let md5_openssl = Command::new(python_exe()?)
+                .args([
+                    "-c",
+                    "import hashlib, time\na = bytes(range(256)) * (1 << 18)\nt = time.perf_counter()\nh = hashlib.md5()\nfor _ in range(16): h.update(a)\nh.digest()\nprint(time.perf_counter() - t)",
+                ])
+                .output()
+                .ok()
+                .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse::<f64>().ok())
+                .unwrap_or(f64::INFINITY);
             // The codecs on the codec workload's data (64 MiB of it; seconds per 256 MiB).
             let data: Vec<u8> = (0..CODEC_ELEMENTS / 4)
                 .flat_map(|i| codec_value(i).to_le_bytes())
@@ -380,7 +398,7 @@ pub fn child(args: &[String]) -> Result<()> {
             }
             println!(
                 "{}",
-                serde_json::json!({"memcpy": memcpy, "read": read, "write": write, "md5": md5, "codecs": codecs, "element": element})
+                serde_json::json!({"memcpy": memcpy, "read": read, "write": write, "md5": md5, "md5_crate": md5_crate, "md5_openssl": md5_openssl, "codecs": codecs, "element": element})
             );
         }
         other => bail!("unknown bench child `{other}`"),
@@ -625,6 +643,8 @@ struct Floors {
     read: f64,
     write: f64,
     md5: f64,
+    md5_crate: f64,
+    md5_openssl: f64,
     /// label -> (encode s, decode s, compression ratio) per 256 MiB.
     codecs: Vec<(String, f64, f64, f64)>,
     element: f64,
@@ -643,6 +663,8 @@ impl Floors {
             read: f64::INFINITY,
             write: f64::INFINITY,
             md5: f64::INFINITY,
+            md5_crate: f64::INFINITY,
+            md5_openssl: f64::INFINITY,
             codecs: Vec::new(),
             element: f64::INFINITY,
             idle,
@@ -659,6 +681,8 @@ impl Floors {
             best.read = best.read.min(f("read"));
             best.write = best.write.min(f("write"));
             best.md5 = best.md5.min(f("md5"));
+            best.md5_crate = best.md5_crate.min(f("md5_crate"));
+            best.md5_openssl = best.md5_openssl.min(f("md5_openssl"));
             best.element = best.element.min(f("element"));
             if let Some(m) = v["codecs"].as_object() {
                 for (name, c) in m {
@@ -683,11 +707,13 @@ impl Floors {
     fn print(&self) {
         let gb = |s: f64| (1u64 << 30) as f64 / s / 1e9;
         println!(
-            "  limits, one core: memcpy {:.1} GB/s, page-cache read {:.1} GB/s, page-cache write {:.1} GB/s, MD5 {:.2} GB/s, open + pread of 8 bytes {} s, process start (/bin/true) {} s",
+            "  limits, one core: memcpy {:.1} GB/s, page-cache read {:.1} GB/s, page-cache write {:.1} GB/s, MD5 {:.2} GB/s (ours, AWS-LC; the md-5 crate {:.2} GB/s, OpenSSL by Python's hashlib {:.2} GB/s), open + pread of 8 bytes {} s, process start (/bin/true) {} s",
             gb(self.memcpy),
             gb(self.read),
             gb(self.write),
             gb(self.md5),
+            gb(self.md5_crate),
+            gb(self.md5_openssl),
             secs(self.element),
             secs(self.idle)
         );
