@@ -273,7 +273,11 @@ fn info_many(targets: &[std::path::PathBuf], jobs: usize) -> Result<ExitCode, as
         files.len(),
         start.elapsed().as_secs_f64()
     );
-    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn info(

@@ -85,9 +85,17 @@ impl Command {
     /// The one file the command reads, when there is exactly one (for error snippets).
     fn single_file(&self) -> Option<&std::path::Path> {
         match self {
-            Command::Info(a) => a.files.first().filter(|_| a.files.len() == 1).map(std::path::PathBuf::as_path),
+            Command::Info(a) => a
+                .files
+                .first()
+                .filter(|_| a.files.len() == 1)
+                .map(std::path::PathBuf::as_path),
             Command::Validate(a) => Some(&a.file),
-            Command::Verify(a) => a.files.first().filter(|_| a.files.len() == 1).map(std::path::PathBuf::as_path),
+            Command::Verify(a) => a
+                .files
+                .first()
+                .filter(|_| a.files.len() == 1)
+                .map(std::path::PathBuf::as_path),
             Command::Defragment(a) => Some(&a.file),
             Command::Explode(a) => Some(&a.file),
             Command::Implode(a) => Some(&a.file),

@@ -74,7 +74,11 @@ fn verify_many(targets: &[std::path::PathBuf], jobs: usize) -> Result<ExitCode, 
     if files.is_empty() {
         report::warning("no ASDF or FITS files found");
     }
-    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// What [`AsdfFile::verify`] finds, as lines: the checksum status of each block that passed,

@@ -136,7 +136,8 @@ fn sample(path: &Path, mib: usize, compression: Option<&str>) {
 /// Python asdf 6 + s3fs read each URL and compare it with the local file: one JSON line each.
 fn read_back(moto: &Moto, pairs: &[(&str, &Path)]) -> Vec<serde_json::Value> {
     let mut cmd = Command::new(asdf_testdata::interop_python());
-    cmd.arg(root().join("tests/interop/s3_read_back.py")).arg(moto.endpoint());
+    cmd.arg(root().join("tests/interop/s3_read_back.py"))
+        .arg(moto.endpoint());
     for (url, local) in pairs {
         cmd.arg(url).arg(local);
     }
@@ -166,8 +167,12 @@ fn writes_from_the_library_and_the_cli_read_back_by_python_asdf_and_s3fs() {
     sample(&zstd, 12, Some("zstd"));
     // The library: a file opened locally written to S3 (parts of 8 MiB: 3 parts).
     let f = asdf::Open::path_or_url(&raw).open().unwrap();
-    f.write_to_url("s3://data/lib/raw.asdf", &asdf::WriteOptions::default(), &moto.options())
-        .unwrap();
+    f.write_to_url(
+        "s3://data/lib/raw.asdf",
+        &asdf::WriteOptions::default(),
+        &moto.options(),
+    )
+    .unwrap();
     // The CLI, credentials and endpoint from the environment, as a user's shell has them.
     let out = cli(&moto)
         .args(["convert", zstd.to_str().unwrap(), "-o", "s3://data/cli/zstd.asdf"])
@@ -185,7 +190,11 @@ fn writes_from_the_library_and_the_cli_read_back_by_python_asdf_and_s3fs() {
         .open()
         .unwrap();
     remote
-        .write_to_url("s3://data/cli/raw.asdf", &asdf::WriteOptions::default(), &moto.options())
+        .write_to_url(
+            "s3://data/cli/raw.asdf",
+            &asdf::WriteOptions::default(),
+            &moto.options(),
+        )
         .unwrap();
     let got = read_back(
         &moto,
@@ -216,15 +225,25 @@ fn a_write_over_an_object_changed_since_it_was_read_is_refused() {
     sample(&local, 1, None);
     let f = asdf::Open::path_or_url(&local).open().unwrap();
     let url = "s3://data/a.asdf";
-    f.write_to_url(url, &asdf::WriteOptions::default(), &moto.options()).unwrap();
-    let opened = asdf::Open::path_or_url(url).storage_options(moto.options()).open().unwrap();
+    f.write_to_url(url, &asdf::WriteOptions::default(), &moto.options())
+        .unwrap();
+    let opened = asdf::Open::path_or_url(url)
+        .storage_options(moto.options())
+        .open()
+        .unwrap();
     // Another writer replaces the object after it was read.
     let other = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n--- {x: 1}\n...\n";
     let other_path = d.join("other.asdf");
     std::fs::write(&other_path, other).unwrap();
     let other_file = std::fs::File::open(&other_path).unwrap();
-    asdf::remote::put_file(url, &moto.options(), &other_file, &asdf::remote::upload::Condition::Overwrite, &|_, _| {})
-        .unwrap();
+    asdf::remote::put_file(
+        url,
+        &moto.options(),
+        &other_file,
+        &asdf::remote::upload::Condition::Overwrite,
+        &|_, _| {},
+    )
+    .unwrap();
     let e = opened
         .write_to_url(url, &asdf::WriteOptions::default(), &moto.options())
         .unwrap_err();
@@ -233,7 +252,12 @@ fn a_write_over_an_object_changed_since_it_was_read_is_refused() {
     assert_eq!(moto.get(url), other, "the other writer's object is kept");
     // Also with an ETag given by the caller (a read made elsewhere).
     let e = f
-        .write_to_url_over(url, "\"0123456789abcdef\"", &asdf::WriteOptions::default(), &moto.options())
+        .write_to_url_over(
+            url,
+            "\"0123456789abcdef\"",
+            &asdf::WriteOptions::default(),
+            &moto.options(),
+        )
         .unwrap_err();
     assert_eq!(e.kind(), asdf::ErrorKind::Refused, "{e}");
     assert_eq!(moto.get(url), other);
@@ -251,7 +275,10 @@ fn interrupted_upload(moto: &Moto, big: &Path, key: &str, signal: i32) -> std::p
         .unwrap();
     let start = Instant::now();
     while moto.state().1 == 0 {
-        assert!(child.try_wait().unwrap().is_none(), "the upload ended before it was interrupted");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the upload ended before it was interrupted"
+        );
         assert!(start.elapsed() < Duration::from_secs(120), "no upload began");
         std::thread::sleep(Duration::from_millis(5));
     }

@@ -857,11 +857,7 @@ impl<S: ReadAt> Reader<S> {
                 sink(p);
             })?;
             let decoded: [u8; 16] = decoded_md5.finalize();
-            let stored: [u8; 16] = if compressed {
-                stored_md5.finalize()
-            } else {
-                decoded
-            };
+            let stored: [u8; 16] = if compressed { stored_md5.finalize() } else { decoded };
             return if stored == b.header.checksum || decoded == b.header.checksum {
                 Ok(())
             } else {

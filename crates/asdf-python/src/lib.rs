@@ -1319,7 +1319,12 @@ fn write(
 /// The objects under a prefix of an object store (`s3://bucket/run/`): (URL, size) pairs.
 #[pyfunction]
 #[pyo3(signature = (prefix, settings=Vec::new(), anonymous=false))]
-fn list(py: Python<'_>, prefix: String, settings: Vec<(String, String)>, anonymous: bool) -> PyResult<Vec<(String, u64)>> {
+fn list(
+    py: Python<'_>,
+    prefix: String,
+    settings: Vec<(String, String)>,
+    anonymous: bool,
+) -> PyResult<Vec<(String, u64)>> {
     let opts = remote_options(settings, anonymous);
     py.detach(move || asdf_remote::list(&prefix, &opts, 1_000_000))
         .map_err(|e| py_err(py, &asdf::Error::Remote(Box::new(e))))

@@ -238,17 +238,23 @@ impl RemoteOptions {
             if !OWN_SETTINGS.contains(&key.as_str()) {
                 continue;
             }
-            let n = v.trim().parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| Error::Setting {
-                url: url.to_string(),
-                key: key.clone(),
-                value: v.clone(),
-            })?;
+            let n = v
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| Error::Setting {
+                    url: url.to_string(),
+                    key: key.clone(),
+                    value: v.clone(),
+                })?;
             match key.as_str() {
                 "concurrency" => o.concurrency = n.min(256),
                 _ => o.part_size = n.max(64 << 10),
             }
         }
-        o.settings.retain(|(k, _)| !OWN_SETTINGS.contains(&k.to_ascii_lowercase().as_str()));
+        o.settings
+            .retain(|(k, _)| !OWN_SETTINGS.contains(&k.to_ascii_lowercase().as_str()));
         o.concurrency = o.concurrency.max(1);
         o.part_size = o.part_size.max(64 << 10);
         Ok(o)
@@ -634,7 +640,9 @@ fn build_typed(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Buil
             // The credential chain of the AWS SDKs as object_store knows it: AWS_* variables,
             // web identity tokens, ECS and EC2 instance metadata; then the shared config and
             // credentials files (profiles); settings given override them all.
-            let mut b = AmazonS3Builder::from_env().with_bucket_name(container).with_retry(retry);
+            let mut b = AmazonS3Builder::from_env()
+                .with_bucket_name(container)
+                .with_retry(retry);
             let mut endpoint = std::env::var("AWS_ENDPOINT_URL")
                 .ok()
                 .or_else(|| std::env::var("AWS_ENDPOINT").ok());
@@ -659,7 +667,8 @@ fn build_typed(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Buil
                     .with_endpoint(e)
                     .with_virtual_hosted_style_request(false);
             }
-            let anon = anonymous(&opts.settings) || (profile.is_empty() && !profiles::aws_credentials_known(&opts.settings));
+            let anon =
+                anonymous(&opts.settings) || (profile.is_empty() && !profiles::aws_credentials_known(&opts.settings));
             if anon {
                 if !anonymous(&opts.settings) {
                     profiles::warn_anonymous(text);
@@ -943,9 +952,14 @@ impl RemoteSource {
             }
             Ok::<_, object_store::Error>(done)
         };
-        let done = block_on(fut)
-            .map_err(io::Error::other)?
-            .map_err(|e| io::Error::other(format!("{}: bytes {}..{}: {e}", self.url, offset, offset + buf.len() as u64)))?;
+        let done = block_on(fut).map_err(io::Error::other)?.map_err(|e| {
+            io::Error::other(format!(
+                "{}: bytes {}..{}: {e}",
+                self.url,
+                offset,
+                offset + buf.len() as u64
+            ))
+        })?;
         for r in &done {
             self.stats.record(r, &self.url);
         }
@@ -1178,7 +1192,9 @@ pub fn put_file(
         .map_err(|e| Error::Runtime(io::Error::other(e)))?;
     let _uploading = Uploading::start();
     let up = |store: &dyn upload::Target| {
-        block_on(upload::upload(store, &client, &path, file, len, plan, condition, &CANCEL, progress))
+        block_on(upload::upload(
+            store, &client, &path, file, len, plan, condition, &CANCEL, progress,
+        ))
     };
     let done = match &built {
         Built::S3(s) => up(s)?,
@@ -1208,7 +1224,9 @@ pub fn list(prefix: &str, opts: &RemoteOptions, limit: usize) -> Result<Vec<(Str
     let opts = opts.own_settings(prefix)?;
     let (built, path) = build_typed(&parsed, prefix, &opts)?;
     if matches!(built, Built::Http(_)) {
-        return Err(Error::NotListable { url: prefix.to_string() });
+        return Err(Error::NotListable {
+            url: prefix.to_string(),
+        });
     }
     let store = built.into_dyn();
     let base = &prefix[..prefix.len() - parsed.path().len()];
@@ -1234,5 +1252,8 @@ pub fn list(prefix: &str, opts: &RemoteOptions, limit: usize) -> Result<Vec<(Str
         limit,
     })?;
     listed.sort();
-    Ok(listed.into_iter().map(|(key, size)| (format!("{base}/{key}"), size)).collect())
+    Ok(listed
+        .into_iter()
+        .map(|(key, size)| (format!("{base}/{key}"), size))
+        .collect())
 }

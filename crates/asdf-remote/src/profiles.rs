@@ -32,7 +32,8 @@ pub(crate) fn profile_settings(settings: &[(String, String)]) -> Vec<(String, St
             .map(PathBuf::from)
             .or_else(|| home.as_ref().map(|h| h.join(".aws").join(name)))
     };
-    if let Some(text) = file("AWS_SHARED_CREDENTIALS_FILE", "credentials").and_then(|p| std::fs::read_to_string(p).ok()) {
+    if let Some(text) = file("AWS_SHARED_CREDENTIALS_FILE", "credentials").and_then(|p| std::fs::read_to_string(p).ok())
+    {
         out.extend(section(&text, &name, false));
     }
     if let Some(text) = file("AWS_CONFIG_FILE", "config").and_then(|p| std::fs::read_to_string(p).ok()) {
@@ -145,11 +146,20 @@ mod tests {
         let creds = "[default]\naws_access_key_id = A\naws_secret_access_key=B\n\n[work]\naws_access_key_id = C\n";
         assert_eq!(
             section(creds, "default", false),
-            [("aws_access_key_id".to_string(), "A".to_string()), ("aws_secret_access_key".to_string(), "B".to_string())]
+            [
+                ("aws_access_key_id".to_string(), "A".to_string()),
+                ("aws_secret_access_key".to_string(), "B".to_string())
+            ]
         );
-        assert_eq!(section(creds, "work", false), [("aws_access_key_id".to_string(), "C".to_string())]);
+        assert_eq!(
+            section(creds, "work", false),
+            [("aws_access_key_id".to_string(), "C".to_string())]
+        );
         let config = "[default]\nregion = us-west-2\n[profile  work]\nregion = eu-west-1\ns3 =\n  max_concurrent_requests = 20\nendpoint_url = http://127.0.0.1:9000\n";
-        assert_eq!(section(config, "default", true), [("region".to_string(), "us-west-2".to_string())]);
+        assert_eq!(
+            section(config, "default", true),
+            [("region".to_string(), "us-west-2".to_string())]
+        );
         assert_eq!(
             section(config, "work", true),
             [

@@ -9,7 +9,7 @@
 
 use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path as StorePath;
-use object_store::signer::{Signer, SignedUrlOptions};
+use object_store::signer::{SignedUrlOptions, Signer};
 use object_store::{ObjectStore, ObjectStoreExt as _, PutPayload};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -331,5 +331,8 @@ fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
 }
 
 fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }

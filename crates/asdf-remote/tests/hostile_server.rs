@@ -284,7 +284,11 @@ fn lying_short_slow_looping_and_failing_servers_are_errors_in_bounded_time() {
         let src = RemoteSource::open(&url, &options()).unwrap();
         let t = Instant::now();
         // A small read (through the cache) and a large one (direct, in parts).
-        let (at, n) = if large { (10_000u64, 150_000usize) } else { (150_000, 100) };
+        let (at, n) = if large {
+            (10_000u64, 150_000usize)
+        } else {
+            (150_000, 100)
+        };
         let mut buf = vec![0u8; n];
         let r = src.read_exact_at(at, &mut buf);
         let took = t.elapsed();

@@ -61,7 +61,12 @@ impl AsdfFile {
     /// # Errors
     /// As [`AsdfFile::to_bytes`]; [`Error::Remote`] for the store's refusal
     /// ([`asdf_remote::Error::is_changed`]: [`crate::ErrorKind::Refused`]) or failure.
-    pub fn write_to_url(&self, url: &str, options: &WriteOptions, remote: &asdf_remote::RemoteOptions) -> Result<(), Error> {
+    pub fn write_to_url(
+        &self,
+        url: &str,
+        options: &WriteOptions,
+        remote: &asdf_remote::RemoteOptions,
+    ) -> Result<(), Error> {
         let (condition, just_seen) = self.write_condition(url, remote)?;
         // Refused before anything is made when the object already changed since it was read.
         if !just_seen {
@@ -103,14 +108,20 @@ impl AsdfFile {
             source,
         };
         let spool = tempfile::tempfile().map_err(io_err)?;
-        let mut w = crate::write::Volatile(std::io::BufWriter::with_capacity(1 << 20, spool.try_clone().map_err(io_err)?));
+        let mut w = crate::write::Volatile(std::io::BufWriter::with_capacity(
+            1 << 20,
+            spool.try_clone().map_err(io_err)?,
+        ));
         self.write_doc_into(self.doc()?, &mut w, options, &crate::write::KeptOut::default())?;
         w.0.flush().map_err(io_err)?;
         drop(w);
         let progress = options.progress.clone();
         let report = move |done: u64, total: u64| {
             if let Some(p) = &progress {
-                (p.0)(usize::try_from(done).unwrap_or(usize::MAX), usize::try_from(total).unwrap_or(usize::MAX));
+                (p.0)(
+                    usize::try_from(done).unwrap_or(usize::MAX),
+                    usize::try_from(total).unwrap_or(usize::MAX),
+                );
             }
         };
         asdf_remote::put_file(url, remote, &spool, condition, &report).map_err(remote_err)?;
