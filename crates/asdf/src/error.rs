@@ -250,6 +250,7 @@ impl Error {
             Error::NotFound(_) => ErrorKind::NotFound,
             #[cfg(feature = "remote")]
             Error::Remote(e) if e.is_changed() => ErrorKind::Refused,
+            #[cfg(feature = "remote")]
             Error::Remote(e) => match **e {
                 asdf_remote::Error::Url { .. }
                 | asdf_remote::Error::Scheme { .. }
