@@ -684,15 +684,8 @@ fn build_typed(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Buil
                 .with_bucket_name(container)
                 .with_retry(retry)
                 .with_client_options(client());
-            for (k, v) in &opts.settings {
-                let key = k.to_ascii_lowercase();
-                if key == "anon" {
-                    continue;
-                }
-                match key.parse::<GoogleConfigKey>() {
-                    Ok(k) => b = b.with_config(k, v.clone()),
-                    Err(source) => return Err(store_err(source)),
-                }
+            for (k, v) in config_keys::<GoogleConfigKey>(&opts.settings).map_err(store_err)? {
+                b = b.with_config(k, v);
             }
             if anonymous(&opts.settings) {
                 b = b.with_skip_signature(true);
@@ -714,15 +707,8 @@ fn build_typed(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Buil
             if let Some(a) = account {
                 b = b.with_account(a);
             }
-            for (k, v) in &opts.settings {
-                let key = k.to_ascii_lowercase();
-                if key == "anon" {
-                    continue;
-                }
-                match key.parse::<AzureConfigKey>() {
-                    Ok(k) => b = b.with_config(k, v.clone()),
-                    Err(source) => return Err(store_err(source)),
-                }
+            for (k, v) in config_keys::<AzureConfigKey>(&opts.settings).map_err(store_err)? {
+                b = b.with_config(k, v);
             }
             if anonymous(&opts.settings) {
                 b = b.with_skip_signature(true);
@@ -731,6 +717,17 @@ fn build_typed(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Buil
         }
         _ => Err(Error::Scheme { url: text.to_string() }),
     }
+}
+
+/// The settings as a store's configuration keys (`anon` aside: it is read by the caller).
+fn config_keys<K: std::str::FromStr<Err = object_store::Error>>(
+    settings: &[(String, String)],
+) -> Result<Vec<(K, String)>, object_store::Error> {
+    settings
+        .iter()
+        .filter(|(k, _)| !k.eq_ignore_ascii_case("anon"))
+        .map(|(k, v)| Ok((k.to_ascii_lowercase().parse::<K>()?, v.clone())))
+        .collect()
 }
 
 /// Pieces of the file fetched for small reads, each from where a read missed.
