@@ -112,6 +112,14 @@ impl Command {
 }
 
 fn main() -> ExitCode {
+    // The upload guard (see `asdf_remote::set_upload_guard`): started by this program for each
+    // multipart upload, it aborts the upload when this program is killed before it settles.
+    if std::env::args_os().nth(1).is_some_and(|a| a == "__upload-guard") {
+        return upload_guard();
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        asdf::remote::set_upload_guard(Some(vec![exe.into_os_string(), "__upload-guard".into()]));
+    }
     let cli = Cli::parse();
     // An interrupt (Ctrl-C, SIGTERM) during an upload to object storage aborts the upload
     // (its parts deleted, nothing written) and then ends the program; otherwise it ends the
@@ -166,6 +174,21 @@ fn main() -> ExitCode {
                     eprintln!("{s}");
                 }
             }
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The body of `asdf-cli __upload-guard` (not listed in `--help`: started by this program).
+fn upload_guard() -> ExitCode {
+    match asdf::remote::run_upload_guard(std::io::stdin().lock()) {
+        Ok(asdf::remote::GuardOutcome::Settled) => ExitCode::SUCCESS,
+        Ok(asdf::remote::GuardOutcome::Aborted) => {
+            eprintln!("asdf-cli: the writer ended before its upload did; the upload was aborted (nothing written)");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            report::error(&format!("the upload guard could not abort the upload: {e}"));
             ExitCode::from(1)
         }
     }

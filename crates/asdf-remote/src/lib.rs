@@ -21,8 +21,11 @@
 //! request appends a line `URL START END` to that file (how the tests see which bytes a
 //! Dask task read).
 
+mod guard;
 mod profiles;
 pub mod upload;
+
+pub use guard::{GuardOutcome, run_upload_guard, set_upload_guard};
 
 use asdf_layout::ReadAt;
 use bytes::Bytes;
@@ -1188,9 +1191,21 @@ pub fn put_file(
         .build()
         .map_err(|e| Error::Runtime(io::Error::other(e)))?;
     let _uploading = Uploading::start();
+    let guard = Mutex::new(None);
+    let watch = |w: upload::Watch<'_>| {
+        let mut g = guard.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match w {
+            upload::Watch::Started(id) => *g = guard::start(url, &opts, id),
+            upload::Watch::Settled => {
+                if let Some(r) = g.take() {
+                    r.settled();
+                }
+            }
+        }
+    };
     let up = |store: &dyn upload::Target| {
         block_on(upload::upload(
-            store, &client, &path, file, len, plan, condition, &CANCEL, progress,
+            store, &client, &path, file, len, plan, condition, &CANCEL, progress, &watch,
         ))
     };
     let done = match &built {

@@ -94,8 +94,18 @@ impl Target for object_store::azure::MicrosoftAzure {
     }
 }
 
+/// What happens to a multipart upload, told to its watcher (the upload guard).
+#[derive(Debug, Clone, Copy)]
+pub enum Watch<'a> {
+    /// The upload with this id was created.
+    Started(&'a str),
+    /// It completed, or was aborted by this process: no parts are left.
+    Settled,
+}
+
 /// Uploads `len` bytes of `file` to `path`. `progress(done, total)` is called as parts finish;
-/// `cancel` is looked at before each part and while parts are in flight.
+/// `cancel` is looked at before each part and while parts are in flight; `watch` is told when
+/// a multipart upload starts and when it has settled (not when its abort failed).
 ///
 /// # Errors
 /// [`UploadError`]; on every error the upload is aborted (best effort: a store that cannot
@@ -111,14 +121,16 @@ pub async fn upload(
     condition: &Condition,
     cancel: &AtomicBool,
     progress: &(dyn Fn(u64, u64) + Sync),
+    watch: &(dyn Fn(Watch<'_>) + Sync),
 ) -> Result<Option<String>, UploadError> {
     if len <= plan.part_size as u64 {
         return put_whole(store, path, file, len, condition, cancel, progress).await;
     }
     let id = store.create_multipart(path).await?;
+    watch(Watch::Started(&id));
     let result = parts_and_complete(store, client, path, &id, file, len, plan, condition, cancel, progress).await;
-    if result.is_err() {
-        let _ = store.abort_multipart(path, &id).await;
+    if result.is_ok() || store.abort_multipart(path, &id).await.is_ok() {
+        watch(Watch::Settled);
     }
     result
 }
