@@ -10,7 +10,7 @@
 use asdf::core_types::{ByteOrder, Datatype, ScalarType};
 use asdf::{AsdfFile, Error, Label, NewArray, Node, NodeKind, OpenOptions, Value};
 use pyo3::IntoPyObjectExt;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::sync::Arc;
@@ -1301,19 +1301,83 @@ fn write(
     }
     let options = asdf::WriteOptions::default().checksums(checksums).validate(validate);
     if asdf::is_url(&path) {
-        let remote = remote_options(settings, anonymous);
-        return py
-            .detach(move || match etag {
-                Some(e) => file.write_to_url_over(&path, &e, &options, &remote),
-                None => file.write_to_url(&path, &options, &remote),
-            })
-            .map_err(|e| py_err(py, &e));
+        let mut remote = remote_options(settings, anonymous);
+        let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        remote.cancel = Some(cancel.clone());
+        return interruptible(py, &cancel, move || match etag {
+            Some(e) => file.write_to_url_over(&path, &e, &options, &remote),
+            None => file.write_to_url(&path, &options, &remote),
+        })?
+        .map_err(|e| py_err(py, &e));
     }
     if etag.is_some() {
         return Err(usage("etag= is for writes to object storage (s3://, gs://, az://)"));
     }
     py.detach(move || file.write_to(&path, &options))
         .map_err(|e| py_err(py, &e))
+}
+
+/// Runs `work` on a thread of its own without the GIL, looking at Python's signals every
+/// tenth of a second: on an interrupt (Ctrl-C's `KeyboardInterrupt`, or what a signal handler
+/// raises), sets `cancel`, waits for `work` to wind up (an upload aborts: nothing written),
+/// and raises the interrupt.
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    cancel: &std::sync::atomic::AtomicBool,
+    work: impl FnOnce() -> T + Send,
+) -> PyResult<T> {
+    use std::sync::mpsc::RecvTimeoutError;
+    std::thread::scope(|s| {
+        let (tx, mut rx) = std::sync::mpsc::channel();
+        s.spawn(move || {
+            let _ = tx.send(work());
+        });
+        loop {
+            // The receiver goes to the GIL-free closure and back (it is not `Sync`).
+            let (answer, back) = py.detach(move || (rx.recv_timeout(std::time::Duration::from_millis(100)), rx));
+            rx = back;
+            match answer {
+                Ok(v) => return Ok(v),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(PyRuntimeError::new_err(
+                        "asdf_rs: the writing thread ended without an answer",
+                    ));
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Err(interrupt) = py.check_signals() {
+                        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                        // The work sees the flag before its next part and winds up.
+                        let _ = py.detach(move || rx.recv());
+                        return Err(interrupt);
+                    }
+                }
+            }
+        }
+    })
+}
+
+/// Sets the command started to guard each multipart upload (`asdf_rs` sets its interpreter
+/// running `upload_guard`), or none.
+#[pyfunction]
+fn set_upload_guard(command: Option<Vec<String>>) {
+    asdf_remote::set_upload_guard(command.map(|c| c.into_iter().map(Into::into).collect()));
+}
+
+/// The upload guard's body: reads its request from standard input and, when the writer goes
+/// away before its upload settled, aborts the upload. Returns the exit status.
+#[pyfunction]
+fn upload_guard(py: Python<'_>) -> i32 {
+    match py.detach(|| asdf_remote::run_upload_guard(std::io::stdin().lock())) {
+        Ok(asdf_remote::GuardOutcome::Settled) => 0,
+        Ok(asdf_remote::GuardOutcome::Aborted) => {
+            eprintln!("asdf_rs: the writer ended before its upload did; the upload was aborted (nothing written)");
+            0
+        }
+        Err(e) => {
+            eprintln!("asdf_rs: the upload guard could not abort the upload: {e}");
+            1
+        }
+    }
 }
 
 /// The objects under a prefix of an object store (`s3://bucket/run/`): (URL, size) pairs.
@@ -1341,6 +1405,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_zarr_chunk, m)?)?;
     m.add_function(wrap_pyfunction!(read_block_range, m)?)?;
     m.add_function(wrap_pyfunction!(write, m)?)?;
+    m.add_function(wrap_pyfunction!(set_upload_guard, m)?)?;
+    m.add_function(wrap_pyfunction!(upload_guard, m)?)?;
     m.add_function(wrap_pyfunction!(is_url, m)?)?;
     m.add_function(wrap_pyfunction!(set_extension_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(has_extension_schemas, m)?)?;

@@ -1,9 +1,13 @@
 """Writes to object storage and datasets of many files, on moto's S3 server on loopback:
 files written by asdf_rs read back by Python asdf 6 through s3fs; a write over an object
-changed since it was read refused; 1,000 small files written, stacked and summed on a
+changed since it was read refused; an upload interrupted by Ctrl-C (KeyboardInterrupt) or
+killed (SIGKILL: its guard process aborts it) leaves no object and no parts; 1,000 small files written, stacked and summed on a
 dask.distributed LocalCluster, and verified by `asdf-cli verify s3://bucket/prefix/`."""
+import json
 import os
+import signal
 import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -60,6 +64,54 @@ def test_a_write_over_a_changed_object_is_refused(s3):
     asdf_rs.write(url, {"x": np.arange(12)}, storage_options=opts, etag=client.head_object(Bucket="data", Key="py/etag.asdf")["ETag"])
     with asdf_rs.open(url, storage_options=opts) as f:
         np.testing.assert_array_equal(f["/x"], np.arange(12))
+
+
+WRITER = """
+import json, sys
+import numpy as np
+import asdf_rs
+data = np.random.default_rng(5).standard_normal(192 * 2**20 // 8)
+try:
+    asdf_rs.write(sys.argv[1], {"x": data}, storage_options=json.loads(sys.argv[2]))
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", flush=True)
+    sys.exit(3)
+print("written", flush=True)
+"""
+
+
+def interrupted_write(client, opts, key, sig):
+    """A Python process writing 192 MiB to s3://data/KEY, sent `sig` once its upload began."""
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, f"s3://data/{key}", json.dumps(opts)], stdout=subprocess.PIPE, text=True)
+    t0 = time.monotonic()
+    while not client.list_multipart_uploads(Bucket="data").get("Uploads"):
+        assert proc.poll() is None, "the write ended before it was interrupted"
+        assert time.monotonic() - t0 < 120, "no upload began"
+        time.sleep(0.01)
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=120)
+    return proc.returncode, out
+
+
+def uploads_left(client, wait=60.0):
+    t0 = time.monotonic()
+    while True:
+        n = len(client.list_multipart_uploads(Bucket="data").get("Uploads") or [])
+        if n == 0 or time.monotonic() - t0 > wait:
+            return n
+        time.sleep(0.05)
+
+
+def test_an_interrupted_or_killed_python_write_leaves_no_object_and_no_parts(s3):
+    client, opts = s3
+    code, out = interrupted_write(client, opts, "py/ctrl-c.asdf", signal.SIGINT)
+    assert (code, out.strip()) == (3, "KeyboardInterrupt"), (code, out)
+    assert uploads_left(client, wait=0) == 0, "Ctrl-C: the upload was aborted before the exception"
+    code, out = interrupted_write(client, opts, "py/killed.asdf", signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    assert uploads_left(client) == 0, "SIGKILL: the upload guard aborted the upload"
+    for key in ("py/ctrl-c.asdf", "py/killed.asdf"):
+        assert "Contents" not in client.list_objects_v2(Bucket="data", Prefix=key), key
 
 
 N_FILES = 1000

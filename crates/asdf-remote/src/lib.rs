@@ -207,6 +207,11 @@ pub struct RemoteOptions {
     pub concurrency: usize,
     /// The smallest part of a large read (setting `part_size`, in bytes).
     pub part_size: usize,
+    /// Set to true, cancels the uploads made with these options (each is aborted, its parts
+    /// deleted, before its next part; nothing is written): how a caller's interrupt (Python's
+    /// Ctrl-C) reaches an upload running on another thread. [`cancel_uploads`] cancels every
+    /// upload of the process.
+    pub cancel: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Default for RemoteOptions {
@@ -224,6 +229,7 @@ impl Default for RemoteOptions {
             cross_origin_redirects: false,
             concurrency: 8,
             part_size: PART,
+            cancel: None,
         }
     }
 }
@@ -1204,8 +1210,10 @@ pub fn put_file(
         }
     };
     let up = |store: &dyn upload::Target| {
+        let cancelled =
+            || CANCEL.load(Ordering::Relaxed) || opts.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
         block_on(upload::upload(
-            store, &client, &path, file, len, plan, condition, &CANCEL, progress, &watch,
+            store, &client, &path, file, len, plan, condition, &cancelled, progress, &watch,
         ))
     };
     let done = match &built {

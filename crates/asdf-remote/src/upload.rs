@@ -11,7 +11,6 @@ use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path as StorePath;
 use object_store::signer::{SignedUrlOptions, Signer};
 use object_store::{ObjectStore, ObjectStoreExt as _, PutPayload};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What must hold of the object when the upload completes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,7 +118,7 @@ pub async fn upload(
     len: u64,
     plan: Plan,
     condition: &Condition,
-    cancel: &AtomicBool,
+    cancel: &(dyn Fn() -> bool + Sync),
     progress: &(dyn Fn(u64, u64) + Sync),
     watch: &(dyn Fn(Watch<'_>) + Sync),
 ) -> Result<Option<String>, UploadError> {
@@ -145,7 +144,7 @@ async fn parts_and_complete(
     len: u64,
     plan: Plan,
     condition: &Condition,
-    cancel: &AtomicBool,
+    cancel: &(dyn Fn() -> bool + Sync),
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Option<String>, UploadError> {
     use futures::StreamExt as _;
@@ -154,7 +153,7 @@ async fn parts_and_complete(
     let mut ids: Vec<Option<PartId>> = vec![None; n];
     let mut inflight = futures::stream::FuturesUnordered::new();
     let mut done = 0u64;
-    let cancelled = || cancel.load(Ordering::Relaxed);
+    let cancelled = cancel;
     for i in 0..n {
         if cancelled() {
             return Err(UploadError::Cancelled);
@@ -200,11 +199,11 @@ async fn put_whole(
     file: &std::fs::File,
     len: u64,
     condition: &Condition,
-    cancel: &AtomicBool,
+    cancel: &(dyn Fn() -> bool + Sync),
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Option<String>, UploadError> {
     use object_store::{PutMode, PutOptions, UpdateVersion};
-    if cancel.load(Ordering::Relaxed) {
+    if cancel() {
         return Err(UploadError::Cancelled);
     }
     let bytes = read_part(file, 0, len)?;

@@ -37,6 +37,23 @@ __all__ = [
 __version__ = _native.__version__
 
 
+def _set_upload_guard():
+    """Each multipart upload to object storage is guarded by a process of its own (this
+    interpreter running `_native.upload_guard`), which aborts the upload if this process is
+    killed before the upload settles: no parts are left behind."""
+    import os
+    import sys
+
+    exe = sys.executable
+    # Embedded interpreters (a server's plug-in) may name another program: no guard there.
+    if exe and os.path.basename(exe).lower().startswith("python") and os.access(exe, os.X_OK):
+        code = "import sys; from asdf_rs import _native; sys.exit(_native.upload_guard())"
+        _native.set_upload_guard([exe, "-c", code])
+
+
+_set_upload_guard()
+
+
 def _settings(storage_options):
     """fsspec-style storage options as (key, value) pairs and the anonymous flag."""
     opts = dict(storage_options or {})
