@@ -1,7 +1,10 @@
 """A range-capable HTTP/1.1 file server for the remote-file tests, on loopback only.
 
 Serves the files of one folder with `Range: bytes=a-b` (one range, 206 with Content-Range),
-HEAD, ETags with If-Match (412 when the file changed), and counts what it serves: GET /__stats__ answers JSON {"requests": n, "bytes": n,
+HEAD, ETags with If-Match (412 when the file changed), and counts what it serves; with
+`--writable` also PUT (the body to a temporary file, renamed over the target once whole and the
+request's If-Match / If-None-Match hold, else 412; 201 or 204 with the new ETag; without it,
+405). It also counts what it serves: GET /__stats__ answers JSON {"requests": n, "bytes": n,
 "log": [[method, path, start, end], ...]} and GET /__reset__ zeroes the counters (neither is
 counted). Started by the tests: `python range_server.py DIR`; prints `PORT n` when listening.
 """
@@ -15,6 +18,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT = os.path.abspath(sys.argv[1])
+WRITABLE = "--writable" in sys.argv[2:]
 LOCK = threading.Lock()
 STATS = {"requests": 0, "bytes": 0, "log": []}
 
@@ -118,6 +122,55 @@ class Handler(BaseHTTPRequestHandler):
                     break
                 self.wfile.write(chunk)
                 left -= len(chunk)
+
+    def _empty(self, status, etag=None):
+        self.send_response(status)
+        if etag:
+            self.send_header("ETag", etag)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_PUT(self):
+        if not WRITABLE:
+            # As servers do: the body read and dropped, then the refusal.
+            left = int(self.headers.get("Content-Length") or 0)
+            while left > 0:
+                chunk = self.rfile.read(min(left, 1 << 20))
+                if not chunk:
+                    break
+                left -= len(chunk)
+            return self._empty(405)
+        rel = self.path.split("?", 1)[0].lstrip("/")
+        full = os.path.abspath(os.path.join(ROOT, rel))
+        if not full.startswith(ROOT + os.sep) or "Content-Length" not in self.headers:
+            return self._empty(400)
+        left = int(self.headers["Content-Length"])
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        tmp = f"{full}.put-{threading.get_ident()}"
+        try:
+            with open(tmp, "wb") as f:
+                while left:
+                    chunk = self.rfile.read(min(left, 1 << 20))
+                    if not chunk:
+                        raise ConnectionError("the body ended early")
+                    f.write(chunk)
+                    left -= len(chunk)
+            with LOCK:
+                exists = os.path.isfile(full)
+                etag = f'"{os.path.getsize(full)}-{os.stat(full).st_mtime_ns}"' if exists else None
+                match = self.headers.get("If-Match")
+                none_match = self.headers.get("If-None-Match")
+                if (match and match.strip() not in ("*", etag)) or (match and not exists) or (none_match == "*" and exists):
+                    os.unlink(tmp)
+                    return self._empty(412)
+                os.replace(tmp, full)
+                st = os.stat(full)
+                STATS["log"].append(["PUT", self.path, 0, st.st_size])
+            return self._empty(204 if exists else 201, f'"{st.st_size}-{st.st_mtime_ns}"')
+        except (ConnectionError, OSError):
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            self.close_connection = True
 
     def do_GET(self):
         self._serve(False)

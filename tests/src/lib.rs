@@ -7,4 +7,4 @@ pub mod fuzz;
 pub mod python;
 mod servers;
 
-pub use servers::{serve, stop};
+pub use servers::{serve, serve_writable, stop};

@@ -10,10 +10,28 @@ use std::process::{Command, Stdio};
 /// When the server does not start.
 #[allow(clippy::unwrap_used)]
 pub fn serve(python: impl AsRef<std::ffi::OsStr>, dir: &std::path::Path) -> (std::process::Child, String) {
+    serve_with(python, dir, &[])
+}
+
+/// The range server over `dir` that also takes writes (`PUT`), and its port.
+///
+/// # Panics
+/// When the server does not start.
+pub fn serve_writable(python: impl AsRef<std::ffi::OsStr>, dir: &std::path::Path) -> (std::process::Child, String) {
+    serve_with(python, dir, &["--writable"])
+}
+
+#[allow(clippy::unwrap_used)]
+fn serve_with(
+    python: impl AsRef<std::ffi::OsStr>,
+    dir: &std::path::Path,
+    flags: &[&str],
+) -> (std::process::Child, String) {
     let root = asdf_testdata::workspace_root();
     let mut server = Command::new(python)
         .arg(root.join("tests/servers/range_server.py"))
         .arg(dir)
+        .args(flags)
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();

@@ -1,8 +1,9 @@
 //! `asdf::open_url` over the range-counting HTTP server of tests/servers (Python's standard
-//! library only), on loopback: what a remote open fetches, and that reads equal a local open's.
+//! library only), on loopback: what a remote open fetches, and that reads equal a local open's;
+//! writes by `PUT` to a server that takes them.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use asdf_conformance::{serve, stop};
+use asdf_conformance::{serve, serve_writable, stop};
 use std::process::Command;
 
 #[test]
@@ -181,5 +182,77 @@ with asdf.open(d + "/u.asdf") as af:
             x => panic!("{x:?}"),
         }
     });
+    stop(&mut server, result);
+}
+
+/// Writes to a plain HTTP server by one conditional `PUT`: the bytes the server stores are the
+/// bytes of the same file written locally; a write over a file that changed since it was read
+/// is refused and the other bytes kept; a server that takes no writes says so.
+#[test]
+fn a_file_written_by_put_is_the_local_write_and_a_changed_one_is_refused() {
+    let root = asdf_testdata::workspace_root();
+    let dir = root.join("target/remote-test-put");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("served")).unwrap();
+    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_DEFAULT).unwrap();
+    // 12 MiB: the body goes in pieces.
+    let big: Vec<f64> = (0..1_572_864).map(|i| f64::from(i) * 0.5).collect();
+    f.put_array("/big", asdf::NewArray::from_slice(&big, &[1024, 1536]).unwrap())
+        .unwrap();
+    let z: Vec<i32> = (0..50_000).collect();
+    f.put_array(
+        "/z",
+        asdf::NewArray::from_slice(&z, &[50_000])
+            .unwrap()
+            .compression(asdf::Label::ZLIB),
+    )
+    .unwrap();
+    let options = asdf::WriteOptions::default();
+    f.write_to(dir.join("local.asdf"), &options).unwrap();
+    let local = std::fs::read(dir.join("local.asdf")).unwrap();
+
+    let (mut server, port) = serve_writable("python3", &dir.join("served"));
+    let url = format!("http://127.0.0.1:{port}/run/new.asdf");
+    let served = dir.join("served/run/new.asdf");
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        f.write_to(&url, &options).unwrap();
+        assert!(
+            std::fs::read(&served).unwrap() == local,
+            "the server holds the local write's bytes"
+        );
+        let remote = asdf::Open::url(&url).open().unwrap();
+        assert_eq!(remote.array("/big").unwrap().read::<f64>().unwrap(), big);
+        assert_eq!(remote.array("/z").unwrap().read::<i32>().unwrap(), z);
+        // Written again over itself (the version a HEAD sees): fine.
+        f.write_to(&url, &options).unwrap();
+        // Another writer replaces the file after it was read: the write over it is refused.
+        let other = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n--- {y: 2}\n...\n";
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&served, other).unwrap();
+        let e = remote.write_to(&url, &options).unwrap_err();
+        assert_eq!(e.kind(), asdf::ErrorKind::Refused, "{e}");
+        assert!(e.to_string().contains("changed since it was read"), "{e}");
+        assert_eq!(std::fs::read(&served).unwrap(), other);
+        // A stale ETag given by the caller: refused too.
+        let e = f
+            .write_to_url_over(&url, "\"1-1\"", &options, &asdf::RemoteOptions::default())
+            .unwrap_err();
+        assert_eq!(e.kind(), asdf::ErrorKind::Refused, "{e}");
+        assert_eq!(std::fs::read(&served).unwrap(), other);
+    }));
+    stop(&mut server, result);
+
+    // A server that takes no writes (405): a usage error naming the URL.
+    let (mut server, port) = serve("python3", &dir.join("served"));
+    let url = format!("http://127.0.0.1:{port}/run/other.asdf");
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let e = f.write_to(&url, &options).unwrap_err();
+        assert_eq!(e.kind(), asdf::ErrorKind::Usage, "{e}");
+        assert!(
+            e.to_string().contains("takes no writes") && e.to_string().contains("other.asdf"),
+            "{e}"
+        );
+        assert!(!dir.join("served/run/other.asdf").exists());
+    }));
     stop(&mut server, result);
 }

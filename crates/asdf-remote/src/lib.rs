@@ -83,7 +83,7 @@ pub enum Error {
         source: upload::UploadError,
     },
     /// A URL that cannot be written to.
-    #[error("{url}: writing is supported to s3, gs and az URLs, not over plain HTTP(S)")]
+    #[error("{url}: the server takes no writes (it refused PUT)")]
     NotWritable {
         /// The URL.
         url: String,
@@ -1191,8 +1191,10 @@ pub fn put_file(
         })?
         .len();
     let plan = upload::Plan::for_len(len, opts.part_size, opts.concurrency);
+    // No redirects: a streamed body cannot be sent again, and a write goes where it was named.
     let client = reqwest::Client::builder()
         .user_agent(concat!("asdf-rs/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::none())
         .timeout(opts.request_timeout)
         .build()
         .map_err(|e| Error::Runtime(io::Error::other(e)))?;
@@ -1209,9 +1211,9 @@ pub fn put_file(
             }
         }
     };
+    let cancelled =
+        || CANCEL.load(Ordering::Relaxed) || opts.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
     let up = |store: &dyn upload::Target| {
-        let cancelled =
-            || CANCEL.load(Ordering::Relaxed) || opts.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
         block_on(upload::upload(
             store, &client, &path, file, len, plan, condition, &cancelled, progress, &watch,
         ))
@@ -1220,7 +1222,21 @@ pub fn put_file(
         Built::S3(s) => up(s)?,
         Built::Gcs(s) => up(s)?,
         Built::Azure(s) => up(s)?,
-        Built::Http(_) => return Err(Error::NotWritable { url: url.to_string() }),
+        // A plain HTTP(S) server: one conditional PUT.
+        Built::Http(_) => {
+            // The request's timeout, plus a second a MiB of body (1 MiB/s at least).
+            let timeout = opts
+                .request_timeout
+                .saturating_add(std::time::Duration::from_secs(len >> 20));
+            match block_on(upload::put_http(
+                &client, url, file, len, condition, timeout, &cancelled, progress,
+            ))? {
+                Err(upload::UploadError::Refused(405 | 501)) => {
+                    return Err(Error::NotWritable { url: url.to_string() });
+                }
+                other => other,
+            }
+        }
     };
     done.map_err(|source| Error::Upload {
         url: url.to_string(),

@@ -42,6 +42,9 @@ pub enum UploadError {
     /// The store's answer to the completion could not be understood.
     #[error("completing the upload: {0}")]
     Complete(String),
+    /// An HTTP server answered the PUT with this status (405 or 501: it takes no writes).
+    #[error("the server refused the PUT: HTTP {0}")]
+    Refused(u16),
 }
 
 /// The parts of an upload.
@@ -236,6 +239,89 @@ async fn put_whole(
         ))),
         Err(e) => Err(e.into()),
     }
+}
+
+/// A file written to a plain HTTP(S) server by one `PUT` (servers that take writes: WebDAV
+/// servers and others), the body streamed from the file in pieces of 1 MiB (memory: a piece
+/// or two), conditional as an upload is: `If-Match` with the ETag read, `If-None-Match: *` for
+/// a new file (RFC 9110's conditional requests; a server that ignores them is guarded by the
+/// check made before the write began only). Whether a half-sent body is ever visible is the
+/// server's to say; a cancelled or failed PUT stops sending (the connection is dropped).
+/// `timeout` bounds the whole request, body included.
+///
+/// # Errors
+/// [`UploadError::Changed`] for 412, [`UploadError::Refused`] for another refusal,
+/// [`UploadError::Cancelled`], [`UploadError::Complete`] for the transport's failure.
+pub async fn put_http(
+    client: &reqwest::Client,
+    url: &str,
+    file: &std::fs::File,
+    len: u64,
+    condition: &Condition,
+    timeout: std::time::Duration,
+    cancel: &(dyn Fn() -> bool + Sync),
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Option<String>, UploadError> {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    const PIECE: u64 = 1 << 20;
+    if cancel() {
+        return Err(UploadError::Cancelled);
+    }
+    let sent = Arc::new(AtomicU64::new(0));
+    let source = file.try_clone()?;
+    let counter = sent.clone();
+    let body = futures::stream::unfold(0u64, move |at| {
+        let piece = (len - at.min(len)).min(PIECE);
+        let next = if piece == 0 {
+            None
+        } else {
+            let r = read_part(&source, at, piece).map(bytes::Bytes::from);
+            counter.store(at + piece, Ordering::Relaxed);
+            Some((r, at + piece))
+        };
+        std::future::ready(next)
+    });
+    let mut request = client
+        .put(url)
+        .header(http::header::CONTENT_LENGTH, len)
+        .header(http::header::CONTENT_TYPE, "application/octet-stream")
+        .timeout(timeout)
+        .body(reqwest::Body::wrap_stream(body));
+    request = match condition {
+        Condition::Overwrite => request,
+        Condition::Create => request.header(http::header::IF_NONE_MATCH, "*"),
+        Condition::Match(e) => request.header(http::header::IF_MATCH, e.as_str()),
+    };
+    let send = request.send();
+    tokio::pin!(send);
+    let answer = loop {
+        tokio::select! {
+            r = &mut send => break r.map_err(|e| UploadError::Complete(e.to_string()))?,
+            () = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
+                progress(sent.load(Ordering::Relaxed), len);
+                if cancel() {
+                    return Err(UploadError::Cancelled);
+                }
+            }
+        }
+    };
+    let status = answer.status();
+    if status == reqwest::StatusCode::PRECONDITION_FAILED {
+        return Err(UploadError::Changed(match condition {
+            Condition::Match(e) => format!("the server refused the write over the version with ETag {e}"),
+            _ => "the server says a file was created meanwhile".into(),
+        }));
+    }
+    if !status.is_success() {
+        return Err(UploadError::Refused(status.as_u16()));
+    }
+    progress(len, len);
+    Ok(answer
+        .headers()
+        .get(http::header::ETAG)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string))
 }
 
 fn read_part(file: &std::fs::File, start: u64, len: u64) -> Result<Vec<u8>, UploadError> {
