@@ -6,14 +6,10 @@
 use asdf_conformance::{serve, serve_writable, stop};
 use std::process::Command;
 
-#[test]
-fn a_remote_file_reads_as_the_local_one_with_few_requests() {
-    let root = asdf_testdata::workspace_root();
-    let dir = root.join("target/remote-test");
-    std::fs::create_dir_all(&dir).unwrap();
+/// A file of `big` (raw, of `shape`) and 50,000 zlib-compressed `i32`s at `/z` (returned).
+fn big_and_z(big: &[f64], shape: &[usize]) -> (asdf::AsdfFile, Vec<i32>) {
     let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_DEFAULT).unwrap();
-    let big: Vec<f64> = (0..300_000).map(f64::from).collect();
-    f.put_array("/big", asdf::NewArray::from_slice(&big, &[300_000]).unwrap())
+    f.put_array("/big", asdf::NewArray::from_slice(big, shape).unwrap())
         .unwrap();
     let z: Vec<i32> = (0..50_000).collect();
     f.put_array(
@@ -23,6 +19,16 @@ fn a_remote_file_reads_as_the_local_one_with_few_requests() {
             .compression(asdf::Label::ZLIB),
     )
     .unwrap();
+    (f, z)
+}
+
+#[test]
+fn a_remote_file_reads_as_the_local_one_with_few_requests() {
+    let root = asdf_testdata::workspace_root();
+    let dir = root.join("target/remote-test");
+    std::fs::create_dir_all(&dir).unwrap();
+    let big: Vec<f64> = (0..300_000).map(f64::from).collect();
+    let (f, z) = big_and_z(&big, &[300_000]);
     f.write_to(dir.join("r.asdf"), &asdf::WriteOptions::default()).unwrap();
 
     let (mut server, port) = serve("python3", &dir);
@@ -194,19 +200,9 @@ fn a_file_written_by_put_is_the_local_write_and_a_changed_one_is_refused() {
     let dir = root.join("target/remote-test-put");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("served")).unwrap();
-    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_DEFAULT).unwrap();
     // 12 MiB: the body goes in pieces.
     let big: Vec<f64> = (0..1_572_864).map(|i| f64::from(i) * 0.5).collect();
-    f.put_array("/big", asdf::NewArray::from_slice(&big, &[1024, 1536]).unwrap())
-        .unwrap();
-    let z: Vec<i32> = (0..50_000).collect();
-    f.put_array(
-        "/z",
-        asdf::NewArray::from_slice(&z, &[50_000])
-            .unwrap()
-            .compression(asdf::Label::ZLIB),
-    )
-    .unwrap();
+    let (f, z) = big_and_z(&big, &[1024, 1536]);
     let options = asdf::WriteOptions::default();
     f.write_to(dir.join("local.asdf"), &options).unwrap();
     let local = std::fs::read(dir.join("local.asdf")).unwrap();
