@@ -348,6 +348,71 @@ impl Selection {
     }
 }
 
+impl Selection {
+    /// Whether it is its bounding box (every axis a run of step 1, or one index): then the
+    /// box's C-ordered elements are the selection's, as they are.
+    #[must_use]
+    pub fn is_box(&self) -> bool {
+        self.spans.iter().all(|s| s.step == 1 || s.count <= 1)
+    }
+
+    /// [`Selection::gather_in`] over bytes, elements of `size` bytes: the box's bytes copied
+    /// a run at a time where the last axis has step 1 (one element at a time otherwise).
+    #[must_use]
+    pub fn gather_bytes_in(&self, lo: &[usize], extent: &[usize], data: &[u8], size: usize) -> Vec<u8> {
+        let total = self.count();
+        let mut out = Vec::with_capacity(total.saturating_mul(size));
+        let n = self.spans.len();
+        if total == 0 || n == 0 || lo.len() != n || extent.len() != n {
+            if n == 0 && total == 1 {
+                out.extend_from_slice(data.get(..size).unwrap_or_default());
+            }
+            return out;
+        }
+        let mut strides = vec![size; n];
+        for d in (0..n - 1).rev() {
+            strides[d] = strides[d + 1] * extent[d + 1];
+        }
+        let last = &self.spans[n - 1];
+        let mut k = vec![0usize; n - 1];
+        loop {
+            let base: usize = self.spans[..n - 1]
+                .iter()
+                .zip(&k)
+                .zip(lo)
+                .zip(&strides)
+                .map(|(((s, &k), &lo), &st)| (s.index(k) - lo) * st)
+                .sum();
+            if last.step == 1 || last.count <= 1 {
+                let from = base + (last.start - lo[n - 1]) * size;
+                if let Some(run) = data.get(from..from + last.count * size) {
+                    out.extend_from_slice(run);
+                }
+            } else {
+                for j in 0..last.count {
+                    let at = base + (last.index(j) - lo[n - 1]) * size;
+                    if let Some(x) = data.get(at..at + size) {
+                        out.extend_from_slice(x);
+                    }
+                }
+            }
+            // The next row, the axis before the last fastest.
+            let mut d = n - 1;
+            loop {
+                if d == 0 {
+                    return out;
+                }
+                d -= 1;
+                k[d] += 1;
+                if k[d] < self.spans[d].count {
+                    break;
+                }
+                k[d] = 0;
+            }
+        }
+    }
+}
+
 impl View {
     /// The view of the elements `sel` selects (in the same block: offset and strides moved, no
     /// byte copied); within the block whenever this view is.
@@ -380,6 +445,28 @@ mod tests {
 
     fn sel(r: &str, shape: &[usize]) -> Selection {
         r.parse::<Region>().unwrap().resolve(shape).unwrap()
+    }
+
+    /// The byte gather gives what the element gather gives (concatenated), for boxes, steps,
+    /// reversals and integer indices, elements of 1 to 16 bytes.
+    #[test]
+    fn byte_gather_equals_element_gather() {
+        let shape = [5usize, 7, 6];
+        for r in ["...", "1:4, 2:6, :", "::2, ::-1, 1::3", "3, :, 2", "-1:0:-2, 5, :", "0:0, :, :", ":, 1:2, 4:5", "::-1, ::-2, ::-3"] {
+            let s = sel(r, &shape);
+            let (lo, extent) = s.bounding_box();
+            for size in [1usize, 2, 8, 16] {
+                // The box's elements, each `size` bytes naming its position.
+                let n: usize = extent.iter().product();
+                let data: Vec<u8> = (0..n * size).map(|i| (i % 251) as u8).collect();
+                let elements: Vec<&[u8]> = data.chunks_exact(size).collect();
+                let want = s.gather_in(&lo, &extent, &elements).concat();
+                assert_eq!(s.gather_bytes_in(&lo, &extent, &data, size), want, "{r} size {size}");
+                if s.is_box() {
+                    assert_eq!(want, data, "{r}: a box is its own bytes");
+                }
+            }
+        }
     }
 
     /// Every slice of a short axis, against the indices Python's `range(n)[start:stop:step]` gives.

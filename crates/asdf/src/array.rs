@@ -444,9 +444,11 @@ impl<'f> Array<'f> {
                     }
                 }
             }
+            // The decoded box is the selection when the selection is a box (a whole read):
+            // no copy; otherwise rows copied out of it.
+            RegionData::Boxed { view, bytes, .. } if sel.is_box() => Ok((bytes, view.byteorder)),
             RegionData::Boxed { view, bytes, lo } => {
-                let elements: Vec<&[u8]> = bytes.chunks_exact(size).collect();
-                Ok((sel.gather_in(&lo, &view.shape, &elements).concat(), view.byteorder))
+                Ok((sel.gather_bytes_in(&lo, &view.shape, &bytes, size), view.byteorder))
             }
         }
     }

@@ -1088,10 +1088,7 @@ impl Chunked {
                     })
                     .collect(),
             };
-            let elements: Vec<&[u8]> = all.chunks_exact(size).collect();
-            return Ok(sel
-                .gather_in(&vec![0; self.shape.len()], &self.shape, &elements)
-                .concat());
+            return Ok(sel.gather_bytes_in(&vec![0; self.shape.len()], &self.shape, all, size));
         }
         self.decode_chunks(reader, Some((lo, extent)))
     }
