@@ -452,7 +452,16 @@ mod tests {
     #[test]
     fn byte_gather_equals_element_gather() {
         let shape = [5usize, 7, 6];
-        for r in ["...", "1:4, 2:6, :", "::2, ::-1, 1::3", "3, :, 2", "-1:0:-2, 5, :", "0:0, :, :", ":, 1:2, 4:5", "::-1, ::-2, ::-3"] {
+        for r in [
+            "...",
+            "1:4, 2:6, :",
+            "::2, ::-1, 1::3",
+            "3, :, 2",
+            "-1:0:-2, 5, :",
+            "0:0, :, :",
+            ":, 1:2, 4:5",
+            "::-1, ::-2, ::-3",
+        ] {
             let s = sel(r, &shape);
             let (lo, extent) = s.bounding_box();
             for size in [1usize, 2, 8, 16] {
