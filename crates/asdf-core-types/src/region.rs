@@ -467,7 +467,7 @@ mod tests {
             for size in [1usize, 2, 8, 16] {
                 // The box's elements, each `size` bytes naming its position.
                 let n: usize = extent.iter().product();
-                let data: Vec<u8> = (0..n * size).map(|i| (i % 251) as u8).collect();
+                let data: Vec<u8> = (0..n * size).map(|i| u8::try_from(i % 251).unwrap()).collect();
                 let elements: Vec<&[u8]> = data.chunks_exact(size).collect();
                 let want = s.gather_in(&lo, &extent, &elements).concat();
                 assert_eq!(s.gather_bytes_in(&lo, &extent, &data, size), want, "{r} size {size}");

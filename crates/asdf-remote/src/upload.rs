@@ -252,6 +252,7 @@ async fn put_whole(
 /// # Errors
 /// [`UploadError::Changed`] for 412, [`UploadError::Refused`] for another refusal,
 /// [`UploadError::Cancelled`], [`UploadError::Complete`] for the transport's failure.
+#[allow(clippy::too_many_arguments)]
 pub async fn put_http(
     client: &reqwest::Client,
     url: &str,

@@ -1371,9 +1371,8 @@ fn neighbour_runs(reader: &Reader, blocks: &[usize]) -> Vec<Vec<usize>> {
             let (first, last) = (run[0], run[run.len() - 1]);
             last + 1 == b
                 && offsets
-                    .get(b + 1)
-                    .zip(offsets.get(first))
-                    .is_some_and(|(end, start)| end.saturating_sub(*start) <= MAX_RUN_BYTES)
+                    .get(first)
+                    .is_some_and(|start| block_end(reader, &offsets, b).saturating_sub(*start) <= MAX_RUN_BYTES)
         });
         match runs.last_mut() {
             Some(run) if joins => run.push(b),
@@ -1383,9 +1382,16 @@ fn neighbour_runs(reader: &Reader, blocks: &[usize]) -> Vec<Vec<usize>> {
     runs
 }
 
+/// Where block `b`'s bytes end at the latest: the next block's start, or the end of the file
+/// for the last block (its block index, a few lines, read with it).
+fn block_end(reader: &Reader, offsets: &[u64], b: usize) -> u64 {
+    offsets.get(b + 1).copied().unwrap_or_else(|| reader.file_len())
+}
+
 /// The decoded data of the neighbouring blocks `run`: one read from the first block's header
-/// to the next block's start, each header parsed from it and each block decoded. Where that
-/// cannot serve (the last block of the file, a streamed block, checksums to verify, a draft's
+/// to the next block's start (the file's end after the last block), each header parsed from
+/// it and each block decoded, the blocks at once. Where that cannot serve (a streamed block,
+/// checksums to verify, a draft's
 /// layout, a header that does not parse or claims more than `chunk_bytes` allows), each block
 /// is read as the reader reads it.
 fn read_blocks_together(
@@ -1409,7 +1415,7 @@ fn read_blocks_together(
     let (Some(&first), Some(&last)) = (run.first(), run.last()) else {
         return Vec::new();
     };
-    let span = offsets.get(first).copied().zip(offsets.get(last + 1).copied());
+    let span = offsets.get(first).map(|&s| (s, block_end(reader, &offsets, last)));
     let usable = run.len() > 1
         && !reader.options().verify_checksums
         && reader.file_header().dialect == asdf_layout::Dialect::Asdf;
@@ -1422,8 +1428,10 @@ fn read_blocks_together(
     else {
         return run.iter().map(|&b| one(b)).collect();
     };
-    run.iter()
-        .map(|&b| {
+    // The run's blocks decoded at once (a whole read of a chunked array is often one run).
+    asdf_layout::compression::exec::par_map(run.len(), |i| {
+        let b = run[i];
+        {
             let decoded = offsets.get(b).and_then(|&at| {
                 let rel = usize::try_from(at - start).ok()?;
                 let h = asdf_layout::BlockHeader::parse(buf.get(rel..)?, at).ok()?;
@@ -1444,8 +1452,8 @@ fn read_blocks_together(
                 Some(d) => (b, Ok(d)),
                 None => one(b),
             }
-        })
-        .collect()
+        }
+    })
 }
 
 /// The chunk grid's extent along each dimension.
