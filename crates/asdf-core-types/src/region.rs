@@ -320,32 +320,41 @@ impl Selection {
         }
         let mut k = vec![0usize; self.spans.len()];
         loop {
-            let at: usize = self
-                .spans
-                .iter()
-                .zip(&k)
-                .zip(lo)
-                .zip(&strides)
-                .map(|(((s, &k), &lo), &st)| (s.index(k) - lo) * st)
-                .sum();
+            let at = offset_in(&self.spans, &k, lo, &strides);
             if let Some(x) = data.get(at) {
                 out.push(*x);
             }
             // The next index, last axis fastest.
-            let mut d = self.spans.len();
-            loop {
-                if d == 0 {
-                    return out;
-                }
-                d -= 1;
-                k[d] += 1;
-                if k[d] < self.spans[d].count {
-                    break;
-                }
-                k[d] = 0;
+            if !next_index(&mut k, &self.spans) {
+                return out;
             }
         }
     }
+}
+
+/// Where index `k` of `spans` is in a box starting at `lo` with `strides` (in the strides'
+/// unit); the box holds the selection (zips stop at the shortest: `spans` may be a prefix).
+fn offset_in(spans: &[Span], k: &[usize], lo: &[usize], strides: &[usize]) -> usize {
+    spans
+        .iter()
+        .zip(k)
+        .zip(lo)
+        .zip(strides)
+        .map(|(((s, &k), &lo), &st)| (s.index(k) - lo) * st)
+        .sum()
+}
+
+/// Moves `k` (an index over `spans`, one counter per span) to the next index in C order, the
+/// last counter fastest; false after the last.
+fn next_index(k: &mut [usize], spans: &[Span]) -> bool {
+    for d in (0..k.len()).rev() {
+        k[d] += 1;
+        if k[d] < spans[d].count {
+            return true;
+        }
+        k[d] = 0;
+    }
+    false
 }
 
 impl Selection {
@@ -376,13 +385,7 @@ impl Selection {
         let last = &self.spans[n - 1];
         let mut k = vec![0usize; n - 1];
         loop {
-            let base: usize = self.spans[..n - 1]
-                .iter()
-                .zip(&k)
-                .zip(lo)
-                .zip(&strides)
-                .map(|(((s, &k), &lo), &st)| (s.index(k) - lo) * st)
-                .sum();
+            let base = offset_in(&self.spans[..n - 1], &k, lo, &strides);
             if last.step == 1 || last.count <= 1 {
                 let from = base + (last.start - lo[n - 1]) * size;
                 if let Some(run) = data.get(from..from + last.count * size) {
@@ -397,17 +400,8 @@ impl Selection {
                 }
             }
             // The next row, the axis before the last fastest.
-            let mut d = n - 1;
-            loop {
-                if d == 0 {
-                    return out;
-                }
-                d -= 1;
-                k[d] += 1;
-                if k[d] < self.spans[d].count {
-                    break;
-                }
-                k[d] = 0;
+            if !next_index(&mut k, &self.spans[..n - 1]) {
+                return out;
             }
         }
     }
