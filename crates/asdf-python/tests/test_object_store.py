@@ -67,9 +67,12 @@ def test_a_write_over_a_changed_object_is_refused(s3):
 
 
 WRITER = """
-import json, sys
+import json, signal, sys
 import numpy as np
 import asdf_rs
+# Ctrl-C's handler, as in an interactive session (a process started in the background by a
+# non-interactive shell inherits SIGINT ignored, and Python then installs none).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 data = np.random.default_rng(5).standard_normal(192 * 2**20 // 8)
 try:
     asdf_rs.write(sys.argv[1], {"x": data}, storage_options=json.loads(sys.argv[2]))
