@@ -1431,27 +1431,25 @@ fn read_blocks_together(
     // The run's blocks decoded at once (a whole read of a chunked array is often one run).
     asdf_layout::compression::exec::par_map(run.len(), |i| {
         let b = run[i];
-        {
-            let decoded = offsets.get(b).and_then(|&at| {
-                let rel = usize::try_from(at - start).ok()?;
-                let h = asdf_layout::BlockHeader::parse(buf.get(rel..)?, at).ok()?;
-                if h.is_streamed() || h.data_size > (chunk_bytes as u64).saturating_mul(4) + (1 << 20) {
-                    return None;
-                }
-                let from = rel + usize::try_from(h.total_header_len()).ok()?;
-                let stored = buf.get(from..from + usize::try_from(h.used_size).ok()?)?;
-                if h.compression.is_none() {
-                    return (h.used_size == h.data_size).then(|| stored.to_vec());
-                }
-                let codec = reader.options().registry.get(h.compression)?;
-                let mut out = vec![0u8; usize::try_from(h.data_size).ok()?];
-                codec.decode(stored, &mut out).ok()?;
-                Some(out)
-            });
-            match decoded {
-                Some(d) => (b, Ok(d)),
-                None => one(b),
+        let decoded = offsets.get(b).and_then(|&at| {
+            let rel = usize::try_from(at - start).ok()?;
+            let h = asdf_layout::BlockHeader::parse(buf.get(rel..)?, at).ok()?;
+            if h.is_streamed() || h.data_size > (chunk_bytes as u64).saturating_mul(4) + (1 << 20) {
+                return None;
             }
+            let from = rel + usize::try_from(h.total_header_len()).ok()?;
+            let stored = buf.get(from..from + usize::try_from(h.used_size).ok()?)?;
+            if h.compression.is_none() {
+                return (h.used_size == h.data_size).then(|| stored.to_vec());
+            }
+            let codec = reader.options().registry.get(h.compression)?;
+            let mut out = vec![0u8; usize::try_from(h.data_size).ok()?];
+            codec.decode(stored, &mut out).ok()?;
+            Some(out)
+        });
+        match decoded {
+            Some(d) => (b, Ok(d)),
+            None => one(b),
         }
     })
 }
