@@ -19,7 +19,9 @@
 //! then `url U`, `upload ID`, `anonymous 0|1`, `setting KEY VALUE` lines and `end`, values
 //! with `\` and newlines escaped.
 
-use crate::{Built, Error, RemoteOptions, build_typed};
+use crate::error::Error;
+use crate::options::RemoteOptions;
+use crate::store::{Built, build_typed};
 use std::ffi::OsString;
 use std::io::{BufRead, Write as _};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -219,14 +221,14 @@ fn abort(url: &str, opts: &RemoteOptions, id: &str) -> Result<(), Error> {
     let (built, path) = build_typed(&parsed, url, opts)?;
     let id = id.to_string();
     let deadline = opts.deadline;
-    let result = crate::run(async move {
+    let result = crate::store::run(async move {
         let store: &dyn MultipartStore = match &built {
             Built::S3(s) => s,
             Built::Gcs(s) => s,
             Built::Azure(s) => s,
             Built::Http(_) => return Ok(()),
         };
-        let r = crate::within(deadline, store.abort_multipart(&path, &id)).await;
+        let r = crate::store::within(deadline, store.abort_multipart(&path, &id)).await;
         match r {
             Err(object_store::Error::NotFound { .. }) => Ok(()),
             other => other,

@@ -21,125 +21,31 @@
 //! request appends a line `URL START END` to that file (how the tests see which bytes a
 //! Dask task read).
 
+mod error;
 mod guard;
+mod options;
 mod profiles;
+mod store;
 pub mod upload;
 
+pub use error::Error;
 pub use guard::{GuardOutcome, run_upload_guard, set_upload_guard};
+pub use options::{PART, RemoteOptions};
+
+use error::{AnswerError, answer_err};
+use store::{Built, block_on, build_store, build_typed, run, within};
 
 use asdf_layout::ReadAt;
 use bytes::Bytes;
-use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
-use object_store::http::HttpBuilder;
 use object_store::path::Path as StorePath;
-use object_store::{ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfig};
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use std::io;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// The smallest part of a large read, unless set otherwise ([`RemoteOptions::part_size`]).
-pub const PART: usize = 8 << 20;
-/// The settings this crate reads itself (the others are the store's).
-const OWN_SETTINGS: [&str; 2] = ["concurrency", "part_size"];
 /// At most this many byte ranges are kept in [`Stats::ranges`].
 const MAX_LOGGED_RANGES: usize = 100_000;
-
-/// What went wrong opening a remote file.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// Not a URL.
-    #[error("{url}: not a URL: {source}")]
-    Url {
-        /// The text given.
-        url: String,
-        /// Why it does not parse.
-        source: url::ParseError,
-    },
-    /// A URL of a kind this build does not read.
-    #[error("{url}: unsupported URL scheme (http, https, s3, s3a, gs, gcs, az, abfs and abfss are read)")]
-    Scheme {
-        /// The URL.
-        url: String,
-    },
-    /// The store refused or failed (not found, access denied, no range support, network).
-    #[error("{url}: {source}")]
-    Store {
-        /// The URL.
-        url: String,
-        /// What the store said.
-        source: object_store::Error,
-    },
-    /// The background runtime could not start.
-    #[error("cannot start the I/O runtime: {0}")]
-    Runtime(io::Error),
-    /// An upload that did not complete (nothing was written).
-    #[error("{url}: {source}")]
-    Upload {
-        /// The URL written to.
-        url: String,
-        /// Why.
-        source: upload::UploadError,
-    },
-    /// A URL that cannot be written to.
-    #[error("{url}: the server takes no writes (it refused PUT)")]
-    NotWritable {
-        /// The URL.
-        url: String,
-    },
-    /// A URL whose store cannot list a prefix (plain HTTP).
-    #[error("{url}: listing is supported for s3, gs and az URLs, not over plain HTTP(S)")]
-    NotListable {
-        /// The URL.
-        url: String,
-    },
-    /// A listing over its limit.
-    #[error("{url}: more than {limit} objects under this prefix")]
-    TooMany {
-        /// The prefix.
-        url: String,
-        /// The limit.
-        limit: usize,
-    },
-    /// A setting this crate reads itself with a value it cannot use.
-    #[error("{url}: setting {key} = {value:?}: a positive integer is expected")]
-    Setting {
-        /// The URL.
-        url: String,
-        /// The setting.
-        key: String,
-        /// Its value.
-        value: String,
-    },
-}
-
-impl Error {
-    /// Whether an upload was refused because the object changed since it was read (or was
-    /// created since the write began).
-    #[must_use]
-    pub fn is_changed(&self) -> bool {
-        matches!(
-            self,
-            Error::Upload {
-                source: upload::UploadError::Changed(_),
-                ..
-            }
-        )
-    }
-
-    /// Whether the store said the object is not there.
-    #[must_use]
-    pub fn is_not_found(&self) -> bool {
-        matches!(
-            self,
-            Error::Store {
-                source: object_store::Error::NotFound { .. },
-                ..
-            }
-        )
-    }
-}
 
 /// Whether the URLs `a` and `b` have the same origin: scheme, host and port (for S3, the
 /// bucket is the host).
@@ -168,120 +74,6 @@ pub fn is_url(s: &str) -> bool {
             scheme.to_ascii_lowercase().as_str(),
             "http" | "https" | "s3" | "s3a" | "gs" | "gcs" | "az" | "abfs" | "abfss"
         )
-}
-
-/// How to reach and cache a remote file.
-#[derive(Debug, Clone)]
-pub struct RemoteOptions {
-    /// Store settings, as `object_store` names them (`aws_endpoint`, `aws_region`,
-    /// `aws_access_key_id`, ...) or as fsspec does (`endpoint_url`, `region`, `key`,
-    /// `secret`, `token`). They override the environment.
-    pub settings: Vec<(String, String)>,
-    /// Unsigned requests (public buckets): no credentials are looked for.
-    pub anonymous: bool,
-    /// The first request's size: header and tree in one request for most files.
-    pub head_bytes: usize,
-    /// The cache's page: reads at least this long bypass the cache.
-    pub page_size: usize,
-    /// The cache's capacity in bytes (its pieces are a page, or more with read-ahead).
-    pub cache_bytes: usize,
-    /// The largest read-ahead of consecutive small reads.
-    pub max_read_ahead: usize,
-    /// Retries of a failed request (with exponential backoff).
-    pub retries: usize,
-    /// The longest one request (headers and body) may take before it is abandoned and
-    /// retried.
-    pub request_timeout: std::time::Duration,
-    /// The longest one request of a read may take, its retries included (a large read is
-    /// fetched in parts of [`PART`] bytes, each with this deadline): a server that drips its
-    /// headers or its body fails the read after this, not after retries x timeouts.
-    pub deadline: std::time::Duration,
-    /// Follow HTTP redirects to another origin (scheme, host, port). Off by default: a
-    /// redirect elsewhere is an error, so that a server cannot send the reader (and what it
-    /// sends) to a host the URL did not name.
-    pub cross_origin_redirects: bool,
-    /// Requests of one large read in flight at once (setting `concurrency`). A read of `n`
-    /// bytes goes in parts of `max(part_size, n / concurrency)` bytes: as few requests as
-    /// the concurrency allows (a store's cost per request is often larger than its cost per
-    /// byte), all of them at once.
-    pub concurrency: usize,
-    /// The smallest part of a large read (setting `part_size`, in bytes).
-    pub part_size: usize,
-    /// Set to true, cancels the uploads made with these options (each is aborted, its parts
-    /// deleted, before its next part; nothing is written): how a caller's interrupt (Python's
-    /// Ctrl-C) reaches an upload running on another thread. [`cancel_uploads`] cancels every
-    /// upload of the process.
-    pub cancel: Option<Arc<std::sync::atomic::AtomicBool>>,
-}
-
-impl Default for RemoteOptions {
-    fn default() -> Self {
-        Self {
-            settings: Vec::new(),
-            anonymous: false,
-            head_bytes: 256 << 10,
-            page_size: 64 << 10,
-            cache_bytes: 8 << 20,
-            max_read_ahead: 4 << 20,
-            retries: 5,
-            request_timeout: std::time::Duration::from_secs(30),
-            deadline: std::time::Duration::from_secs(120),
-            cross_origin_redirects: false,
-            concurrency: 8,
-            part_size: PART,
-            cancel: None,
-        }
-    }
-}
-
-impl RemoteOptions {
-    /// The options with the settings this crate reads itself (`concurrency`, `part_size`)
-    /// taken out of [`RemoteOptions::settings`] into their fields.
-    ///
-    /// # Errors
-    /// A value that is not a positive integer.
-    fn own_settings(&self, url: &str) -> Result<Self, Error> {
-        let mut o = self.clone();
-        for (k, v) in &self.settings {
-            let key = k.to_ascii_lowercase();
-            if !OWN_SETTINGS.contains(&key.as_str()) {
-                continue;
-            }
-            let n = v
-                .trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| Error::Setting {
-                    url: url.to_string(),
-                    key: key.clone(),
-                    value: v.clone(),
-                })?;
-            match key.as_str() {
-                "concurrency" => o.concurrency = n.min(256),
-                _ => o.part_size = n.max(64 << 10),
-            }
-        }
-        o.settings
-            .retain(|(k, _)| !OWN_SETTINGS.contains(&k.to_ascii_lowercase().as_str()));
-        o.concurrency = o.concurrency.max(1);
-        o.part_size = o.part_size.max(64 << 10);
-        Ok(o)
-    }
-
-    /// Adds a store setting (see [`RemoteOptions::settings`]).
-    #[must_use]
-    pub fn setting(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.settings.push((key.into(), value.into()));
-        self
-    }
-
-    /// Unsigned requests.
-    #[must_use]
-    pub fn anonymous(mut self, yes: bool) -> Self {
-        self.anonymous = yes;
-        self
-    }
 }
 
 /// What a source has fetched so far.
@@ -330,32 +122,6 @@ impl Stats {
     }
 }
 
-/// The runtime that drives every store's requests (two worker threads; callers wait on a
-/// channel, so a caller inside another async runtime blocks its thread but does not panic).
-fn runtime() -> Result<&'static tokio::runtime::Runtime, Error> {
-    static RT: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("asdf-remote")
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())
-    })
-    .as_ref()
-    .map_err(|e| Error::Runtime(io::Error::other(e.clone())))
-}
-
-fn run<T: Send + 'static>(fut: impl std::future::Future<Output = T> + Send + 'static) -> Result<T, Error> {
-    let rt = runtime()?;
-    let (tx, rx) = std::sync::mpsc::sync_channel(1);
-    rt.spawn(async move {
-        let _ = tx.send(fut.await);
-    });
-    rx.recv()
-        .map_err(|_| Error::Runtime(io::Error::other("a request was dropped by the runtime")))
-}
-
 /// What the first answer said of the object: every later answer must say the same.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Version {
@@ -363,35 +129,6 @@ struct Version {
     size: u64,
     /// Its ETag, when the store gave one.
     etag: Option<String>,
-}
-
-/// Why an answer was refused (the store's own errors aside).
-#[derive(Debug, thiserror::Error)]
-enum AnswerError {
-    #[error(
-        "the file changed while it was read: the first answer said {first_size} bytes and ETag {first_etag:?}, this one {size} bytes and ETag {etag:?}"
-    )]
-    Changed {
-        first_size: u64,
-        first_etag: Option<String>,
-        size: u64,
-        etag: Option<String>,
-    },
-    #[error("the answer's body is longer than the {asked} bytes asked for")]
-    TooLong { asked: u64 },
-    #[error("the file changed since it was opened: the store no longer has the version with ETag {first_etag}")]
-    Replaced { first_etag: String },
-    #[error("the answer's body ended after {got} of the {asked} bytes asked for")]
-    TooShort { asked: u64, got: u64 },
-    #[error("no complete answer within the deadline of {0:?} (the store's retries included)")]
-    Deadline(std::time::Duration),
-}
-
-fn answer_err(e: AnswerError) -> object_store::Error {
-    object_store::Error::Generic {
-        store: "asdf-remote",
-        source: Box::new(e),
-    }
 }
 
 /// Reads a body of at most `asked` bytes: a body that goes on past them (a `Content-Length`
@@ -501,242 +238,6 @@ async fn fetch_into(
         return Err(answer_err(AnswerError::TooShort { asked, got: at as u64 }));
     }
     Ok(())
-}
-
-/// Runs `fut` (which may borrow the caller's buffers) on the I/O runtime and waits for it:
-/// on this thread, or, when this thread is itself inside an async runtime (where blocking on
-/// another would panic), on a scoped thread of its own.
-fn block_on<F: std::future::Future + Send>(fut: F) -> Result<F::Output, Error>
-where
-    F::Output: Send,
-{
-    let rt = runtime()?;
-    if tokio::runtime::Handle::try_current().is_err() {
-        return Ok(rt.block_on(fut));
-    }
-    std::thread::scope(|s| s.spawn(|| rt.block_on(fut)).join())
-        .map_err(|_| Error::Runtime(io::Error::other("a read's thread panicked")))
-}
-
-/// `fut` within `deadline`, or the deadline's error.
-async fn within<T>(
-    deadline: std::time::Duration,
-    fut: impl std::future::Future<Output = object_store::Result<T>>,
-) -> object_store::Result<T> {
-    tokio::time::timeout(deadline, fut)
-        .await
-        .unwrap_or_else(|_| Err(answer_err(AnswerError::Deadline(deadline))))
-}
-
-/// The HTTP client of `http(s)://` stores: object_store's settings that matter here
-/// (timeouts, plain HTTP allowed, no transparent decompression, which would break lengths)
-/// and a redirect policy: at most 10, and only to the same origin unless allowed.
-#[derive(Debug)]
-struct RedirectPolicyConnector {
-    request_timeout: std::time::Duration,
-    cross_origin: bool,
-}
-
-impl object_store::client::HttpConnector for RedirectPolicyConnector {
-    fn connect(&self, _options: &ClientOptions) -> object_store::Result<object_store::client::HttpClient> {
-        let cross_origin = self.cross_origin;
-        let policy = reqwest::redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() >= 10 {
-                return attempt.error("more than 10 redirects");
-            }
-            let same = attempt
-                .previous()
-                .first()
-                .is_some_and(|first| first.origin() == attempt.url().origin());
-            if same || cross_origin {
-                attempt.follow()
-            } else {
-                let to = attempt.url().origin().ascii_serialization();
-                attempt.error(format!(
-                    "a redirect to another origin ({to}) is not followed (RemoteOptions::cross_origin_redirects)"
-                ))
-            }
-        });
-        let client = reqwest::Client::builder()
-            .user_agent(concat!("asdf-rs/", env!("CARGO_PKG_VERSION")))
-            .timeout(self.request_timeout)
-            .connect_timeout(self.request_timeout.min(std::time::Duration::from_secs(10)))
-            .redirect(policy)
-            .build()
-            .map_err(|e| object_store::Error::Generic {
-                store: "HTTP",
-                source: Box::new(e),
-            })?;
-        Ok(object_store::client::HttpClient::new(client))
-    }
-}
-
-/// fsspec's names for the S3 settings, mapped onto object_store's.
-fn s3_key(key: &str) -> &str {
-    match key {
-        "endpoint_url" | "endpoint" => "aws_endpoint",
-        "region" | "region_name" => "aws_region",
-        "key" | "aws_access_key_id" => "aws_access_key_id",
-        "secret" | "aws_secret_access_key" => "aws_secret_access_key",
-        "token" | "session_token" | "aws_session_token" => "aws_session_token",
-        other => other,
-    }
-}
-
-/// The store behind a URL, typed where writes need more than [`ObjectStore`].
-enum Built {
-    Http(object_store::http::HttpStore),
-    S3(object_store::aws::AmazonS3),
-    Gcs(object_store::gcp::GoogleCloudStorage),
-    Azure(object_store::azure::MicrosoftAzure),
-}
-
-impl Built {
-    fn into_dyn(self) -> Arc<dyn ObjectStore> {
-        match self {
-            Built::Http(s) => Arc::new(s),
-            Built::S3(s) => Arc::new(s),
-            Built::Gcs(s) => Arc::new(s),
-            Built::Azure(s) => Arc::new(s),
-        }
-    }
-}
-
-fn build_store(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Arc<dyn ObjectStore>, StorePath), Error> {
-    let (b, path) = build_typed(url, text, opts)?;
-    Ok((b.into_dyn(), path))
-}
-
-fn build_typed(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Built, StorePath), Error> {
-    let store_err = |source| Error::Store {
-        url: text.to_string(),
-        source,
-    };
-    let retry = RetryConfig {
-        max_retries: opts.retries,
-        retry_timeout: opts.deadline,
-        ..RetryConfig::default()
-    };
-    let client = || {
-        ClientOptions::new()
-            .with_timeout(opts.request_timeout)
-            .with_connect_timeout(opts.request_timeout.min(std::time::Duration::from_secs(10)))
-    };
-    let path = StorePath::from_url_path(url.path()).map_err(|e| store_err(e.into()))?;
-    let container = url.host_str().unwrap_or_default();
-    let anonymous = |settings: &[(String, String)]| {
-        opts.anonymous
-            || settings
-                .iter()
-                .any(|(k, v)| k.eq_ignore_ascii_case("anon") && matches!(v.as_str(), "1" | "true" | "True" | "yes"))
-    };
-    match url.scheme() {
-        "http" | "https" => {
-            let base = &url[..url::Position::BeforePath];
-            let store = HttpBuilder::new()
-                .with_url(base)
-                .with_retry(retry)
-                .with_client_options(client().with_allow_http(true))
-                .with_http_connector(RedirectPolicyConnector {
-                    request_timeout: opts.request_timeout,
-                    cross_origin: opts.cross_origin_redirects,
-                })
-                .build()
-                .map_err(store_err)?;
-            Ok((Built::Http(store), path))
-        }
-        "s3" | "s3a" => {
-            // The credential chain of the AWS SDKs as object_store knows it: AWS_* variables,
-            // web identity tokens, ECS and EC2 instance metadata; then the shared config and
-            // credentials files (profiles); settings given override them all.
-            let mut b = AmazonS3Builder::from_env()
-                .with_bucket_name(container)
-                .with_retry(retry);
-            let mut endpoint = std::env::var("AWS_ENDPOINT_URL")
-                .ok()
-                .or_else(|| std::env::var("AWS_ENDPOINT").ok());
-            let profile = profiles::profile_settings(&opts.settings);
-            for (k, v) in profile.iter().chain(&opts.settings) {
-                let key = s3_key(&k.to_ascii_lowercase()).to_string();
-                if key == "aws_endpoint" || key == "aws_endpoint_url" {
-                    endpoint = Some(v.clone());
-                    continue;
-                }
-                if key == "anon" || key == "profile" || key == "aws_profile" {
-                    continue;
-                }
-                match key.parse::<AmazonS3ConfigKey>() {
-                    Ok(k) => b = b.with_config(k, v.clone()),
-                    Err(source) => return Err(store_err(source)),
-                }
-            }
-            if let Some(e) = endpoint {
-                b = b
-                    .with_client_options(client().with_allow_http(e.starts_with("http://")))
-                    .with_endpoint(e)
-                    .with_virtual_hosted_style_request(false);
-            }
-            let anon =
-                anonymous(&opts.settings) || (profile.is_empty() && !profiles::aws_credentials_known(&opts.settings));
-            if anon {
-                if !anonymous(&opts.settings) {
-                    profiles::warn_anonymous(text);
-                }
-                b = b.with_skip_signature(true);
-            }
-            let store = b.build().map_err(store_err)?;
-            Ok((Built::S3(store), path))
-        }
-        "gs" | "gcs" => {
-            use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
-            let mut b = GoogleCloudStorageBuilder::from_env()
-                .with_bucket_name(container)
-                .with_retry(retry)
-                .with_client_options(client());
-            for (k, v) in config_keys::<GoogleConfigKey>(&opts.settings).map_err(store_err)? {
-                b = b.with_config(k, v);
-            }
-            if anonymous(&opts.settings) {
-                b = b.with_skip_signature(true);
-            }
-            Ok((Built::Gcs(b.build().map_err(store_err)?), path))
-        }
-        "az" | "abfs" | "abfss" => {
-            use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
-            // az://container/path, with the account from the settings or the environment
-            // (AZURE_STORAGE_ACCOUNT_NAME); abfs://container@account.dfs.core.windows.net/path.
-            let (container, account) = match url.username() {
-                "" => (container, None),
-                c => (c, container.split('.').next()),
-            };
-            let mut b = MicrosoftAzureBuilder::from_env()
-                .with_container_name(container)
-                .with_retry(retry)
-                .with_client_options(client());
-            if let Some(a) = account {
-                b = b.with_account(a);
-            }
-            for (k, v) in config_keys::<AzureConfigKey>(&opts.settings).map_err(store_err)? {
-                b = b.with_config(k, v);
-            }
-            if anonymous(&opts.settings) {
-                b = b.with_skip_signature(true);
-            }
-            Ok((Built::Azure(b.build().map_err(store_err)?), path))
-        }
-        _ => Err(Error::Scheme { url: text.to_string() }),
-    }
-}
-
-/// The settings as a store's configuration keys (`anon` aside: it is read by the caller).
-fn config_keys<K: std::str::FromStr<Err = object_store::Error>>(
-    settings: &[(String, String)],
-) -> Result<Vec<(K, String)>, object_store::Error> {
-    settings
-        .iter()
-        .filter(|(k, _)| !k.eq_ignore_ascii_case("anon"))
-        .map(|(k, v)| Ok((k.to_ascii_lowercase().parse::<K>()?, v.clone())))
-        .collect()
 }
 
 /// Pieces of the file fetched for small reads, each from where a read missed.

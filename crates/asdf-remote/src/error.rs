@@ -1,0 +1,129 @@
+//! What goes wrong reaching a remote file, and why an answer is refused.
+
+use crate::upload;
+use std::io;
+
+/// What went wrong opening a remote file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Not a URL.
+    #[error("{url}: not a URL: {source}")]
+    Url {
+        /// The text given.
+        url: String,
+        /// Why it does not parse.
+        source: url::ParseError,
+    },
+    /// A URL of a kind this build does not read.
+    #[error("{url}: unsupported URL scheme (http, https, s3, s3a, gs, gcs, az, abfs and abfss are read)")]
+    Scheme {
+        /// The URL.
+        url: String,
+    },
+    /// The store refused or failed (not found, access denied, no range support, network).
+    #[error("{url}: {source}")]
+    Store {
+        /// The URL.
+        url: String,
+        /// What the store said.
+        source: object_store::Error,
+    },
+    /// The background runtime could not start.
+    #[error("cannot start the I/O runtime: {0}")]
+    Runtime(io::Error),
+    /// An upload that did not complete (nothing was written).
+    #[error("{url}: {source}")]
+    Upload {
+        /// The URL written to.
+        url: String,
+        /// Why.
+        source: upload::UploadError,
+    },
+    /// A URL that cannot be written to.
+    #[error("{url}: the server takes no writes (it refused PUT)")]
+    NotWritable {
+        /// The URL.
+        url: String,
+    },
+    /// A URL whose store cannot list a prefix (plain HTTP).
+    #[error("{url}: listing is supported for s3, gs and az URLs, not over plain HTTP(S)")]
+    NotListable {
+        /// The URL.
+        url: String,
+    },
+    /// A listing over its limit.
+    #[error("{url}: more than {limit} objects under this prefix")]
+    TooMany {
+        /// The prefix.
+        url: String,
+        /// The limit.
+        limit: usize,
+    },
+    /// A setting this crate reads itself with a value it cannot use.
+    #[error("{url}: setting {key} = {value:?}: a positive integer is expected")]
+    Setting {
+        /// The URL.
+        url: String,
+        /// The setting.
+        key: String,
+        /// Its value.
+        value: String,
+    },
+}
+
+impl Error {
+    /// Whether an upload was refused because the object changed since it was read (or was
+    /// created since the write began).
+    #[must_use]
+    pub fn is_changed(&self) -> bool {
+        matches!(
+            self,
+            Error::Upload {
+                source: upload::UploadError::Changed(_),
+                ..
+            }
+        )
+    }
+
+    /// Whether the store said the object is not there.
+    #[must_use]
+    pub fn is_not_found(&self) -> bool {
+        matches!(
+            self,
+            Error::Store {
+                source: object_store::Error::NotFound { .. },
+                ..
+            }
+        )
+    }
+}
+
+/// Why an answer was refused (the store's own errors aside).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AnswerError {
+    #[error(
+        "the file changed while it was read: the first answer said {first_size} bytes and ETag {first_etag:?}, this one {size} bytes and ETag {etag:?}"
+    )]
+    Changed {
+        first_size: u64,
+        first_etag: Option<String>,
+        size: u64,
+        etag: Option<String>,
+    },
+    #[error("the answer's body is longer than the {asked} bytes asked for")]
+    TooLong { asked: u64 },
+    #[error("the file changed since it was opened: the store no longer has the version with ETag {first_etag}")]
+    Replaced { first_etag: String },
+    #[error("the answer's body ended after {got} of the {asked} bytes asked for")]
+    TooShort { asked: u64, got: u64 },
+    #[error("no complete answer within the deadline of {0:?} (the store's retries included)")]
+    Deadline(std::time::Duration),
+}
+
+pub(crate) fn answer_err(e: AnswerError) -> object_store::Error {
+    object_store::Error::Generic {
+        store: "asdf-remote",
+        source: Box::new(e),
+    }
+}

@@ -1,0 +1,123 @@
+//! How to reach and cache a remote file ([`RemoteOptions`]).
+
+use crate::error::Error;
+use std::sync::Arc;
+
+/// The smallest part of a large read, unless set otherwise ([`RemoteOptions::part_size`]).
+pub const PART: usize = 8 << 20;
+/// The settings this crate reads itself (the others are the store's).
+const OWN_SETTINGS: [&str; 2] = ["concurrency", "part_size"];
+
+/// How to reach and cache a remote file.
+#[derive(Debug, Clone)]
+pub struct RemoteOptions {
+    /// Store settings, as `object_store` names them (`aws_endpoint`, `aws_region`,
+    /// `aws_access_key_id`, ...) or as fsspec does (`endpoint_url`, `region`, `key`,
+    /// `secret`, `token`). They override the environment.
+    pub settings: Vec<(String, String)>,
+    /// Unsigned requests (public buckets): no credentials are looked for.
+    pub anonymous: bool,
+    /// The first request's size: header and tree in one request for most files.
+    pub head_bytes: usize,
+    /// The cache's page: reads at least this long bypass the cache.
+    pub page_size: usize,
+    /// The cache's capacity in bytes (its pieces are a page, or more with read-ahead).
+    pub cache_bytes: usize,
+    /// The largest read-ahead of consecutive small reads.
+    pub max_read_ahead: usize,
+    /// Retries of a failed request (with exponential backoff).
+    pub retries: usize,
+    /// The longest one request (headers and body) may take before it is abandoned and
+    /// retried.
+    pub request_timeout: std::time::Duration,
+    /// The longest one request of a read may take, its retries included (a large read is
+    /// fetched in parts of [`PART`] bytes, each with this deadline): a server that drips its
+    /// headers or its body fails the read after this, not after retries x timeouts.
+    pub deadline: std::time::Duration,
+    /// Follow HTTP redirects to another origin (scheme, host, port). Off by default: a
+    /// redirect elsewhere is an error, so that a server cannot send the reader (and what it
+    /// sends) to a host the URL did not name.
+    pub cross_origin_redirects: bool,
+    /// Requests of one large read in flight at once (setting `concurrency`). A read of `n`
+    /// bytes goes in parts of `max(part_size, n / concurrency)` bytes: as few requests as
+    /// the concurrency allows (a store's cost per request is often larger than its cost per
+    /// byte), all of them at once.
+    pub concurrency: usize,
+    /// The smallest part of a large read (setting `part_size`, in bytes).
+    pub part_size: usize,
+    /// Set to true, cancels the uploads made with these options (each is aborted, its parts
+    /// deleted, before its next part; nothing is written): how a caller's interrupt (Python's
+    /// Ctrl-C) reaches an upload running on another thread. [`crate::cancel_uploads`] cancels every
+    /// upload of the process.
+    pub cancel: Option<Arc<std::sync::atomic::AtomicBool>>,
+}
+
+impl Default for RemoteOptions {
+    fn default() -> Self {
+        Self {
+            settings: Vec::new(),
+            anonymous: false,
+            head_bytes: 256 << 10,
+            page_size: 64 << 10,
+            cache_bytes: 8 << 20,
+            max_read_ahead: 4 << 20,
+            retries: 5,
+            request_timeout: std::time::Duration::from_secs(30),
+            deadline: std::time::Duration::from_secs(120),
+            cross_origin_redirects: false,
+            concurrency: 8,
+            part_size: PART,
+            cancel: None,
+        }
+    }
+}
+
+impl RemoteOptions {
+    /// The options with the settings this crate reads itself (`concurrency`, `part_size`)
+    /// taken out of [`RemoteOptions::settings`] into their fields.
+    ///
+    /// # Errors
+    /// A value that is not a positive integer.
+    pub(crate) fn own_settings(&self, url: &str) -> Result<Self, Error> {
+        let mut o = self.clone();
+        for (k, v) in &self.settings {
+            let key = k.to_ascii_lowercase();
+            if !OWN_SETTINGS.contains(&key.as_str()) {
+                continue;
+            }
+            let n = v
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| Error::Setting {
+                    url: url.to_string(),
+                    key: key.clone(),
+                    value: v.clone(),
+                })?;
+            match key.as_str() {
+                "concurrency" => o.concurrency = n.min(256),
+                _ => o.part_size = n.max(64 << 10),
+            }
+        }
+        o.settings
+            .retain(|(k, _)| !OWN_SETTINGS.contains(&k.to_ascii_lowercase().as_str()));
+        o.concurrency = o.concurrency.max(1);
+        o.part_size = o.part_size.max(64 << 10);
+        Ok(o)
+    }
+
+    /// Adds a store setting (see [`RemoteOptions::settings`]).
+    #[must_use]
+    pub fn setting(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.settings.push((key.into(), value.into()));
+        self
+    }
+
+    /// Unsigned requests.
+    #[must_use]
+    pub fn anonymous(mut self, yes: bool) -> Self {
+        self.anonymous = yes;
+        self
+    }
+}

@@ -1,0 +1,278 @@
+//! The stores behind URLs (object_store's, set up from the options) and the runtime that
+//! drives their requests.
+
+use crate::error::{AnswerError, Error, answer_err};
+use crate::options::RemoteOptions;
+use crate::profiles;
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::http::HttpBuilder;
+use object_store::path::Path as StorePath;
+use object_store::{ClientOptions, ObjectStore, RetryConfig};
+use std::io;
+use std::sync::{Arc, OnceLock};
+
+/// The runtime that drives every store's requests (two worker threads; callers wait on a
+/// channel, so a caller inside another async runtime blocks its thread but does not panic).
+pub(crate) fn runtime() -> Result<&'static tokio::runtime::Runtime, Error> {
+    static RT: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("asdf-remote")
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map_err(|e| Error::Runtime(io::Error::other(e.clone())))
+}
+
+pub(crate) fn run<T: Send + 'static>(fut: impl std::future::Future<Output = T> + Send + 'static) -> Result<T, Error> {
+    let rt = runtime()?;
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    rt.spawn(async move {
+        let _ = tx.send(fut.await);
+    });
+    rx.recv()
+        .map_err(|_| Error::Runtime(io::Error::other("a request was dropped by the runtime")))
+}
+
+/// Runs `fut` (which may borrow the caller's buffers) on the I/O runtime and waits for it:
+/// on this thread, or, when this thread is itself inside an async runtime (where blocking on
+/// another would panic), on a scoped thread of its own.
+pub(crate) fn block_on<F: std::future::Future + Send>(fut: F) -> Result<F::Output, Error>
+where
+    F::Output: Send,
+{
+    let rt = runtime()?;
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Ok(rt.block_on(fut));
+    }
+    std::thread::scope(|s| s.spawn(|| rt.block_on(fut)).join())
+        .map_err(|_| Error::Runtime(io::Error::other("a read's thread panicked")))
+}
+
+/// `fut` within `deadline`, or the deadline's error.
+pub(crate) async fn within<T>(
+    deadline: std::time::Duration,
+    fut: impl std::future::Future<Output = object_store::Result<T>>,
+) -> object_store::Result<T> {
+    tokio::time::timeout(deadline, fut)
+        .await
+        .unwrap_or_else(|_| Err(answer_err(AnswerError::Deadline(deadline))))
+}
+
+/// The HTTP client of `http(s)://` stores: object_store's settings that matter here
+/// (timeouts, plain HTTP allowed, no transparent decompression, which would break lengths)
+/// and a redirect policy: at most 10, and only to the same origin unless allowed.
+#[derive(Debug)]
+struct RedirectPolicyConnector {
+    request_timeout: std::time::Duration,
+    cross_origin: bool,
+}
+
+impl object_store::client::HttpConnector for RedirectPolicyConnector {
+    fn connect(&self, _options: &ClientOptions) -> object_store::Result<object_store::client::HttpClient> {
+        let cross_origin = self.cross_origin;
+        let policy = reqwest::redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() >= 10 {
+                return attempt.error("more than 10 redirects");
+            }
+            let same = attempt
+                .previous()
+                .first()
+                .is_some_and(|first| first.origin() == attempt.url().origin());
+            if same || cross_origin {
+                attempt.follow()
+            } else {
+                let to = attempt.url().origin().ascii_serialization();
+                attempt.error(format!(
+                    "a redirect to another origin ({to}) is not followed (RemoteOptions::cross_origin_redirects)"
+                ))
+            }
+        });
+        let client = reqwest::Client::builder()
+            .user_agent(concat!("asdf-rs/", env!("CARGO_PKG_VERSION")))
+            .timeout(self.request_timeout)
+            .connect_timeout(self.request_timeout.min(std::time::Duration::from_secs(10)))
+            .redirect(policy)
+            .build()
+            .map_err(|e| object_store::Error::Generic {
+                store: "HTTP",
+                source: Box::new(e),
+            })?;
+        Ok(object_store::client::HttpClient::new(client))
+    }
+}
+
+/// fsspec's names for the S3 settings, mapped onto object_store's.
+fn s3_key(key: &str) -> &str {
+    match key {
+        "endpoint_url" | "endpoint" => "aws_endpoint",
+        "region" | "region_name" => "aws_region",
+        "key" | "aws_access_key_id" => "aws_access_key_id",
+        "secret" | "aws_secret_access_key" => "aws_secret_access_key",
+        "token" | "session_token" | "aws_session_token" => "aws_session_token",
+        other => other,
+    }
+}
+
+/// The store behind a URL, typed where writes need more than [`ObjectStore`].
+pub(crate) enum Built {
+    Http(object_store::http::HttpStore),
+    S3(object_store::aws::AmazonS3),
+    Gcs(object_store::gcp::GoogleCloudStorage),
+    Azure(object_store::azure::MicrosoftAzure),
+}
+
+impl Built {
+    pub(crate) fn into_dyn(self) -> Arc<dyn ObjectStore> {
+        match self {
+            Built::Http(s) => Arc::new(s),
+            Built::S3(s) => Arc::new(s),
+            Built::Gcs(s) => Arc::new(s),
+            Built::Azure(s) => Arc::new(s),
+        }
+    }
+}
+
+pub(crate) fn build_store(
+    url: &url::Url,
+    text: &str,
+    opts: &RemoteOptions,
+) -> Result<(Arc<dyn ObjectStore>, StorePath), Error> {
+    let (b, path) = build_typed(url, text, opts)?;
+    Ok((b.into_dyn(), path))
+}
+
+pub(crate) fn build_typed(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Built, StorePath), Error> {
+    let store_err = |source| Error::Store {
+        url: text.to_string(),
+        source,
+    };
+    let retry = RetryConfig {
+        max_retries: opts.retries,
+        retry_timeout: opts.deadline,
+        ..RetryConfig::default()
+    };
+    let client = || {
+        ClientOptions::new()
+            .with_timeout(opts.request_timeout)
+            .with_connect_timeout(opts.request_timeout.min(std::time::Duration::from_secs(10)))
+    };
+    let path = StorePath::from_url_path(url.path()).map_err(|e| store_err(e.into()))?;
+    let container = url.host_str().unwrap_or_default();
+    let anonymous = |settings: &[(String, String)]| {
+        opts.anonymous
+            || settings
+                .iter()
+                .any(|(k, v)| k.eq_ignore_ascii_case("anon") && matches!(v.as_str(), "1" | "true" | "True" | "yes"))
+    };
+    match url.scheme() {
+        "http" | "https" => {
+            let base = &url[..url::Position::BeforePath];
+            let store = HttpBuilder::new()
+                .with_url(base)
+                .with_retry(retry)
+                .with_client_options(client().with_allow_http(true))
+                .with_http_connector(RedirectPolicyConnector {
+                    request_timeout: opts.request_timeout,
+                    cross_origin: opts.cross_origin_redirects,
+                })
+                .build()
+                .map_err(store_err)?;
+            Ok((Built::Http(store), path))
+        }
+        "s3" | "s3a" => {
+            // The credential chain of the AWS SDKs as object_store knows it: AWS_* variables,
+            // web identity tokens, ECS and EC2 instance metadata; then the shared config and
+            // credentials files (profiles); settings given override them all.
+            let mut b = AmazonS3Builder::from_env()
+                .with_bucket_name(container)
+                .with_retry(retry);
+            let mut endpoint = std::env::var("AWS_ENDPOINT_URL")
+                .ok()
+                .or_else(|| std::env::var("AWS_ENDPOINT").ok());
+            let profile = profiles::profile_settings(&opts.settings);
+            for (k, v) in profile.iter().chain(&opts.settings) {
+                let key = s3_key(&k.to_ascii_lowercase()).to_string();
+                if key == "aws_endpoint" || key == "aws_endpoint_url" {
+                    endpoint = Some(v.clone());
+                    continue;
+                }
+                if key == "anon" || key == "profile" || key == "aws_profile" {
+                    continue;
+                }
+                match key.parse::<AmazonS3ConfigKey>() {
+                    Ok(k) => b = b.with_config(k, v.clone()),
+                    Err(source) => return Err(store_err(source)),
+                }
+            }
+            if let Some(e) = endpoint {
+                b = b
+                    .with_client_options(client().with_allow_http(e.starts_with("http://")))
+                    .with_endpoint(e)
+                    .with_virtual_hosted_style_request(false);
+            }
+            let anon =
+                anonymous(&opts.settings) || (profile.is_empty() && !profiles::aws_credentials_known(&opts.settings));
+            if anon {
+                if !anonymous(&opts.settings) {
+                    profiles::warn_anonymous(text);
+                }
+                b = b.with_skip_signature(true);
+            }
+            let store = b.build().map_err(store_err)?;
+            Ok((Built::S3(store), path))
+        }
+        "gs" | "gcs" => {
+            use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
+            let mut b = GoogleCloudStorageBuilder::from_env()
+                .with_bucket_name(container)
+                .with_retry(retry)
+                .with_client_options(client());
+            for (k, v) in config_keys::<GoogleConfigKey>(&opts.settings).map_err(store_err)? {
+                b = b.with_config(k, v);
+            }
+            if anonymous(&opts.settings) {
+                b = b.with_skip_signature(true);
+            }
+            Ok((Built::Gcs(b.build().map_err(store_err)?), path))
+        }
+        "az" | "abfs" | "abfss" => {
+            use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+            // az://container/path, with the account from the settings or the environment
+            // (AZURE_STORAGE_ACCOUNT_NAME); abfs://container@account.dfs.core.windows.net/path.
+            let (container, account) = match url.username() {
+                "" => (container, None),
+                c => (c, container.split('.').next()),
+            };
+            let mut b = MicrosoftAzureBuilder::from_env()
+                .with_container_name(container)
+                .with_retry(retry)
+                .with_client_options(client());
+            if let Some(a) = account {
+                b = b.with_account(a);
+            }
+            for (k, v) in config_keys::<AzureConfigKey>(&opts.settings).map_err(store_err)? {
+                b = b.with_config(k, v);
+            }
+            if anonymous(&opts.settings) {
+                b = b.with_skip_signature(true);
+            }
+            Ok((Built::Azure(b.build().map_err(store_err)?), path))
+        }
+        _ => Err(Error::Scheme { url: text.to_string() }),
+    }
+}
+
+/// The settings as a store's configuration keys (`anon` aside: it is read by the caller).
+fn config_keys<K: std::str::FromStr<Err = object_store::Error>>(
+    settings: &[(String, String)],
+) -> Result<Vec<(K, String)>, object_store::Error> {
+    settings
+        .iter()
+        .filter(|(k, _)| !k.eq_ignore_ascii_case("anon"))
+        .map(|(k, v)| Ok((k.to_ascii_lowercase().parse::<K>()?, v.clone())))
+        .collect()
+}
