@@ -488,7 +488,7 @@ fn python_blosc2_reads_our_frames_and_we_read_its() {
 /// More than 2 GiB (one Blosc2 chunk's limit) as a `bls2` frame, through the facade: written,
 /// opened, one element read through the chunk index, the whole array read back equal. Needs
 /// about 8 GB of memory and a few minutes, so it runs on demand:
-/// `cargo test --release -p asdf-conformance --test blosc2_frames -- --ignored`.
+/// `cargo test --release -p asdf-conformance --test suite blosc2_frames:: -- --ignored`.
 #[test]
 #[ignore = "a 2.2 GiB array: run with --ignored (about 8 GB of memory)"]
 fn arrays_over_2_gib_as_frames() {

@@ -455,98 +455,17 @@ fn walk_yaml(dir: &std::path::Path) -> Result<Vec<std::path::PathBuf>> {
     Ok(files)
 }
 
-/// The examples of a schema: (description, YAML text).
-fn examples_of(root: &asdf_yaml::Node) -> Vec<(String, String)> {
-    let Some(ex) = root.get("examples").and_then(asdf_yaml::Node::as_sequence) else {
-        return Vec::new();
-    };
-    ex.items
-        .iter()
-        .filter_map(|e| {
-            let items = &e.as_sequence()?.items;
-            let desc = items.first()?.as_scalar()?.text.to_string();
-            let text = items.last()?.as_scalar()?.text.to_string();
-            Some((desc, text))
-        })
-        .collect()
-}
-
-/// Wraps an example fragment into a document with the ASDF tag prefix.
-pub fn example_document(text: &str) -> String {
-    format!("%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- {text}\n...\n")
-}
-
 fn validate_schemas(_args: &[String]) -> Result<()> {
-    use asdf_yaml::{Limits, Node};
-    // With the ASDF keywords (datatype, ndim, ...) that asdf-core-types registers.
-    let schemas = asdf_core_types::schemas().map_err(|e| anyhow::anyhow!("{e}"))?;
-    let v = schemas.validator();
-    let (mut meta_ok, mut ex_ok, mut tags_ok) = (0, 0, 0);
-    let mut failures = Vec::new();
-    for (path, text) in asdf_schema::asdf::embedded_files() {
-        let doc = asdf_yaml::parse(text, &Limits::default())?.document;
-        if path.contains("manifests") {
-            for t in doc
-                .root
-                .get("tags")
-                .and_then(Node::as_sequence)
-                .map(|s| s.items.clone())
-                .unwrap_or_default()
-            {
-                let schema = t.get("schema_uri").and_then(Node::as_str).unwrap_or_default();
-                if schemas.registry().contains(schema) {
-                    tags_ok += 1;
-                } else {
-                    failures.push(format!("{path}: tag schema {schema} not found"));
-                }
-            }
-            continue;
-        }
-        let meta = doc
-            .root
-            .get("$schema")
-            .and_then(Node::as_str)
-            .unwrap_or("http://json-schema.org/draft-04/schema");
-        let meta = meta.trim_end_matches('#');
-        let errs = v
-            .validate(meta, &doc.root, &doc, "")
-            .map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
-        if errs.is_empty() {
-            meta_ok += 1;
-        } else {
-            failures.extend(errs.iter().map(|e| format!("{path}: against {meta}: {e}")));
-        }
-        for (desc, ex) in examples_of(&doc.root) {
-            let text = example_document(&ex);
-            let parsed = asdf_yaml::parse(text.as_bytes(), &Limits::default());
-            let report = match parsed {
-                Ok(p) => schemas.validate_document(&p.document),
-                Err(e) => {
-                    failures.push(format!("{path}: example '{desc}' does not parse: {e}"));
-                    continue;
-                }
-            };
-            if report.is_valid() {
-                ex_ok += 1;
-            } else {
-                failures.extend(
-                    report
-                        .violations
-                        .iter()
-                        .map(|e| format!("{path}: example '{desc}': {e}")),
-                );
-            }
-        }
-    }
-    println!("schemas valid against their metaschema: {meta_ok}");
-    println!("examples valid against their schemas:   {ex_ok}");
-    println!("manifest tags resolving to a schema:     {tags_ok}");
-    println!("failures:                                {}", failures.len());
-    for f in &failures {
+    let c = asdf_core_types::check_embedded_schemas().map_err(|e| anyhow::anyhow!("{e}"))?;
+    println!("schemas valid against their metaschema: {}", c.schemas_valid);
+    println!("examples valid against their schemas:   {}", c.examples_valid);
+    println!("manifest tags resolving to a schema:     {}", c.tags_resolved);
+    println!("failures:                                {}", c.failures.len());
+    for f in &c.failures {
         println!("  {f}");
     }
-    if !failures.is_empty() {
-        bail!("{} schema checks failed", failures.len());
+    if !c.failures.is_empty() {
+        bail!("{} schema checks failed", c.failures.len());
     }
     Ok(())
 }

@@ -1,11 +1,11 @@
 //! Hostile files of a few hundred bytes against every command that reads whole files: each
 //! test builds its file, runs `asdf-cli` as a child and checks the outcome (a clean error or
 //! result: no signal, no panic), its peak resident memory and its time. Each prints a row of
-//! the table in the reliability notes (`cargo test -p asdf-tools --test hostile -- --nocapture`).
+//! the table in the reliability notes (`cargo test -p asdf-tools --test hostile_suite -- --nocapture`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout)]
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

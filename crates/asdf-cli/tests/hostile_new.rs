@@ -11,7 +11,7 @@
     clippy::cast_precision_loss
 )]
 
-mod support;
+use crate::support;
 
 use std::io::Write as _;
 use std::time::Duration;

@@ -241,3 +241,94 @@ pub fn schemas() -> Result<Arc<asdf_schema::AsdfSchemas>, &'static asdf_schema::
         Err(e) => Err(e),
     }
 }
+
+/// What [`check_embedded_schemas`] found.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct SchemaCheck {
+    /// Schemas valid against their metaschema.
+    pub schemas_valid: usize,
+    /// Schema examples valid against their schemas.
+    pub examples_valid: usize,
+    /// Manifest tags whose schema is registered.
+    pub tags_resolved: usize,
+    /// Every failure, `path: what`.
+    pub failures: Vec<String>,
+}
+
+/// Checks the embedded schemas and manifests as a whole: every schema against its metaschema,
+/// every example a schema gives against the schemas (with the ASDF keywords), every manifest
+/// tag's schema registered. (`cargo xtask validate-schemas` prints it; a test requires it.)
+///
+/// # Errors
+/// An embedded schema that does not compile or parse (a build defect).
+pub fn check_embedded_schemas() -> Result<SchemaCheck, String> {
+    use asdf_yaml::Limits;
+    let schemas = schemas().map_err(|e| e.to_string())?;
+    let v = schemas.validator();
+    let mut c = SchemaCheck::default();
+    for (path, text) in asdf_schema::asdf::embedded_files() {
+        let doc = asdf_yaml::parse(text, &Limits::default())
+            .map_err(|e| format!("{path}: {e}"))?
+            .document;
+        if path.contains("manifests") {
+            let tags = doc.root.get("tags").and_then(Node::as_sequence);
+            for t in tags.map(|s| s.items.as_slice()).unwrap_or_default() {
+                let schema = t.get("schema_uri").and_then(Node::as_str).unwrap_or_default();
+                if schemas.registry().contains(schema) {
+                    c.tags_resolved += 1;
+                } else {
+                    c.failures.push(format!("{path}: tag schema {schema} not found"));
+                }
+            }
+            continue;
+        }
+        let meta = doc
+            .root
+            .get("$schema")
+            .and_then(Node::as_str)
+            .unwrap_or("http://json-schema.org/draft-04/schema")
+            .trim_end_matches('#');
+        let errs = v
+            .validate(meta, &doc.root, &doc, "")
+            .map_err(|e| format!("{path}: {e}"))?;
+        if errs.is_empty() {
+            c.schemas_valid += 1;
+        } else {
+            c.failures
+                .extend(errs.iter().map(|e| format!("{path}: against {meta}: {e}")));
+        }
+        let examples = doc.root.get("examples").and_then(Node::as_sequence);
+        for e in examples.map(|s| s.items.as_slice()).unwrap_or_default() {
+            let Some(items) = e.as_sequence().map(|s| &s.items) else {
+                continue;
+            };
+            let (Some(desc), Some(body)) = (
+                items.first().and_then(Node::as_scalar),
+                items.last().and_then(Node::as_scalar),
+            ) else {
+                continue;
+            };
+            // An example is a fragment: a document with the ASDF tag prefix around it.
+            let text = format!("%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- {}\n...\n", body.text);
+            match asdf_yaml::parse(text.as_bytes(), &Limits::default()) {
+                Ok(p) => {
+                    let report = schemas.validate_document(&p.document);
+                    if report.is_valid() {
+                        c.examples_valid += 1;
+                    } else {
+                        c.failures.extend(
+                            report
+                                .violations
+                                .iter()
+                                .map(|e| format!("{path}: example '{}': {e}", desc.text)),
+                        );
+                    }
+                }
+                Err(e) => c
+                    .failures
+                    .push(format!("{path}: example '{}' does not parse: {e}", desc.text)),
+            }
+        }
+    }
+    Ok(c)
+}

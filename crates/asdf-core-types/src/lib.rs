@@ -25,6 +25,6 @@ pub mod view;
 
 pub use complex::Complex;
 pub use datatype::{ByteOrder, Datatype, DatatypeError, Field, ScalarType};
-pub use keywords::{KeywordFailure, compile_options, schemas};
+pub use keywords::{KeywordFailure, SchemaCheck, check_embedded_schemas, compile_options, schemas};
 pub use ndarray::{Decoded, Dim, Element, Mask, NdArray, NdArrayError, Source, is_ndarray_tag};
 pub use view::{Elements, Scalar, View};

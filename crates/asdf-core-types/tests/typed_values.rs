@@ -319,3 +319,21 @@ proptest! {
         identity(&Constant { value: Node::str(v) }, "tag:stsci.edu:asdf/core/constant-1.0.0");
     }
 }
+
+/// Every embedded schema meets its metaschema, every example in the standard's schemas
+/// validates (with the ASDF keywords), every manifest tag names a registered schema (what
+/// `cargo xtask validate-schemas` prints).
+#[test]
+fn embedded_schemas_meet_their_metaschemas_and_their_examples_validate() {
+    let c = asdf_core_types::check_embedded_schemas().unwrap();
+    println!(
+        "schemas valid: {}, examples valid: {}, manifest tags resolved: {}",
+        c.schemas_valid, c.examples_valid, c.tags_resolved
+    );
+    assert!(c.failures.is_empty(), "{:#?}", c.failures);
+    // The standard 1.6.0's schemas, their examples and its manifests' tags, all of them seen.
+    assert!(
+        c.schemas_valid >= 60 && c.examples_valid >= 100 && c.tags_resolved >= 150,
+        "{c:?}"
+    );
+}

@@ -8,9 +8,8 @@
 
 use std::path::Path;
 
+use crate::libyaml_events;
 use asdf_yaml::events::{Event, events};
-#[path = "support/libyaml_events.rs"]
-mod libyaml_events;
 use libyaml_events::libyaml_events;
 
 /// libyaml's and this crate's events for `text`: `Ok(Some(events))` when both give the same,

@@ -5,8 +5,7 @@
 
 use std::path::PathBuf;
 
-#[path = "support/libyaml_events.rs"]
-mod libyaml_events;
+use crate::libyaml_events;
 
 use asdf_yaml::events::{Event, events};
 use asdf_yaml::{Limits, ScalarStyle, parse};

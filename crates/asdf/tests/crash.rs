@@ -22,6 +22,15 @@ fn write_file(path: &std::path::Path, mib: usize, fill: u8) {
     f.write_to(path, &WriteOptions::default()).unwrap();
 }
 
+/// `crash_child`'s name as the test harness knows it (`module::crash_child`).
+fn child_test_name() -> String {
+    let module = module_path!();
+    match module.split_once("::") {
+        Some((_, rest)) => format!("{rest}::crash_child"),
+        None => "crash_child".to_owned(),
+    }
+}
+
 /// In the child: write a large file over the target, slowly enough to be killed midway.
 #[test]
 fn crash_child() {
@@ -40,7 +49,9 @@ fn killed_writer_leaves_the_old_file() {
     write_file(&path, 1, 3);
     let before = std::fs::read(&path).unwrap();
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["crash_child", "--exact", "--nocapture"])
+        // This test's own binary, running only `crash_child` (named by its module path, as the
+        // harness names it, whatever binary the file is compiled into).
+        .args([child_test_name().as_str(), "--exact", "--nocapture"])
         .env(CHILD_ENV, &path)
         .spawn()
         .unwrap();

@@ -10,7 +10,7 @@
     clippy::cast_possible_truncation
 )]
 
-mod common;
+use crate::common;
 
 use asdf::{AsdfFile, Node, NodeKind, OpenOptions, WriteOptions};
 use asdf_core_types::typed::Typed;

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use asdf::{
     AsdfFile, ByteOrder, Compression, Datatype, Element, Label, Node, NodeKind, OpenOptions, Version, WriteOptions,
