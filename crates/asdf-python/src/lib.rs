@@ -639,24 +639,36 @@ impl NativeFile {
     /// is read and decoded, with the GIL released.
     fn region(&self, py: Python<'_>, pointer: &str, region: &str) -> PyResult<(Vec<usize>, Py<PyAny>, char)> {
         let f = Arc::clone(&self.file);
-        let (pointer, region) = (pointer.to_owned(), region.to_owned());
-        let (shape, bytes, order) = py
-            .detach(move || -> Result<_, Error> {
-                let r: asdf::Region = region.parse().map_err(|source| Error::Region {
-                    pointer: pointer.clone(),
+        let r: asdf::Region = region.parse().map_err(|source| {
+            py_err(
+                py,
+                &Error::Region {
+                    pointer: pointer.to_owned(),
                     source,
-                })?;
-                let a = f.array(&pointer)?;
+                },
+            )
+        })?;
+        let (shape, len) = py
+            .detach(|| -> Result<_, Error> {
+                let a = f.array(pointer)?;
                 let shape = a.region_shape(&r)?;
-                let (bytes, order) = a.read_region_bytes(&r)?;
-                Ok((shape, bytes, order))
+                let len = shape.iter().product::<usize>().saturating_mul(a.datatype().size());
+                Ok((shape, len))
             })
             .map_err(|e| py_err(py, &e))?;
+        // Decoded straight into the `bytes` numpy then wraps (a chunked array's chunks each
+        // copied into place as it is decoded): no second buffer of the region.
+        let mut order = ByteOrder::Little;
+        let out = PyBytes::new_with(py, len, |buf| {
+            py.detach(|| f.array(pointer).and_then(|a| a.read_region_bytes_into(&r, buf)))
+                .map(|o| order = o)
+                .map_err(|e| py_err(py, &e))
+        })?;
         let order = match order {
             ByteOrder::Big => '>',
             ByteOrder::Little => '<',
         };
-        Ok((shape, PyBytes::new(py, &bytes).into_py_any(py)?, order))
+        Ok((shape, out.into_py_any(py)?, order))
     }
 
     /// The decoded data of block `index` as `bytes`, decoded straight into them.

@@ -453,6 +453,38 @@ impl<'f> Array<'f> {
         }
     }
 
+    /// [`Array::read_region_bytes`] into `out`, which must hold exactly the region's bytes
+    /// (its elements times the datatype's size); returns their byte order. A box of a
+    /// chunked array (a whole read, a block of rows) is decoded straight into `out`, each
+    /// chunk as it arrives: no buffer of the whole region between, which is what a caller
+    /// that owns the memory (Python's `bytes`, a numpy array) wants.
+    ///
+    /// # Errors
+    /// As [`Array::read_region_bytes`]; [`Error::Usage`] when `out` is not the region's size.
+    pub fn read_region_bytes_into(&self, region: &Region, out: &mut [u8]) -> Result<ByteOrder, Error> {
+        let sel = self.selection(region)?;
+        let want = sel.count().saturating_mul(self.datatype.size());
+        if out.len() != want {
+            return Err(Error::Usage("the buffer is not the size of the region's bytes"));
+        }
+        #[cfg(feature = "zarr")]
+        if let Some((_, BlockRef::Chunked(c))) = &self.located
+            && sel.is_box()
+            && want > 0
+        {
+            let (lo, extent) = sel.bounding_box();
+            c.decode_box_into(&self.file.reader, &lo, &extent, out)
+                .map_err(|source| Error::Chunked {
+                    pointer: self.pointer.clone(),
+                    source,
+                })?;
+            return Ok(crate::chunked::Chunked::byte_order());
+        }
+        let (bytes, order) = self.read_region_bytes(region)?;
+        out.copy_from_slice(&bytes);
+        Ok(order)
+    }
+
     /// What a region read decodes: a view over bytes holding its elements, or (a chunked
     /// array) the C-ordered box around it.
     fn region_data(&self, sel: &Selection) -> Result<RegionData<'f>, Error> {

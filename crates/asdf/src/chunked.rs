@@ -967,13 +967,6 @@ impl Chunked {
         if total == 0 {
             return Ok(out);
         }
-        let strides = |dims: &[usize]| -> Vec<usize> {
-            asdf_core_types::view::c_strides(dims, size)
-                .iter()
-                .map(|&x| usize::try_from(x).unwrap_or(0))
-                .collect()
-        };
-        let ostrides = strides(extent);
         let swap = self.datatype.to_string();
         let part = if swap.starts_with("complex") { size / 2 } else { size };
         for t in tiles {
@@ -999,51 +992,15 @@ impl Chunked {
                 ),
                 TileData::Inline(bytes) => (std::borrow::Cow::Borrowed(bytes.as_slice()), 0, Self::byte_order()),
             };
-            let tstrides = strides(&t.shape);
-            let nd = a.len();
-            // Rows along the last dimension copied one at a time (odometer over the others).
-            let row = if nd == 0 { 1 } else { b[nd - 1] - a[nd - 1] } * size;
-            let mut idx = a.clone();
-            loop {
-                let src = offset
-                    + idx
-                        .iter()
-                        .zip(&t.start)
-                        .zip(&tstrides)
-                        .map(|((&i, &s), &st)| (i - s) * st)
-                        .sum::<usize>();
-                let dst = idx
-                    .iter()
-                    .zip(lo)
-                    .zip(&ostrides)
-                    .map(|((&i, &l), &st)| (i - l) * st)
-                    .sum::<usize>();
-                let piece = data
-                    .get(src..src + row)
-                    .ok_or(ChunkedError::Metadata("chunk ndarray does not fit its block"))?;
-                let target = &mut out[dst..dst + row];
-                target.copy_from_slice(piece);
+            let fix = |row: &mut [u8]| {
                 if order != Self::byte_order() && part > 1 {
-                    for e in target.chunks_exact_mut(part) {
+                    for e in row.chunks_exact_mut(part) {
                         e.reverse();
                     }
                 }
-                // The next row: the odometer over every dimension but the last.
-                let mut advanced = false;
-                let mut d = nd.saturating_sub(1);
-                while d > 0 {
-                    d -= 1;
-                    idx[d] += 1;
-                    if idx[d] < b[d] {
-                        advanced = true;
-                        break;
-                    }
-                    idx[d] = a[d];
-                }
-                if !advanced {
-                    break;
-                }
-            }
+            };
+            copy_box(&data, offset, (&t.start, &t.shape), (&mut out, lo, extent), size, fix)
+                .map_err(|()| ChunkedError::Metadata("chunk ndarray does not fit its block"))?;
         }
         Ok(out)
     }
@@ -1093,47 +1050,98 @@ impl Chunked {
         self.decode_chunks(reader, Some((lo, extent)))
     }
 
+    /// [`Chunked::decode_box`] into `out` (exactly the box's bytes): straight into it, no
+    /// buffer of the whole box between.
+    pub(crate) fn decode_box_into(
+        &self,
+        reader: &Reader,
+        lo: &[usize],
+        extent: &[usize],
+        out: &mut [u8],
+    ) -> Result<(), ChunkedError> {
+        if let Some(all) = self.decoded.get() {
+            let size = self.datatype.size();
+            if out.len() != extent.iter().product::<usize>() * size {
+                return Err(ChunkedError::Metadata("the output's size is not the region's"));
+            }
+            let zeros = vec![0; self.shape.len()];
+            return copy_box(all, 0, (&zeros, &self.shape), (out, lo, extent), size, |_| {})
+                .map_err(|()| ChunkedError::Metadata("a region outside the array"));
+        }
+        self.decode_chunks_into(reader, lo, extent, out)
+    }
+
     /// Decodes the box `region` (the whole array when `None`) from the chunks it touches,
     /// and only those (visited box by box over the grid, never chunk by chunk over all).
     fn decode_chunks(&self, reader: &Reader, region: Option<(&[usize], &[usize])>) -> Result<Vec<u8>, ChunkedError> {
-        use zarrs::storage::StoreKey;
+        let zeros = vec![0; self.shape.len()];
+        let (lo, extent) = region.unwrap_or((&zeros, &self.shape));
         if let Chunks::Tiles(tiles) = &self.source {
-            let zeros = vec![0; self.shape.len()];
-            let (lo, extent) = region.unwrap_or((&zeros, &self.shape));
             return self.decode_tiles(reader, tiles, lo, extent);
+        }
+        let total = extent.iter().product::<usize>() * self.datatype.size();
+        let mut out = Vec::new();
+        out.try_reserve_exact(total).map_err(|_| ChunkedError::TooLarge)?;
+        out.resize(total, 0);
+        self.decode_chunks_into(reader, lo, extent, &mut out)?;
+        Ok(out)
+    }
+
+    /// Decodes the box at `lo` with `extent` into `out` (C order, native byte order, exactly
+    /// the box's bytes), from the chunks it touches. The chunks are read on up to 8 threads
+    /// at once, in order, and each is decoded (on [`exec::threads`] threads) and copied into
+    /// place as soon as its bytes are there: a remote file's transfer and the decoding
+    /// overlap, and at most a few chunks' bytes wait in memory.
+    ///
+    /// [`exec::threads`]: asdf_layout::compression::exec::threads
+    pub(crate) fn decode_chunks_into(
+        &self,
+        reader: &Reader,
+        lo: &[usize],
+        extent: &[usize],
+        out: &mut [u8],
+    ) -> Result<(), ChunkedError> {
+        use std::sync::Mutex;
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        use zarrs::storage::StoreKey;
+        let size = self.datatype.size();
+        if out.len() != extent.iter().product::<usize>() * size {
+            return Err(ChunkedError::Metadata("the output's size is not the region's"));
+        }
+        if let Chunks::Tiles(tiles) = &self.source {
+            out.copy_from_slice(&self.decode_tiles(reader, tiles, lo, extent)?);
+            return Ok(());
+        }
+        if self.chunks.contains(&0) {
+            return Err(ChunkedError::Metadata("a chunk of extent 0"));
+        }
+        if extent.contains(&0) {
+            return Ok(());
         }
         let store = Arc::new(zarrs::storage::store::MemoryStore::new());
         let key = |k: &str| StoreKey::new(k).map_err(|_| ChunkedError::Metadata("chunk key"));
-        let meta_key = self.metadata.1;
         store
-            .set(&key(meta_key)?, self.zarrs_metadata.clone().into_bytes().into())
+            .set(&key(self.metadata.1)?, self.zarrs_metadata.clone().into_bytes().into())
             .map_err(|_| ChunkedError::Metadata("chunk key"))?;
         // The array over the metadata alone names the chunk keys (its separator or key
-        // encoding); the chunks the read needs are then put beside it.
+        // encoding) and decodes each chunk put beside it.
         let array = zarrs::array::Array::open(store.clone(), "/").map_err(|e| ChunkedError::Create(Box::new(e)))?;
         let grid = grid_of(&self.shape, &self.chunks);
         // The grid box the region touches: [first, last] chunk along each dimension.
-        let (first, last): (Vec<usize>, Vec<usize>) = match region {
-            Some((lo, extent)) => {
-                if extent.contains(&0) {
-                    return Ok(Vec::new());
-                }
-                lo.iter()
-                    .zip(extent)
-                    .zip(&self.chunks)
-                    .map(|((&l, &e), &c)| (l / c, (l + e - 1) / c))
-                    .unzip()
-            }
-            None => {
-                if grid.contains(&0) {
-                    return Ok(Vec::new());
-                }
-                (vec![0; grid.len()], grid.iter().map(|g| g - 1).collect())
-            }
-        };
+        let (first, last): (Vec<usize>, Vec<usize>) = lo
+            .iter()
+            .zip(extent)
+            .zip(&self.chunks)
+            .map(|((&l, &e), &c)| (l / c, (l + e - 1) / c))
+            .unzip();
+        if first.iter().zip(&grid).any(|(f, g)| f >= g) {
+            return Err(ChunkedError::Metadata("a region outside the array"));
+        }
+        // Each touched chunk: its grid position, key and block (None: a file of a store, or
+        // not written).
+        let mut todo: Vec<(Vec<u64>, StoreKey, Option<usize>)> = Vec::new();
         let mut index = first.clone();
         let mut more = true;
-        let mut todo = Vec::new();
         while more {
             let flat = index.iter().zip(&grid).fold(0usize, |acc, (&i, &g)| acc * g + i);
             let at: Vec<u64> = index.iter().map(|&i| i as u64).collect();
@@ -1147,96 +1155,86 @@ impl Chunked {
                 }
                 index[d] = first[d];
             }
-            let name = array.chunk_key(&at);
             let block = match &self.source {
                 Chunks::Blocks(map) => match map.get(flat).map(|&b| usize::try_from(b)) {
                     Some(Ok(block)) => Some(block),
-                    _ => continue,
+                    // Not written: the fill value, decoded with the others.
+                    _ => None,
                 },
-                Chunks::Tiles(_) => continue,
-                Chunks::Directory(_) => None,
-                #[cfg(feature = "remote")]
-                Chunks::Url(..) => None,
+                _ => None,
             };
-            todo.push((name, block));
+            let name = array.chunk_key(&at);
+            todo.push((at, name, block));
         }
-        // The touched chunks read concurrently (a remote file's requests overlap), then given
-        // to the store. Chunks in neighbouring blocks (asdf-zarr writes a chunk row's blocks
-        // one after another) are read together: one read from the first block's header to
-        // the start of the block after the last, headers and data at once.
-        let chunk_bytes = self.chunks.iter().product::<usize>() * self.datatype.size();
-        let mut wanted: Vec<usize> = todo.iter().filter_map(|(_, b)| *b).collect();
+        let chunk_bytes = self.chunks.iter().product::<usize>() * size;
+        // What the readers fetch, in the order of the grid: runs of neighbouring blocks
+        // (asdf-zarr writes a chunk row's blocks one after another), each read at once, and
+        // the files of a directory or URL store one by one.
+        let mut wanted: Vec<usize> = todo.iter().filter_map(|t| t.2).collect();
         wanted.sort_unstable();
         wanted.dedup();
-        let runs = neighbour_runs(reader, &wanted);
-        let threads = runs.len().max(todo.len() - wanted.len()).min(8);
-        let read_run = |run: &Vec<usize>| -> Vec<(usize, Result<Vec<u8>, ChunkedError>)> {
-            read_blocks_together(reader, run, chunk_bytes)
+        // Runs of at most a 32nd of what is wanted (4 to 64 MiB): the first chunks arrive,
+        // and are decoded, while the later ones are still on their way.
+        let offsets = reader.block_offsets();
+        let span = match (wanted.first(), wanted.last()) {
+            (Some(&f), Some(&l)) => block_end(reader, &offsets, l).saturating_sub(offsets.get(f).copied().unwrap_or(0)),
+            _ => 0,
         };
-        let read_file =
-            |(name, _): &(zarrs::storage::StoreKey, Option<usize>)| -> Result<Option<Vec<u8>>, ChunkedError> {
-                match &self.source {
-                    Chunks::Directory(dir) => {
-                        // A stored chunk is at most its decoded size plus a compressor's overhead.
-                        read_store_file(dir, name.as_str(), chunk_bytes as u64 * 2 + (1 << 16))
-                    }
-                    #[cfg(feature = "remote")]
-                    Chunks::Url(url, opts) => fetch_object(
-                        &format!("{url}/{}", name.as_str()),
-                        opts,
-                        chunk_bytes as u64 * 2 + (1 << 16),
-                    ),
-                    _ => Ok(None),
-                }
-            };
-        let (from_blocks, from_files): (Vec<BlockRead>, Vec<FileRead>) = if threads <= 1 {
-            (
-                runs.iter().flat_map(read_run).collect(),
-                todo.iter().map(read_file).collect(),
-            )
-        } else {
-            std::thread::scope(|s| {
-                let per = runs.len().div_ceil(threads).max(1);
-                let handles: Vec<_> = runs
-                    .chunks(per)
-                    .map(|part| s.spawn(move || part.iter().flat_map(read_run).collect::<Vec<_>>()))
-                    .collect();
-                let per = todo.len().div_ceil(threads).max(1);
-                let files: Vec<_> = todo
-                    .chunks(per)
-                    .map(|part| s.spawn(move || part.iter().map(read_file).collect::<Vec<_>>()))
-                    .collect();
-                (
-                    handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect(),
-                    files.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect(),
-                )
-            })
-        };
-        if from_blocks.len() != wanted.len() || from_files.len() != todo.len() {
-            return Err(ChunkedError::Metadata("a chunk reader stopped"));
+        let runs = neighbour_runs(reader, &wanted, (span / 32).clamp(4 << 20, MAX_RUN_BYTES));
+        let mut users: std::collections::HashMap<usize, Vec<usize>> = std::collections::HashMap::new();
+        for (i, t) in todo.iter().enumerate() {
+            if let Some(b) = t.2 {
+                users.entry(b).or_default().push(i);
+            }
         }
-        let mut by_block: std::collections::HashMap<usize, Result<Vec<u8>, ChunkedError>> =
-            from_blocks.into_iter().collect();
-        let results: Vec<Result<Option<Vec<u8>>, ChunkedError>> = todo
+        enum Job<'r> {
+            Run(&'r [usize]),
+            Chunk(usize),
+        }
+        let jobs: Vec<Job<'_>> = runs
             .iter()
-            .zip(from_files)
-            .map(|((_, block), file)| match block {
-                Some(b) => match by_block.remove(b) {
-                    Some(r) => r.map(Some),
-                    // A block two chunks share (a hostile map): read again.
-                    None => reader
-                        .read_data(*b)
-                        .map(|d| Some(d.into_owned()))
-                        .map_err(|e| ChunkedError::Block {
-                            block: *b,
-                            source: Box::new(e),
-                        }),
-                },
-                None => file,
-            })
+            .map(|r| Job::Run(r.as_slice()))
+            .chain(
+                todo.iter()
+                    .enumerate()
+                    .filter(|(_, t)| t.2.is_none())
+                    .map(|(i, _)| Job::Chunk(i)),
+            )
             .collect();
-        for ((name, _), bytes) in todo.iter().zip(results) {
-            if let Some(bytes) = bytes? {
+        let read_file = |name: &StoreKey| -> Result<Option<Vec<u8>>, ChunkedError> {
+            match &self.source {
+                Chunks::Directory(dir) => {
+                    // A stored chunk is at most its decoded size plus a compressor's overhead.
+                    read_store_file(dir, name.as_str(), chunk_bytes as u64 * 2 + (1 << 16))
+                }
+                #[cfg(feature = "remote")]
+                Chunks::Url(url, opts) => fetch_object(
+                    &format!("{url}/{}", name.as_str()),
+                    opts,
+                    chunk_bytes as u64 * 2 + (1 << 16),
+                ),
+                _ => Ok(None),
+            }
+        };
+        let readers = jobs.len().clamp(1, 8);
+        let decoders = asdf_layout::compression::exec::threads().clamp(1, todo.len().max(1));
+        let next_job = AtomicUsize::new(0);
+        let failed = AtomicBool::new(false);
+        let error: Mutex<Option<ChunkedError>> = Mutex::new(None);
+        let fail = |e: ChunkedError| {
+            failed.store(true, Ordering::Relaxed);
+            let mut slot = error.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            slot.get_or_insert(e);
+        };
+        let out = Mutex::new(out);
+        // A chunk's stored bytes (None: not there, the fill value) by its place in `todo`.
+        type Fetched = (usize, Option<Vec<u8>>);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Fetched>(readers.max(decoders) * 2);
+        let rx = Mutex::new(rx);
+        let options = zarrs::array::codec::api::CodecOptions::default().with_concurrent_target(1);
+        let decode_one = |(i, stored): Fetched| -> Result<(), ChunkedError> {
+            let (at, name, _) = &todo[i];
+            if let Some(bytes) = stored {
                 let bytes = if self.lz4 {
                     lz4_decode(&bytes, chunk_bytes)?
                 } else {
@@ -1246,27 +1244,89 @@ impl Chunked {
                     .set(name, bytes.into())
                     .map_err(|_| ChunkedError::Metadata("chunk key"))?;
             }
-        }
-        let subset = match region {
-            None => array.subset_all(),
-            Some((lo, extent)) => zarrs::array::ArraySubset::new_with_ranges(
-                &lo.iter()
-                    .zip(extent)
-                    .map(|(&l, &e)| l as u64..(l + e) as u64)
-                    .collect::<Vec<_>>(),
-            ),
+            let decoded = array.retrieve_chunk_opt::<zarrs::array::ArrayBytes<'static>>(at, &options);
+            if store.erase(name).is_err() {
+                return Err(ChunkedError::Metadata("chunk key"));
+            }
+            let decoded = decoded.map_err(|e| ChunkedError::Decode(Box::new(e)))?;
+            let fixed = decoded
+                .into_fixed()
+                .map_err(|_| ChunkedError::Dtype("variable-length".to_owned()))?;
+            let start: Vec<usize> = at
+                .iter()
+                .zip(&self.chunks)
+                .map(|(&g, &c)| usize::try_from(g).unwrap_or(usize::MAX).saturating_mul(c))
+                .collect();
+            let mut out = out.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            copy_box(&fixed, 0, (&start, &self.chunks), (&mut out, lo, extent), size, |_| {})
+                .map_err(|()| ChunkedError::Metadata("a decoded chunk smaller than its shape"))
         };
-        // As many chunks decoded at once as the library's other parallel loops use
-        // (`ASDF_RS_THREADS`); `zarrs` runs them on rayon's pool.
-        let options = zarrs::array::codec::api::CodecOptions::default()
-            .with_concurrent_target(asdf_layout::compression::exec::threads());
-        let bytes: zarrs::array::ArrayBytes<'static> = array
-            .retrieve_array_subset_opt(&subset, &options)
-            .map_err(|e| ChunkedError::Decode(Box::new(e)))?;
-        let fixed = bytes
-            .into_fixed()
-            .map_err(|_| ChunkedError::Dtype("variable-length".to_owned()))?;
-        Ok(fixed.into_owned())
+        let todo = &todo;
+        std::thread::scope(|s| {
+            for _ in 0..readers {
+                let tx = tx.clone();
+                let (jobs, next_job, failed, fail, users, read_file) =
+                    (&jobs, &next_job, &failed, &fail, &users, &read_file);
+                s.spawn(move || {
+                    while !failed.load(Ordering::Relaxed) {
+                        let Some(job) = jobs.get(next_job.fetch_add(1, Ordering::Relaxed)) else {
+                            return;
+                        };
+                        let mut sent = Vec::new();
+                        match job {
+                            Job::Run(run) => {
+                                for (b, bytes) in read_blocks_together(reader, run, chunk_bytes) {
+                                    match bytes {
+                                        Ok(bytes) => {
+                                            // A block two chunks share (a hostile map) serves both.
+                                            for &i in users.get(&b).map(Vec::as_slice).unwrap_or_default() {
+                                                sent.push((i, Some(bytes.clone())));
+                                            }
+                                        }
+                                        Err(e) => {
+                                            fail(e);
+                                            return;
+                                        }
+                                    }
+                                }
+                            }
+                            Job::Chunk(i) => match read_file(&todo[*i].1) {
+                                Ok(bytes) => sent.push((*i, bytes)),
+                                Err(e) => {
+                                    fail(e);
+                                    return;
+                                }
+                            },
+                        }
+                        for f in sent {
+                            if tx.send(f).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            for _ in 0..decoders {
+                let (rx, failed, fail, decode_one) = (&rx, &failed, &fail, &decode_one);
+                s.spawn(move || {
+                    loop {
+                        let next = rx.lock().unwrap_or_else(std::sync::PoisonError::into_inner).recv();
+                        let Ok(fetched) = next else { return };
+                        if failed.load(Ordering::Relaxed) {
+                            continue;
+                        }
+                        if let Err(e) = decode_one(fetched) {
+                            fail(e);
+                        }
+                    }
+                });
+            }
+        });
+        match error.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// The byte order of the decoded bytes.
@@ -1353,17 +1413,12 @@ pub fn decode_zarr_chunk(metadata: &str, index: &[u64], stored: Option<Vec<u8>>)
         .into_owned())
 }
 
-/// A chunk block read: its index and its decoded data.
-type BlockRead = (usize, Result<Vec<u8>, ChunkedError>);
-/// A chunk file of a directory store read (`None`: not there, the fill value).
-type FileRead = Result<Option<Vec<u8>>, ChunkedError>;
-
 /// The largest read of neighbouring blocks made at once.
 const MAX_RUN_BYTES: u64 = 64 << 20;
 
 /// `blocks` (sorted, unique) in runs of neighbours: consecutive indices, read together by
-/// [`read_blocks_together`], up to [`MAX_RUN_BYTES`] a run.
-fn neighbour_runs(reader: &Reader, blocks: &[usize]) -> Vec<Vec<usize>> {
+/// [`read_blocks_together`], up to `cap` bytes a run.
+fn neighbour_runs(reader: &Reader, blocks: &[usize], cap: u64) -> Vec<Vec<usize>> {
     let offsets = reader.block_offsets();
     let mut runs: Vec<Vec<usize>> = Vec::new();
     for &b in blocks {
@@ -1372,7 +1427,7 @@ fn neighbour_runs(reader: &Reader, blocks: &[usize]) -> Vec<Vec<usize>> {
             last + 1 == b
                 && offsets
                     .get(first)
-                    .is_some_and(|start| block_end(reader, &offsets, b).saturating_sub(*start) <= MAX_RUN_BYTES)
+                    .is_some_and(|start| block_end(reader, &offsets, b).saturating_sub(*start) <= cap)
         });
         match runs.last_mut() {
             Some(run) if joins => run.push(b),
@@ -1452,6 +1507,73 @@ fn read_blocks_together(
             None => one(b),
         }
     })
+}
+
+/// Copies where a source box and a destination box meet, row by row along the last
+/// dimension: the source box starts at `start` with `shape` (C order, from byte `offset` of
+/// `src`), the destination box at `lo` with `extent` (C order, all of `dst`); `fix` is applied
+/// to each row written (a byte swap). `Err(())` when either side's bytes are too short.
+fn copy_box(
+    src: &[u8],
+    offset: usize,
+    (start, shape): (&[usize], &[usize]),
+    (dst, lo, extent): (&mut [u8], &[usize], &[usize]),
+    size: usize,
+    fix: impl Fn(&mut [u8]),
+) -> Result<(), ()> {
+    let nd = start.len();
+    let (a, b): (Vec<usize>, Vec<usize>) = start
+        .iter()
+        .zip(shape)
+        .zip(lo.iter().zip(extent))
+        .map(|((&s, &n), (&l, &e))| (s.max(l), (s + n).min(l + e)))
+        .unzip();
+    if a.iter().zip(&b).any(|(x, y)| x >= y) {
+        return Ok(());
+    }
+    // Byte strides of a C-ordered box.
+    let strides = |dims: &[usize]| {
+        let mut st = vec![size; dims.len()];
+        for d in (0..dims.len().saturating_sub(1)).rev() {
+            st[d] = st[d + 1].saturating_mul(dims[d + 1]);
+        }
+        st
+    };
+    let (from_strides, to_strides) = (strides(shape), strides(extent));
+    let row = if nd == 0 { size } else { (b[nd - 1] - a[nd - 1]) * size };
+    let mut idx = a.clone();
+    loop {
+        let from = offset
+            + idx
+                .iter()
+                .zip(start)
+                .zip(&from_strides)
+                .map(|((&i, &s), &st)| (i - s) * st)
+                .sum::<usize>();
+        let to = idx
+            .iter()
+            .zip(lo)
+            .zip(&to_strides)
+            .map(|((&i, &l), &st)| (i - l) * st)
+            .sum::<usize>();
+        let piece = src.get(from..from + row).ok_or(())?;
+        let target = dst.get_mut(to..to + row).ok_or(())?;
+        target.copy_from_slice(piece);
+        fix(target);
+        // The next row: the odometer over every dimension but the last.
+        let mut d = nd.saturating_sub(1);
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < b[d] {
+                break;
+            }
+            idx[d] = a[d];
+        }
+    }
 }
 
 /// The chunk grid's extent along each dimension.
