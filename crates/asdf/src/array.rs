@@ -473,7 +473,7 @@ impl<'f> Array<'f> {
             && want > 0
         {
             let (lo, extent) = sel.bounding_box();
-            c.decode_box_into(&self.file.reader, &lo, &extent, out)
+            c.decode_chunks_into(&self.file.reader, &lo, &extent, out)
                 .map_err(|source| Error::Chunked {
                     pointer: self.pointer.clone(),
                     source,

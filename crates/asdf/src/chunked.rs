@@ -1050,27 +1050,6 @@ impl Chunked {
         self.decode_chunks(reader, Some((lo, extent)))
     }
 
-    /// [`Chunked::decode_box`] into `out` (exactly the box's bytes): straight into it, no
-    /// buffer of the whole box between.
-    pub(crate) fn decode_box_into(
-        &self,
-        reader: &Reader,
-        lo: &[usize],
-        extent: &[usize],
-        out: &mut [u8],
-    ) -> Result<(), ChunkedError> {
-        if let Some(all) = self.decoded.get() {
-            let size = self.datatype.size();
-            if out.len() != extent.iter().product::<usize>() * size {
-                return Err(ChunkedError::Metadata("the output's size is not the region's"));
-            }
-            let zeros = vec![0; self.shape.len()];
-            return copy_box(all, 0, (&zeros, &self.shape), (out, lo, extent), size, |_| {})
-                .map_err(|()| ChunkedError::Metadata("a region outside the array"));
-        }
-        self.decode_chunks_into(reader, lo, extent, out)
-    }
-
     /// Decodes the box `region` (the whole array when `None`) from the chunks it touches,
     /// and only those (visited box by box over the grid, never chunk by chunk over all).
     fn decode_chunks(&self, reader: &Reader, region: Option<(&[usize], &[usize])>) -> Result<Vec<u8>, ChunkedError> {
@@ -1088,7 +1067,8 @@ impl Chunked {
     }
 
     /// Decodes the box at `lo` with `extent` into `out` (C order, native byte order, exactly
-    /// the box's bytes), from the chunks it touches. The chunks are read on up to 8 threads
+    /// the box's bytes), from the chunks it touches (cut out of the whole array instead when
+    /// that is already decoded). The chunks are read on up to 8 threads
     /// at once, in order, and each is decoded (on [`exec::threads`] threads) and copied into
     /// place as soon as its bytes are there: a remote file's transfer and the decoding
     /// overlap, and at most a few chunks' bytes wait in memory.
@@ -1107,6 +1087,12 @@ impl Chunked {
         let size = self.datatype.size();
         if out.len() != extent.iter().product::<usize>() * size {
             return Err(ChunkedError::Metadata("the output's size is not the region's"));
+        }
+        if let Some(all) = self.decoded.get() {
+            // Already decoded whole: the box copied out of it.
+            let zeros = vec![0; self.shape.len()];
+            return copy_box(all, 0, (&zeros, &self.shape), (out, lo, extent), size, |_| {})
+                .map_err(|()| ChunkedError::Metadata("a region outside the array"));
         }
         if let Chunks::Tiles(tiles) = &self.source {
             out.copy_from_slice(&self.decode_tiles(reader, tiles, lo, extent)?);
