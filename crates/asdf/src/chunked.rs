@@ -1264,9 +1264,14 @@ impl Chunked {
                                 for (b, bytes) in read_blocks_together(reader, run, chunk_bytes) {
                                     match bytes {
                                         Ok(bytes) => {
-                                            // A block two chunks share (a hostile map) serves both.
-                                            for &i in users.get(&b).map(Vec::as_slice).unwrap_or_default() {
-                                                sent.push((i, Some(bytes.clone())));
+                                            // A block two chunks share (a hostile map) serves
+                                            // both; the last (most often the only) user takes it.
+                                            let users = users.get(&b).map(Vec::as_slice).unwrap_or_default();
+                                            if let Some((&last, rest)) = users.split_last() {
+                                                for &i in rest {
+                                                    sent.push((i, Some(bytes.clone())));
+                                                }
+                                                sent.push((last, Some(bytes)));
                                             }
                                         }
                                         Err(e) => {
