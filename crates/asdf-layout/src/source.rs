@@ -55,6 +55,26 @@ pub trait ReadAt: Send + Sync {
         None
     }
 
+    /// How many reads of this source are worth having in flight at once: readers of many
+    /// pieces (a chunked array's chunks) use as many threads. A remote source answers with
+    /// the concurrency it was opened with; 1 says one request at a time is what the caller
+    /// wants (a server whose every request costs the whole object).
+    fn reads_at_once(&self) -> usize {
+        8
+    }
+
+    /// Reads `len` bytes at `offset` in order, handing each piece to `sink` as it arrives
+    /// (a remote source: one request, its body as it comes), so that a reader can decode
+    /// the first pieces while the later ones are on their way. The pieces add up to exactly
+    /// `len` bytes. By default: the bytes in one piece where the source holds them in memory,
+    /// otherwise pieces of at most 8 MiB read one after another.
+    ///
+    /// # Errors
+    /// `UnexpectedEof` when the source ends first; other I/O errors; the sink's errors.
+    fn read_streamed(&self, offset: u64, len: u64, sink: &mut Sink<'_>) -> io::Result<()> {
+        streamed_by_pieces(self, offset, len, sink)
+    }
+
     /// Exactly `len` bytes at `offset`: borrowed where the source holds them in memory
     /// (byte buffers, memory maps), read into a new buffer otherwise.
     ///
@@ -68,6 +88,45 @@ pub trait ReadAt: Send + Sync {
         self.read_exact_at(offset, &mut buf)?;
         Ok(Cow::Owned(buf))
     }
+}
+
+/// Where [`ReadAt::read_streamed`] hands its pieces, in order.
+pub type Sink<'a> = dyn FnMut(&[u8]) -> io::Result<()> + Send + 'a;
+
+/// [`ReadAt::read_streamed`]'s default: one borrowed piece from a source in memory, pieces
+/// of at most 8 MiB otherwise.
+///
+/// # Errors
+/// As [`ReadAt::read_streamed`].
+pub fn streamed_by_pieces<S: ReadAt + ?Sized>(
+    source: &S,
+    offset: u64,
+    len: u64,
+    sink: &mut Sink<'_>,
+) -> io::Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    if source.holds_in_memory() {
+        let n = usize::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+        return sink(&source.bytes_at(offset, n)?);
+    }
+    const PIECE: u64 = 8 << 20;
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(usize::try_from(len.min(PIECE)).unwrap_or(0))
+        .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+    buf.resize(usize::try_from(len.min(PIECE)).unwrap_or(0), 0);
+    let mut at = offset;
+    let end = offset
+        .checked_add(len)
+        .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+    while at < end {
+        let n = usize::try_from((end - at).min(PIECE)).unwrap_or(0);
+        source.read_exact_at(at, &mut buf[..n])?;
+        sink(&buf[..n])?;
+        at += n as u64;
+    }
+    Ok(())
 }
 
 fn slice_of(data: &[u8], offset: u64, len: usize) -> io::Result<&[u8]> {
@@ -128,6 +187,12 @@ impl ReadAt for Vec<u8> {
 }
 
 impl<T: ReadAt + ?Sized> ReadAt for &T {
+    fn reads_at_once(&self) -> usize {
+        (**self).reads_at_once()
+    }
+    fn read_streamed(&self, offset: u64, len: u64, sink: &mut Sink<'_>) -> io::Result<()> {
+        (**self).read_streamed(offset, len, sink)
+    }
     fn size(&self) -> io::Result<u64> {
         (**self).size()
     }
@@ -176,6 +241,12 @@ impl ReadAt for File {
 }
 
 impl<T: ReadAt + ?Sized> ReadAt for Arc<T> {
+    fn reads_at_once(&self) -> usize {
+        (**self).reads_at_once()
+    }
+    fn read_streamed(&self, offset: u64, len: u64, sink: &mut Sink<'_>) -> io::Result<()> {
+        (**self).read_streamed(offset, len, sink)
+    }
     fn size(&self) -> io::Result<u64> {
         (**self).size()
     }
@@ -197,6 +268,12 @@ impl<T: ReadAt + ?Sized> ReadAt for Arc<T> {
 }
 
 impl<T: ReadAt + ?Sized> ReadAt for Box<T> {
+    fn reads_at_once(&self) -> usize {
+        (**self).reads_at_once()
+    }
+    fn read_streamed(&self, offset: u64, len: u64, sink: &mut Sink<'_>) -> io::Result<()> {
+        (**self).read_streamed(offset, len, sink)
+    }
     fn size(&self) -> io::Result<u64> {
         (**self).size()
     }
@@ -417,6 +494,14 @@ impl<S: ReadAt> RecordingSource<S> {
 }
 
 impl<S: ReadAt> ReadAt for RecordingSource<S> {
+    fn reads_at_once(&self) -> usize {
+        self.inner.reads_at_once()
+    }
+    fn read_streamed(&self, offset: u64, len: u64, sink: &mut Sink<'_>) -> io::Result<()> {
+        self.inner.read_streamed(offset, len, sink)?;
+        self.record(offset, usize::try_from(len).unwrap_or(usize::MAX));
+        Ok(())
+    }
     fn size(&self) -> io::Result<u64> {
         self.inner.size()
     }
@@ -591,6 +676,18 @@ impl<S: ReadAt> Prefetched<S> {
 }
 
 impl<S: ReadAt> ReadAt for Prefetched<S> {
+    fn reads_at_once(&self) -> usize {
+        self.inner.reads_at_once()
+    }
+    fn read_streamed(&self, offset: u64, len: u64, sink: &mut Sink<'_>) -> io::Result<()> {
+        match usize::try_from(len)
+            .ok()
+            .and_then(|n| self.cached(offset, n).filter(|c| c.len() == n))
+        {
+            Some(c) => sink(c),
+            None => self.inner.read_streamed(offset, len, sink),
+        }
+    }
     fn size(&self) -> io::Result<u64> {
         Ok(self.len)
     }

@@ -196,19 +196,34 @@ fn replaced(e: object_store::Error, version: Option<&Version>) -> object_store::
     }
 }
 
-/// Bytes `range` of the object into `dst` (exactly `dst.len()` bytes), under the same checks
-/// as [`fetch`]: the body is streamed into `dst` as it arrives, and a body longer or shorter
-/// than asked is an error.
-async fn fetch_into(
+/// Why a streamed read stopped: the store's answer, or the caller's sink.
+enum Halt {
+    Store(object_store::Error),
+    Sink(io::Error),
+}
+
+impl From<object_store::Error> for Halt {
+    fn from(e: object_store::Error) -> Self {
+        Halt::Store(e)
+    }
+}
+
+/// Bytes `want` of the object handed to `sink` in order as the body arrives, under the same
+/// checks as [`fetch`] (a body longer or shorter than asked is an error). With `whole`, the
+/// request asks for the whole object (no `Range`) and the bytes outside `want` are dropped:
+/// for a read of nearly all of an object, one plain GET, which a server that reads the whole
+/// object for every ranged request (moto's) answers at once, and S3 with a few bytes more.
+async fn fetch_streamed(
     store: &Arc<dyn ObjectStore>,
     path: &StorePath,
-    range: Range<u64>,
+    want: Range<u64>,
+    whole: bool,
     version: Option<&Version>,
-    dst: &mut [u8],
-) -> object_store::Result<()> {
+    sink: &mut asdf_layout::source::Sink<'_>,
+) -> Result<(), Halt> {
     use futures::StreamExt as _;
     let options = GetOptions {
-        range: Some(GetRange::Bounded(range.clone())),
+        range: (!whole).then(|| GetRange::Bounded(want.clone())),
         if_match: version.and_then(|v| v.etag.clone()),
         ..GetOptions::default()
     };
@@ -221,23 +236,73 @@ async fn fetch_into(
             first_etag: version.etag.clone(),
             size: r.meta.size,
             etag: r.meta.e_tag.clone(),
-        }));
+        })
+        .into());
     }
-    let asked = range.end - range.start;
-    let mut at = 0usize;
+    // Where the body starts, and how long it may be.
+    let (mut at, body_end) = if whole {
+        (0, r.meta.size)
+    } else {
+        (want.start, want.end)
+    };
+    let asked = body_end - at;
     let mut stream = r.into_stream();
     while let Some(piece) = stream.next().await {
         let piece = piece?;
-        let Some(to) = dst.get_mut(at..at + piece.len()) else {
-            return Err(answer_err(AnswerError::TooLong { asked }));
-        };
-        to.copy_from_slice(&piece);
-        at += piece.len();
+        let end = at + piece.len() as u64;
+        if end > body_end {
+            return Err(answer_err(AnswerError::TooLong { asked }).into());
+        }
+        // The part of this piece inside `want`.
+        let (from, to) = (at.max(want.start), end.min(want.end));
+        if from < to {
+            let (a, b) = ((from - at) as usize, (to - at) as usize);
+            sink(&piece[a..b]).map_err(Halt::Sink)?;
+        }
+        at = end;
     }
-    if at != dst.len() {
-        return Err(answer_err(AnswerError::TooShort { asked, got: at as u64 }));
+    if at < want.end {
+        let got = at.saturating_sub(if whole { 0 } else { want.start });
+        return Err(answer_err(AnswerError::TooShort { asked, got }).into());
     }
     Ok(())
+}
+
+/// Bytes `want` of the object into `dst` (exactly `dst.len()` bytes), as
+/// [`fetch_streamed`] reads them.
+async fn fetch_into(
+    store: &Arc<dyn ObjectStore>,
+    path: &StorePath,
+    want: Range<u64>,
+    whole: bool,
+    version: Option<&Version>,
+    dst: &mut [u8],
+) -> object_store::Result<()> {
+    let mut at = 0usize;
+    let asked = want.end - want.start;
+    let mut copy = |piece: &[u8]| -> io::Result<()> {
+        let to = dst
+            .get_mut(at..at + piece.len())
+            .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidData))?;
+        to.copy_from_slice(piece);
+        at += piece.len();
+        Ok(())
+    };
+    match fetch_streamed(store, path, want, whole, version, &mut copy).await {
+        Ok(()) => Ok(()),
+        Err(Halt::Store(e)) => Err(e),
+        Err(Halt::Sink(_)) => Err(answer_err(AnswerError::TooLong { asked })),
+    }
+}
+
+/// `fut` within `deadline`, or the deadline's error (as [`within`], for streamed reads).
+async fn within_halt(
+    deadline: std::time::Duration,
+    fut: impl std::future::Future<Output = Result<(), Halt>>,
+) -> Result<(), Halt> {
+    tokio::time::timeout(deadline, fut)
+        .await
+        .unwrap_or_else(|_| Err(Halt::Store(answer_err(AnswerError::Deadline(deadline)))))
 }
 
 /// Pieces of the file fetched for small reads, each from where a read missed.
@@ -440,14 +505,16 @@ impl RemoteSource {
         // steady link is not cut off, a stalled part is.
         let deadline = self.opts.deadline;
         let version = self.version.as_ref();
+        let whole = part >= buf.len() && self.asks_whole(buf.len() as u64);
         let mut futs = Vec::new();
         for (i, dst) in buf.chunks_mut(part).enumerate() {
             let start = offset + (i * part) as u64;
             let range = start..start + dst.len() as u64;
+            let asked = if whole { 0..self.len } else { range.clone() };
             futs.push(async move {
-                within(deadline, fetch_into(store, path, range.clone(), version, dst))
+                within(deadline, fetch_into(store, path, range, whole, version, dst))
                     .await
-                    .map(|()| range)
+                    .map(|()| asked)
             });
         }
         let fut = async {
@@ -471,6 +538,12 @@ impl RemoteSource {
             self.stats.record(r, &self.url);
         }
         Ok(())
+    }
+
+    /// Whether a read of `len` bytes (in one request) asks for the whole object instead: when
+    /// the bytes it would fetch beyond those wanted are at most a 64th of the object.
+    fn asks_whole(&self, len: u64) -> bool {
+        self.version.is_some() && self.len.saturating_sub(len) <= self.len / 64
     }
 
     fn read_cached(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
@@ -518,6 +591,37 @@ impl RemoteSource {
 impl ReadAt for RemoteSource {
     fn size(&self) -> io::Result<u64> {
         Ok(self.len)
+    }
+
+    fn reads_at_once(&self) -> usize {
+        self.opts.concurrency
+    }
+
+    /// One request for all of `len` bytes (the whole object when they are nearly all of it),
+    /// its body handed on as it arrives.
+    fn read_streamed(&self, offset: u64, len: u64, sink: &mut asdf_layout::source::Sink<'_>) -> io::Result<()> {
+        let end = offset.checked_add(len).filter(|&e| e <= self.len);
+        let Some(end) = end else {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        };
+        if len < self.opts.page_size as u64 {
+            return asdf_layout::source::streamed_by_pieces(self, offset, len, sink);
+        }
+        let whole = self.asks_whole(len);
+        let fut = within_halt(
+            self.opts.deadline,
+            fetch_streamed(&self.store, &self.path, offset..end, whole, self.version.as_ref(), sink),
+        );
+        match block_on(fut).map_err(io::Error::other)? {
+            Ok(()) => {}
+            Err(Halt::Sink(e)) => return Err(e),
+            Err(Halt::Store(e)) => {
+                return Err(io::Error::other(format!("{}: bytes {offset}..{end}: {e}", self.url)));
+            }
+        }
+        self.stats
+            .record(&if whole { 0..self.len } else { offset..end }, &self.url);
+        Ok(())
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {

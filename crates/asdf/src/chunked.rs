@@ -1159,14 +1159,23 @@ impl Chunked {
         let mut wanted: Vec<usize> = todo.iter().filter_map(|t| t.2).collect();
         wanted.sort_unstable();
         wanted.dedup();
-        // Runs of at most a 32nd of what is wanted (4 to 64 MiB): the first chunks arrive,
-        // and are decoded, while the later ones are still on their way.
+        // Runs of at most a 32nd of what is wanted (with 8 readers; 4 to 64 MiB), each
+        // streamed: the first chunks arrive, and are decoded, while the later ones are still
+        // on their way.
         let offsets = reader.block_offsets();
         let span = match (wanted.first(), wanted.last()) {
             (Some(&f), Some(&l)) => block_end(reader, &offsets, l).saturating_sub(offsets.get(f).copied().unwrap_or(0)),
             _ => 0,
         };
-        let runs = neighbour_runs(reader, &wanted, (span / 32).clamp(4 << 20, MAX_RUN_BYTES));
+        // As many readers as the source takes reads at once (a remote file's concurrency;
+        // 8 for a local one). One reader (concurrency 1): one run, one request.
+        let at_once = asdf_layout::ReadAt::reads_at_once(reader.get_ref()).clamp(1, 8);
+        let cap = if at_once == 1 {
+            u64::MAX
+        } else {
+            (span / (4 * at_once as u64)).clamp(4 << 20, MAX_RUN_BYTES)
+        };
+        let runs = neighbour_runs(reader, &wanted, cap);
         let mut users: std::collections::HashMap<usize, Vec<usize>> = std::collections::HashMap::new();
         for (i, t) in todo.iter().enumerate() {
             if let Some(b) = t.2 {
@@ -1202,7 +1211,7 @@ impl Chunked {
                 _ => Ok(None),
             }
         };
-        let readers = jobs.len().clamp(1, 8);
+        let readers = jobs.len().clamp(1, at_once);
         let decoders = asdf_layout::compression::exec::threads().clamp(1, todo.len().max(1));
         let next_job = AtomicUsize::new(0);
         let failed = AtomicBool::new(false);
@@ -1261,24 +1270,30 @@ impl Chunked {
                         let mut sent = Vec::new();
                         match job {
                             Job::Run(run) => {
-                                for (b, bytes) in read_blocks_together(reader, run, chunk_bytes) {
-                                    match bytes {
-                                        Ok(bytes) => {
-                                            // A block two chunks share (a hostile map) serves
-                                            // both; the last (most often the only) user takes it.
-                                            let users = users.get(&b).map(Vec::as_slice).unwrap_or_default();
-                                            if let Some((&last, rest)) = users.split_last() {
-                                                for &i in rest {
-                                                    sent.push((i, Some(bytes.clone())));
+                                // Each block goes to the decoders as soon as its bytes are in.
+                                let mut emit = |b: usize, bytes: Result<Vec<u8>, ChunkedError>| match bytes {
+                                    Ok(bytes) => {
+                                        // A block two chunks share (a hostile map) serves
+                                        // both; the last (most often the only) user takes it.
+                                        let users = users.get(&b).map(Vec::as_slice).unwrap_or_default();
+                                        if let Some((&last, rest)) = users.split_last() {
+                                            for &i in rest {
+                                                if tx.send((i, Some(bytes.clone()))).is_err() {
+                                                    return false;
                                                 }
-                                                sent.push((last, Some(bytes)));
                                             }
+                                            return tx.send((last, Some(bytes))).is_ok()
+                                                && !failed.load(Ordering::Relaxed);
                                         }
-                                        Err(e) => {
-                                            fail(e);
-                                            return;
-                                        }
+                                        true
                                     }
+                                    Err(e) => {
+                                        fail(e);
+                                        false
+                                    }
+                                };
+                                if !stream_run(reader, run, chunk_bytes, &mut emit) {
+                                    return;
                                 }
                             }
                             Job::Chunk(i) => match read_file(&todo[*i].1) {
@@ -1404,11 +1419,11 @@ pub fn decode_zarr_chunk(metadata: &str, index: &[u64], stored: Option<Vec<u8>>)
         .into_owned())
 }
 
-/// The largest read of neighbouring blocks made at once.
+/// The longest run of neighbouring blocks when several readers share a read.
 const MAX_RUN_BYTES: u64 = 64 << 20;
 
 /// `blocks` (sorted, unique) in runs of neighbours: consecutive indices, read together by
-/// [`read_blocks_together`], up to `cap` bytes a run.
+/// [`stream_run`], up to `cap` bytes a run.
 fn neighbour_runs(reader: &Reader, blocks: &[usize], cap: u64) -> Vec<Vec<usize>> {
     let offsets = reader.block_offsets();
     let mut runs: Vec<Vec<usize>> = Vec::new();
@@ -1434,70 +1449,150 @@ fn block_end(reader: &Reader, offsets: &[u64], b: usize) -> u64 {
     offsets.get(b + 1).copied().unwrap_or_else(|| reader.file_len())
 }
 
-/// The decoded data of the neighbouring blocks `run`: one read from the first block's header
-/// to the next block's start (the file's end after the last block), each header parsed from
-/// it and each block decoded, the blocks at once. Where that cannot serve (a streamed block,
-/// checksums to verify, a draft's
-/// layout, a header that does not parse or claims more than `chunk_bytes` allows), each block
-/// is read as the reader reads it.
-fn read_blocks_together(
+/// The decoded data of the neighbouring blocks `run`, each handed to `emit` as soon as its
+/// bytes are in: one streamed read from the first block's header to the next block's start
+/// (the file's end after the last block; one request to a remote file), each header parsed
+/// from it and each block decoded. Where that cannot serve (checksums to verify, a draft's
+/// layout, a streamed block, a header that does not parse or claims more than `chunk_bytes`
+/// allows, a read that fails), those blocks are read one by one as the reader reads them.
+/// Memory: the blocks not yet complete, not the run. False when `emit` said stop.
+fn stream_run(
     reader: &Reader,
     run: &[usize],
     chunk_bytes: usize,
-) -> Vec<(usize, Result<Vec<u8>, ChunkedError>)> {
+    emit: &mut (dyn FnMut(usize, Result<Vec<u8>, ChunkedError>) -> bool + Send),
+) -> bool {
     let one = |b: usize| {
-        (
-            b,
-            reader
-                .read_data(b)
-                .map(std::borrow::Cow::into_owned)
-                .map_err(|e| ChunkedError::Block {
-                    block: b,
-                    source: Box::new(e),
-                }),
-        )
+        reader
+            .read_data(b)
+            .map(std::borrow::Cow::into_owned)
+            .map_err(|e| ChunkedError::Block {
+                block: b,
+                source: Box::new(e),
+            })
     };
     let offsets = reader.block_offsets();
     let (Some(&first), Some(&last)) = (run.first(), run.last()) else {
-        return Vec::new();
+        return true;
     };
-    let span = offsets.get(first).map(|&s| (s, block_end(reader, &offsets, last)));
-    let usable = run.len() > 1
-        && !reader.options().verify_checksums
-        && reader.file_header().dialect == asdf_layout::Dialect::Asdf;
-    let Some((start, end)) = span.filter(|(s, e)| usable && e > s && e - s <= MAX_RUN_BYTES) else {
-        return run.iter().map(|&b| one(b)).collect();
+    let usable = !reader.options().verify_checksums && reader.file_header().dialect == asdf_layout::Dialect::Asdf;
+    let span = offsets
+        .get(first)
+        .map(|&s| (s, block_end(reader, &offsets, last)))
+        .filter(|(s, e)| usable && e > s);
+    let Some((start, end)) = span else {
+        return run.iter().all(|&b| emit(b, one(b)));
     };
-    let Some(Ok(buf)) = usize::try_from(end - start)
-        .ok()
-        .map(|len| asdf_layout::ReadAt::bytes_at(reader.get_ref(), start, len))
-    else {
-        return run.iter().map(|&b| one(b)).collect();
-    };
-    // The run's blocks decoded at once (a whole read of a chunked array is often one run).
-    asdf_layout::compression::exec::par_map(run.len(), |i| {
-        let b = run[i];
-        let decoded = offsets.get(b).and_then(|&at| {
-            let rel = usize::try_from(at - start).ok()?;
-            let h = asdf_layout::BlockHeader::parse(buf.get(rel..)?, at).ok()?;
-            if h.is_streamed() || h.data_size > (chunk_bytes as u64).saturating_mul(4) + (1 << 20) {
-                return None;
+    // The largest stored block taken from the stream (a compressor's worst case and more).
+    let most = (chunk_bytes as u64).saturating_mul(4) + (1 << 20);
+    let mut next = 0usize; // the next block of `run` to take
+    let mut alone: Vec<usize> = Vec::new(); // blocks to read one by one after the stream
+    let mut stopped = false;
+    let mut pending: Vec<u8> = Vec::new(); // bytes from `pending_at` not yet used
+    let mut pending_at = start;
+    let mut streamed = start; // where the bytes received so far end
+    // Takes the blocks complete in `data` (the file's bytes from `data_at`); returns where
+    // the bytes still needed begin, or None when `emit` said stop.
+    let mut take = |data: &[u8], data_at: u64, next: &mut usize, alone: &mut Vec<usize>| -> Option<u64> {
+        while let Some(&b) = run.get(*next) {
+            let Some(&at) = offsets.get(b) else {
+                alone.push(b);
+                *next += 1;
+                continue;
+            };
+            let Some(rel) = at.checked_sub(data_at).and_then(|r| usize::try_from(r).ok()) else {
+                // Before the bytes kept (a hostile index's overlapping blocks).
+                alone.push(b);
+                *next += 1;
+                continue;
+            };
+            let Some(avail) = data.get(rel..).filter(|a| a.len() >= 6) else {
+                return Some(at);
+            };
+            let header_len = 6 + usize::from(u16::from_be_bytes([avail[4], avail[5]]));
+            if avail.len() < header_len {
+                return Some(at);
             }
-            let from = rel + usize::try_from(h.total_header_len()).ok()?;
-            let stored = buf.get(from..from + usize::try_from(h.used_size).ok()?)?;
-            if h.compression.is_none() {
-                return (h.used_size == h.data_size).then(|| stored.to_vec());
+            let header = asdf_layout::BlockHeader::parse(avail, at)
+                .ok()
+                .filter(|h| !h.is_streamed() && h.data_size <= most && h.used_size <= most);
+            let Some(h) = header else {
+                alone.push(b);
+                *next += 1;
+                continue;
+            };
+            let Some(from) = usize::try_from(h.total_header_len()).ok() else {
+                alone.push(b);
+                *next += 1;
+                continue;
+            };
+            let Some(to) = usize::try_from(h.used_size).ok().and_then(|u| from.checked_add(u)) else {
+                alone.push(b);
+                *next += 1;
+                continue;
+            };
+            let Some(stored) = avail.get(from..to) else {
+                return Some(at);
+            };
+            let decoded = if h.compression.is_none() {
+                (h.used_size == h.data_size).then(|| stored.to_vec())
+            } else {
+                reader.options().registry.get(h.compression).and_then(|codec| {
+                    let mut out = vec![0u8; usize::try_from(h.data_size).ok()?];
+                    codec.decode(stored, &mut out).ok()?;
+                    Some(out)
+                })
+            };
+            *next += 1;
+            match decoded {
+                Some(d) => {
+                    if !emit(b, Ok(d)) {
+                        return None;
+                    }
+                }
+                None => alone.push(b),
             }
-            let codec = reader.options().registry.get(h.compression)?;
-            let mut out = vec![0u8; usize::try_from(h.data_size).ok()?];
-            codec.decode(stored, &mut out).ok()?;
-            Some(out)
-        });
-        match decoded {
-            Some(d) => (b, Ok(d)),
-            None => one(b),
         }
-    })
+        Some(u64::MAX)
+    };
+    let mut sink = |piece: &[u8]| -> std::io::Result<()> {
+        let piece_at = streamed;
+        streamed += piece.len() as u64;
+        let keep_from = if pending.is_empty() {
+            // Straight from the piece (a source in memory hands the whole run at once).
+            let keep = take(piece, piece_at, &mut next, &mut alone);
+            pending_at = piece_at;
+            keep.map(|k| {
+                let k = k.clamp(piece_at, streamed);
+                pending.extend_from_slice(&piece[usize::try_from(k - piece_at).unwrap_or(piece.len())..]);
+                pending_at = k;
+                k
+            })
+        } else {
+            pending.extend_from_slice(piece);
+            let keep = take(&pending, pending_at, &mut next, &mut alone);
+            keep.map(|k| {
+                let k = k.clamp(pending_at, streamed);
+                pending.drain(..usize::try_from(k - pending_at).unwrap_or(pending.len()));
+                pending_at = k;
+                k
+            })
+        };
+        if keep_from.is_none() {
+            stopped = true;
+            return Err(std::io::ErrorKind::Interrupted.into());
+        }
+        Ok(())
+    };
+    let read = asdf_layout::ReadAt::read_streamed(reader.get_ref(), start, end - start, &mut sink);
+    if stopped {
+        return false;
+    }
+    // The blocks the stream did not bring (a failed read, or a header claiming more than
+    // the bytes up to the next block): each read alone, so that a failure says which.
+    drop(read);
+    alone.extend(run.get(next..).unwrap_or_default());
+    alone.into_iter().all(|b| emit(b, one(b)))
 }
 
 /// Copies where a source box and a destination box meet, row by row along the last
@@ -1610,6 +1705,100 @@ mod tests {
             layout("{shape: [1], chunks: [1], dtype: '<U4'}"),
             Err(ChunkedError::Dtype(_))
         ));
+    }
+
+    /// A source that hands its streamed reads on in pieces of odd sizes (1 to 997 bytes, so
+    /// that block headers and data are cut everywhere) and takes `at_once` reads at once.
+    struct Dribble {
+        bytes: Vec<u8>,
+        at_once: usize,
+    }
+
+    impl asdf_layout::ReadAt for Dribble {
+        fn size(&self) -> std::io::Result<u64> {
+            Ok(self.bytes.len() as u64)
+        }
+        fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.bytes.as_slice().read_at(offset, buf)
+        }
+        fn reads_at_once(&self) -> usize {
+            self.at_once
+        }
+        fn read_streamed(
+            &self,
+            offset: u64,
+            len: u64,
+            sink: &mut asdf_layout::source::Sink<'_>,
+        ) -> std::io::Result<()> {
+            let start = usize::try_from(offset).unwrap();
+            let mut piece = &self.bytes[start..start + usize::try_from(len).unwrap()];
+            let mut k = offset as usize;
+            while !piece.is_empty() {
+                k = (k * 7919 + 13) % 997;
+                let n = (k + 1).min(piece.len());
+                sink(&piece[..n])?;
+                piece = &piece[n..];
+            }
+            Ok(())
+        }
+    }
+
+    /// Chunks streamed in pieces cut anywhere, by one reader or several, read as the whole
+    /// file in memory reads them: every region of a few shapes, zstd and raw chunks, chunk
+    /// shapes that do not divide the array's.
+    #[test]
+    fn streamed_runs_cut_anywhere_read_as_the_bytes_do() {
+        use crate::{AsdfFile, Label, NewArray, Region, Version, WriteOptions};
+        let (rows, cols) = (37usize, 29usize);
+        let a: Vec<f64> = (0..rows * cols)
+            .map(|i| ((i * 2_654_435_761) % 10_007) as f64 * 0.5)
+            .collect();
+        for compression in [Some(Label::ZSTD), None] {
+            let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+            let mut arr = NewArray::from_slice(&a, &[rows, cols]).unwrap().chunks(&[5, 7]);
+            if let Some(c) = compression {
+                arr = arr.compression(c);
+            }
+            f.put_array("/a", arr).unwrap();
+            let bytes = f.to_bytes(&WriteOptions::default()).unwrap();
+            for at_once in [1, 3, 8] {
+                let file = crate::Open::source(Dribble {
+                    bytes: bytes.clone(),
+                    at_once,
+                })
+                .open()
+                .unwrap();
+                for (region, (r0, r1), (c0, c1)) in [
+                    (":, :", (0, rows), (0, cols)),
+                    ("0:1, 0:1", (0, 1), (0, 1)),
+                    ("3:36, 6:22", (3, 36), (6, 22)),
+                    ("35:37, 28:29", (35, 37), (28, 29)),
+                    ("10:11, :", (10, 11), (0, cols)),
+                    (":, 14:15", (0, rows), (14, 15)),
+                ] {
+                    let a = &a;
+                    let want: Vec<f64> = (r0..r1).flat_map(|i| (c0..c1).map(move |j| a[i * cols + j])).collect();
+                    // A fresh handle each time: nothing cached from an earlier read.
+                    let (got, order) = file
+                        .array("/a")
+                        .unwrap()
+                        .read_region_bytes(&region.parse::<Region>().unwrap())
+                        .unwrap();
+                    let got: Vec<f64> = got
+                        .chunks_exact(8)
+                        .map(|b| {
+                            let b: [u8; 8] = b.try_into().unwrap();
+                            if order == ByteOrder::Big {
+                                f64::from_be_bytes(b)
+                            } else {
+                                f64::from_le_bytes(b)
+                            }
+                        })
+                        .collect();
+                    assert!(got == want, "{region}, {at_once} at once, {compression:?}");
+                }
+            }
+        }
     }
 
     /// A file with a chunked array `/a` (4 x 4 float32 in 2 x 2 zstd chunks), a plain float64

@@ -91,6 +91,20 @@ impl ReadAt for Window {
         self.inner.read_at(self.start + offset, &mut buf[..n])
     }
 
+    fn reads_at_once(&self) -> usize {
+        self.inner.reads_at_once()
+    }
+
+    fn read_streamed(&self, offset: u64, len: u64, sink: &mut asdf_layout::source::Sink<'_>) -> std::io::Result<()> {
+        if offset.saturating_add(len) > self.len {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "read past the ASDF HDU's data",
+            ));
+        }
+        self.inner.read_streamed(self.start + offset, len, sink)
+    }
+
     fn holds_in_memory(&self) -> bool {
         self.inner.holds_in_memory()
     }
