@@ -505,14 +505,18 @@ impl RemoteSource {
         // steady link is not cut off, a stalled part is.
         let deadline = self.opts.deadline;
         let version = self.version.as_ref();
-        let whole = part >= buf.len() && self.asks_whole(buf.len() as u64);
+        let whole = if part >= buf.len() {
+            self.asks_whole(buf.len() as u64)
+        } else {
+            None
+        };
         let mut futs = Vec::new();
         for (i, dst) in buf.chunks_mut(part).enumerate() {
             let start = offset + (i * part) as u64;
             let range = start..start + dst.len() as u64;
-            let asked = if whole { 0..self.len } else { range.clone() };
+            let asked = whole.map_or_else(|| range.clone(), |size| 0..size);
             futs.push(async move {
-                within(deadline, fetch_into(store, path, range, whole, version, dst))
+                within(deadline, fetch_into(store, path, range, whole.is_some(), version, dst))
                     .await
                     .map(|()| asked)
             });
@@ -542,8 +546,11 @@ impl RemoteSource {
 
     /// Whether a read of `len` bytes (in one request) asks for the whole object instead: when
     /// the bytes it would fetch beyond those wanted are at most a 64th of the object.
-    fn asks_whole(&self, len: u64) -> bool {
-        self.version.is_some() && self.len.saturating_sub(len) <= self.len / 64
+    /// (The object's size is its version's: a source made for one range, as
+    /// [`fetch_range`]'s, knows no more of the object than that.)
+    fn asks_whole(&self, len: u64) -> Option<u64> {
+        let size = self.version.as_ref()?.size;
+        (size.saturating_sub(len) <= size / 64).then_some(size)
     }
 
     fn read_cached(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
@@ -610,7 +617,7 @@ impl ReadAt for RemoteSource {
         let whole = self.asks_whole(len);
         let fut = within_halt(
             self.opts.deadline,
-            fetch_streamed(&self.store, &self.path, offset..end, whole, self.version.as_ref(), sink),
+            fetch_streamed(&self.store, &self.path, offset..end, whole.is_some(), self.version.as_ref(), sink),
         );
         match block_on(fut).map_err(io::Error::other)? {
             Ok(()) => {}
@@ -619,8 +626,7 @@ impl ReadAt for RemoteSource {
                 return Err(io::Error::other(format!("{}: bytes {offset}..{end}: {e}", self.url)));
             }
         }
-        self.stats
-            .record(&if whole { 0..self.len } else { offset..end }, &self.url);
+        self.stats.record(&whole.map_or(offset..end, |size| 0..size), &self.url);
         Ok(())
     }
 
