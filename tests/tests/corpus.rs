@@ -168,9 +168,7 @@ fn cut_points(all: &[u8]) -> Vec<usize> {
     }
     let mut keep = vec![false; all.len() + 1];
     for m in marks {
-        for n in m.saturating_sub(512)..=(m + 512).min(all.len()) {
-            keep[n] = true;
-        }
+        keep[m.saturating_sub(512)..=(m + 512).min(all.len())].fill(true);
     }
     (0..=all.len()).filter(|&n| keep[n] || n % 61 == 0).collect()
 }

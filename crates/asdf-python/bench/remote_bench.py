@@ -119,7 +119,12 @@ def free_port():
 
 
 def start_moto():
+    import logging
+
     from moto.server import ThreadedMotoServer
+
+    # Not a line per request on the bench's output.
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
 
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)

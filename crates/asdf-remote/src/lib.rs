@@ -256,8 +256,10 @@ async fn fetch_streamed(
         // The part of this piece inside `want`.
         let (from, to) = (at.max(want.start), end.min(want.end));
         if from < to {
-            let (a, b) = ((from - at) as usize, (to - at) as usize);
-            sink(&piece[a..b]).map_err(Halt::Sink)?;
+            // Both within this piece (from >= at, to <= end), so they fit in usize.
+            let a = usize::try_from(from - at).unwrap_or(piece.len());
+            let b = usize::try_from(to - at).unwrap_or(piece.len());
+            sink(piece.get(a..b).unwrap_or_default()).map_err(Halt::Sink)?;
         }
         at = end;
     }
@@ -617,7 +619,14 @@ impl ReadAt for RemoteSource {
         let whole = self.asks_whole(len);
         let fut = within_halt(
             self.opts.deadline,
-            fetch_streamed(&self.store, &self.path, offset..end, whole.is_some(), self.version.as_ref(), sink),
+            fetch_streamed(
+                &self.store,
+                &self.path,
+                offset..end,
+                whole.is_some(),
+                self.version.as_ref(),
+                sink,
+            ),
         );
         match block_on(fut).map_err(io::Error::other)? {
             Ok(()) => {}

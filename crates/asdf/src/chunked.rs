@@ -1732,7 +1732,7 @@ mod tests {
         ) -> std::io::Result<()> {
             let start = usize::try_from(offset).unwrap();
             let mut piece = &self.bytes[start..start + usize::try_from(len).unwrap()];
-            let mut k = offset as usize;
+            let mut k = start;
             while !piece.is_empty() {
                 k = (k * 7919 + 13) % 997;
                 let n = (k + 1).min(piece.len());
