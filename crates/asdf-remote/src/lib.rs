@@ -164,26 +164,35 @@ async fn fetch(
     range: Range<u64>,
     version: Option<Version>,
 ) -> object_store::Result<Bytes> {
+    let r = get_version(&store, &path, Some(range.clone()), version.as_ref()).await?;
+    bounded_body(r, range.end - range.start).await
+}
+
+/// The answer to a GET of `range` (None: the whole object), only while the object is still
+/// `version`: its ETag asked for with `If-Match`, its size and ETag checked in the answer.
+async fn get_version(
+    store: &Arc<dyn ObjectStore>,
+    path: &StorePath,
+    range: Option<Range<u64>>,
+    version: Option<&Version>,
+) -> object_store::Result<object_store::GetResult> {
     let options = GetOptions {
-        range: Some(GetRange::Bounded(range.clone())),
-        if_match: version.as_ref().and_then(|v| v.etag.clone()),
+        range: range.map(GetRange::Bounded),
+        if_match: version.and_then(|v| v.etag.clone()),
         ..GetOptions::default()
     };
-    let r = store
-        .get_opts(&path, options)
-        .await
-        .map_err(|e| replaced(e, version.as_ref()))?;
+    let r = store.get_opts(path, options).await.map_err(|e| replaced(e, version))?;
     if let Some(version) = version
         && (r.meta.size != version.size || r.meta.e_tag != version.etag)
     {
         return Err(answer_err(AnswerError::Changed {
             first_size: version.size,
-            first_etag: version.etag,
+            first_etag: version.etag.clone(),
             size: r.meta.size,
             etag: r.meta.e_tag.clone(),
         }));
     }
-    bounded_body(r, range.end - range.start).await
+    Ok(r)
 }
 
 /// A refused `If-Match` (the object is another version now) said as such.
@@ -222,23 +231,7 @@ async fn fetch_streamed(
     sink: &mut asdf_layout::source::Sink<'_>,
 ) -> Result<(), Halt> {
     use futures::StreamExt as _;
-    let options = GetOptions {
-        range: (!whole).then(|| GetRange::Bounded(want.clone())),
-        if_match: version.and_then(|v| v.etag.clone()),
-        ..GetOptions::default()
-    };
-    let r = store.get_opts(path, options).await.map_err(|e| replaced(e, version))?;
-    if let Some(version) = version
-        && (r.meta.size != version.size || r.meta.e_tag != version.etag)
-    {
-        return Err(answer_err(AnswerError::Changed {
-            first_size: version.size,
-            first_etag: version.etag.clone(),
-            size: r.meta.size,
-            etag: r.meta.e_tag.clone(),
-        })
-        .into());
-    }
+    let r = get_version(store, path, (!whole).then(|| want.clone()), version).await?;
     // Where the body starts, and how long it may be.
     let (mut at, body_end) = if whole {
         (0, r.meta.size)
