@@ -1580,7 +1580,7 @@ fn stream_run(
         };
         if keep_from.is_none() {
             stopped = true;
-            return Err(std::io::ErrorKind::Interrupted.into());
+            return Err(std::io::Error::other("the chunks' readers were stopped"));
         }
         Ok(())
     };
