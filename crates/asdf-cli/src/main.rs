@@ -181,8 +181,9 @@ fn main() -> ExitCode {
 
 /// The body of `asdf-cli __upload-guard` (not listed in `--help`: started by this program).
 fn upload_guard() -> ExitCode {
-    match asdf::remote::run_upload_guard(std::io::stdin().lock()) {
-        Ok(asdf::remote::GuardOutcome::Settled) => ExitCode::SUCCESS,
+    match asdf::remote::run_upload_guard(std::io::stdin().lock(), std::io::stdout().lock()) {
+        // The writer reports the store's answer itself.
+        Ok(asdf::remote::GuardOutcome::Settled | asdf::remote::GuardOutcome::NotCreated) => ExitCode::SUCCESS,
         Ok(asdf::remote::GuardOutcome::Aborted) => {
             eprintln!("asdf-cli: the writer ended before its upload did; the upload was aborted (nothing written)");
             ExitCode::SUCCESS

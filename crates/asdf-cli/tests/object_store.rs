@@ -320,3 +320,67 @@ fn an_interrupted_or_killed_upload_leaves_no_object_and_no_parts() {
     assert!(keys.is_empty(), "{keys:?}");
     assert_eq!(uploads, 0, "SIGKILL: the upload guard aborted the upload");
 }
+
+/// The guard creates the upload and answers its id (so that no upload exists that its guard
+/// does not know of): a writer that dies before it reads the id, or after, leaves nothing; a
+/// writer that says `done` is trusted (the guard does not touch the upload).
+#[test]
+fn the_upload_guard_creates_the_upload_and_aborts_it_whenever_the_writer_is_gone() {
+    let moto = Moto::start();
+    let guard = |key: &str| {
+        let mut child = cli(&moto)
+            .arg("__upload-guard")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let request = format!("asdf-rs upload guard 2\nurl s3://data/{key}\nanonymous 0\nend\n");
+        child.stdin.as_mut().unwrap().write_all(request.as_bytes()).unwrap();
+        child
+    };
+    let id_of = |child: &mut Child| {
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        line.strip_prefix("upload ")
+            .unwrap_or_else(|| panic!("the guard answered {line:?}"))
+            .trim_end()
+            .to_string()
+    };
+    let stderr = |child: Child| {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+
+    // The writer dies at once: before the upload exists, or before it learns the id.
+    let mut child = guard("gone-before.asdf");
+    drop(child.stdin.take());
+    let said = stderr(child);
+    assert!(said.contains("the upload was aborted"), "{said}");
+    assert_eq!(moto.state().1, 0, "an upload nobody but the guard knew of was left");
+
+    // The writer learns the id (the upload is there), then dies.
+    let mut child = guard("gone-after.asdf");
+    let id = id_of(&mut child);
+    assert!(!id.is_empty());
+    assert_eq!(moto.state().1, 1, "the guard's upload is there while the writer lives");
+    drop(child.stdin.take());
+    let said = stderr(child);
+    assert!(said.contains("the upload was aborted"), "{said}");
+    assert_eq!(moto.state().1, 0, "the guard aborted the upload of a writer gone");
+
+    // The writer settles the upload and says `done`: the guard leaves it alone.
+    let mut child = guard("settled.asdf");
+    let id = id_of(&mut child);
+    child.stdin.as_mut().unwrap().write_all(b"done\n").unwrap();
+    let said = stderr(child);
+    assert!(!said.contains("aborted"), "{said}");
+    let (_, ups) = moto.http("GET", "/data?uploads", b"");
+    assert!(
+        String::from_utf8_lossy(&ups).contains(&id),
+        "`done` must leave the upload as it is"
+    );
+}

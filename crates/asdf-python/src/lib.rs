@@ -1380,8 +1380,9 @@ fn set_upload_guard(command: Option<Vec<String>>) {
 /// away before its upload settled, aborts the upload. Returns the exit status.
 #[pyfunction]
 fn upload_guard(py: Python<'_>) -> i32 {
-    match py.detach(|| asdf_remote::run_upload_guard(std::io::stdin().lock())) {
-        Ok(asdf_remote::GuardOutcome::Settled) => 0,
+    match py.detach(|| asdf_remote::run_upload_guard(std::io::stdin().lock(), std::io::stdout().lock())) {
+        // The writer reports the store's answer itself.
+        Ok(asdf_remote::GuardOutcome::Settled | asdf_remote::GuardOutcome::NotCreated) => 0,
         Ok(asdf_remote::GuardOutcome::Aborted) => {
             eprintln!("asdf_rs: the writer ended before its upload did; the upload was aborted (nothing written)");
             0

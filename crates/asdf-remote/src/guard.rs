@@ -4,20 +4,26 @@
 //! A process cannot clean up after `SIGKILL`; another process can. When a guard command is
 //! set ([`set_upload_guard`]: `asdf-cli` sets itself, the Python package its interpreter),
 //! each multipart upload starts one, in its own process group (an interrupt sent to the
-//! terminal's group does not reach it), and writes to its standard input what it needs to
-//! abort the upload: the URL, the store settings (credentials travel through the pipe, never
-//! on a command line) and the upload's id. When the upload completes, or is aborted by the
-//! writer itself, the writer writes `done` and the guard exits. When the pipe closes without
-//! `done` (the writer was killed, crashed, or could not reach the store to abort), the guard
-//! aborts the upload, with retries; an upload that had completed meanwhile is left as it is
-//! (the store answers that there is no such upload).
+//! terminal's group does not reach it), and writes to its standard input what it needs: the
+//! URL and the store settings (credentials travel through the pipe, never on a command line).
+//! **The guard creates the upload** and answers its id on its standard output: so there is no
+//! moment at which an upload exists that its guard does not know of (a writer that created the
+//! upload itself and then told the guard could be killed between the two). When the upload
+//! completes, or is aborted by the writer itself, the writer writes `done` and the guard
+//! exits. When the pipe closes without `done` (the writer was killed, crashed, could not reach
+//! the store to abort, or died before it read the id), the guard aborts the upload, with
+//! retries; an upload that had completed meanwhile is left as it is (the store answers that
+//! there is no such upload).
 //!
-//! What is left: a guard killed with its writer (a `SIGKILL` to both, a machine that stops).
-//! A bucket's lifecycle rule (`AbortIncompleteMultipartUpload`) is the last line there.
+//! What is left: a guard killed with its writer (a `SIGKILL` to both, a machine that stops),
+//! and a creation whose answer was lost on the network (the store made an upload whose id
+//! nobody learnt). A bucket's lifecycle rule (`AbortIncompleteMultipartUpload`) is the last
+//! line there.
 //!
-//! The request is a few lines of text (no dependency for a format): `asdf-rs upload guard 1`,
-//! then `url U`, `upload ID`, `anonymous 0|1`, `setting KEY VALUE` lines and `end`, values
-//! with `\` and newlines escaped.
+//! The request is a few lines of text (no dependency for a format): `asdf-rs upload guard 2`,
+//! then `url U`, `anonymous 0|1`, `setting KEY VALUE` lines and `end`, values with `\` and
+//! newlines escaped. The guard answers `upload ID` or `failed MESSAGE` (one line, escaped);
+//! the writer later writes `done`, or nothing.
 
 use crate::error::Error;
 use crate::options::RemoteOptions;
@@ -30,7 +36,7 @@ use std::sync::Mutex;
 /// The command started for each multipart upload (its program and arguments), if any.
 static GUARD: Mutex<Option<Vec<OsString>>> = Mutex::new(None);
 
-const FIRST_LINE: &str = "asdf-rs upload guard 1";
+const FIRST_LINE: &str = "asdf-rs upload guard 2";
 
 /// Sets the command that guards each multipart upload of this process (see the module's
 /// documentation), or none. The command must run [`run_upload_guard`] on its standard input:
@@ -78,31 +84,36 @@ pub(crate) struct Running {
     child: Option<Child>,
     stdin: Option<ChildStdin>,
 }
-/// Starts the guard of the upload `id` to `url`, if a guard command is set. A guard that
-/// cannot be started is reported on standard error and the upload goes on without it.
-pub(crate) fn start(url: &str, opts: &RemoteOptions, id: &str) -> Option<Running> {
+
+/// Starts a guard for a multipart upload to `url`, if a guard command is set, and has it
+/// create the upload: the guard and the upload's id. `None` when no guard is set, or it could
+/// not be started or could not create the upload (reported on standard error): the writer
+/// then creates the upload itself, unguarded, and meets the store's own answer.
+pub(crate) fn start(url: &str, opts: &RemoteOptions) -> Option<(Running, String)> {
     let command = guard_command()?;
+    let warn = |why: &str| {
+        eprintln!(
+            "warning: the upload guard ({}) {why}: a killed upload of {url} would leave its parts",
+            command[0].to_string_lossy()
+        );
+    };
     let mut cmd = Command::new(&command[0]);
     cmd.args(&command[1..])
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!(
-                "warning: the upload guard ({}) could not be started ({e}): a killed upload of {url} would leave its parts",
-                command[0].to_string_lossy()
-            );
+            warn(&format!("could not be started ({e})"));
             return None;
         }
     };
     let mut request = format!(
-        "{FIRST_LINE}\nurl {}\nupload {}\nanonymous {}\n",
+        "{FIRST_LINE}\nurl {}\nanonymous {}\n",
         escape(url),
-        escape(id),
         u8::from(opts.anonymous)
     );
     for (k, v) in &opts.settings {
@@ -110,18 +121,35 @@ pub(crate) fn start(url: &str, opts: &RemoteOptions, id: &str) -> Option<Running
     }
     request.push_str("end\n");
     let mut stdin = child.stdin.take();
-    if let Some(s) = stdin.as_mut() {
-        // The request fits the pipe's buffer: written at once, kept if this process dies.
-        if s.write_all(request.as_bytes()).and_then(|()| s.flush()).is_err() {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
+    let stdout = child.stdout.take();
+    let answer = (|| {
+        let s = stdin.as_mut()?;
+        // The request fits the pipe's buffer: written at once.
+        s.write_all(request.as_bytes()).and_then(|()| s.flush()).ok()?;
+        let mut line = String::new();
+        std::io::BufReader::new(stdout?).read_line(&mut line).ok()?;
+        Some(line)
+    })();
+    let line = answer.unwrap_or_default();
+    let line = line.trim_end_matches(['\n', '\r']);
+    if let Some(id) = line.strip_prefix("upload ").map(unescape) {
+        return Some((
+            Running {
+                child: Some(child),
+                stdin,
+            },
+            id,
+        ));
     }
-    Some(Running {
-        child: Some(child),
-        stdin,
-    })
+    // No upload was made (or the guard ended): the guard is told nothing more.
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    match line.strip_prefix("failed ") {
+        Some(why) => warn(&format!("could not create the upload ({})", unescape(why))),
+        None => warn("did not answer"),
+    }
+    None
 }
 
 impl Running {
@@ -154,15 +182,19 @@ pub enum GuardOutcome {
     Settled,
     /// The writer went away first: the upload was aborted (or had completed already).
     Aborted,
+    /// The upload could not be created (the store's answer was sent to the writer, which
+    /// creates it itself and reports what the store says).
+    NotCreated,
 }
 
-/// The guard's body (`asdf-cli __upload-guard`): reads the request from `input`, waits for
-/// `done` or the end of `input`, and aborts the upload in the second case.
+/// The guard's body (`asdf-cli __upload-guard`): reads the request from `input`, creates the
+/// upload and answers its id on `output`, waits for `done` or the end of `input`, and aborts
+/// the upload in the second case.
 ///
 /// # Errors
-/// A request that is not a guard's ([`Error::Setting`]); the store's failure to abort after
-/// retries.
-pub fn run_upload_guard(mut input: impl BufRead) -> Result<GuardOutcome, Error> {
+/// A request that is not a guard's ([`Error::Setting`]); the store's failure to abort the
+/// upload after retries.
+pub fn run_upload_guard(mut input: impl BufRead, mut output: impl std::io::Write) -> Result<GuardOutcome, Error> {
     let bad = |line: &str| Error::Setting {
         url: "(upload guard)".into(),
         key: "request".into(),
@@ -176,7 +208,7 @@ pub fn run_upload_guard(mut input: impl BufRead) -> Result<GuardOutcome, Error> 
     if !next(&mut input, &mut line) || line.trim_end() != FIRST_LINE {
         return Err(bad(line.trim_end()));
     }
-    let (mut url, mut id) = (None, None);
+    let mut url = None;
     let mut opts = RemoteOptions::default();
     loop {
         if !next(&mut input, &mut line) {
@@ -189,7 +221,6 @@ pub fn run_upload_guard(mut input: impl BufRead) -> Result<GuardOutcome, Error> 
         let (key, rest) = l.split_once(' ').unwrap_or((l, ""));
         match key {
             "url" => url = Some(unescape(rest)),
-            "upload" => id = Some(unescape(rest)),
             "anonymous" => opts.anonymous = rest == "1",
             "setting" => {
                 let (k, v) = rest.split_once(' ').unwrap_or((rest, ""));
@@ -198,9 +229,19 @@ pub fn run_upload_guard(mut input: impl BufRead) -> Result<GuardOutcome, Error> 
             _ => return Err(bad(l)),
         }
     }
-    let (Some(url), Some(id)) = (url, id) else {
-        return Err(bad("(no url or upload id)"));
+    let Some(url) = url else {
+        return Err(bad("(no url)"));
     };
+    let id = match create(&url, &opts) {
+        Ok(id) => id,
+        Err(e) => {
+            // The writer creates the upload itself and meets the store's answer.
+            let _ = writeln!(output, "failed {}", escape(&e.to_string())).and_then(|()| output.flush());
+            return Ok(GuardOutcome::NotCreated);
+        }
+    };
+    // A writer gone already (a closed pipe) is found below: the upload is aborted.
+    let _ = writeln!(output, "upload {}", escape(&id)).and_then(|()| output.flush());
     while next(&mut input, &mut line) {
         if line.trim_end() == "done" {
             return Ok(GuardOutcome::Settled);
@@ -210,15 +251,45 @@ pub fn run_upload_guard(mut input: impl BufRead) -> Result<GuardOutcome, Error> 
     Ok(GuardOutcome::Aborted)
 }
 
-/// Aborts the multipart upload `id` of `url` (an upload that no longer exists is not an
-/// error: it completed or was aborted).
-fn abort(url: &str, opts: &RemoteOptions, id: &str) -> Result<(), Error> {
-    use object_store::multipart::MultipartStore;
+/// The multipart store of `url` and the object's path in it (`None` for plain HTTP, which
+/// has no multipart uploads).
+fn multipart_store(url: &str, opts: &RemoteOptions) -> Result<(Built, object_store::path::Path), Error> {
     let parsed = url::Url::parse(url).map_err(|source| Error::Url {
         url: url.to_string(),
         source,
     })?;
-    let (built, path) = build_typed(&parsed, url, opts)?;
+    build_typed(&parsed, url, opts)
+}
+
+/// Creates a multipart upload to `url`: its id.
+fn create(url: &str, opts: &RemoteOptions) -> Result<String, Error> {
+    use object_store::multipart::MultipartStore;
+    let (built, path) = multipart_store(url, opts)?;
+    let deadline = opts.deadline;
+    let result = crate::store::run(async move {
+        let store: &dyn MultipartStore = match &built {
+            Built::S3(s) => s,
+            Built::Gcs(s) => s,
+            Built::Azure(s) => s,
+            Built::Http(_) => {
+                return Err(object_store::Error::NotSupported {
+                    source: "a plain HTTP server has no multipart uploads".into(),
+                });
+            }
+        };
+        crate::store::within(deadline, store.create_multipart(&path)).await
+    })?;
+    result.map_err(|source| Error::Store {
+        url: url.to_string(),
+        source,
+    })
+}
+
+/// Aborts the multipart upload `id` of `url` (an upload that no longer exists is not an
+/// error: it completed or was aborted).
+fn abort(url: &str, opts: &RemoteOptions, id: &str) -> Result<(), Error> {
+    use object_store::multipart::MultipartStore;
+    let (built, path) = multipart_store(url, opts)?;
     let id = id.to_string();
     let deadline = opts.deadline;
     let result = crate::store::run(async move {
@@ -246,10 +317,7 @@ mod tests {
     use super::*;
 
     fn request(settings: &[(&str, &str)]) -> String {
-        let mut r = format!(
-            "{FIRST_LINE}\nurl s3://b/k.asdf\nupload {}\nanonymous 0\n",
-            escape("id\nwith\\odd")
-        );
+        let mut r = format!("{FIRST_LINE}\nurl s3://b/k.asdf\nanonymous 0\n");
         for (k, v) in settings {
             r.push_str(&format!("setting {k} {}\n", escape(v)));
         }
@@ -265,40 +333,43 @@ mod tests {
     }
 
     #[test]
-    fn done_settles_without_touching_the_store() {
-        // The endpoint cannot be reached: an abort would fail, `done` must not try one.
-        let r = request(&[("aws_endpoint", "http://127.0.0.1:9"), ("secret", "x\ny")]) + "done\n";
-        assert_eq!(run_upload_guard(r.as_bytes()).unwrap(), GuardOutcome::Settled);
-    }
-
-    #[test]
-    fn a_closed_pipe_without_done_aborts_and_reports_an_unreachable_store() {
+    fn a_store_that_cannot_be_reached_is_answered_as_failed_and_no_upload_is_assumed() {
         let r = request(&[
             ("aws_endpoint", "http://127.0.0.1:9"),
             ("aws_allow_http", "true"),
             ("aws_access_key_id", "k"),
-            ("aws_secret_access_key", "s"),
+            ("aws_secret_access_key", "s\nwith a newline"),
             ("aws_region", "us-east-1"),
             ("aws_max_retries", "0"),
-        ]);
-        let e = run_upload_guard(r.as_bytes()).unwrap_err();
-        assert!(matches!(e, Error::Store { .. }), "{e}");
+        ]) + "done\n";
+        let mut out = Vec::new();
+        assert_eq!(
+            run_upload_guard(r.as_bytes(), &mut out).unwrap(),
+            GuardOutcome::NotCreated
+        );
+        let out = String::from_utf8(out).unwrap();
+        assert!(
+            out.starts_with("failed ") && out.ends_with('\n') && out.matches('\n').count() == 1,
+            "{out:?}"
+        );
     }
 
     #[test]
-    fn a_request_that_is_not_a_guards_is_refused() {
+    fn a_request_that_is_not_a_guards_is_refused_before_the_store_is_touched() {
         for r in [
-            "",
-            "hello\n",
-            "asdf-rs upload guard 1\nurl x\n",
-            "asdf-rs upload guard 1\nbogus 1\nend\n",
+            String::new(),
+            "hello\n".into(),
+            "asdf-rs upload guard 1\nurl s3://b/k\nend\n".into(),
+            format!("{FIRST_LINE}\nurl x\n"),
+            format!("{FIRST_LINE}\nbogus 1\nend\n"),
+            format!("{FIRST_LINE}\nanonymous 1\nend\n"),
         ] {
+            let mut out = Vec::new();
             assert!(
-                matches!(run_upload_guard(r.as_bytes()), Err(Error::Setting { .. })),
+                matches!(run_upload_guard(r.as_bytes(), &mut out), Err(Error::Setting { .. })),
                 "{r:?}"
             );
+            assert!(out.is_empty(), "{r:?}");
         }
-        let no_id = format!("{FIRST_LINE}\nurl s3://b/k\nend\n");
-        assert!(run_upload_guard(no_id.as_bytes()).is_err());
     }
 }

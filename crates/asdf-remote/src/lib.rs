@@ -812,23 +812,31 @@ pub fn put_file(
         .build()
         .map_err(|e| Error::Runtime(io::Error::other(e)))?;
     let _uploading = Uploading::start();
-    let guard = Mutex::new(None);
-    let watch = |w: upload::Watch<'_>| {
-        let mut g = guard.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        match w {
-            upload::Watch::Started(id) => *g = guard::start(url, &opts, id),
-            upload::Watch::Settled => {
-                if let Some(r) = g.take() {
-                    r.settled();
-                }
-            }
+    // A multipart upload to a store that has them is created by its guard (if one is set).
+    let guarded = if plan.is_multipart(len) && !matches!(built, Built::Http(_)) {
+        guard::start(url, &opts)
+    } else {
+        None
+    };
+    let (guard, created) = match guarded {
+        Some((g, id)) => (Mutex::new(Some(g)), Some(id)),
+        None => (Mutex::new(None), None),
+    };
+    let settled = || {
+        let g = guard.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        if let Some(r) = g {
+            r.settled();
         }
+    };
+    let begun = upload::Begun {
+        created: created.as_deref(),
+        settled: &settled,
     };
     let cancelled =
         || CANCEL.load(Ordering::Relaxed) || opts.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
     let up = |store: &dyn upload::Target| {
         block_on(upload::upload(
-            store, &client, &path, file, len, plan, condition, &cancelled, progress, &watch,
+            store, &client, &path, file, len, plan, condition, &cancelled, progress, begun,
         ))
     };
     let done = match &built {

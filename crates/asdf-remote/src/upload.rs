@@ -68,6 +68,12 @@ impl Plan {
             concurrency: concurrency.max(1),
         }
     }
+
+    /// Whether `len` bytes go as a multipart upload (more than one part) rather than one PUT.
+    #[must_use]
+    pub fn is_multipart(&self, len: u64) -> bool {
+        len > self.part_size as u64
+    }
 }
 
 /// What a store offers a write: parts, and (where it can sign URLs) a conditional completion.
@@ -96,22 +102,34 @@ impl Target for object_store::azure::MicrosoftAzure {
     }
 }
 
-/// What happens to a multipart upload, told to its watcher (the upload guard).
-#[derive(Debug, Clone, Copy)]
-pub enum Watch<'a> {
-    /// The upload with this id was created.
-    Started(&'a str),
-    /// It completed, or was aborted by this process: no parts are left.
-    Settled,
+/// How a multipart upload is begun and whom to tell when it has settled: the upload guard,
+/// which creates the upload itself (so that it knows of it before this process does), or
+/// nobody.
+#[derive(Clone, Copy)]
+pub struct Begun<'a> {
+    /// The id of an upload already created for this write (by its guard); `None`: created here.
+    pub created: Option<&'a str>,
+    /// Told once the upload has completed, or was aborted by this process (not when its abort
+    /// failed: then the guard must abort it).
+    pub settled: &'a (dyn Fn() + Sync),
+}
+
+impl std::fmt::Debug for Begun<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Begun")
+            .field("created", &self.created)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Uploads `len` bytes of `file` to `path`. `progress(done, total)` is called as parts finish;
-/// `cancel` is looked at before each part and while parts are in flight; `watch` is told when
-/// a multipart upload starts and when it has settled (not when its abort failed).
+/// `cancel` is looked at before each part and while parts are in flight; `begun` says whether
+/// the multipart upload exists already and whom to tell when it settled. Whether a write is
+/// multipart: [`Plan::is_multipart`].
 ///
 /// # Errors
 /// [`UploadError`]; on every error the upload is aborted (best effort: a store that cannot
-/// be reached any more keeps the parts until its lifecycle rules remove them).
+/// be reached any more keeps the parts until its guard or its lifecycle rules remove them).
 #[allow(clippy::too_many_arguments)]
 pub async fn upload(
     store: &dyn Target,
@@ -123,16 +141,18 @@ pub async fn upload(
     condition: &Condition,
     cancel: &(dyn Fn() -> bool + Sync),
     progress: &(dyn Fn(u64, u64) + Sync),
-    watch: &(dyn Fn(Watch<'_>) + Sync),
+    begun: Begun<'_>,
 ) -> Result<Option<String>, UploadError> {
-    if len <= plan.part_size as u64 {
+    if !plan.is_multipart(len) {
         return put_whole(store, path, file, len, condition, cancel, progress).await;
     }
-    let id = store.create_multipart(path).await?;
-    watch(Watch::Started(&id));
+    let id = match begun.created {
+        Some(id) => id.to_string(),
+        None => store.create_multipart(path).await?,
+    };
     let result = parts_and_complete(store, client, path, &id, file, len, plan, condition, cancel, progress).await;
     if result.is_ok() || store.abort_multipart(path, &id).await.is_ok() {
-        watch(Watch::Settled);
+        (begun.settled)();
     }
     result
 }
