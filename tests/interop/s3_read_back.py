@@ -2,7 +2,8 @@
 `asdf.open(fs.open(url))`) and compares each with a local file read by Python asdf: every
 array's values, dtype and shape, and the tree's other values. Prints one JSON line per pair.
 
-usage: s3_read_back.py ENDPOINT URL LOCAL [URL LOCAL ...]"""
+usage: s3_read_back.py ENDPOINT URL LOCAL [URL LOCAL ...]
+ENDPOINT `-`: each URL is a local file (an object fetched by the store's own client)."""
 import json
 import sys
 
@@ -24,10 +25,13 @@ def plain(node, arrays, path="", skip=("asdf_library", "history")):
 
 def main():
     endpoint = sys.argv[1]
-    fs = s3fs.S3FileSystem(key="testing", secret="testing", client_kwargs={"endpoint_url": endpoint, "region_name": "us-east-1"})
+    if endpoint == "-":
+        fs = None
+    else:
+        fs = s3fs.S3FileSystem(key="testing", secret="testing", client_kwargs={"endpoint_url": endpoint, "region_name": "us-east-1"})
     pairs = sys.argv[2:]
     for url, local in zip(pairs[::2], pairs[1::2]):
-        with fs.open(url, "rb") as remote, asdf.open(remote, lazy_load=False, memmap=False) as a, asdf.open(
+        with (fs.open(url, "rb") if fs else open(url, "rb")) as remote, asdf.open(remote, lazy_load=False, memmap=False) as a, asdf.open(
             local, lazy_load=False, memmap=False
         ) as b:
             ra, la = {}, {}

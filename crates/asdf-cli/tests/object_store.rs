@@ -4,6 +4,8 @@
 //! interrupted (SIGTERM) or killed (SIGKILL: its upload guard aborts it) leaves no object and no
 //! parts;
 //! a write over an object that changed since it was read is refused and changes nothing.
+//! The same for `az://` on Azurite (Microsoft's Azure Storage emulator), read back by Azure's
+//! own Python client and Python asdf.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -383,4 +385,206 @@ fn the_upload_guard_creates_the_upload_and_aborts_it_whenever_the_writer_is_gone
         String::from_utf8_lossy(&ups).contains(&id),
         "`done` must leave the upload as it is"
     );
+}
+
+/// Azurite (Microsoft's Azure Storage emulator, from npm: `tests/servers/azurite`'s locked
+/// package, installed by `npm ci` when missing) on loopback, set up and read by Azure's own
+/// Python client (`tests/servers/azurite_server.py`); stopped when dropped.
+struct Azurite {
+    child: Child,
+    port: u16,
+}
+
+/// Azurite's development account and key (public, the same in every installation).
+const AZURITE_ACCOUNT: &str = "devstoreaccount1";
+const AZURITE_KEY: &str = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+impl Azurite {
+    fn start() -> Self {
+        let dir = root().join("tests/servers/azurite");
+        let bin = dir.join("node_modules/.bin/azurite-blob");
+        if !bin.exists() {
+            let st = Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund", "--silent"])
+                .current_dir(&dir)
+                .status()
+                .unwrap_or_else(|e| panic!("npm (Node.js) is needed to install Azurite: {e}"));
+            assert!(st.success(), "npm ci (azurite) failed");
+        }
+        let mut child = Command::new(asdf_testdata::interop_python())
+            .arg(root().join("tests/servers/azurite_server.py"))
+            .arg("serve")
+            .arg(&bin)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .strip_prefix("PORT ")
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or_else(|| panic!("azurite did not start: {line:?}"));
+        Azurite { child, port }
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}/{AZURITE_ACCOUNT}", self.port)
+    }
+
+    fn options(&self) -> asdf::RemoteOptions {
+        asdf::RemoteOptions::default()
+            .setting("azure_storage_account_name", AZURITE_ACCOUNT)
+            .setting("azure_storage_account_key", AZURITE_KEY)
+            .setting("azure_storage_endpoint", self.endpoint())
+            .setting("azure_allow_http", "true")
+    }
+
+    /// `asdf-cli` with the account in the environment, as a user's shell has it.
+    fn cli(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_asdf-cli"));
+        cmd.env("AZURE_STORAGE_ACCOUNT_NAME", AZURITE_ACCOUNT)
+            .env("AZURE_STORAGE_ACCOUNT_KEY", AZURITE_KEY)
+            .env("AZURE_STORAGE_ENDPOINT", self.endpoint())
+            .env("AZURE_ALLOW_HTTP", "true");
+        cmd
+    }
+
+    /// Azure's client on `data/BLOB`: its answer's one line.
+    fn client(&self, args: &[&str]) -> String {
+        let out = Command::new(asdf_testdata::interop_python())
+            .arg(root().join("tests/servers/azurite_server.py"))
+            .arg(args[0])
+            .arg(self.port.to_string())
+            .args(&args[1..])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// The committed blob `data/BLOB` as Azure's client reads it, if there is one.
+    fn get(&self, blob: &str, out: &Path) -> Option<Vec<u8>> {
+        let said = self.client(&["get", blob, out.to_str().unwrap()]);
+        (said != "missing").then(|| std::fs::read(out).unwrap())
+    }
+}
+
+impl Drop for Azurite {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// `az://` on Azurite: files written by the library (3 blocks of 8 MiB and a block list) and by
+/// `asdf-cli convert`, fetched by Azure's own client and read by Python asdf equal to the local
+/// files, and read back through `az://`; a write over a blob replaced since it was read is
+/// refused and changes nothing; a killed upload leaves no blob (Azure has no upload to abort:
+/// its uncommitted blocks are invisible and dropped by the service).
+#[test]
+fn azure_blob_storage_on_azurite_writes_read_back_by_azures_client_and_python_asdf() {
+    let t0 = Instant::now();
+    let az = Azurite::start();
+    println!("azurite up in {:.1} s", t0.elapsed().as_secs_f64());
+    let d = dir("az-writes");
+    let (raw, zstd) = (d.join("raw.asdf"), d.join("zstd.asdf"));
+    sample(&raw, 20, None);
+    sample(&zstd, 12, Some("zstd"));
+    let f = asdf::Open::path_or_url(&raw).open().unwrap();
+    f.write_to_url("az://data/lib/raw.asdf", &asdf::WriteOptions::default(), &az.options())
+        .unwrap();
+    let out = az
+        .cli()
+        .args(["convert", zstd.to_str().unwrap(), "-o", "az://data/cli/zstd.asdf"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (got_raw, got_zstd) = (d.join("got-raw.asdf"), d.join("got-zstd.asdf"));
+    assert!(az.get("lib/raw.asdf", &got_raw).is_some());
+    assert!(az.get("cli/zstd.asdf", &got_zstd).is_some());
+    let mut cmd = Command::new(asdf_testdata::interop_python());
+    cmd.arg(root().join("tests/interop/s3_read_back.py")).arg("-");
+    for (got, local) in [(&got_raw, &raw), (&got_zstd, &zstd)] {
+        cmd.arg(got).arg(local);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let got: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    println!("{got:?}");
+    assert_eq!(got.len(), 2);
+    for g in &got {
+        assert_eq!(g["arrays"], 2, "{g}");
+        assert_eq!(g["tree_equal"], true, "{g}");
+        assert_eq!(g["arrays_equal"], true, "{g}");
+    }
+    assert_eq!(got[0]["values"], 20 * 131_072 + 120 * 77);
+    // Read back through az:// by this library: the same values as the local file.
+    for (url, local) in [("az://data/lib/raw.asdf", &raw), ("az://data/cli/zstd.asdf", &zstd)] {
+        let remote = asdf::Open::path_or_url(url)
+            .storage_options(az.options())
+            .open()
+            .unwrap();
+        let local = asdf::Open::path_or_url(local).open().unwrap();
+        for p in ["/sci/data", "/sci/image"] {
+            let (a, b) = (remote.array(p).unwrap(), local.array(p).unwrap());
+            assert!(a.values().unwrap() == b.values().unwrap(), "{url} {p}");
+        }
+    }
+
+    println!("written and read back at {:.1} s", t0.elapsed().as_secs_f64());
+    // A blob replaced after it was read: the write over it is refused and changes nothing.
+    let opened = asdf::Open::path_or_url("az://data/lib/raw.asdf")
+        .storage_options(az.options())
+        .open()
+        .unwrap();
+    let other = d.join("other.asdf");
+    std::fs::write(
+        &other,
+        b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n--- {x: 1}\n...\n",
+    )
+    .unwrap();
+    assert_eq!(az.client(&["put", "lib/raw.asdf", other.to_str().unwrap()]), "put");
+    let e = opened
+        .write_to_url("az://data/lib/raw.asdf", &asdf::WriteOptions::default(), &az.options())
+        .unwrap_err();
+    assert_eq!(e.kind(), asdf::ErrorKind::Refused, "{e}");
+    assert_eq!(
+        az.get("lib/raw.asdf", &d.join("after.asdf")).unwrap(),
+        std::fs::read(&other).unwrap(),
+        "the other writer's blob is kept"
+    );
+
+    println!("refused at {:.1} s", t0.elapsed().as_secs_f64());
+    // A writer killed in the middle of its upload: no blob.
+    let big = d.join("big.asdf");
+    sample(&big, 192, None);
+    let mut child = az
+        .cli()
+        .args(["convert", big.to_str().unwrap(), "-o", "az://data/killed.asdf"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while az.client(&["uncommitted", "killed.asdf"]) == "0" {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the upload ended before it was killed"
+        );
+        assert!(start.elapsed() < Duration::from_secs(120), "no upload began");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    assert!(!child.wait().unwrap().success());
+    assert!(
+        az.get("killed.asdf", &d.join("killed-got.asdf")).is_none(),
+        "a killed upload left a blob"
+    );
+    println!("killed upload checked at {:.1} s", t0.elapsed().as_secs_f64());
 }

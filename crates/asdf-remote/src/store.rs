@@ -7,7 +7,7 @@ use crate::profiles;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::http::HttpBuilder;
 use object_store::path::Path as StorePath;
-use object_store::{ClientOptions, ObjectStore, RetryConfig};
+use object_store::{ClientConfigKey, ClientOptions, ObjectStore, RetryConfig};
 use std::io;
 use std::sync::{Arc, OnceLock};
 
@@ -160,6 +160,22 @@ pub(crate) fn build_typed(url: &url::Url, text: &str, opts: &RemoteOptions) -> R
             .with_timeout(opts.request_timeout)
             .with_connect_timeout(opts.request_timeout.min(std::time::Duration::from_secs(10)))
     };
+    // The same timeouts as configuration keys: set on a builder made from the environment
+    // without replacing its client options (`AZURE_ALLOW_HTTP`, proxies and the like, which
+    // `with_client_options` would drop).
+    let timeouts = [
+        (
+            ClientConfigKey::Timeout,
+            format!("{}ms", opts.request_timeout.as_millis()),
+        ),
+        (
+            ClientConfigKey::ConnectTimeout,
+            format!(
+                "{}ms",
+                opts.request_timeout.min(std::time::Duration::from_secs(10)).as_millis()
+            ),
+        ),
+    ];
     let path = StorePath::from_url_path(url.path()).map_err(|e| store_err(e.into()))?;
     let container = url.host_str().unwrap_or_default();
     let anonymous = |settings: &[(String, String)]| {
@@ -208,11 +224,14 @@ pub(crate) fn build_typed(url: &url::Url, text: &str, opts: &RemoteOptions) -> R
                     Err(source) => return Err(store_err(source)),
                 }
             }
+            for (k, v) in timeouts {
+                b = b.with_config(AmazonS3ConfigKey::Client(k), v);
+            }
             if let Some(e) = endpoint {
-                b = b
-                    .with_client_options(client().with_allow_http(e.starts_with("http://")))
-                    .with_endpoint(e)
-                    .with_virtual_hosted_style_request(false);
+                if e.starts_with("http://") {
+                    b = b.with_config(AmazonS3ConfigKey::Client(ClientConfigKey::AllowHttp), "true");
+                }
+                b = b.with_endpoint(e).with_virtual_hosted_style_request(false);
             }
             let anon =
                 anonymous(&opts.settings) || (profile.is_empty() && !profiles::aws_credentials_known(&opts.settings));
@@ -229,8 +248,10 @@ pub(crate) fn build_typed(url: &url::Url, text: &str, opts: &RemoteOptions) -> R
             use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
             let mut b = GoogleCloudStorageBuilder::from_env()
                 .with_bucket_name(container)
-                .with_retry(retry)
-                .with_client_options(client());
+                .with_retry(retry);
+            for (k, v) in timeouts {
+                b = b.with_config(GoogleConfigKey::Client(k), v);
+            }
             for (k, v) in config_keys::<GoogleConfigKey>(&opts.settings).map_err(store_err)? {
                 b = b.with_config(k, v);
             }
@@ -249,8 +270,10 @@ pub(crate) fn build_typed(url: &url::Url, text: &str, opts: &RemoteOptions) -> R
             };
             let mut b = MicrosoftAzureBuilder::from_env()
                 .with_container_name(container)
-                .with_retry(retry)
-                .with_client_options(client());
+                .with_retry(retry);
+            for (k, v) in timeouts {
+                b = b.with_config(AzureConfigKey::Client(k), v);
+            }
             if let Some(a) = account {
                 b = b.with_account(a);
             }
