@@ -122,16 +122,32 @@ pub(crate) fn start(url: &str, opts: &RemoteOptions) -> Option<(Running, String)
     request.push_str("end\n");
     let mut stdin = child.stdin.take();
     let stdout = child.stdout.take();
-    let answer = (|| {
-        let s = stdin.as_mut()?;
+    let written = stdin.as_mut().is_some_and(|s| {
         // The request fits the pipe's buffer: written at once.
-        s.write_all(request.as_bytes()).and_then(|()| s.flush()).ok()?;
-        let mut line = String::new();
-        std::io::BufReader::new(stdout?).read_line(&mut line).ok()?;
-        Some(line)
-    })();
-    let line = answer.unwrap_or_default();
-    let line = line.trim_end_matches(['\n', '\r']);
+        s.write_all(request.as_bytes()).and_then(|()| s.flush()).is_ok()
+    });
+    // The answer: the first line that is one (a line the interpreter or a library prints on
+    // the way is passed over), read on a thread of its own so that a guard that hangs does
+    // not hang the write: after the store's deadline and half a minute more, the write goes
+    // on unguarded.
+    let (tx, rx) = std::sync::mpsc::channel();
+    // Without a reader (the request could not be written: the guard is gone) the channel is
+    // closed at once: no wait.
+    if let (true, Some(out)) = (written, stdout) {
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                if line.starts_with("upload ") || line.starts_with("failed ") {
+                    let _ = tx.send(line);
+                    return;
+                }
+            }
+        });
+    } else {
+        drop(tx);
+    }
+    let wait = opts.deadline.saturating_add(std::time::Duration::from_secs(30));
+    let line = rx.recv_timeout(wait).unwrap_or_default();
     if let Some(id) = line.strip_prefix("upload ").map(unescape) {
         return Some((
             Running {
@@ -141,13 +157,13 @@ pub(crate) fn start(url: &str, opts: &RemoteOptions) -> Option<(Running, String)
             id,
         ));
     }
-    // No upload was made (or the guard ended): the guard is told nothing more.
+    // No upload for this write: the pipe closes without `done`, so a guard that made one late
+    // aborts it; its exit is waited for on a thread of its own.
     drop(stdin);
-    let _ = child.kill();
-    let _ = child.wait();
+    std::thread::spawn(move || child.wait());
     match line.strip_prefix("failed ") {
         Some(why) => warn(&format!("could not create the upload ({})", unescape(why))),
-        None => warn("did not answer"),
+        None => warn(&format!("gave no answer within {} s", wait.as_secs())),
     }
     None
 }
@@ -322,6 +338,29 @@ mod tests {
             r.push_str(&format!("setting {k} {}\n", escape(v)));
         }
         r + "end\n"
+    }
+
+    /// The writer's side: the answer is the first line that is one; a guard that ends without
+    /// answering, or fails, leaves the write unguarded (`None`) at once.
+    #[cfg(unix)]
+    #[test]
+    fn the_writer_takes_the_guards_answer_past_other_lines() {
+        let sh = |script: &str| Some(vec!["sh".into(), "-c".into(), script.into()]);
+        let opts = RemoteOptions::default();
+        set_upload_guard(sh(
+            "cat >/dev/null & echo 'a line of noise'; printf '%s\\n' 'upload id\\n2'; wait",
+        ));
+        let (running, id) = start("s3://b/k", &opts).unwrap();
+        assert_eq!(id, "id\n2");
+        running.settled();
+        for script in ["exit 0", "echo 'failed the store said no'", "echo 'uploaded'; exit 3"] {
+            set_upload_guard(sh(script));
+            let t = std::time::Instant::now();
+            assert!(start("s3://b/k", &opts).is_none(), "{script}");
+            assert!(t.elapsed() < std::time::Duration::from_secs(10), "{script}");
+        }
+        set_upload_guard(None);
+        assert!(start("s3://b/k", &opts).is_none());
     }
 
     #[test]
