@@ -22,22 +22,9 @@ struct Moto {
 
 impl Moto {
     fn start() -> Self {
-        let py = asdf_testdata::interop_python();
-        let mut child = Command::new(py)
-            .arg(root().join("tests/servers/s3_server.py"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .strip_prefix("PORT ")
-            .and_then(|p| p.trim().parse().ok())
-            .unwrap_or_else(|| panic!("moto did not start: {line:?}"));
+        let mut cmd = Command::new(asdf_testdata::interop_python());
+        cmd.arg(root().join("tests/servers/s3_server.py")).stderr(Stdio::null());
+        let (child, port) = start_server(cmd, "moto");
         Moto { child, port }
     }
 
@@ -97,6 +84,21 @@ impl Drop for Moto {
         drop(self.child.stdin.take());
         let _ = self.child.wait();
     }
+}
+
+/// Starts a test server's script (`cmd`), which prints `PORT <n>` once it answers and serves
+/// until its standard input closes: the process and the port.
+fn start_server(mut cmd: Command, what: &str) -> (Child, u16) {
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .strip_prefix("PORT ")
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{what} did not start: {line:?}"));
+    (child, port)
 }
 
 fn root() -> PathBuf {
@@ -411,22 +413,11 @@ impl Azurite {
                 .unwrap_or_else(|e| panic!("npm (Node.js) is needed to install Azurite: {e}"));
             assert!(st.success(), "npm ci (azurite) failed");
         }
-        let mut child = Command::new(asdf_testdata::interop_python())
-            .arg(root().join("tests/servers/azurite_server.py"))
+        let mut cmd = Command::new(asdf_testdata::interop_python());
+        cmd.arg(root().join("tests/servers/azurite_server.py"))
             .arg("serve")
-            .arg(&bin)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .strip_prefix("PORT ")
-            .and_then(|p| p.trim().parse().ok())
-            .unwrap_or_else(|| panic!("azurite did not start: {line:?}"));
+            .arg(&bin);
+        let (child, port) = start_server(cmd, "azurite");
         Azurite { child, port }
     }
 

@@ -279,19 +279,13 @@ fn multipart_store(url: &str, opts: &RemoteOptions) -> Result<(Built, object_sto
 
 /// Creates a multipart upload to `url`: its id.
 fn create(url: &str, opts: &RemoteOptions) -> Result<String, Error> {
-    use object_store::multipart::MultipartStore;
     let (built, path) = multipart_store(url, opts)?;
     let deadline = opts.deadline;
     let result = crate::store::run(async move {
-        let store: &dyn MultipartStore = match &built {
-            Built::S3(s) => s,
-            Built::Gcs(s) => s,
-            Built::Azure(s) => s,
-            Built::Http(_) => {
-                return Err(object_store::Error::NotSupported {
-                    source: "a plain HTTP server has no multipart uploads".into(),
-                });
-            }
+        let Some(store) = built.multipart() else {
+            return Err(object_store::Error::NotSupported {
+                source: "a plain HTTP server has no multipart uploads".into(),
+            });
         };
         crate::store::within(deadline, store.create_multipart(&path)).await
     })?;
@@ -304,16 +298,12 @@ fn create(url: &str, opts: &RemoteOptions) -> Result<String, Error> {
 /// Aborts the multipart upload `id` of `url` (an upload that no longer exists is not an
 /// error: it completed or was aborted).
 fn abort(url: &str, opts: &RemoteOptions, id: &str) -> Result<(), Error> {
-    use object_store::multipart::MultipartStore;
     let (built, path) = multipart_store(url, opts)?;
     let id = id.to_string();
     let deadline = opts.deadline;
     let result = crate::store::run(async move {
-        let store: &dyn MultipartStore = match &built {
-            Built::S3(s) => s,
-            Built::Gcs(s) => s,
-            Built::Azure(s) => s,
-            Built::Http(_) => return Ok(()),
+        let Some(store) = built.multipart() else {
+            return Ok(());
         };
         let r = crate::store::within(deadline, store.abort_multipart(&path, &id)).await;
         match r {

@@ -126,6 +126,16 @@ pub(crate) enum Built {
 }
 
 impl Built {
+    /// The store's multipart uploads (a plain HTTP server has none).
+    pub(crate) fn multipart(&self) -> Option<&dyn object_store::multipart::MultipartStore> {
+        match self {
+            Built::Http(_) => None,
+            Built::S3(s) => Some(s),
+            Built::Gcs(s) => Some(s),
+            Built::Azure(s) => Some(s),
+        }
+    }
+
     pub(crate) fn into_dyn(self) -> Arc<dyn ObjectStore> {
         match self {
             Built::Http(s) => Arc::new(s),
