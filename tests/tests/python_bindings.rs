@@ -11,16 +11,6 @@ fn the_python_package_passes_its_pytest_suite() {
     let root = asdf_testdata::workspace_root();
     let py = asdf_testdata::interop_python();
     let venv = py.parent().and_then(|b| b.parent()).unwrap().to_path_buf();
-    // CI builds the extension in the background while other tests run, holding this lock
-    // (`.ci/run`): this build waits for that one (and then finds it done) instead of running
-    // beside it into the same folder and virtual environment.
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(root.join("target/pyext.lock"))
-        .unwrap();
-    lock.lock().unwrap();
     // Its own target folder: this test runs while cargo holds the workspace's.
     let build = Command::new(&py)
         .args(["-m", "maturin", "develop", "-q", "--profile", "pyext", "-m"])
@@ -38,7 +28,6 @@ fn the_python_package_passes_its_pytest_suite() {
         .status()
         .unwrap();
     assert!(build.success(), "maturin develop failed");
-    drop(lock);
 
     let mut cmd = Command::new(&py);
     cmd.args([
