@@ -477,6 +477,14 @@ impl Drop for Azurite {
 /// its uncommitted blocks are invisible and dropped by the service).
 #[test]
 fn azure_blob_storage_on_azurite_writes_read_back_by_azures_client_and_python_asdf() {
+    // Azurite comes from npm: without Node.js this says so loudly (CI sets
+    // ASDF_REQUIRE_AZURITE=1, which makes it a failure).
+    if Command::new("npm").arg("--version").output().is_err() {
+        let msg = "NOT RUN: object_store::azure_blob_storage_on_azurite_writes_read_back_by_azures_client_and_python_asdf (needs Node.js with npm to install Azurite)";
+        assert!(std::env::var_os("ASDF_REQUIRE_AZURITE").is_none(), "{msg}");
+        eprintln!("{msg}");
+        return;
+    }
     let t0 = Instant::now();
     let az = Azurite::start();
     println!("azurite up in {:.1} s", t0.elapsed().as_secs_f64());

@@ -135,7 +135,8 @@ pub(crate) fn start(url: &str, opts: &RemoteOptions) -> Option<(Running, String)
     // closed at once: no wait.
     if let (true, Some(out)) = (written, stdout) {
         std::thread::spawn(move || {
-            for line in std::io::BufReader::new(out).lines() {
+            // At most 1 MiB of it: a guard that prints without end is no answer.
+            for line in std::io::BufReader::new(std::io::Read::take(out, 1 << 20)).lines() {
                 let Ok(line) = line else { break };
                 if line.starts_with("upload ") || line.starts_with("failed ") {
                     let _ = tx.send(line);

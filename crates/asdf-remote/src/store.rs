@@ -165,10 +165,11 @@ pub(crate) fn build_typed(url: &url::Url, text: &str, opts: &RemoteOptions) -> R
         retry_timeout: opts.deadline,
         ..RetryConfig::default()
     };
+    let connect_timeout = opts.request_timeout.min(std::time::Duration::from_secs(10));
     let client = || {
         ClientOptions::new()
             .with_timeout(opts.request_timeout)
-            .with_connect_timeout(opts.request_timeout.min(std::time::Duration::from_secs(10)))
+            .with_connect_timeout(connect_timeout)
     };
     // The same timeouts as configuration keys: set on a builder made from the environment
     // without replacing its client options (`AZURE_ALLOW_HTTP`, proxies and the like, which
@@ -180,10 +181,7 @@ pub(crate) fn build_typed(url: &url::Url, text: &str, opts: &RemoteOptions) -> R
         ),
         (
             ClientConfigKey::ConnectTimeout,
-            format!(
-                "{}ms",
-                opts.request_timeout.min(std::time::Duration::from_secs(10)).as_millis()
-            ),
+            format!("{}ms", connect_timeout.as_millis()),
         ),
     ];
     let path = StorePath::from_url_path(url.path()).map_err(|e| store_err(e.into()))?;
