@@ -290,6 +290,94 @@ async fn fetch_into(
     }
 }
 
+/// An answer's body being read: where its next byte sits in the object and where it must
+/// end (the checks of [`fetch_streamed`], kept across calls so that one request can be
+/// read in steps).
+struct Body {
+    stream: futures::stream::BoxStream<'static, object_store::Result<Bytes>>,
+    /// The object offset of the body's next byte.
+    at: u64,
+    /// Where the body must end (the range asked for, or the object's size).
+    end: u64,
+    /// Bytes asked for (for the errors).
+    asked: u64,
+}
+
+impl Body {
+    /// Asks for `want` (the whole object with `whole`) as [`get_version`] does.
+    async fn open(
+        store: &Arc<dyn ObjectStore>,
+        path: &StorePath,
+        want: &Range<u64>,
+        whole: bool,
+        version: Option<&Version>,
+    ) -> object_store::Result<Self> {
+        let r = get_version(store, path, (!whole).then(|| want.clone()), version).await?;
+        let (at, end) = if whole { (0, r.meta.size) } else { (want.start, want.end) };
+        Ok(Body {
+            stream: r.into_stream(),
+            at,
+            end,
+            asked: end - at,
+        })
+    }
+
+    /// Copies the body into `dst` (whose first byte is the object's byte `start`) until the
+    /// body has passed `until` or `dst`'s end: the bytes before `start` are dropped, and so
+    /// are those past `dst` (another request fetches them). A body that ends before it has
+    /// filled `dst` up to `until` is an error, and so is one longer than asked.
+    async fn fill(&mut self, start: u64, dst: &mut [u8], until: u64) -> object_store::Result<()> {
+        use futures::StreamExt as _;
+        let limit = start + dst.len() as u64;
+        let until = until.min(limit);
+        while self.at < until {
+            let Some(piece) = self.stream.next().await else {
+                let got = self.asked - (self.end - self.at);
+                return Err(answer_err(AnswerError::TooShort { asked: self.asked, got }));
+            };
+            let piece = piece?;
+            let end = self.at + piece.len() as u64;
+            if end > self.end {
+                return Err(answer_err(AnswerError::TooLong { asked: self.asked }));
+            }
+            let (from, to) = (self.at.max(start), end.min(limit));
+            if from < to {
+                // Both within this piece and within `dst`, so they fit in usize.
+                let (a, b) = (
+                    usize::try_from(from - self.at).unwrap_or(0),
+                    usize::try_from(to - self.at).unwrap_or(0),
+                );
+                let (c, d) = (
+                    usize::try_from(from - start).unwrap_or(0),
+                    usize::try_from(to - start).unwrap_or(0),
+                );
+                if let (Some(src), Some(dst)) = (piece.get(a..b), dst.get_mut(c..d)) {
+                    dst.copy_from_slice(src);
+                }
+            }
+            self.at = end;
+        }
+        Ok(())
+    }
+}
+
+/// Reads `body` on into `dst` (whose first byte is the object's byte `start`) to `dst`'s end,
+/// each part's worth of bytes within `deadline`.
+async fn finish(
+    body: &mut Body,
+    start: u64,
+    dst: &mut [u8],
+    step: u64,
+    deadline: std::time::Duration,
+) -> object_store::Result<()> {
+    let limit = start + dst.len() as u64;
+    while body.at < limit {
+        let until = body.at.saturating_add(step);
+        within(deadline, body.fill(start, dst, until)).await?;
+    }
+    Ok(())
+}
+
 /// `fut` within `deadline`, or the deadline's error (as [`within`], for streamed reads).
 async fn within_halt(
     deadline: std::time::Duration,
@@ -485,44 +573,70 @@ impl RemoteSource {
         Ok(bytes)
     }
 
-    /// `buf.len()` bytes at `offset` (inside the file), in parts of
-    /// `max(part_size, len / concurrency)` bytes, `concurrency` at a time, each answer's body
-    /// streamed straight into its part of `buf` (no copy of the read is held).
+    /// `buf.len()` bytes at `offset` (inside the file), each answer's body streamed straight
+    /// into its part of `buf` (no copy of the read is held). One request first; once it has
+    /// delivered a part ([`RemoteOptions::part_size`] bytes), its pace decides: at
+    /// [`RemoteOptions::split_below`] or faster it finishes the read alone (a server near by,
+    /// for which more requests are more work, not more bandwidth: moto reads the whole
+    /// object for each); slower, the rest is split between it and up to `concurrency - 1`
+    /// more requests of at least a part each, all at once (the pace of one connection to a
+    /// distant store, S3's, is a fraction of what several give).
     fn get_direct(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        let part = self
-            .opts
-            .part_size
-            .max(buf.len().div_ceil(self.opts.concurrency.max(1)))
-            .max(1);
+        let len = buf.len() as u64;
+        let end = offset + len;
+        let whole = self.asks_whole(len);
+        let step = self.opts.part_size.max(1) as u64;
+        let concurrency = self.opts.concurrency.max(1) as u64;
+        let split_below = self.opts.split_below;
         let store = &self.store;
         let path = &self.path;
-        // The deadline bounds each part, not the whole read: a 1 GiB block over a slow but
-        // steady link is not cut off, a stalled part is.
+        // The deadline bounds each part's worth of bytes, not the whole read: a 1 GiB block
+        // over a slow but steady link is not cut off, a stalled one is.
         let deadline = self.opts.deadline;
         let version = self.version.as_ref();
-        let whole = if part >= buf.len() {
-            self.asks_whole(buf.len() as u64)
-        } else {
-            None
-        };
-        let mut futs = Vec::new();
-        for (i, dst) in buf.chunks_mut(part).enumerate() {
-            let start = offset + (i * part) as u64;
-            let range = start..start + dst.len() as u64;
-            let asked = whole.map_or_else(|| range.clone(), |size| 0..size);
-            futs.push(async move {
-                within(deadline, fetch_into(store, path, range, whole.is_some(), version, dst))
-                    .await
-                    .map(|()| asked)
-            });
-        }
         let fut = async {
-            use futures::StreamExt as _;
+            let want = offset..end;
+            let mut first = within(deadline, Body::open(store, path, &want, whole.is_some(), version)).await?;
+            let asked_from = first.at;
+            let t0 = std::time::Instant::now();
+            within(deadline, first.fill(offset, buf, offset.saturating_add(step))).await?;
+            let secs = t0.elapsed().as_secs_f64();
+            let rate = (first.at - asked_from) as f64 / secs.max(1e-6);
+            let at = first.at.min(end);
+            let remaining = end - at;
+            let k = concurrency.min(remaining / step);
             let mut done = Vec::new();
-            let mut s = futures::stream::iter(futs).buffer_unordered(self.opts.concurrency.max(1));
-            while let Some(r) = s.next().await {
-                done.push(r?);
+            if k >= 2 && rate < split_below as f64 {
+                // The first request keeps a share of the rest; the others split the remainder.
+                let m = at + remaining / k;
+                let cut = usize::try_from(m - offset).unwrap_or(buf.len()).min(buf.len());
+                let (left, right) = buf.split_at_mut(cut);
+                let part = usize::try_from((end - m).div_ceil(k - 1)).unwrap_or(usize::MAX).max(1);
+                let mut others = Vec::new();
+                for (i, dst) in right.chunks_mut(part).enumerate() {
+                    let start = m + (i * part) as u64;
+                    let range = start..start + dst.len() as u64;
+                    others.push(async move {
+                        within(deadline, fetch_into(store, path, range.clone(), false, version, dst))
+                            .await
+                            .map(|()| range)
+                    });
+                }
+                let rest = async {
+                    use futures::StreamExt as _;
+                    let mut got = Vec::new();
+                    let mut s = futures::stream::iter(others).buffer_unordered((k - 1) as usize);
+                    while let Some(r) = s.next().await {
+                        got.push(r?);
+                    }
+                    Ok::<_, object_store::Error>(got)
+                };
+                let (_, got) = futures::future::try_join(finish(&mut first, offset, left, step, deadline), rest).await?;
+                done.extend(got);
+            } else {
+                finish(&mut first, offset, buf, step, deadline).await?;
             }
+            done.push(asked_from..first.at);
             Ok::<_, object_store::Error>(done)
         };
         let done = block_on(fut).map_err(io::Error::other)?.map_err(|e| {

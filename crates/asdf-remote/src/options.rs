@@ -6,7 +6,7 @@ use std::sync::Arc;
 /// The smallest part of a large read, unless set otherwise ([`RemoteOptions::part_size`]).
 pub const PART: usize = 8 << 20;
 /// The settings this crate reads itself (the others are the store's).
-const OWN_SETTINGS: [&str; 2] = ["concurrency", "part_size"];
+const OWN_SETTINGS: [&str; 3] = ["concurrency", "part_size", "split_below"];
 
 /// How to reach and cache a remote file.
 #[derive(Debug, Clone)]
@@ -45,6 +45,12 @@ pub struct RemoteOptions {
     pub concurrency: usize,
     /// The smallest part of a large read (setting `part_size`, in bytes).
     pub part_size: usize,
+    /// A large read is fetched by one request as long as that request delivers at least
+    /// this many bytes a second (measured over its first part); slower, the rest of the read
+    /// is split between `concurrency` requests (setting `split_below`, bytes a second; 256
+    /// MiB/s by default: faster than one connection to a cloud store, slower than one to a
+    /// server on the same machine or network).
+    pub split_below: u64,
     /// Set to true, cancels the uploads made with these options (each is aborted, its parts
     /// deleted, before its next part; nothing is written): how a caller's interrupt (Python's
     /// Ctrl-C) reaches an upload running on another thread. [`crate::cancel_uploads`] cancels every
@@ -67,6 +73,7 @@ impl Default for RemoteOptions {
             cross_origin_redirects: false,
             concurrency: 8,
             part_size: PART,
+            split_below: 256 << 20,
             cancel: None,
         }
     }
@@ -74,7 +81,7 @@ impl Default for RemoteOptions {
 
 impl RemoteOptions {
     /// The options with the settings this crate reads itself (`concurrency`, `part_size`)
-    /// taken out of [`RemoteOptions::settings`] into their fields.
+    /// taken out of [`RemoteOptions::settings`] into their fields (`split_below` too).
     ///
     /// # Errors
     /// A value that is not a positive integer.
@@ -97,6 +104,7 @@ impl RemoteOptions {
                 })?;
             match key.as_str() {
                 "concurrency" => o.concurrency = n.min(256),
+                "split_below" => o.split_below = n as u64,
                 _ => o.part_size = n.max(64 << 10),
             }
         }

@@ -40,6 +40,8 @@ enum Mode {
     SlowBody,
     /// Every answer is `503 Service Unavailable`.
     Storm,
+    /// Honest, but later answers' bodies come in pieces of 16 KiB, 5 ms apart (a slow link).
+    Paced,
 }
 
 fn serve(stream: TcpStream, file: &[u8], mode: Mode, count: &AtomicUsize) {
@@ -149,6 +151,15 @@ fn serve(stream: TcpStream, file: &[u8], mode: Mode, count: &AtomicUsize) {
             }
             return;
         }
+        if later && matches!(mode, Mode::Paced) {
+            for piece in body.chunks(16 << 10) {
+                if out.write_all(piece).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            continue;
+        }
         if out.write_all(body).is_err() {
             return;
         }
@@ -198,6 +209,45 @@ fn an_honest_server_reads_back_the_bytes() {
     let mut small = [0u8; 10];
     src.read_exact_at(199_990, &mut small).unwrap();
     assert_eq!(small, data[199_990..]);
+}
+
+/// A large read is one request while that request is fast enough, and split between
+/// `concurrency` requests once its first part comes slower than `split_below`: the same bytes
+/// either way, each fetched once (the first request stops where the others begin).
+#[test]
+fn a_large_read_is_split_only_when_one_request_is_slow() {
+    let data: Vec<u8> = (0..1_000_000u32).map(|i| (i % 253) as u8).collect();
+    let (url, count) = start(data.clone(), Mode::Paced);
+    let default = RemoteOptions::default().split_below;
+    for (split_below, requests) in [(1u64, 1usize), (default, 4)] {
+        let opts = RemoteOptions {
+            part_size: 64 << 10,
+            concurrency: 4,
+            split_below,
+            ..options()
+        };
+        let src = RemoteSource::open(&url, &opts).unwrap();
+        let before = count.load(Ordering::SeqCst);
+        let mut buf = vec![0u8; 900_000];
+        src.read_exact_at(10_000, &mut buf).unwrap();
+        assert!(buf == data[10_000..910_000], "split_below {split_below}: other bytes");
+        assert_eq!(count.load(Ordering::SeqCst) - before, requests, "split_below {split_below}");
+        let mut ranges = src.stats().ranges();
+        ranges.remove(0); // the open's
+        ranges.sort_unstable();
+        assert_eq!(ranges.len(), requests, "{ranges:?}");
+        assert_eq!(ranges.first().map(|r| r.0), Some(10_000), "{ranges:?}");
+        // The first request stops with the piece of its body that passes where the next
+        // begins; the others fetch exactly their parts.
+        for (i, w) in ranges.windows(2).enumerate() {
+            if i == 0 {
+                assert!(w[0].1 >= w[1].0 && w[0].1 - w[1].0 <= 128 << 10, "gap: {ranges:?}");
+            } else {
+                assert_eq!(w[0].1, w[1].0, "gaps or overlaps: {ranges:?}");
+            }
+        }
+        assert_eq!(ranges.last().map(|r| r.1), Some(910_000), "{ranges:?}");
+    }
 }
 
 #[test]
