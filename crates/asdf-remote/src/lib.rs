@@ -104,6 +104,10 @@ impl Stats {
     pub fn ranges(&self) -> Vec<(u64, u64)> {
         self.ranges.lock().map(|r| r.clone()).unwrap_or_default()
     }
+    /// More bytes of a request already counted.
+    fn record_more(&self, r: &Range<u64>) {
+        self.bytes.fetch_add(r.end.saturating_sub(r.start), Ordering::Relaxed);
+    }
     fn record(&self, r: &Range<u64>, url: &str) {
         self.requests.fetch_add(1, Ordering::Relaxed);
         self.bytes.fetch_add(r.end - r.start, Ordering::Relaxed);
@@ -301,6 +305,12 @@ struct Body {
     end: u64,
     /// Bytes asked for (for the errors).
     asked: u64,
+    /// How to ask again, once, from where this body stopped, should it fail: set on the
+    /// first request's body when it is parked (a connection the server closed while it
+    /// waited, or the client's time limit on the whole request, is no reason to fail a read).
+    resume: Option<(Arc<dyn ObjectStore>, StorePath, Option<Version>)>,
+    /// Where the second request, made when this body failed, began.
+    resumed_at: Option<u64>,
 }
 
 impl Body {
@@ -313,20 +323,53 @@ impl Body {
         version: Option<&Version>,
     ) -> object_store::Result<Self> {
         let r = get_version(store, path, (!whole).then(|| want.clone()), version).await?;
-        let (at, end) = if whole { (0, r.meta.size) } else { (want.start, want.end) };
+        let (at, end) = if whole {
+            (0, r.meta.size)
+        } else {
+            (want.start, want.end)
+        };
         Ok(Body {
             stream: r.into_stream(),
             at,
             end,
             asked: end - at,
+            resume: None,
+            resumed_at: None,
         })
+    }
+
+    /// [`Body::fill_once`]; a body that can be resumed and fails is asked for again once,
+    /// from where it stopped to `dst`'s end.
+    async fn fill(&mut self, start: u64, dst: &mut [u8], until: u64) -> object_store::Result<()> {
+        match self.fill_once(start, dst, until).await {
+            Err(_) if self.resume.is_some() => {
+                let Some((store, path, version)) = self.resume.take() else {
+                    return Ok(());
+                };
+                let from = self.at.max(start);
+                let fresh = Body::open(
+                    &store,
+                    &path,
+                    &(from..start + dst.len() as u64),
+                    false,
+                    version.as_ref(),
+                )
+                .await?;
+                *self = Body {
+                    resumed_at: Some(from),
+                    ..fresh
+                };
+                self.fill_once(start, dst, until).await
+            }
+            r => r,
+        }
     }
 
     /// Copies the body into `dst` (whose first byte is the object's byte `start`) until the
     /// body has passed `until` or `dst`'s end: the bytes before `start` are dropped, and so
     /// are those past `dst` (another request fetches them). A body that ends before it has
     /// filled `dst` up to `until` is an error, and so is one longer than asked.
-    async fn fill(&mut self, start: u64, dst: &mut [u8], until: u64) -> object_store::Result<()> {
+    async fn fill_once(&mut self, start: u64, dst: &mut [u8], until: u64) -> object_store::Result<()> {
         use futures::StreamExt as _;
         let limit = start + dst.len() as u64;
         let until = until.min(limit);
@@ -441,6 +484,10 @@ pub struct RemoteSource {
     opts: RemoteOptions,
     cache: Mutex<Cache>,
     stats: Arc<Stats>,
+    /// The first request's answer, read as far as the open needed: asked for from byte 0 to
+    /// the end, it goes on with the first large read that starts about where it stopped
+    /// (a file's first block, right after its tree) instead of a new request.
+    parked: Mutex<Option<Body>>,
 }
 
 impl std::fmt::Debug for RemoteSource {
@@ -476,6 +523,7 @@ impl RemoteSource {
             opts,
             cache: Mutex::new(Cache::default()),
             stats: Arc::new(Stats::default()),
+            parked: Mutex::new(None),
         };
         src.first_request()
     }
@@ -483,35 +531,60 @@ impl RemoteSource {
     fn first_request(mut self) -> Result<Self, Error> {
         let store = Arc::clone(&self.store);
         let path = self.path.clone();
-        let want = 0..self.opts.head_bytes as u64;
+        let head = self.opts.head_bytes as u64;
         let deadline = self.opts.deadline;
+        // From byte 0 to the end, read until the head is in: the rest of the answer waits
+        // (the server held back by TCP's flow control, a few MiB at most in flight, as a
+        // reader that reads ahead by blocks has) for a large read that starts there.
         let got = run(within(deadline, async move {
+            use futures::StreamExt as _;
             let r = store
                 .get_opts(
                     &path,
                     GetOptions {
-                        range: Some(GetRange::Bounded(want.clone())),
+                        range: Some(GetRange::Offset(0)),
                         ..GetOptions::default()
                     },
                 )
                 .await?;
             let (size, range, etag) = (r.meta.size, r.range.clone(), r.meta.e_tag.clone());
-            let bytes = bounded_body(r, range.end.saturating_sub(range.start).min(want.end)).await?;
-            if bytes.len() as u64 != range.end - range.start {
-                return Err(answer_err(AnswerError::TooLong {
-                    asked: range.end - range.start,
-                }));
+            if range.start != 0 || range.end != size {
+                return Err(answer_err(AnswerError::TooLong { asked: size }));
             }
-            Ok::<_, object_store::Error>((size, range, bytes, etag))
+            let mut stream = r.into_stream();
+            let mut bytes: Vec<u8> = Vec::new();
+            while (bytes.len() as u64) < head.min(size) {
+                let Some(piece) = stream.next().await else {
+                    return Err(answer_err(AnswerError::TooShort {
+                        asked: size,
+                        got: bytes.len() as u64,
+                    }));
+                };
+                let piece = piece?;
+                if piece.len() as u64 > size - bytes.len() as u64 {
+                    return Err(answer_err(AnswerError::TooLong { asked: size }));
+                }
+                bytes.extend_from_slice(&piece);
+            }
+            let at = bytes.len() as u64;
+            let rest = (at < size).then(|| Body {
+                stream,
+                at,
+                end: size,
+                asked: size,
+                resume: None,
+                resumed_at: None,
+            });
+            Ok::<_, object_store::Error>((size, Bytes::from(bytes), etag, rest))
         }))?;
-        let (size, range, bytes, etag) = match got {
+        let (size, bytes, etag, rest) = match got {
             Ok(x) => x,
             Err(first) => {
                 // An empty object has no byte 0 to ask for: its size says so.
                 let store = Arc::clone(&self.store);
                 let path = self.path.clone();
                 match run(within(deadline, async move { store.head(&path).await }))? {
-                    Ok(meta) if meta.size == 0 => (0, 0..0, Bytes::new(), meta.e_tag),
+                    Ok(meta) if meta.size == 0 => (0, Bytes::new(), meta.e_tag, None),
                     _ => {
                         return Err(Error::Store {
                             url: self.url.clone(),
@@ -521,17 +594,42 @@ impl RemoteSource {
                 }
             }
         };
-        self.stats.record(&range, &self.url);
+        let end = bytes.len() as u64;
+        self.stats.record(&(0..end), &self.url);
         self.len = size;
         let _ = self.stats.version.set((size, etag.clone()));
-        self.version = Some(Version { size, etag });
+        let version = Version { size, etag };
+        self.version = Some(version.clone());
+        self.parked = Mutex::new(rest.map(|mut body| {
+            body.resume = Some((Arc::clone(&self.store), self.path.clone(), Some(version)));
+            body
+        }));
         let mut c = Cache {
-            last_end: range.end,
+            last_end: end,
             ..Cache::default()
         };
-        c.insert(range.start, bytes, self.opts.cache_bytes);
+        c.insert(0, bytes, self.opts.cache_bytes);
         self.cache = Mutex::new(c);
         Ok(self)
+    }
+
+    /// The parked first answer, when it can go on with a read of `offset..end`: it stopped
+    /// inside the read (the bytes before it in the cache, copied into `buf`) or at most a
+    /// part before it.
+    fn take_parked(&self, offset: u64, end: u64, buf: &mut [u8]) -> Option<Body> {
+        let mut parked = self.parked.lock().ok()?;
+        let at = parked.as_ref()?.at;
+        if at >= end || at.saturating_add(self.opts.part_size as u64) < offset {
+            return None;
+        }
+        if at > offset {
+            let mut cache = self.cache.lock().ok()?;
+            let (bytes, start) = cache.find(offset)?;
+            let from = usize::try_from(offset - start).ok()?;
+            let n = usize::try_from(at - offset).ok()?;
+            buf.get_mut(..n)?.copy_from_slice(bytes.get(from..from + n)?);
+        }
+        parked.take()
     }
 
     /// The URL this source reads.
@@ -594,14 +692,33 @@ impl RemoteSource {
         // over a slow but steady link is not cut off, a stalled one is.
         let deadline = self.opts.deadline;
         let version = self.version.as_ref();
+        let parked = self.take_parked(offset, end, buf);
+        let continued = parked.as_ref().map(|b| b.at);
         let fut = async {
             let want = offset..end;
-            let mut first = within(deadline, Body::open(store, path, &want, whole.is_some(), version)).await?;
+            let mut first = match parked {
+                Some(body) => body,
+                None => within(deadline, Body::open(store, path, &want, whole.is_some(), version)).await?,
+            };
             let asked_from = first.at;
+            if continued.is_some() {
+                // What waited in the socket's buffers comes at once: the pace is measured on
+                // the part after it.
+                within(
+                    deadline,
+                    first.fill(offset, buf, first.at.max(offset).saturating_add(step)),
+                )
+                .await?;
+            }
+            let probe_from = first.at;
             let t0 = std::time::Instant::now();
-            within(deadline, first.fill(offset, buf, offset.saturating_add(step))).await?;
+            within(
+                deadline,
+                first.fill(offset, buf, first.at.max(offset).saturating_add(step)),
+            )
+            .await?;
             let secs = t0.elapsed().as_secs_f64();
-            let rate = (first.at - asked_from) as f64 / secs.max(1e-6);
+            let rate = (first.at - probe_from) as f64 / secs.max(1e-6);
             let at = first.at.min(end);
             let remaining = end - at;
             let k = concurrency.min(remaining / step);
@@ -631,13 +748,19 @@ impl RemoteSource {
                     }
                     Ok::<_, object_store::Error>(got)
                 };
-                let (_, got) = futures::future::try_join(finish(&mut first, offset, left, step, deadline), rest).await?;
+                let (_, got) =
+                    futures::future::try_join(finish(&mut first, offset, left, step, deadline), rest).await?;
                 done.extend(got);
             } else {
                 finish(&mut first, offset, buf, step, deadline).await?;
             }
-            done.push(asked_from..first.at);
-            Ok::<_, object_store::Error>(done)
+            // The first request's part (a parked answer's is counted with its open).
+            match (continued, first.resumed_at) {
+                (None, _) => done.push(asked_from..first.at),
+                (Some(_), Some(from)) => done.push(from..first.at),
+                (Some(_), None) => {}
+            }
+            Ok::<_, object_store::Error>((done, continued.map(|c| c..first.resumed_at.unwrap_or(first.at))))
         };
         let done = block_on(fut).map_err(io::Error::other)?.map_err(|e| {
             io::Error::other(format!(
@@ -647,8 +770,12 @@ impl RemoteSource {
                 offset + buf.len() as u64
             ))
         })?;
+        let (done, more) = done;
         for r in &done {
             self.stats.record(r, &self.url);
+        }
+        if let Some(r) = more {
+            self.stats.record_more(&r);
         }
         Ok(())
     }
@@ -791,6 +918,7 @@ pub fn fetch_range(
         opts,
         cache: Mutex::new(Cache::default()),
         stats: Arc::new(Stats::default()),
+        parked: Mutex::new(None),
     };
     let len = usize::try_from(range.end - range.start).unwrap_or(usize::MAX);
     let mut buf = Vec::new();
