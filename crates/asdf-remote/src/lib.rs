@@ -44,6 +44,11 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+/// The most bytes of the parked first answer read and dropped to reach a read further on
+/// (rather than a new request): 1 MiB is about 10 ms at 100 MB/s, less than a request's round
+/// trip to most stores.
+const PARKED_SKIP: u64 = 1 << 20;
+
 /// At most this many byte ranges are kept in [`Stats::ranges`].
 const MAX_LOGGED_RANGES: usize = 100_000;
 
@@ -365,6 +370,51 @@ impl Body {
         }
     }
 
+    /// Hands the body's bytes `start..end` to `sink` as they arrive (those before `start`
+    /// are dropped); a body that can be resumed and fails is asked for again once, from where
+    /// it stopped.
+    async fn pipe(&mut self, start: u64, end: u64, sink: &mut asdf_layout::source::Sink<'_>) -> Result<(), Halt> {
+        match self.pipe_once(start, end, sink).await {
+            Err(Halt::Store(_)) if self.resume.is_some() => {
+                let Some((store, path, version)) = self.resume.take() else {
+                    return Ok(());
+                };
+                let from = self.at.max(start);
+                let fresh = Body::open(&store, &path, &(from..end), false, version.as_ref()).await?;
+                *self = Body {
+                    resumed_at: Some(from),
+                    ..fresh
+                };
+                self.pipe_once(start, end, sink).await
+            }
+            r => r,
+        }
+    }
+
+    async fn pipe_once(&mut self, start: u64, end: u64, sink: &mut asdf_layout::source::Sink<'_>) -> Result<(), Halt> {
+        use futures::StreamExt as _;
+        while self.at < end {
+            let Some(piece) = self.stream.next().await else {
+                let got = self.asked - (self.end - self.at);
+                return Err(answer_err(AnswerError::TooShort { asked: self.asked, got }).into());
+            };
+            let piece = piece?;
+            let piece_end = self.at + piece.len() as u64;
+            if piece_end > self.end {
+                return Err(answer_err(AnswerError::TooLong { asked: self.asked }).into());
+            }
+            let (from, to) = (self.at.max(start), piece_end.min(end));
+            if from < to {
+                // Both within this piece, so they fit in usize.
+                let a = usize::try_from(from - self.at).unwrap_or(piece.len());
+                let b = usize::try_from(to - self.at).unwrap_or(piece.len());
+                sink(piece.get(a..b).unwrap_or_default()).map_err(Halt::Sink)?;
+            }
+            self.at = piece_end;
+        }
+        Ok(())
+    }
+
     /// Copies the body into `dst` (whose first byte is the object's byte `start`) until the
     /// body has passed `until` or `dst`'s end: the bytes before `start` are dropped, and so
     /// are those past `dst` (another request fetches them). A body that ends before it has
@@ -488,6 +538,10 @@ pub struct RemoteSource {
     /// the end, it goes on with the first large read that starts about where it stopped
     /// (a file's first block, right after its tree) instead of a new request.
     parked: Mutex<Option<Body>>,
+    /// Whether the last answer measured (the open's head, a large read's first part) came at
+    /// [`RemoteOptions::split_below`] or faster: then reads go one at a time
+    /// ([`ReadAt::reads_at_once`] is 1), as a large read stays one request.
+    fast: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for RemoteSource {
@@ -524,6 +578,7 @@ impl RemoteSource {
             cache: Mutex::new(Cache::default()),
             stats: Arc::new(Stats::default()),
             parked: Mutex::new(None),
+            fast: std::sync::atomic::AtomicBool::new(false),
         };
         src.first_request()
     }
@@ -553,6 +608,8 @@ impl RemoteSource {
             }
             let mut stream = r.into_stream();
             let mut bytes: Vec<u8> = Vec::new();
+            // The pace of the body after its first piece.
+            let mut first_piece: Option<(std::time::Instant, usize)> = None;
             while (bytes.len() as u64) < head.min(size) {
                 let Some(piece) = stream.next().await else {
                     return Err(answer_err(AnswerError::TooShort {
@@ -565,7 +622,12 @@ impl RemoteSource {
                     return Err(answer_err(AnswerError::TooLong { asked: size }));
                 }
                 bytes.extend_from_slice(&piece);
+                first_piece.get_or_insert((std::time::Instant::now(), bytes.len()));
             }
+            let pace = first_piece.and_then(|(t, n)| {
+                let more = bytes.len() - n;
+                (more >= 64 << 10).then(|| more as f64 / t.elapsed().as_secs_f64().max(1e-6))
+            });
             let at = bytes.len() as u64;
             let rest = (at < size).then(|| Body {
                 stream,
@@ -575,16 +637,16 @@ impl RemoteSource {
                 resume: None,
                 resumed_at: None,
             });
-            Ok::<_, object_store::Error>((size, Bytes::from(bytes), etag, rest))
+            Ok::<_, object_store::Error>((size, Bytes::from(bytes), etag, rest, pace))
         }))?;
-        let (size, bytes, etag, rest) = match got {
+        let (size, bytes, etag, rest, pace) = match got {
             Ok(x) => x,
             Err(first) => {
                 // An empty object has no byte 0 to ask for: its size says so.
                 let store = Arc::clone(&self.store);
                 let path = self.path.clone();
                 match run(within(deadline, async move { store.head(&path).await }))? {
-                    Ok(meta) if meta.size == 0 => (0, Bytes::new(), meta.e_tag, None),
+                    Ok(meta) if meta.size == 0 => (0, Bytes::new(), meta.e_tag, None, None),
                     _ => {
                         return Err(Error::Store {
                             url: self.url.clone(),
@@ -595,6 +657,9 @@ impl RemoteSource {
             }
         };
         let end = bytes.len() as u64;
+        if let Some(pace) = pace {
+            self.fast.store(pace >= self.opts.split_below as f64, Ordering::Relaxed);
+        }
         self.stats.record(&(0..end), &self.url);
         self.len = size;
         let _ = self.stats.version.set((size, etag.clone()));
@@ -614,22 +679,26 @@ impl RemoteSource {
     }
 
     /// The parked first answer, when it can go on with a read of `offset..end`: it stopped
-    /// inside the read (the bytes before it in the cache, copied into `buf`) or at most a
-    /// part before it.
-    fn take_parked(&self, offset: u64, end: u64, buf: &mut [u8]) -> Option<Body> {
+    /// inside the read (the bytes before it, from the cache, are returned with it) or at most
+    /// [`PARKED_SKIP`] bytes before it.
+    fn take_parked(&self, offset: u64, end: u64) -> Option<(Body, Bytes)> {
         let mut parked = self.parked.lock().ok()?;
         let at = parked.as_ref()?.at;
-        if at >= end || at.saturating_add(self.opts.part_size as u64) < offset {
+        if at >= end || at.saturating_add(PARKED_SKIP) < offset {
             return None;
         }
+        let mut prefix = Bytes::new();
         if at > offset {
             let mut cache = self.cache.lock().ok()?;
             let (bytes, start) = cache.find(offset)?;
             let from = usize::try_from(offset - start).ok()?;
             let n = usize::try_from(at - offset).ok()?;
-            buf.get_mut(..n)?.copy_from_slice(bytes.get(from..from + n)?);
+            if from.checked_add(n)? > bytes.len() {
+                return None;
+            }
+            prefix = bytes.slice(from..from + n);
         }
-        parked.take()
+        Some((parked.take()?, prefix))
     }
 
     /// The URL this source reads.
@@ -692,7 +761,12 @@ impl RemoteSource {
         // over a slow but steady link is not cut off, a stalled one is.
         let deadline = self.opts.deadline;
         let version = self.version.as_ref();
-        let parked = self.take_parked(offset, end, buf);
+        let parked = self.take_parked(offset, end).map(|(body, prefix)| {
+            if let Some(dst) = buf.get_mut(..prefix.len()) {
+                dst.copy_from_slice(&prefix);
+            }
+            body
+        });
         let continued = parked.as_ref().map(|b| b.at);
         let fut = async {
             let want = offset..end;
@@ -719,6 +793,9 @@ impl RemoteSource {
             .await?;
             let secs = t0.elapsed().as_secs_f64();
             let rate = (first.at - probe_from) as f64 / secs.max(1e-6);
+            if first.at - probe_from >= 64 << 10 {
+                self.fast.store(rate >= split_below as f64, Ordering::Relaxed);
+            }
             let at = first.at.min(end);
             let remaining = end - at;
             let k = concurrency.min(remaining / step);
@@ -836,8 +913,13 @@ impl ReadAt for RemoteSource {
         Ok(self.len)
     }
 
+    /// The concurrency, or 1 while the answers come fast (see `RemoteSource::fast`).
     fn reads_at_once(&self) -> usize {
-        self.opts.concurrency
+        if self.fast.load(Ordering::Relaxed) {
+            1
+        } else {
+            self.opts.concurrency
+        }
     }
 
     /// One request for all of `len` bytes (the whole object when they are nearly all of it),
@@ -849,6 +931,25 @@ impl ReadAt for RemoteSource {
         };
         if len < self.opts.page_size as u64 {
             return asdf_layout::source::streamed_by_pieces(self, offset, len, sink);
+        }
+        if let Some((mut body, prefix)) = self.take_parked(offset, end) {
+            if !prefix.is_empty() {
+                sink(&prefix)?;
+            }
+            let continued = body.at;
+            let fut = within_halt(self.opts.deadline, body.pipe(offset, end, sink));
+            match block_on(fut).map_err(io::Error::other)? {
+                Ok(()) => {}
+                Err(Halt::Sink(e)) => return Err(e),
+                Err(Halt::Store(e)) => {
+                    return Err(io::Error::other(format!("{}: bytes {offset}..{end}: {e}", self.url)));
+                }
+            }
+            self.stats.record_more(&(continued..body.resumed_at.unwrap_or(body.at)));
+            if let Some(from) = body.resumed_at {
+                self.stats.record(&(from..body.at), &self.url);
+            }
+            return Ok(());
         }
         let whole = self.asks_whole(len);
         let fut = within_halt(
@@ -919,6 +1020,7 @@ pub fn fetch_range(
         cache: Mutex::new(Cache::default()),
         stats: Arc::new(Stats::default()),
         parked: Mutex::new(None),
+        fast: std::sync::atomic::AtomicBool::new(false),
     };
     let len = usize::try_from(range.end - range.start).unwrap_or(usize::MAX);
     let mut buf = Vec::new();
