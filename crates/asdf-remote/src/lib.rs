@@ -608,8 +608,8 @@ impl RemoteSource {
             }
             let mut stream = r.into_stream();
             let mut bytes: Vec<u8> = Vec::new();
-            // The pace of the body after its first piece.
-            let mut first_piece: Option<(std::time::Instant, usize)> = None;
+            // The body's pace, from its headers on (the server's time to answer left out).
+            let t0 = std::time::Instant::now();
             while (bytes.len() as u64) < head.min(size) {
                 let Some(piece) = stream.next().await else {
                     return Err(answer_err(AnswerError::TooShort {
@@ -622,12 +622,8 @@ impl RemoteSource {
                     return Err(answer_err(AnswerError::TooLong { asked: size }));
                 }
                 bytes.extend_from_slice(&piece);
-                first_piece.get_or_insert((std::time::Instant::now(), bytes.len()));
             }
-            let pace = first_piece.and_then(|(t, n)| {
-                let more = bytes.len() - n;
-                (more >= 64 << 10).then(|| more as f64 / t.elapsed().as_secs_f64().max(1e-6))
-            });
+            let pace = (bytes.len() >= 64 << 10).then(|| bytes.len() as f64 / t0.elapsed().as_secs_f64().max(1e-6));
             let at = bytes.len() as u64;
             let rest = (at < size).then(|| Body {
                 stream,

@@ -288,6 +288,25 @@ fn a_read_after_the_open_goes_on_with_its_answer() {
     }
 }
 
+/// The open's answer measures the connection's pace: at `split_below` or faster, reads go
+/// one at a time (a chunked array's chunks read in one run, one request), slower they go
+/// `concurrency` at once.
+#[test]
+fn reads_go_one_at_a_time_while_the_answers_are_fast() {
+    let data: Vec<u8> = (0..1_000_000u32).map(|i| (i % 239) as u8).collect();
+    let (url, _) = start(data, Mode::Honest);
+    for (split_below, at_once) in [(1u64, 1usize), (u64::MAX, 6)] {
+        let opts = RemoteOptions {
+            head_bytes: 256 << 10,
+            concurrency: 6,
+            split_below,
+            ..options()
+        };
+        let src = RemoteSource::open(&url, &opts).unwrap();
+        assert_eq!(src.reads_at_once(), at_once, "split_below {split_below}");
+    }
+}
+
 #[test]
 fn later_answers_of_another_version_fail_the_read() {
     for mode in [Mode::Etag, Mode::Size] {
