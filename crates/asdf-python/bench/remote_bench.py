@@ -52,7 +52,9 @@ def child(mode, target, endpoint, extra):
     if mode == "asdf_rs":
         import asdf_rs
 
-        if extra:
+        if extra == "park":
+            opts["park"] = "true"
+        elif extra:
             opts["concurrency"] = extra
         t = time.perf_counter()
         with asdf_rs.open(target, storage_options=opts, validate=False) as f:
@@ -175,6 +177,7 @@ def bench_on(server_name, endpoint, creds, files, data, rounds):
     readers = [
         ("asdf_rs (default: 8 requests at once)", PY, "asdf_rs", ""),
         ("asdf_rs (concurrency=1)", PY, "asdf_rs", "1"),
+        ("asdf_rs (park=true)", PY, "asdf_rs", "park"),
         ("Python asdf 6 + s3fs", PY, "asdf", ""),
         ("zarr-python 3 + obstore (Zarr store)", ZPY, "zarr3", ""),
     ]

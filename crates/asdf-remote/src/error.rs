@@ -61,7 +61,7 @@ pub enum Error {
         limit: usize,
     },
     /// A setting this crate reads itself with a value it cannot use.
-    #[error("{url}: setting {key} = {value:?}: a positive integer is expected")]
+    #[error("{url}: setting {key} = {value:?}: {expected} is expected")]
     Setting {
         /// The URL.
         url: String,
@@ -69,6 +69,8 @@ pub enum Error {
         key: String,
         /// Its value.
         value: String,
+        /// What it takes ("a positive integer", "true or false").
+        expected: &'static str,
     },
 }
 

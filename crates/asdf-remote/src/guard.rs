@@ -216,6 +216,7 @@ pub fn run_upload_guard(mut input: impl BufRead, mut output: impl std::io::Write
         url: "(upload guard)".into(),
         key: "request".into(),
         value: line.to_string(),
+        expected: "an upload guard's request",
     };
     let mut line = String::new();
     let next = |input: &mut dyn BufRead, line: &mut String| -> bool {

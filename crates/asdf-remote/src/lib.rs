@@ -534,9 +534,10 @@ pub struct RemoteSource {
     opts: RemoteOptions,
     cache: Mutex<Cache>,
     stats: Arc<Stats>,
-    /// The first request's answer, read as far as the open needed: asked for from byte 0 to
-    /// the end, it goes on with the first large read that starts about where it stopped
-    /// (a file's first block, right after its tree) instead of a new request.
+    /// With [`RemoteOptions::park`], the first request's answer, read as far as the open
+    /// needed: asked for from byte 0 to the end, it goes on with the first large read that
+    /// starts about where it stopped (a file's first block, right after its tree) instead of
+    /// a new request.
     parked: Mutex<Option<Body>>,
     /// Whether the last answer measured (the open's head, a large read's first part) came at
     /// [`RemoteOptions::split_below`] or faster: then reads go one at a time
@@ -588,23 +589,30 @@ impl RemoteSource {
         let path = self.path.clone();
         let head = self.opts.head_bytes as u64;
         let deadline = self.opts.deadline;
-        // From byte 0 to the end, read until the head is in: the rest of the answer waits
-        // (the server held back by TCP's flow control, a few MiB at most in flight, as a
-        // reader that reads ahead by blocks has) for a large read that starts there.
+        let park = self.opts.park;
+        // The head; with `park`, the whole object, read until the head is in: the rest of
+        // the answer waits (the server held back by TCP's flow control, the sockets' buffers
+        // in flight) for a large read that starts there.
         let got = run(within(deadline, async move {
             use futures::StreamExt as _;
+            let range = if park {
+                GetRange::Offset(0)
+            } else {
+                GetRange::Bounded(0..head)
+            };
             let r = store
                 .get_opts(
                     &path,
                     GetOptions {
-                        range: Some(GetRange::Offset(0)),
+                        range: Some(range),
                         ..GetOptions::default()
                     },
                 )
                 .await?;
             let (size, range, etag) = (r.meta.size, r.range.clone(), r.meta.e_tag.clone());
-            if range.start != 0 || range.end != size {
-                return Err(answer_err(AnswerError::TooLong { asked: size }));
+            let body_end = if park { size } else { head.min(size) };
+            if range.start != 0 || range.end != body_end {
+                return Err(answer_err(AnswerError::TooLong { asked: body_end }));
             }
             let mut stream = r.into_stream();
             let mut bytes: Vec<u8> = Vec::new();
@@ -613,19 +621,19 @@ impl RemoteSource {
             while (bytes.len() as u64) < head.min(size) {
                 let Some(piece) = stream.next().await else {
                     return Err(answer_err(AnswerError::TooShort {
-                        asked: size,
+                        asked: body_end,
                         got: bytes.len() as u64,
                     }));
                 };
                 let piece = piece?;
-                if piece.len() as u64 > size - bytes.len() as u64 {
-                    return Err(answer_err(AnswerError::TooLong { asked: size }));
+                if piece.len() as u64 > body_end - bytes.len() as u64 {
+                    return Err(answer_err(AnswerError::TooLong { asked: body_end }));
                 }
                 bytes.extend_from_slice(&piece);
             }
             let pace = (bytes.len() >= 64 << 10).then(|| bytes.len() as f64 / t0.elapsed().as_secs_f64().max(1e-6));
             let at = bytes.len() as u64;
-            let rest = (at < size).then(|| Body {
+            let rest = (at < body_end).then(|| Body {
                 stream,
                 at,
                 end: size,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 /// The smallest part of a large read, unless set otherwise ([`RemoteOptions::part_size`]).
 pub const PART: usize = 8 << 20;
 /// The settings this crate reads itself (the others are the store's).
-const OWN_SETTINGS: [&str; 3] = ["concurrency", "part_size", "split_below"];
+const OWN_SETTINGS: [&str; 4] = ["concurrency", "part_size", "split_below", "park"];
 
 /// How to reach and cache a remote file.
 #[derive(Debug, Clone)]
@@ -51,6 +51,12 @@ pub struct RemoteOptions {
     /// MiB/s by default: faster than one connection to a cloud store, slower than one to a
     /// server on the same machine or network).
     pub split_below: u64,
+    /// The open asks for the whole object, reads its head and keeps the rest of the answer
+    /// for the first large read that starts there (a file's first block: one request fewer),
+    /// dropping it when the source is dropped (setting `park`, `true`/`false`). Off by
+    /// default: an open that reads only the tree then still has the server send what the
+    /// sockets' buffers hold (up to a few MiB) for nothing; on for reads of whole files.
+    pub park: bool,
     /// Set to true, cancels the uploads made with these options (each is aborted, its parts
     /// deleted, before its next part; nothing is written): how a caller's interrupt (Python's
     /// Ctrl-C) reaches an upload running on another thread. [`crate::cancel_uploads`] cancels every
@@ -74,6 +80,7 @@ impl Default for RemoteOptions {
             concurrency: 8,
             part_size: PART,
             split_below: 256 << 20,
+            park: false,
             cancel: None,
         }
     }
@@ -81,15 +88,30 @@ impl Default for RemoteOptions {
 
 impl RemoteOptions {
     /// The options with the settings this crate reads itself (`concurrency`, `part_size`)
-    /// taken out of [`RemoteOptions::settings`] into their fields (`split_below` too).
+    /// taken out of [`RemoteOptions::settings`] into their fields (`split_below` and `park` too).
     ///
     /// # Errors
-    /// A value that is not a positive integer.
+    /// A value that is not a positive integer (`park`: not true or false).
     pub(crate) fn own_settings(&self, url: &str) -> Result<Self, Error> {
         let mut o = self.clone();
         for (k, v) in &self.settings {
             let key = k.to_ascii_lowercase();
             if !OWN_SETTINGS.contains(&key.as_str()) {
+                continue;
+            }
+            if key == "park" {
+                o.park = match v.trim().to_ascii_lowercase().as_str() {
+                    "true" | "1" | "yes" => true,
+                    "false" | "0" | "no" => false,
+                    _ => {
+                        return Err(Error::Setting {
+                            url: url.to_string(),
+                            key: key.clone(),
+                            value: v.clone(),
+                            expected: "true or false",
+                        });
+                    }
+                };
                 continue;
             }
             let n = v
@@ -101,6 +123,7 @@ impl RemoteOptions {
                     url: url.to_string(),
                     key: key.clone(),
                     value: v.clone(),
+                    expected: "a positive integer",
                 })?;
             match key.as_str() {
                 "concurrency" => o.concurrency = n.min(256),

@@ -201,13 +201,6 @@ fn options() -> RemoteOptions {
     }
 }
 
-/// Reads the whole file through the direct path: the open's answer, parked, is used up, so
-/// that the reads after it are new requests.
-fn drain_parked(src: &RemoteSource) {
-    let mut buf = vec![0u8; usize::try_from(src.size().unwrap()).unwrap()];
-    let _ = src.read_exact_at(0, &mut buf);
-}
-
 fn file() -> Vec<u8> {
     (0..200_000u32).map(|i| (i % 251) as u8).collect()
 }
@@ -241,7 +234,6 @@ fn a_large_read_is_split_only_when_one_request_is_slow() {
             ..options()
         };
         let src = RemoteSource::open(&url, &opts).unwrap();
-        drain_parked(&src);
         let before = count.load(Ordering::SeqCst);
         let logged = src.stats().ranges().len();
         let mut buf = vec![0u8; 900_000];
@@ -269,15 +261,19 @@ fn a_large_read_is_split_only_when_one_request_is_slow() {
     }
 }
 
-/// The open asks from byte 0 to the end and reads its head: a large read from there goes on
-/// with that answer (one request in all), and when that answer broke off meanwhile, one new
-/// request fetches the rest.
+/// With `park`, the open asks from byte 0 to the end and reads its head: a large read from
+/// there goes on with that answer (one request in all), and when that answer broke off
+/// meanwhile, one new request fetches the rest. Without, the open asks for the head only.
 #[test]
 fn a_read_after_the_open_goes_on_with_its_answer() {
     let data: Vec<u8> = (0..1_000_000u32).map(|i| (i % 241) as u8).collect();
     for (mode, requests) in [(Mode::Honest, 1usize), (Mode::CutFirst, 2)] {
         let (url, count) = start(data.clone(), mode);
-        let src = RemoteSource::open(&url, &options()).unwrap();
+        let parking = RemoteOptions {
+            park: true,
+            ..options()
+        };
+        let src = RemoteSource::open(&url, &parking).unwrap();
         let mut buf = vec![0u8; 990_000];
         src.read_exact_at(1_000, &mut buf).unwrap();
         assert!(buf == data[1_000..991_000], "{mode:?}: other bytes");
@@ -286,6 +282,18 @@ fn a_read_after_the_open_goes_on_with_its_answer() {
         assert!((1..=requests as u64).contains(&src.stats().requests()), "{mode:?}");
         assert!(src.stats().bytes() >= 991_000, "{mode:?}: {}", src.stats().bytes());
     }
+    let (url, count) = start(data.clone(), Mode::Honest);
+    let src = RemoteSource::open(&url, &options()).unwrap();
+    assert_eq!(src.stats().ranges(), [(0, 4096)]);
+    let mut buf = vec![0u8; 990_000];
+    src.read_exact_at(1_000, &mut buf).unwrap();
+    assert!(buf == data[1_000..991_000]);
+    assert_eq!(count.load(Ordering::SeqCst), 2);
+    // A setting that is not true or false says what it takes.
+    let e = RemoteSource::open(&url, &options().setting("park", "maybe"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("park") && e.contains("true or false"), "{e}");
 }
 
 /// The open's answer measures the connection's pace: at `split_below` or faster, reads go
@@ -312,7 +320,6 @@ fn later_answers_of_another_version_fail_the_read() {
     for mode in [Mode::Etag, Mode::Size] {
         let (url, _) = start(file(), mode);
         let src = RemoteSource::open(&url, &options()).unwrap();
-        drain_parked(&src);
         for (at, n) in [(100_000u64, 100usize), (10_000, 100_000)] {
             let mut buf = vec![0u8; n];
             let e = src.read_exact_at(at, &mut buf).unwrap_err().to_string();
@@ -390,7 +397,6 @@ fn lying_short_slow_looping_and_failing_servers_are_errors_in_bounded_time() {
     ] {
         let (url, _) = start(file(), mode);
         let src = RemoteSource::open(&url, &options()).unwrap();
-        drain_parked(&src);
         let t = Instant::now();
         // A small read (through the cache) and a large one (direct, in parts).
         let (at, n) = if large {
