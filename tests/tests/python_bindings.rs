@@ -11,23 +11,32 @@ fn the_python_package_passes_its_pytest_suite() {
     let root = asdf_testdata::workspace_root();
     let py = asdf_testdata::interop_python();
     let venv = py.parent().and_then(|b| b.parent()).unwrap().to_path_buf();
-    // Its own target folder: this test runs while cargo holds the workspace's.
-    let build = Command::new(&py)
-        .args(["-m", "maturin", "develop", "-q", "--profile", "pyext", "-m"])
-        .arg(root.join("crates/asdf-python/Cargo.toml"))
-        .env("VIRTUAL_ENV", &venv)
-        .env("CARGO_TARGET_DIR", root.join("target/pyext"))
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                venv.join("bin").display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
-        .status()
-        .unwrap();
-    assert!(build.success(), "maturin develop failed");
+    if let Some(dir) = prebuilt() {
+        // CI built and installed the extension before the tests, with the test build's
+        // dependencies (`.ci/run`): cargo holds the workspace's target folder while tests run.
+        println!(
+            "the extension as installed before the tests (wheel in {})",
+            dir.display()
+        );
+    } else {
+        // Its own target folder: this test runs while cargo holds the workspace's.
+        let build = Command::new(&py)
+            .args(["-m", "maturin", "develop", "-q", "--profile", "pyext", "-m"])
+            .arg(root.join("crates/asdf-python/Cargo.toml"))
+            .env("VIRTUAL_ENV", &venv)
+            .env("CARGO_TARGET_DIR", root.join("target/pyext"))
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}",
+                    venv.join("bin").display(),
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+            )
+            .status()
+            .unwrap();
+        assert!(build.success(), "maturin develop failed");
+    }
 
     let mut cmd = Command::new(&py);
     cmd.args([
@@ -83,25 +92,33 @@ fn the_abi3_wheel_installs_in_a_fresh_venv() {
     let venv_dir = py.parent().and_then(|b| b.parent()).unwrap().to_path_buf();
     let out = root.join("target/wheels-test");
     let _ = std::fs::remove_dir_all(&out);
-    // The same profile and target folder as the pytest suite's build: cargo reuses it.
-    let build = Command::new(&py)
-        .args(["-m", "maturin", "build", "-q", "--profile", "pyext", "-m"])
-        .arg(root.join("crates/asdf-python/Cargo.toml"))
-        .arg("-o")
-        .arg(&out)
-        .env("CARGO_TARGET_DIR", root.join("target/pyext"))
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                venv_dir.join("bin").display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
-        .status()
-        .unwrap();
-    assert!(build.success(), "maturin build failed");
-    let wheels: Vec<_> = std::fs::read_dir(&out)
+    // CI made the wheel before the tests (see the pytest suite's test); else it is made here,
+    // with the same profile and target folder as the pytest suite's build: cargo reuses it.
+    let wheel_dir = match prebuilt() {
+        Some(dir) => dir,
+        None => {
+            let build = Command::new(&py)
+                .args(["-m", "maturin", "build", "-q", "--profile", "pyext", "-m"])
+                .arg(root.join("crates/asdf-python/Cargo.toml"))
+                .arg("-o")
+                .arg(&out)
+                .env("CARGO_TARGET_DIR", root.join("target/pyext"))
+                .env(
+                    "PATH",
+                    format!(
+                        "{}:{}",
+                        venv_dir.join("bin").display(),
+                        std::env::var("PATH").unwrap_or_default()
+                    ),
+                )
+                .status()
+                .unwrap();
+            assert!(build.success(), "maturin build failed");
+            out.clone()
+        }
+    };
+    std::fs::create_dir_all(&out).unwrap();
+    let wheels: Vec<_> = std::fs::read_dir(&wheel_dir)
         .unwrap()
         .filter_map(Result::ok)
         .map(|e| e.path())
@@ -152,4 +169,12 @@ fn the_abi3_wheel_installs_in_a_fresh_venv() {
     let text = String::from_utf8_lossy(&check.stdout);
     println!("{name}: {text}{}", String::from_utf8_lossy(&check.stderr));
     assert!(check.status.success() && text.contains("wheel ok"));
+}
+
+/// The folder of the wheel CI built, and installed in the interop venv, before the tests
+/// (`ASDF_PYEXT_PREBUILT`, set by `.ci/run`), when it is set.
+fn prebuilt() -> Option<std::path::PathBuf> {
+    let dir = std::path::PathBuf::from(std::env::var_os("ASDF_PYEXT_PREBUILT")?);
+    assert!(dir.is_dir(), "ASDF_PYEXT_PREBUILT={} is not a folder", dir.display());
+    Some(dir)
 }

@@ -823,7 +823,7 @@ impl RemoteSource {
                 let rest = async {
                     use futures::StreamExt as _;
                     let mut got = Vec::new();
-                    let mut s = futures::stream::iter(others).buffer_unordered((k - 1) as usize);
+                    let mut s = futures::stream::iter(others).buffer_unordered(usize::try_from(k - 1).unwrap_or(1));
                     while let Some(r) = s.next().await {
                         got.push(r?);
                     }
