@@ -20,22 +20,8 @@ fn the_python_package_passes_its_pytest_suite() {
         );
     } else {
         // Its own target folder: this test runs while cargo holds the workspace's.
-        let build = Command::new(&py)
-            .args(["-m", "maturin", "develop", "-q", "--profile", "pyext", "-m"])
-            .arg(root.join("crates/asdf-python/Cargo.toml"))
-            .env("VIRTUAL_ENV", &venv)
-            .env("CARGO_TARGET_DIR", root.join("target/pyext"))
-            .env(
-                "PATH",
-                format!(
-                    "{}:{}",
-                    venv.join("bin").display(),
-                    std::env::var("PATH").unwrap_or_default()
-                ),
-            )
-            .status()
-            .unwrap();
-        assert!(build.success(), "maturin develop failed");
+        let build = maturin(&py, &venv, &["develop", "-q"]);
+        assert!(build, "maturin develop failed");
     }
 
     let mut cmd = Command::new(&py);
@@ -97,23 +83,8 @@ fn the_abi3_wheel_installs_in_a_fresh_venv() {
     let wheel_dir = match prebuilt() {
         Some(dir) => dir,
         None => {
-            let build = Command::new(&py)
-                .args(["-m", "maturin", "build", "-q", "--profile", "pyext", "-m"])
-                .arg(root.join("crates/asdf-python/Cargo.toml"))
-                .arg("-o")
-                .arg(&out)
-                .env("CARGO_TARGET_DIR", root.join("target/pyext"))
-                .env(
-                    "PATH",
-                    format!(
-                        "{}:{}",
-                        venv_dir.join("bin").display(),
-                        std::env::var("PATH").unwrap_or_default()
-                    ),
-                )
-                .status()
-                .unwrap();
-            assert!(build.success(), "maturin build failed");
+            let build = maturin(&py, &venv_dir, &["build", "-q", "-o", &out.to_string_lossy()]);
+            assert!(build, "maturin build failed");
             out.clone()
         }
     };
@@ -177,4 +148,28 @@ fn prebuilt() -> Option<std::path::PathBuf> {
     let dir = std::path::PathBuf::from(std::env::var_os("ASDF_PYEXT_PREBUILT")?);
     assert!(dir.is_dir(), "ASDF_PYEXT_PREBUILT={} is not a folder", dir.display());
     Some(dir)
+}
+
+/// `python -m maturin ARGS` on the extension with the pyext profile in target/pyext, the venv
+/// of `py` first on the PATH; whether it succeeded.
+fn maturin(py: &std::path::Path, venv: &std::path::Path, args: &[&str]) -> bool {
+    let root = asdf_testdata::workspace_root();
+    Command::new(py)
+        .args(["-m", "maturin"])
+        .args(args)
+        .args(["--profile", "pyext", "-m"])
+        .arg(root.join("crates/asdf-python/Cargo.toml"))
+        .env("VIRTUAL_ENV", venv)
+        .env("CARGO_TARGET_DIR", root.join("target/pyext"))
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                venv.join("bin").display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .status()
+        .unwrap()
+        .success()
 }

@@ -239,37 +239,8 @@ async fn fetch_streamed(
     version: Option<&Version>,
     sink: &mut asdf_layout::source::Sink<'_>,
 ) -> Result<(), Halt> {
-    use futures::StreamExt as _;
-    let r = get_version(store, path, (!whole).then(|| want.clone()), version).await?;
-    // Where the body starts, and how long it may be.
-    let (mut at, body_end) = if whole {
-        (0, r.meta.size)
-    } else {
-        (want.start, want.end)
-    };
-    let asked = body_end - at;
-    let mut stream = r.into_stream();
-    while let Some(piece) = stream.next().await {
-        let piece = piece?;
-        let end = at + piece.len() as u64;
-        if end > body_end {
-            return Err(answer_err(AnswerError::TooLong { asked }).into());
-        }
-        // The part of this piece inside `want`.
-        let (from, to) = (at.max(want.start), end.min(want.end));
-        if from < to {
-            // Both within this piece (from >= at, to <= end), so they fit in usize.
-            let a = usize::try_from(from - at).unwrap_or(piece.len());
-            let b = usize::try_from(to - at).unwrap_or(piece.len());
-            sink(piece.get(a..b).unwrap_or_default()).map_err(Halt::Sink)?;
-        }
-        at = end;
-    }
-    if at < want.end {
-        let got = at.saturating_sub(if whole { 0 } else { want.start });
-        return Err(answer_err(AnswerError::TooShort { asked, got }).into());
-    }
-    Ok(())
+    let mut body = Body::open(store, path, &want, whole, version).await?;
+    body.pipe(want.start, want.end, sink).await
 }
 
 /// Bytes `want` of the object into `dst` (exactly `dst.len()` bytes), as
@@ -343,57 +314,70 @@ impl Body {
         })
     }
 
-    /// [`Body::fill_once`]; a body that can be resumed and fails is asked for again once,
-    /// from where it stopped to `dst`'s end.
+    /// Copies the body into `dst` (whose first byte is the object's byte `start`) until the
+    /// body has passed `until` or `dst`'s end: the bytes before `start` are dropped, and so
+    /// are those past `dst` (another request fetches them). A body that ends before it has
+    /// filled `dst` up to `until` is an error, and so is one longer than asked.
     async fn fill(&mut self, start: u64, dst: &mut [u8], until: u64) -> object_store::Result<()> {
-        match self.fill_once(start, dst, until).await {
-            Err(_) if self.resume.is_some() => {
-                let Some((store, path, version)) = self.resume.take() else {
-                    return Ok(());
-                };
-                let from = self.at.max(start);
-                let fresh = Body::open(
-                    &store,
-                    &path,
-                    &(from..start + dst.len() as u64),
-                    false,
-                    version.as_ref(),
-                )
-                .await?;
-                *self = Body {
-                    resumed_at: Some(from),
-                    ..fresh
-                };
-                self.fill_once(start, dst, until).await
-            }
-            r => r,
+        let limit = start + dst.len() as u64;
+        let mut copy = |at: u64, bytes: &[u8]| -> io::Result<()> {
+            let from = usize::try_from(at - start).map_err(io::Error::other)?;
+            dst.get_mut(from..from + bytes.len())
+                .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidData))?
+                .copy_from_slice(bytes);
+            Ok(())
+        };
+        match self.drain(start, until.min(limit), limit, &mut copy).await {
+            Ok(()) => Ok(()),
+            Err(Halt::Store(e)) => Err(e),
+            Err(Halt::Sink(_)) => Err(answer_err(AnswerError::TooLong { asked: self.asked })),
         }
     }
 
     /// Hands the body's bytes `start..end` to `sink` as they arrive (those before `start`
-    /// are dropped); a body that can be resumed and fails is asked for again once, from where
-    /// it stopped.
+    /// are dropped).
     async fn pipe(&mut self, start: u64, end: u64, sink: &mut asdf_layout::source::Sink<'_>) -> Result<(), Halt> {
-        match self.pipe_once(start, end, sink).await {
+        self.drain(start, end, end, &mut |_, bytes| sink(bytes)).await
+    }
+
+    /// [`Body::drain_once`]; a body that can be resumed and fails is asked for again once,
+    /// from where it stopped to `limit`.
+    async fn drain(
+        &mut self,
+        start: u64,
+        until: u64,
+        limit: u64,
+        sink: &mut (dyn FnMut(u64, &[u8]) -> io::Result<()> + Send),
+    ) -> Result<(), Halt> {
+        match self.drain_once(start, until, limit, sink).await {
             Err(Halt::Store(_)) if self.resume.is_some() => {
                 let Some((store, path, version)) = self.resume.take() else {
                     return Ok(());
                 };
                 let from = self.at.max(start);
-                let fresh = Body::open(&store, &path, &(from..end), false, version.as_ref()).await?;
+                let fresh = Body::open(&store, &path, &(from..limit), false, version.as_ref()).await?;
                 *self = Body {
                     resumed_at: Some(from),
                     ..fresh
                 };
-                self.pipe_once(start, end, sink).await
+                self.drain_once(start, until, limit, sink).await
             }
             r => r,
         }
     }
 
-    async fn pipe_once(&mut self, start: u64, end: u64, sink: &mut asdf_layout::source::Sink<'_>) -> Result<(), Halt> {
+    /// Reads the body until it has passed `until`, handing `sink` each piece's bytes inside
+    /// `start..limit` with the object offset of their first byte. A body that ends before
+    /// `until` is an error, and so is one longer than asked.
+    async fn drain_once(
+        &mut self,
+        start: u64,
+        until: u64,
+        limit: u64,
+        sink: &mut (dyn FnMut(u64, &[u8]) -> io::Result<()> + Send),
+    ) -> Result<(), Halt> {
         use futures::StreamExt as _;
-        while self.at < end {
+        while self.at < until {
             let Some(piece) = self.stream.next().await else {
                 let got = self.asked - (self.end - self.at);
                 return Err(answer_err(AnswerError::TooShort { asked: self.asked, got }).into());
@@ -403,52 +387,14 @@ impl Body {
             if piece_end > self.end {
                 return Err(answer_err(AnswerError::TooLong { asked: self.asked }).into());
             }
-            let (from, to) = (self.at.max(start), piece_end.min(end));
+            let (from, to) = (self.at.max(start), piece_end.min(limit));
             if from < to {
                 // Both within this piece, so they fit in usize.
                 let a = usize::try_from(from - self.at).unwrap_or(piece.len());
                 let b = usize::try_from(to - self.at).unwrap_or(piece.len());
-                sink(piece.get(a..b).unwrap_or_default()).map_err(Halt::Sink)?;
+                sink(from, piece.get(a..b).unwrap_or_default()).map_err(Halt::Sink)?;
             }
             self.at = piece_end;
-        }
-        Ok(())
-    }
-
-    /// Copies the body into `dst` (whose first byte is the object's byte `start`) until the
-    /// body has passed `until` or `dst`'s end: the bytes before `start` are dropped, and so
-    /// are those past `dst` (another request fetches them). A body that ends before it has
-    /// filled `dst` up to `until` is an error, and so is one longer than asked.
-    async fn fill_once(&mut self, start: u64, dst: &mut [u8], until: u64) -> object_store::Result<()> {
-        use futures::StreamExt as _;
-        let limit = start + dst.len() as u64;
-        let until = until.min(limit);
-        while self.at < until {
-            let Some(piece) = self.stream.next().await else {
-                let got = self.asked - (self.end - self.at);
-                return Err(answer_err(AnswerError::TooShort { asked: self.asked, got }));
-            };
-            let piece = piece?;
-            let end = self.at + piece.len() as u64;
-            if end > self.end {
-                return Err(answer_err(AnswerError::TooLong { asked: self.asked }));
-            }
-            let (from, to) = (self.at.max(start), end.min(limit));
-            if from < to {
-                // Both within this piece and within `dst`, so they fit in usize.
-                let (a, b) = (
-                    usize::try_from(from - self.at).unwrap_or(0),
-                    usize::try_from(to - self.at).unwrap_or(0),
-                );
-                let (c, d) = (
-                    usize::try_from(from - start).unwrap_or(0),
-                    usize::try_from(to - start).unwrap_or(0),
-                );
-                if let (Some(src), Some(dst)) = (piece.get(a..b), dst.get_mut(c..d)) {
-                    dst.copy_from_slice(src);
-                }
-            }
-            self.at = end;
         }
         Ok(())
     }
