@@ -252,3 +252,56 @@ fn a_file_written_by_put_is_the_local_write_and_a_changed_one_is_refused() {
     }));
     stop(&mut server, result);
 }
+
+/// A remote file finds its blocks past the first on first need: an open and a read of the
+/// whole first block are two requests (the head, the block's bytes) and fetch nothing of the
+/// file's tail (its block index); a block past the first finds them, and what finding them
+/// warns of (here a damaged index, the blocks then found by scanning) is among the file's
+/// warnings from then on, as a local open has it at once.
+#[test]
+fn a_remote_files_first_block_is_read_without_its_block_index() {
+    let root = asdf_testdata::workspace_root();
+    let dir = root.join("target/remote-test-lazy-blocks");
+    std::fs::create_dir_all(&dir).unwrap();
+    let big: Vec<f64> = (0..400_000).map(|i| f64::from(i) * 0.5).collect();
+    let (f, z) = big_and_z(&big, &[400, 1000]);
+    let path = dir.join("l.asdf");
+    f.write_to(&path, &asdf::WriteOptions::default()).unwrap();
+    // The same file with its block index damaged (its first entry made to point nowhere).
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes.windows(17).rposition(|w| w == b"#ASDF BLOCK INDEX").unwrap();
+    let entry = at + bytes[at..].windows(3).position(|w| w == b"\n- ").unwrap() + 3;
+    bytes[entry] = b'9';
+    std::fs::write(dir.join("damaged.asdf"), &bytes).unwrap();
+    let local = asdf::open(dir.join("damaged.asdf")).unwrap();
+    let local_warnings: Vec<String> = local.warnings().iter().map(ToString::to_string).collect();
+    assert!(local_warnings.iter().any(|w| w.contains("index")), "{local_warnings:?}");
+    let tail = u64::try_from(at).unwrap();
+
+    let (mut server, port) = serve("python3", &dir);
+    let result = std::panic::catch_unwind(|| {
+        for name in ["l.asdf", "damaged.asdf"] {
+            let remote = asdf::Open::url(&format!("http://127.0.0.1:{port}/{name}"))
+                .open()
+                .unwrap();
+            let stats = remote.source().remote_stats().unwrap();
+            assert_eq!(remote.array("/big").unwrap().read::<f64>().unwrap(), big);
+            assert_eq!(stats.requests(), 2, "{name}: {:?}", stats.ranges());
+            assert!(
+                stats.ranges().iter().all(|&(_, end)| end <= tail),
+                "{name}: {:?}",
+                stats.ranges()
+            );
+            // The second block finds the rest: its values, and the index's damage reported.
+            assert_eq!(remote.array("/z").unwrap().read::<i32>().unwrap(), z);
+            assert_eq!(remote.source().blocks().len(), 2);
+            let warnings: Vec<String> = remote.warnings().iter().map(ToString::to_string).collect();
+            if name == "damaged.asdf" {
+                assert_eq!(warnings, local_warnings);
+            } else {
+                assert!(warnings.is_empty(), "{warnings:?}");
+            }
+        }
+    });
+    stop(&mut server, result);
+}

@@ -68,6 +68,11 @@ pub enum Error {
         /// The MD5 of the block's used (stored) bytes.
         actual: [u8; 16],
     },
+    /// Finding the file's blocks after the open failed (a reader that left them for later,
+    /// [`ReadOptions::lazy_blocks`](crate::ReadOptions::lazy_blocks)): what an eager open
+    /// would have refused the file for. Kept, and returned by every block read after it.
+    #[error("finding the file's blocks: {0}")]
+    Blocks(#[source] std::sync::Arc<Error>),
     /// An I/O error, with the offset of the read or write when known.
     #[error("I/O error{}: {source}", offset.map(|o| format!(" at byte {o}")).unwrap_or_default())]
     Io {
@@ -96,6 +101,7 @@ impl Error {
     pub fn format_kind(&self) -> Option<&FormatError> {
         match self {
             Error::Format { kind, .. } => Some(kind),
+            Error::Blocks(e) => e.format_kind(),
             _ => None,
         }
     }
@@ -109,6 +115,7 @@ impl Error {
             | Error::Codec { offset, .. }
             | Error::Checksum { offset, .. } => Some(*offset),
             Error::Io { offset, .. } => *offset,
+            Error::Blocks(e) => e.offset(),
             Error::Limits(_) | Error::Usage(_) => None,
         }
     }

@@ -55,6 +55,11 @@ pub struct ReadOptions {
     pub use_index: bool,
     /// Verify each block's checksum whenever its data is read.
     pub verify_checksums: bool,
+    /// Find the blocks past the first on first need, not at open (default off): for sources
+    /// where every read is a request (a remote file), an open that reads the tree and the
+    /// first block then costs no read of the file's tail (its block index). The first block
+    /// is still located and its header read at open; see [`Reader::warnings`].
+    pub lazy_blocks: bool,
 }
 
 impl Default for ReadOptions {
@@ -64,6 +69,7 @@ impl Default for ReadOptions {
             registry: Registry::shared_default(),
             use_index: true,
             verify_checksums: false,
+            lazy_blocks: false,
         }
     }
 }
@@ -91,6 +97,13 @@ impl ReadOptions {
     #[must_use]
     pub fn verify_checksums(mut self, yes: bool) -> Self {
         self.verify_checksums = yes;
+        self
+    }
+    /// Whether to find the blocks past the first on first need (see
+    /// [`ReadOptions::lazy_blocks`]).
+    #[must_use]
+    pub fn lazy_blocks(mut self, yes: bool) -> Self {
+        self.lazy_blocks = yes;
         self
     }
 }
@@ -128,7 +141,7 @@ impl BlockInfo {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Slot {
     offset: u64,
     header: OnceLock<BlockHeader>,
@@ -158,10 +171,34 @@ pub struct Reader<S> {
     header: FileHeader,
     tree_range: Option<Range<u64>>,
     tree: Option<Vec<u8>>,
+    /// The open's warnings (before blocks are found).
+    opened_warnings: Vec<Warning>,
+    /// Where blocks start and the first block, while the rest is not yet found (lazy).
+    pending: Option<(u64, Slot)>,
+    found: OnceLock<Found>,
+    options: ReadOptions,
+}
+
+/// What block discovery found.
+#[derive(Debug)]
+struct Found {
     slots: Vec<Slot>,
     discovery: BlockDiscovery,
+    /// The open's warnings and discovery's.
     warnings: Vec<Warning>,
-    options: ReadOptions,
+    /// Why discovery failed, when it ran after the open (lazy) and failed.
+    failed: Option<Arc<Error>>,
+}
+
+impl Found {
+    fn none(warnings: Vec<Warning>) -> Self {
+        Found {
+            slots: Vec::new(),
+            discovery: BlockDiscovery::NoBlocks,
+            warnings,
+            failed: None,
+        }
+    }
 }
 
 impl Reader<File> {
@@ -193,9 +230,9 @@ impl<S: ReadAt> Reader<S> {
             },
             tree_range: None,
             tree: None,
-            slots: Vec::new(),
-            discovery: BlockDiscovery::NoBlocks,
-            warnings: Vec::new(),
+            opened_warnings: Vec::new(),
+            pending: None,
+            found: OnceLock::from(Found::none(Vec::new())),
             options: ReadOptions::default(),
         }
     }
@@ -232,9 +269,9 @@ impl<S: ReadAt> Reader<S> {
             header: r.header,
             tree_range: r.tree_range,
             tree: r.tree,
-            slots: r.slots,
-            discovery: r.discovery,
-            warnings: r.warnings,
+            opened_warnings: r.opened_warnings,
+            pending: r.pending,
+            found: r.found,
             options: r.options,
         })
     }
@@ -260,32 +297,97 @@ impl<S: ReadAt> Reader<Prefetched<S>> {
             header,
             tree_range,
             tree,
-            slots: Vec::new(),
-            discovery: BlockDiscovery::NoBlocks,
-            warnings,
+            opened_warnings: warnings,
+            pending: None,
+            found: OnceLock::new(),
             options,
         };
-        if let Some(from) = blocks_from {
-            reader.discover_blocks(from)?;
+        let Some(from) = blocks_from else {
+            reader.found = OnceLock::from(Found::none(reader.opened_warnings.clone()));
+            return Ok(reader);
+        };
+        let magic = reader.header.dialect.block_magic();
+        let Some(first) = find_magic_of(&reader.source, from, file_len, magic)? else {
+            reader.found = OnceLock::from(Found::none(reader.opened_warnings.clone()));
+            return Ok(reader);
+        };
+        // Lazy: the first block's header now (a block that does not parse is found the
+        // eager way, with its errors and warnings at open), the rest on first need.
+        if reader.options.lazy_blocks && reader.header.dialect == crate::Dialect::Asdf {
+            if let Ok(h) = BlockHeader::read_in(&reader.source, first, file_len, reader.header.dialect) {
+                let slot = Slot {
+                    offset: first,
+                    header: OnceLock::from(h),
+                };
+                reader.pending = Some((first, slot));
+                return Ok(reader);
+            }
         }
+        let found = reader.discover(first)?;
+        reader.found = OnceLock::from(found);
         Ok(reader)
     }
 }
 
 impl<S: ReadAt> Reader<S> {
-    fn discover_blocks(&mut self, from: u64) -> Result<()> {
-        let magic = self.header.dialect.block_magic();
-        let Some(first) = find_magic_of(&self.source, from, self.file_len, magic)? else {
-            return Ok(());
-        };
-        if self.options.use_index && self.header.dialect != crate::Dialect::Finf && self.try_index(first)? {
-            return Ok(());
+    /// Finds the blocks from the first one's magic at `first`: by the index, else by scanning.
+    fn discover(&self, first: u64) -> Result<Found> {
+        let mut found = Found::none(self.opened_warnings.clone());
+        if !(self.options.use_index
+            && self.header.dialect != crate::Dialect::Finf
+            && self.try_index(first, &mut found)?)
+        {
+            self.scan(first, &mut found)?;
         }
-        self.scan(first)
+        Ok(found)
+    }
+
+    /// What discovery found, finding it now when it was deferred (a failure is kept: the
+    /// blocks are then the first one, and every block read returns it).
+    fn found(&self) -> &Found {
+        self.found.get_or_init(|| {
+            let Some((first, slot)) = &self.pending else {
+                return Found::none(self.opened_warnings.clone());
+            };
+            self.discover(*first).unwrap_or_else(|e| Found {
+                slots: vec![slot.clone()],
+                discovery: BlockDiscovery::Scan,
+                warnings: self.opened_warnings.clone(),
+                failed: Some(Arc::new(e)),
+            })
+        })
+    }
+
+    /// Whether block 0 exists, without finding the others (a lazy reader knows its first
+    /// block from the open).
+    pub fn has_blocks(&self) -> bool {
+        match self.found.get() {
+            Some(f) => !f.slots.is_empty(),
+            None => self.pending.is_some(),
+        }
+    }
+
+    /// Whether the blocks past the first have been found (always, unless
+    /// [`ReadOptions::lazy_blocks`]).
+    pub fn blocks_found(&self) -> bool {
+        self.found.get().is_some()
+    }
+
+    /// Finds the blocks now if they were left for later, and returns their count.
+    ///
+    /// # Errors
+    /// What finding them met (as an eager open would have refused the file): limits, a
+    /// block header below the minimum size, I/O errors.
+    pub fn find_blocks(&self) -> Result<usize> {
+        let f = self.found();
+        match &f.failed {
+            Some(e) => Err(Error::Blocks(Arc::clone(e))),
+            None => Ok(f.slots.len()),
+        }
     }
 
     /// Returns whether a valid index was found and installed.
-    fn try_index(&mut self, first: u64) -> Result<bool> {
+    fn try_index(&self, first: u64, found: &mut Found) -> Result<bool> {
         let min = first + MIN_BLOCK_HEADER_LEN;
         let lim = self.options.limits.max_index_bytes;
         let Some(at) = find_index(&self.source, min, self.file_len, lim)? else {
@@ -294,17 +396,17 @@ impl<S: ReadAt> Reader<S> {
         let bytes = match read_index_bytes(&self.source, at, self.file_len, lim) {
             Ok(b) => b,
             Err(Error::Limits(_)) => {
-                self.warnings.push(Warning::IndexUnparsable { offset: at });
+                found.warnings.push(Warning::IndexUnparsable { offset: at });
                 return Ok(false);
             }
             Err(e) => return Err(e),
         };
         let Ok(offsets) = parse_index(&bytes) else {
-            self.warnings.push(Warning::IndexUnparsable { offset: at });
+            found.warnings.push(Warning::IndexUnparsable { offset: at });
             return Ok(false);
         };
         if offsets.is_empty() {
-            self.warnings.push(Warning::IndexEmpty { offset: at });
+            found.warnings.push(Warning::IndexEmpty { offset: at });
             return Ok(false);
         }
         if offsets.len() > self.options.limits.max_blocks {
@@ -315,20 +417,20 @@ impl<S: ReadAt> Reader<S> {
         match self.check_index(&offsets, first, at) {
             Ok((h0, hl)) => {
                 let n = offsets.len();
-                self.slots = offsets
+                found.slots = offsets
                     .into_iter()
                     .map(|offset| Slot {
                         offset,
                         header: OnceLock::new(),
                     })
                     .collect();
-                let _ = self.slots[0].header.set(h0);
-                let _ = self.slots[n - 1].header.set(hl);
-                self.discovery = BlockDiscovery::Index { offset: at };
+                let _ = found.slots[0].header.set(h0);
+                let _ = found.slots[n - 1].header.set(hl);
+                found.discovery = BlockDiscovery::Index { offset: at };
                 Ok(true)
             }
             Err((entry, problem)) => {
-                self.warnings.push(Warning::IndexInvalid {
+                found.warnings.push(Warning::IndexInvalid {
                     offset: at,
                     entry,
                     problem,
@@ -383,12 +485,12 @@ impl<S: ReadAt> Reader<S> {
     }
 
     /// Finds blocks by skipping along headers from `first`.
-    fn scan(&mut self, first: u64) -> Result<()> {
-        self.slots.clear();
-        self.discovery = BlockDiscovery::Scan;
+    fn scan(&self, first: u64, found: &mut Found) -> Result<()> {
+        found.slots.clear();
+        found.discovery = BlockDiscovery::Scan;
         let mut pos = first;
         loop {
-            if self.slots.len() >= self.options.limits.max_blocks {
+            if found.slots.len() >= self.options.limits.max_blocks {
                 return Err(Error::Limits(LimitError::Blocks {
                     limit: self.options.limits.max_blocks,
                 }));
@@ -400,18 +502,18 @@ impl<S: ReadAt> Reader<S> {
                 // allocated) stops the scan with a warning, so the tree and the blocks before
                 // it stay readable.
                 Err(Error::Format { kind, offset }) if !kind.refuses_open() => {
-                    self.warnings.push(Warning::BadBlockHeader { offset, kind });
+                    found.warnings.push(Warning::BadBlockHeader { offset, kind });
                     return Ok(());
                 }
                 Err(e) => return Err(e),
             };
-            let index = self.slots.len();
+            let index = found.slots.len();
             let slot = Slot {
                 offset: pos,
                 header: OnceLock::new(),
             };
             let _ = slot.header.set(h);
-            self.slots.push(slot);
+            found.slots.push(slot);
             if h.is_streamed() {
                 return Ok(());
             }
@@ -419,7 +521,7 @@ impl<S: ReadAt> Reader<S> {
                 .saturating_add(h.total_header_len())
                 .saturating_add(h.allocated_size);
             if next > self.file_len {
-                self.warnings.push(Warning::BlockTruncated {
+                found.warnings.push(Warning::BlockTruncated {
                     block: index,
                     offset: pos,
                 });
@@ -442,7 +544,7 @@ impl<S: ReadAt> Reader<S> {
             self.source
                 .read_exact_at(next, &mut shown)
                 .map_err(Error::io_at(next))?;
-            self.warnings.push(Warning::TrailingBytes {
+            found.warnings.push(Warning::TrailingBytes {
                 offset: next,
                 bytes: shown,
             });
@@ -470,24 +572,29 @@ impl<S: ReadAt> Reader<S> {
         self.tree_range.clone()
     }
 
-    /// Warnings collected while opening.
+    /// Warnings collected while opening and finding the blocks (with
+    /// [`ReadOptions::lazy_blocks`], those of finding the blocks once they are found:
+    /// [`Reader::blocks_found`]).
     pub fn warnings(&self) -> &[Warning] {
-        &self.warnings
+        self.found.get().map_or(&self.opened_warnings, |f| &f.warnings)
     }
 
-    /// How the blocks were located.
+    /// How the blocks were located (finding them if they were left for later).
     pub fn block_discovery(&self) -> BlockDiscovery {
-        self.discovery
+        self.found().discovery
     }
 
-    /// Number of blocks.
+    /// Number of blocks (finding them if they were left for later; if that fails, the
+    /// first block only, and every block read returns the failure: see
+    /// [`Reader::find_blocks`]).
     pub fn block_count(&self) -> usize {
-        self.slots.len()
+        self.found().slots.len()
     }
 
-    /// Offsets of every block's magic, in file order.
+    /// Offsets of every block's magic, in file order (finding them if they were left for
+    /// later).
     pub fn block_offsets(&self) -> Vec<u64> {
-        self.slots.iter().map(|s| s.offset).collect()
+        self.found().slots.iter().map(|s| s.offset).collect()
     }
 
     /// The read options in force.
@@ -510,10 +617,20 @@ impl<S: ReadAt> Reader<S> {
     /// # Errors
     /// [`UsageError::NoSuchBlock`]; a bad header at the indexed offset; I/O errors.
     pub fn block(&self, i: usize) -> Result<BlockInfo> {
-        let slot = self.slots.get(i).ok_or(Error::Usage(UsageError::NoSuchBlock {
-            index: i,
-            count: self.slots.len(),
-        }))?;
+        let slot = match (&self.pending, self.found.get()) {
+            // The first block, known from a lazy open: nothing more to find.
+            (Some((_, first)), None) if i == 0 => first,
+            _ => {
+                let found = self.found();
+                if let Some(e) = &found.failed {
+                    return Err(Error::Blocks(Arc::clone(e)));
+                }
+                found.slots.get(i).ok_or(Error::Usage(UsageError::NoSuchBlock {
+                    index: i,
+                    count: found.slots.len(),
+                }))?
+            }
+        };
         let header = match slot.header.get() {
             Some(h) => *h,
             None => {

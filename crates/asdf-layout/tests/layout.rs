@@ -793,3 +793,91 @@ fn an_empty_reader_has_its_header_only() {
     assert!(r.warnings().is_empty());
     assert!(r.block(0).is_err());
 }
+
+/// A reader that finds its blocks on first need (`lazy_blocks`, remote files) ends up as the
+/// eager one: over files of 0 to 5 blocks, with and without an index, each damaged at a few
+/// bytes (a fixed sequence), the lazy reader opens where the eager one does; once its blocks
+/// are found, count, offsets, discovery, warnings and every block's header and data are the
+/// eager reader's, and where finding them fails (what the eager open refused) the failure is
+/// returned by every block read after it. Before they are found, block 0 is the eager one's.
+#[test]
+fn lazy_block_discovery_ends_as_eager_discovery() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut refused_late, mut compared) = (0, 0);
+    for case in 0..600 {
+        let n = (case % 6) as usize;
+        let datas: Vec<Vec<u8>> = (0..n)
+            .map(|i| (0..(next() % 300) as usize).map(|j| (i * 31 + j) as u8).collect())
+            .collect();
+        let opts: Vec<BlockOptions> = (0..n)
+            .map(|i| {
+                if i % 2 == 1 {
+                    BlockOptions::default().compression(Label::ZLIB)
+                } else {
+                    BlockOptions::default()
+                }
+            })
+            .collect();
+        let blocks: Vec<(&[u8], BlockOptions)> = datas.iter().map(|d| d.as_slice()).zip(opts).collect();
+        let mut bytes = write(&blocks, case % 3 != 0);
+        if case >= 60 {
+            for _ in 0..1 + next() % 3 {
+                let at = (next() % bytes.len() as u64) as usize;
+                bytes[at] = (next() & 0xff) as u8;
+            }
+        }
+        let eager = Reader::open_with(bytes.clone(), ReadOptions::default());
+        let lazy = Reader::open_with(bytes.clone(), ReadOptions::default().lazy_blocks(true));
+        let (eager, lazy) = match (eager, lazy) {
+            (Ok(e), Ok(l)) => (Some(e), l),
+            (Err(_), Ok(l)) => (None, l),
+            (Err(e), Err(l)) => {
+                assert_eq!(e.to_string(), l.to_string(), "case {case}");
+                continue;
+            }
+            (Ok(_), Err(l)) => panic!("case {case}: the lazy open refused what the eager one opened: {l}"),
+        };
+        if lazy.has_blocks() && !lazy.blocks_found() {
+            let first = lazy.block(0).unwrap();
+            if let Some(e) = &eager {
+                assert_eq!(e.block(0).unwrap(), first, "case {case}");
+            }
+        }
+        match (eager, lazy.find_blocks()) {
+            (Some(e), Ok(count)) => {
+                compared += 1;
+                assert!(lazy.blocks_found());
+                assert_eq!(count, e.block_count(), "case {case}");
+                assert_eq!(lazy.block_offsets(), e.block_offsets(), "case {case}");
+                assert_eq!(lazy.block_discovery(), e.block_discovery(), "case {case}");
+                assert_eq!(lazy.warnings(), e.warnings(), "case {case}");
+                for i in 0..count {
+                    assert_eq!(lazy.block(i).ok(), e.block(i).ok(), "case {case} block {i}");
+                    assert_eq!(
+                        lazy.read_data(i).map(|d| d.into_owned()).ok(),
+                        e.read_data(i).map(|d| d.into_owned()).ok(),
+                        "case {case} block {i}"
+                    );
+                }
+            }
+            (None, Err(err)) => {
+                refused_late += 1;
+                assert!(matches!(err, Error::Blocks(_)), "case {case}: {err}");
+                assert!(matches!(lazy.block(0), Err(Error::Blocks(_))), "case {case}");
+                assert!(matches!(lazy.read_data(0), Err(Error::Blocks(_))), "case {case}");
+            }
+            (Some(_), Err(err)) => panic!("case {case}: lazy discovery failed where the eager open did not: {err}"),
+            (None, Ok(_)) => panic!("case {case}: the eager open failed, lazy discovery did not"),
+        }
+    }
+    assert!(
+        compared > 300 && refused_late > 0,
+        "compared {compared}, refused late {refused_late}"
+    );
+}

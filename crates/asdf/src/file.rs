@@ -56,6 +56,11 @@ pub(crate) struct NewBlock {
 pub(crate) struct Tree {
     pub(crate) doc: Document,
     pub(crate) warnings: Vec<Warning>,
+    /// How many of the layout reader's warnings `warnings` holds: a remote file finds its
+    /// blocks past the first on first need, and what that finds comes after.
+    pub(crate) layout_seen: usize,
+    /// `warnings` and the layout warnings found after it was made (set once they are).
+    pub(crate) late: OnceLock<Vec<Warning>>,
 }
 
 /// An ASDF file: opened ([`crate::open`], [`crate::Open`]) or made in memory
@@ -72,6 +77,8 @@ pub struct AsdfFile {
     pub(crate) dir: Option<PathBuf>,
     /// Warnings of the source (header, block index, the FITS container), before the tree's.
     pub(crate) source_warnings: Vec<Warning>,
+    /// How many layout warnings `source_warnings` holds.
+    pub(crate) layout_at_open: usize,
     pub(crate) standard: Version,
     pub(crate) options: OpenOptions,
     /// Line of the file where the tree starts (to report positions as file lines).
@@ -115,6 +122,7 @@ pub(crate) fn shift(span: Span, lines: u64) -> Span {
 impl AsdfFile {
     /// A file over `reader` whose tree is still to be parsed.
     pub(crate) fn unparsed(reader: Reader<Box<dyn ReadAt>>, standard: Version, options: OpenOptions) -> Self {
+        let layout_at_open = reader.warnings().len();
         let mut source_warnings: Vec<Warning> = reader.warnings().iter().cloned().map(Warning::Layout).collect();
         if crate::UNSTABLE_STANDARDS.contains(&standard) {
             source_warnings.push(Warning::UnstableStandard(standard));
@@ -127,6 +135,7 @@ impl AsdfFile {
             path: None,
             dir: None,
             source_warnings,
+            layout_at_open,
             standard,
             options,
             tree_line,
@@ -169,11 +178,16 @@ impl AsdfFile {
 
     /// Replaces the document (the warnings stay).
     pub(crate) fn put_doc(&mut self, doc: Document) {
-        let warnings = self
-            .tree
-            .take()
-            .map_or_else(|| self.source_warnings.clone(), |t| t.warnings);
-        self.tree = OnceLock::from(Tree { doc, warnings });
+        let (warnings, layout_seen) = self.tree.take().map_or_else(
+            || (self.source_warnings.clone(), self.layout_at_open),
+            |t| (t.warnings, t.layout_seen),
+        );
+        self.tree = OnceLock::from(Tree {
+            doc,
+            warnings,
+            layout_seen,
+            late: OnceLock::new(),
+        });
     }
 
     /// The tree of the file's text, parsed (errors and warnings at lines of the file).
@@ -248,7 +262,12 @@ impl AsdfFile {
             }
             warnings.extend(violations.map(Warning::Invalid));
         }
-        Ok(Tree { doc, warnings })
+        Ok(Tree {
+            doc,
+            warnings,
+            layout_seen: self.layout_at_open,
+            late: OnceLock::new(),
+        })
     }
 
     /// Whether `path` names the file this one was opened from.
@@ -318,7 +337,20 @@ impl AsdfFile {
     /// for a lazy file on first need) the tree's, tags' and schemas'.
     #[must_use]
     pub fn warnings(&self) -> &[Warning] {
-        self.tree.get().map_or(&self.source_warnings, |t| &t.warnings)
+        let Some(t) = self.tree.get() else {
+            return &self.source_warnings;
+        };
+        // A remote file's blocks past the first are found on first need: what finding them
+        // warned of comes after the tree's warnings (the reader's are fixed once found).
+        let layout = self.reader.warnings();
+        match layout.get(t.layout_seen..) {
+            Some(late) if !late.is_empty() => t.late.get_or_init(|| {
+                let mut all = t.warnings.clone();
+                all.extend(late.iter().cloned().map(Warning::Layout));
+                all
+            }),
+            _ => &t.warnings,
+        }
     }
 
     /// The file's ASDF Standard version.
@@ -417,12 +449,19 @@ impl AsdfFile {
     /// The absolute index, among the file's blocks and those added since, of a block
     /// source (`-1` is the last block).
     pub(crate) fn block_index(&self, source: i64) -> Option<usize> {
+        // Block 0 is known without finding the others (a remote file finds them on need).
+        if source == 0 && self.reader.has_blocks() {
+            return Some(0);
+        }
         absolute_index(source, self.reader.block_count() + self.pending.len())
     }
 
     /// Where block `source` lives (`None` past the end).
     pub(crate) fn block_ref(&self, source: i64) -> Option<BlockRef> {
         let idx = self.block_index(source)?;
+        if idx == 0 && self.reader.has_blocks() {
+            return Some(BlockRef::File(0));
+        }
         Some(match idx.checked_sub(self.reader.block_count()) {
             None => BlockRef::File(idx),
             Some(k) => BlockRef::Pending(k),

@@ -218,7 +218,7 @@ fn open_path(path: &Path, options: OpenOptions) -> Result<AsdfFile, Error> {
         Box::new(file)
     };
     let source = asdf_layout::Prefetched::with_len(source, len);
-    let mut f = open_prefetched(source, path.parent().map(Path::to_path_buf), options)?;
+    let mut f = open_prefetched(source, path.parent().map(Path::to_path_buf), options, false)?;
     f.path = Some(path.to_path_buf());
     f.opened = Some(guard::Fingerprint::of(&opened));
     Ok(f)
@@ -228,7 +228,10 @@ fn open_path(path: &Path, options: OpenOptions) -> Result<AsdfFile, Error> {
 fn open_url(url: &str, options: OpenOptions, remote: &crate::RemoteOptions) -> Result<AsdfFile, Error> {
     let src = asdf_remote::RemoteSource::open(url, remote).map_err(|e| Error::Remote(Box::new(e)))?;
     let stats = src.stats();
-    let mut f = open_source(Box::new(src), None, options)?;
+    // Its blocks past the first are found on first need: an open that reads the tree and
+    // the first block makes no request for the file's tail (its block index).
+    let source = asdf_layout::Prefetched::new(Box::new(src) as Box<dyn ReadAt>).map_err(asdf_layout::Error::from)?;
+    let mut f = open_prefetched(source, None, options, true)?;
     f.remote = Some(stats);
     f.remote_origin = Some((url.to_owned(), remote.clone()));
     Ok(f)
@@ -252,13 +255,14 @@ pub(crate) fn open_source(
     options: OpenOptions,
 ) -> Result<AsdfFile, Error> {
     let source = asdf_layout::Prefetched::new(source).map_err(asdf_layout::Error::from)?;
-    open_prefetched(source, dir, options)
+    open_prefetched(source, dir, options, false)
 }
 
 fn open_prefetched(
     source: asdf_layout::Prefetched<Box<dyn ReadAt>>,
     dir: Option<PathBuf>,
     options: OpenOptions,
+    lazy_blocks: bool,
 ) -> Result<AsdfFile, Error> {
     // The FITS check reads through the reader's head cache: one read for both.
     if is_fits(&source) {
@@ -267,7 +271,8 @@ fn open_prefetched(
     let ro = ReadOptions::default()
         .registry(legacy::read_registry())
         .limits(options.layout_limits)
-        .verify_checksums(options.verify_checksums);
+        .verify_checksums(options.verify_checksums)
+        .lazy_blocks(lazy_blocks);
     let reader = Reader::open_prefetched(source, ro)?;
     // A pre-1.0 file's tree is mapped onto the 1.0.0 tags (whatever its `#ASDF_STANDARD`
     // says, 0.1.0 in the last drafts): it is read as 1.0.0, and whole (no skim).
