@@ -87,7 +87,8 @@ impl<'f> Source<'f> {
     /// # Errors
     /// [`Error::NotFound`] when the file has no such block.
     pub fn block(&self, index: usize) -> Result<Block<'f>, Error> {
-        if index < self.file.reader.block_count() {
+        // Block 0 is known without finding the others (a remote file finds them on need).
+        if (index == 0 && self.file.reader.has_blocks()) || index < self.file.reader.block_count() {
             Ok(Block { file: self.file, index })
         } else {
             Err(Error::NotFound(format!(
