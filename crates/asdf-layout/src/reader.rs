@@ -313,15 +313,16 @@ impl<S: ReadAt> Reader<Prefetched<S>> {
         };
         // Lazy: the first block's header now (a block that does not parse is found the
         // eager way, with its errors and warnings at open), the rest on first need.
-        if reader.options.lazy_blocks && reader.header.dialect == crate::Dialect::Asdf {
-            if let Ok(h) = BlockHeader::read_in(&reader.source, first, file_len, reader.header.dialect) {
-                let slot = Slot {
-                    offset: first,
-                    header: OnceLock::from(h),
-                };
-                reader.pending = Some((first, slot));
-                return Ok(reader);
-            }
+        if reader.options.lazy_blocks
+            && reader.header.dialect == crate::Dialect::Asdf
+            && let Ok(h) = BlockHeader::read_in(&reader.source, first, file_len, reader.header.dialect)
+        {
+            let slot = Slot {
+                offset: first,
+                header: OnceLock::from(h),
+            };
+            reader.pending = Some((first, slot));
+            return Ok(reader);
         }
         let found = reader.discover(first)?;
         reader.found = OnceLock::from(found);
