@@ -308,3 +308,40 @@ fn a_remote_files_first_block_is_read_without_its_block_index() {
     });
     stop(&mut server, result);
 }
+
+/// A remote file replaced by another writer after its first block was read: finding the
+/// other blocks (now, on need) meets the other version, and every read of a block is that
+/// error, naming the file, never the other version's bytes nor a block said to be missing.
+#[test]
+fn blocks_found_after_the_file_was_replaced_are_an_error() {
+    let root = asdf_testdata::workspace_root();
+    let dir = root.join("target/remote-test-lazy-replaced");
+    std::fs::create_dir_all(&dir).unwrap();
+    let big: Vec<f64> = (0..100_000).map(f64::from).collect();
+    let (f, _) = big_and_z(&big, &[100_000]);
+    let path = dir.join("m.asdf");
+    f.write_to(&path, &asdf::WriteOptions::default()).unwrap();
+    let (mut server, port) = serve("python3", &dir);
+    let result = std::panic::catch_unwind(|| {
+        let remote = asdf::Open::url(&format!("http://127.0.0.1:{port}/m.asdf"))
+            .open()
+            .unwrap();
+        assert_eq!(remote.array("/big").unwrap().read::<f64>().unwrap(), big);
+        // Another writer replaces it (same layout, other values), as a write does: renamed
+        // into place, so its ETag (size and mtime) changes.
+        let zeros = vec![0.0f64; 100_000];
+        let (g, _) = big_and_z(&zeros, &[100_000]);
+        let tmp = dir.join("m.asdf.new");
+        g.write_to(&tmp, &asdf::WriteOptions::default()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::rename(&tmp, &path).unwrap();
+        let e = remote.array("/z").and_then(|a| a.read::<i32>()).unwrap_err();
+        assert!(e.to_string().contains("m.asdf"), "{e}");
+        assert!(e.to_string().contains("finding the file's blocks"), "{e}");
+        let e = remote.source().block(1).unwrap_err();
+        assert!(e.to_string().contains("m.asdf"), "{e}");
+        // The first block too, from then on: nothing reads on as if the file had one block.
+        assert!(remote.array("/big").and_then(|a| a.read::<f64>()).is_err());
+    });
+    stop(&mut server, result);
+}

@@ -23,7 +23,7 @@ impl AsdfFile {
     pub(crate) fn locate(&self, a: &NdArray, pointer: &str) -> Result<Option<BlockRef>, Error> {
         match &a.source {
             None => Ok(None),
-            Some(Source::Block(i)) => self.block_ref(*i).map(Some).ok_or_else(|| Error::Array {
+            Some(Source::Block(i)) => self.block_ref(*i)?.map(Some).ok_or_else(|| Error::Array {
                 pointer: pointer.to_owned(),
                 source: NdArrayError::MissingBlock,
             }),

@@ -446,26 +446,24 @@ impl AsdfFile {
         Ok(out)
     }
 
-    /// The absolute index, among the file's blocks and those added since, of a block
-    /// source (`-1` is the last block).
-    pub(crate) fn block_index(&self, source: i64) -> Option<usize> {
-        // Block 0 is known without finding the others (a remote file finds them on need).
+    /// Where block `source` (`-1` is the last) lives, among the file's blocks and those added
+    /// since (`None` past the end).
+    ///
+    /// # Errors
+    /// A remote file's blocks past the first are found on first need: what finding them met.
+    pub(crate) fn block_ref(&self, source: i64) -> Result<Option<BlockRef>, Error> {
+        // Block 0 is known without finding the others.
         if source == 0 && self.reader.has_blocks() {
-            return Some(0);
+            return Ok(Some(BlockRef::File(0)));
         }
-        absolute_index(source, self.reader.block_count() + self.pending.len())
-    }
-
-    /// Where block `source` lives (`None` past the end).
-    pub(crate) fn block_ref(&self, source: i64) -> Option<BlockRef> {
-        let idx = self.block_index(source)?;
-        if idx == 0 && self.reader.has_blocks() {
-            return Some(BlockRef::File(0));
-        }
-        Some(match idx.checked_sub(self.reader.block_count()) {
+        let count = self.reader.find_blocks()?;
+        let Some(idx) = absolute_index(source, count + self.pending.len()) else {
+            return Ok(None);
+        };
+        Ok(Some(match idx.checked_sub(count) {
             None => BlockRef::File(idx),
             Some(k) => BlockRef::Pending(k),
-        })
+        }))
     }
 }
 

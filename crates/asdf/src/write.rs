@@ -788,7 +788,7 @@ impl AsdfFile {
                 f.clone()
             } else {
                 let block = match n.get("source").and_then(Node::as_i64) {
-                    Some(i) => match self.block_ref(i).ok_or_else(|| Error::NotFound(key.clone()))? {
+                    Some(i) => match self.block_ref(i)?.ok_or_else(|| Error::NotFound(key.clone()))? {
                         crate::file::BlockRef::Pending(k) => self.pending[k].clone(),
                         crate::file::BlockRef::File(idx) => {
                             // A corrupt block is not given a fresh checksum in its part.
