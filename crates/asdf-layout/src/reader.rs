@@ -368,6 +368,18 @@ impl<S: ReadAt> Reader<S> {
         }
     }
 
+    /// Whether block `index` exists. Block 0 is known from the open; asking for any other
+    /// finds the blocks if they were left for later ([`Reader::find_blocks`]).
+    ///
+    /// # Errors
+    /// What finding the blocks met.
+    pub fn has_block(&self, index: usize) -> Result<bool> {
+        if index == 0 && self.has_blocks() {
+            return Ok(true);
+        }
+        Ok(index < self.find_blocks()?)
+    }
+
     /// Whether the blocks past the first have been found (always, unless
     /// [`ReadOptions::lazy_blocks`]).
     pub fn blocks_found(&self) -> bool {

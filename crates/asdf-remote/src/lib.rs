@@ -13,8 +13,9 @@
 //!   leave first): a miss fetches a page from where the read starts (not from an aligned
 //!   page, so reading a block's header fetches nothing of the block before it), and reads
 //!   that follow each other read ahead, doubling up to [`RemoteOptions::max_read_ahead`];
-//! - larger reads (a block, a range of rows) bypass the cache and fetch exactly their bytes,
-//!   in [`PART`]-sized parts at once, straight into the caller's buffer.
+//! - larger reads (a block, a range of rows) take what the cache already holds of their
+//!   start (a block's first bytes, fetched with its header's page) and fetch exactly the
+//!   rest, in [`PART`]-sized parts at once, straight into the caller's buffer.
 //!
 //! Memory is bounded by the cache and the caller's buffers, whatever the file's size.
 //! Requests and bytes are counted ([`Stats`]); with `ASDF_RS_RANGE_LOG` set to a path, each
@@ -816,6 +817,25 @@ impl RemoteSource {
         (size.saturating_sub(len) <= size / 64).then_some(size)
     }
 
+    /// Copies into `buf` what the cache holds from `offset` on, without fetching: how many
+    /// bytes (0 on a miss).
+    fn cached_prefix(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let mut cache = self.cache.lock().map_err(|_| io::Error::other("cache poisoned"))?;
+        let mut done = 0usize;
+        while done < buf.len() {
+            let at = offset + done as u64;
+            let Some((bytes, start)) = cache.find(at) else { break };
+            let from = usize::try_from(at - start).map_err(io::Error::other)?;
+            let n = bytes.len().saturating_sub(from).min(buf.len() - done);
+            if n == 0 {
+                break;
+            }
+            buf[done..done + n].copy_from_slice(&bytes[from..from + n]);
+            done += n;
+        }
+        Ok(done)
+    }
+
     fn read_cached(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         let poisoned = || io::Error::other("cache poisoned");
         let mut done = 0usize;
@@ -931,7 +951,13 @@ impl ReadAt for RemoteSource {
         let n = usize::try_from(self.len - offset).map_or(buf.len(), |left| left.min(buf.len()));
         let buf = &mut buf[..n];
         if n >= self.opts.page_size {
-            self.get_direct(offset, buf)?;
+            // What the cache holds from `offset` on (a block's first bytes, read with its
+            // header's page) is not fetched again.
+            let k = self.cached_prefix(offset, buf)?;
+            // The rest is fetched exactly, however short (no page, no read-ahead).
+            if k < n {
+                self.get_direct(offset + k as u64, &mut buf[k..])?;
+            }
         } else {
             self.read_cached(offset, buf)?;
         }

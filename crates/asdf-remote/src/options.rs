@@ -19,7 +19,8 @@ pub struct RemoteOptions {
     pub anonymous: bool,
     /// The first request's size: header and tree in one request for most files.
     pub head_bytes: usize,
-    /// The cache's page: reads at least this long bypass the cache.
+    /// The cache's page: reads at least this long take only what the cache already holds of
+    /// their start, and fetch the rest exactly (no page, no read-ahead).
     pub page_size: usize,
     /// The cache's capacity in bytes (its pieces are a page, or more with read-ahead).
     pub cache_bytes: usize,

@@ -102,9 +102,16 @@ pub struct AsdfFile {
 
 impl fmt::Debug for AsdfFile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A remote file's blocks past the first are found on need: a Debug print finds none
+        // (no I/O), and says "not found yet" until something else did.
+        let blocks: &dyn fmt::Debug = if self.reader.blocks_found() {
+            &self.reader.block_count()
+        } else {
+            &"not found yet"
+        };
         f.debug_struct("AsdfFile")
             .field("standard", &self.standard)
-            .field("blocks", &self.reader.block_count())
+            .field("blocks", blocks)
             .field("parsed", &self.tree.get().is_some())
             .field("warnings", &self.warnings())
             .finish_non_exhaustive()
@@ -452,8 +459,7 @@ impl AsdfFile {
     /// # Errors
     /// A remote file's blocks past the first are found on first need: what finding them met.
     pub(crate) fn block_ref(&self, source: i64) -> Result<Option<BlockRef>, Error> {
-        // Block 0 is known without finding the others.
-        if source == 0 && self.reader.has_blocks() {
+        if source == 0 && self.reader.has_block(0)? {
             return Ok(Some(BlockRef::File(0)));
         }
         let count = self.reader.find_blocks()?;

@@ -88,15 +88,10 @@ impl<'f> Source<'f> {
     /// [`Error::NotFound`] when the file has no such block; for a remote file, whose blocks
     /// past the first are found on first need, what finding them met.
     pub fn block(&self, index: usize) -> Result<Block<'f>, Error> {
-        // Block 0 is known without finding the others (a remote file finds them on need,
-        // and what that meets is the error here).
-        if index == 0 && self.file.reader.has_blocks() {
-            return Ok(Block { file: self.file, index });
-        }
-        let count = self.file.reader.find_blocks()?;
-        if index < count {
+        if self.file.reader.has_block(index)? {
             Ok(Block { file: self.file, index })
         } else {
+            let count = self.file.reader.find_blocks()?;
             Err(Error::NotFound(format!("block {index} (the file has {count})")))
         }
     }
