@@ -20,7 +20,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 ROOT = os.path.abspath(sys.argv[1])
 WRITABLE = "--writable" in sys.argv[2:]
 LOCK = threading.Lock()
-STATS = {"requests": 0, "bytes": 0, "log": []}
+# "bytes": what the requests asked for; "sent": what reached the socket (a client that stops
+# reading an answer leaves the rest unsent once the sockets' buffers are full).
+STATS = {"requests": 0, "bytes": 0, "sent": 0, "log": []}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -56,7 +58,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self._json(STATS)
         if self.path == "/__reset__":
             with LOCK:
-                STATS.update(requests=0, bytes=0, log=[])
+                STATS.update(requests=0, bytes=0, sent=0, log=[])
             return self._json({"ok": True})
         full, size = self._file()
         if full is None:
@@ -121,6 +123,8 @@ class Handler(BaseHTTPRequestHandler):
                 if not chunk:
                     break
                 self.wfile.write(chunk)
+                with LOCK:
+                    STATS["sent"] += len(chunk)
                 left -= len(chunk)
 
     def _empty(self, status, etag=None):

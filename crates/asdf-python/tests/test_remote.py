@@ -44,6 +44,9 @@ def test_one_element_of_a_remote_gib_costs_under_a_mib(served):
     assert value == 42.0
     # The head, then the element's piece: the block index at the tail is not needed.
     assert s["requests"] == 2 and s["bytes"] <= 1 << 20, s
+    # What reached the wire too (an open asking for more than it reads, as `park=true` does,
+    # sends the sockets' buffers, about 6 MiB here, for nothing).
+    assert s["sent"] <= 1 << 20, s
     assert ours[0] == s["requests"] and ours[1] == s["bytes"], (ours[:2], s)
     server.reset()
     with asdf_rs.open(f"{server.url}/gib.asdf", validate=False) as f:
