@@ -5,8 +5,8 @@ HEAD, ETags with If-Match (412 when the file changed), and counts what it serves
 `--writable` also PUT (the body to a temporary file, renamed over the target once whole and the
 request's If-Match / If-None-Match hold, else 412; 201 or 204 with the new ETag; without it,
 405). It also counts what it serves: GET /__stats__ answers JSON {"requests": n, "bytes": n
-(asked), "sent": n (reached the socket), "log": [[method, path, start, end], ...]} and GET /__reset__ zeroes the counters (neither is
-counted). Started by the tests: `python range_server.py DIR`; prints `PORT n` when listening.
+(asked), "sent": n (reached the socket), "log": [[method, path, start, end], ...]} and
+GET /__reset__ zeroes the counters (neither is counted). Started by the tests: `python range_server.py DIR`; prints `PORT n` when listening.
 """
 import json
 import mimetypes

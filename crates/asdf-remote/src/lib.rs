@@ -839,42 +839,38 @@ impl RemoteSource {
     fn read_cached(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         let poisoned = || io::Error::other("cache poisoned");
         let mut done = 0usize;
-        while done < buf.len() {
+        loop {
+            done += self.cached_prefix(offset + done as u64, &mut buf[done..])?;
+            if done == buf.len() {
+                return Ok(());
+            }
             let at = offset + done as u64;
-            let hit = self.cache.lock().map_err(|_| poisoned())?.find(at);
-            let (bytes, start) = match hit {
-                Some(h) => h,
-                None => {
-                    let want = (buf.len() - done).max(self.opts.page_size) as u64;
-                    let range = {
-                        let mut c = self.cache.lock().map_err(|_| poisoned())?;
-                        // Reads that follow each other earn read-ahead, doubling to the bound.
-                        c.ahead = if at == c.last_end {
-                            (c.ahead * 2).clamp(self.opts.page_size as u64, self.opts.max_read_ahead as u64)
-                        } else {
-                            0
-                        };
-                        let end = (at + want + c.ahead).min(self.len);
-                        c.last_end = end;
-                        at..end
-                    };
-                    let bytes = self.get(range)?;
-                    self.cache
-                        .lock()
-                        .map_err(|_| poisoned())?
-                        .insert(at, bytes.clone(), self.opts.cache_bytes);
-                    (bytes, at)
-                }
+            let want = (buf.len() - done).max(self.opts.page_size) as u64;
+            let range = {
+                let mut c = self.cache.lock().map_err(|_| poisoned())?;
+                // Reads that follow each other earn read-ahead, doubling to the bound.
+                c.ahead = if at == c.last_end {
+                    (c.ahead * 2).clamp(self.opts.page_size as u64, self.opts.max_read_ahead as u64)
+                } else {
+                    0
+                };
+                let end = (at + want + c.ahead).min(self.len);
+                c.last_end = end;
+                at..end
             };
-            let from = usize::try_from(at - start).map_err(io::Error::other)?;
-            let n = bytes.len().saturating_sub(from).min(buf.len() - done);
+            let bytes = self.get(range)?;
+            self.cache
+                .lock()
+                .map_err(|_| poisoned())?
+                .insert(at, bytes.clone(), self.opts.cache_bytes);
+            // From the fetched piece itself (another thread's insert may have evicted it).
+            let n = bytes.len().min(buf.len() - done);
             if n == 0 {
                 return Err(io::ErrorKind::UnexpectedEof.into());
             }
-            buf[done..done + n].copy_from_slice(&bytes[from..from + n]);
+            buf[done..done + n].copy_from_slice(&bytes[..n]);
             done += n;
         }
-        Ok(())
     }
 }
 
