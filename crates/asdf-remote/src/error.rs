@@ -21,6 +21,46 @@ pub enum Error {
         /// The URL.
         url: String,
     },
+    /// An object key that `object_store` cannot address, refused rather than read or written
+    /// as another key (object-store URLs take the key literally: see [`crate::child_url`]).
+    #[error("{url}: the object key {key:?} {problem}; nothing was read or written")]
+    Key {
+        /// The URL.
+        url: String,
+        /// The key, as written in the URL.
+        key: String,
+        /// What is wrong with it.
+        problem: KeyProblem,
+    },
+    /// An HTTP(S) URL with a `.` or `..` path segment, which HTTP clients resolve away.
+    #[error(
+        "{url}: the URL's path has a `.` or `..` segment ({segment:?}), which an HTTP request resolves away (it would go to another resource than the URL names); refused"
+    )]
+    HttpDotSegment {
+        /// The URL.
+        url: String,
+        /// The segment, as written.
+        segment: String,
+    },
+    /// An object-store URL without a bucket (or container).
+    #[error("{url}: no bucket named (SCHEME://BUCKET/KEY is expected)")]
+    Bucket {
+        /// The URL.
+        url: String,
+    },
+    /// A server that ignores `Range` (it sent the whole file), with a file over the limit of
+    /// a file read whole.
+    #[error(
+        "{url}: the server does not answer range requests (it sent the whole file), and the file's {size} bytes are over the limit of {limit} bytes for a file read whole (setting whole_limit)"
+    )]
+    NoRanges {
+        /// The URL.
+        url: String,
+        /// The file's size, as the server gave it (or the bytes received before the limit).
+        size: u64,
+        /// The limit ([`crate::RemoteOptions::whole_limit`]).
+        limit: u64,
+    },
     /// The store refused or failed (not found, access denied, no range support, network).
     #[error("{url}: {source}")]
     Store {
@@ -99,6 +139,29 @@ impl Error {
             }
         )
     }
+}
+
+/// Why an object key cannot be read or written (see [`Error::Key`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyProblem {
+    /// No key at all (`s3://bucket/`).
+    #[error("is empty: no key (SCHEME://BUCKET/KEY names an object)")]
+    Empty,
+    /// A key ending in `/` (a prefix, for a listing).
+    #[error("ends in `/`: object_store cannot address such a key (a listing takes such a URL as a prefix)")]
+    TrailingSlash,
+    /// An empty segment (`a//b`, a leading `/`).
+    #[error("has an empty segment (`//`, or a leading `/`), which object_store cannot address")]
+    EmptySegment,
+    /// A `.` or `..` segment.
+    #[error(
+        "has a `.` or `..` segment: keys are literal (`tmp/../x` is not `x`), and object_store cannot address such a key, so it is refused rather than taken for another"
+    )]
+    DotSegment,
+    /// A control character.
+    #[error("has a control character, which object_store cannot address")]
+    Control,
 }
 
 /// Why an answer was refused (the store's own errors aside).

@@ -272,11 +272,7 @@ pub fn run_upload_guard(mut input: impl BufRead, mut output: impl std::io::Write
 /// The multipart store of `url` and the object's path in it (`None` for plain HTTP, which
 /// has no multipart uploads).
 fn multipart_store(url: &str, opts: &RemoteOptions) -> Result<(Built, object_store::path::Path), Error> {
-    let parsed = url::Url::parse(url).map_err(|source| Error::Url {
-        url: url.to_string(),
-        source,
-    })?;
-    build_typed(&parsed, url, opts)
+    build_typed(url, opts, crate::location::Use::Object)
 }
 
 /// Creates a multipart upload to `url`: its id.

@@ -24,13 +24,15 @@
 
 mod error;
 mod guard;
+mod location;
 mod options;
 mod profiles;
 mod store;
 pub mod upload;
 
-pub use error::Error;
+pub use error::{Error, KeyProblem};
 pub use guard::{GuardOutcome, run_upload_guard, set_upload_guard};
+pub use location::child_url;
 pub use options::{PART, RemoteOptions};
 
 use error::{AnswerError, answer_err};
@@ -508,12 +510,8 @@ impl RemoteSource {
     /// [`Error`]: a bad URL, an unsupported scheme, the store's refusal (not found, denied,
     /// a server that ignores `Range`).
     pub fn open(url: &str, opts: &RemoteOptions) -> Result<Self, Error> {
-        let parsed = url::Url::parse(url).map_err(|source| Error::Url {
-            url: url.to_string(),
-            source,
-        })?;
         let mut opts = opts.own_settings(url)?;
-        let (store, path) = build_store(&parsed, url, &opts)?;
+        let (store, path) = build_store(url, &opts)?;
         opts.page_size = opts.page_size.max(4096);
         opts.head_bytes = opts.head_bytes.max(opts.page_size).div_ceil(opts.page_size) * opts.page_size;
         let src = RemoteSource {
@@ -973,12 +971,8 @@ pub fn fetch_range(
     range: Range<u64>,
     expect: Option<(u64, Option<String>)>,
 ) -> Result<Vec<u8>, Error> {
-    let parsed = url::Url::parse(url).map_err(|source| Error::Url {
-        url: url.to_string(),
-        source,
-    })?;
     let opts = opts.own_settings(url)?;
-    let (store, path) = build_store(&parsed, url, &opts)?;
+    let (store, path) = build_store(url, &opts)?;
     if range.start == range.end {
         return Ok(Vec::new());
     }
@@ -1049,12 +1043,8 @@ impl Drop for Uploading {
 /// # Errors
 /// A bad URL; the store's failure other than "not found".
 pub fn head(url: &str, opts: &RemoteOptions) -> Result<Option<(u64, Option<String>)>, Error> {
-    let parsed = url::Url::parse(url).map_err(|source| Error::Url {
-        url: url.to_string(),
-        source,
-    })?;
     let opts = opts.own_settings(url)?;
-    let (store, path) = build_store(&parsed, url, &opts)?;
+    let (store, path) = build_store(url, &opts)?;
     match run(within(opts.deadline, async move { store.head(&path).await }))? {
         Ok(meta) => Ok(Some((meta.size, meta.e_tag))),
         Err(object_store::Error::NotFound { .. }) => Ok(None),
@@ -1071,12 +1061,8 @@ pub fn head(url: &str, opts: &RemoteOptions) -> Result<Option<(u64, Option<Strin
 /// # Errors
 /// [`Error::Upload`] ([`Error::is_changed`]) when it does not hold; the store's failure.
 pub fn check_condition(url: &str, opts: &RemoteOptions, condition: &upload::Condition) -> Result<(), Error> {
-    let parsed = url::Url::parse(url).map_err(|source| Error::Url {
-        url: url.to_string(),
-        source,
-    })?;
     let opts = opts.own_settings(url)?;
-    let (store, path) = build_store(&parsed, url, &opts)?;
+    let (store, path) = build_store(url, &opts)?;
     let condition = condition.clone();
     run(within(opts.deadline, async move {
         Ok::<_, object_store::Error>(upload::check(store.as_ref(), &path, &condition).await)
@@ -1106,12 +1092,8 @@ pub fn put_file(
     condition: &upload::Condition,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Option<String>, Error> {
-    let parsed = url::Url::parse(url).map_err(|source| Error::Url {
-        url: url.to_string(),
-        source,
-    })?;
     let opts = opts.own_settings(url)?;
-    let (built, path) = build_typed(&parsed, url, &opts)?;
+    let (built, path) = build_typed(url, &opts, location::Use::Object)?;
     let len = file
         .metadata()
         .map_err(|e| Error::Upload {
@@ -1190,19 +1172,15 @@ pub fn put_file(
 /// objects.
 pub fn list(prefix: &str, opts: &RemoteOptions, limit: usize) -> Result<Vec<(String, u64)>, Error> {
     use futures::StreamExt as _;
-    let parsed = url::Url::parse(prefix).map_err(|source| Error::Url {
-        url: prefix.to_string(),
-        source,
-    })?;
     let opts = opts.own_settings(prefix)?;
-    let (built, path) = build_typed(&parsed, prefix, &opts)?;
+    let (built, path) = build_typed(prefix, &opts, location::Use::Prefix)?;
+    let base = location::locate(prefix, location::Use::Prefix)?.base;
     if matches!(built, Built::Http(_)) {
         return Err(Error::NotListable {
             url: prefix.to_string(),
         });
     }
     let store = built.into_dyn();
-    let base = &prefix[..prefix.len() - parsed.path().len()];
     let deadline = opts.deadline.saturating_mul(10);
     let listed = run(within(deadline, async move {
         let mut out = Vec::new();
@@ -1227,6 +1205,6 @@ pub fn list(prefix: &str, opts: &RemoteOptions, limit: usize) -> Result<Vec<(Str
     listed.sort();
     Ok(listed
         .into_iter()
-        .map(|(key, size)| (format!("{base}/{key}"), size))
+        .map(|(key, size)| (location::object_url(&base, &key), size))
         .collect())
 }

@@ -2,6 +2,7 @@
 //! drives their requests.
 
 use crate::error::{AnswerError, Error, answer_err};
+use crate::location::{Location, Use, locate};
 use crate::options::RemoteOptions;
 use crate::profiles;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
@@ -146,16 +147,16 @@ impl Built {
     }
 }
 
-pub(crate) fn build_store(
-    url: &url::Url,
-    text: &str,
-    opts: &RemoteOptions,
-) -> Result<(Arc<dyn ObjectStore>, StorePath), Error> {
-    let (b, path) = build_typed(url, text, opts)?;
+/// The store of the object `text` names, and the object's path in it (see [`crate::location`]).
+pub(crate) fn build_store(text: &str, opts: &RemoteOptions) -> Result<(Arc<dyn ObjectStore>, StorePath), Error> {
+    let (b, path) = build_typed(text, opts, Use::Object)?;
     Ok((b.into_dyn(), path))
 }
 
-pub(crate) fn build_typed(url: &url::Url, text: &str, opts: &RemoteOptions) -> Result<(Built, StorePath), Error> {
+/// The store `text` names (an object's or a prefix's) and the path in it.
+pub(crate) fn build_typed(text: &str, opts: &RemoteOptions, what: Use) -> Result<(Built, StorePath), Error> {
+    let Location { base: url, path } = locate(text, what)?;
+    let url = &url;
     let store_err = |source| Error::Store {
         url: text.to_string(),
         source,
@@ -184,7 +185,6 @@ pub(crate) fn build_typed(url: &url::Url, text: &str, opts: &RemoteOptions) -> R
             format!("{}ms", connect_timeout.as_millis()),
         ),
     ];
-    let path = StorePath::from_url_path(url.path()).map_err(|e| store_err(e.into()))?;
     let container = url.host_str().unwrap_or_default();
     let anonymous = |settings: &[(String, String)]| {
         opts.anonymous
@@ -194,9 +194,9 @@ pub(crate) fn build_typed(url: &url::Url, text: &str, opts: &RemoteOptions) -> R
     };
     match url.scheme() {
         "http" | "https" => {
-            let base = &url[..url::Position::BeforePath];
+            // The whole URL (its escapes as written, its query kept), the object's path empty.
             let store = HttpBuilder::new()
-                .with_url(base)
+                .with_url(url.as_str())
                 .with_retry(retry)
                 .with_client_options(client().with_allow_http(true))
                 .with_http_connector(RedirectPolicyConnector {
