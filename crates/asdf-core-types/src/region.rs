@@ -58,6 +58,10 @@ pub enum RegionError {
         /// The array's.
         array: usize,
     },
+    /// An index that no array has: beyond 64 bits (numpy: "cannot fit 'int' into an
+    /// index-sized integer").
+    #[error("index {0} does not fit in a 64-bit integer")]
+    IndexTooLarge(String),
     /// An index outside its axis.
     #[error("index {index} is out of bounds for axis {axis} with size {size}")]
     OutOfBounds {
@@ -80,15 +84,7 @@ impl FromStr for Region {
         if s.is_empty() {
             return Ok(Self::default());
         }
-        let num = |t: &str, part: &str| -> Result<Option<i64>, RegionError> {
-            let t = t.trim();
-            if t.is_empty() {
-                return Ok(None);
-            }
-            t.parse::<i64>()
-                .map(Some)
-                .map_err(|_| RegionError::Syntax(part.to_owned()))
-        };
+        let num = |t: &str, part: &str| number(t, part).map(|n| n.map(|(v, _)| v));
         let mut slices = Vec::new();
         for part in s.split(',') {
             let p = part.trim();
@@ -101,7 +97,12 @@ impl FromStr for Region {
             }
             let bits: Vec<&str> = p.split(':').collect();
             slices.push(match bits.as_slice() {
-                [i] => Slice::Index(num(i, p)?.ok_or_else(|| RegionError::Syntax(p.to_owned()))?),
+                [i] => match number(i, p)? {
+                    // An index beyond 64 bits fits no axis (numpy refuses it too).
+                    Some((_, true)) => return Err(RegionError::IndexTooLarge(i.trim().to_owned())),
+                    Some((v, false)) => Slice::Index(v),
+                    None => return Err(RegionError::Syntax(p.to_owned())),
+                },
                 [a, b] => Slice::Range {
                     start: num(a, p)?,
                     stop: num(b, p)?,
@@ -123,6 +124,45 @@ impl FromStr for Region {
         }
         Ok(Self { slices })
     }
+}
+
+/// A number of a slice as Python reads an integer (an optional sign, decimal digits, `_`
+/// between digits), any size: values beyond 64 bits are saturated to `i64::MIN` or `i64::MAX`,
+/// which slice every axis (at most `i64::MAX` long) exactly as the larger value would (start
+/// and stop clamp to the axis; a step that large takes at most one index). An empty text is
+/// `None` (the default); the flag says whether the value was saturated.
+fn number(t: &str, part: &str) -> Result<Option<(i64, bool)>, RegionError> {
+    let t = t.trim();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    let syntax = || RegionError::Syntax(part.to_owned());
+    let (negative, digits) = match t.as_bytes()[0] {
+        b'-' => (true, &t[1..]),
+        b'+' => (false, &t[1..]),
+        _ => (false, t),
+    };
+    // Digits with single underscores between them, as Python's int literals.
+    if digits.is_empty()
+        || digits.starts_with('_')
+        || digits.ends_with('_')
+        || digits.contains("__")
+        || !digits.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+    {
+        return Err(syntax());
+    }
+    let mut v: i64 = 0;
+    for b in digits.bytes().filter(u8::is_ascii_digit) {
+        let d = i64::from(b - b'0');
+        v = match v
+            .checked_mul(10)
+            .and_then(|x| if negative { x.checked_sub(d) } else { x.checked_add(d) })
+        {
+            Some(x) => x,
+            None => return Ok(Some((if negative { i64::MIN } else { i64::MAX }, true))),
+        };
+    }
+    Ok(Some((v, false)))
 }
 
 /// One axis of a resolved region: the indices `start + k * step` for `k` in `0..count`.
@@ -227,11 +267,14 @@ fn span(s: Slice, axis: usize, size: usize) -> Result<Span, RegionError> {
             })
         }
         Slice::Range { start, stop, step } => {
-            let step = step.unwrap_or(1);
+            // In i128: every i64 bound plus or minus an axis length, and a step of i64::MIN
+            // negated, fit (Python's `slice.indices`, which has no overflow).
+            let step = i128::from(step.unwrap_or(1));
             if step == 0 {
                 return Err(RegionError::ZeroStep);
             }
-            let clamp = |v: Option<i64>, default: i64, lo: i64, hi: i64| match v {
+            let n = i128::from(n);
+            let clamp = |v: Option<i64>, default: i128, lo: i128, hi: i128| match v.map(i128::from) {
                 None => default,
                 Some(v) if v < 0 => (v + n).max(lo),
                 Some(v) => v.min(hi),
@@ -248,9 +291,16 @@ fn span(s: Slice, axis: usize, size: usize) -> Result<Span, RegionError> {
                     0
                 }
             } else if start > stop {
-                (start - stop + (-step) - 1) / (-step)
+                (start - stop - step - 1) / (-step)
             } else {
                 0
+            };
+            // An axis of at most one index takes no step (a step near 2^63 times a stride
+            // would overflow the view's arithmetic for nothing).
+            let step = if count <= 1 {
+                1
+            } else {
+                i64::try_from(step).unwrap_or(1)
             };
             Ok(Span {
                 start: if count == 0 {

@@ -384,16 +384,38 @@ impl Builder {
             .stack
             .last()
             .is_some_and(|f| matches!(f.node.kind, NodeKind::Mapping(_)) && !f.key_pending);
+        let mut tag = tag;
         let value = match tag.as_deref() {
             // A `<<` merge key is kept as the string key `<<` (merging is not performed).
             None if st == ScalarStyle::Plain && is_key && text == "<<" => Ok(Value::Str),
-            None if st == ScalarStyle::Plain => resolve_plain(&text),
+            // Plain texts PyYAML resolves to a tag its safe constructor lacks (`=` to
+            // `!!value`, `<<` as a value to `!!merge`): Python asdf's loader gives the text as a
+            // string tagged so, as it does for every YAML tag it does not construct.
+            None if st == ScalarStyle::Plain => match resolve_plain(&text) {
+                Err(ConstructError::ValueTag) => {
+                    tag = Some(format!("{}value", tags::YAML));
+                    Ok(Value::Str)
+                }
+                Err(ConstructError::MergeTag) => {
+                    tag = Some(format!("{}merge", tags::YAML));
+                    Ok(Value::Str)
+                }
+                r => r,
+            },
             // The non-specific `!` asks for the plain resolution whatever the style, as C
             // libyaml reads it (`plain_implicit`): `! '2026-11-22 03:20:32+00:00'`, which
             // libyaml writes for a timestamp it must quote, is a timestamp to PyYAML.
             Some("!") => resolve_plain(&text),
             None => Ok(Value::Str),
-            Some(t) if t.starts_with(tags::YAML) => construct_core(t, &text),
+            // YAML core tags PyYAML's safe constructor lacks (`!!python/str`, `!!value`, any
+            // other): the text as a string, the tag kept, as Python asdf's loader gives them
+            // (with a warning when converted); nothing is ever constructed from them.
+            Some(t) if t.starts_with(tags::YAML) => match construct_core(t, &text) {
+                Err(ConstructError::UnsupportedTag(_) | ConstructError::ValueTag | ConstructError::MergeTag) => {
+                    Ok(Value::Str)
+                }
+                r => r,
+            },
             // Application tags (ASDF's and others') on scalars hold strings, as in Python asdf.
             Some(_) => Ok(Value::Str),
         }
@@ -620,10 +642,8 @@ fn check_collection_tag(n: &Node) -> Result<(), Error> {
         (tags::SEQ, NodeKind::Sequence(_)) | (tags::MAP | tags::SET, NodeKind::Mapping(_)) => Ok(()),
         (tags::SEQ, _) => Err(shape("expected a sequence")),
         (tags::MAP | tags::SET, _) => Err(shape("expected a mapping")),
-        (t, _) if t.starts_with(tags::YAML) => Err(Error::Construct {
-            span: n.span,
-            kind: ConstructError::UnsupportedTag(t.to_owned()),
-        }),
+        // Other YAML core tags on collections (`!!python/tuple`, `!!python/object:...`): the
+        // collection kept with its tag, as Python asdf's loader gives it (never constructed).
         _ => Ok(()),
     }
 }

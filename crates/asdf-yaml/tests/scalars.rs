@@ -15,6 +15,20 @@ fn plain_scalars_match_pyyaml() {
         let src = format!("v: {text}\n");
         let parsed = parse(src.as_bytes(), &Limits::default());
         n += 1;
+        if kind == "error" && want == "ConstructorError" {
+            // PyYAML's safe loader cannot construct `=` (`!!value`) and `<<` as a value
+            // (`!!merge`); Python asdf's loader, the reference for trees, gives the text as a
+            // string tagged so (as for every YAML tag it does not construct).
+            let doc = parsed.unwrap_or_else(|e| panic!("`{text}`: {e}")).document;
+            let v = doc.root.get("v").unwrap();
+            let tag = if text == "=" {
+                "tag:yaml.org,2002:value"
+            } else {
+                "tag:yaml.org,2002:merge"
+            };
+            assert_eq!((v.as_str(), v.tag.as_deref()), (Some(text), Some(tag)), "`{text}`");
+            continue;
+        }
         if kind == "error" {
             assert!(parsed.is_err(), "`{text}`: PyYAML fails ({want}), we gave {parsed:?}");
             continue;
@@ -99,4 +113,36 @@ fn the_non_specific_tag_resolves_as_plain() {
     assert_eq!(value("c"), Value::Str);
     assert_eq!(value("d"), Value::Str);
     assert_eq!(value("e"), Value::Timestamp);
+}
+
+/// YAML core tags PyYAML's safe constructor lacks (`!!python/tuple`, `!!python/object:...`,
+/// `!!python/name:...`, any `!!other`) on scalars and collections: the node as written, its tag
+/// kept, as Python asdf 6.0's loader gives them (checked there: a `TaggedList`, `TaggedDict`
+/// or `TaggedString` with the tag); nothing constructed, nothing refused.
+#[test]
+fn unconstructed_core_tags_are_kept_as_tagged_nodes() {
+    let src = "t: !!python/tuple [1, {a: 2}]\no: !!python/object:os.system {a: 1}\nn: !!python/name:os.system ''\ns: !!python/str abc\nf: !!foo 1\nv: !!value x\n";
+    let doc = parse(src.as_bytes(), &Limits::default()).unwrap().document;
+    let y = "tag:yaml.org,2002:";
+    let tag = |k: &str| {
+        doc.root
+            .get(k)
+            .unwrap()
+            .tag
+            .as_deref()
+            .map(|t| t.strip_prefix(y).unwrap().to_owned())
+    };
+    assert_eq!(tag("t").as_deref(), Some("python/tuple"));
+    assert_eq!(doc.root.get("t").unwrap().as_sequence().unwrap().items.len(), 2);
+    assert_eq!(tag("o").as_deref(), Some("python/object:os.system"));
+    assert_eq!(doc.root.get("o").unwrap().get("a").unwrap().as_i64(), Some(1));
+    assert_eq!(tag("n").as_deref(), Some("python/name:os.system"));
+    assert_eq!(doc.root.get("n").unwrap().as_str(), Some(""));
+    assert_eq!(doc.root.get("s").unwrap().as_str(), Some("abc"));
+    // A number under an unknown tag is the text, a string (Python asdf: TaggedString '1').
+    assert_eq!(doc.root.get("f").unwrap().as_str(), Some("1"));
+    assert_eq!(doc.root.get("v").unwrap().as_str(), Some("x"));
+    // The known collection tags still check their shapes as PyYAML does.
+    assert!(parse(b"s: !!set [1, 2]\n", &Limits::default()).is_err());
+    assert!(parse(b"o: !!omap {a: 1}\n", &Limits::default()).is_err());
 }
