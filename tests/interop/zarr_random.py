@@ -10,7 +10,8 @@ their shapes and values. Prints how many files were written.
 Drawn at random: dtype (every numeric kind in both byte orders), 1 to 3 dimensions, shapes
 and chunk shapes that do not divide them, compressor (none, zlib, gzip, zstd, bz2, lz4, blosc
 with each inner codec and shuffle), `order` C or F, fill value,
-chunks left unwritten (they read as the fill value), and for /w the store: internal, a
+chunks left unwritten (they read as the fill value), a null fill value (every chunk then
+written), and for /w the store: internal, a
 `DirectoryStore` or a `NestedDirectoryStore` (`/` separator) beside the file.
 """
 
@@ -67,6 +68,10 @@ def values(r, dtype, shape):
 
 
 def fill(r, dtype):
+    # `null` (zarr-python 2's fill_value=None, which asdf-zarr writes and reads), for every
+    # dtype; complex ones included.
+    if r.random() < 0.2:
+        return None
     kind = np.dtype(dtype).kind
     if kind == "b":
         return r.choice([False, True])
@@ -82,6 +87,7 @@ def random_zarr(r, store=None):
     ndim = r.randint(1, 3)
     shape = tuple(r.randint(1, 24 if ndim > 1 else 200) for _ in range(ndim))
     chunks = tuple(r.randint(1, s) for s in shape)
+    fill_value = fill(r, dtype)
     z = zarr.create(
         shape,
         store=store,
@@ -89,14 +95,16 @@ def random_zarr(r, store=None):
         dtype=dtype,
         compressor=compressor(r),
         order=r.choice(["C", "F"]),
-        fill_value=fill(r, dtype),
+        fill_value=fill_value,
         # asdf-zarr 0.0.4 lists a store's top level for its chunks: with `/` it finds
         # folders, not chunks, and cannot write the file.
         dimension_separator="/" if isinstance(store, zarr.NestedDirectoryStore) else ".",
         write_empty_chunks=False,
     )
     v = values(r, dtype, shape)
-    if r.random() < 0.4:
+    # With a null fill value, zarr-python leaves unwritten chunks uninitialised (any bytes):
+    # every chunk is written then.
+    if fill_value is not None and r.random() < 0.4:
         # Only a region is written: the chunks it misses stay unwritten.
         region = tuple(slice(0, r.randint(1, s)) for s in shape)
         z[region] = v[region]

@@ -90,6 +90,12 @@ pub enum ChunkedError {
         "the Zarr store {0} is outside the file's directory (OpenOptions::references(ReferencePolicy::AnyLocalPath) allows it)"
     )]
     StoreRefused(PathBuf),
+    /// A file of a store that resolves (through a symbolic link) outside the file's
+    /// directory, which the reference policy does not allow.
+    #[error(
+        "the Zarr store's file {0} leads outside the file's directory (to {1}); OpenOptions::references(ReferencePolicy::AnyLocalPath) allows it"
+    )]
+    StoreFileRefused(PathBuf, PathBuf),
     /// A file of a directory store could not be read.
     #[error("Zarr store {0}: {1}")]
     StoreIo(PathBuf, #[source] std::io::Error),
@@ -115,8 +121,9 @@ enum Chunks {
     /// never written).
     Blocks(Vec<i32>),
     /// Files of a directory store beside the file (zarr-python's `DirectoryStore`,
-    /// `NestedDirectoryStore`, `LocalStore`), named by the chunk keys.
-    Directory(PathBuf),
+    /// `NestedDirectoryStore`, `LocalStore`), named by the chunk keys; each file read must
+    /// resolve (links followed) inside the bound the reference policy sets (`None`: anywhere).
+    Directory(PathBuf, Option<PathBuf>),
     /// ASDF.jl's chunked ndarray: ndarrays in blocks, each placed at its start.
     Tiles(Vec<Tile>),
     /// Objects under a URL (zarr-python's `FSStore` over HTTP or S3), read with the options
@@ -405,6 +412,27 @@ fn to_json(doc: &asdf_yaml::Document, n: &Node) -> serde_json::Value {
 /// Zarr format 2 metadata whose compressor is numcodecs' `lz4` (which `zarrs` has no codec
 /// for), without it: what `zarrs` is given, the chunks being decoded here first
 /// ([`lz4_decode`]) and encoded here last ([`lz4_encode`]). `None` for any other metadata.
+/// The metadata as `zarrs` is given it: [`without_lz4`]'s, and a format 2 `fill_value: null`
+/// (zarr-python 2 and asdf-zarr write it; chunks never written are then left uninitialised
+/// by zarr-python, so any value is theirs) as the datatype's zero, which `zarrs` reads for
+/// every datatype (it refuses `null` for complex ones).
+fn for_zarrs(meta: &serde_json::Value) -> serde_json::Value {
+    let mut m = without_lz4(meta).unwrap_or_else(|| meta.clone());
+    if m.get("zarr_format").and_then(serde_json::Value::as_u64) != Some(3)
+        && m.get("fill_value").is_some_and(serde_json::Value::is_null)
+    {
+        let dtype = m.get("dtype").and_then(serde_json::Value::as_str).unwrap_or("");
+        let kind = dtype.trim_start_matches(['<', '>', '|', '=']).chars().next();
+        m["fill_value"] = match kind {
+            Some('c') => serde_json::json!([0.0, 0.0]),
+            Some('f') => serde_json::json!(0.0),
+            Some('b') => serde_json::json!(false),
+            _ => serde_json::json!(0),
+        };
+    }
+    m
+}
+
 fn without_lz4(meta: &serde_json::Value) -> Option<serde_json::Value> {
     let id = meta.get("compressor")?.get("id")?.as_str()?;
     if id != "lz4" || meta.get("zarr_format").and_then(serde_json::Value::as_u64) == Some(3) {
@@ -602,8 +630,13 @@ fn v3_datatype(s: &str) -> Option<&'static str> {
 /// The directory of the store `store` (a `store:` or `meta_store:` mapping as asdf-zarr
 /// writes it), checked against `policy`: under the default policy it must be inside `dir`,
 /// the file's directory (asdf-zarr writes absolute paths, so an absolute path inside it is
-/// accepted).
-fn store_dir(store: &Node, dir: Option<&Path>, policy: ReferencePolicy) -> Result<PathBuf, ChunkedError> {
+/// accepted). With it, the bound every file read from the store must resolve inside (the
+/// file's directory, links followed; `None` when the policy allows any local path).
+fn store_dir(
+    store: &Node,
+    dir: Option<&Path>,
+    policy: ReferencePolicy,
+) -> Result<(PathBuf, Option<PathBuf>), ChunkedError> {
     let kind = store
         .get("type_string")
         .and_then(Node::as_str)
@@ -634,8 +667,9 @@ fn store_dir(store: &Node, dir: Option<&Path>, policy: ReferencePolicy) -> Resul
         if !canon.starts_with(&base) {
             return Err(ChunkedError::StoreRefused(path));
         }
+        return Ok((canon, Some(base)));
     }
-    Ok(canon)
+    Ok((canon, None))
 }
 
 /// The URL of an `FSStore` (asdf-zarr writes its `path` as the URL) and the options to read it
@@ -686,10 +720,22 @@ fn fetch_object(url: &str, opts: &asdf_remote::RemoteOptions, limit: u64) -> Res
 const MAX_METADATA_BYTES: u64 = 1 << 24;
 
 /// Reads the file `key` of the directory store `dir`, `None` when it is not there.
-fn read_store_file(dir: &Path, key: &str, limit: u64) -> Result<Option<Vec<u8>>, ChunkedError> {
+fn read_store_file(dir: &Path, within: Option<&Path>, key: &str, limit: u64) -> Result<Option<Vec<u8>>, ChunkedError> {
     use std::io::Read as _;
     let path = dir.join(key);
-    let f = match std::fs::File::open(&path) {
+    // The policy applies where links lead: the file is opened by its resolved path, which
+    // must be inside the bound (a chunk file that is a link out of the folder is refused).
+    let real = match path.canonicalize() {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ChunkedError::StoreIo(path, e)),
+    };
+    if let Some(bound) = within
+        && !real.starts_with(bound)
+    {
+        return Err(ChunkedError::StoreFileRefused(path, real));
+    }
+    let f = match std::fs::File::open(&real) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(ChunkedError::StoreIo(path, e)),
@@ -743,22 +789,25 @@ impl Chunked {
             (None, Some(store)) => {
                 // asdf-zarr's external storage: metadata and chunks in a directory store (the
                 // metadata in `meta_store` when it has one of its own).
-                let chunks = store_dir(store, cx.dir, cx.policy)?;
-                let meta_dir = match node.get("meta_store") {
+                let (chunks, within) = store_dir(store, cx.dir, cx.policy)?;
+                let (meta_dir, meta_within) = match node.get("meta_store") {
                     Some(m) => store_dir(m, cx.dir, cx.policy)?,
-                    None => chunks.clone(),
+                    None => (chunks.clone(), within.clone()),
                 };
-                let text = match read_store_file(&meta_dir, ".zarray", MAX_METADATA_BYTES)? {
+                let meta_within = meta_within.as_deref();
+                let text = match read_store_file(&meta_dir, meta_within, ".zarray", MAX_METADATA_BYTES)? {
                     Some(t) => t,
-                    None => read_store_file(&meta_dir, "zarr.json", MAX_METADATA_BYTES)?.ok_or_else(|| {
-                        ChunkedError::StoreIo(
-                            meta_dir.join(".zarray"),
-                            std::io::Error::from(std::io::ErrorKind::NotFound),
-                        )
-                    })?,
+                    None => {
+                        read_store_file(&meta_dir, meta_within, "zarr.json", MAX_METADATA_BYTES)?.ok_or_else(|| {
+                            ChunkedError::StoreIo(
+                                meta_dir.join(".zarray"),
+                                std::io::Error::from(std::io::ErrorKind::NotFound),
+                            )
+                        })?
+                    }
                 };
                 let meta = serde_json::from_slice(&text).map_err(|_| ChunkedError::Metadata("not JSON"))?;
-                (ChunkLayout::from_json(meta)?, Chunks::Directory(chunks))
+                (ChunkLayout::from_json(meta)?, Chunks::Directory(chunks, within))
             }
             _ => {
                 let layout = ChunkLayout::from_node(doc, node)?;
@@ -809,10 +858,7 @@ impl Chunked {
         let key = layout.key();
         Ok(Self {
             metadata: (layout.zarray.to_string(), key),
-            zarrs_metadata: without_lz4(&layout.zarray)
-                .as_ref()
-                .unwrap_or(&layout.zarray)
-                .to_string(),
+            zarrs_metadata: for_zarrs(&layout.zarray).to_string(),
             lz4: without_lz4(&layout.zarray).is_some(),
             shape: layout.shape,
             chunks: layout.chunks,
@@ -1198,9 +1244,14 @@ impl Chunked {
             .collect();
         let read_file = |name: &StoreKey| -> Result<Option<Vec<u8>>, ChunkedError> {
             match &self.source {
-                Chunks::Directory(dir) => {
+                Chunks::Directory(dir, within) => {
                     // A stored chunk is at most its decoded size plus a compressor's overhead.
-                    read_store_file(dir, name.as_str(), chunk_bytes as u64 * 2 + (1 << 16))
+                    read_store_file(
+                        dir,
+                        within.as_deref(),
+                        name.as_str(),
+                        chunk_bytes as u64 * 2 + (1 << 16),
+                    )
                 }
                 #[cfg(feature = "remote")]
                 Chunks::Url(url, opts) => fetch_object(
@@ -1395,10 +1446,7 @@ pub fn decode_zarr_chunk(metadata: &str, index: &[u64], stored: Option<Vec<u8>>)
     let store = Arc::new(zarrs::storage::store::MemoryStore::new());
     let key = zarrs::storage::StoreKey::new(layout.key()).map_err(|_| ChunkedError::Metadata("chunk key"))?;
     store
-        .set(
-            &key,
-            lz4.as_ref().unwrap_or(&layout.zarray).to_string().into_bytes().into(),
-        )
+        .set(&key, for_zarrs(&layout.zarray).to_string().into_bytes().into())
         .map_err(|_| ChunkedError::Metadata("chunk key"))?;
     let array = zarrs::array::Array::open(store.clone(), "/").map_err(|e| ChunkedError::Create(Box::new(e)))?;
     let grid = grid_of(&layout.shape, &layout.chunks);
@@ -1951,6 +1999,133 @@ mod tests {
                 ..
             })
         ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A store inside the file's folder whose chunk (or metadata) file is a symbolic link to a
+    /// file outside it: refused under the default policy (the policy applies where links
+    /// lead), read when the policy allows any local path; a link that stays inside is read.
+    #[cfg(unix)]
+    #[test]
+    fn store_files_linked_out_of_the_files_directory_are_refused() {
+        let dir = std::env::temp_dir().join(format!("asdf-rs-store-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let inner = dir.join("inner");
+        let store = inner.join("s.zarr");
+        std::fs::create_dir_all(&store).unwrap();
+        let zarray = r#"{"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": "<f8", "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#;
+        std::fs::write(store.join(".zarray"), zarray).unwrap();
+        // The secret outside the file's folder, and a chunk that is a link to it.
+        std::fs::write(dir.join("secret"), 7.5f64.to_le_bytes().repeat(2)).unwrap();
+        std::os::unix::fs::symlink(dir.join("secret"), store.join("0")).unwrap();
+        let path = inner.join("f.asdf");
+        let mut f = crate::AsdfFile::new(crate::Version::STANDARD_LATEST).unwrap();
+        let node = Node::map(vec![(
+            Node::str("store"),
+            Node::map(vec![
+                (Node::str("type_string"), Node::str("DirectoryStore")),
+                (Node::str("path"), Node::str("s.zarr")),
+            ]),
+        )])
+        .with_tag(format!("{ZARR_TAG_PREFIX}1.0.0"));
+        f.set("/z", node).unwrap();
+        f.write_to(&path, &crate::WriteOptions::default()).unwrap();
+        let read = |policy: crate::ReferencePolicy| {
+            let f = crate::Open::path(&path)
+                .options(crate::OpenOptions::default().references(policy))
+                .open()
+                .unwrap();
+            f.array("/z").and_then(|a| a.read::<f64>())
+        };
+        match read(crate::ReferencePolicy::default()) {
+            Err(crate::Error::Chunked {
+                source: ChunkedError::StoreFileRefused(link, real),
+                ..
+            }) => {
+                assert!(link.ends_with("s.zarr/0"), "{}", link.display());
+                assert!(real.ends_with("secret"), "{}", real.display());
+            }
+            other => panic!("a chunk linked out of the folder was read: {other:?}"),
+        }
+        assert_eq!(read(crate::ReferencePolicy::AnyLocalPath).unwrap(), [7.5, 7.5]);
+        // The metadata as a link out: refused too.
+        std::fs::remove_file(store.join("0")).unwrap();
+        std::fs::write(store.join("0"), 2.5f64.to_le_bytes().repeat(2)).unwrap();
+        std::fs::rename(store.join(".zarray"), dir.join("meta")).unwrap();
+        std::os::unix::fs::symlink(dir.join("meta"), store.join(".zarray")).unwrap();
+        assert!(matches!(
+            crate::Open::path(&path).open().unwrap().array("/z"),
+            Err(crate::Error::Chunked {
+                source: ChunkedError::StoreFileRefused(..),
+                ..
+            })
+        ));
+        // A link that stays inside the folder is read.
+        std::fs::remove_file(store.join(".zarray")).unwrap();
+        std::fs::write(inner.join("meta-inside"), zarray).unwrap();
+        std::os::unix::fs::symlink(inner.join("meta-inside"), store.join(".zarray")).unwrap();
+        assert_eq!(read(crate::ReferencePolicy::default()).unwrap(), [2.5, 2.5]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file named by a bare relative name (`f.asdf`, whose parent is empty) finds its
+    /// directory store beside it, as `./f.asdf` does; and a chunked array of complex values
+    /// with `fill_value: null` (as zarr-python 2 and asdf-zarr write it) is read.
+    #[test]
+    fn bare_relative_names_and_complex_null_fills() {
+        let dir = std::env::temp_dir().join(format!("asdf-rs-store-bare-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = dir.join("s.zarr");
+        std::fs::create_dir_all(&store).unwrap();
+        std::fs::write(
+            store.join(".zarray"),
+            r#"{"zarr_format": 2, "shape": [3], "chunks": [2], "dtype": "<c16", "compressor": null, "fill_value": null, "order": "C", "filters": null}"#,
+        )
+        .unwrap();
+        let values: Vec<u8> = [1.0f64, -1.0, 2.0, 0.5, 3.0, 9.0, 4.0, 4.0]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        std::fs::write(store.join("0"), &values[..32]).unwrap();
+        std::fs::write(store.join("1"), &values[32..]).unwrap();
+        let mut f = crate::AsdfFile::new(crate::Version::STANDARD_LATEST).unwrap();
+        let node = Node::map(vec![(
+            Node::str("store"),
+            Node::map(vec![
+                (Node::str("type_string"), Node::str("DirectoryStore")),
+                (Node::str("path"), Node::str("s.zarr")),
+            ]),
+        )])
+        .with_tag(format!("{ZARR_TAG_PREFIX}1.0.0"));
+        f.set("/z", node).unwrap();
+        f.write_to(dir.join("f.asdf"), &crate::WriteOptions::default()).unwrap();
+        // The current folder is the process's: a child process runs the bare-name open.
+        let exe = std::env::current_exe().unwrap();
+        if std::env::var_os("ASDF_RS_BARE_NAME_CHILD").is_some() {
+            let f = crate::open("f.asdf").unwrap();
+            let got = f.array("/z").unwrap().values().unwrap().elements;
+            assert_eq!(
+                got,
+                [
+                    crate::Element::Complex(crate::Complex::new(1.0, -1.0)),
+                    crate::Element::Complex(crate::Complex::new(2.0, 0.5)),
+                    crate::Element::Complex(crate::Complex::new(3.0, 9.0))
+                ]
+            );
+            return;
+        }
+        let out = std::process::Command::new(exe)
+            .args([
+                "--exact",
+                "chunked::tests::bare_relative_names_and_complex_null_fills",
+                "--nocapture",
+            ])
+            .env("ASDF_RS_BARE_NAME_CHILD", "1")
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && text.contains("1 passed"), "{text}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

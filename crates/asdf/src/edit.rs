@@ -107,6 +107,25 @@ impl AsdfFile {
                 changed += 1;
             }
         }
+        // The core extension the history names is the new standard's: Python asdf warns on
+        // every open of a 1.6.0 file whose history lists `core-1.5.0` (an extension it does
+        // not enable for that standard).
+        let core = "asdf://asdf-format.org/core/extensions/core-";
+        let new_uri = format!("{core}{to}");
+        if let Some(exts) = doc
+            .root
+            .get_mut("history")
+            .and_then(|h| h.get_mut("extensions"))
+            .and_then(Node::as_sequence_mut)
+        {
+            for e in &mut exts.items {
+                if let Some(uri) = e.get_mut("extension_uri")
+                    && uri.as_str().is_some_and(|u| u.starts_with(core) && u != new_uri)
+                {
+                    *uri = Node::str(new_uri.clone());
+                }
+            }
+        }
         self.standard = to;
         Ok(changed)
     }

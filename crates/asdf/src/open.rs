@@ -218,7 +218,7 @@ fn open_path(path: &Path, options: OpenOptions) -> Result<AsdfFile, Error> {
         Box::new(file)
     };
     let source = asdf_layout::Prefetched::with_len(source, len);
-    let mut f = open_prefetched(source, path.parent().map(Path::to_path_buf), options, false)?;
+    let mut f = open_prefetched(source, Some(file_dir(path)), options, false)?;
     f.path = Some(path.to_path_buf());
     f.opened = Some(guard::Fingerprint::of(&opened));
     Ok(f)
@@ -320,4 +320,15 @@ fn open_fits(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptions
         t.warnings.extend(mismatches);
     }
     Ok(file)
+}
+
+/// The folder of the file at `path`, absolute: a bare name (`a.asdf`) is in the current
+/// folder (its `parent()` is empty, which names no folder), and a later change of the current
+/// folder does not move what the file refers to.
+pub(crate) fn file_dir(path: &Path) -> PathBuf {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf())
 }

@@ -39,10 +39,17 @@ impl AsdfFile {
             // Symbolic links are followed to where they lead, which must still be inside the
             // file's directory.
             // (A path that does not resolve is left for the open to report.)
-            if let (Ok(real_dir), Ok(real)) = (dir.canonicalize(), joined.canonicalize())
-                && !real.starts_with(&real_dir)
-            {
-                return Err(ReferenceProblem::OutsideDirectory(real));
+            // The file's own folder always resolves (it was opened from it); if it does not
+            // now, nothing is opened on its behalf.
+            let real_dir = dir
+                .canonicalize()
+                .map_err(|_| ReferenceProblem::OutsideDirectory(dir.clone()))?;
+            if let Ok(real) = joined.canonicalize() {
+                if !real.starts_with(&real_dir) {
+                    return Err(ReferenceProblem::OutsideDirectory(real));
+                }
+                // Opened where the link leads, as checked.
+                return Ok(Some(real));
             }
         }
         Ok(Some(joined))
