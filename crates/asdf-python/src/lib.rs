@@ -62,6 +62,15 @@ fn usage(msg: impl Into<String>) -> PyErr {
     AsdfError::new_err(msg.into())
 }
 
+/// What cannot be read under a key that no JSON pointer names (see [`entry_tokens`]).
+fn unnamed(pointer: &str, what: &str) -> PyErr {
+    usage(format!(
+        "{pointer}: {what} under a key that another key of its mapping shares the text of (or \
+         that is null or a number with a fraction) is not read: asdf_rs reads ndarrays there \
+         (in a block of the file or in the tree), not this"
+    ))
+}
+
 /// Where the file came from, for the Dask tasks that read it again.
 #[derive(Debug, Clone)]
 struct Target {
@@ -113,7 +122,79 @@ struct LayoutInfo {
 
 /// The layout of the array at `pointer` (see `NativeFile::layout`): reads block headers, so
 /// it runs with the GIL released.
-fn layout_info(f: &AsdfFile, pointer: &str) -> Result<LayoutInfo, Error> {
+fn layout_info(f: &AsdfFile, pointer: &str) -> Result<Result<LayoutInfo, &'static str>, Error> {
+    if pointer.contains(ENTRY) {
+        return layout_by_entry(f, pointer);
+    }
+    by_pointer(f, pointer).map(Ok)
+}
+
+/// The layout of an array under a key that no JSON pointer names (a `~e<i>` token, see
+/// [`entry_tokens`]): the facade finds arrays by JSON pointer, so the node is read here. An
+/// ndarray in a block of this file or in the tree; `Ok(Err(what))` for other storage.
+fn layout_by_entry(f: &AsdfFile, pointer: &str) -> Result<Result<LayoutInfo, &'static str>, Error> {
+    let doc = f.document()?;
+    let node = node_at(f, pointer)?;
+    if node.tag.as_deref().is_some_and(asdf::is_chunked_array_tag) {
+        return Ok(Err("a chunked array"));
+    }
+    let array_err = |source| Error::Array {
+        pointer: pointer.to_owned(),
+        source,
+    };
+    let nd = asdf::NdArray::from_node(node, doc).map_err(array_err)?;
+    let masked = nd.mask.is_some();
+    match nd.source {
+        None => {
+            let Some(datatype) = nd.datatype.clone() else {
+                return Ok(Err("an inline array without a datatype"));
+            };
+            Ok(Ok(LayoutInfo {
+                shape: nd.resolved_shape(None).map_err(array_err)?,
+                masked,
+                datatype,
+                byteorder: nd.byteorder,
+                storage: LayoutStorage::Inline,
+            }))
+        }
+        Some(asdf::core_types::ndarray::Source::Block(source)) => {
+            if f.source().fits_hdus().is_some() {
+                return Ok(Err("an array of ASDF in FITS"));
+            }
+            let total = f.source().blocks().len();
+            let index = if source < 0 {
+                i64::try_from(total).ok().and_then(|t| t.checked_add(source))
+            } else {
+                Some(source)
+            }
+            .and_then(|i| usize::try_from(i).ok())
+            .filter(|&i| i < total)
+            .ok_or_else(|| array_err(asdf::NdArrayError::Invalid("source")))?;
+            let b = f.source().block(index)?;
+            let v = asdf::View::new(&nd, b.data_len()?).map_err(array_err)?;
+            Ok(Ok(LayoutInfo {
+                shape: v.shape.clone(),
+                masked,
+                datatype: v.datatype.clone(),
+                byteorder: v.byteorder,
+                storage: LayoutStorage::Block {
+                    strides: v.strides.clone(),
+                    offset: v.offset,
+                    block: index,
+                    label: b.compression()?,
+                    data_len: b.data_len()?,
+                    stored_offset: b.data_offset()?,
+                    stored_len: b.header()?.used_size,
+                    mapped: false,
+                },
+            }))
+        }
+        Some(_) => Ok(Err("an array in another file")),
+    }
+}
+
+/// [`layout_info`] of an array the facade finds by its JSON pointer.
+fn by_pointer(f: &AsdfFile, pointer: &str) -> Result<LayoutInfo, Error> {
     let a = f.array(pointer)?;
     let shape = a.shape().to_vec();
     let masked = a.is_masked();
@@ -319,7 +400,8 @@ struct Converter<'a, 'py> {
 /// A step of the walk's path: the JSON pointer is written out only for an array's callback.
 #[derive(Clone, Copy)]
 enum Seg<'a> {
-    Key(&'a str),
+    /// Entry `i` of a mapping's entries.
+    Entry(&'a [(Node, Node)], usize),
     Index(usize),
 }
 
@@ -328,9 +410,9 @@ fn pointer_of(base: &str, path: &[Seg<'_>]) -> String {
     let mut out = base.to_owned();
     for seg in path {
         match seg {
-            Seg::Key(k) => {
+            Seg::Entry(entries, i) => {
                 out.push('/');
-                out.push_str(&asdf::escape_pointer_token(k));
+                out.push_str(&entry_token(entries, *i));
             }
             Seg::Index(i) => {
                 let _ = write!(out, "/{i}");
@@ -340,11 +422,157 @@ fn pointer_of(base: &str, path: &[Seg<'_>]) -> String {
     out
 }
 
-/// A tag of YAML's own (`tag:yaml.org,2002:str`): the node is read as if untagged.
+/// A tag of YAML's own (`tag:yaml.org,2002:str`): the node is read as if untagged. PyYAML's
+/// `python/` tags (`!!python/tuple`, `!!python/object:...`) are not YAML's: Python asdf's safe
+/// loader gives them as tagged nodes (with a warning), never executed; so do we.
 fn user_tag(node: &Node) -> Option<&str> {
     node.tag
         .as_deref()
-        .filter(|t| !t.starts_with("tag:yaml.org,2002:") && *t != "!")
+        .filter(|t| (!t.starts_with("tag:yaml.org,2002:") || t.starts_with(PYTHON_TAG)) && *t != "!")
+}
+
+/// The prefix of PyYAML's `python/` tags.
+const PYTHON_TAG: &str = "tag:yaml.org,2002:python/";
+
+/// YAML 1.1's collection types that Python asdf's loader builds as Python types: `!!set` (a
+/// `set`), `!!omap` (an `OrderedDict`), `!!pairs` (a list of tuples).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Yaml11 {
+    Set,
+    Omap,
+    Pairs,
+}
+
+impl Yaml11 {
+    fn of(node: &Node) -> Option<Self> {
+        match (node.tag.as_deref()?, &node.kind) {
+            ("tag:yaml.org,2002:set", NodeKind::Mapping(_)) => Some(Yaml11::Set),
+            ("tag:yaml.org,2002:omap", NodeKind::Sequence(_)) => Some(Yaml11::Omap),
+            ("tag:yaml.org,2002:pairs", NodeKind::Sequence(_)) => Some(Yaml11::Pairs),
+            _ => None,
+        }
+    }
+}
+
+/// The prefix of the tokens that name a mapping's entry by its position (`~e3`: entry 3): what
+/// [`NativeFile::node`] gives for a key that no JSON pointer token names one-to-one (the
+/// integer `1` beside the string `'1'`, a second `true`, a null or float key). RFC 6901 allows
+/// only `~0` and `~1`, so such a token never names a key of its own.
+const ENTRY: &str = "~e";
+
+/// The JSON pointer token that names the key `k` (as asdf-yaml matches them: strings and
+/// integers by their text, booleans as `true`/`false`); `None` for keys no token names.
+fn key_token(k: &Node) -> Option<&str> {
+    let s = k.as_scalar()?;
+    match &s.value {
+        Value::Str | Value::Int(_) | Value::BigInt(_) => Some(s.text.as_str()),
+        Value::Bool(true) => Some("true"),
+        Value::Bool(false) => Some("false"),
+        _ => None,
+    }
+}
+
+/// The one-to-one tokens of a mapping's entries: each key's JSON pointer token when that
+/// token leads to that entry (the first key it names), else its position (`~e<i>`).
+fn entry_tokens(entries: &[(Node, Node)]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::with_capacity(entries.len());
+    entries
+        .iter()
+        .enumerate()
+        .map(|(i, (k, _))| match key_token(k) {
+            Some(t) if seen.insert(t) => asdf::escape_pointer_token(t),
+            _ => format!("{ENTRY}{i}"),
+        })
+        .collect()
+}
+
+/// The one-to-one token of entry `i` alone (see [`entry_tokens`]).
+fn entry_token(entries: &[(Node, Node)], i: usize) -> String {
+    match entries.get(i).and_then(|(k, _)| key_token(k)) {
+        Some(t) if !entries[..i].iter().any(|(k, _)| key_token(k) == Some(t)) => asdf::escape_pointer_token(t),
+        _ => format!("{ENTRY}{i}"),
+    }
+}
+
+/// A JSON pointer token unescaped (`~0` is `~`, `~1` is `/`); `None` for another escape.
+fn unescape_token(t: &str) -> Option<String> {
+    let mut out = String::with_capacity(t.len());
+    let mut chars = t.chars();
+    while let Some(c) = chars.next() {
+        if c == '~' {
+            match chars.next() {
+                Some('0') => out.push('~'),
+                Some('1') => out.push('/'),
+                _ => return None,
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Some(out)
+}
+
+/// The node at `pointer`: a JSON pointer, whose tokens may also be the `~e<i>` of
+/// [`entry_tokens`] (aliases followed).
+fn node_at<'a>(f: &'a AsdfFile, pointer: &str) -> Result<&'a Node, Error> {
+    if !pointer.contains(ENTRY) {
+        return f.get(pointer);
+    }
+    let doc = f.document()?;
+    let not_found = || Error::NotFound(pointer.to_owned());
+    let rest = pointer.strip_prefix('/').ok_or_else(not_found)?;
+    let mut n = doc.resolve(&doc.root);
+    for raw in rest.split('/') {
+        let next = match &n.kind {
+            NodeKind::Mapping(m) => match raw.strip_prefix(ENTRY) {
+                Some(i) => m.entries.get(i.parse::<usize>().map_err(|_| not_found())?),
+                None => {
+                    let t = unescape_token(raw).ok_or_else(not_found)?;
+                    m.entries.iter().find(|(k, _)| key_token(k) == Some(t.as_str()))
+                }
+            }
+            .map(|(_, v)| v),
+            NodeKind::Sequence(s) => raw
+                .parse::<usize>()
+                .ok()
+                .filter(|_| raw == "0" || !raw.starts_with('0'))
+                .and_then(|i| s.items.get(i)),
+            _ => None,
+        };
+        n = doc.resolve(next.ok_or_else(not_found)?);
+        if matches!(n.kind, NodeKind::Alias(_)) {
+            return Err(not_found());
+        }
+    }
+    Ok(n)
+}
+
+/// The pointer (one-to-one tokens, see [`entry_tokens`]) of the node at `path` under `root`.
+fn pointer_by_steps(root: &Node, path: &[asdf::Step]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let mut n = root;
+    for step in path {
+        match (step, &n.kind) {
+            (asdf::Step::Entry(i), NodeKind::Mapping(m)) => {
+                out.push('/');
+                out.push_str(&entry_token(&m.entries, *i));
+                match m.entries.get(*i) {
+                    Some((_, v)) => n = v,
+                    None => break,
+                }
+            }
+            (asdf::Step::Item(i), NodeKind::Sequence(s)) => {
+                let _ = write!(out, "/{i}");
+                match s.items.get(*i) {
+                    Some(v) => n = v,
+                    None => break,
+                }
+            }
+            _ => break,
+        }
+    }
+    out
 }
 
 impl<'a, 'py> Converter<'a, 'py> {
@@ -370,30 +598,23 @@ impl<'a, 'py> Converter<'a, 'py> {
             }
             return Ok(obj);
         }
+        if let Some(kind) = Yaml11::of(node)
+            && let Some(obj) = self.yaml11(py, node, kind, base, path)?
+        {
+            if anchored {
+                self.seen.set_item(key, &obj)?;
+            }
+            return Ok(obj);
+        }
         let obj = match &node.kind {
             NodeKind::Mapping(m) => {
                 let d = PyDict::new(py);
                 if anchored {
                     self.seen.set_item(key, &d)?;
                 }
-                for (k, v) in &m.entries {
-                    let k = self.doc.resolve(k);
-                    let text = k.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
-                    let kobj = match &k.kind {
-                        NodeKind::Scalar(s) if k.tag.is_none() && s.value == Value::Str => {
-                            if let Some(o) = self.keys.get(text) {
-                                o.clone_ref(py)
-                            } else {
-                                let o = text.into_py_any(py)?;
-                                self.keys.insert(text, o.clone_ref(py));
-                                o
-                            }
-                        }
-                        NodeKind::Scalar(_) => self.scalar_of(py, k)?,
-                        // A container as a key (YAML allows it): its text form.
-                        _ => text.into_py_any(py)?,
-                    };
-                    path.push(Seg::Key(text));
+                for (i, (k, v)) in m.entries.iter().enumerate() {
+                    let kobj = self.key_of(py, k)?;
+                    path.push(Seg::Entry(&m.entries, i));
                     let vobj = self.node(py, v, base, path, false);
                     path.pop();
                     d.set_item(kobj, vobj?)?;
@@ -425,6 +646,74 @@ impl<'a, 'py> Converter<'a, 'py> {
             self.seen.set_item(key, &obj)?;
         }
         Ok(obj)
+    }
+
+    /// A mapping key as a Python object (strings made once).
+    fn key_of(&mut self, py: Python<'py>, k: &'a Node) -> PyResult<Py<PyAny>> {
+        let k = self.doc.resolve(k);
+        let text = k.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
+        Ok(match &k.kind {
+            NodeKind::Scalar(s) if k.tag.is_none() && s.value == Value::Str => {
+                if let Some(o) = self.keys.get(text) {
+                    o.clone_ref(py)
+                } else {
+                    let o = text.into_py_any(py)?;
+                    self.keys.insert(text, o.clone_ref(py));
+                    o
+                }
+            }
+            NodeKind::Scalar(_) => self.scalar_of(py, k)?,
+            // A container as a key (YAML allows it): its text form.
+            _ => text.into_py_any(py)?,
+        })
+    }
+
+    /// `!!set`, `!!omap` or `!!pairs` as PyYAML's safe loader and Python asdf build them;
+    /// `None` (then read as an untagged container) when the node is not of that form (an
+    /// `!!omap` item that is not a mapping of one key).
+    fn yaml11(
+        &mut self,
+        py: Python<'py>,
+        node: &'a Node,
+        kind: Yaml11,
+        base: &str,
+        path: &mut Vec<Seg<'a>>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        match (&node.kind, kind) {
+            (NodeKind::Mapping(m), Yaml11::Set) => {
+                let set = pyo3::types::PySet::empty(py)?;
+                for (k, _) in &m.entries {
+                    set.add(self.key_of(py, k)?)?;
+                }
+                Ok(Some(set.into_any().unbind()))
+            }
+            (NodeKind::Sequence(s), Yaml11::Omap | Yaml11::Pairs) => {
+                let mut pairs = Vec::with_capacity(s.items.len());
+                for (i, item) in s.items.iter().enumerate() {
+                    let item = self.doc.resolve(item);
+                    let NodeKind::Mapping(m) = &item.kind else {
+                        return Ok(None);
+                    };
+                    let [(k, v)] = m.entries.as_slice() else {
+                        return Ok(None);
+                    };
+                    let kobj = self.key_of(py, k)?;
+                    path.push(Seg::Index(i));
+                    path.push(Seg::Entry(&m.entries, 0));
+                    let vobj = self.node(py, v, base, path, false);
+                    path.pop();
+                    path.pop();
+                    pairs.push(PyTuple::new(py, [kobj, vobj?])?);
+                }
+                let list = PyList::new(py, pairs)?;
+                if kind == Yaml11::Pairs {
+                    return Ok(Some(list.into_any().unbind()));
+                }
+                let od = py.import("collections")?.getattr("OrderedDict")?.call1((list,))?;
+                Ok(Some(od.unbind()))
+            }
+            _ => Ok(None),
+        }
     }
 
     fn scalar_of(&self, py: Python<'py>, node: &Node) -> PyResult<Py<PyAny>> {
@@ -501,7 +790,7 @@ impl NativeFile {
     #[pyo3(signature = (pointer, raw=false))]
     fn node(&self, py: Python<'_>, pointer: &str, raw: bool) -> PyResult<(String, Option<String>, Py<PyAny>)> {
         let f = &self.file;
-        let node = f.get(pointer).map_err(|e| py_err(py, &e))?;
+        let node = node_at(f, pointer).map_err(|e| py_err(py, &e))?;
         let doc = f.document().map_err(|e| py_err(py, &e))?;
         let node = doc.resolve(node);
         let tag = node.tag.as_deref().map(str::to_string);
@@ -514,11 +803,11 @@ impl NativeFile {
         }
         match &node.kind {
             NodeKind::Mapping(m) => {
+                // Each key with a token of its own: keys that differ only in type (`1`, `'1'`)
+                // or that no JSON pointer names (null, floats) are different entries.
                 let keys = PyList::empty(py);
-                for (k, _) in &m.entries {
-                    let k = doc.resolve(k);
-                    let text = k.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
-                    keys.append((scalar_value(py, k)?, asdf::escape_pointer_token(&text)))?;
+                for ((k, _), token) in m.entries.iter().zip(entry_tokens(&m.entries)) {
+                    keys.append((scalar_value(py, doc.resolve(k))?, token))?;
                 }
                 Ok(("map".into(), tag, keys.into_py_any(py)?))
             }
@@ -556,7 +845,7 @@ impl NativeFile {
         memo: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         let f = &self.file;
-        let node = f.get(pointer).map_err(|e| py_err(py, &e))?;
+        let node = node_at(f, pointer).map_err(|e| py_err(py, &e))?;
         let doc = f.document().map_err(|e| py_err(py, &e))?;
         let mut c = Converter {
             doc,
@@ -583,8 +872,13 @@ impl NativeFile {
         let pointer_owned = pointer.to_owned();
         let info = py
             .detach(move || layout_info(&f, &pointer_owned))
-            .map_err(|e| py_err(py, &e))?;
+            .map_err(|e| py_err(py, &e))?
+            .map_err(|what| unnamed(pointer, what))?;
         let d = PyDict::new(py);
+        if pointer.contains(ENTRY) {
+            // Read whole, then sliced: region reads find arrays by JSON pointer.
+            d.set_item("by_entry", true)?;
+        }
         d.set_item("shape", PyTuple::new(py, &info.shape)?)?;
         if info.masked {
             d.set_item("masked", true)?;
@@ -638,6 +932,9 @@ impl NativeFile {
     /// `(shape, bytes, byte order)`, the elements in C order. Only what the region touches
     /// is read and decoded, with the GIL released.
     fn region(&self, py: Python<'_>, pointer: &str, region: &str) -> PyResult<(Vec<usize>, Py<PyAny>, char)> {
+        if pointer.contains(ENTRY) {
+            return Err(unnamed(pointer, "a region of an array"));
+        }
         let f = Arc::clone(&self.file);
         let r: asdf::Region = region.parse().map_err(|source| {
             py_err(
@@ -690,7 +987,7 @@ impl NativeFile {
     fn inline_data(&self, py: Python<'_>, pointer: &str) -> PyResult<Py<PyAny>> {
         let f = &self.file;
         let doc = f.document().map_err(|e| py_err(py, &e))?;
-        let node = doc.resolve(f.get(pointer).map_err(|e| py_err(py, &e))?);
+        let node = doc.resolve(node_at(f, pointer).map_err(|e| py_err(py, &e))?);
         let data = match &node.kind {
             NodeKind::Mapping(_) => node
                 .get("data")
@@ -829,6 +1126,9 @@ impl NativeFile {
         py: Python<'_>,
         pointer: &str,
     ) -> PyResult<Option<(String, Vec<usize>, Vec<Option<(u64, u64, String, u64)>>)>> {
+        if pointer.contains(ENTRY) {
+            return Err(unnamed(pointer, "a chunked array"));
+        }
         let f = Arc::clone(&self.file);
         let pointer = pointer.to_owned();
         py.detach(move || -> Result<_, Error> {
@@ -857,8 +1157,25 @@ impl NativeFile {
 
     /// The JSON pointers of every array in the tree (ndarrays and chunked arrays), in the
     /// tree's order.
+    /// Their tokens are one-to-one (see `node`): two arrays under keys of the same text have
+    /// two pointers.
     fn array_pointers(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        self.file.all_array_pointers().map_err(|e| py_err(py, &e))
+        let root = &self.file.document().map_err(|e| py_err(py, &e))?.root;
+        let mut out = Vec::new();
+        root.walk_with(&mut |path, n| {
+            if matches!(path.last(), Some(asdf::Step::Key(_))) {
+                return asdf::Visit::SkipChildren;
+            }
+            if n.tag
+                .as_deref()
+                .is_some_and(|t| asdf::is_ndarray_tag(t) || asdf::is_chunked_array_tag(t))
+            {
+                out.push(pointer_by_steps(root, path));
+                return asdf::Visit::SkipChildren;
+            }
+            asdf::Visit::Continue
+        });
+        Ok(out)
     }
 
     /// Whether the file is an ASDF file inside FITS (Appendix A of the standard).
@@ -1114,11 +1431,21 @@ fn structured_of(descr: &Bound<'_, PyAny>) -> PyResult<Option<(Datatype, ByteOrd
 
 /// A Python value as a tree node; numpy arrays (anything with `dtype` and `shape`) are
 /// collected with their pointers, to become blocks.
+/// An array of the tree being written: where it goes (the positions of its entries and items
+/// from the root), its pointer (for messages), its data, and its mask.
+struct ToWrite<'py> {
+    at: Vec<usize>,
+    pointer: String,
+    data: Bound<'py, PyAny>,
+    mask: Option<Bound<'py, PyAny>>,
+}
+
 fn to_node<'py>(
     py: Python<'py>,
     obj: &Bound<'py, PyAny>,
     pointer: &str,
-    arrays: &mut Vec<(String, Bound<'py, PyAny>)>,
+    at: &mut Vec<usize>,
+    arrays: &mut Vec<ToWrite<'py>>,
     integer_tag: &str,
 ) -> PyResult<Node> {
     let mut tag: Option<String> = None;
@@ -1133,7 +1460,7 @@ fn to_node<'py>(
     }
     let node = if obj.get_type().name()? == "Tagged" && obj.hasattr("value")? && tag.is_some() {
         // asdf_rs.Tagged: its value with its tag.
-        let mut n = to_node(py, &obj.getattr("value")?, pointer, arrays, integer_tag)?;
+        let mut n = to_node(py, &obj.getattr("value")?, pointer, at, arrays, integer_tag)?;
         n.tag = None;
         n
     } else if obj.is_none() {
@@ -1169,25 +1496,33 @@ fn to_node<'py>(
         // A numpy scalar (shape ()) becomes its Python value; an array, a block.
         let shape: Vec<usize> = obj.getattr("shape")?.extract()?;
         if shape.is_empty() && !obj.hasattr("__array_interface__")? {
-            return to_node(py, &obj.call_method0("item")?, pointer, arrays, integer_tag);
+            return to_node(py, &obj.call_method0("item")?, pointer, at, arrays, integer_tag);
         }
         let ma = py.import("numpy")?.getattr("ma")?;
-        if ma.call_method1("isMaskedArray", (obj,))?.is_truthy()? {
+        let (data, mask) = if ma.call_method1("isMaskedArray", (obj,))?.is_truthy()? {
             // A masked array: its data, and its mask as the ndarray's `mask` (bool8), as
             // Python asdf writes it.
-            arrays.push((pointer.to_string(), obj.getattr("data")?));
-            arrays.push((format!("{pointer}/mask"), ma.call_method1("getmaskarray", (obj,))?));
+            (obj.getattr("data")?, Some(ma.call_method1("getmaskarray", (obj,))?))
         } else {
-            arrays.push((pointer.to_string(), obj.clone()));
-        }
+            (obj.clone(), None)
+        };
+        arrays.push(ToWrite {
+            at: at.clone(),
+            pointer: pointer.to_owned(),
+            data,
+            mask,
+        });
         Node::null()
     } else if let Ok(d) = obj.cast::<PyDict>() {
         let mut entries = Vec::with_capacity(d.len());
-        for (k, v) in d.iter() {
-            let key = to_node(py, &k, pointer, &mut Vec::new(), integer_tag)?;
+        for (i, (k, v)) in d.iter().enumerate() {
+            let key = to_node(py, &k, pointer, &mut Vec::new(), &mut Vec::new(), integer_tag)?;
             let text = key.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
             let child = format!("{pointer}/{}", asdf::escape_pointer_token(&text));
-            entries.push((key, to_node(py, &v, &child, arrays, integer_tag)?));
+            at.push(i);
+            let value = to_node(py, &v, &child, at, arrays, integer_tag);
+            at.pop();
+            entries.push((key, value?));
         }
         Node::map(entries)
     } else if obj.hasattr("items")? && obj.hasattr("keys")? {
@@ -1196,7 +1531,7 @@ fn to_node<'py>(
             let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
             d.set_item(k, v)?;
         }
-        let mut n = to_node(py, d.as_any(), pointer, arrays, integer_tag)?;
+        let mut n = to_node(py, d.as_any(), pointer, at, arrays, integer_tag)?;
         n.tag = None;
         n
     } else if obj.is_instance_of::<PyList>()
@@ -1205,7 +1540,10 @@ fn to_node<'py>(
     {
         let mut items = Vec::new();
         for (i, item) in obj.try_iter()?.enumerate() {
-            items.push(to_node(py, &item?, &format!("{pointer}/{i}"), arrays, integer_tag)?);
+            at.push(i);
+            let node = to_node(py, &item?, &format!("{pointer}/{i}"), at, arrays, integer_tag);
+            at.pop();
+            items.push(node?);
         }
         Node::seq(items)
     } else if obj.is_instance_of::<pyo3::types::PyComplex>() {
@@ -1275,43 +1613,60 @@ fn write(
         Some(name) => Some(Label::from_name(name).ok_or_else(|| usage(format!("unknown compression {name:?}")))?),
     };
     let mut arrays = Vec::new();
-    let root = to_node(py, tree, "", &mut arrays, integer_tag)?;
-    let NodeKind::Mapping(m) = root.kind else {
+    let mut root = to_node(py, tree, "", &mut Vec::new(), &mut arrays, integer_tag)?;
+    if !matches!(root.kind, NodeKind::Mapping(_)) {
         return Err(usage("the tree must be a mapping (a dict)"));
-    };
+    }
     let mut file = AsdfFile::new(version).map_err(|e| py_err(py, &e))?;
-    for (k, v) in m.entries {
-        let text = k.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
-        file.set(&format!("/{}", asdf::escape_pointer_token(&text)), v)
-            .map_err(|e| py_err(py, &e))?;
+    let np = py.import("numpy")?;
+    let mut unchunked = Vec::new();
+    for w in arrays {
+        // Each array is made at a key of its own of the (still empty) root, then moved to its
+        // place in `root` by position: keys that differ only in type (`1`, `'1'`) are
+        // different places, which pointers would not tell apart.
+        let chunked = chunks
+            .as_ref()
+            .filter(|c| c.len() == w.data.getattr("ndim").and_then(|n| n.extract::<usize>()).unwrap_or(0));
+        let chunked = match chunked {
+            // asdf-zarr arrays have no mask (Python asdf reads an ndarray's mask only from an
+            // ndarray): a masked array is written as an ndarray with its mask.
+            Some(_) if w.mask.is_some() => {
+                unchunked.push(w.pointer.clone());
+                None
+            }
+            c => c,
+        };
+        let a = new_array(&np, &w.pointer, &w.data, label, chunked.map(Vec::as_slice))?;
+        py.detach(|| file.put_array(PLACE, a)).map_err(|e| py_err(py, &e))?;
+        if let Some(mask) = &w.mask {
+            let m = new_array(&np, &format!("{}/mask", w.pointer), mask, label, None)?;
+            py.detach(|| file.put_array(&format!("{PLACE}/mask"), m))
+                .map_err(|e| py_err(py, &e))?;
+        }
+        let node = file.remove(PLACE).map_err(|e| py_err(py, &e))?;
+        if let Some(slot) = slot_at(&mut root, &w.at) {
+            *slot = node;
+        }
     }
-    for (pointer, arr) in arrays {
-        let np = py.import("numpy")?;
-        let c = np.call_method1("ascontiguousarray", (&arr,))?;
-        let dtype: String = c.getattr("dtype")?.getattr("str")?.extract()?;
-        let (datatype, order) = if c.getattr("dtype")?.getattr("names")?.is_none() {
-            datatype_of(&dtype)
-        } else {
-            structured_of(&c.getattr("dtype")?.getattr("descr")?)?
-        }
-        .ok_or_else(|| {
-            usage(format!(
-                "{pointer}: numpy dtype {dtype} cannot be written (object arrays, and records of records, cannot)"
-            ))
-        })?;
-        let shape: Vec<usize> = c.getattr("shape")?.extract()?;
-        let data: Vec<u8> = c.call_method0("tobytes")?.extract()?;
-        let mut a = NewArray::from_bytes(datatype, &shape, order, data);
-        if let Some(l) = label {
-            a = a.compression(l);
-        }
-        // Arrays with as many dimensions as `chunks` has are stored chunked (asdf-zarr's
-        // layout); their chunks are compressed without the GIL.
-        if let Some(c) = chunks.as_ref().filter(|c| c.len() == shape.len() && !shape.is_empty()) {
-            a = a.chunks(c);
-        }
-        py.detach(|| file.put_array(&pointer, a)).map_err(|e| py_err(py, &e))?;
+    if !unchunked.is_empty() {
+        let warnings = py.import("warnings")?;
+        warnings.call_method1(
+            "warn",
+            (format!(
+                "masked arrays written as ndarrays with their masks, not chunked (an asdf-zarr \
+                 array has no mask): {}",
+                unchunked
+                    .iter()
+                    .map(|p| if p.is_empty() { "/" } else { p.as_str() })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),),
+        )?;
     }
+    // The root keeps the tag the new file gave it (`core/asdf`).
+    let tag = file.tree().map_err(|e| py_err(py, &e))?.tag.clone();
+    root.tag = tag;
+    file.set("", root).map_err(|e| py_err(py, &e))?;
     let options = asdf::WriteOptions::default().checksums(checksums).validate(validate);
     if asdf::is_url(&path) {
         let mut remote = remote_options(settings, anonymous);
@@ -1328,6 +1683,59 @@ fn write(
     }
     py.detach(move || file.write_to(&path, &options))
         .map_err(|e| py_err(py, &e))
+}
+
+/// Where [`write`] makes each array before moving it to its place.
+const PLACE: &str = "/array";
+
+/// The node at `at` (positions of entries and items from `root`).
+fn slot_at<'n>(root: &'n mut Node, at: &[usize]) -> Option<&'n mut Node> {
+    let mut n = root;
+    for &i in at {
+        n = match &mut n.kind {
+            NodeKind::Mapping(m) => &mut m.entries.get_mut(i)?.1,
+            NodeKind::Sequence(s) => s.items.get_mut(i)?,
+            _ => return None,
+        };
+    }
+    Some(n)
+}
+
+/// A numpy array as a [`NewArray`]: its shape kept (0-d too), compressed with `label`, chunked
+/// as `chunks` (asdf-zarr's layout) when given and it has as many dimensions.
+fn new_array(
+    np: &Bound<'_, PyAny>,
+    pointer: &str,
+    arr: &Bound<'_, PyAny>,
+    label: Option<Label>,
+    chunks: Option<&[usize]>,
+) -> PyResult<NewArray> {
+    let shape: Vec<usize> = arr.getattr("shape")?.extract()?;
+    // `ascontiguousarray` makes 0-d arrays 1-d: the shape is the array's own.
+    let c = np.call_method1("ascontiguousarray", (arr,))?;
+    let dtype: String = c.getattr("dtype")?.getattr("str")?.extract()?;
+    let (datatype, order) = if c.getattr("dtype")?.getattr("names")?.is_none() {
+        datatype_of(&dtype)
+    } else {
+        structured_of(&c.getattr("dtype")?.getattr("descr")?)?
+    }
+    .ok_or_else(|| {
+        usage(format!(
+            "{}: numpy dtype {dtype} cannot be written (object arrays, and records of records, cannot)",
+            if pointer.is_empty() { "/" } else { pointer }
+        ))
+    })?;
+    let data: Vec<u8> = c.call_method0("tobytes")?.extract()?;
+    let mut a = NewArray::from_bytes(datatype, &shape, order, data);
+    if let Some(l) = label {
+        a = a.compression(l);
+    }
+    // Arrays with as many dimensions as `chunks` has (never 0-d ones) are stored chunked
+    // (asdf-zarr's layout); their chunks are compressed without the GIL.
+    if let Some(c) = chunks.filter(|c| c.len() == shape.len() && !shape.is_empty()) {
+        a = a.chunks(c);
+    }
+    Ok(a)
 }
 
 /// Runs `work` on a thread of its own without the GIL, looking at Python's signals every

@@ -66,8 +66,16 @@ def _settings(storage_options):
     return [(str(k), str(v)) for k, v in opts.items()], anonymous
 
 
-def open(target, validate=True, storage_options=None, objects=False):
+def open(target, validate=True, storage_options=None, objects=False, memmap=False):
     """Opens a path or URL (http, https, s3); use as a context manager.
+
+    Arrays are copied into memory when read (as Python asdf's default, `memmap=False`): they
+    stay valid whatever happens to the file afterwards. With `memmap=True` (as Python asdf
+    names it), an uncompressed block of a local file is mapped by numpy instead of read: no
+    copy and no read until the values are used, but the array is then the file's bytes as
+    they are when used. If another program truncates the file, using the array kills the
+    interpreter (SIGBUS, no exception); if it rewrites the file in place, the array's values
+    change. Use it only for files nothing else writes while the arrays are in use.
 
     With `objects=True`, `f.tree` gives each tagged node as the object Python asdf's
     converters make of it (astropy's `Quantity`, `Time`, `Table`, a `gwcs.WCS`, ...; see
@@ -80,7 +88,7 @@ def open(target, validate=True, storage_options=None, objects=False):
     native = _native.open(
         str(target), validate=validate, settings=settings, anonymous=anonymous, extension_schemas=objects
     )
-    return File(native, storage_options, objects=objects)
+    return File(native, storage_options, objects=objects, memmap=memmap)
 
 
 def _load_extension_schemas():
@@ -205,10 +213,11 @@ class TreeSequence(Sequence):
 class File:
     """An open ASDF file (from `asdf_rs.open`)."""
 
-    def __init__(self, native, storage_options=None, objects=False):
+    def __init__(self, native, storage_options=None, objects=False, memmap=False):
         self._native = native
         self._storage_options = storage_options
         self._objects = objects
+        self._memmap = bool(memmap)
         self._converted = {}
         self._ctx = None
         self._anchors = {}
@@ -265,7 +274,11 @@ class File:
 
     def _node(self, pointer):
         kind, tag, payload = self._native.node(pointer)
-        if self._objects and pointer and tag and not tag.startswith("tag:yaml.org,2002:"):
+        if tag in _YAML11 and kind in ("map", "seq"):
+            # YAML 1.1's !!set, !!omap, !!pairs: a set, an OrderedDict, a list of tuples, as
+            # Python asdf's loader gives them.
+            return self._plain(pointer)
+        if self._objects and pointer and _user_tag(tag):
             # Objects mode: a tagged node as Python asdf's converters make it, once.
             if pointer not in self._converted:
                 self._converted[pointer] = self.to_objects(pointer)
@@ -280,27 +293,28 @@ class File:
         if kind == "seq":
             return TreeSequence(self, pointer, tag, payload)
         if kind == "ndarray":
-            valid, arr = self._valid_array(pointer)
+            valid, arr = self._valid_array(pointer, tag)
             if valid:
                 return arr
             kind, tag, payload = self._native.node(pointer, raw=True)
             if kind == "map":
                 return TreeMapping(self, pointer, tag, payload)
             return TreeSequence(self, pointer, tag, payload)
-        if tag is not None and not tag.startswith("tag:yaml.org,2002:"):
+        if _user_tag(tag):
             return _tagged_scalar(tag, payload)
         if kind == "timestamp" and self._objects:
             return _timestamp(payload)
         return payload
 
-    def _valid_array(self, pointer):
+    def _valid_array(self, pointer, tag=None):
         """`(True, array)` for the ndarray at `pointer`; `(False, None)`, with a warning, when
         the node is not a valid ndarray (as Python asdf, it is then given as written); I/O,
-        codec and file errors are errors."""
+        codec and file errors are errors, and so is any failure to read a chunked array (a
+        chunked array is never given as its mapping: Python asdf's converter raises too)."""
         try:
             return True, self.array(pointer)
         except AsdfError as e:
-            if getattr(e, "kind", None) != "Array":
+            if getattr(e, "kind", None) != "Array" or _is_chunked(tag):
                 raise
             import warnings
 
@@ -309,7 +323,7 @@ class File:
 
     def _plain_array(self, pointer, tag):
         """An ndarray node in a plain conversion: the array, or the node as written."""
-        valid, arr = self._valid_array(pointer)
+        valid, arr = self._valid_array(pointer, tag)
         if valid:
             return arr
         return self._native.convert(pointer, self._plain_array, _tagged_scalar, _plain_mapping, raw=True)
@@ -359,8 +373,9 @@ class File:
         return to_objects(self, pointer)
 
     def array(self, pointer):
-        """The ndarray at `pointer` as a read-only numpy array: mapped from the file for an
-        uncompressed block of a local file, decoded straight into memory otherwise."""
+        """The ndarray at `pointer` as a read-only numpy array, read (decoded) straight into
+        memory; with `open(..., memmap=True)`, mapped from the file for an uncompressed block
+        of a local file (see `open`)."""
         lay = self._native.layout(pointer)
         dtype = np.dtype(_dtype(lay["dtype"]))
         shape = tuple(lay["shape"])
@@ -386,7 +401,8 @@ class File:
                 # A remote file's external files are fetched as it was (its store settings).
                 buf = _native.open(other, validate=False, settings=settings, anonymous=anonymous).block_bytes(0)
                 base = 0
-            elif "path" in lay:
+            elif "path" in lay and self._memmap:
+                # memmap=True only: the values are the file's as long as the array lives.
                 buf = np.memmap(lay["path"], dtype=np.uint8, mode="r")
                 base = lay["data_offset"]
             else:
@@ -483,6 +499,19 @@ class File:
 _COMPLEX = "tag:stsci.edu:asdf/core/complex-"
 _INTEGER = "tag:stsci.edu:asdf/core/integer-"
 _ZARR = "asdf://asdf-format.org/zarr/tags/zarr-"
+_CHUNKED_NDARRAY = "tag:stsci.edu:asdf/core/chunked-ndarray-"
+_YAML = "tag:yaml.org,2002:"
+_YAML11 = frozenset(_YAML + t for t in ("set", "omap", "pairs"))
+
+
+def _user_tag(tag):
+    """Whether a node's tag is not one of YAML's own (PyYAML's `python/` tags are not: Python
+    asdf gives those nodes tagged, with a warning; nothing is ever executed)."""
+    return bool(tag) and (not tag.startswith(_YAML) or tag.startswith(_YAML + "python/"))
+
+
+def _is_chunked(tag):
+    return bool(tag) and (tag.startswith(_ZARR) or tag.startswith(_CHUNKED_NDARRAY))
 
 
 def _tagged_scalar(tag, value):
@@ -560,8 +589,9 @@ class LazyArray:
         return self.shape[0]
 
     def __getitem__(self, key):
-        if self._lay.get("inline") or self._lay.get("masked"):
-            # In the tree, or masked: read whole (as Python asdf gives them), then sliced.
+        if self._lay.get("inline") or self._lay.get("masked") or self._lay.get("by_entry"):
+            # In the tree, or masked: read whole (as Python asdf gives them), then sliced. So
+            # is an array under a key no JSON pointer names (`1` beside `'1'`).
             return self._f.array(self._pointer)[key]
         text = _region_text(key, self.ndim)
         shape, buf, _ = self._f._native.region(self._pointer, text)

@@ -112,8 +112,8 @@ _MAP_AT_LEAST = 1 << 20
 
 def _block_data(f, lay, pointer):
     """The data callback of a lazy ndarray: its block's decoded bytes as a flat uint8 array
-    (mapped for an uncompressed block of a local file), read once per block and shared by the
-    arrays that view it (Python asdf's `cached_data`)."""
+    (mapped for an uncompressed block of a local file opened with `memmap=True`), read once
+    per block and shared by the arrays that view it (Python asdf's `cached_data`)."""
     import numpy as np
 
     def callback(_attr=None):
@@ -125,7 +125,7 @@ def _block_data(f, lay, pointer):
         key = lay["block"]
         buf = f._block_data.get(key)
         if buf is None:
-            if "path" in lay and lay["data_len"] >= _MAP_AT_LEAST:
+            if f._memmap and "path" in lay and lay["data_len"] >= _MAP_AT_LEAST:
                 buf = np.memmap(lay["path"], dtype=np.uint8, mode="r", offset=lay["data_offset"], shape=(lay["data_len"],))
             else:
                 buf = np.frombuffer(f._native.block_bytes(key), dtype=np.uint8)

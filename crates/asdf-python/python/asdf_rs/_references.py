@@ -28,6 +28,7 @@ import warnings
 import numpy as np
 
 from . import _native
+from ._names import Namer, children, describe, warn_renamed
 
 # Block compression labels whose stored bytes numcodecs decodes as one chunk.
 _CODECS = {
@@ -74,10 +75,47 @@ def _zarr_dtype(dtype):
     return dtype.str
 
 
-def _zarr_path(pointer):
-    """The Zarr path of a JSON pointer (`/sci/data` -> `sci/data`)."""
-    tokens = [t.replace("~1", "\u2215").replace("~0", "~") for t in pointer.split("/")[1:]]
-    return "/".join(t if t not in ("", ".", "..") else f"_{t}_" for t in tokens)
+def _zarr_ok(name):
+    """A name Zarr (format 2) keeps as one path segment of its own: not empty, `.`, `..`,
+    no `/`, not a metadata key (`.zarray`, `.zgroup`, `.zattrs`, `.zmetadata`)."""
+    return name not in ("", ".", "..") and "/" not in name and not name.startswith(".z")
+
+
+def _zarr_fix(name):
+    if name == "":
+        return "__"
+    if name in (".", "..") or name.startswith(".z"):
+        return f"_{name}_"
+    return name.replace("/", "\u2215")
+
+
+class _ZarrPaths:
+    """The Zarr path of each array's pointer (`/sci/data` is `sci/data`), one-to-one: each
+    key a segment, its text as written; keys of one mapping whose texts are one (`1` and
+    `'1'`), and texts Zarr cannot keep (empty, `.`, `..`, a `/`, `.zarray`), renamed."""
+
+    def __init__(self, f):
+        self._f = f
+        self._paths = {"": ("", ())}
+        self._children = {}
+        self._namers = {}
+        self.renamed = []
+
+    def path(self, pointer):
+        if pointer not in self._paths:
+            parent, _, token = pointer.rpartition("/")
+            if parent not in self._paths:
+                self.path(parent)
+            parent_path, keys = self._paths[parent]
+            if parent not in self._children:
+                self._children[parent] = {str(t): k for k, t in children(self._f, parent)[1]}
+            key = self._children[parent][token]
+            namer = self._namers.setdefault(parent, Namer(allowed=_zarr_ok, fix=_zarr_fix))
+            keys = keys + (key,)
+            name = namer.name(key if isinstance(key, str) else str(key), describe(keys))
+            self._paths[pointer] = (f"{parent_path}/{name}" if parent_path else name, keys)
+        self.renamed = [r for n in self._namers.values() for r in n.renamed]
+        return self._paths[pointer][0]
 
 
 def _contiguous_order(shape, strides, itemsize):
@@ -125,6 +163,7 @@ def collect(f, url):
     arrays, skipped = [], []
     pointers = native.array_pointers()
     in_fits = native.in_fits()
+    names = _ZarrPaths(f)
     taken = set()
     for pointer in pointers:
         if any(pointer.startswith(p + "/") for p in taken):
@@ -138,7 +177,7 @@ def collect(f, url):
         dtype = np.dtype(_dtype(lay["dtype"]))
         shape = tuple(lay["shape"])
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        path = _zarr_path(pointer)
+        path = names.path(pointer)
         if lay.get("masked"):
             skipped.append((pointer, "a masked array (Zarr has no mask; the data and mask are not expressed)"))
             taken.add(pointer)
@@ -219,6 +258,7 @@ def collect(f, url):
             refs[_key(len(shape))] = [url, at, n]
             arrays.append((path, _zarray(shape, shape, dtype, codec, order), refs))
         taken.add(pointer)
+    warn_renamed(names.renamed, "Zarr paths", stacklevel=4)
     return arrays, skipped
 
 

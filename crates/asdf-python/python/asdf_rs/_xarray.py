@@ -17,6 +17,8 @@ import numpy as np
 from xarray.backends import BackendArray, BackendEntrypoint
 from xarray.core import indexing
 
+from ._names import Namer, children, describe, escape, warn_renamed
+
 _LOCK = threading.Lock()
 
 
@@ -68,22 +70,30 @@ def _attr(value):
     return str(value)
 
 
-def _walk(f, pointer, arrays, scalars, limit=100_000):
-    """The arrays and scalars under `pointer`: `arrays` gets pointers, `scalars` (pointer,
-    value) pairs."""
-    kind, tag, payload = f._native.node(pointer)
+def _walk(f, pointer, keys, arrays, scalars, limit=100_000):
+    """The arrays and scalars under `pointer`: `arrays` gets `(pointer, keys)`, `scalars`
+    `(pointer, keys, value)` (`keys`: the path of keys and indices from the root)."""
+    kind, _tag, payload = f._native.node(pointer)
     if kind == "ndarray":
-        arrays.append(pointer)
-    elif kind == "map":
-        for _key, token in payload:
+        arrays.append((pointer, keys))
+    elif kind in ("map", "seq"):
+        for key, token in children(f, pointer)[1]:
             if len(scalars) < limit:
-                _walk(f, f"{pointer}/{token}", arrays, scalars, limit)
-    elif kind == "seq":
-        for i in range(payload):
-            if len(scalars) < limit:
-                _walk(f, f"{pointer}/{i}", arrays, scalars, limit)
+                _walk(f, f"{pointer}/{token}", keys + (key,), arrays, scalars, limit)
     elif len(scalars) < limit:
-        scalars.append((pointer, payload))
+        scalars.append((pointer, keys, payload))
+
+
+def _flat_names(arrays, scalars):
+    """One-to-one names of the dataset's variables (`sci/data`: the keys as JSON pointer
+    tokens) and attributes: `[(pointer, name)]`, `[(name, value)]`; renames warned about."""
+    variables = Namer(allowed=lambda n: n != "")
+    named = [(p, variables.name("/".join(escape(k) for k in keys), describe(keys))) for p, keys in arrays]
+    attributes = Namer()
+    attrs = [(attributes.name("/".join(escape(k) for k in keys), describe(keys)), v) for _p, keys, v in scalars]
+    warn_renamed(variables.renamed, "xarray variables", stacklevel=4)
+    warn_renamed(attributes.renamed, "xarray attributes", stacklevel=4)
+    return named, attrs
 
 
 def _variable(f, pointer, lengths):
@@ -106,19 +116,18 @@ def _variable(f, pointer, lengths):
     return xr.Variable(_dims(backend.shape, named, lengths), data, attrs=attrs)
 
 
-def _dataset(f, pointers, scalars, strip, drop_variables, lengths):
-    """A dataset of the arrays at `pointers`; `lengths`: the dimension names given so far
-    (shared by a tree's groups, whose dimensions xarray aligns with their parents')."""
+def _dataset(f, arrays, attrs, drop_variables, lengths):
+    """A dataset of `arrays` (`[(pointer, name)]`) and `attrs` (`[(name, value)]`); `lengths`:
+    the dimension names given so far (shared by a tree's groups, whose dimensions xarray
+    aligns with their parents')."""
     import xarray as xr
 
     variables = {}
-    for p in pointers:
-        name = p[len(strip):].lstrip("/") or "data"
+    for p, name in arrays:
         if drop_variables and name in drop_variables:
             continue
         variables[name] = _variable(f, p, lengths)
-    attrs = {p[len(strip):].lstrip("/"): _attr(v) for p, v in scalars}
-    return xr.Dataset(variables, attrs=attrs)
+    return xr.Dataset(variables, attrs={name: _attr(v) for name, v in attrs})
 
 
 def _open(filename_or_obj, storage_options, validate):
@@ -143,19 +152,20 @@ class AsdfBackendEntrypoint(BackendEntrypoint):
     def open_dataset(self, filename_or_obj, *, drop_variables=None, storage_options=None, validate=False):
         f = _open(filename_or_obj, storage_options, validate)
         arrays, scalars = [], []
-        _walk(f, "", arrays, scalars)
-        ds = _dataset(f, arrays, scalars, "", _names(drop_variables), {})
+        _walk(f, "", (), arrays, scalars)
+        named, attrs = _flat_names(arrays, scalars)
+        ds = _dataset(f, named, attrs, _names(drop_variables), {})
         ds.set_close(f.close)
         return ds
 
     def open_groups_as_dict(self, filename_or_obj, *, drop_variables=None, storage_options=None, validate=False):
         f = _open(filename_or_obj, storage_options, validate)
-        groups = {}
-        _groups(f, "", groups)
+        groups, renamed = {}, []
+        _groups(f, "", "/", (), groups, renamed)
+        warn_renamed(renamed, "xarray variables, groups or attributes")
         out, lengths = {}, {}
-        for pointer, (arrays, scalars) in groups.items():
-            ds = _dataset(f, arrays, scalars, pointer, _names(drop_variables), lengths)
-            out["/" + pointer.lstrip("/")] = ds
+        for path, (arrays, attrs) in groups.items():
+            out[path] = _dataset(f, arrays, attrs, _names(drop_variables), lengths)
         root = out.get("/")
         if root is not None:
             root.set_close(f.close)
@@ -182,22 +192,27 @@ def _names(drop_variables):
     return set(drop_variables)
 
 
-def _groups(f, pointer, groups):
-    """Each mapping or sequence of the tree as a group: its own arrays and scalars."""
-    arrays, scalars = [], []
-    groups[pointer] = (arrays, scalars)
-    kind, _tag, payload = f._native.node(pointer)
-    children = (
-        [f"{pointer}/{token}" for _k, token in payload]
-        if kind == "map"
-        else [f"{pointer}/{i}" for i in range(payload)]
-    )
-    for child in children:
+def _groups(f, pointer, path, keys, groups, renamed):
+    """Each mapping or sequence of the tree as a group at `path`: its own arrays (`(pointer,
+    name)`) and scalars (`(name, value)`), its children's names one-to-one (a group's
+    variables and child groups share one namespace; its attributes have their own)."""
+    arrays, attrs = [], []
+    groups[path] = (arrays, attrs)
+    members = Namer(allowed=lambda n: n not in ("", ".", ".."))
+    attributes = Namer()
+    subgroups = []
+    for key, token in children(f, pointer)[1]:
+        child = f"{pointer}/{token}"
         k, _t, p = f._native.node(child)
+        what = describe(keys + (key,))
         if k == "ndarray":
-            arrays.append(child)
+            arrays.append((child, members.name(escape(key), what)))
         elif k in ("map", "seq"):
-            if len(groups) < 10_000:
-                _groups(f, child, groups)
+            subgroups.append((child, members.name(escape(key), what), key))
         else:
-            scalars.append((child, p))
+            attrs.append((attributes.name(escape(key), what), p))
+    renamed.extend(members.renamed)
+    renamed.extend(attributes.renamed)
+    for child, name, key in subgroups:
+        if len(groups) < 10_000:
+            _groups(f, child, path.rstrip("/") + "/" + name, keys + (key,), groups, renamed)
