@@ -9,6 +9,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+/// Object keys, listings, deadlines and servers that ignore `Range` (EDGES.md's "Names" and
+/// "Network" for remote files).
+#[path = "remote_edges.rs"]
+mod remote_edges;
+
 use std::io::{BufRead as _, Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -184,6 +184,10 @@ pub(crate) enum AnswerError {
     TooShort { asked: u64, got: u64 },
     #[error("no complete answer within the deadline of {0:?} (the store's retries included)")]
     Deadline(std::time::Duration),
+    #[error(
+        "the answer stalled: its next {step} bytes did not come within the deadline of {deadline:?} (a large read is given the deadline for each part of {step} bytes)"
+    )]
+    Stalled { deadline: std::time::Duration, step: u64 },
 }
 
 pub(crate) fn answer_err(e: AnswerError) -> object_store::Error {

@@ -33,10 +33,10 @@ pub mod upload;
 pub use error::{Error, KeyProblem};
 pub use guard::{GuardOutcome, run_upload_guard, set_upload_guard};
 pub use location::child_url;
-pub use options::{PART, RemoteOptions};
+pub use options::{PART, RemoteOptions, WHOLE_LIMIT};
 
 use error::{AnswerError, answer_err};
-use store::{Built, block_on, build_store, build_typed, run, within};
+use store::{Built, block_on, build_store, build_typed, run, within, within_left};
 
 use asdf_layout::ReadAt;
 use bytes::Bytes;
@@ -92,9 +92,17 @@ pub struct Stats {
     requests: AtomicU64,
     bytes: AtomicU64,
     ranges: Mutex<Vec<(u64, u64)>>,
+    /// Whether the server ignored `Range` and the file was read whole.
+    whole: std::sync::atomic::AtomicBool,
 }
 
 impl Stats {
+    /// Whether the server ignored `Range` (it answered with the whole file) and the file,
+    /// within [`RemoteOptions::whole_limit`], was read whole into memory: every read is
+    /// answered from there.
+    pub fn read_whole(&self) -> bool {
+        self.whole.load(Ordering::Relaxed)
+    }
     /// The object's size and ETag as the first answer gave them: pass them to
     /// [`fetch_range`] so that a later read of the same file refuses another version.
     pub fn version(&self) -> Option<(u64, Option<String>)> {
@@ -246,33 +254,6 @@ async fn fetch_streamed(
     body.pipe(want.start, want.end, sink).await
 }
 
-/// Bytes `want` of the object into `dst` (exactly `dst.len()` bytes), as
-/// [`fetch_streamed`] reads them.
-async fn fetch_into(
-    store: &Arc<dyn ObjectStore>,
-    path: &StorePath,
-    want: Range<u64>,
-    whole: bool,
-    version: Option<&Version>,
-    dst: &mut [u8],
-) -> object_store::Result<()> {
-    let mut at = 0usize;
-    let asked = want.end - want.start;
-    let mut copy = |piece: &[u8]| -> io::Result<()> {
-        let to = dst
-            .get_mut(at..at + piece.len())
-            .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidData))?;
-        to.copy_from_slice(piece);
-        at += piece.len();
-        Ok(())
-    };
-    match fetch_streamed(store, path, want, whole, version, &mut copy).await {
-        Ok(()) => Ok(()),
-        Err(Halt::Store(e)) => Err(e),
-        Err(Halt::Sink(_)) => Err(answer_err(AnswerError::TooLong { asked })),
-    }
-}
-
 /// An answer's body being read: where its next byte sits in the object and where it must
 /// end (the checks of [`fetch_streamed`], kept across calls so that one request can be
 /// read in steps).
@@ -415,7 +396,9 @@ async fn finish(
     let limit = start + dst.len() as u64;
     while body.at < limit {
         let until = body.at.saturating_add(step);
-        within(deadline, body.fill(start, dst, until)).await?;
+        tokio::time::timeout(deadline, body.fill(start, dst, until))
+            .await
+            .unwrap_or_else(|_| Err(answer_err(AnswerError::Stalled { deadline, step })))?;
     }
     Ok(())
 }
@@ -428,6 +411,57 @@ async fn within_halt(
     tokio::time::timeout(deadline, fut)
         .await
         .unwrap_or_else(|_| Err(Halt::Store(answer_err(AnswerError::Deadline(deadline)))))
+}
+
+/// Whether `e` says the server answered a ranged request with the whole file (status 200):
+/// object_store's HTTP store says `NotSupported` (range requests not supported), its other
+/// stores a non-partial response.
+fn ignores_range(e: &object_store::Error) -> bool {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    matches!(e, object_store::Error::NotSupported { .. }) && text.contains("Range request not supported")
+        || text.contains("non-partial response when range requested")
+}
+
+/// The whole object in one plain GET, with its ETag, when its size is at most `limit`
+/// (else the size, and the body is not read).
+async fn fetch_whole(
+    store: Arc<dyn ObjectStore>,
+    path: StorePath,
+    limit: u64,
+) -> object_store::Result<Result<(Bytes, Option<String>), u64>> {
+    let r = store.get_opts(&path, GetOptions::default()).await?;
+    let size = r.meta.size;
+    if size > limit {
+        return Ok(Err(size));
+    }
+    let etag = r.meta.e_tag.clone();
+    let bytes = bounded_body(r, size).await?;
+    if bytes.len() as u64 != size {
+        return Err(answer_err(AnswerError::TooShort {
+            asked: size,
+            got: bytes.len() as u64,
+        }));
+    }
+    Ok(Ok((bytes, etag)))
+}
+
+/// Says once per URL, on standard error, that a file was read whole from a server that
+/// ignores `Range` ([`Stats::read_whole`] tells a program).
+fn warn_whole(url: &str, size: u64, limit: u64) {
+    static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    if let Ok(mut said) = SAID.lock()
+        && !said.iter().any(|u| u == url)
+    {
+        said.push(url.to_string());
+        eprintln!(
+            "warning: {url}: the server does not answer range requests (it sent the whole file): its {size} bytes were read whole into memory (the limit for that is {limit} bytes, setting whole_limit)"
+        );
+    }
 }
 
 /// Pieces of the file fetched for small reads, each from where a read missed.
@@ -492,6 +526,9 @@ pub struct RemoteSource {
     /// [`RemoteOptions::split_below`] or faster: then reads go one at a time
     /// ([`ReadAt::reads_at_once`] is 1), as a large read stays one request.
     fast: std::sync::atomic::AtomicBool,
+    /// The whole file, when the server ignores `Range` and the file is within
+    /// [`RemoteOptions::whole_limit`]: every read is answered from it.
+    whole: Option<Bytes>,
 }
 
 impl std::fmt::Debug for RemoteSource {
@@ -525,6 +562,7 @@ impl RemoteSource {
             stats: Arc::new(Stats::default()),
             parked: Mutex::new(None),
             fast: std::sync::atomic::AtomicBool::new(false),
+            whole: None,
         };
         src.first_request()
     }
@@ -535,6 +573,7 @@ impl RemoteSource {
         let head = self.opts.head_bytes as u64;
         let deadline = self.opts.deadline;
         let park = self.opts.park;
+        let t0 = std::time::Instant::now();
         // The head; with `park`, the whole object, read until the head is in: the rest of
         // the answer waits (the server held back by TCP's flow control, the sockets' buffers
         // in flight) for a large read that starts there.
@@ -591,16 +630,40 @@ impl RemoteSource {
         let (size, bytes, etag, rest, pace) = match got {
             Ok(x) => x,
             Err(first) => {
-                // An empty object has no byte 0 to ask for: its size says so.
+                // What follows shares the open's deadline (one deadline, stated and kept).
+                let left = deadline.saturating_sub(t0.elapsed());
+                let failed = |source| Error::Store {
+                    url: self.url.clone(),
+                    source,
+                };
+                if left.is_zero() {
+                    return Err(failed(first));
+                }
                 let store = Arc::clone(&self.store);
                 let path = self.path.clone();
-                match run(within(deadline, async move { store.head(&path).await }))? {
-                    Ok(meta) if meta.size == 0 => (0, Bytes::new(), meta.e_tag, None, None),
-                    _ => {
-                        return Err(Error::Store {
-                            url: self.url.clone(),
-                            source: first,
-                        });
+                if ignores_range(&first) {
+                    // The whole file, when it fits the limit: every read is answered from it.
+                    let limit = self.opts.whole_limit;
+                    let got = run(within_left(deadline, left, fetch_whole(store, path, limit)))?;
+                    let (bytes, etag) = match got.map_err(failed)? {
+                        Ok(x) => x,
+                        Err(size) => {
+                            return Err(Error::NoRanges {
+                                url: self.url.clone(),
+                                size,
+                                limit,
+                            });
+                        }
+                    };
+                    warn_whole(&self.url, bytes.len() as u64, limit);
+                    self.stats.whole.store(true, Ordering::Relaxed);
+                    self.whole = Some(bytes.clone());
+                    (bytes.len() as u64, bytes, etag, None, None)
+                } else {
+                    // An empty object has no byte 0 to ask for: its size says so.
+                    match run(within_left(deadline, left, async move { store.head(&path).await }))? {
+                        Ok(meta) if meta.size == 0 => (0, Bytes::new(), meta.e_tag, None, None),
+                        _ => return Err(failed(first)),
                     }
                 }
             }
@@ -718,6 +781,9 @@ impl RemoteSource {
         });
         let continued = parked.as_ref().map(|b| b.at);
         let fut = async {
+            // The request and its first part share one deadline; each part after that has it.
+            let t0 = std::time::Instant::now();
+            let left = || deadline.saturating_sub(t0.elapsed());
             let want = offset..end;
             let mut first = match parked {
                 Some(body) => body,
@@ -727,20 +793,22 @@ impl RemoteSource {
             if continued.is_some() {
                 // What waited in the socket's buffers comes at once: the pace is measured on
                 // the part after it.
-                within(
+                within_left(
                     deadline,
+                    left(),
                     first.fill(offset, buf, first.at.max(offset).saturating_add(step)),
                 )
                 .await?;
             }
             let probe_from = first.at;
-            let t0 = std::time::Instant::now();
-            within(
+            let t1 = std::time::Instant::now();
+            within_left(
                 deadline,
+                left(),
                 first.fill(offset, buf, first.at.max(offset).saturating_add(step)),
             )
             .await?;
-            let secs = t0.elapsed().as_secs_f64();
+            let secs = t1.elapsed().as_secs_f64();
             let rate = (first.at - probe_from) as f64 / secs.max(1e-6);
             if first.at - probe_from >= 64 << 10 {
                 self.fast.store(rate >= split_below as f64, Ordering::Relaxed);
@@ -760,7 +828,9 @@ impl RemoteSource {
                     let start = m + (i * part) as u64;
                     let range = start..start + dst.len() as u64;
                     others.push(async move {
-                        within(deadline, fetch_into(store, path, range.clone(), false, version, dst))
+                        // Its request within the deadline, then each part of its body.
+                        let mut body = within(deadline, Body::open(store, path, &range, false, version)).await?;
+                        finish(&mut body, range.start, dst, step, deadline)
                             .await
                             .map(|()| range)
                     });
@@ -893,6 +963,11 @@ impl ReadAt for RemoteSource {
         let Some(end) = end else {
             return Err(io::ErrorKind::UnexpectedEof.into());
         };
+        if let Some(whole) = &self.whole {
+            let (a, b) = (usize::try_from(offset), usize::try_from(end));
+            let piece = a.ok().zip(b.ok()).and_then(|(a, b)| whole.get(a..b));
+            return sink(piece.ok_or(io::ErrorKind::UnexpectedEof)?);
+        }
         if len < self.opts.page_size as u64 {
             return asdf_layout::source::streamed_by_pieces(self, offset, len, sink);
         }
@@ -944,6 +1019,12 @@ impl ReadAt for RemoteSource {
         }
         let n = usize::try_from(self.len - offset).map_or(buf.len(), |left| left.min(buf.len()));
         let buf = &mut buf[..n];
+        if let Some(whole) = &self.whole {
+            let from = usize::try_from(offset).map_err(|_| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+            let piece = whole.get(from..from + n).ok_or(io::ErrorKind::UnexpectedEof)?;
+            buf.copy_from_slice(piece);
+            return Ok(n);
+        }
         if n >= self.opts.page_size {
             // What the cache holds from `offset` on (a block's first bytes, read with its
             // header's page) is not fetched again.
@@ -987,6 +1068,7 @@ pub fn fetch_range(
         stats: Arc::new(Stats::default()),
         parked: Mutex::new(None),
         fast: std::sync::atomic::AtomicBool::new(false),
+        whole: None,
     };
     let len = usize::try_from(range.end - range.start).unwrap_or(usize::MAX);
     let mut buf = Vec::new();

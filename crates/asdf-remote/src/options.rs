@@ -6,7 +6,10 @@ use std::sync::Arc;
 /// The smallest part of a large read, unless set otherwise ([`RemoteOptions::part_size`]).
 pub const PART: usize = 8 << 20;
 /// The settings this crate reads itself (the others are the store's).
-const OWN_SETTINGS: [&str; 4] = ["concurrency", "part_size", "split_below", "park"];
+const OWN_SETTINGS: [&str; 5] = ["concurrency", "part_size", "split_below", "park", "whole_limit"];
+/// The largest file read whole from a server that ignores `Range`, unless set otherwise
+/// ([`RemoteOptions::whole_limit`]): 256 MiB, the same as the browser viewer's.
+pub const WHOLE_LIMIT: u64 = 256 << 20;
 
 /// How to reach and cache a remote file.
 #[derive(Debug, Clone)]
@@ -58,6 +61,12 @@ pub struct RemoteOptions {
     /// default: an open that reads only the tree then still has the server send what the
     /// sockets' buffers hold (up to a few MiB) for nothing; on for reads of whole files.
     pub park: bool,
+    /// The largest file read whole, into memory, from a server that ignores `Range` (it
+    /// answers a ranged request with the whole file, as `python -m http.server` does):
+    /// such a file is fetched once and every read is answered from memory (a warning says
+    /// so); a larger one is refused ([`Error::NoRanges`](crate::Error::NoRanges)). Setting
+    /// `whole_limit`, in bytes; [`WHOLE_LIMIT`] by default.
+    pub whole_limit: u64,
     /// Set to true, cancels the uploads made with these options (each is aborted, its parts
     /// deleted, before its next part; nothing is written): how a caller's interrupt (Python's
     /// Ctrl-C) reaches an upload running on another thread. [`crate::cancel_uploads`] cancels every
@@ -82,6 +91,7 @@ impl Default for RemoteOptions {
             part_size: PART,
             split_below: 256 << 20,
             park: false,
+            whole_limit: WHOLE_LIMIT,
             cancel: None,
         }
     }
@@ -89,7 +99,8 @@ impl Default for RemoteOptions {
 
 impl RemoteOptions {
     /// The options with the settings this crate reads itself (`concurrency`, `part_size`)
-    /// taken out of [`RemoteOptions::settings`] into their fields (`split_below` and `park` too).
+    /// taken out of [`RemoteOptions::settings`] into their fields (`split_below`, `park` and
+    /// `whole_limit` too).
     ///
     /// # Errors
     /// A value that is not a positive integer (`park`: not true or false).
@@ -129,6 +140,7 @@ impl RemoteOptions {
             match key.as_str() {
                 "concurrency" => o.concurrency = n.min(256),
                 "split_below" => o.split_below = n as u64,
+                "whole_limit" => o.whole_limit = n as u64,
                 _ => o.part_size = n.max(64 << 10),
             }
         }

@@ -58,7 +58,17 @@ pub(crate) async fn within<T>(
     deadline: std::time::Duration,
     fut: impl std::future::Future<Output = object_store::Result<T>>,
 ) -> object_store::Result<T> {
-    tokio::time::timeout(deadline, fut)
+    within_left(deadline, deadline, fut).await
+}
+
+/// `fut` within `left`, what remains of `deadline` (one operation's deadline shared by its
+/// requests), or the error of `deadline`: the deadline a message states is the one kept.
+pub(crate) async fn within_left<T>(
+    deadline: std::time::Duration,
+    left: std::time::Duration,
+    fut: impl std::future::Future<Output = object_store::Result<T>>,
+) -> object_store::Result<T> {
+    tokio::time::timeout(left, fut)
         .await
         .unwrap_or_else(|_| Err(answer_err(AnswerError::Deadline(deadline))))
 }

@@ -1,0 +1,426 @@
+//! The edges of remote files (docs: /work/shared/EDGES.md, "Names" and "Network"), on real
+//! servers started here on loopback: moto's S3 server, with boto3 (AWS's own client) to list,
+//! write and read beside us; and `tests/servers/hostile_http.py`, an HTTP server that drips
+//! its headers or ignores `Range` as `python -m http.server` does.
+//!
+//! - Object keys are literal (as `aws s3 cp` takes them): random keys with `%`, `#`, `?`,
+//!   spaces, `+`, `..` and unicode are written to the key given (boto3 lists exactly those),
+//!   listed back to the same keys, read back to the same bytes; keys object_store cannot
+//!   address (`.`/`..` segments, empty segments) are refused and nothing is written.
+//! - `verify` over a prefix reads each listed key, not another one it decodes to.
+//! - A deadline stated is a deadline kept; a server that ignores `Range` is read whole when
+//!   the file is small enough (and says so), refused clearly when it is not.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A test server's process, stopped when dropped (its standard input closes).
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Starts a script that prints `PORT <n>` once it answers and serves until its standard
+    /// input closes.
+    fn start(script: &str, args: &[&str]) -> Self {
+        let mut child = Command::new(asdf_testdata::interop_python())
+            .arg(root().join("tests/servers").join(script))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .strip_prefix("PORT ")
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{script} did not start: {line:?}"));
+        Server { child, port }
+    }
+
+    fn moto() -> Self {
+        Self::start("s3_server.py", &[])
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn options(&self) -> asdf::RemoteOptions {
+        asdf::RemoteOptions::default()
+            .setting("endpoint_url", self.endpoint())
+            .setting("key", "testing")
+            .setting("secret", "testing")
+            .setting("region", "us-east-1")
+    }
+
+    /// boto3's answer to `s3_keys.py ENDPOINT args...` (keys as JSON strings).
+    fn boto3(&self, args: &[&str]) -> String {
+        let out = Command::new(asdf_testdata::interop_python())
+            .arg(root().join("tests/servers/s3_keys.py"))
+            .arg(self.endpoint())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "boto3 {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// The keys boto3 lists in bucket `data` under `prefix`.
+    fn boto3_list(&self, prefix: &str) -> Vec<String> {
+        serde_json::from_str(&self.boto3(&["list", "data", &json(prefix)])).unwrap()
+    }
+
+    fn boto3_put(&self, key: &str, file: &Path) {
+        self.boto3(&["put", "data", &json(key), file.to_str().unwrap()]);
+    }
+
+    fn boto3_get(&self, key: &str, dir: &Path) -> Vec<u8> {
+        let to = dir.join("boto3-get.bin");
+        self.boto3(&["get", "data", &json(key), to.to_str().unwrap()]);
+        std::fs::read(to).unwrap()
+    }
+
+    /// `asdf-cli` with the endpoint and credentials in its environment, as a user's shell has
+    /// them.
+    fn cli(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_asdf-cli"));
+        cmd.env("AWS_ENDPOINT_URL", self.endpoint())
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_REGION", "us-east-1");
+        cmd
+    }
+}
+
+fn json(s: &str) -> String {
+    serde_json::to_string(s).unwrap()
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A small ASDF file with one checksummed block of `fill` bytes; its bytes.
+fn small_asdf(path: &Path, fill: u8) -> Vec<u8> {
+    let data: Vec<u8> = vec![fill; 4096];
+    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
+    f.put_array("/data", asdf::NewArray::from_slice(&data, &[4096]).unwrap())
+        .unwrap();
+    f.set("/fill", asdf::Node::str(&fill.to_string())).unwrap();
+    f.write_to(path, &asdf::WriteOptions::default()).unwrap();
+    std::fs::read(path).unwrap()
+}
+
+/// The whole object at `url`, read by our reader.
+fn read_back(moto: &Server, url: &str) -> Vec<u8> {
+    let (size, _) = asdf::remote::head(url, &moto.options()).unwrap().unwrap();
+    asdf::remote::fetch_range(url, &moto.options(), 0..size, None).unwrap()
+}
+
+/// A xorshift generator (a fixed seed: the same keys every run).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        usize::try_from(self.next() % n as u64).unwrap()
+    }
+}
+
+/// A random key under `prefix`: one to three segments of characters that URLs and S3 treat
+/// specially, some segments `.`, `..` or empty.
+fn random_key(rng: &mut Rng, prefix: &str) -> String {
+    const CHARS: &[&str] = &[
+        "a", "b", "Z", "0", ".", "..", "%", "%41", "%2e", "%2F", "#", "?", " ", "+", "&", "=", "~", "'", "!", "$", "(",
+        "é", "中", "😀", "ß", ";", ":", "@", ",", "*", "-", "_", "\\", "[", "]", "{", "^", "`", "|", "<",
+    ];
+    let mut segs = Vec::new();
+    for _ in 0..1 + rng.below(3) {
+        let seg = match rng.below(20) {
+            0 => "..".to_string(),
+            1 => ".".to_string(),
+            2 => String::new(),
+            _ => (0..1 + rng.below(6)).map(|_| CHARS[rng.below(CHARS.len())]).collect(),
+        };
+        segs.push(seg);
+    }
+    // The last segment is never empty (a key ending in `/` is a folder marker).
+    if segs.last().is_some_and(String::is_empty) {
+        segs.pop();
+        segs.push("x".into());
+    }
+    format!("{prefix}{}", segs.join("/"))
+}
+
+fn addressable(key: &str) -> bool {
+    key.split('/').all(|s| !matches!(s, "" | "." | ".."))
+}
+
+#[test]
+fn random_keys_are_written_listed_and_read_back_as_the_keys_given() {
+    let moto = Server::moto();
+    let d = dir("remote-edges-keys");
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut keys: Vec<String> = (0..60).map(|_| random_key(&mut rng, "prop/")).collect();
+    // The cases the attacks found, always.
+    keys.extend(
+        [
+            "prop/tmp/../keep.asdf",
+            "prop/tmp/%2e%2e/keep.asdf",
+            "prop/run/%41.asdf",
+            "prop/x#1.asdf",
+            "prop/q?.asdf",
+            "prop/a b+c.asdf",
+            "prop/ünï çødé.asdf",
+            "prop/./x.asdf",
+            "prop/a//b.asdf",
+        ]
+        .map(String::from),
+    );
+    keys.sort();
+    keys.dedup();
+    let mut written = std::collections::BTreeMap::new();
+    let (mut refused, mut ok) = (0, 0);
+    for (i, key) in keys.iter().enumerate() {
+        let body = format!("object {i} key {key:?}\n").into_bytes();
+        let local = d.join(format!("{i}.bin"));
+        std::fs::write(&local, &body).unwrap();
+        let url = format!("s3://data/{key}");
+        let r = asdf::remote::put_file(
+            &url,
+            &moto.options(),
+            &std::fs::File::open(&local).unwrap(),
+            &asdf::remote::upload::Condition::Overwrite,
+            &|_, _| {},
+        );
+        if addressable(key) {
+            r.unwrap_or_else(|e| panic!("{key:?}: {e}"));
+            written.insert(key.clone(), body);
+            ok += 1;
+        } else {
+            let e = r.unwrap_err();
+            let text = e.to_string();
+            assert!(matches!(e, asdf::remote::Error::Key { .. }), "{key:?}: {text}");
+            assert!(text.contains(&format!("{key:?}")), "the message names the key: {text}");
+            assert!(text.contains("nothing was read or written"), "{text}");
+            // A read of it is refused too (it never reads the key it would resolve to).
+            assert!(asdf::remote::head(&url, &moto.options()).is_err(), "{key:?}");
+            refused += 1;
+        }
+    }
+    println!("{ok} keys written, {refused} refused");
+    assert!(ok >= 40 && refused >= 5, "{ok} written, {refused} refused");
+    // boto3 lists exactly the keys given: the store received each literally.
+    let boto3 = moto.boto3_list("prop/");
+    let expected: Vec<String> = written.keys().cloned().collect();
+    assert_eq!(boto3, expected);
+    // Our listing gives URLs that name the same keys, and read back the same bytes.
+    let listed = asdf::remote::list("s3://data/prop/", &moto.options(), 10_000).unwrap();
+    let listed_keys: Vec<String> = listed
+        .iter()
+        .map(|(u, _)| u.strip_prefix("s3://data/").unwrap().to_string())
+        .collect();
+    assert_eq!(listed_keys, expected);
+    for (url, size) in &listed {
+        let key = url.strip_prefix("s3://data/").unwrap();
+        assert_eq!(*size as usize, written[key].len(), "{url}");
+        assert_eq!(read_back(&moto, url), written[key], "{url}");
+    }
+    // And boto3 reads what we wrote under the literal key.
+    assert_eq!(moto.boto3_get("prop/run/%41.asdf", &d), written["prop/run/%41.asdf"]);
+}
+
+#[test]
+fn a_dot_segment_key_never_reaches_another_object() {
+    let moto = Server::moto();
+    let d = dir("remote-edges-dots");
+    let keep = small_asdf(&d.join("keep.asdf"), 7);
+    moto.boto3_put("keep.asdf", &d.join("keep.asdf"));
+    small_asdf(&d.join("in.asdf"), 9);
+    let input = d.join("in.asdf");
+    // `..` in the key: refused, nothing written, the message names the key.
+    let out = moto
+        .cli()
+        .args(["convert", input.to_str().unwrap(), "-o", "s3://data/tmp/../keep.asdf"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("\"tmp/../keep.asdf\"") && err.contains("`..`"), "{err}");
+    assert_eq!(moto.boto3_get("keep.asdf", &d), keep, "keep.asdf was overwritten");
+    assert_eq!(moto.boto3_list(""), ["keep.asdf"]);
+    // Reads of it are refused too: they never read keep.asdf.
+    let out = moto
+        .cli()
+        .args(["info", "s3://data/tmp/../keep.asdf"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("\"tmp/../keep.asdf\""), "{err}");
+    // An escaped `..` is a literal key of its own, written as given and named.
+    let out = moto
+        .cli()
+        .args([
+            "convert",
+            input.to_str().unwrap(),
+            "-o",
+            "s3://data/tmp/%2e%2e/keep.asdf",
+        ])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains("s3://data/keep.asdf"), "{text}");
+    assert_eq!(moto.boto3_list(""), ["keep.asdf", "tmp/%2e%2e/keep.asdf"]);
+    assert_eq!(moto.boto3_get("keep.asdf", &d), keep, "keep.asdf was overwritten");
+    assert_eq!(
+        moto.boto3_get("tmp/%2e%2e/keep.asdf", &d),
+        std::fs::read(&input).unwrap()
+    );
+}
+
+#[test]
+fn verify_over_a_prefix_reads_every_listed_key_itself() {
+    let moto = Server::moto();
+    let d = dir("remote-edges-verify");
+    let good = d.join("good.asdf");
+    let bytes = small_asdf(&good, 5);
+    // The same file with one byte of its block changed: its checksum fails.
+    let at = bytes.windows(64).position(|w| w.iter().all(|&b| b == 5)).unwrap();
+    let mut bad = bytes.clone();
+    bad[at + 10] ^= 0xff;
+    let corrupt = d.join("corrupt.asdf");
+    std::fs::write(&corrupt, &bad).unwrap();
+    let good_keys = [
+        "run/A.asdf",
+        "run/x#1.asdf",
+        "run/q?.asdf",
+        "run/sp ace+plus.asdf",
+        "run/ünï.asdf",
+    ];
+    for key in good_keys {
+        moto.boto3_put(key, &good);
+    }
+    moto.boto3_put("run/%41.asdf", &corrupt);
+    let out = moto.cli().args(["verify", "s3://data/run/"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("FAIL  s3://data/run/%41.asdf:"), "{stdout}");
+    for key in good_keys {
+        assert!(
+            stdout.contains(&format!("ok    s3://data/{key} (1 blocks)")),
+            "{key}: {stdout}"
+        );
+    }
+    assert!(stdout.contains("6 files: 5 verified, 1 failed"), "{stdout}");
+}
+
+#[test]
+fn a_dripping_server_fails_an_open_within_the_deadline_its_message_states() {
+    let d = dir("remote-edges-drip");
+    small_asdf(&d.join("x.asdf"), 1);
+    let server = Server::start("hostile_http.py", &["drip", d.join("x.asdf").to_str().unwrap(), "0.5"]);
+    let url = format!("http://127.0.0.1:{}/x.asdf", server.port);
+    let deadline = Duration::from_secs(4);
+    let opts = asdf::RemoteOptions {
+        deadline,
+        ..asdf::RemoteOptions::default()
+    };
+    let t = Instant::now();
+    let e = asdf::Open::path_or_url(&url)
+        .storage_options(opts)
+        .open()
+        .unwrap_err()
+        .to_string();
+    let took = t.elapsed();
+    println!("{took:?}: {e}");
+    assert!(e.contains("deadline of 4s"), "{e}");
+    // The deadline stated is the one kept: about 4 s, never two of them (the open's fallback
+    // request once had a deadline of its own: 8 s here, 240 s for the CLI's 120 s).
+    assert!(took >= deadline - Duration::from_millis(200), "{took:?}");
+    assert!(took < deadline.mul_f64(1.5), "{took:?}: {e}");
+}
+
+#[test]
+fn a_server_that_ignores_range_is_read_whole_when_small_and_refused_clearly_when_not() {
+    let d = dir("remote-edges-norange");
+    let path = d.join("x.asdf");
+    let bytes = small_asdf(&path, 3);
+    let server = Server::start("hostile_http.py", &["norange", path.to_str().unwrap()]);
+    let url = format!("http://127.0.0.1:{}/x.asdf", server.port);
+    // The library: read whole, the fact told.
+    let f = asdf::Open::path_or_url(&url).open().unwrap();
+    let data = f.array("/data").unwrap().read::<u8>().unwrap();
+    assert_eq!(data, vec![3u8; 4096]);
+    assert!(f.source().remote_stats().unwrap().read_whole());
+    // Over the limit: refused, the limit and the size named.
+    let opts = asdf::RemoteOptions::default().setting("whole_limit", "1000");
+    let e = asdf::Open::path_or_url(&url)
+        .storage_options(opts)
+        .open()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("does not answer range requests")
+            && e.contains(&format!("{} bytes", bytes.len()))
+            && e.contains("limit of 1000 bytes"),
+        "{e}"
+    );
+    // The CLI: the file is read, and the warning says how.
+    let out = Command::new(env!("CARGO_BIN_EXE_asdf-cli"))
+        .args(["verify", &url])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("does not answer range requests") && err.contains("read whole"),
+        "{err}"
+    );
+    // A `..` in an HTTP URL is refused (this server would answer any path with the file).
+    let out = Command::new(env!("CARGO_BIN_EXE_asdf-cli"))
+        .args(["info", &format!("http://127.0.0.1:{}/tmp/%2E%2e/x.asdf", server.port)])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("`.` or `..` segment"), "{err}");
+}
