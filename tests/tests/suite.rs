@@ -8,6 +8,8 @@ mod blosc2_frames;
 mod browser;
 #[path = "corpus.rs"]
 mod corpus;
+#[path = "edges.rs"]
+mod edges;
 #[path = "expectations.rs"]
 mod expectations;
 #[path = "fuzz_replay.rs"]
@@ -20,5 +22,7 @@ mod python_bindings;
 mod realworld;
 #[path = "remote.rs"]
 mod remote;
+#[path = "slices.rs"]
+mod slices;
 #[path = "structure.rs"]
 mod structure;
