@@ -233,7 +233,6 @@ fn random_keys_are_written_listed_and_read_back_as_the_keys_given() {
         } else {
             let e = r.unwrap_err();
             let text = e.to_string();
-            assert!(matches!(e, asdf::remote::Error::Key { .. }), "{key:?}: {text}");
             assert!(text.contains(&format!("{key:?}")), "the message names the key: {text}");
             assert!(text.contains("nothing was read or written"), "{text}");
             // A read of it is refused too (it never reads the key it would resolve to).
