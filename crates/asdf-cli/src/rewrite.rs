@@ -49,9 +49,16 @@ pub fn parse_chunks(s: &str) -> Result<ChunkShape, String> {
     Ok(ChunkShape(dims))
 }
 
-/// Stores the arrays of `file` of `chunks`'s rank chunked, and says how many.
+/// Stores the arrays of `file` of `chunks`'s rank chunked, and says how many (and which
+/// masked arrays stay ndarrays: an asdf-zarr array has no mask).
 pub fn chunk(file: &mut asdf::AsdfFile, chunks: &[usize], compression: Option<asdf::Label>) -> Result<(), asdf::Error> {
-    let done = file.chunk_arrays(chunks, compression)?;
+    let (done, masked) = file.chunk_arrays_masked(chunks, compression)?;
+    if !masked.is_empty() {
+        crate::report::warning(&format!(
+            "masked arrays left unchunked, as ndarrays with their masks (an asdf-zarr array has no mask): {}",
+            masked.join(", ")
+        ));
+    }
     eprintln!(
         "{} array{} stored in chunks of {chunks:?}{}",
         done.len(),

@@ -298,27 +298,56 @@ impl AsdfFile {
     /// each chunk compressed with `compression` as a Zarr compressor; the blocks they were in
     /// are left out of the next write. Returns the pointers of the arrays it chunked.
     ///
+    /// Masked arrays are left as they are (an asdf-zarr array has no mask, and Python asdf
+    /// reads an ndarray's mask only from an ndarray): [`AsdfFile::chunk_arrays_masked`] names
+    /// them. A mask is never chunked, nor anything else inside an ndarray's node; nor are 0-d
+    /// arrays (`chunks` empty: nothing is chunked).
+    ///
     /// # Errors
     /// Read errors of the arrays, [`Error::Chunked`] for a compression with no Zarr
     /// compressor.
     #[cfg(feature = "zarr")]
     pub fn chunk_arrays(&mut self, chunks: &[usize], compression: Option<Label>) -> Result<Vec<String>, Error> {
+        self.chunk_arrays_masked(chunks, compression)
+            .map(|(done, _masked)| done)
+    }
+
+    /// As [`AsdfFile::chunk_arrays`], also returning the pointers of the masked arrays of that
+    /// many dimensions it left unchunked (for a warning that says so).
+    ///
+    /// # Errors
+    /// As [`AsdfFile::chunk_arrays`].
+    #[cfg(feature = "zarr")]
+    pub fn chunk_arrays_masked(
+        &mut self,
+        chunks: &[usize],
+        compression: Option<Label>,
+    ) -> Result<(Vec<String>, Vec<String>), Error> {
         crate::chunked::zarr_compressor(compression).map_err(|source| Error::Chunked {
             pointer: String::new(),
             source,
         })?;
+        if chunks.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
         let mut found = Vec::new();
-        self.doc()?.root.walk(&mut |path, n| {
-            let candidate = n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag)
-                && n.get("mask").is_none()
-                && n.get("source").and_then(Node::as_i64).is_some()
+        let mut masked = Vec::new();
+        let root = &self.doc()?.root;
+        root.walk_with(&mut |path, n| {
+            if !n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag) {
+                return asdf_yaml::Visit::Continue;
+            }
+            let candidate = n.get("source").and_then(Node::as_i64).is_some()
                 && n.get("shape")
                     .and_then(Node::as_sequence)
                     .is_some_and(|s| s.items.len() == chunks.len() && s.items.iter().all(|d| d.as_i64().is_some()));
-            if candidate {
+            if candidate && n.get("mask").is_some() {
+                masked.push(asdf_yaml::pointer::pointer_of(root, path));
+            } else if candidate {
                 found.push(path.to_vec());
             }
-            true
+            // An ndarray's mask (an ndarray too) belongs to it: never chunked on its own.
+            asdf_yaml::Visit::SkipChildren
         });
         let total = self.reader.block_count() + self.pending.len();
         let whole: crate::Region = "...".parse().map_err(|_| Error::NotFound("region".to_owned()))?;
@@ -354,7 +383,7 @@ impl AsdfFile {
             }
             done.push(pointer);
         }
-        Ok(done)
+        Ok((done, masked))
     }
 
     /// Makes a mapping of every missing parent of `pointer`.
