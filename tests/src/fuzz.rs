@@ -500,3 +500,168 @@ impl std::io::Seek for Scripted {
         Ok(self.pos)
     }
 }
+
+/// The region syntax (`get --slice`, `preview --slice`, Python's slicing): the first byte
+/// picks a shape (0 to 4 axes, lengths 0 to 40, or one huge axis), the rest is the text.
+/// Parsing and resolving never panic; a resolved selection stays inside the array, counts
+/// what it takes, and gathers exactly that many elements from its bounding box.
+pub fn regions(data: &[u8]) {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let ndim = usize::from(pick % 5);
+    let shape: Vec<usize> = (0..ndim)
+        .map(|d| match (pick >> 3).wrapping_add(u8::try_from(d).unwrap_or(0)) % 7 {
+            0 => 0,
+            1 => 1,
+            // An axis near the largest a view can describe.
+            2 if d == 0 => usize::MAX >> 2,
+            k => usize::from(k) * 5 + d,
+        })
+        .collect();
+    let text = String::from_utf8_lossy(rest);
+    let Ok(region) = text.parse::<asdf_core_types::region::Region>() else {
+        return;
+    };
+    let Ok(sel) = region.resolve(&shape) else {
+        return;
+    };
+    assert_eq!(sel.spans.len(), shape.len(), "{text:?}");
+    let mut count: u128 = 1;
+    for (s, &len) in sel.spans.iter().zip(&shape) {
+        assert!(s.count <= len, "{text:?}: {s:?} over an axis of {len}");
+        if s.count > 0 {
+            assert!(s.index(0) < len && s.index(s.count - 1) < len, "{text:?}: {s:?} outside {len}");
+        }
+        count = count.saturating_mul(s.count as u128);
+    }
+    // Gathered from the bounding box when it is small enough to hold.
+    let (lo, extent) = sel.bounding_box();
+    let boxed: u128 = extent.iter().map(|&e| e as u128).product();
+    if boxed <= 1 << 16 {
+        let data: Vec<u32> = (0..u32::try_from(boxed).unwrap_or(0)).collect();
+        let got = sel.gather_in(&lo, &extent, &data);
+        assert_eq!(got.len() as u128, count, "{text:?}");
+        let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let got_bytes = sel.gather_bytes_in(&lo, &extent, &bytes, 4);
+        let want: Vec<u8> = got.iter().flat_map(|x| x.to_le_bytes()).collect();
+        assert_eq!(got_bytes, want, "{text:?}");
+    }
+}
+
+/// An ASDF block (header of 48 bytes, no compression, no checksum) holding `data`.
+fn raw_block(data: &[u8]) -> Vec<u8> {
+    let len = data.len() as u64;
+    let mut b = b"\xd3BLK".to_vec();
+    b.extend_from_slice(&48u16.to_be_bytes());
+    b.extend_from_slice(&[0; 8]);
+    for _ in 0..3 {
+        b.extend_from_slice(&len.to_be_bytes());
+    }
+    b.extend_from_slice(&[0; 16]);
+    b.extend_from_slice(data);
+    b
+}
+
+/// A chunked array (asdf-zarr's internal layout) from arbitrary bytes: the Zarr metadata
+/// (text up to the first NUL, placed as the `.zarray` of a zarr-tagged node), then pieces
+/// split at `0xFF 0xFE`: the chunk map's block, then the chunks' blocks. The file is opened
+/// from memory and the array read whole, by regions and by its chunk map; a chunk is decoded
+/// alone (`decode_zarr_chunk`). Nothing panics, and nothing is allocated beyond the limits
+/// (a decoded block of at most 64 MiB here).
+pub fn chunked(data: &[u8]) {
+    let (meta, rest) = match data.iter().position(|&b| b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &[][..]),
+    };
+    let meta = String::from_utf8_lossy(meta);
+    let mut pieces: Vec<&[u8]> = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i + 1 < rest.len() {
+        if rest[i] == 0xFF && rest[i + 1] == 0xFE {
+            pieces.push(&rest[start..i]);
+            start = i + 2;
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    pieces.push(&rest[start.min(rest.len())..]);
+    let _ = asdf::ChunkLayout::from_json(serde_json::from_str(&meta).unwrap_or_default());
+    for (k, p) in pieces.iter().enumerate().skip(1).take(4) {
+        let index = [k as u64 - 1, 0, 0];
+        for n in 1..=3 {
+            let _ = asdf::decode_zarr_chunk(&meta, &index[..n], Some(p.to_vec()));
+        }
+        let _ = asdf::decode_zarr_chunk(&meta, &index[..1], None);
+    }
+    let mut file = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nz: !<asdf://asdf-format.org/zarr/tags/zarr-1.0.0>\n  chunk_block_map: 0\n  .zarray: ".to_vec();
+    // The metadata as one flow node (JSON is YAML's flow style) on its line.
+    file.extend(meta.replace(['\n', '\r'], " ").into_bytes());
+    file.extend_from_slice(b"\n...\n");
+    for p in &pieces {
+        file.extend(raw_block(p));
+    }
+    let mut options = asdf::OpenOptions::default().validate(false);
+    options.layout_limits.max_block_bytes = 64 << 20;
+    let Ok(f) = asdf::Open::bytes(file).options(options).open() else {
+        return;
+    };
+    let _ = f.chunk_map("/z");
+    let Ok(a) = f.array("/z") else {
+        return;
+    };
+    let _ = a.values();
+    for r in ["", "0", "::-1", "1:3, ::2", "..., -1"] {
+        if let Ok(region) = r.parse::<asdf::Region>() {
+            let _ = a.read_region_bytes(&region);
+        }
+    }
+}
+
+/// Seeds of the `regions` target: a shape byte, then region texts a user writes, extremes
+/// included.
+#[must_use]
+pub fn region_seeds() -> Vec<String> {
+    [
+        "\u{1}1:5, ::2, -1",
+        "\u{2}...",
+        "\u{3}0:10:9223372036854775807",
+        "\u{4}::-9223372036854775808",
+        "\u{c}0:99999999999999999999, -1_000:+3",
+        "\u{11}..., 1, ::-3",
+        "\u{1b}5:-5:-2, 0",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect()
+}
+
+/// Seeds of the `chunked` target: a 2-D float64 array of 2x2 chunks (one missing) with each
+/// compressor asdf-zarr writes, a complex one with a null fill value, and an F-ordered one.
+#[must_use]
+pub fn chunked_seeds() -> Vec<Vec<u8>> {
+    let map = |m: &[i32]| m.iter().flat_map(|b| b.to_le_bytes()).collect::<Vec<u8>>();
+    let chunk: Vec<u8> = (0..4).flat_map(|i| f64::from(i).to_le_bytes()).collect();
+    let mut out = Vec::new();
+    for (dtype, fill, compressor, order) in [
+        ("<f8", "0", "null", "C"),
+        ("<f8", "NaN", "{\"id\": \"zlib\", \"level\": 1}", "F"),
+        ("<c16", "null", "null", "C"),
+        (">i4", "7", "{\"id\": \"zstd\", \"level\": 3}", "C"),
+    ] {
+        let meta = format!(
+            "{{\"zarr_format\": 2, \"shape\": [3, 4], \"chunks\": [2, 2], \"dtype\": \"{dtype}\", \"compressor\": {compressor}, \"fill_value\": {fill}, \"order\": \"{order}\", \"filters\": null}}"
+        );
+        let mut seed = meta.into_bytes();
+        seed.push(0);
+        seed.extend(map(&[1, 2, -1, 1]));
+        seed.extend_from_slice(&[0xFF, 0xFE]);
+        seed.extend_from_slice(&chunk);
+        seed.extend_from_slice(&[0xFF, 0xFE]);
+        seed.extend(chunk.iter().rev());
+        out.push(seed);
+    }
+    out
+}

@@ -20,6 +20,8 @@ fn body(target: &str) -> fn(&[u8]) {
         "drafts" => fuzz::drafts,
         "frames" => fuzz::frames,
         "remote" => fuzz::remote,
+        "regions" => fuzz::regions,
+        "chunked" => fuzz::chunked,
         other => panic!("tests/fuzz-crashes/{other}: no such target"),
     }
 }
@@ -76,4 +78,10 @@ fn every_target_runs_on_conformance_files() {
         }
     }
     fuzz::update("a note \u{e9}".as_bytes());
+    for seed in asdf_conformance::fuzz::region_seeds() {
+        fuzz::regions(seed.as_bytes());
+    }
+    for seed in asdf_conformance::fuzz::chunked_seeds() {
+        fuzz::chunked(&seed);
+    }
 }

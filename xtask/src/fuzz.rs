@@ -9,7 +9,7 @@ use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
 
-const TARGETS: [&str; 9] = [
+const TARGETS: [&str; 11] = [
     "layout",
     "yaml",
     "codecs",
@@ -19,6 +19,8 @@ const TARGETS: [&str; 9] = [
     "drafts",
     "frames",
     "remote",
+    "regions",
+    "chunked",
 ];
 
 fn corpus_dir(target: &str) -> PathBuf {
@@ -51,7 +53,7 @@ fn seed() -> Result<()> {
         std::fs::create_dir_all(corpus_dir(t))?;
     }
     let put = |t: &str, k: usize, bytes: &[u8]| std::fs::write(corpus_dir(t).join(format!("seed-{k:05}")), bytes);
-    let mut n = [0usize; 9];
+    let mut n = [0usize; 11];
     for (k, p) in asdf_files.iter().enumerate() {
         let bytes = std::fs::read(p)?;
         put("layout", k, &bytes)?;
@@ -138,6 +140,14 @@ fn seed() -> Result<()> {
     {
         put("update", k, s.as_bytes())?;
         n[4] += 1;
+    }
+    for (k, s) in asdf_conformance::fuzz::region_seeds().iter().enumerate() {
+        put("regions", k, s.as_bytes())?;
+        n[9] += 1;
+    }
+    for (k, s) in asdf_conformance::fuzz::chunked_seeds().iter().enumerate() {
+        put("chunked", k, s)?;
+        n[10] += 1;
     }
     println!(
         "seeds: {}",
