@@ -2,10 +2,10 @@
 
 use std::process::ExitCode;
 
+use crate::output;
 use crate::report;
-use crate::rewrite::{ChunkShape, fits_extension, parse_chunks, parse_label};
+use crate::rewrite::{ChunkShape, parse_chunks, parse_label};
 use crate::schemas::read_options;
-use crate::to_yaml::refuse_input_as_output;
 
 /// Convert a file to another layout: any ASDF file, the pre-1.0 drafts (`#ASDF 0.1.0`,
 /// `%FINF 0.1.0`) included, to ASDF of the standard given (tags upgraded, arrays as
@@ -14,10 +14,13 @@ use crate::to_yaml::refuse_input_as_output;
 pub struct Args {
     /// The input file.
     pub file: std::path::PathBuf,
-    /// Output file.
+    /// Output file. Never one of the files read.
     #[arg(short, long)]
     output: std::path::PathBuf,
-    /// Output format (default: from OUTPUT's extension, .fits/.fit/.fts meaning fits).
+    /// Output format; default: from OUTPUT's extension (.asdf: asdf; .fits, .fit or .fts:
+    /// fits; .finf: finf), another extension being a usage error. Given, it decides, and an
+    /// extension of another format is a usage error (.asdf goes with asdf, asdf-0.1.0 and
+    /// finf).
     #[arg(long, value_name = "FORMAT")]
     to: Option<Format>,
     /// ASDF Standard version of the output.
@@ -98,6 +101,64 @@ struct FitsArgs<'a> {
     no_headers: bool,
 }
 
+/// The format `convert` writes to `out`: `--to`'s, or the one its extension names; an
+/// extension that names no format, or another format than `--to`'s, is a usage error.
+fn output_format(out: &std::path::Path, to: Option<Format>) -> Result<Format, ExitCode> {
+    let ext = output::extension(out);
+    let named = match ext.as_deref() {
+        Some("asdf") => Some(Format::Asdf),
+        Some("fits" | "fit" | "fts") => Some(Format::Fits),
+        Some("finf") => Some(Format::Finf),
+        _ => None,
+    };
+    match (to, named) {
+        (Some(t), Some(n)) => {
+            let agree = t == n || (n == Format::Asdf && matches!(t, Format::Asdf010 | Format::Finf));
+            if agree {
+                Ok(t)
+            } else {
+                output::usage(&format!(
+                    "{}: --to {} writes {}, but the name ends in .{}",
+                    out.display(),
+                    t.name(),
+                    t.describe(),
+                    ext.unwrap_or_default()
+                ))
+            }
+        }
+        (Some(t), None) => Ok(t),
+        (None, Some(n)) => Ok(n),
+        (None, None) if output::is_special(out) => Ok(Format::Asdf),
+        (None, None) => output::usage(&format!(
+            "{}: `convert` writes {} files (or the format --to names); name the output with one of those extensions",
+            out.display(),
+            output::list(&["asdf", "fits", "fit", "fts", "finf"])
+        )),
+    }
+}
+
+impl Format {
+    /// The name `--to` takes.
+    fn name(self) -> &'static str {
+        match self {
+            Format::Asdf => "asdf",
+            Format::Fits => "fits",
+            Format::Asdf010 => "asdf-0.1.0",
+            Format::Finf => "finf",
+        }
+    }
+
+    /// What it is, for messages.
+    fn describe(self) -> &'static str {
+        match self {
+            Format::Asdf => "ASDF (.asdf)",
+            Format::Fits => "FITS (.fits, .fit or .fts)",
+            Format::Asdf010 => "the ASDF 0.1.0 draft (.asdf)",
+            Format::Finf => "the FINF 0.1.0 draft (.finf or .asdf)",
+        }
+    }
+}
+
 fn convert(
     path: &std::path::Path,
     out: &std::path::Path,
@@ -107,17 +168,16 @@ fn convert(
     chunks: Option<&[usize]>,
     fits: &FitsArgs<'_>,
 ) -> Result<ExitCode, asdf::Error> {
-    let format = to.unwrap_or(if fits_extension(out) {
-        Format::Fits
-    } else {
-        Format::Asdf
-    });
+    let format = match output_format(out, to) {
+        Ok(f) => f,
+        Err(code) => return Ok(code),
+    };
     match format {
         Format::Asdf | Format::Fits => {}
         Format::Asdf010 | Format::Finf => {
             // The drafts before 1.0.0 (for readers of them and round trips); blocks decoded.
             let file = asdf::Open::path_or_url(path).options(read_options()).open()?;
-            refuse_input_as_output(&file, Some(out))?;
+            output::refuse_inputs(&file, &[out.to_path_buf()], output::Own::Refused)?;
             let dialect = if format == Format::Finf {
                 asdf::layout::Dialect::Finf
             } else {
@@ -145,7 +205,7 @@ fn convert(
     };
     let c = compression.map_or(asdf::Compression::Keep, asdf::Compression::All);
     let mut file = asdf::Open::path_or_url(path).options(read_options()).open()?;
-    refuse_input_as_output(&file, Some(out))?;
+    output::refuse_inputs(&file, &[out.to_path_buf()], output::Own::Refused)?;
     let from = file.standard_version();
     let dialect = file.source().layout().file_header().dialect;
     if dialect.is_legacy() {

@@ -30,6 +30,8 @@ fn edit(path: &std::path::Path, in_place: bool) -> Result<ExitCode, asdf::Error>
         move |source| asdf::Error::Io { path: p, source }
     };
     let mut file = asdf::Open::path(path).options(read_options()).open()?;
+    // The file is rewritten, staged; a file it refers to (an external block) never is.
+    crate::output::refuse_inputs(&file, &[path.to_path_buf()], crate::output::Own::Rewritten)?;
     let original = match file.source().layout().tree_bytes() {
         Some(t) => t.to_vec(),
         None => asdf::emit_yaml(file.document()?)?,

@@ -27,6 +27,7 @@ mod get;
 mod info;
 mod many;
 mod out;
+mod output;
 mod preview;
 mod report;
 mod rewrite;

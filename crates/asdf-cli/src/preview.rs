@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use asdf_preview::{Colormap, Options, Stretch, Style};
 
+use crate::output;
 use crate::schemas::read_options;
 
 /// Draw an array as a PNG: a 2-D array (or a plane of a cube) as an image, a 1-D array as a
@@ -15,7 +16,8 @@ pub struct Args {
     pub file: std::path::PathBuf,
     /// The array's JSON pointer (`/sci/data`); default: the first array of two or more dimensions.
     pointer: Option<String>,
-    /// The PNG file to write.
+    /// The PNG file to write (its name must end in `.png`; a device or FIFO gets PNG too).
+    /// Never one of the files read.
     #[arg(short, long)]
     output: std::path::PathBuf,
     /// Limits and transfer function: zscale (IRAF's, the default), minmax, percentile (99.5%
@@ -26,9 +28,9 @@ pub struct Args {
     #[arg(long, default_value = "gray", value_parser = str::parse::<Colormap>)]
     cmap: Colormap,
     /// The largest side of an image in pixels (larger arrays are reduced by averaging boxes);
-    /// default: one pixel per value.
-    #[arg(long)]
-    max_size: Option<usize>,
+    /// default: one pixel per value. At least 1.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    max_size: Option<u32>,
     /// The region drawn, as numpy slices it: a plane of a cube (`"2, :, :"`), a cutout
     /// (`"100:300, 1400:1600"`); default: the whole array, or a cube's first plane.
     #[arg(long, allow_hyphen_values = true)]
@@ -57,7 +59,12 @@ impl Args {
                 return Ok(ExitCode::from(2));
             }
         };
+        if let Err(code) = output::format("preview", &self.output, &["png"]) {
+            return Ok(code);
+        }
+        let max_size = self.max_size.map(|m| usize::try_from(m).unwrap_or(usize::MAX));
         let file = asdf::Open::path_or_url(&self.file).options(read_options()).open()?;
+        output::refuse_inputs(&file, std::slice::from_ref(&self.output), output::Own::Refused)?;
         let options = Options {
             style: Style {
                 stretch: self.stretch,
@@ -66,12 +73,11 @@ impl Args {
                 mask_color: self.mask_color,
                 origin_lower: !self.origin_upper,
             },
-            max_size: self.max_size,
+            max_size,
             ..Options::default()
         };
         let drawn = if self.all {
-            asdf_preview::draw_all(&file, self.max_size.unwrap_or(256), &options)
-                .map(|img| (img, "every image".to_owned()))
+            asdf_preview::draw_all(&file, max_size.unwrap_or(256), &options).map(|img| (img, "every image".to_owned()))
         } else {
             let pointer = match &self.pointer {
                 Some(p) => Ok(p.clone()),

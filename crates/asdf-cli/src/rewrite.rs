@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use crate::output;
 use crate::report;
 use crate::schemas::read_options;
 
@@ -10,7 +11,9 @@ use crate::schemas::read_options;
 pub struct Defragment {
     /// The ASDF file.
     pub file: std::path::PathBuf,
-    /// Output file.
+    /// Output file, named `.asdf` (or `.fits`, `.fit`, `.fts` for ASDF in FITS); the file
+    /// itself is rewritten staged (the new file replaces it once complete) and keeps its
+    /// format; never a file it refers to.
     #[arg(short, long)]
     output: std::path::PathBuf,
     /// Compression for every block: zlib, bzp2, lz4, zstd, lz4f, blsc, bls2 or none
@@ -27,6 +30,7 @@ pub struct Defragment {
 impl Defragment {
     pub fn run(&self) -> Result<ExitCode, asdf::Error> {
         rewrite(
+            "defragment",
             &self.file,
             &self.output,
             self.compression,
@@ -77,14 +81,28 @@ pub fn chunk(file: &mut asdf::AsdfFile, chunks: &[usize], compression: Option<as
 pub struct Explode {
     /// The ASDF file.
     pub file: std::path::PathBuf,
-    /// Output file (its blocks go to OUTPUT-stem0000.asdf, ...).
+    /// Output file, named `.asdf` (its blocks go beside it to STEM0000.asdf, STEM0001.asdf,
+    /// ...); neither it nor a part may be one of the files read.
     #[arg(short, long)]
     output: std::path::PathBuf,
 }
 
 impl Explode {
     pub fn run(&self) -> Result<ExitCode, asdf::Error> {
+        if let Err(code) = output::format("explode", &self.output, &["asdf"]) {
+            return Ok(code);
+        }
+        if output::is_special(&self.output) {
+            // Its parts would be files beside a device.
+            crate::report::error(&format!(
+                "{}: `explode` writes regular files (the tree and its parts)",
+                self.output.display()
+            ));
+            return Ok(ExitCode::from(2));
+        }
         let f = asdf::Open::path_or_url(&self.file).options(read_options()).open()?;
+        let arrays = f.array_pointers()?.len().max(f.source().layout().block_count());
+        output::refuse_inputs(&f, &output::exploded_names(&self.output, arrays), output::Own::Refused)?;
         let files = f.write_exploded(&self.output, &asdf::WriteOptions::default().validate(false))?;
         for p in files {
             println!("wrote {}", p.display());
@@ -98,14 +116,14 @@ impl Explode {
 pub struct Implode {
     /// The exploded ASDF file.
     pub file: std::path::PathBuf,
-    /// Output file.
+    /// Output file, named `.asdf`; never one of the files read (the exploded file or a part).
     #[arg(short, long)]
     output: std::path::PathBuf,
 }
 
 impl Implode {
     pub fn run(&self) -> Result<ExitCode, asdf::Error> {
-        rewrite(&self.file, &self.output, None, None)
+        rewrite("implode", &self.file, &self.output, None, None)
     }
 }
 
@@ -137,12 +155,33 @@ pub fn fits_extension(out: &std::path::Path) -> bool {
 }
 
 fn rewrite(
+    command: &str,
     path: &std::path::Path,
     out: &std::path::Path,
     compression: Option<asdf::Label>,
     chunks: Option<&[usize]>,
 ) -> Result<ExitCode, asdf::Error> {
     let mut file = asdf::Open::path_or_url(path).options(read_options()).open()?;
+    // `defragment` rewrites its own file (whatever its name); `implode` never.
+    let own = if command == "defragment" {
+        output::Own::Rewritten
+    } else {
+        output::Own::Refused
+    };
+    let writes: &[&str] = if file.source().fits_asdf_form().is_some() {
+        &["asdf", "fits", "fit", "fts"]
+    } else {
+        &["asdf"]
+    };
+    if !(own == output::Own::Rewritten && file.source().is_own_path(out))
+        && let Err(code) = output::format(command, out, writes)
+    {
+        if fits_extension(out) {
+            eprintln!("(an ASDF file becomes ASDF in FITS with `convert`)");
+        }
+        return Ok(code);
+    }
+    output::refuse_inputs(&file, &[out.to_path_buf()], own)?;
     if let Some(chunks) = chunks {
         chunk(&mut file, chunks, compression)?;
     }

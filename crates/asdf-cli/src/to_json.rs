@@ -5,15 +5,16 @@ use std::process::ExitCode;
 use crate::report;
 
 use crate::out;
+use crate::output;
 use crate::schemas::read_options;
-use crate::to_yaml::refuse_input_as_output;
 
 /// Print the tree as JSON (for jq), arrays decoded; see the README for the format.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The ASDF file.
     pub file: std::path::PathBuf,
-    /// Output file (default: standard output).
+    /// Output file, named `.json` (a device or FIFO gets JSON too); default: standard
+    /// output. Never one of the files read.
     #[arg(short, long)]
     output: Option<std::path::PathBuf>,
 }
@@ -25,8 +26,15 @@ impl Args {
 }
 
 fn to_json(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<ExitCode, asdf::Error> {
+    if let Some(o) = out
+        && let Err(code) = output::format("to-json", o, &["json"])
+    {
+        return Ok(code);
+    }
     let file = asdf::Open::path_or_url(path).options(read_options()).open()?;
-    refuse_input_as_output(&file, out)?;
+    if let Some(o) = out {
+        output::refuse_inputs(&file, &[o.to_path_buf()], output::Own::Refused)?;
+    }
     for w in file.warnings() {
         report::warning(&w.to_string());
     }

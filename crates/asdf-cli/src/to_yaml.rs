@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use asdf::{AsdfFile, Node};
+use asdf::Node;
 
 use crate::out;
 use crate::schemas::read_options;
@@ -12,7 +12,9 @@ use crate::schemas::read_options;
 pub struct Args {
     /// The ASDF file.
     pub file: std::path::PathBuf,
-    /// Output file (default: standard output).
+    /// Output file, named `.yaml`, `.yml` or `.asdf` (the text is an ASDF file without
+    /// blocks; a device or FIFO gets it too); default: standard output. Never one of the files
+    /// read.
     #[arg(short, long)]
     output: Option<std::path::PathBuf>,
 }
@@ -27,8 +29,15 @@ impl Args {
 const MAX_INLINE_ELEMENTS: usize = 10_000_000;
 
 fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<ExitCode, asdf::Error> {
+    if let Some(o) = out
+        && let Err(code) = crate::output::format("to-yaml", o, &["yaml", "yml", "asdf"])
+    {
+        return Ok(code);
+    }
     let file = asdf::Open::path_or_url(path).options(read_options()).open()?;
-    refuse_input_as_output(&file, out)?;
+    if let Some(o) = out {
+        crate::output::refuse_inputs(&file, &[o.to_path_buf()], crate::output::Own::Refused)?;
+    }
     let mut doc = file.document()?.clone();
     for p in file.array_pointers()? {
         // Inline YAML is built as a tree before it is written: arrays are inlined up to a
@@ -72,24 +81,6 @@ fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
     bytes.extend(text);
     emit(out, &bytes)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// A conversion's output must not be one of the files read: the ASDF file would be replaced
-/// by its YAML or JSON text.
-pub fn refuse_input_as_output(file: &AsdfFile, out: Option<&std::path::Path>) -> Result<(), asdf::Error> {
-    if let Some(out) = out
-        && let Some(input) = file
-            .source()
-            .input_files()
-            .into_iter()
-            .find(|i| asdf::same_file(out, i))
-    {
-        return Err(asdf::Error::OutputIsInput {
-            output: out.to_path_buf(),
-            input,
-        });
-    }
-    Ok(())
 }
 
 /// Writes `bytes` to standard output, or atomically to `out` (a new file renamed into place

@@ -17,7 +17,7 @@ mod stretch;
 
 pub use error::Error;
 pub use image::{Colormap, Image, Plane, Rgb, Style, contact_sheet, histogram, parse_color};
-pub use pick::{Picture, Values, default_region, default_slice, image_pointers, picture, read_values};
+pub use pick::{Picture, Values, check_memory, default_region, default_slice, image_pointers, picture, read_values};
 pub use plot::{label, line_plot, ticks};
 pub use stretch::{Stretch, zscale};
 

@@ -78,6 +78,32 @@ fn element_f64(e: &Element) -> f64 {
     }
 }
 
+/// Refuses, before anything is allocated, a read that materialises `elements` elements of
+/// `bytes_each` bytes (every buffer the read holds at once, summed) of the array at `pointer`
+/// when memory cannot hold them: the limit a typed read of the library applies (a fallible
+/// reservation, [`asdf::NdArrayError::TooLarge`]), for the reads that would otherwise allocate
+/// without it (a region's bytes, values as `f64`, a picture's pixels). A view whose strides
+/// overlap can claim any number of elements over a few bytes of block.
+///
+/// # Errors
+/// [`asdf::Error::Array`] with [`asdf::NdArrayError::TooLarge`], naming the array and the
+/// number of elements.
+pub fn check_memory(pointer: &str, elements: usize, bytes_each: usize) -> Result<(), asdf::Error> {
+    let too_large = || asdf::Error::Array {
+        pointer: pointer.to_owned(),
+        source: asdf::NdArrayError::TooLarge { elements },
+    };
+    let bytes = elements.checked_mul(bytes_each).ok_or_else(too_large)?;
+    // Reserved, never touched, then given back: the answer of the allocator without the cost.
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(bytes).map_err(|_| too_large())
+}
+
+/// The number of elements of `shape` (`usize::MAX` past it: more than memory holds).
+fn element_count(shape: &[usize]) -> usize {
+    shape.iter().fold(1usize, |n, d| n.saturating_mul(*d))
+}
+
 /// The values of `region` of the array at `pointer`. Only what the region touches is read,
 /// except for masked and inline arrays (read whole, then cut).
 ///
@@ -92,6 +118,9 @@ pub fn read_values(file: &AsdfFile, pointer: &str, region: &Region) -> Result<Va
         });
     };
     let shape = a.region_shape(region)?;
+    // The region's bytes, its values as f64 and its pixels (RGBA) are held at once.
+    let count = element_count(&shape);
+    check_memory(pointer, count, a.datatype().size().saturating_add(8 + 4 + 1))?;
     if !a.is_masked() && a.view().is_ok() {
         let (bytes, order) = a.read_region_bytes(region)?;
         return Ok(Values {
@@ -100,6 +129,8 @@ pub fn read_values(file: &AsdfFile, pointer: &str, region: &Region) -> Result<Va
             masked: None,
         });
     }
+    // Masked and inline arrays are read whole (as dynamically typed elements), then cut.
+    check_memory(pointer, element_count(a.shape()), 48)?;
     let all = a.values()?;
     let sel = region.resolve(&all.shape).map_err(|source| asdf::Error::Region {
         pointer: pointer.to_owned(),

@@ -1,0 +1,112 @@
+//! Where a command's output goes: the one guard that every command that writes a file goes
+//! through, before anything is written.
+//!
+//! - The format follows the output's extension (or an explicit flag, for `convert --to`): an
+//!   extension the command does not write is a usage error (exit 2) naming the ones it does,
+//!   never a silent choice. An existing device or FIFO (`/dev/null`) has no extension to go
+//!   by: it gets the command's first format.
+//! - No output is one of the files read: the input, a file it refers to (external blocks,
+//!   exploded parts), nor a hard or symbolic link to one (compared by device and inode, after
+//!   links). Only `defragment` and `edit` rewrite their own file, staged (a new file renamed
+//!   into place once complete); the files it refers to are refused there too.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use asdf::AsdfFile;
+
+/// The extension of `out`, lowercased (`None` when it has none or it is not UTF-8).
+pub fn extension(out: &Path) -> Option<String> {
+    out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase)
+}
+
+/// Whether `out` exists and is not a regular file after links (a device, a FIFO): it is
+/// written into, and its name says nothing of a format.
+pub fn is_special(out: &Path) -> bool {
+    std::fs::metadata(out).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// `.a`, `.b` or `.c`.
+pub fn list(exts: &[&str]) -> String {
+    let dotted: Vec<String> = exts.iter().map(|e| format!(".{e}")).collect();
+    match dotted.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+/// The format `command` writes to `out`: the one of `writes` (extensions without the dot,
+/// lowercase, the default first) that `out` ends with, or the first for a device or FIFO.
+/// Otherwise the error is reported and the usage exit code returned.
+pub fn format(command: &str, out: &Path, writes: &[&'static str]) -> Result<&'static str, ExitCode> {
+    if is_special(out) {
+        return Ok(writes.first().copied().unwrap_or_default());
+    }
+    if let Some(e) = extension(out)
+        && let Some(w) = writes.iter().find(|w| **w == e)
+    {
+        return Ok(w);
+    }
+    usage(&format!(
+        "{}: `{command}` writes {} files: name the output with {}",
+        out.display(),
+        list(writes),
+        if writes.len() == 1 {
+            "that extension"
+        } else {
+            "one of those extensions"
+        }
+    ))
+}
+
+/// Reports a usage error; the usage exit code.
+pub fn usage<T>(message: &str) -> Result<T, ExitCode> {
+    crate::report::error(message);
+    Err(ExitCode::from(2))
+}
+
+/// Whether the output may be the file read itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Own {
+    /// No (every command but `defragment` and `edit`).
+    Refused,
+    /// Yes: the command rewrites its own file, staged; the files it refers to are still refused.
+    Rewritten,
+}
+
+/// Refuses (with [`asdf::Error::OutputIsInput`]) when one of `outputs` is one of the files
+/// `file` reads: itself (unless `own` allows it) and every file it refers to, links followed.
+///
+/// # Errors
+/// [`asdf::Error::OutputIsInput`] naming the output and the input.
+pub fn refuse_inputs(file: &AsdfFile, outputs: &[PathBuf], own: Own) -> Result<(), asdf::Error> {
+    let inputs = file.source().input_files();
+    for out in outputs {
+        for input in &inputs {
+            if own == Own::Rewritten && file.source().is_own_path(input) {
+                continue;
+            }
+            if asdf::same_file(out, input) {
+                return Err(asdf::Error::OutputIsInput {
+                    output: out.clone(),
+                    input: input.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The files `explode` writes for `out`: `out` itself and the parts beside it
+/// (`STEM0000.asdf`, ... one per array at most), as the library names them.
+pub fn exploded_names(out: &Path, arrays: usize) -> Vec<PathBuf> {
+    let stem = out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let dir = out.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut names: Vec<PathBuf> = (0..arrays).map(|k| dir.join(format!("{stem}{k:04}.asdf"))).collect();
+    names.push(out.to_path_buf());
+    names
+}
