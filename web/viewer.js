@@ -42,7 +42,7 @@ function makeWorker() {
 
 const worker = makeWorker();
 // What the page shows, for tests and for the console.
-const state = { info: null, drawn: null, opened: null, error: null, busy: false, zoom: 1, selected: null };
+const state = { info: null, drawn: null, opened: null, error: null, notice: null, busy: false, zoom: 1, selected: null };
 window.viewer = state;
 
 function setStatus(text) {
@@ -60,6 +60,13 @@ function clearError() {
   $("message").hidden = true;
 }
 
+// A notice about how the file was read (not an error), or none.
+function showNotice(text) {
+  state.notice = text || null;
+  $("notice").textContent = text || "";
+  $("notice").hidden = !text;
+}
+
 function el(tag, cls, text) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
@@ -71,6 +78,7 @@ function el(tag, cls, text) {
 
 function openFile(file) {
   clearError();
+  showNotice(null);
   state.busy = true;
   setStatus(`opening ${file.name}…`);
   worker.postMessage({ type: "open-file", file });
@@ -78,6 +86,7 @@ function openFile(file) {
 
 function openUrl(url) {
   clearError();
+  showNotice(null);
   state.busy = true;
   setStatus(`opening ${url}…`);
   worker.postMessage({ type: "open-url", url });
@@ -107,6 +116,7 @@ worker.onmessage = (e) => {
   } else if (m.type === "opened") {
     state.info = m.info;
     state.opened = { name: m.name, size: m.size, ms: m.ms, read: m.info.read };
+    showNotice(m.notice);
     const mb = (m.size / 1e6).toFixed(1);
     setStatus(`${m.name}: ${mb} MB, ASDF Standard ${m.info.standard}; opened in ${m.ms.toFixed(0)} ms, ${m.info.read.bytes} bytes read in ${m.info.read.requests} reads`);
     showFile(m.info);

@@ -1,7 +1,8 @@
 // The viewer's worker: the asdf-rs library (asdf_web.wasm) and the file's reads, off the
 // page's thread. A File is read by slices (FileReaderSync), a URL by synchronous HTTP range
 // requests, each only when the library asks: opening a file reads its header, tree and block
-// index, not its arrays.
+// index, not its arrays. A server that ignores range requests (`python3 -m http.server`) has
+// its whole answer used when the file is within WHOLE_LIMIT, with a notice in the page.
 "use strict";
 
 let wasm = null;
@@ -71,10 +72,22 @@ function rangeRequest(url, start, end) {
   return x;
 }
 
-function urlReader(url) {
-  // The size from the first range's Content-Range (bytes 0-0/SIZE).
-  const first = rangeRequest(url, 0, 0);
-  const range = first.getResponseHeader("Content-Range") || "";
+// The largest file read whole from a server that ignores range requests (asdf-remote's
+// default whole_limit is the same): such a server sends the whole file for every request, so
+// the file is read once, into memory, and every read is answered from there.
+const WHOLE_LIMIT = 256 * 1024 * 1024;
+
+// A reader of the URL: [size, read(offset, len), notice or null].
+async function urlReader(url) {
+  // The first request by fetch (asynchronous: a whole answer can be measured as it comes and
+  // dropped past the limit); the size from its Content-Range (bytes 0-0/SIZE).
+  const first = await fetch(url, { headers: { Range: "bytes=0-0" } });
+  if (first.status === 200) return wholeReader(url, first);
+  if (first.status !== 206) {
+    throw new Error(`${url}: HTTP ${first.status} ${first.statusText}`);
+  }
+  await first.arrayBuffer();
+  const range = first.headers.get("Content-Range") || "";
   const size = Number(range.split("/")[1]);
   if (!Number.isSafeInteger(size)) {
     throw new Error(`${url}: no size in Content-Range ("${range}"); a server on another origin must expose it (Access-Control-Expose-Headers: Content-Range)`);
@@ -83,10 +96,44 @@ function urlReader(url) {
     const end = Math.min(offset + len, size) - 1;
     if (end < offset) return new Uint8Array(0);
     return new Uint8Array(rangeRequest(url, offset, end).response);
-  }];
+  }, null];
 }
 
-function open(size, reader, name) {
+// The whole answer of a server that ignored the range asked for, when it fits WHOLE_LIMIT;
+// refused (and no more of it read) when it does not.
+async function wholeReader(url, answer) {
+  const over = (what) => new Error(
+    `${url}: the server does not answer range requests (it sent the whole file), and the file (${what}) is over the viewer's limit of ${WHOLE_LIMIT} bytes for a file read whole; serve it with range requests`
+  );
+  const claimed = Number(answer.headers.get("Content-Length"));
+  if (!answer.headers.get("Content-Encoding") && Number.isSafeInteger(claimed) && claimed > WHOLE_LIMIT) {
+    if (answer.body) await answer.body.cancel();
+    throw over(`${claimed} bytes`);
+  }
+  const parts = [];
+  let got = 0;
+  const reader = answer.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    got += value.byteLength;
+    if (got > WHOLE_LIMIT) {
+      await reader.cancel();
+      throw over(`more than ${WHOLE_LIMIT} bytes`);
+    }
+    parts.push(value);
+  }
+  const whole = new Uint8Array(got);
+  let at = 0;
+  for (const p of parts) {
+    whole.set(p, at);
+    at += p.byteLength;
+  }
+  const notice = `The server does not answer range requests (it sent the whole file): the file's ${got} bytes were read whole into memory (the viewer does so up to ${WHOLE_LIMIT} bytes).`;
+  return [got, (offset, len) => whole.subarray(offset, Math.min(offset + len, got)), notice];
+}
+
+function open(size, reader, name, notice) {
   wasm.asdf_close();
   read = reader;
   readError = null;
@@ -97,7 +144,7 @@ function open(size, reader, name) {
     const why = readError ? `${answer.error} (${readError.message || readError})` : answer.error;
     postMessage({ type: "error", message: `${name}: ${why}` });
   } else {
-    postMessage({ type: "opened", name, size, ms, info: answer.ok });
+    postMessage({ type: "opened", name, size, ms, info: answer.ok, notice: notice || null });
   }
 }
 
@@ -135,8 +182,8 @@ onmessage = async (e) => {
       const [size, reader] = fileReader(m.file);
       open(size, reader, m.file.name);
     } else if (m.type === "open-url") {
-      const [size, reader] = urlReader(m.url);
-      open(size, reader, m.url);
+      const [size, reader, notice] = await urlReader(m.url);
+      open(size, reader, m.url, notice);
     } else if (m.type === "draw") {
       draw(m.request);
     }

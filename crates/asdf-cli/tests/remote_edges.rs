@@ -423,3 +423,100 @@ fn a_server_that_ignores_range_is_read_whole_when_small_and_refused_clearly_when
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("`.` or `..` segment"), "{err}");
 }
+
+/// `python3 -m http.server` (which the README suggests for the viewer, and which ignores
+/// `Range`) serving `dir`, stopped when dropped.
+struct HttpServer(Child, u16);
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn http_server(dir: &Path) -> HttpServer {
+    let mut child = Command::new(asdf_testdata::interop_python())
+        .args(["-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory"])
+        .arg(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    // "Serving HTTP on 127.0.0.1 port 41234 (http://127.0.0.1:41234/) ..."
+    let port = line
+        .split(" port ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("http.server did not start: {line:?}"));
+    HttpServer(child, port)
+}
+
+/// The viewer's worker (`web/worker.js`) loaded in Node without its module: its URL reader
+/// on `url`, with `limit` as its limit for a file read whole. Prints JSON: the size, the
+/// notice and the first 6 bytes, or the error.
+const WORKER_PROBE: &str = r#"
+const fs = require("fs"), vm = require("vm");
+const [, worker, url, limit] = process.argv;
+let code = fs.readFileSync(worker, "utf8");
+const declared = "const WHOLE_LIMIT = 256 * 1024 * 1024;";
+if (!code.includes(declared)) throw new Error("worker.js no longer declares WHOLE_LIMIT as expected");
+code = code.replace(declared, `const WHOLE_LIMIT = ${limit};`) + "\n;globalThis.__urlReader = urlReader;";
+const ctx = { fetch, TextEncoder, TextDecoder, WebAssembly, performance, console, Uint8Array, Number, Error, Promise,
+  postMessage() {}, onmessage: null, XMLHttpRequest: function () { throw new Error("no XMLHttpRequest here"); } };
+ctx.globalThis = ctx;
+vm.runInNewContext(code, ctx);
+ctx.__urlReader(url).then(
+  ([size, read, notice]) => console.log(JSON.stringify({ size, notice, head: Buffer.from(read(0, 6)).toString("latin1") })),
+  (e) => console.log(JSON.stringify({ error: String(e.message || e) })),
+);
+"#;
+
+#[test]
+fn python_http_server_ignores_range_and_the_reader_and_the_viewer_read_the_file_whole() {
+    let d = dir("remote-edges-http-server");
+    let bytes = small_asdf(&d.join("x.asdf"), 4);
+    let server = http_server(&d);
+    let url = format!("http://127.0.0.1:{}/x.asdf", server.1);
+    // The Rust reader (library, CLI, Python): read whole, and said.
+    let f = asdf::Open::path_or_url(&url).open().unwrap();
+    assert_eq!(f.array("/data").unwrap().read::<u8>().unwrap(), vec![4u8; 4096]);
+    assert!(f.source().remote_stats().unwrap().read_whole());
+    // The viewer's reader, in Node (no browser here: the wasm module is not needed for it).
+    let node = Command::new("node").arg("--version").output();
+    if node.is_err() {
+        eprintln!("NOT RUN: the viewer half of remote_edges::python_http_server_ignores_range... (needs node)");
+        return;
+    }
+    let probe = |limit: &str| -> serde_json::Value {
+        let out = Command::new("node")
+            .args(["-e", WORKER_PROBE, "--"])
+            .arg(root().join("web/worker.js"))
+            .arg(&url)
+            .arg(limit)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let got = probe("256 * 1024 * 1024");
+    assert_eq!(got["size"], bytes.len(), "{got}");
+    assert_eq!(got["head"], "#ASDF ", "{got}");
+    let notice = got["notice"].as_str().unwrap();
+    assert!(
+        notice.contains("does not answer range requests") && notice.contains("read whole"),
+        "{got}"
+    );
+    // Over the viewer's limit: refused, the limit named.
+    let got = probe("1000");
+    let e = got["error"].as_str().unwrap();
+    assert!(
+        e.contains("does not answer range requests") && e.contains("limit of 1000 bytes"),
+        "{got}"
+    );
+}
