@@ -16,8 +16,8 @@ pub struct Args {
     /// at once).
     #[arg(required = true, num_args = 1..)]
     pub files: Vec<std::path::PathBuf>,
-    /// Files read at once (several files only).
-    #[arg(long, short = 'j', default_value_t = 8)]
+    /// Files read at once (several files only), 1 to 1024.
+    #[arg(long, short = 'j', default_value_t = 8, value_parser = crate::many::parse_jobs)]
     pub jobs: usize,
     /// Most lines to print (0: no limit).
     #[arg(long, default_value_t = 200)]
@@ -229,7 +229,7 @@ impl<'a> asdf::walk::Visitor<'a> for Printer<'_> {
 }
 
 /// One file's line: its standard, size, blocks and arrays (pointer, datatype, shape).
-fn summary_line(target: &str) -> Result<String, String> {
+fn summary_line(target: &std::path::PathBuf) -> Result<String, String> {
     let file = asdf::Open::path_or_url(target)
         .options(read_options())
         .open()
@@ -255,11 +255,12 @@ fn summary_line(target: &str) -> Result<String, String> {
 }
 
 fn info_many(targets: &[std::path::PathBuf], jobs: usize) -> Result<ExitCode, asdf::Error> {
-    let files = crate::many::expand(targets)?;
+    let crate::many::Found { files, skipped } = crate::many::expand(targets)?;
     let start = std::time::Instant::now();
     let results = crate::many::run_all(&files, jobs, "reading files", summary_line);
     let mut failed = 0;
     for (f, r) in files.iter().zip(&results) {
+        let f = crate::many::show(f);
         match r {
             Ok(line) => println!("{f}: {line}"),
             Err(e) => {
@@ -268,12 +269,15 @@ fn info_many(targets: &[std::path::PathBuf], jobs: usize) -> Result<ExitCode, as
             }
         }
     }
+    crate::many::print_skipped(&skipped);
     println!(
-        "{} files read, {failed} failed, in {:.1} s",
-        files.len(),
+        "{} files: {} read, {failed} failed, {} skipped, in {:.1} s",
+        files.len() + skipped.len(),
+        files.len() - failed,
+        skipped.len(),
         start.elapsed().as_secs_f64()
     );
-    Ok(if failed == 0 {
+    Ok(if failed == 0 && skipped.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

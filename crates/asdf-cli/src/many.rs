@@ -10,6 +10,18 @@ use crate::report;
 /// The most objects listed under one prefix.
 const MAX_LISTED: usize = 1_000_000;
 
+/// The most files worked on at once (`-j`).
+pub const MAX_JOBS: usize = 1024;
+
+/// The `-j` option's value: 1 to [`MAX_JOBS`] (a usage error, exit 2, otherwise).
+pub fn parse_jobs(s: &str) -> Result<usize, String> {
+    s.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|j| (1..=MAX_JOBS).contains(j))
+        .ok_or_else(|| format!("`{s}` is not a number of files at once (1 to {MAX_JOBS})"))
+}
+
 /// Whether `targets` name more than one file: several targets, a folder or a prefix.
 pub fn is_many(targets: &[PathBuf]) -> bool {
     targets.len() > 1 || targets.first().is_some_and(|t| is_prefix(t) || t.is_dir())
@@ -19,57 +31,192 @@ fn is_prefix(t: &Path) -> bool {
     t.to_str().is_some_and(|s| asdf::is_url(s) && s.ends_with('/'))
 }
 
-fn is_asdf_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower.ends_with(".asdf") || lower.ends_with(".fits") || lower.ends_with(".fit")
+/// Whether a file name ends in `.asdf`, `.fits` or `.fit` (any case; the name need not be
+/// UTF-8).
+fn is_asdf_name(name: &std::ffi::OsStr) -> bool {
+    let lower = name.as_encoded_bytes().to_ascii_lowercase();
+    lower.ends_with(b".asdf") || lower.ends_with(b".fits") || lower.ends_with(b".fit")
+}
+
+/// An entry of a walk that was not read, and why.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    /// The entry (a file, a link, a folder).
+    pub path: PathBuf,
+    /// Why it was not read.
+    pub reason: String,
+}
+
+/// What the targets named: the files to read (paths as found, whatever their names' encoding,
+/// or URLs) and the entries skipped, with the reason.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// The files, in order: sorted within each folder or prefix.
+    pub files: Vec<PathBuf>,
+    /// The entries skipped.
+    pub skipped: Vec<Skipped>,
+}
+
+/// `path` for a line of output: lossily when it is not UTF-8, saying so.
+pub fn show(path: &Path) -> String {
+    if path.to_str().is_some() {
+        path.display().to_string()
+    } else {
+        format!("{} (name not UTF-8, shown with U+FFFD)", path.display())
+    }
+}
+
+/// Prints a line for each entry skipped.
+pub fn print_skipped(skipped: &[Skipped]) {
+    for s in skipped {
+        println!("SKIP  {}: {}", show(&s.path), s.reason);
+    }
 }
 
 /// The files `targets` name: a path or URL as it is; a folder's `.asdf` and FITS files at
 /// every level below it; a prefix's objects so named (listed from the store). Sorted within
-/// each folder or prefix.
+/// each folder or prefix. A link (to a file or a folder) is followed; what cannot be read
+/// (a folder that cannot be listed, a link to nothing or into a folder already walked, an
+/// entry that is not a regular file) is a skipped entry with its reason, and the walk goes on.
 ///
 /// # Errors
-/// A folder that cannot be read; a prefix that cannot be listed.
-pub fn expand(targets: &[PathBuf]) -> Result<Vec<String>, asdf::Error> {
-    let mut out = Vec::new();
+/// A prefix that cannot be listed.
+pub fn expand(targets: &[PathBuf]) -> Result<Found, asdf::Error> {
+    let mut found = Found::default();
     for t in targets {
         if is_prefix(t) {
             let prefix = t.to_string_lossy();
             let listed = asdf::remote::list(&prefix, &asdf::RemoteOptions::default(), MAX_LISTED)
                 .map_err(|e| asdf::Error::Remote(Box::new(e)))?;
-            out.extend(listed.into_iter().map(|(u, _)| u).filter(|u| is_asdf_name(u)));
+            found.files.extend(
+                listed
+                    .into_iter()
+                    .map(|(u, _)| u)
+                    .filter(|u| is_asdf_name(std::ffi::OsStr::new(u)))
+                    .map(PathBuf::from),
+            );
         } else if t.is_dir() {
-            let mut found = Vec::new();
-            walk(t, &mut found).map_err(|source| asdf::Error::Io {
-                path: t.clone(),
-                source,
-            })?;
-            found.sort();
-            out.extend(found);
+            let mut walk = Walk {
+                seen: std::collections::HashSet::new(),
+                found: Vec::new(),
+                skipped: Vec::new(),
+            };
+            walk.folder(t);
+            walk.found.sort();
+            found.files.extend(walk.found);
+            found.skipped.extend(walk.skipped);
         } else {
-            out.push(t.to_string_lossy().into_owned());
+            found.files.push(t.clone());
         }
     }
-    Ok(out)
+    Ok(found)
 }
 
-fn walk(dir: &Path, found: &mut Vec<String>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let kind = entry.file_type()?;
-        let path = entry.path();
-        if kind.is_dir() {
-            walk(&path, found)?;
-        } else if kind.is_file() && path.file_name().and_then(|n| n.to_str()).is_some_and(is_asdf_name) {
-            found.push(path.to_string_lossy().into_owned());
+/// A walk of a folder: the folders entered (by device and inode: a link back into one is not
+/// walked twice, so a loop ends), the files found, the entries skipped.
+struct Walk {
+    seen: std::collections::HashSet<(u64, u64)>,
+    found: Vec<PathBuf>,
+    skipped: Vec<Skipped>,
+}
+
+impl Walk {
+    fn skip(&mut self, path: &Path, reason: impl Into<String>) {
+        self.skipped.push(Skipped {
+            path: path.to_path_buf(),
+            reason: reason.into(),
+        });
+    }
+
+    /// Walks the folder `dir` (its links followed), iteratively: no depth limit to overflow.
+    fn folder(&mut self, dir: &Path) {
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            match std::fs::metadata(&dir) {
+                Ok(m) => {
+                    if !self.seen.insert(file_id(&m)) {
+                        self.skip(&dir, "a folder already walked (a link back into the walk)");
+                        continue;
+                    }
+                }
+                Err(e) => {
+                    self.skip(&dir, format!("cannot be read: {e}"));
+                    continue;
+                }
+            }
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.skip(&dir, format!("folder cannot be listed: {e}"));
+                    continue;
+                }
+            };
+            let mut subfolders = Vec::new();
+            for entry in entries {
+                let entry = match entry {
+                    Ok(e) => e,
+                    Err(e) => {
+                        self.skip(&dir, format!("folder could not be listed to its end: {e}"));
+                        break;
+                    }
+                };
+                let path = entry.path();
+                let kind = match entry.file_type() {
+                    Ok(k) => k,
+                    Err(e) => {
+                        self.skip(&path, format!("cannot be read: {e}"));
+                        continue;
+                    }
+                };
+                let named = is_asdf_name(&entry.file_name());
+                if kind.is_dir() {
+                    subfolders.push(path);
+                } else if kind.is_file() {
+                    if named {
+                        self.found.push(path);
+                    }
+                } else if kind.is_symlink() {
+                    // Followed: a link to a file is read as the file, a link to a folder
+                    // walked (once); a link to nothing is reported.
+                    match std::fs::metadata(&path) {
+                        Ok(m) if m.is_dir() => subfolders.push(path),
+                        Ok(m) if m.is_file() => {
+                            if named {
+                                self.found.push(path);
+                            }
+                        }
+                        Ok(_) if named => self.skip(&path, "a link to something that is not a regular file"),
+                        Ok(_) => {}
+                        // Whatever its name: it may have led to a folder.
+                        Err(e) => self.skip(&path, format!("a link that cannot be followed: {e}")),
+                    }
+                } else if named {
+                    self.skip(&path, "not a regular file (a FIFO, a socket or a device)");
+                }
+            }
+            // Sorted, then pushed in reverse: the folders are walked in name order.
+            subfolders.sort();
+            stack.extend(subfolders.into_iter().rev());
         }
     }
-    Ok(())
+}
+
+/// A file's device and inode (on other systems, a stand-in that never repeats).
+#[cfg(unix)]
+fn file_id(m: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt as _;
+    (m.dev(), m.ino())
+}
+
+#[cfg(not(unix))]
+fn file_id(_: &std::fs::Metadata) -> (u64, u64) {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    (u64::MAX, NEXT.fetch_add(1, Ordering::Relaxed) as u64)
 }
 
 /// `f` of every item, `jobs` at a time, with a progress bar labelled `what`; the results in
 /// the items' order.
-pub fn run_all<T: Send>(items: &[String], jobs: usize, what: &str, f: impl Fn(&str) -> T + Sync) -> Vec<T> {
+pub fn run_all<I: Sync, T: Send>(items: &[I], jobs: usize, what: &str, f: impl Fn(&I) -> T + Sync) -> Vec<T> {
     let bar = report::Bar::new(what);
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);

@@ -29,8 +29,8 @@ pub struct Args {
     cmap: Colormap,
     /// The largest side of an image in pixels (larger arrays are reduced by averaging boxes);
     /// default: one pixel per value. At least 1.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
-    max_size: Option<u32>,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    max_size: Option<u64>,
     /// The region drawn, as numpy slices it: a plane of a cube (`"2, :, :"`), a cutout
     /// (`"100:300, 1400:1600"`); default: the whole array, or a cube's first plane.
     #[arg(long, allow_hyphen_values = true)]

@@ -15,8 +15,8 @@ pub struct Args {
     /// The ASDF file (or files, folders, prefixes ending in `/`).
     #[arg(required = true, num_args = 1..)]
     pub files: Vec<std::path::PathBuf>,
-    /// Files verified at once (several files only).
-    #[arg(long, short = 'j', default_value_t = 8)]
+    /// Files verified at once (several files only), 1 to 1024.
+    #[arg(long, short = 'j', default_value_t = 8, value_parser = crate::many::parse_jobs)]
     pub jobs: usize,
 }
 
@@ -30,7 +30,7 @@ impl Args {
 }
 
 /// What one file's verification found: blocks and bytes checked, or the problems.
-fn verify_one(target: &str) -> Result<(usize, u64), Vec<String>> {
+fn verify_one(target: &std::path::PathBuf) -> Result<(usize, u64), Vec<String>> {
     let file = asdf::Open::path_or_url(target)
         .options(read_options())
         .open()
@@ -47,15 +47,16 @@ fn verify_one(target: &str) -> Result<(usize, u64), Vec<String>> {
 }
 
 fn verify_many(targets: &[std::path::PathBuf], jobs: usize) -> Result<ExitCode, asdf::Error> {
-    let files = crate::many::expand(targets)?;
+    let crate::many::Found { files, skipped } = crate::many::expand(targets)?;
     let start = std::time::Instant::now();
     let results = crate::many::run_all(&files, jobs, "verifying files", verify_one);
     let (mut blocks, mut bytes, mut failed) = (0usize, 0u64, 0usize);
     for (f, r) in files.iter().zip(&results) {
+        let f = crate::many::show(f);
         match r {
             Ok((n, b)) => {
                 blocks += n;
-                bytes += b;
+                bytes = bytes.saturating_add(*b);
                 println!("ok    {f} ({n} blocks)");
             }
             Err(problems) => {
@@ -64,17 +65,19 @@ fn verify_many(targets: &[std::path::PathBuf], jobs: usize) -> Result<ExitCode, 
             }
         }
     }
+    crate::many::print_skipped(&skipped);
     println!(
-        "{} files: {} verified, {failed} failed; {blocks} blocks, {} of block data, in {:.1} s",
-        files.len(),
+        "{} files: {} verified, {failed} failed, {} skipped; {blocks} blocks, {} of block data, in {:.1} s",
+        files.len() + skipped.len(),
         files.len() - failed,
+        skipped.len(),
         crate::many::bytes(bytes),
         start.elapsed().as_secs_f64()
     );
-    if files.is_empty() {
+    if files.is_empty() && skipped.is_empty() {
         report::warning("no ASDF or FITS files found");
     }
-    Ok(if failed == 0 {
+    Ok(if failed == 0 && skipped.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
