@@ -134,7 +134,7 @@ fn small_asdf(path: &Path, fill: u8) -> Vec<u8> {
     let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
     f.put_array("/data", asdf::NewArray::from_slice(&data, &[4096]).unwrap())
         .unwrap();
-    f.set("/fill", asdf::Node::str(&fill.to_string())).unwrap();
+    f.set("/fill", asdf::Node::str(fill.to_string())).unwrap();
     f.write_to(path, &asdf::WriteOptions::default()).unwrap();
     std::fs::read(path).unwrap()
 }
@@ -255,7 +255,7 @@ fn random_keys_are_written_listed_and_read_back_as_the_keys_given() {
     assert_eq!(listed_keys, expected);
     for (url, size) in &listed {
         let key = url.strip_prefix("s3://data/").unwrap();
-        assert_eq!(*size as usize, written[key].len(), "{url}");
+        assert_eq!(*size, written[key].len() as u64, "{url}");
         assert_eq!(read_back(&moto, url), written[key], "{url}");
     }
     // And boto3 reads what we wrote under the literal key.
