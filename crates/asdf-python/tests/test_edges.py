@@ -249,3 +249,267 @@ def test_keys_of_one_text_by_hand(tmp_path):
         assert f.tree["True"] == "c"
         assert not _differences(want, {k: v for k, v in f.tree.to_dict().items() if k in want})
         np.testing.assert_array_equal(f.lazy(f.tree._pointer + "/" + dict(f.tree._keys)["1"])[1:], [10, 20, 30])
+
+
+# --- YAML 1.1's types ------------------------------------------------------------------------
+
+_HEAD = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n"
+_YAML11 = b"""s: !!set {a, b, 1}
+o: !!omap [{x: 1}, {y: [2, 3]}, {a: null}]
+p: !!pairs [{x: 1}, {x: 2}, {1: z}]
+t: !!python/tuple [1, [2, !!python/tuple [3]]]
+apply: !!python/object/apply:os.system [echo never]
+new: !!python/object/new:builtins.dict {x: 1}
+name: !!python/name:os.system ''
+str: !!python/str abc
+nested: {inner: !!set {? q}}
+...
+"""
+
+
+def _as_asdf_gives(v):
+    """A value with its Python type kept (Tagged* are their plain types with a tag)."""
+    from collections import OrderedDict
+
+    if isinstance(v, OrderedDict):
+        return ("OrderedDict", [(k, _as_asdf_gives(x)) for k, x in v.items()])
+    if isinstance(v, dict):
+        return ("dict", getattr(v, "_tag", None), {k: _as_asdf_gives(x) for k, x in v.items()})
+    if isinstance(v, (set, frozenset)):
+        return ("set", frozenset(v))
+    if isinstance(v, tuple):
+        return ("tuple", [_as_asdf_gives(x) for x in v])
+    if isinstance(v, list):
+        return ("list", getattr(v, "_tag", None), [_as_asdf_gives(x) for x in v])
+    if isinstance(v, str):
+        return ("str", getattr(v, "_tag", None), str(v))
+    return (type(v).__name__, v)
+
+
+def test_yaml11_types_and_python_tags_as_python_asdf_gives_them(tmp_path):
+    """`!!set`, `!!omap`, `!!pairs` as a set, an OrderedDict, a list of tuples; `python/` tags
+    as tagged nodes with Python asdf's AsdfConversionWarning, never executed, never a refusal of
+    the file: to_objects is Python asdf's tree; the plain tree and to_dict the same values."""
+    path = tmp_path / "y.asdf"
+    path.write_bytes(_HEAD + _YAML11)
+    with warnings.catch_warnings(record=True) as want_w:
+        warnings.simplefilter("always")
+        with asdf.open(path) as af:
+            want = {k: _as_asdf_gives(v) for k, v in af.tree.items() if k not in ("asdf_library", "history")}
+    with warnings.catch_warnings(record=True) as got_w:
+        warnings.simplefilter("always")
+        with asdf_rs.open(path) as f:
+            got = {k: _as_asdf_gives(v) for k, v in f.to_objects().items() if k not in ("asdf_library", "history")}
+            plain = f.tree.to_dict()
+            tree = f.tree
+            for k in ("s", "o", "p"):
+                assert _as_asdf_gives(plain[k]) == want[k]
+                assert _as_asdf_gives(tree[k]) == want[k]
+            assert _as_asdf_gives(tree["nested"]["inner"]) == want["nested"][2]["inner"]
+            assert plain["t"] == [1, [2, [3]]]
+            assert isinstance(tree["str"], asdf_rs.Tagged) and tree["str"].tag.endswith("python/str")
+    assert got == want
+    conv = lambda ws: sorted(str(w.message) for w in ws if w.category.__name__ == "AsdfConversionWarning")  # noqa: E731
+    assert conv(got_w) == conv(want_w) and len(conv(want_w)) == 6
+
+
+def test_python_tags_with_objects_true(tmp_path):
+    path = tmp_path / "y.asdf"
+    path.write_bytes(_HEAD + _YAML11)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with asdf.open(path) as af:
+            want = _as_asdf_gives(af.tree["t"])
+        with asdf_rs.open(path, objects=True) as f:
+            assert _as_asdf_gives(f.tree["t"]) == want
+            assert f.tree["t"]._tag == "tag:yaml.org,2002:python/tuple"
+
+
+# --- Masks, 0-d arrays and every datatype through the chunked writers ----------------------
+
+_ALL_DTYPES = ["|b1", "|i1", "|u1", "<i2", ">i2", "<u2", ">u2", "<i4", ">i4", "<u4", ">u4", "<i8", ">i8", "<u8",
+               ">u8", "<f2", ">f2", "<f4", ">f4", "<f8", ">f8", "<c8", ">c8", "<c16", ">c16"]
+
+
+def _random_values(rng, dtype, shape):
+    """An array (0-d ones too, never numpy scalars) of `dtype` and `shape`."""
+    return np.array(_values(rng, dtype, shape), dtype=dtype).reshape(shape)
+
+
+def _values(rng, dtype, shape):
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.integers(0, 2, shape).astype(dt)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return rng.integers(info.min, info.max, shape, dtype=dt.newbyteorder("=")).astype(dt)
+    if dt.kind == "c":
+        v = rng.normal(size=shape) + 1j * rng.normal(size=shape)
+        v.reshape(-1)[:1] = complex(np.nan, np.inf) if v.size else v.reshape(-1)[:1]
+        return v.astype(dt)
+    v = rng.normal(size=shape) * 1e3
+    if v.size:
+        v.reshape(-1)[0] = np.nan
+    return v.astype(dt)
+
+
+def _same_array(a, b):
+    """Same dtype (byte order aside), shape, every value, and the same mask (or none)."""
+    if np.ma.isMaskedArray(a) != np.ma.isMaskedArray(b):
+        return f"masked {np.ma.isMaskedArray(a)} vs {np.ma.isMaskedArray(b)}"
+    if a.dtype.newbyteorder("=") != b.dtype.newbyteorder("=") or a.shape != b.shape:
+        return f"{a.dtype}{a.shape} vs {b.dtype}{b.shape}"
+    if np.ma.isMaskedArray(a):
+        if not np.array_equal(np.ma.getmaskarray(a), np.ma.getmaskarray(b)):
+            return "masks differ"
+        a, b = np.ma.getdata(a), np.ma.getdata(b)
+    if not np.array_equal(np.asarray(a), np.asarray(b), equal_nan=a.dtype.kind in "fc"):
+        return "values differ"
+    return None
+
+
+def _read_python_asdf(path):
+    with asdf.open(path, lazy_load=False, memmap=False) as af:
+        out = {}
+        for k, v in af.tree.items():
+            if k in ("asdf_library", "history"):
+                continue
+            out[k] = v[...] if hasattr(v, "chunks") and not isinstance(v, np.ndarray) else np.ma.asarray(v) if np.ma.isMaskedArray(v) else np.asarray(v)
+        return out
+
+
+def _cli():
+    import shutil
+    from pathlib import Path
+
+    cli = os.environ.get("ASDF_CLI")
+    if cli and Path(cli).exists():
+        return cli
+    local = Path(__file__).resolve().parents[3] / "target" / "debug" / "asdf-cli"
+    return str(local) if local.exists() else shutil.which("asdf-cli")
+
+
+def test_chunked_writers_keep_masks_0d_complex_and_every_dtype(tmp_path):
+    """200 random files of masked, 0-d, complex and every-dtype arrays (both byte orders)
+    written chunked by `asdf_rs.write(chunks=...)`, and 50 written by Python asdf then
+    rewritten by `asdf-cli defragment --chunks`: Python asdf + asdf-zarr and asdf_rs read every
+    value and every mask back. Masked arrays are written as ndarrays with their masks (an
+    asdf-zarr array has none), with a warning that says so; 0-d arrays are never chunked."""
+    import subprocess
+
+    rng = np.random.default_rng(20261128)
+    cli = _cli()
+    diffs, files, masked_seen, chunked_seen = [], 0, 0, 0
+    for i in range(250):
+        tree = {}
+        for j in range(rng.integers(1, 5)):
+            dtype = _ALL_DTYPES[rng.integers(len(_ALL_DTYPES))]
+            ndim = int(rng.integers(0, 3))
+            shape = tuple(int(n) for n in rng.integers(0, 6, ndim))
+            a = _random_values(rng, dtype, shape)
+            if rng.random() < 0.4:
+                a = np.ma.masked_array(a, mask=rng.random(shape) < 0.3)
+            tree[f"a{j}"] = a
+        by_cli = i >= 200
+        chunks = (2,) if rng.random() < 0.5 else (2, 3)
+        path = tmp_path / f"c{i}.asdf"
+        if by_cli:
+            if cli is None:
+                continue
+            src = tmp_path / f"src{i}.asdf"
+            # Python asdf 6.0 cannot write a masked 0-d array (its mask is a numpy bool).
+            tree = {k: np.ma.getdata(v) if v.ndim == 0 else v for k, v in tree.items()}
+            asdf.AsdfFile(tree).write_to(src)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = _read_python_asdf(src)  # as Python asdf reads the source (an empty mask is not written)
+            r = subprocess.run([cli, "defragment", str(src), "-o", str(path), "--chunks", ",".join(map(str, chunks))],
+                               capture_output=True, text=True, timeout=60)
+            assert r.returncode == 0, r.stderr
+            ranked = [k for k, v in tree.items() if v.ndim == len(chunks)]
+            if any(np.ma.isMaskedArray(tree[k]) for k in ranked):
+                assert "masked arrays left unchunked" in r.stderr, r.stderr
+        else:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                asdf_rs.write(path, tree, chunks=chunks, compression="zlib" if i % 2 else None)
+            ranked = [k for k, v in tree.items() if v.ndim == len(chunks)]
+            if any(np.ma.isMaskedArray(tree[k]) for k in ranked):
+                assert any("not chunked" in str(w.message) for w in caught)
+        files += 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = _read_python_asdf(path)
+            with asdf_rs.open(path) as f:
+                own = {k: f[k] for k in tree}
+                kinds = {k: f._native.node("/" + k)[1] or "" for k in tree}
+        for k, want in tree.items():
+            for who, g in (("asdf", got.get(k)), ("asdf_rs", own.get(k))):
+                why = "missing" if g is None else _same_array(want, g)
+                if why:
+                    diffs.append(f"#{i} {'cli' if by_cli else 'write'} {who} {k} {want.dtype}{want.shape}: {why}")
+            chunked = kinds[k].startswith("asdf://asdf-format.org/zarr/")
+            masked_seen += np.ma.isMaskedArray(want)
+            chunked_seen += chunked
+            if chunked and (np.ma.isMaskedArray(want) or want.ndim == 0):
+                diffs.append(f"#{i} {k}: a masked or 0-d array was chunked")
+    print(f"chunked writers: {files} files, {chunked_seen} arrays chunked, {masked_seen} masked, {len(diffs)} differences")
+    assert files >= 200
+    assert chunked_seen > 100
+    assert not diffs, diffs[:20]
+
+
+# --- Chunked arrays: complex values with a null fill value, and failures -------------------
+
+
+def _asdf_zarr_file(path, a, fill_value):
+    import asdf_zarr.storage
+    import zarr
+
+    z = zarr.array(a, chunks=(2, 2), fill_value=fill_value, store=zarr.storage.KVStore({}))
+    asdf.AsdfFile({"z": asdf_zarr.storage.to_internal(z)}).write_to(path)
+
+
+@pytest.mark.parametrize("dtype", ["<c8", "<c16", ">c16", "<f8", "<i4"])
+def test_asdf_zarr_arrays_with_null_fill_read_back_equal(tmp_path, dtype):
+    """Complex (and other) arrays that asdf-zarr writes with `fill_value: null` (zarr-python's
+    default for complex) read as Python asdf + asdf-zarr read them, through `f[p]`, the tree,
+    `to_dict`, `to_objects` and `lazy` regions."""
+    path = tmp_path / "z.asdf"
+    a = (np.arange(15) + 1j * np.arange(15)[::-1]).reshape(3, 5) if dtype[1] == "c" else np.arange(15).reshape(3, 5)
+    a = a.astype(dtype)
+    _asdf_zarr_file(path, a, None)
+    with asdf.open(path) as af:
+        want = af.tree["z"][...]
+    np.testing.assert_array_equal(want, a)
+    with asdf_rs.open(path) as f:
+        for got in (f["/z"], f.tree["z"], f.tree.to_dict()["z"], f.to_objects()["z"][...]):
+            assert isinstance(got, np.ndarray), type(got)
+            assert got.dtype.newbyteorder("=") == want.dtype.newbyteorder("=")
+            np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(f.lazy("/z")[1:, 2:4], want[1:, 2:4])
+
+
+def test_a_chunked_array_that_fails_to_read_is_never_its_mapping(tmp_path):
+    """A chunked array asdf_rs cannot read raises by `f[p]`, the tree or `to_dict`: never the
+    raw mapping in its place; `to_objects` gives what Python asdf + asdf-zarr give (the node as
+    written, with their conversion warning)."""
+    path = tmp_path / "z.asdf"
+    _asdf_zarr_file(path, np.arange(12, dtype="<f8").reshape(3, 4), 0)
+    raw = path.read_bytes()
+    assert raw.count(b"dtype: <f8") == 1
+    path.write_bytes(raw.replace(b"dtype: <f8", b"dtype: <x8"))  # the same length: blocks stay put
+    with pytest.warns(asdf.exceptions.AsdfConversionWarning, match="failed to convert"):
+        with asdf.open(path) as af:
+            assert isinstance(af.tree["z"], dict)  # Python asdf: the node as written
+    with asdf_rs.open(path, validate=False) as f:
+        for read in (lambda: f["/z"], lambda: f.tree["z"], lambda: f.tree.to_dict()):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # not "given as written"
+                with pytest.raises(asdf_rs.AsdfError):
+                    read()
+        # to_objects is Python asdf's tree: its conversion warning, and the node as written.
+        with pytest.warns(asdf.exceptions.AsdfConversionWarning, match="failed to convert"):
+            node = f.to_objects()["z"]
+        assert node._tag.startswith("asdf://asdf-format.org/zarr/tags/zarr-")
+        assert node["chunk_block_map"] == 4

@@ -344,9 +344,19 @@ class File:
         """An ndarray or chunked array node for `to_objects`: as Python asdf's (lazy) ndarray,
         its block read by asdf_rs when first used; a zarr array for asdf-zarr's."""
         if tag and tag.startswith(_ZARR):
-            from ._objects import zarr_array
+            from ._objects import tagged_tree, zarr_array
 
-            return zarr_array(self, pointer)
+            try:
+                return zarr_array(self, pointer)
+            except AsdfError as e:
+                # As Python asdf when asdf-zarr's converter fails: its warning, the node as
+                # written (to_objects gives Python asdf's tree; `f[p]` and the tree raise).
+                import warnings
+
+                from asdf.exceptions import AsdfConversionWarning
+
+                warnings.warn(f"A node failed to convert with: {pointer}: {e}", AsdfConversionWarning, stacklevel=2)
+                return tagged_tree(self, pointer, raw=True)
         try:
             from ._objects import lazy_ndarray
 
