@@ -100,10 +100,14 @@ fn key_matches(k: &Node, token: &str) -> bool {
 /// Where `token` leads from `node` (an already-resolved node).
 fn step_for(node: &Node, token: &str) -> Option<Step> {
     match &node.kind {
+        // A string key first: `/1` names the key `'1'` where a mapping has both `1` and
+        // `'1'` (as Python's `tree['1']` does); a key of another type (`1`, `true`) is named
+        // by its text only where no string key has that text.
         NodeKind::Mapping(m) => m
             .entries
             .iter()
-            .position(|(k, _)| key_matches(k, token))
+            .position(|(k, _)| k.as_str() == Some(token))
+            .or_else(|| m.entries.iter().position(|(k, _)| key_matches(k, token)))
             .map(Step::Entry),
         NodeKind::Sequence(s) => {
             let i: usize = token.parse().ok().filter(|_| token == "0" || !token.starts_with('0'))?;

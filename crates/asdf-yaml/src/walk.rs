@@ -266,6 +266,26 @@ impl<'a> At<'_, 'a> {
         out
     }
 
+    /// Whether [`At::pointer`] names this node: false where a key on the way is not a string
+    /// (`1`, `true`) and its mapping also has a string key of the same text, which the pointer
+    /// names instead (see [`crate::pointer::get`]).
+    #[must_use]
+    pub fn pointer_names_it(&self) -> bool {
+        for (parent, child) in self.frames.iter().zip(&self.frames[1..]) {
+            let (Some(key), NodeKind::Mapping(m)) = (child.key, &parent.node.kind) else {
+                continue;
+            };
+            let this_is_str = m
+                .entries
+                .iter()
+                .any(|(k, v)| std::ptr::eq(v, child.written) && k.as_str().is_some());
+            if !this_is_str && m.entries.iter().any(|(k, _)| k.as_str() == Some(key)) {
+                return false;
+            }
+        }
+        true
+    }
+
     /// Whether `node` is the node or one of its ancestors.
     #[must_use]
     pub fn is_open(&self, node: &Node) -> bool {

@@ -60,8 +60,14 @@ struct Json<'a> {
 enum Open {
     /// Nothing (a scalar, an array written whole).
     Nothing,
-    /// A JSON object: whether no key was written yet, and the node's indent.
-    Object { first: bool, indent: usize },
+    /// A JSON object: whether no key was written yet, the node's indent, and the keys written
+    /// (two YAML keys of one text, `1` and `'1'`, or a key `$tag` of a tagged mapping, would
+    /// be one JSON key: the later one is renamed, with a warning).
+    Object {
+        first: bool,
+        indent: usize,
+        keys: std::collections::HashSet<String>,
+    },
     /// A JSON array, wrapped in `{"$tag", "$value"}` when `tagged`.
     Array { tagged: bool, indent: usize, empty: bool },
 }
@@ -137,13 +143,26 @@ impl Json<'_> {
         };
         let indent = parent.child_indent();
         match parent {
-            Open::Object { first, .. } => {
+            Open::Object { first, keys, .. } => {
                 if !*first {
                     self.out.push(',');
                 }
                 *first = false;
                 pad(&mut self.out, indent);
-                string(&mut self.out, at.key().unwrap_or_default());
+                let key = at.key().unwrap_or_default();
+                let mut written = key.to_owned();
+                let mut k = 2;
+                while !keys.insert(written.clone()) {
+                    written = format!("{key} ({k})");
+                    k += 1;
+                }
+                if written != key {
+                    self.warnings.push(format!(
+                        "{}: the key `{key}` is written as `{written}`: the mapping has another key that JSON writes as `{key}`",
+                        at.pointer()
+                    ));
+                }
+                string(&mut self.out, &written);
                 self.out.push_str(": ");
             }
             Open::Array { empty, .. } => {
@@ -168,7 +187,11 @@ impl<'a> asdf_yaml::Visitor<'a> for Json<'_> {
         if n.tag.as_deref().is_some_and(crate::is_ndarray_tag) {
             let ptr = at.pointer();
             let streamed = n.get("source").is_some() && n.get("mask").is_none();
-            let r = if streamed {
+            let r = if !at.pointer_names_it() {
+                // Its pointer names another node (a string key of the same text): reading by
+                // it would give the other node's values.
+                Err(crate::Error::AmbiguousPointer(ptr.clone()))
+            } else if streamed {
                 self.streamed_array(n, &ptr, indent)
             } else {
                 self.file
@@ -191,19 +214,25 @@ impl<'a> asdf_yaml::Visitor<'a> for Json<'_> {
             NodeKind::Mapping(_) => {
                 self.out.push('{');
                 let mut first = true;
+                let mut keys = std::collections::HashSet::new();
                 if let Some(t) = &n.tag {
                     pad(&mut self.out, indent + 1);
                     self.out.push_str("\"$tag\": ");
                     string(&mut self.out, t);
                     first = false;
+                    keys.insert("$tag".to_owned());
                 }
                 if let Some(e) = &error {
-                    self.out.push(',');
+                    if !first {
+                        self.out.push(',');
+                    }
                     pad(&mut self.out, indent + 1);
                     self.out.push_str("\"$error\": ");
                     string(&mut self.out, e);
+                    first = false;
+                    keys.insert("$error".to_owned());
                 }
-                Open::Object { first, indent }
+                Open::Object { first, indent, keys }
             }
             NodeKind::Sequence(_) => {
                 self.open_tagged(n, indent);
@@ -253,7 +282,7 @@ impl<'a> asdf_yaml::Visitor<'a> for Json<'_> {
 
     fn leave(&mut self, at: &asdf_yaml::At<'_, 'a>) {
         match self.open.pop() {
-            Some(Open::Object { first, indent }) => {
+            Some(Open::Object { first, indent, .. }) => {
                 if !first {
                     pad(&mut self.out, indent);
                 }
