@@ -6,12 +6,17 @@ serves FILE's bytes at every path; MODE is
   drip     every answer's headers are sent one byte every SECONDS (0.5 by default): a stalled
            or overloaded server that never quite answers;
   norange  `Range` is ignored: every GET is 200 with the whole file, as `python -m http.server`
-           answers (HEAD too), with a Content-Length and no ETag.
+           answers (HEAD too), with a Content-Length and no ETag;
+  noetag   ranges answered (206) from FILE as it is on disk at each request, with its mtime as
+           Last-Modified and no ETag (a plain server: a file rewritten in place in the same size
+           is told only by its Last-Modified).
 Prints `PORT n` once listening; serves until its standard input closes. GET /__stats__ answers
 {"requests": n} (itself not counted).
 """
+import email.utils
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -52,6 +57,25 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(SECONDS)
             if not head:
                 self.wfile.write(DATA[:1])
+            return
+        if MODE == "noetag":
+            with open(sys.argv[2], "rb") as f:
+                data = f.read()
+            mtime = os.path.getmtime(sys.argv[2])
+            m = re.match(r"bytes=(\d+)-(\d*)$", self.headers.get("Range", ""))
+            start, end = 0, len(data) - 1
+            if m:
+                start = int(m.group(1))
+                end = min(int(m.group(2)) if m.group(2) else len(data) - 1, len(data) - 1)
+            body = data[start : end + 1]
+            self.send_response(206 if m else 200)
+            if m:
+                self.send_header("Content-Range", f"bytes {start}-{end}/{len(data)}")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Last-Modified", email.utils.formatdate(mtime, usegmt=True))
+            self.end_headers()
+            if not head:
+                self.wfile.write(body)
             return
         # norange: the whole file, whatever was asked.
         self.send_response(200)

@@ -520,3 +520,35 @@ fn python_http_server_ignores_range_and_the_reader_and_the_viewer_read_the_file_
         "{got}"
     );
 }
+
+#[test]
+fn a_file_without_etag_rewritten_in_the_same_size_fails_the_read_not_mixes_versions() {
+    let d = dir("remote-edges-noetag");
+    let path = d.join("x.bin");
+    let first: Vec<u8> = (0..600_000u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&path, &first).unwrap();
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let server = Server::start("hostile_http.py", &["noetag", path.to_str().unwrap()]);
+    let url = format!("http://127.0.0.1:{}/x.bin", server.port);
+    let src = asdf::remote::RemoteSource::open(&url, &asdf::RemoteOptions::default()).unwrap();
+    // Past the open's first 256 KiB: from the server.
+    let mut buf = vec![0u8; 1000];
+    asdf::ReadAt::read_exact_at(&src, 300_000, &mut buf).unwrap();
+    assert_eq!(buf, first[300_000..301_000]);
+    // Another writer rewrites the file in place, the same size (its mtime now).
+    let second: Vec<u8> = first.iter().map(|b| b ^ 0x55).collect();
+    std::fs::write(&path, &second).unwrap();
+    let e = asdf::ReadAt::read_exact_at(&src, 400_000, &mut buf)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("changed while it was read") && e.contains("Last-Modified"),
+        "{e}"
+    );
+}

@@ -176,6 +176,10 @@ pub(crate) enum AnswerError {
         size: u64,
         etag: Option<String>,
     },
+    #[error(
+        "the file changed while it was read: the server gives no ETag, and its Last-Modified went from {first} to {now}"
+    )]
+    Modified { first: String, now: String },
     #[error("the answer's body is longer than the {asked} bytes asked for")]
     TooLong { asked: u64 },
     #[error("the file changed since it was opened: the store no longer has the version with ETag {first_etag}")]

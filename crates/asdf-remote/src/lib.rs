@@ -149,6 +149,9 @@ struct Version {
     size: u64,
     /// Its ETag, when the store gave one.
     etag: Option<String>,
+    /// Its `Last-Modified`, kept when it has no ETag (a server without ETags): then the
+    /// only other sign of a new version of the same size.
+    modified: Option<String>,
 }
 
 /// Reads a body of at most `asked` bytes: a body that goes on past them (a `Content-Length`
@@ -211,6 +214,15 @@ async fn get_version(
             size: r.meta.size,
             etag: r.meta.e_tag.clone(),
         }));
+    }
+    if let Some(first) = version.and_then(|v| v.modified.as_ref()) {
+        let now = r.meta.last_modified.to_rfc2822();
+        if *first != now {
+            return Err(answer_err(AnswerError::Modified {
+                first: first.clone(),
+                now,
+            }));
+        }
     }
     Ok(r)
 }
@@ -594,6 +606,7 @@ impl RemoteSource {
                 )
                 .await?;
             let (size, range, etag) = (r.meta.size, r.range.clone(), r.meta.e_tag.clone());
+            let modified = etag.is_none().then(|| r.meta.last_modified.to_rfc2822());
             let body_end = if park { size } else { head.min(size) };
             if range.start != 0 || range.end != body_end {
                 return Err(answer_err(AnswerError::TooLong { asked: body_end }));
@@ -625,9 +638,9 @@ impl RemoteSource {
                 resume: None,
                 resumed_at: None,
             });
-            Ok::<_, object_store::Error>((size, Bytes::from(bytes), etag, rest, pace))
+            Ok::<_, object_store::Error>((size, Bytes::from(bytes), etag, modified, rest, pace))
         }))?;
-        let (size, bytes, etag, rest, pace) = match got {
+        let (size, bytes, etag, modified, rest, pace) = match got {
             Ok(x) => x,
             Err(first) => {
                 // What follows shares the open's deadline (one deadline, stated and kept).
@@ -658,11 +671,11 @@ impl RemoteSource {
                     warn_whole(&self.url, bytes.len() as u64, limit);
                     self.stats.whole.store(true, Ordering::Relaxed);
                     self.whole = Some(bytes.clone());
-                    (bytes.len() as u64, bytes, etag, None, None)
+                    (bytes.len() as u64, bytes, etag, None, None, None)
                 } else {
                     // An empty object has no byte 0 to ask for: its size says so.
                     match run(within_left(deadline, left, async move { store.head(&path).await }))? {
-                        Ok(meta) if meta.size == 0 => (0, Bytes::new(), meta.e_tag, None, None),
+                        Ok(meta) if meta.size == 0 => (0, Bytes::new(), meta.e_tag, None, None, None),
                         _ => return Err(failed(first)),
                     }
                 }
@@ -675,7 +688,7 @@ impl RemoteSource {
         self.stats.record(&(0..end), &self.url);
         self.len = size;
         let _ = self.stats.version.set((size, etag.clone()));
-        let version = Version { size, etag };
+        let version = Version { size, etag, modified };
         self.version = Some(version.clone());
         self.parked = Mutex::new(rest.map(|mut body| {
             body.resume = Some((Arc::clone(&self.store), self.path.clone(), Some(version)));
@@ -1062,7 +1075,11 @@ pub fn fetch_range(
         store,
         path,
         len: range.end,
-        version: expect.map(|(size, etag)| Version { size, etag }),
+        version: expect.map(|(size, etag)| Version {
+            size,
+            etag,
+            modified: None,
+        }),
         opts,
         cache: Mutex::new(Cache::default()),
         stats: Arc::new(Stats::default()),
