@@ -4,5 +4,7 @@
 
 #[path = "cli.rs"]
 mod cli;
+#[path = "edges.rs"]
+mod edges;
 #[path = "object_store.rs"]
 mod object_store;

@@ -1,0 +1,687 @@
+//! Where the CLI meets the world around the values (`/work/shared/EDGES.md`'s classes): outputs
+//! that are inputs, output formats, folder walks, datatypes `get` writes, memory limits on
+//! every reader, and the numbers given on the command line. Every test builds its input.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What a run of `asdf-cli` gave.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn text(&self) -> String {
+        format!("exit {:?}\n{}{}", self.code, self.stdout, self.stderr)
+    }
+}
+
+fn cli(args: &[&std::ffi::OsStr]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_asdf-cli"));
+    c.args(args);
+    c
+}
+
+fn finish(c: &mut Command) -> Run {
+    let out = c.output().unwrap();
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn run(args: &[&str]) -> Run {
+    let os: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    finish(&mut cli(&os))
+}
+
+fn s(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// A small file with a float64 image `/x` (3 x 4) and a float32 vector `/v`.
+fn sample(path: &Path) {
+    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
+    let x: Vec<f64> = (0..12).map(f64::from).collect();
+    f.put_array("/x", asdf::NewArray::from_slice(&x, &[3, 4]).unwrap())
+        .unwrap();
+    let v: Vec<f32> = (0..5u8).map(f32::from).collect();
+    f.put_array("/v", asdf::NewArray::from_slice(&v, &[5]).unwrap())
+        .unwrap();
+    f.write_to(path, &asdf::WriteOptions::default()).unwrap();
+}
+
+/// A 1.5.0 file whose tree is `tree_body`, followed by one uncompressed block of `data`.
+fn with_block(tree_body: &str, data: &[u8]) -> Vec<u8> {
+    let mut b = format!(
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n{tree_body}...\n"
+    )
+    .into_bytes();
+    b.extend_from_slice(&[0xd3, b'B', b'L', b'K']);
+    b.extend_from_slice(&48u16.to_be_bytes());
+    b.extend_from_slice(&[0; 8]); // flags, compression
+    for _ in 0..3 {
+        b.extend_from_slice(&(data.len() as u64).to_be_bytes());
+    }
+    b.extend_from_slice(&[0; 16]); // no checksum
+    b.extend_from_slice(data);
+    b
+}
+
+// ---------------------------------------------------------------------------------------
+// Outputs
+
+/// Every command that writes refuses an output that is its input: by the same name, a hard
+/// link, a symbolic link; the input is left as it was and nothing else is written.
+#[cfg(unix)]
+#[test]
+fn outputs_that_are_inputs_are_refused_by_every_command() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("x.asdf");
+    sample(&input);
+    let before = std::fs::read(&input).unwrap();
+    // Names of the input with each extension the commands write.
+    let mut names = Vec::new();
+    for ext in ["asdf", "json", "npy", "png", "yaml", "fits"] {
+        let hard = d.path().join(format!("hard.{ext}"));
+        std::fs::hard_link(&input, &hard).unwrap();
+        let soft = d.path().join(format!("soft.{ext}"));
+        std::os::unix::fs::symlink(&input, &soft).unwrap();
+        names.push((ext, hard, soft));
+    }
+    let name = |ext: &str, which: usize| -> PathBuf {
+        let (_, h, l) = names.iter().find(|(e, _, _)| *e == ext).unwrap();
+        match which {
+            0 => input.clone(),
+            1 => h.clone(),
+            _ => l.clone(),
+        }
+    };
+    let commands: Vec<(&str, Vec<&str>, &str)> = vec![
+        ("get", vec!["/x"], "npy"),
+        ("get", vec!["/x"], "json"),
+        ("preview", vec!["/x"], "png"),
+        ("preview", vec!["--all"], "png"),
+        ("to-json", vec![], "json"),
+        ("to-yaml", vec![], "yaml"),
+        ("to-yaml", vec![], "asdf"),
+        ("convert", vec![], "asdf"),
+        ("convert", vec!["--to", "finf"], "asdf"),
+        ("implode", vec![], "asdf"),
+        ("explode", vec![], "asdf"),
+    ];
+    for (cmd, extra, ext) in &commands {
+        for which in 0..3 {
+            let out = name(ext, which);
+            if which == 0 && *ext != "asdf" {
+                continue; // the input's own name has the extension .asdf
+            }
+            let mut args = vec![*cmd, input.to_str().unwrap()];
+            args.extend(extra.iter());
+            let o = s(&out);
+            args.extend(["-o", o.as_str()]);
+            let r = run(&args);
+            assert_eq!(r.code, Some(1), "{args:?}: {}", r.text());
+            assert!(r.stderr.contains("refusing to write over"), "{args:?}: {}", r.text());
+            assert_eq!(std::fs::read(&input).unwrap(), before, "{args:?} changed the input");
+            assert!(
+                std::fs::symlink_metadata(name(ext, 2))
+                    .unwrap()
+                    .file_type()
+                    .is_symlink()
+            );
+        }
+    }
+    // explode wrote no part beside any of those names.
+    let parts: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.contains("0000"))
+        .collect();
+    assert!(parts.is_empty(), "{parts:?}");
+    // defragment rewrites its own file (staged): over itself it works, the values kept.
+    let r = run(&["defragment", input.to_str().unwrap(), "-o", input.to_str().unwrap()]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    let f = asdf::open(&input).unwrap();
+    assert_eq!(
+        f.array("/x").unwrap().read::<f64>().unwrap(),
+        (0..12).map(f64::from).collect::<Vec<_>>()
+    );
+}
+
+/// A file an input refers to (an exploded file's parts) is an input too: no command writes
+/// over it, whatever name reaches it; `explode`'s own parts are checked before anything is
+/// written.
+#[cfg(unix)]
+#[test]
+fn files_an_input_refers_to_are_inputs() {
+    let d = tempfile::tempdir().unwrap();
+    let x = d.path().join("x.asdf");
+    sample(&x);
+    let ex = d.path().join("ex.asdf");
+    let r = run(&["explode", x.to_str().unwrap(), "-o", ex.to_str().unwrap()]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    let part = d.path().join("ex0000.asdf");
+    let part_bytes = std::fs::read(&part).unwrap();
+    let json_link = d.path().join("part.json");
+    std::fs::hard_link(&part, &json_link).unwrap();
+    let png_link = d.path().join("part.png");
+    std::os::unix::fs::symlink(&part, &png_link).unwrap();
+    let e = ex.to_str().unwrap();
+    let p = part.to_str().unwrap();
+    for args in [
+        vec!["convert", e, "-o", p],
+        vec!["implode", e, "-o", p],
+        vec!["defragment", e, "-o", p],
+        vec!["to-yaml", e, "-o", p],
+        vec!["get", e, "/x", "-o", json_link.to_str().unwrap()],
+        vec!["to-json", e, "-o", json_link.to_str().unwrap()],
+        vec!["preview", e, "/x", "-o", png_link.to_str().unwrap()],
+    ] {
+        let r = run(&args);
+        assert_eq!(r.code, Some(1), "{args:?}: {}", r.text());
+        assert!(r.stderr.contains("refusing to write over"), "{args:?}: {}", r.text());
+        assert_eq!(std::fs::read(&part).unwrap(), part_bytes, "{args:?}");
+    }
+    // explode whose first part would be the file read: nothing written, not even the tree.
+    let y = d.path().join("y.asdf");
+    let y0 = d.path().join("y0000.asdf");
+    std::fs::copy(&x, &y0).unwrap();
+    let y0_bytes = std::fs::read(&y0).unwrap();
+    let r = run(&["explode", y0.to_str().unwrap(), "-o", y.to_str().unwrap()]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(r.stderr.contains("refusing to write over"), "{}", r.text());
+    assert!(!y.exists());
+    assert_eq!(std::fs::read(&y0).unwrap(), y0_bytes);
+}
+
+/// An output whose extension the command does not write is a usage error (exit 2) naming
+/// the extensions it writes; nothing is written. A device is written into with the command's
+/// format.
+#[test]
+fn output_extensions_the_command_does_not_write_are_usage_errors() {
+    let d = tempfile::tempdir().unwrap();
+    let x = d.path().join("x.asdf");
+    sample(&x);
+    let x = s(&x);
+    let out = |name: &str| s(&d.path().join(name));
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["get".into(), x.clone(), "/x".into(), "-o".into(), out("o.asdf")],
+            ".json or .npy",
+        ),
+        (
+            vec!["get".into(), x.clone(), "/x".into(), "-o".into(), out("o")],
+            ".json or .npy",
+        ),
+        (
+            vec!["get".into(), x.clone(), "/x".into(), "-o".into(), out("o.NPZ")],
+            ".json or .npy",
+        ),
+        (
+            vec!["preview".into(), x.clone(), "/x".into(), "-o".into(), out("o.jpg")],
+            ".png",
+        ),
+        (
+            vec!["preview".into(), x.clone(), "--all".into(), "-o".into(), out("o.asdf")],
+            ".png",
+        ),
+        (vec!["to-json".into(), x.clone(), "-o".into(), out("o.yaml")], ".json"),
+        (
+            vec!["to-yaml".into(), x.clone(), "-o".into(), out("o.json")],
+            ".yaml, .yml or .asdf",
+        ),
+        (
+            vec!["convert".into(), x.clone(), "-o".into(), out("o.json")],
+            ".asdf, .fits, .fit, .fts or .finf",
+        ),
+        (
+            vec![
+                "convert".into(),
+                x.clone(),
+                "-o".into(),
+                out("o.fits"),
+                "--to".into(),
+                "asdf".into(),
+            ],
+            "--to asdf",
+        ),
+        (
+            vec![
+                "convert".into(),
+                x.clone(),
+                "-o".into(),
+                out("o.asdf"),
+                "--to".into(),
+                "fits".into(),
+            ],
+            "--to fits",
+        ),
+        (
+            vec!["defragment".into(), x.clone(), "-o".into(), out("o.fits")],
+            ".asdf",
+        ),
+        (
+            vec!["defragment".into(), x.clone(), "-o".into(), out("o.json")],
+            ".asdf",
+        ),
+        (vec!["implode".into(), x.clone(), "-o".into(), out("o.txt")], ".asdf"),
+        (vec!["explode".into(), x.clone(), "-o".into(), out("o.json")], ".asdf"),
+    ];
+    for (args, names) in &cases {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = run(&a);
+        assert_eq!(r.code, Some(2), "{a:?}: {}", r.text());
+        assert!(r.stderr.contains(names), "{a:?}: {}", r.text());
+    }
+    let left: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != "x.asdf")
+        .collect();
+    assert!(left.is_empty(), "written: {left:?}");
+    // The extensions each command writes, in any case, are accepted.
+    for (args, file) in [
+        (vec!["get", &x, "/x", "-o"], "a.NPY"),
+        (vec!["get", &x, "/x", "-o"], "a.json"),
+        (vec!["preview", &x, "/x", "-o"], "a.PNG"),
+        (vec!["to-yaml", &x, "-o"], "a.yml"),
+        (vec!["convert", &x, "-o"], "a.fits"),
+        (vec!["convert", &x, "--to", "asdf", "-o"], "a.bin"),
+    ] {
+        let o = out(file);
+        let mut a = args.clone();
+        a.push(&o);
+        let r = run(&a);
+        assert_eq!(r.code, Some(0), "{a:?}: {}", r.text());
+        assert!(Path::new(&o).is_file(), "{a:?}");
+    }
+    // `get -o a.NPY` wrote numpy's format, not JSON.
+    assert!(std::fs::read(d.path().join("a.NPY")).unwrap().starts_with(b"\x93NUMPY"));
+    #[cfg(unix)]
+    {
+        let r = run(&["get", &x, "/x", "-o", "/dev/null"]);
+        assert_eq!(r.code, Some(0), "{}", r.text());
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Walks
+
+/// `verify DIR` and `info DIR`: a link to a corrupt file is followed and fails, a name that
+/// is not UTF-8 is read through its real path (and shown lossily, saying so), a link back
+/// into the walk ends, a link to nothing and a FIFO are reported as skipped; the counts add
+/// up and the exit status is 1.
+#[cfg(unix)]
+#[test]
+fn folder_walks_report_every_entry() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let d = tempfile::tempdir().unwrap();
+    let w = d.path().join("w");
+    std::fs::create_dir_all(w.join("sub")).unwrap();
+    sample(&w.join("good.asdf"));
+    let corrupt = d.path().join("corrupt.asdf");
+    std::fs::write(&corrupt, b"#ASDF 1.0.0\nnot an ASDF file").unwrap();
+    std::os::unix::fs::symlink(&corrupt, w.join("link.asdf")).unwrap();
+    let odd = w.join(std::ffi::OsStr::from_bytes(b"odd\xff.asdf"));
+    sample(&odd);
+    std::os::unix::fs::symlink("..", w.join("sub/loop")).unwrap();
+    std::os::unix::fs::symlink("nowhere.asdf", w.join("broken.asdf")).unwrap();
+    let fifo = std::ffi::CString::new(w.join("pipe.asdf").as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let dir = s(&w);
+    for cmd in ["verify", "info"] {
+        let r = run(&[cmd, &dir]);
+        let t = r.text();
+        assert_eq!(r.code, Some(1), "{cmd}: {t}");
+        let verb = if cmd == "verify" { "verified" } else { "read" };
+        assert!(
+            r.stdout.contains(&format!("6 files: 2 {verb}, 1 failed, 3 skipped")),
+            "{cmd}: {t}"
+        );
+        assert!(t.contains("odd\u{fffd}.asdf (name not UTF-8"), "{cmd}: {t}");
+        assert!(
+            t.contains("link.asdf") && t.contains("pipe.asdf: not a regular file"),
+            "{cmd}: {t}"
+        );
+        assert!(t.contains("broken.asdf: a link that cannot be followed"), "{cmd}: {t}");
+        assert!(t.contains("sub/loop: a folder already walked"), "{cmd}: {t}");
+    }
+    let r = run(&["verify", &dir]);
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l.starts_with("FAIL") && l.contains("link.asdf")),
+        "{}",
+        r.text()
+    );
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l.starts_with("ok") && l.contains("odd\u{fffd}.asdf")),
+        "{}",
+        r.text()
+    );
+    // A folder of good files and a link to one: all verified, exit 0.
+    let clean = d.path().join("clean");
+    std::fs::create_dir_all(&clean).unwrap();
+    sample(&clean.join("a.asdf"));
+    std::os::unix::fs::symlink(clean.join("a.asdf"), clean.join("b.asdf")).unwrap();
+    let r = run(&["verify", &s(&clean)]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    assert!(
+        r.stdout.contains("2 files: 2 verified, 0 failed, 0 skipped"),
+        "{}",
+        r.text()
+    );
+}
+
+/// A folder that cannot be listed is reported and the walk goes on (the other files are
+/// verified; exit 1). Root lists any folder, so as root the command runs as `nobody`.
+#[cfg(unix)]
+#[test]
+fn an_unreadable_folder_is_reported_and_the_walk_goes_on() {
+    use std::os::unix::fs::PermissionsExt as _;
+    use std::os::unix::process::CommandExt as _;
+    let d = tempfile::tempdir().unwrap();
+    let w = d.path().join("w");
+    std::fs::create_dir_all(w.join("a_closed")).unwrap();
+    sample(&w.join("a_closed/hidden.asdf"));
+    sample(&w.join("z.asdf"));
+    for p in [d.path(), &w] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::set_permissions(w.join("z.asdf"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(w.join("a_closed"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let mut c = cli(&[std::ffi::OsStr::new("verify"), w.as_os_str()]);
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        c.uid(65534).gid(65534);
+    }
+    let r = finish(&mut c);
+    std::fs::set_permissions(w.join("a_closed"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(r.stdout.contains("a_closed: folder cannot be listed"), "{}", r.text());
+    assert!(
+        r.stdout.lines().any(|l| l.starts_with("ok") && l.contains("z.asdf")),
+        "{}",
+        r.text()
+    );
+    assert!(
+        r.stdout.contains("2 files: 1 verified, 0 failed, 1 skipped"),
+        "{}",
+        r.text()
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Datatypes
+
+/// `get` writes float16, complex64 and complex128 (and every other number type), from
+/// little- and big-endian blocks and from inline arrays: numpy loads the `.npy` equal to its
+/// own slicing of what Python asdf reads (dtype little-endian, same bits), and the JSON
+/// values are those numbers (complex as Python's text). Random shapes, values and slices.
+#[test]
+fn get_writes_float16_and_complex_as_numpy_reads_them() {
+    let py = asdf_testdata::interop_python();
+    let d = tempfile::tempdir().unwrap();
+    let make = r#"
+import json, sys
+import numpy as np, asdf
+out = sys.argv[1]
+rng = np.random.default_rng(20261128)
+dtypes = ["<f2", ">f2", "<c8", ">c8", "<c16", ">c16", ">f4", ">i2", "<u8", ">f8", "|b1"]
+cases = []
+for i in range(12):
+    tree = {}
+    # Python asdf writes no 0-d array inline.
+    inline = "inline" if i % 3 == 0 else "internal"
+    for k, dt in enumerate(dtypes):
+        ndim = int(rng.integers(1 if inline == "inline" else 0, 4))
+        shape = tuple(int(n) for n in rng.integers(0, 6, size=ndim))
+        n = int(np.prod(shape)) if shape else 1
+        if dt.endswith("b1"):
+            a = rng.integers(0, 2, size=n).astype(bool)
+        elif "c" in dt:
+            a = (rng.standard_normal(n) * 10.0 ** rng.integers(-5, 5, size=n)
+                 + 1j * rng.standard_normal(n) * 10.0 ** rng.integers(-5, 5, size=n))
+            a[:: 7] = complex("nan+infj")
+        elif "f" in dt:
+            a = rng.standard_normal(n) * 10.0 ** rng.integers(-9, 6, size=n)
+            if n > 2:
+                a[0], a[1] = np.inf, -0.0
+        else:
+            a = rng.integers(0, 1000, size=n)
+        a = np.asarray(a).astype(dt).reshape(shape)
+        tree[f"a{k}"] = a
+        # A slice along each axis: start:stop:step, negative steps too.
+        parts = []
+        for m in shape:
+            lo, hi = sorted(int(v) for v in rng.integers(0, m + 1, size=2))
+            step = int(rng.choice([1, 2, -1, -2]))
+            parts.append(f"{hi}:{lo}:{step}" if step < 0 else f"{lo}:{hi}:{step}")
+        cases.append({"file": i, "key": f"a{k}", "slice": ", ".join(parts)})
+    asdf.AsdfFile(tree).write_to(f"{out}/f{i}.asdf", all_array_storage=inline)
+json.dump(cases, open(f"{out}/cases.json", "w"))
+"#;
+    let made = Command::new(&py).args(["-c", make]).arg(d.path()).output().unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let cases: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("cases.json")).unwrap()).unwrap();
+    let mut checks = Vec::new();
+    for (n, c) in cases.as_array().unwrap().iter().enumerate() {
+        let file = s(&d.path().join(format!("f{}.asdf", c["file"])));
+        let pointer = format!("/{}", c["key"].as_str().unwrap());
+        let slice = c["slice"].as_str().unwrap();
+        let npy = d.path().join(format!("c{n}.npy"));
+        let r = run(&["get", &file, &pointer, "--slice", slice, "-o", &s(&npy)]);
+        assert_eq!(r.code, Some(0), "{file} {pointer} [{slice}]: {}", r.text());
+        let json = d.path().join(format!("c{n}.json"));
+        let r = run(&["get", &file, &pointer, "--slice", slice, "-o", &s(&json)]);
+        assert_eq!(r.code, Some(0), "{file} {pointer} [{slice}]: {}", r.text());
+        checks.push(serde_json::json!({"file": file, "key": c["key"], "slice": slice, "npy": npy, "json": json}));
+    }
+    let manifest = d.path().join("checks.json");
+    std::fs::write(&manifest, serde_json::to_vec(&checks).unwrap()).unwrap();
+    let check = r#"
+import json, math, sys
+import numpy as np, asdf
+def same(x, y):
+    return x == y or (isinstance(x, float) and math.isnan(x) and math.isnan(y))
+bad = 0
+checks = json.load(open(sys.argv[1]))
+for c in checks:
+    with asdf.open(c["file"]) as f:
+        want = np.asarray(f[c["key"]])
+    idx = tuple(slice(*[int(v) if v else None for v in p.split(":")]) for p in c["slice"].split(", ")) if c["slice"] else ()
+    want = want[idx]
+    got = np.load(c["npy"])
+    ok = (got.dtype == want.dtype.newbyteorder("<") and got.dtype.byteorder in "<|="
+          and got.shape == want.shape
+          and got.astype(want.dtype.newbyteorder("<")).tobytes() == want.astype(want.dtype.newbyteorder("<")).tobytes())
+    j = json.load(open(c["json"]))
+    flat = np.asarray(j["data"], dtype=object).ravel().tolist() if want.size else []
+    if want.dtype.kind == "c":
+        vals = [complex(v) for v in flat]
+        ok = ok and all(same(a.real, b.real) and same(a.imag, b.imag) for a, b in zip(vals, want.ravel().tolist()))
+    elif want.dtype.kind == "f":
+        vals = [float(v) for v in flat]
+        ok = ok and all(same(a, b) for a, b in zip(vals, want.ravel().astype(float).tolist()))
+    else:
+        ok = ok and flat == want.ravel().tolist()
+    ok = ok and j["shape"] == list(want.shape) and len(flat) == want.size
+    if not ok:
+        bad += 1
+        print("differs:", c, got.dtype, want.dtype, got.shape, want.shape, file=sys.stderr)
+print(len(checks) - bad, bad)
+"#;
+    let out = Command::new(&py).args(["-c", check]).arg(&manifest).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let counts: Vec<usize> = text
+        .lines()
+        .last()
+        .unwrap()
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert_eq!(counts[1], 0, "{err}");
+    assert_eq!(counts[0], checks.len());
+    assert!(counts[0] >= 100, "{counts:?}");
+}
+
+/// An inline float16 array whose YAML numbers are not float16 values: `get` rounds them as
+/// numpy's `astype(float16)` does (to nearest, ties to even; past 65519.99 to infinity;
+/// subnormals), and keeps the sign of zero.
+#[test]
+fn inline_float16_values_round_as_numpy_rounds_them() {
+    let py = asdf_testdata::interop_python();
+    let d = tempfile::tempdir().unwrap();
+    let values = [
+        "0.1",
+        "-0.0",
+        "65504.0",
+        "65519.0",
+        "65520.0",
+        "-70000.0",
+        "1.0e-8",
+        "2.98e-8",
+        "3.0e-8",
+        "6.0e-5",
+        "6.1035e-5",
+        "1.00048828125",
+        "1.000732421875",
+        "2049.0",
+        "2051.0",
+        "0.333333",
+        ".nan",
+        "-.inf",
+    ];
+    let tree = format!(
+        "h: !core/ndarray-1.0.0\n  data: [{}]\n  datatype: float16\n  shape: [{}]\n",
+        values.join(", "),
+        values.len()
+    );
+    let file = d.path().join("h.asdf");
+    std::fs::write(
+        &file,
+        format!("#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n{tree}...\n"),
+    )
+    .unwrap();
+    let npy = d.path().join("h.npy");
+    let r = run(&["get", &s(&file), "/h", "-o", &s(&npy)]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    let py_values: Vec<String> = values
+        .iter()
+        .map(|v| match *v {
+            ".nan" => "float('nan')".to_owned(),
+            "-.inf" => "float('-inf')".to_owned(),
+            v => v.to_owned(),
+        })
+        .collect();
+    let check = format!(
+        "import sys, numpy as np\nwant = np.array([{}], dtype=np.float64).astype('<f2')\ngot = np.load(sys.argv[1])\nprint(got.dtype.str, got.tobytes() == want.tobytes(), got.view('<u2').tolist(), want.view('<u2').tolist())",
+        py_values.join(", ")
+    );
+    let out = Command::new(&py).args(["-c", &check]).arg(&npy).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.starts_with("<f2 True"), "{text}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Memory
+
+/// An overlapping view (shape 200000 x 200000 over one 8-byte element, strides [0, 0]) in a
+/// file of a few hundred bytes: `get`, `preview` and `preview --all` refuse it with the
+/// array's name and its size, never an abort; `info` shows it without reading it.
+#[test]
+fn overlapping_views_are_refused_on_every_reader() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = "img: !core/ndarray-1.0.0\n  source: 0\n  datatype: float64\n  byteorder: little\n  shape: [200000, 200000]\n  strides: [0, 0]\n";
+    let file = d.path().join("ov.asdf");
+    std::fs::write(&file, with_block(tree, &1.5f64.to_le_bytes())).unwrap();
+    let masked = tree.to_owned() + "  mask: 0.0\n";
+    let mfile = d.path().join("ovm.asdf");
+    std::fs::write(&mfile, with_block(&masked, &1.5f64.to_le_bytes())).unwrap();
+    let f = s(&file);
+    let png = s(&d.path().join("o.png"));
+    let npy = s(&d.path().join("o.npy"));
+    for args in [
+        vec!["preview", &f, "/img", "-o", &png],
+        vec!["preview", &f, "--all", "-o", &png],
+        vec!["preview", &f, "-o", &png],
+        vec!["preview", &f, "/img", "--max-size", "64", "-o", &png],
+        vec!["get", &f, "/img", "-o", &npy],
+        vec!["get", &f, "/img"],
+    ] {
+        let r = run(&args);
+        assert_eq!(r.code, Some(1), "{args:?}: {}", r.text());
+        assert!(
+            r.stderr
+                .contains("/img: the array has 40000000000 elements, more than memory can hold"),
+            "{args:?}: {}",
+            r.text()
+        );
+    }
+    let m = s(&mfile);
+    let r = run(&["preview", &m, "/img", "-o", &png]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(
+        r.stderr.contains("/img: the array has 40000000000 elements"),
+        "{}",
+        r.text()
+    );
+    // A small region of it is drawn.
+    let r = run(&["preview", &f, "/img", "--slice", "0:8, 0:8", "-o", &png]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    let r = run(&["info", &f]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    assert!(r.stdout.contains("shape=[200000, 200000]"), "{}", r.text());
+    assert!(!Path::new(&npy).exists());
+}
+
+// ---------------------------------------------------------------------------------------
+// Numbers
+
+/// The numbers of the command line: `--max-size 0` and `-j 0` are usage errors (they were a
+/// 1x1 picture and one job, silently); `--max-size` as large as 64 bits holds draws at one
+/// pixel per value; `-j` past 1024 is a usage error, not a thousand threads per file.
+#[test]
+fn command_line_numbers_at_their_extremes() {
+    let d = tempfile::tempdir().unwrap();
+    let x = d.path().join("x.asdf");
+    sample(&x);
+    let x = s(&x);
+    let png = s(&d.path().join("o.png"));
+    let dir = s(d.path());
+    for (args, code) in [
+        (vec!["preview", &x, "/x", "-o", &png, "--max-size", "0"], 2),
+        (vec!["preview", &x, "/x", "-o", &png, "--max-size", "-1"], 2),
+        (
+            vec!["preview", &x, "/x", "-o", &png, "--max-size", "18446744073709551616"],
+            2,
+        ),
+        (vec!["preview", &x, "--all", "-o", &png, "--max-size", "0"], 2),
+        (vec!["verify", &dir, "-j", "0"], 2),
+        (vec!["info", &dir, "-j", "0"], 2),
+        (vec!["verify", &dir, "-j", "1025"], 2),
+        (vec!["verify", &dir, "-j", "-1"], 2),
+        (vec!["verify", &dir, "-j", "1024"], 0),
+        (vec!["info", &dir, "-j", "1"], 0),
+    ] {
+        let r = run(&args);
+        assert_eq!(r.code, Some(code), "{args:?}: {}", r.text());
+    }
+    assert!(!Path::new(&png).exists());
+    let r = run(&["preview", &x, "/x", "-o", &png, "--max-size", "18446744073709551615"]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    assert!(r.stderr.contains("(4x3, /x)"), "{}", r.text());
+}
