@@ -472,15 +472,34 @@ fn key_token(k: &Node) -> Option<&str> {
     }
 }
 
+/// The entry a JSON pointer token leads to, as asdf-yaml's pointers choose it: the first string
+/// key of that text, else the first key of another type whose token it is (`1`, `true`).
+fn token_target(entries: &[(Node, Node)], token: &str) -> Option<usize> {
+    entries
+        .iter()
+        .position(|(k, _)| k.as_str() == Some(token))
+        .or_else(|| entries.iter().position(|(k, _)| key_token(k) == Some(token)))
+}
+
 /// The one-to-one tokens of a mapping's entries: each key's JSON pointer token when that
-/// token leads to that entry (the first key it names), else its position (`~e<i>`).
+/// token leads to that entry ([`token_target`]), else its position (`~e<i>`).
 fn entry_tokens(entries: &[(Node, Node)]) -> Vec<String> {
-    let mut seen = std::collections::HashSet::with_capacity(entries.len());
+    use std::collections::HashMap;
+    let mut strings: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
+    let mut any: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
+    for (i, (k, _)) in entries.iter().enumerate() {
+        if let Some(t) = k.as_str() {
+            strings.entry(t).or_insert(i);
+        }
+        if let Some(t) = key_token(k) {
+            any.entry(t).or_insert(i);
+        }
+    }
     entries
         .iter()
         .enumerate()
         .map(|(i, (k, _))| match key_token(k) {
-            Some(t) if seen.insert(t) => asdf::escape_pointer_token(t),
+            Some(t) if strings.get(t).or_else(|| any.get(t)) == Some(&i) => asdf::escape_pointer_token(t),
             _ => format!("{ENTRY}{i}"),
         })
         .collect()
@@ -489,7 +508,7 @@ fn entry_tokens(entries: &[(Node, Node)]) -> Vec<String> {
 /// The one-to-one token of entry `i` alone (see [`entry_tokens`]).
 fn entry_token(entries: &[(Node, Node)], i: usize) -> String {
     match entries.get(i).and_then(|(k, _)| key_token(k)) {
-        Some(t) if !entries[..i].iter().any(|(k, _)| key_token(k) == Some(t)) => asdf::escape_pointer_token(t),
+        Some(t) if token_target(entries, t) == Some(i) => asdf::escape_pointer_token(t),
         _ => format!("{ENTRY}{i}"),
     }
 }
@@ -528,7 +547,7 @@ fn node_at<'a>(f: &'a AsdfFile, pointer: &str) -> Result<&'a Node, Error> {
                 Some(i) => m.entries.get(i.parse::<usize>().map_err(|_| not_found())?),
                 None => {
                     let t = unescape_token(raw).ok_or_else(not_found)?;
-                    m.entries.iter().find(|(k, _)| key_token(k) == Some(t.as_str()))
+                    token_target(&m.entries, &t).and_then(|i| m.entries.get(i))
                 }
             }
             .map(|(_, v)| v),
