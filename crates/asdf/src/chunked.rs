@@ -672,6 +672,18 @@ fn store_dir(
     Ok((canon, None))
 }
 
+/// The URL of the key `key` of the store at `url`, built by the remote crate's encoding (never
+/// by formatting: an HTTP store's keys are percent-encoded where a URL path needs it).
+#[cfg(feature = "remote")]
+fn store_key_url(url: &str, key: &str) -> Result<String, ChunkedError> {
+    let prefix = if url.ends_with('/') {
+        url.to_owned()
+    } else {
+        format!("{url}/")
+    };
+    asdf_remote::child_url(&prefix, key).map_err(|e| ChunkedError::ExternalStore(e.to_string()))
+}
+
 /// The URL of an `FSStore` (asdf-zarr writes its `path` as the URL) and the options to read it
 /// with: only for a file opened from a URL, and only on the same origin (scheme, host and
 /// port) as the file, so that a file cannot make its reader fetch from elsewhere.
@@ -781,7 +793,7 @@ impl Chunked {
             #[cfg(feature = "remote")]
             (None, Some(store)) if store.get("type_string").and_then(Node::as_str) == Some("FSStore") => {
                 let (url, opts) = url_store(store, cx.remote.as_ref())?;
-                let text = fetch_object(&format!("{url}/.zarray"), &opts, MAX_METADATA_BYTES)?
+                let text = fetch_object(&store_key_url(&url, ".zarray")?, &opts, MAX_METADATA_BYTES)?
                     .ok_or_else(|| ChunkedError::ExternalStore(format!("{url}/.zarray is not there")))?;
                 let meta = serde_json::from_slice(&text).map_err(|_| ChunkedError::Metadata("not JSON"))?;
                 (ChunkLayout::from_json(meta)?, Chunks::Url(url, opts))
@@ -1255,7 +1267,7 @@ impl Chunked {
                 }
                 #[cfg(feature = "remote")]
                 Chunks::Url(url, opts) => fetch_object(
-                    &format!("{url}/{}", name.as_str()),
+                    &store_key_url(url, name.as_str())?,
                     opts,
                     chunk_bytes as u64 * 2 + (1 << 16),
                 ),
