@@ -168,6 +168,7 @@ fn convert(
     chunks: Option<&[usize]>,
     fits: &FitsArgs<'_>,
 ) -> Result<ExitCode, asdf::Error> {
+    output::refuse_input_path(path, out)?;
     let format = match output_format(out, to) {
         Ok(f) => f,
         Err(code) => return Ok(code),

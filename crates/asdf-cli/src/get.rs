@@ -42,10 +42,12 @@ impl Args {
         };
         let format = match &self.output {
             None => "json",
-            Some(out) => match output::format("get", out, WRITES) {
-                Ok(f) => f,
-                Err(code) => return Ok(code),
-            },
+            Some(out) => {
+                match output::refuse_input_path(&self.file, out).map(|()| output::format("get", out, WRITES))? {
+                    Ok(f) => f,
+                    Err(code) => return Ok(code),
+                }
+            }
         };
         let file = asdf::Open::path_or_url(&self.file).options(read_options()).open()?;
         if let Some(out) = &self.output {

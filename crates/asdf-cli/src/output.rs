@@ -36,6 +36,22 @@ pub fn list(exts: &[&str]) -> String {
     }
 }
 
+/// Refuses `out` when it is the file named `input` (links followed): checked first, before
+/// the file is opened and before the format, so that this is what is said of it.
+/// [`refuse_inputs`] checks the files it refers to once it is open.
+///
+/// # Errors
+/// [`asdf::Error::OutputIsInput`].
+pub fn refuse_input_path(input: &Path, out: &Path) -> Result<(), asdf::Error> {
+    if asdf::same_file(out, input) {
+        return Err(asdf::Error::OutputIsInput {
+            output: out.to_path_buf(),
+            input: input.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
 /// The format `command` writes to `out`: the one of `writes` (extensions without the dot,
 /// lowercase, the default first) that `out` ends with, or the first for a device or FIFO.
 /// Otherwise the error is reported and the usage exit code returned.

@@ -59,6 +59,7 @@ impl Args {
                 return Ok(ExitCode::from(2));
             }
         };
+        output::refuse_input_path(&self.file, &self.output)?;
         if let Err(code) = output::format("preview", &self.output, &["png"]) {
             return Ok(code);
         }

@@ -89,6 +89,7 @@ pub struct Explode {
 
 impl Explode {
     pub fn run(&self) -> Result<ExitCode, asdf::Error> {
+        output::refuse_input_path(&self.file, &self.output)?;
         if let Err(code) = output::format("explode", &self.output, &["asdf"]) {
             return Ok(code);
         }
@@ -173,6 +174,7 @@ fn rewrite(
     } else {
         &["asdf"]
     };
+    output::refuse_inputs(&file, &[out.to_path_buf()], own)?;
     if !(own == output::Own::Rewritten && file.source().is_own_path(out))
         && let Err(code) = output::format(command, out, writes)
     {
@@ -181,7 +183,6 @@ fn rewrite(
         }
         return Ok(code);
     }
-    output::refuse_inputs(&file, &[out.to_path_buf()], own)?;
     if let Some(chunks) = chunks {
         chunk(&mut file, chunks, compression)?;
     }

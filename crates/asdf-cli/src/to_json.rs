@@ -26,6 +26,9 @@ impl Args {
 }
 
 fn to_json(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<ExitCode, asdf::Error> {
+    if let Some(o) = out {
+        output::refuse_input_path(path, o)?;
+    }
     if let Some(o) = out
         && let Err(code) = output::format("to-json", o, &["json"])
     {

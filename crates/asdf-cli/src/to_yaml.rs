@@ -29,6 +29,9 @@ impl Args {
 const MAX_INLINE_ELEMENTS: usize = 10_000_000;
 
 fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<ExitCode, asdf::Error> {
+    if let Some(o) = out {
+        crate::output::refuse_input_path(path, o)?;
+    }
     if let Some(o) = out
         && let Err(code) = crate::output::format("to-yaml", o, &["yaml", "yml", "asdf"])
     {
