@@ -353,6 +353,7 @@ impl<'f> Array<'f> {
     /// # Errors
     /// [`Error::Array`] with `TypeMismatch`; block and codec errors.
     pub fn read<T: Scalar>(&self) -> Result<Vec<T>, Error> {
+        self.check_whole()?;
         match (&self.inline, &self.located) {
             (Some(d), _) => typed_elements(d, &self.pointer),
             (None, Some((view, at))) => {
@@ -372,11 +373,44 @@ impl<'f> Array<'f> {
         Ok(self.selection(region)?.shape())
     }
 
+    /// The array read whole is held to the limit of a decoded block (`Limits::max_block_bytes`),
+    /// as every region is ([`Array::selection`]): a view whose strides overlap a small block
+    /// can claim far more elements than its file holds.
+    fn check_whole(&self) -> Result<(), Error> {
+        let bytes = self
+            .shape
+            .iter()
+            .fold(self.datatype.size() as u128, |acc, &d| acc.saturating_mul(d as u128));
+        let limit = self.file.options.layout_limits.max_block_bytes;
+        if bytes > u128::from(limit) || usize::try_from(bytes).is_err() {
+            return Err(Error::ReadTooLarge {
+                pointer: self.pointer.clone(),
+                bytes,
+                limit,
+            });
+        }
+        Ok(())
+    }
+
     fn selection(&self, region: &Region) -> Result<Selection, Error> {
-        region.resolve(&self.shape).map_err(|source| Error::Region {
+        let sel = region.resolve(&self.shape).map_err(|source| Error::Region {
             pointer: self.pointer.clone(),
             source,
-        })
+        })?;
+        // Every region read is held to the limit of a decoded block: an overlapping view (a
+        // stride of 0 over a small block) can claim far more elements than its file holds.
+        let bytes = sel.spans.iter().fold(self.datatype.size() as u128, |acc, s| {
+            acc.saturating_mul(s.count as u128)
+        });
+        let limit = self.file.options.layout_limits.max_block_bytes;
+        if bytes > u128::from(limit) || usize::try_from(bytes).is_err() {
+            return Err(Error::ReadTooLarge {
+                pointer: self.pointer.clone(),
+                bytes,
+                limit,
+            });
+        }
+        Ok(sel)
     }
 
     /// The elements of `region` (numpy's basic slicing: `"100:300, 1400:1600"`, `"2, ..."`,
@@ -417,7 +451,14 @@ impl<'f> Array<'f> {
         match self.region_data(&sel)? {
             RegionData::Empty => Ok((Vec::new(), self.byte_order())),
             RegionData::View(sub, data) => {
-                let mut out = Vec::with_capacity(sub.count().saturating_mul(size));
+                // Reserved fallibly: within the limit, but perhaps not within this machine.
+                let mut out = Vec::new();
+                out.try_reserve_exact(sub.count().saturating_mul(size))
+                    .map_err(|_| Error::ReadTooLarge {
+                        pointer: self.pointer.clone(),
+                        bytes: sub.count() as u128 * size as u128,
+                        limit: self.file.options.layout_limits.max_block_bytes,
+                    })?;
                 let bad = || array_error(&self.pointer)(NdArrayError::Invalid("offset"));
                 // The elements in C order, the last axis fastest (an odometer over the index).
                 let mut index = vec![0usize; sub.shape.len()];
@@ -725,6 +766,7 @@ impl<'f> Array<'f> {
     /// # Errors
     /// As [`Array::read`].
     pub fn values(&self) -> Result<ArrayValues, Error> {
+        self.check_whole()?;
         let err = array_error(&self.pointer);
         let block = match &self.located {
             #[cfg(feature = "zarr")]
@@ -758,6 +800,8 @@ impl<'f> Array<'f> {
         &self,
         f: impl FnOnce(&[usize], &mut dyn Iterator<Item = Element>) -> R,
     ) -> Result<R, Error> {
+        // Walking costs no memory, but time and output follow the claim: held to the limit.
+        self.check_whole()?;
         let err = array_error(&self.pointer);
         match (&self.inline, &self.located) {
             (Some(d), _) => Ok(f(&d.shape, &mut d.elements.iter().cloned())),

@@ -93,6 +93,20 @@ pub enum Error {
         #[source]
         source: asdf_core_types::region::RegionError,
     },
+    /// A read of more bytes than the limit of a decoded block (`Limits::max_block_bytes`):
+    /// a view whose strides overlap claims more elements than its block holds, and is held to
+    /// what a file can really hold.
+    #[error(
+        "{pointer}: the region read is {bytes} bytes, more than the limit of {limit} (read a smaller region, or raise Limits::max_block_bytes)"
+    )]
+    ReadTooLarge {
+        /// Where the array is.
+        pointer: String,
+        /// The bytes the read would make.
+        bytes: u128,
+        /// The limit.
+        limit: u64,
+    },
     /// A node read as a typed value ([`crate::AsdfFile::get_as`]) that is not one: another
     /// tag, or a key missing or of the wrong type.
     #[error("{pointer}: {source}")]
@@ -267,6 +281,7 @@ impl Error {
             },
             Error::Array { .. } | Error::Typed { .. } => ErrorKind::Array,
             Error::Region { .. } => ErrorKind::Usage,
+            Error::ReadTooLarge { .. } => ErrorKind::Array,
             #[cfg(feature = "zarr")]
             Error::Chunked { .. } => ErrorKind::Array,
             Error::Fits {

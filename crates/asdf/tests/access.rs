@@ -635,3 +635,40 @@ fn keys_of_one_text_and_two_types_are_never_merged() {
         "{warnings:?}"
     );
 }
+
+/// A view whose strides overlap its block (a 200000 x 200000 float64 array over 16 bytes)
+/// claims 320 GB: every read is held to the limit of a decoded block with a clear error
+/// (never an abort allocating it), the whole array and regions alike; a region within the
+/// limit reads.
+#[test]
+fn overlapping_views_are_held_to_the_block_limit() {
+    let mut file = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+        img: !core/ndarray-1.1.0 {source: 0, datatype: float64, byteorder: little, shape: [200000, 200000], strides: [0, 0]}\n...\n"
+        .to_vec();
+    let data: Vec<u8> = [1.5f64, 2.5].iter().flat_map(|x| x.to_le_bytes()).collect();
+    file.extend_from_slice(b"\xd3BLK");
+    file.extend_from_slice(&48u16.to_be_bytes());
+    file.extend_from_slice(&[0; 8]);
+    for _ in 0..3 {
+        file.extend_from_slice(&(data.len() as u64).to_be_bytes());
+    }
+    file.extend_from_slice(&[0; 16]);
+    file.extend_from_slice(&data);
+    let f = asdf::Open::bytes(file)
+        .options(OpenOptions::default().validate(false))
+        .open()
+        .unwrap();
+    let a = f.array("/img").unwrap();
+    let too_large = |r: Result<(), asdf::Error>| match r {
+        Err(asdf::Error::ReadTooLarge { bytes, .. }) => assert!(bytes > 1 << 30, "{bytes}"),
+        other => panic!("{other:?}"),
+    };
+    too_large(a.read::<f64>().map(drop));
+    too_large(a.values().map(drop));
+    too_large(a.with_elements(|_, _| ()));
+    too_large(a.read_region::<f64>(&"..., ::-1".parse().unwrap()).map(drop));
+    too_large(a.read_region_bytes(&"..., :".parse().unwrap()).map(drop));
+    // A region within the limit reads (every element is the block's first).
+    assert_eq!(a.read_region::<f64>(&"0:2, 7:10".parse().unwrap()).unwrap(), [1.5; 6]);
+    assert_eq!(a.read_region::<f64>(&":, 5".parse().unwrap()).unwrap().len(), 200_000);
+}
