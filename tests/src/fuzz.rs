@@ -531,7 +531,10 @@ pub fn regions(data: &[u8]) {
     for (s, &len) in sel.spans.iter().zip(&shape) {
         assert!(s.count <= len, "{text:?}: {s:?} over an axis of {len}");
         if s.count > 0 {
-            assert!(s.index(0) < len && s.index(s.count - 1) < len, "{text:?}: {s:?} outside {len}");
+            assert!(
+                s.index(0) < len && s.index(s.count - 1) < len,
+                "{text:?}: {s:?} outside {len}"
+            );
         }
         count = count.saturating_mul(s.count as u128);
     }

@@ -49,7 +49,7 @@ fn number(rng: &mut Rng, len: usize) -> String {
             let s = v.abs().to_string();
             let mut out = String::new();
             for (i, c) in s.chars().enumerate() {
-                if i > 0 && (s.len() - i) % 3 == 0 {
+                if i > 0 && (s.len() - i).is_multiple_of(3) {
                     out.push('_');
                 }
                 out.push(c);
@@ -108,7 +108,7 @@ fn regions_resolve_as_numpy_does() {
     let shapes: [&[usize]; 7] = [&[7], &[1], &[0], &[5, 6], &[3, 4, 5], &[2, 0, 3], &[1, 9]];
     let dir = std::env::temp_dir().join(format!("asdf-rs-slices-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut rng = Rng(0x5EED_0F_51_1CE5);
+    let mut rng = Rng(0x5EED_0F51_1CE5);
     let per_shape = 1_500;
     let mut cases = Vec::new();
     let mut ours = Vec::new();
