@@ -1946,10 +1946,10 @@ mod tests {
         options.layout_limits.max_block_bytes = 48;
         let f = hostile_base(options);
         let a = f.array("/a").unwrap();
+        // Held by the array's check, which every read goes through, before the chunks' own.
         match a.read::<f32>() {
-            Err(crate::Error::Chunked {
-                source: ChunkedError::TooLargeToRead { bytes: 64, limit: 48 },
-                ..
+            Err(crate::Error::ReadTooLarge {
+                bytes: 64, limit: 48, ..
             }) => {}
             other => panic!("{other:?}"),
         }
