@@ -88,13 +88,25 @@ pub fn expand(targets: &[PathBuf]) -> Result<Found, asdf::Error> {
             let prefix = t.to_string_lossy();
             let listed = asdf::remote::list(&prefix, &asdf::RemoteOptions::default(), MAX_LISTED)
                 .map_err(|e| asdf::Error::Remote(Box::new(e)))?;
-            found.files.extend(
-                listed
-                    .into_iter()
-                    .map(|(u, _)| u)
-                    .filter(|u| is_asdf_name(std::ffi::OsStr::new(u)))
-                    .map(PathBuf::from),
-            );
+            // A folder marker (an empty object whose key ends in `/`, which the listing gives
+            // without its slash, with objects listed under it) is a folder, as a local folder
+            // is: not a file to read. A name listed twice (a marker and a file) is read once.
+            let urls: std::collections::BTreeSet<&str> = listed.iter().map(|(u, _)| u.as_str()).collect();
+            let mut seen = std::collections::HashSet::new();
+            for (u, size) in &listed {
+                if !is_asdf_name(std::ffi::OsStr::new(u)) {
+                    continue;
+                }
+                let folder = format!("{u}/");
+                let marker = *size == 0
+                    && urls
+                        .range::<str, _>((std::ops::Bound::Excluded(folder.as_str()), std::ops::Bound::Unbounded))
+                        .next()
+                        .is_some_and(|next| next.starts_with(&folder));
+                if !marker && seen.insert(u.clone()) {
+                    found.files.push(PathBuf::from(u));
+                }
+            }
         } else if t.is_dir() {
             let mut walk = Walk {
                 seen: std::collections::HashSet::new(),

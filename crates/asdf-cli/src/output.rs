@@ -43,7 +43,9 @@ pub fn list(exts: &[&str]) -> String {
 /// # Errors
 /// [`asdf::Error::OutputIsInput`].
 pub fn refuse_input_path(input: &Path, out: &Path) -> Result<(), asdf::Error> {
-    if asdf::same_file(out, input) {
+    // A URL names its object by its text (keys are literal): the same text is the same object.
+    let url = |p: &Path| p.to_str().filter(|s| asdf::is_url(s)).map(str::to_owned);
+    if asdf::same_file(out, input) || url(out).is_some_and(|o| url(input).is_some_and(|i| i == o)) {
         return Err(asdf::Error::OutputIsInput {
             output: out.to_path_buf(),
             input: input.to_path_buf(),
@@ -56,6 +58,14 @@ pub fn refuse_input_path(input: &Path, out: &Path) -> Result<(), asdf::Error> {
 /// lowercase, the default first) that `out` ends with, or the first for a device or FIFO.
 /// Otherwise the error is reported and the usage exit code returned.
 pub fn format(command: &str, out: &Path, writes: &[&'static str]) -> Result<&'static str, ExitCode> {
+    // Only the rewriting commands upload; the others would write a local file named like the
+    // URL (`s3:/bucket/x.npy`) and say they wrote the URL.
+    if out.to_str().is_some_and(asdf::is_url) && !matches!(command, "defragment" | "implode") {
+        return usage(&format!(
+            "{}: `{command}` writes local files only (`convert`, `defragment`, `implode` and `edit` write to URLs)",
+            out.display()
+        ));
+    }
     if is_special(out) {
         return Ok(writes.first().copied().unwrap_or_default());
     }

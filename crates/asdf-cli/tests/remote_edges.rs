@@ -552,3 +552,62 @@ fn a_file_without_etag_rewritten_in_the_same_size_fails_the_read_not_mixes_versi
         "{e}"
     );
 }
+
+/// Found by the independent review of the remote surfaces: commands that write local files
+/// only (`get`, `to-json`, `to-yaml`, `preview`, `explode`) refuse a URL output (they wrote a
+/// local file named `s3:/bucket/x.npy` and said they wrote the URL); `convert` refuses an
+/// output that is its input's URL (it replaced it); a folder marker (an empty object
+/// `run/d.asdf/` with objects under it) is a folder to `verify`, not a file that is missing or
+/// verified twice.
+#[test]
+fn url_outputs_and_folder_markers_found_by_the_review() {
+    let moto = Server::moto();
+    let d = dir("remote-edges-review");
+    let good = d.join("good.asdf");
+    small_asdf(&good, 3);
+    moto.boto3_put("in/small.asdf", &good);
+    let run = |args: &[&str]| {
+        let out = moto.cli().current_dir(&d).args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    for args in [
+        &["get", "s3://data/in/small.asdf", "/x", "-o", "s3://data/out/x.npy"][..],
+        &["to-json", "s3://data/in/small.asdf", "-o", "s3://data/out/t.json"],
+        &["to-yaml", "s3://data/in/small.asdf", "-o", "s3://data/out/t.yaml"],
+        &["explode", "s3://data/in/small.asdf", "-o", "s3://data/out/e.asdf"],
+        &[
+            "get",
+            "s3://data/in/small.asdf",
+            "/x",
+            "-o",
+            "http://127.0.0.1:9/x.json",
+        ],
+    ] {
+        let (code, text) = run(args);
+        assert_eq!(code, Some(2), "{args:?}: {text}");
+        assert!(text.contains("writes local files only"), "{args:?}: {text}");
+    }
+    assert!(moto.boto3_list("out/").is_empty());
+    assert!(!d.join("s3:").exists() && !d.join("http:").exists());
+    let before = moto.boto3_get("in/small.asdf", &d);
+    let (code, text) = run(&["convert", "s3://data/in/small.asdf", "-o", "s3://data/in/small.asdf"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("refusing to write over"), "{text}");
+    assert_eq!(moto.boto3_get("in/small.asdf", &d), before);
+    // Folder markers: `m/d.asdf/` (empty) with a file under it, and `m/x.asdf` beside its own
+    // marker `m/x.asdf/`.
+    let empty = d.join("empty");
+    std::fs::write(&empty, b"").unwrap();
+    moto.boto3_put("m/d.asdf/", &empty);
+    moto.boto3_put("m/d.asdf/in.asdf", &good);
+    moto.boto3_put("m/x.asdf", &good);
+    moto.boto3_put("m/x.asdf/", &empty);
+    moto.boto3_put("m/x.asdf/y.asdf", &good);
+    let (code, text) = run(&["verify", "s3://data/m/"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("3 files: 3 verified, 0 failed"), "{text}");
+    assert_eq!(text.matches("ok    s3://data/m/x.asdf ").count(), 1, "{text}");
+}
