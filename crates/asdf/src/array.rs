@@ -373,14 +373,11 @@ impl<'f> Array<'f> {
         Ok(self.selection(region)?.shape())
     }
 
-    /// The array read whole is held to the limit of a decoded block (`Limits::max_block_bytes`),
-    /// as every region is ([`Array::selection`]): a view whose strides overlap a small block
-    /// can claim far more elements than its file holds.
-    fn check_whole(&self) -> Result<(), Error> {
-        let bytes = self
-            .shape
-            .iter()
-            .fold(self.datatype.size() as u128, |acc, &d| acc.saturating_mul(d as u128));
+    /// A read of `counts` elements along each axis is held to the limit of a decoded block
+    /// (`Limits::max_block_bytes`), whole or by region: a view whose strides overlap a small
+    /// block can claim far more elements than its file holds.
+    fn check_read(&self, counts: impl Iterator<Item = usize>) -> Result<(), Error> {
+        let bytes = counts.fold(self.datatype.size() as u128, |acc, d| acc.saturating_mul(d as u128));
         let limit = self.file.options.layout_limits.max_block_bytes;
         if bytes > u128::from(limit) || usize::try_from(bytes).is_err() {
             return Err(Error::ReadTooLarge {
@@ -392,24 +389,17 @@ impl<'f> Array<'f> {
         Ok(())
     }
 
+    /// [`Array::check_read`] of the whole array.
+    fn check_whole(&self) -> Result<(), Error> {
+        self.check_read(self.shape.iter().copied())
+    }
+
     fn selection(&self, region: &Region) -> Result<Selection, Error> {
         let sel = region.resolve(&self.shape).map_err(|source| Error::Region {
             pointer: self.pointer.clone(),
             source,
         })?;
-        // Every region read is held to the limit of a decoded block: an overlapping view (a
-        // stride of 0 over a small block) can claim far more elements than its file holds.
-        let bytes = sel.spans.iter().fold(self.datatype.size() as u128, |acc, s| {
-            acc.saturating_mul(s.count as u128)
-        });
-        let limit = self.file.options.layout_limits.max_block_bytes;
-        if bytes > u128::from(limit) || usize::try_from(bytes).is_err() {
-            return Err(Error::ReadTooLarge {
-                pointer: self.pointer.clone(),
-                bytes,
-                limit,
-            });
-        }
+        self.check_read(sel.spans.iter().map(|s| s.count))?;
         Ok(sel)
     }
 

@@ -1957,6 +1957,22 @@ mod tests {
         assert_eq!(a.read_region::<f32>(&r).unwrap(), [6.0, 7.0, 10.0, 11.0]);
     }
 
+    /// Writes at `path` a file whose `/z` is an asdf-zarr array in the store `store` of
+    /// `kind` (a path beside the file).
+    fn write_store_file(path: &Path, store: &str, kind: &str) {
+        let mut f = crate::AsdfFile::new(crate::Version::STANDARD_LATEST).unwrap();
+        let node = Node::map(vec![(
+            Node::str("store"),
+            Node::map(vec![
+                (Node::str("type_string"), Node::str(kind)),
+                (Node::str("path"), Node::str(store)),
+            ]),
+        )])
+        .with_tag(format!("{ZARR_TAG_PREFIX}1.0.0"));
+        f.set("/z", node).unwrap();
+        f.write_to(path, &crate::WriteOptions::default()).unwrap();
+    }
+
     #[test]
     fn stores_outside_the_files_directory_are_refused() {
         let dir = std::env::temp_dir().join(format!("asdf-rs-store-{}", std::process::id()));
@@ -1971,19 +1987,7 @@ mod tests {
         .unwrap();
         std::fs::write(outside.join("0"), 1.25f64.to_le_bytes().repeat(2)).unwrap();
         let path = inner.join("f.asdf");
-        let write = |store: &str, kind: &str| {
-            let mut f = crate::AsdfFile::new(crate::Version::STANDARD_LATEST).unwrap();
-            let node = Node::map(vec![(
-                Node::str("store"),
-                Node::map(vec![
-                    (Node::str("type_string"), Node::str(kind)),
-                    (Node::str("path"), Node::str(store)),
-                ]),
-            )])
-            .with_tag(format!("{ZARR_TAG_PREFIX}1.0.0"));
-            f.set("/z", node).unwrap();
-            f.write_to(&path, &crate::WriteOptions::default()).unwrap();
-        };
+        let write = |store: &str, kind: &str| write_store_file(&path, store, kind);
         let err = |policy: crate::ReferencePolicy| {
             let f = crate::Open::path(&path)
                 .options(crate::OpenOptions::default().references(policy))
@@ -2031,17 +2035,7 @@ mod tests {
         std::fs::write(dir.join("secret"), 7.5f64.to_le_bytes().repeat(2)).unwrap();
         std::os::unix::fs::symlink(dir.join("secret"), store.join("0")).unwrap();
         let path = inner.join("f.asdf");
-        let mut f = crate::AsdfFile::new(crate::Version::STANDARD_LATEST).unwrap();
-        let node = Node::map(vec![(
-            Node::str("store"),
-            Node::map(vec![
-                (Node::str("type_string"), Node::str("DirectoryStore")),
-                (Node::str("path"), Node::str("s.zarr")),
-            ]),
-        )])
-        .with_tag(format!("{ZARR_TAG_PREFIX}1.0.0"));
-        f.set("/z", node).unwrap();
-        f.write_to(&path, &crate::WriteOptions::default()).unwrap();
+        write_store_file(&path, "s.zarr", "DirectoryStore");
         let read = |policy: crate::ReferencePolicy| {
             let f = crate::Open::path(&path)
                 .options(crate::OpenOptions::default().references(policy))
@@ -2100,17 +2094,7 @@ mod tests {
             .collect();
         std::fs::write(store.join("0"), &values[..32]).unwrap();
         std::fs::write(store.join("1"), &values[32..]).unwrap();
-        let mut f = crate::AsdfFile::new(crate::Version::STANDARD_LATEST).unwrap();
-        let node = Node::map(vec![(
-            Node::str("store"),
-            Node::map(vec![
-                (Node::str("type_string"), Node::str("DirectoryStore")),
-                (Node::str("path"), Node::str("s.zarr")),
-            ]),
-        )])
-        .with_tag(format!("{ZARR_TAG_PREFIX}1.0.0"));
-        f.set("/z", node).unwrap();
-        f.write_to(dir.join("f.asdf"), &crate::WriteOptions::default()).unwrap();
+        write_store_file(&dir.join("f.asdf"), "s.zarr", "DirectoryStore");
         // The current folder is the process's: a child process runs the bare-name open.
         let exe = std::env::current_exe().unwrap();
         if std::env::var_os("ASDF_RS_BARE_NAME_CHILD").is_some() {
