@@ -696,3 +696,41 @@ fn command_line_numbers_at_their_extremes() {
     assert_eq!(r.code, Some(0), "{}", r.text());
     assert!(r.stderr.contains("(4x3, /x)"), "{}", r.text());
 }
+
+/// Found by the independent review: an `explode` that fails (its output a folder, or a name
+/// ending in `/`) wrote its parts first, over existing files of those names. Now nothing is
+/// put in place before every file is complete and every target is known to take a file.
+#[test]
+fn a_failed_explode_leaves_every_existing_file_as_it_was() {
+    let d = tempfile::tempdir().unwrap();
+    let x = d.path().join("x.asdf");
+    sample(&x);
+    std::fs::create_dir(d.path().join("dir.asdf")).unwrap();
+    std::fs::write(d.path().join("dir0000.asdf"), b"precious").unwrap();
+    let r = run(&["explode", &s(&x), "-o", &s(&d.path().join("dir.asdf"))]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert_eq!(std::fs::read(d.path().join("dir0000.asdf")).unwrap(), b"precious");
+    assert!(!d.path().join("dir0001.asdf").exists(), "{}", r.text());
+    let out = format!("{}/", s(&d.path().join("out.asdf")));
+    let r = run(&["explode", &s(&x), "-o", &out]);
+    assert_ne!(r.code, Some(0), "{}", r.text());
+    let left: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("out") || n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}: {}", r.text());
+    // And a good explode still writes the file and its parts.
+    let r = run(&["explode", &s(&x), "-o", &s(&d.path().join("e.asdf"))]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    assert!(d.path().join("e0000.asdf").exists() && d.path().join("e0001.asdf").exists());
+    assert_eq!(
+        asdf::open(d.path().join("e.asdf"))
+            .unwrap()
+            .array("/x")
+            .unwrap()
+            .read::<f64>()
+            .unwrap(),
+        (0..12).map(f64::from).collect::<Vec<_>>()
+    );
+}

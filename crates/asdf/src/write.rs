@@ -355,11 +355,25 @@ impl AsdfFile {
     /// `release_old`: the file replaced is not read by this write (see
     /// [`TempFile::release_replaced`]).
     pub(crate) fn write_atomic(&self, path: &Path, options: &WriteOptions, release_old: bool) -> Result<(), Error> {
+        match self.stage_atomic(path, options, release_old)? {
+            Some((tmp, f)) => tmp.commit(f, options.durable),
+            None => Ok(()),
+        }
+    }
+
+    /// [`AsdfFile::write_atomic`] up to the rename: the complete temporary file beside the
+    /// target, to be committed by the caller (`None`: a device or FIFO, written into already).
+    pub(crate) fn stage_atomic(
+        &self,
+        path: &Path,
+        options: &WriteOptions,
+        release_old: bool,
+    ) -> Result<Option<(TempFile, std::fs::File)>, Error> {
         let path = match destination(path) {
             Dest::InPlace => {
                 // A device or a FIFO: the whole file, made in memory, written into it.
                 let bytes = self.to_bytes(options)?;
-                return write_atomically(path, |w| w.write_all(&bytes));
+                return write_atomically(path, |w| w.write_all(&bytes)).map(|()| None);
             }
             Dest::Atomic(p) => p,
         };
@@ -378,7 +392,7 @@ impl AsdfFile {
             w.0
         };
         let f = w.into_inner().map_err(|e| tmp.error(e.into_error()))?;
-        tmp.commit(f, options.durable)
+        Ok(Some((tmp, f)))
     }
 
     fn write_into<W: Sink>(&self, out: &mut W, options: &WriteOptions) -> Result<(), Error> {
@@ -774,7 +788,7 @@ impl AsdfFile {
                 });
             }
         }
-        let mut written = Vec::new();
+        let mut staged = Vec::new();
         let mut names: std::collections::HashMap<String, String> = std::collections::HashMap::new();
         for p in block_arrays(&self.doc()?.root) {
             let Some(n) = self.doc()?.root.at_path(&p) else {
@@ -819,8 +833,7 @@ impl AsdfFile {
                 // Each block file is a complete ASDF file holding just that block.
                 let mut part = AsdfFile::new(self.standard)?;
                 part.pending.push(block);
-                let w = part.write_blocks_raw(part.doc()?.clone(), dir.join(&name), options)?;
-                written.push(w);
+                staged.push(part.write_blocks_raw(part.doc()?.clone(), dir.join(&name), options)?);
                 names.insert(key, name.clone());
                 name
             };
@@ -830,14 +843,38 @@ impl AsdfFile {
                 *s = Node::str(file_name);
             }
         }
-        main.write_atomic(path, &options.clone().internalize(false), true)?;
-        written.insert(0, path.to_path_buf());
+        // Nothing is put in place until every file is complete: a failure on the way (a full
+        // disk, an output that is a folder) leaves every existing file as it was.
+        let main_staged = main.stage_atomic(path, &options.clone().internalize(false), true)?;
+        for target in staged.iter().map(|(p, ..)| p.as_path()).chain(std::iter::once(path)) {
+            if target.is_dir() || target.as_os_str().as_encoded_bytes().ends_with(b"/") {
+                return Err(Error::Io {
+                    path: target.to_path_buf(),
+                    source: std::io::Error::from(std::io::ErrorKind::IsADirectory),
+                });
+            }
+        }
+        let mut written = vec![path.to_path_buf()];
+        for (p, tmp, f) in staged {
+            tmp.commit(f, options.durable)?;
+            written.push(p);
+        }
+        if let Some((tmp, f)) = main_staged {
+            tmp.commit(f, options.durable)?;
+        }
         Ok(written)
     }
 
     /// Writes `doc` and every pending block (in order) to `path`, atomically; used for the
     /// block files of the exploded form, whose trees reference no block.
-    fn write_blocks_raw(&self, doc: Document, path: PathBuf, options: &WriteOptions) -> Result<PathBuf, Error> {
+    /// A file of this file's pending blocks under `doc`, complete in a temporary file beside
+    /// `path` that the caller commits.
+    fn write_blocks_raw(
+        &self,
+        doc: Document,
+        path: PathBuf,
+        options: &WriteOptions,
+    ) -> Result<(PathBuf, TempFile, std::fs::File), Error> {
         let path = match destination(&path) {
             Dest::Atomic(p) => p,
             Dest::InPlace => return Err(not_regular(&path)),
@@ -860,8 +897,7 @@ impl AsdfFile {
         }
         let out = w.finish(options.index)?;
         let f = out.into_inner().map_err(|e| tmp.error(e.into_error()))?;
-        tmp.commit(f, options.durable)?;
-        Ok(path)
+        Ok((path, tmp, f))
     }
 
     /// The YAML text written for `doc` with `edits`: validated (when asked), `asdf_library`
