@@ -42,7 +42,11 @@ fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
         crate::output::refuse_inputs(&file, &[o.to_path_buf()], crate::output::Own::Refused)?;
     }
     let mut doc = file.document()?.clone();
-    for p in file.array_pointers()? {
+    // Chunked arrays too (asdf-zarr's, ASDF.jl's): inlined as core ndarrays of the file's
+    // standard (their chunks in blocks would be lost: the output has no blocks).
+    let ndarrays: std::collections::HashSet<String> = file.array_pointers()?.into_iter().collect();
+    let ndarray_tag = asdf::tag_for(file.standard_version(), "core/ndarray")?;
+    for p in file.all_array_pointers()? {
         // Inline YAML is built as a tree before it is written: arrays are inlined up to a
         // size whose tree fits in memory comfortably (to-json streams any size).
         if let Ok(v) = file.array(&p).and_then(|a| a.view().cloned())
@@ -55,9 +59,12 @@ fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
         }
         let a = file.array(&p).and_then(|a| a.values())?;
         let node = asdf_yaml_pointer_get(&doc, &p);
-        let tag = node
-            .and_then(|n| n.tag.as_deref().map(str::to_owned))
-            .unwrap_or_default();
+        let tag = if ndarrays.contains(&p) {
+            node.and_then(|n| n.tag.as_deref().map(str::to_owned))
+                .unwrap_or_default()
+        } else {
+            ndarray_tag.clone()
+        };
         let mut inline = asdf::NdArray::inline(a.datatype, &a.shape, &a.elements).to_node(&tag);
         // Its anchor stays, so that aliases of the array (a FITS HDU's `data` in `_fits`)
         // still name it.

@@ -734,3 +734,26 @@ fn a_failed_explode_leaves_every_existing_file_as_it_was() {
         (0..12).map(f64::from).collect::<Vec<_>>()
     );
 }
+
+/// Found by the independent review: `to-yaml` kept a chunked array's chunk map but wrote no
+/// blocks (the array was lost, exit 0); chunked arrays are inlined as core ndarrays now.
+#[test]
+fn to_yaml_inlines_chunked_arrays() {
+    let d = tempfile::tempdir().unwrap();
+    let x = d.path().join("c.asdf");
+    let v: Vec<f64> = (0..35).map(f64::from).collect();
+    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
+    f.put_array("/z", asdf::NewArray::from_slice(&v, &[7, 5]).unwrap().chunks(&[3, 2]))
+        .unwrap();
+    f.write_to(&x, &asdf::WriteOptions::default()).unwrap();
+    assert!(matches!(
+        asdf::open(&x).unwrap().array("/z").unwrap().storage(),
+        asdf::Storage::Chunked { .. }
+    ));
+    let out = d.path().join("y.asdf");
+    let r = run(&["to-yaml", &s(&x), "-o", &s(&out)]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    let back = asdf::open(&out).unwrap();
+    assert_eq!(back.array("/z").unwrap().read::<f64>().unwrap(), v);
+    assert_eq!(back.array("/z").unwrap().shape(), &[7, 5]);
+}
