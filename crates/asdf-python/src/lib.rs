@@ -1459,6 +1459,10 @@ struct ToWrite<'py> {
     mask: Option<Bound<'py, PyAny>>,
 }
 
+/// The deepest a written tree may nest (the YAML reader's limit is 1,000 levels, the root and
+/// a tagged node's inner value included).
+const MAX_WRITE_DEPTH: usize = 990;
+
 fn to_node<'py>(
     py: Python<'py>,
     obj: &Bound<'py, PyAny>,
@@ -1467,6 +1471,14 @@ fn to_node<'py>(
     arrays: &mut Vec<ToWrite<'py>>,
     integer_tag: &str,
 ) -> PyResult<Node> {
+    // A tree that contains itself (`r["self"] = r`) or nests deeper than a reader takes (the
+    // YAML limit of 1,000 levels): refused, never a stack overflow of the interpreter, nor a
+    // file that cannot be read back.
+    if at.len() >= MAX_WRITE_DEPTH {
+        return Err(usage(format!(
+            "{pointer}: the tree nests deeper than {MAX_WRITE_DEPTH} levels (or contains itself), which no reader takes"
+        )));
+    }
     let mut tag: Option<String> = None;
     // Our tree's views and `Tagged` carry `_asdf_tag`; Python asdf's tagged types `_tag`.
     for attr in ["_asdf_tag", "_tag"] {
@@ -1532,7 +1544,12 @@ fn to_node<'py>(
             mask,
         });
         Node::null()
-    } else if let Ok(d) = obj.cast::<PyDict>() {
+    } else if let Ok(d) = obj.cast::<PyDict>()
+        // A plain dict, or a subclass whose items are its own: Python asdf's `AsdfObject` and
+        // `TaggedDict` are dicts that keep their items in a `UserDict`'s `data`, read below
+        // through `items()` (their dict storage is empty: they were written empty).
+        && (d.is_exact_instance_of::<PyDict>() || !obj.hasattr("data")?)
+    {
         let mut entries = Vec::with_capacity(d.len());
         for (i, (k, v)) in d.iter().enumerate() {
             let key = to_node(py, &k, pointer, &mut Vec::new(), &mut Vec::new(), integer_tag)?;

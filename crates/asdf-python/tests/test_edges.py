@@ -513,3 +513,36 @@ def test_a_chunked_array_that_fails_to_read_is_never_its_mapping(tmp_path):
             node = f.to_objects()["z"]
         assert node._tag.startswith("asdf://asdf-format.org/zarr/tags/zarr-")
         assert node["chunk_block_map"] == 4
+
+
+def test_python_asdf_trees_are_written_whole_and_self_containing_trees_refused(tmp_path):
+    """Found by the independent review: Python asdf's `AsdfObject` and `TaggedDict` (dicts that
+    keep their items in a UserDict's `data`) were written empty; a tree that contains itself
+    or nests past what a reader takes killed the interpreter (stack overflow)."""
+    import subprocess
+    import sys
+
+    import asdf
+    from asdf.tagged import TaggedDict
+
+    src = tmp_path / "src.asdf"
+    asdf.AsdfFile({"sci": np.arange(5.0), "meta": {"exp": 3}}).write_to(src)
+    with asdf.open(src) as af:
+        asdf_rs.write(tmp_path / "copy.asdf", af.tree)
+    with asdf.open(tmp_path / "copy.asdf") as af:
+        assert list(af["sci"]) == [0.0, 1.0, 2.0, 3.0, 4.0]
+        assert af["meta"] == {"exp": 3}
+    asdf_rs.write(tmp_path / "t.asdf", {"c": TaggedDict({"y": 1}, "tag:example.org:x-1.0.0")})
+    with asdf_rs.open(tmp_path / "t.asdf") as f:
+        assert f.tree["c"].to_dict() == {"y": 1}
+    script = (
+        "import asdf_rs, sys\n"
+        "r = {}; r['self'] = r\n"
+        "try:\n    asdf_rs.write(sys.argv[1], r)\nexcept Exception as e:\n    print('refused', type(e).__name__)\n"
+        "d = cur = {}\n"
+        "for _ in range(20000):\n    cur['a'] = {}; cur = cur['a']\n"
+        "try:\n    asdf_rs.write(sys.argv[1], d)\nexcept Exception as e:\n    print('refused', type(e).__name__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "r.asdf")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["refused AsdfError", "refused AsdfError"], out.stdout
