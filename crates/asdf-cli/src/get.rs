@@ -54,6 +54,14 @@ impl Args {
             output::refuse_inputs(&file, std::slice::from_ref(out), output::Own::Refused)?;
         }
         let a = file.array(&self.pointer)?;
+        if a.is_masked() {
+            // Its values alone would read as valid where the file masks them.
+            crate::report::error(&format!(
+                "{}: the array is masked, and `get` writes no masks (a .npy file has no place for one); `to-json` writes it with its mask",
+                self.pointer
+            ));
+            return Ok(ExitCode::from(1));
+        }
         let shape = a.region_shape(&region)?;
         let Some((descr, bytes)) = region_bytes(&a, &region)? else {
             crate::report::error(&format!(

@@ -757,3 +757,33 @@ fn to_yaml_inlines_chunked_arrays() {
     assert_eq!(back.array("/z").unwrap().read::<f64>().unwrap(), v);
     assert_eq!(back.array("/z").unwrap().shape(), &[7, 5]);
 }
+
+/// Found by the independent review: `get` of a masked array wrote its values without the mask
+/// (masked values read as valid); it refuses now, naming `to-json`, which writes the mask.
+#[test]
+fn get_refuses_masked_arrays_rather_than_drop_the_mask() {
+    let d = tempfile::tempdir().unwrap();
+    let m = d.path().join("m.asdf");
+    let tree =
+        "m: !core/ndarray-1.0.0\n  source: 0\n  datatype: float64\n  byteorder: little\n  shape: [2]\n  mask: 1.5\n";
+    std::fs::write(
+        &m,
+        with_block(
+            tree,
+            &[1.5f64, 2.0].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>(),
+        ),
+    )
+    .unwrap();
+    let (mp, npy, json) = (s(&m), s(&d.path().join("o.npy")), s(&d.path().join("o.json")));
+    for args in [
+        vec!["get", &mp, "/m"],
+        vec!["get", &mp, "/m", "-o", &npy],
+        vec!["get", &mp, "/m", "-o", &json],
+    ] {
+        let r = run(&args);
+        assert_eq!(r.code, Some(1), "{args:?}: {}", r.text());
+        assert!(r.stderr.contains("the array is masked"), "{}", r.text());
+        assert!(r.stdout.is_empty(), "{}", r.text());
+    }
+    assert!(!d.path().join("o.npy").exists() && !d.path().join("o.json").exists());
+}
