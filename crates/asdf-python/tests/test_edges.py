@@ -546,3 +546,21 @@ def test_python_asdf_trees_are_written_whole_and_self_containing_trees_refused(t
     out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "r.asdf")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ["refused AsdfError", "refused AsdfError"], out.stdout
+
+
+def test_lazy_arrays_iterate_and_indices_are_numpy_s(tmp_path):
+    """Found by the independent review: iterating a LazyArray raised at its end; `element`
+    ignored extra indices and took floats and booleans as integers; a boolean index of a lazy
+    array read a row."""
+    p = tmp_path / "sl.asdf"
+    asdf.AsdfFile({"v": np.arange(10, dtype="i2"), "x": np.arange(60.0).reshape(6, 10)}).write_to(p)
+    with asdf_rs.open(p) as f:
+        assert [int(v) for v in f.lazy("/v")] == list(range(10))
+        assert 9 in f.lazy("/v") and 99 not in f.lazy("/v")
+        for bad in [(1, 2, 7), (1.0, 2), (True, 1), (1,)]:
+            with pytest.raises(IndexError):
+                f.element("/x", bad)
+        assert f.element("/x", (-1, -1)) == 59.0
+        assert f.element("/x", (np.int64(1), 2)) == 12.0
+        with pytest.raises(IndexError):
+            f.lazy("/x")[True]

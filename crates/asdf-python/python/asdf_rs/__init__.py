@@ -446,9 +446,16 @@ class File:
         if "block" not in lay or lay.get("masked"):
             return self.array(pointer)[tuple(index)]
         shape = tuple(lay["shape"])
-        index = tuple(int(i) + n if int(i) < 0 else int(i) for i, n in zip(index, shape))
-        if len(index) != len(shape) or any(not 0 <= i < n for i, n in zip(index, shape)):
-            raise IndexError(f"{pointer}: index {index} out of range for shape {shape}")
+        given = tuple(index)
+        # As numpy indexes: exactly one integer per axis (not a bool, not a float), negative
+        # ones from the end; the index as given in the message.
+        if len(given) != len(shape) or any(
+            isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) for i in given
+        ):
+            raise IndexError(f"{pointer}: index {given} is not one integer per axis of shape {shape}")
+        index = tuple(int(i) + n if int(i) < 0 else int(i) for i, n in zip(given, shape))
+        if any(not 0 <= i < n for i, n in zip(index, shape)):
+            raise IndexError(f"{pointer}: index {given} out of range for shape {shape}")
         dtype = np.dtype(_dtype(lay["dtype"]))
         at = lay["offset"] + sum(i * s for i, s in zip(index, lay["strides"]))
         raw = self._native.block_range(lay["block"], at, at + dtype.itemsize)
@@ -558,6 +565,9 @@ def _region_text(key, ndim):
     for k in key:
         if k is Ellipsis:
             parts.append("...")
+        elif isinstance(k, (bool, np.bool_)):
+            # numpy takes a boolean as a mask (a new axis), not as the integer 0 or 1.
+            raise IndexError(f"a boolean ({k!r}) is a mask, not basic slicing: index a lazy array with integers")
         elif isinstance(k, slice):
             f = lambda v: "" if v is None else str(operator.index(v))  # noqa: E731
             parts.append(f"{f(k.start)}:{f(k.stop)}:{f(k.step)}")
@@ -607,6 +617,12 @@ class LazyArray:
         shape, buf, _ = self._f._native.region(self._pointer, text)
         a = np.frombuffer(buf, dtype=self.dtype).reshape(shape)
         return a[()] if a.ndim == 0 else a
+
+    def __iter__(self):
+        # The rows, one region read each (Python's fallback iteration over __getitem__ would
+        # stop only on an IndexError).
+        for i in range(len(self)):
+            yield self[i]
 
     def __array__(self, dtype=None, copy=None):
         a = self._f.array(self._pointer)
