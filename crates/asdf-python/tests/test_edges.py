@@ -564,3 +564,14 @@ def test_lazy_arrays_iterate_and_indices_are_numpy_s(tmp_path):
         assert f.element("/x", (np.int64(1), 2)) == 12.0
         with pytest.raises(IndexError):
             f.lazy("/x")[True]
+
+
+def test_to_dask_keeps_masks(tmp_path):
+    """Found by the independent review: `to_dask` of a masked array gave its values as valid."""
+    p = tmp_path / "mask.asdf"
+    m = np.ma.array(np.arange(12, dtype="i4").reshape(3, 4), mask=np.arange(12).reshape(3, 4) % 5 == 0)
+    asdf.AsdfFile({"m": m}).write_to(p)
+    with asdf_rs.open(p) as f:
+        got = f.to_dask("/m").compute()
+    assert np.ma.isMaskedArray(got)
+    assert (np.ma.getmaskarray(got) == m.mask).all() and (got.data == m.data).all()

@@ -199,7 +199,9 @@ def to_dask(f, pointer, chunk_bytes=64 << 20):
             return d
     plan, lay = chunk_plan(f, pointer, chunk_bytes)
     if plan is None:
-        return da.from_array(np.asarray(f.array(pointer)), chunks=-1)
+        # In the tree, or masked: the array as `f[p]` gives it, masks kept (np.asarray dropped
+        # them: masked values read as valid).
+        return da.from_array(f.array(pointer), chunks=-1, asarray=False)
     dtype = np.dtype(_descr(lay["dtype"]))
     shape = tuple(lay["shape"])
     target = f._native.target()[0]
