@@ -2,6 +2,8 @@
 //! against its block; on every core, in bounded memory. The CLI's `verify` and `validate` and
 //! the Python bindings' `verify` all call it.
 
+use std::path::PathBuf;
+
 use crate::{AsdfFile, Error, layout::ChecksumStatus};
 
 /// What [`AsdfFile::verify`] found: one result per block (in block order) and one per array
@@ -84,10 +86,47 @@ impl AsdfFile {
                     });
                     if let Err(e) = checked {
                         arrays.push((p, e));
+                    } else if let Some(e) = self.external_problem(&p) {
+                        arrays.push((p, e));
                     }
                 }
             }
         }
         VerifyReport { blocks, arrays }
+    }
+
+    /// For an ndarray whose block is in another file (the exploded form): that file's own
+    /// blocks verified (a part whose checksum fails fails its array, as Python asdf's read
+    /// with checksums does); `None` when it passes or the array is not external.
+    fn external_problem(&self, pointer: &str) -> Option<Error> {
+        let doc = self.doc().ok()?;
+        let uri = asdf_yaml::pointer::get(doc, pointer).ok()?.get("source")?.as_str()?;
+        if uri.starts_with("fits:") {
+            return None;
+        }
+        let external = |file: PathBuf, source: Error| Error::External {
+            pointer: pointer.to_owned(),
+            file,
+            source: Box::new(source),
+        };
+        let path = match self.referenced_path(uri) {
+            Ok(Some(p)) => p,
+            // Refused or without a folder: the array's read already says so.
+            _ => return None,
+        };
+        let part = match crate::Open::path(&path)
+            .options(self.options.clone().validate(false))
+            .open()
+        {
+            Ok(f) => f,
+            Err(e) => return Some(external(path, e)),
+        };
+        let report = part.verify(None);
+        report
+            .blocks
+            .into_iter()
+            .find_map(|(_, r)| r.err())
+            .or_else(|| report.arrays.into_iter().next().map(|(_, e)| e))
+            .map(|e| external(path, e))
     }
 }
