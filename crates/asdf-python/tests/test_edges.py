@@ -575,3 +575,18 @@ def test_to_dask_keeps_masks(tmp_path):
         got = f.to_dask("/m").compute()
     assert np.ma.isMaskedArray(got)
     assert (np.ma.getmaskarray(got) == m.mask).all() and (got.data == m.data).all()
+
+
+def test_to_dask_refuses_a_local_file_replaced_since_it_was_opened(tmp_path):
+    """Found by the independent review: a dask array of a local file read whichever file was at
+    the path when computed (the File gave the old values, the graph the new)."""
+    p = tmp_path / "dr.asdf"
+    x = np.arange(1000.0)
+    asdf.AsdfFile({"x": x}).write_to(p)
+    with asdf_rs.open(p) as f:
+        d = f.to_dask("/x")
+        assert d[5].compute() == 5.0
+        asdf.AsdfFile({"x": -x}).write_to(tmp_path / "new.asdf")
+        os.replace(tmp_path / "new.asdf", p)
+        with pytest.raises(OSError, match="changed since it was opened"):
+            d[5].compute()

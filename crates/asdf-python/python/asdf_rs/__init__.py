@@ -16,6 +16,7 @@ Errors are `AsdfError` (and `AsdfValidationError` for schema violations) with `p
 from collections.abc import Mapping, Sequence
 
 import operator
+import os
 
 import numpy as np
 
@@ -222,6 +223,16 @@ class File:
         self._ctx = None
         self._anchors = {}
         self._block_data = {}
+        # A local file's identity when opened: Dask tasks, which read it again by its path,
+        # refuse another version (a file replaced or rewritten since).
+        self._local_stat = None
+        try:
+            target = native.target()[0]
+            if "://" not in str(target):
+                st = os.stat(target)
+                self._local_stat = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+        except (OSError, AttributeError, TypeError):
+            pass
 
     def __enter__(self):
         return self

@@ -22,12 +22,35 @@ def _descr(d):
     return _dtype(d)
 
 
+def _access(f):
+    """How the tasks reach the file: (settings, anonymous, version, local), version the (size,
+    ETag) of a remote file when it was opened, local the (size, mtime, inode, device) of a
+    local file when it was opened (`File._local_stat`)."""
+    _target, settings, anonymous, version = f._native.target()
+    return (settings, anonymous, version, getattr(f, "_local_stat", None))
+
+
+def _same_local(target, local):
+    """Raises when the local file at `target` is no longer the one opened (replaced, rewritten
+    or truncated): a task must not read another version than the one the graph was made from."""
+    if local is None:
+        return
+    import os
+
+    st = os.stat(target)
+    if (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev) != tuple(local):
+        raise OSError(f"{target}: the file changed since it was opened (size, time or inode): not read")
+
+
 def _fetch(target, access, start, end):
-    """The bytes start..end of the file; `access` is (settings, anonymous, version), version the
-    (size, ETag) the file had when it was opened: another version is an error, not a mix."""
-    settings, anonymous, version = access
+    """The bytes start..end of the file, of the version the file had when it was opened:
+    another version is an error, not a mix."""
+    settings, anonymous, version, local = access
     size, etag = version if version is not None else (None, None)
-    return _native.read_range(target, start, end, settings=settings, anonymous=anonymous, size=size, etag=etag)
+    _same_local(target, local)
+    data = _native.read_range(target, start, end, settings=settings, anonymous=anonymous, size=size, etag=etag)
+    _same_local(target, local)
+    return data
 
 
 def read_rows(target, access, start, end, descr, shape):
@@ -41,12 +64,14 @@ def read_frame_rows(target, access, stored, compression, data_len, lo, hi, descr
     """Task: decoded bytes lo..hi of a Blosc2 frame (`stored` = (offset, length) of its stored
     bytes) as an array of `shape`: only the frame's header, chunk index and the chunks the
     range touches are fetched."""
-    settings, anonymous, version = access
+    settings, anonymous, version, local = access
     size, etag = version if version is not None else (None, None)
+    _same_local(target, local)
     data = _native.read_block_range(
         target, stored[0], stored[1], compression, data_len, lo, hi,
         settings=settings, anonymous=anonymous, size=size, etag=etag,
     )
+    _same_local(target, local)
     return np.frombuffer(data, dtype=np.dtype(_descr(descr))).reshape(shape)
 
 
@@ -92,8 +117,8 @@ def zarr_to_dask(f, pointer, lay):
     if found is None:
         return None
     metadata, grid, chunks = found
-    target, settings, anonymous, version = f._native.target()
-    access = (settings, anonymous, version)
+    target = f._native.target()[0]
+    access = _access(f)
     shape = tuple(lay["shape"])
     cshape = tuple(lay["chunks"])
     descr = lay["dtype"]
@@ -114,8 +139,8 @@ def zarr_to_dask(f, pointer, lay):
 def chunk_plan(f, pointer, chunk_bytes=64 << 20):
     """The tasks' specifications: (kind, args, chunk shape) per chunk along the first axis."""
     lay = f._native.layout(pointer)
-    target, settings, anonymous, version = f._native.target()
-    access = (settings, anonymous, version)
+    target = f._native.target()[0]
+    access = _access(f)
     dtype = np.dtype(_descr(lay["dtype"]))
     shape = tuple(lay["shape"])
     if lay.get("inline") or lay.get("masked") or "block" not in lay:
