@@ -66,11 +66,25 @@ fn short(n: &Node) -> String {
 /// Mappings with at most this many keys are searched, not hashed.
 const SMALL: usize = 16;
 
-/// Whether the key node `k` is the key `key`.
-fn key_is(k: &Node, key: &str) -> bool {
-    k.as_scalar().is_some_and(|s| s.text == key)
+/// Whether the key node `k` is the key whose identity is `id` ([`key_id`]).
+fn key_is(k: &Node, id: &str) -> bool {
+    key_id(k) == id
 }
 
+/// A key's identity: its type and its text (`1` and `'1'`, `true` and `'true'` are different
+/// keys, as in Python asdf).
+fn key_id(k: &Node) -> String {
+    let Some(s) = k.as_scalar() else { return String::new() };
+    let kind = match s.value {
+        Value::Str => 's',
+        Value::Int(_) | Value::BigInt(_) => 'i',
+        Value::Bool(_) => 'b',
+        _ => 'o',
+    };
+    format!("{kind}{}", s.text)
+}
+
+/// A key's text (for pointers).
 fn key_text(k: &Node) -> String {
     k.as_scalar().map(|s| s.text.to_string()).unwrap_or_default()
 }
@@ -99,11 +113,15 @@ impl<'a> Differ<'a> {
             Some(p) => p.as_ref()?,
         };
         match (at.step()?, &parent.node.kind) {
-            (asdf::Step::Entry(_), NodeKind::Mapping(m)) => {
-                let key = at.key()?;
+            (asdf::Step::Entry(i), NodeKind::Mapping(m)) => {
+                // The key node in the first tree, for its type as well as its text.
+                let key = match at.parent().map(|p| &p.kind) {
+                    Some(NodeKind::Mapping(pa)) => key_id(&pa.entries.get(i)?.0),
+                    _ => format!("s{}", at.key()?),
+                };
                 match &parent.keys {
-                    Some(keys) => keys.get(key).copied(),
-                    None => m.entries.iter().find(|(k, _)| key_is(k, key)).map(|(_, v)| v),
+                    Some(keys) => keys.get(&key).copied(),
+                    None => m.entries.iter().find(|(k, _)| key_is(k, &key)).map(|(_, v)| v),
                 }
             }
             (asdf::Step::Item(i), NodeKind::Sequence(s)) => s.items.get(i),
@@ -276,7 +294,7 @@ impl<'a> asdf::walk::Visitor<'a> for Differ<'a> {
         let deeper = self.compare(at.node(), nb, &ptr);
         let keys = match &nb.kind {
             NodeKind::Mapping(m) if deeper && m.entries.len() > SMALL => {
-                Some(m.entries.iter().map(|(k, v)| (key_text(k), v)).collect())
+                Some(m.entries.iter().map(|(k, v)| (key_id(k), v)).collect())
             }
             _ => None,
         };
@@ -292,13 +310,14 @@ impl<'a> asdf::walk::Visitor<'a> for Differ<'a> {
         let Some(Some(c)) = self.second.pop() else { return };
         if let (NodeKind::Mapping(ma), NodeKind::Mapping(mb)) = (&at.node().kind, &c.node.kind) {
             let in_a: Option<std::collections::HashSet<String>> =
-                (ma.entries.len() > SMALL).then(|| ma.entries.iter().map(|(k, _)| key_text(k)).collect());
+                (ma.entries.len() > SMALL).then(|| ma.entries.iter().map(|(k, _)| key_id(k)).collect());
             let mut ptr = None;
             for (k, _) in &mb.entries {
+                let id = key_id(k);
                 let key = key_text(k);
                 let found = match &in_a {
-                    Some(set) => set.contains(&key),
-                    None => ma.entries.iter().any(|(ka, _)| key_is(ka, &key)),
+                    Some(set) => set.contains(&id),
+                    None => ma.entries.iter().any(|(ka, _)| key_is(ka, &id)),
                 };
                 if found {
                     continue;

@@ -811,3 +811,25 @@ fn verify_checks_the_blocks_of_exploded_parts() {
     assert_eq!(r.code, Some(1), "{}", r.text());
     assert!(r.stdout.contains("e0001.asdf"), "{}", r.text());
 }
+
+/// Found by the independent review: `diff` matched keys by their text, so a file with keys `1`
+/// and `'1'` differed from itself, and `{1: x}` equalled `{'1': x}`.
+#[test]
+fn diff_tells_keys_of_one_text_and_two_types_apart() {
+    let d = tempfile::tempdir().unwrap();
+    let head = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n";
+    let both = d.path().join("both.asdf");
+    std::fs::write(
+        &both,
+        format!("{head}m: {{1: one, '1': str-one, 'true': t, true: bool}}\n...\n"),
+    )
+    .unwrap();
+    let r = run(&["diff", &s(&both), &s(&both)]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    let int = d.path().join("int.asdf");
+    std::fs::write(&int, format!("{head}m: {{1: x}}\n...\n")).unwrap();
+    let st = d.path().join("str.asdf");
+    std::fs::write(&st, format!("{head}m: {{'1': x}}\n...\n")).unwrap();
+    let r = run(&["diff", &s(&int), &s(&st)]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+}
