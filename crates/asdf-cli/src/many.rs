@@ -59,10 +59,24 @@ pub struct Found {
 
 /// `path` for a line of output: lossily when it is not UTF-8, saying so.
 pub fn show(path: &Path) -> String {
+    // Control characters (a newline, an escape) escaped: a name cannot start a line of its own
+    // (`ok    forged.asdf`) or move the terminal's cursor.
+    let text: String = path
+        .display()
+        .to_string()
+        .chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
     if path.to_str().is_some() {
-        path.display().to_string()
+        text
     } else {
-        format!("{} (name not UTF-8, shown with U+FFFD)", path.display())
+        format!("{text} (name not UTF-8, shown with U+FFFD)")
     }
 }
 

@@ -833,3 +833,22 @@ fn diff_tells_keys_of_one_text_and_two_types_apart() {
     let r = run(&["diff", &s(&int), &s(&st)]);
     assert_eq!(r.code, Some(1), "{}", r.text());
 }
+
+/// Found by the independent review: a file name holding a newline printed as it is, so it
+/// could forge a line of the walk's report (`ok    forged.asdf (9 blocks)`).
+#[test]
+fn names_with_control_characters_cannot_forge_report_lines() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("w");
+    std::fs::create_dir(&dir).unwrap();
+    sample(&dir.join("a\nok    forged.asdf (9 blocks)\nb.asdf"));
+    let r = run(&["verify", &s(&dir)]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    assert!(!r.stdout.lines().any(|l| l.starts_with("ok    forged")), "{}", r.text());
+    assert!(
+        r.stdout.contains("a\\nok    forged.asdf (9 blocks)\\nb.asdf"),
+        "{}",
+        r.text()
+    );
+    assert!(r.stdout.contains("1 files: 1 verified"), "{}", r.text());
+}
