@@ -821,20 +821,7 @@ fn updated_files_read_by_python() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A small deterministic generator (xorshift64*), so the trees are the same in every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use asdf_conformance::Rng;
 
 fn random_text(r: &mut Rng) -> String {
     const POOL: &[char] = &[
@@ -947,11 +934,11 @@ fn random_value(r: &mut Rng, depth: u32) -> (J, Node) {
             (J::String(t.clone()), Node::str(t))
         }
         2 => {
-            let i = (r.next() as i64) >> r.below(64);
+            let i = (r.next_u64() as i64) >> r.below(64);
             (J::from(i), Node::int(i))
         }
         3 => {
-            let f = f64::from_bits(r.next());
+            let f = f64::from_bits(r.next_u64());
             if f.is_finite() {
                 (J::from(f), Node::float(f))
             } else {

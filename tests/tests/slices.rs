@@ -11,38 +11,29 @@ use std::process::{Command, Stdio};
 use asdf::{AsdfFile, NewArray, Version, WriteOptions};
 use serde_json::{Value as J, json};
 
-/// A small deterministic generator (xorshift64*): the same cases on every run.
-struct Rng(u64);
+use asdf_conformance::Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % n as u64).unwrap()
-    }
+/// A draw below `n` (the suite's deterministic generator).
+fn below(rng: &mut Rng, n: usize) -> usize {
+    usize::try_from(rng.below(n as u64)).unwrap()
 }
 
 /// An integer as a user might type it: near 0, near the axis' length, near the 64-bit
 /// extremes, beyond 64 bits, sometimes with a `+` or underscores.
 fn number(rng: &mut Rng, len: usize) -> String {
     let n = i128::try_from(len).unwrap();
-    let v: i128 = match rng.below(9) {
-        0..=2 => i128::try_from(rng.below(7)).unwrap() - 3,
-        3 | 4 => n + i128::try_from(rng.below(5)).unwrap() - 2,
-        5 => -n + i128::try_from(rng.below(5)).unwrap() - 2,
-        6 => i128::from(i64::MAX) - i128::try_from(rng.below(3)).unwrap() + i128::try_from(rng.below(3)).unwrap(),
-        7 => i128::from(i64::MIN) + i128::try_from(rng.below(3)).unwrap() - i128::try_from(rng.below(3)).unwrap(),
+    let v: i128 = match below(rng, 9) {
+        0..=2 => i128::try_from(below(rng, 7)).unwrap() - 3,
+        3 | 4 => n + i128::try_from(below(rng, 5)).unwrap() - 2,
+        5 => -n + i128::try_from(below(rng, 5)).unwrap() - 2,
+        6 => i128::from(i64::MAX) - i128::try_from(below(rng, 3)).unwrap() + i128::try_from(below(rng, 3)).unwrap(),
+        7 => i128::from(i64::MIN) + i128::try_from(below(rng, 3)).unwrap() - i128::try_from(below(rng, 3)).unwrap(),
         _ => {
-            let big = [10i128.pow(20), 1i128 << 64, 1i128 << 100, i128::from(u64::MAX)][rng.below(4)];
-            if rng.below(2) == 0 { big } else { -big }
+            let big = [10i128.pow(20), 1i128 << 64, 1i128 << 100, i128::from(u64::MAX)][below(rng, 4)];
+            if below(rng, 2) == 0 { big } else { -big }
         }
     };
-    match rng.below(10) {
+    match below(rng, 10) {
         0 if v >= 0 => format!("+{v}"),
         1 if v.abs() >= 1000 => {
             // Underscores between digit groups, as Python's literals allow.
@@ -61,7 +52,7 @@ fn number(rng: &mut Rng, len: usize) -> String {
 }
 
 fn maybe(rng: &mut Rng, len: usize) -> String {
-    if rng.below(4) == 0 {
+    if below(rng, 4) == 0 {
         String::new()
     } else {
         number(rng, len)
@@ -71,12 +62,12 @@ fn maybe(rng: &mut Rng, len: usize) -> String {
 /// A region for an array of `shape`: up to one more axis than it has, an ellipsis now and
 /// then, indices and 2- or 3-part slices (steps never 0: numpy's error is ours, tested apart).
 fn region(rng: &mut Rng, shape: &[usize]) -> String {
-    let axes = rng.below(shape.len() + 2);
+    let axes = below(rng, shape.len() + 2);
     let mut parts = Vec::new();
     let mut ellipsis = false;
     for a in 0..axes {
         let len = shape.get(a).copied().unwrap_or(3);
-        let part = match rng.below(8) {
+        let part = match below(rng, 8) {
             0 if !ellipsis => {
                 ellipsis = true;
                 "...".to_owned()
@@ -99,7 +90,7 @@ fn region(rng: &mut Rng, shape: &[usize]) -> String {
         };
         parts.push(part);
     }
-    let sep = if rng.below(3) == 0 { " , " } else { "," };
+    let sep = if below(rng, 3) == 0 { " , " } else { "," };
     parts.join(sep)
 }
 
