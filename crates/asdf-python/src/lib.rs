@@ -513,22 +513,10 @@ fn entry_token(entries: &[(Node, Node)], i: usize) -> String {
     }
 }
 
-/// A JSON pointer token unescaped (`~0` is `~`, `~1` is `/`); `None` for another escape.
+/// A JSON pointer token unescaped (`~0` is `~`, `~1` is `/`); `None` for another escape
+/// (the tree's own pointer rules, asdf-yaml's).
 fn unescape_token(t: &str) -> Option<String> {
-    let mut out = String::with_capacity(t.len());
-    let mut chars = t.chars();
-    while let Some(c) = chars.next() {
-        if c == '~' {
-            match chars.next() {
-                Some('0') => out.push('~'),
-                Some('1') => out.push('/'),
-                _ => return None,
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    Some(out)
+    asdf::yaml::pointer::tokens(&format!("/{t}")).ok()?.pop()
 }
 
 /// The node at `pointer`: a JSON pointer, whose tokens may also be the `~e<i>` of
