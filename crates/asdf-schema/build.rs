@@ -136,8 +136,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 Some(m) => {
                     writeln!(
                         manifests,
-                        "    StaticManifest {{ id: {:?}, extension_uri: {:?}, standard: {:?}, tags: &{:?} }},",
-                        m.id, m.extension_uri, m.standard, m.tags
+                        "    StaticManifest {{ id: {:?}, extension_uri: {:?}, standard: {:?}, standard_range: {:?}, tags: &{:?} }},",
+                        m.id, m.extension_uri, m.standard, m.standard_range, m.tags
                     )
                     .ok();
                     for (t, s) in m.tags {

@@ -64,3 +64,31 @@ fn a_file_moved_to_another_standard_names_its_core_extension() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Moving a file to a standard before 1.6.0 gives its `time` and `quantity` nodes the versions
+/// that standard's core manifest lists, never the astronomy manifests' (which require 1.6.0
+/// or later); and back to 1.6.0 they take an astronomy version again. The moved tree is valid
+/// under the target standard's schemas.
+#[test]
+fn a_file_moved_to_an_older_standard_takes_that_standards_tags() {
+    let text = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+                q: !unit/quantity-1.2.0 {value: 1.5, unit: !unit/unit-1.0.0 m}\n\
+                t: !time/time-1.2.0 {value: '2020-01-01T00:00:00', format: isot, scale: utc}\n...\n";
+    let mut f = asdf::Open::bytes(text.as_bytes().to_vec()).open().unwrap();
+    f.set_standard("1.5.0".parse().unwrap()).unwrap();
+    let tag = |f: &asdf::AsdfFile, p: &str| f.get(p).unwrap().tag.as_deref().map(str::to_owned);
+    assert_eq!(tag(&f, "/q").as_deref(), Some("tag:stsci.edu:asdf/unit/quantity-1.1.0"));
+    assert_eq!(tag(&f, "/t").as_deref(), Some("tag:stsci.edu:asdf/time/time-1.1.0"));
+    let bytes = f.to_bytes(&asdf::WriteOptions::default()).unwrap();
+    let back = asdf::Open::bytes(bytes).open().unwrap();
+    let report = back.validate(None, None).unwrap();
+    assert!(report.is_valid(), "{:?}", report.violations);
+    let mut f = back;
+    f.set_standard("1.6.0".parse().unwrap()).unwrap();
+    assert!(
+        tag(&f, "/q")
+            .unwrap()
+            .starts_with("tag:stsci.edu:asdf/unit/quantity-1.")
+    );
+    assert_ne!(tag(&f, "/q").as_deref(), Some("tag:stsci.edu:asdf/unit/quantity-1.1.0"));
+}

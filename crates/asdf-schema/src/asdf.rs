@@ -17,6 +17,7 @@ mod embedded {
         pub id: &'static str,
         pub extension_uri: &'static str,
         pub standard: Option<&'static str>,
+        pub standard_range: (Option<&'static str>, Option<&'static str>),
         pub tags: &'static [(&'static str, &'static str)],
     }
     include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
@@ -58,6 +59,9 @@ pub struct Manifest {
     pub extension_uri: String,
     /// The ASDF Standard version it belongs to (core manifests).
     pub standard: Option<Version>,
+    /// The range of ASDF Standard versions it may be used with (`asdf_standard_requirement`
+    /// as a mapping: `gte`, `lt`), as the astronomy manifests give it.
+    pub standard_range: (Option<Version>, Option<Version>),
     /// Its tags.
     pub tags: Vec<TagDef>,
 }
@@ -81,8 +85,22 @@ impl Manifest {
             id: s("id")?,
             extension_uri: s("extension_uri").unwrap_or_default(),
             standard: s("asdf_standard_requirement").and_then(|v| parse_version(&v)),
+            standard_range: n.get("asdf_standard_requirement").map_or((None, None), |r| {
+                let bound = |k: &str| r.get(k).and_then(Node::as_scalar).and_then(|s| parse_version(&s.text));
+                (bound("gte"), bound("lt"))
+            }),
             tags,
         })
+    }
+
+    /// Whether the manifest may be used in a file of standard `version`: its own standard,
+    /// or within its range (a manifest that states neither: any).
+    #[must_use]
+    pub fn allows_standard(&self, version: Version) -> bool {
+        match (self.standard, self.standard_range) {
+            (Some(v), _) => v == version,
+            (None, (gte, lt)) => gte.is_none_or(|g| version >= g) && lt.is_none_or(|l| version < l),
+        }
     }
 }
 
@@ -596,6 +614,10 @@ impl AsdfSchemas {
                     id: m.id.to_owned(),
                     extension_uri: m.extension_uri.to_owned(),
                     standard: m.standard.and_then(parse_version),
+                    standard_range: (
+                        m.standard_range.0.and_then(parse_version),
+                        m.standard_range.1.and_then(parse_version),
+                    ),
                     tags: m
                         .tags
                         .iter()
@@ -643,13 +665,18 @@ impl AsdfSchemas {
         })
     }
 
-    /// The tags the core manifest of standard `version` lists, with the astronomy tags.
+    /// The tags the core manifest of standard `version` lists, with the tags of the astronomy
+    /// manifests whose `asdf_standard_requirement` allows `version` (1.6.0 and later: before
+    /// it, the core manifests list `time` and `quantity` themselves).
     #[must_use]
     pub fn tags_for_standard(&self, version: Version) -> Vec<TagDef> {
         let mut out: Vec<TagDef> = self
             .manifests()
             .iter()
-            .filter(|m| m.standard == Some(version) || (m.standard.is_none() && m.id.contains("/astronomy/")))
+            .filter(|m| {
+                m.standard == Some(version)
+                    || (m.standard.is_none() && m.id.contains("/astronomy/") && m.allows_standard(version))
+            })
             .flat_map(|m| m.tags.iter().cloned())
             .collect();
         out.sort_by(|a, b| a.tag.cmp(&b.tag));
@@ -1037,6 +1064,10 @@ mod tests {
             id: m.id.to_owned(),
             extension_uri: m.extension_uri.to_owned(),
             standard: m.standard.and_then(parse_version),
+            standard_range: (
+                m.standard_range.0.and_then(parse_version),
+                m.standard_range.1.and_then(parse_version),
+            ),
             tags: m
                 .tags
                 .iter()

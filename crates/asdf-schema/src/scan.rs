@@ -12,6 +12,8 @@ pub struct ScannedManifest<'a> {
     pub extension_uri: &'a str,
     /// `asdf_standard_requirement` when it is a single version (digits and dots).
     pub standard: Option<&'a str>,
+    /// `asdf_standard_requirement` when it is a range: its `gte` and `lt` bounds.
+    pub standard_range: (Option<&'a str>, Option<&'a str>),
     /// (`tag_uri`, `schema_uri`) of each tag, in file order.
     pub tags: Vec<(&'a str, &'a str)>,
 }
@@ -62,11 +64,13 @@ pub fn scan_manifest(text: &[u8]) -> Option<ScannedManifest<'_>> {
     enum In {
         Top,
         Prose,
+        Requirement,
         Tags,
         TagProse,
     }
     let text = std::str::from_utf8(text).ok()?;
     let (mut id, mut extension_uri, mut standard) = (None, None, None);
+    let mut range = (None, None);
     let mut tags: Vec<(Option<&str>, Option<&str>)> = Vec::new();
     let mut state = In::Top;
     let mut documents = 0;
@@ -91,8 +95,8 @@ pub fn scan_manifest(text: &[u8]) -> Option<ScannedManifest<'_>> {
             match k {
                 "id" => id = Some(plain_uri(v)?),
                 "extension_uri" => extension_uri = Some(plain_uri(v)?),
-                // A mapping (`gte: ...`): no single version, as `Manifest::from_node` reads it.
-                "asdf_standard_requirement" if v.is_empty() => state = In::Prose,
+                // A mapping (`gte: ...`, `lt: ...`): a range of versions.
+                "asdf_standard_requirement" if v.is_empty() => state = In::Requirement,
                 "asdf_standard_requirement" => {
                     if !v.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
                         return None;
@@ -108,6 +112,19 @@ pub fn scan_manifest(text: &[u8]) -> Option<ScannedManifest<'_>> {
         if state == In::Prose {
             if !line.starts_with(' ') {
                 return None;
+            }
+            continue;
+        }
+        if state == In::Requirement {
+            let (k, v) = line.strip_prefix("  ")?.split_once(':')?;
+            let v = v.trim();
+            if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+                return None;
+            }
+            match k {
+                "gte" if range.0.is_none() => range.0 = Some(v),
+                "lt" if range.1.is_none() => range.1 = Some(v),
+                _ => return None,
             }
             continue;
         }
@@ -148,6 +165,7 @@ pub fn scan_manifest(text: &[u8]) -> Option<ScannedManifest<'_>> {
         id: id?,
         extension_uri: extension_uri.unwrap_or_default(),
         standard,
+        standard_range: range,
         tags,
     })
 }

@@ -133,6 +133,22 @@ fn write_hints_and_tag_resolution() {
     let tags = s.tags_for_standard((1, 6, 0));
     assert!(tags.iter().any(|t| t.tag == "tag:stsci.edu:asdf/core/ndarray-1.1.0"));
     assert!(!tags.iter().any(|t| t.tag == "tag:stsci.edu:asdf/core/ndarray-1.0.0"));
+    // The astronomy manifests require 1.6.0 or later: a standard before it lists each tag in
+    // one version only (its core manifest's), and 1.6.0 lists the astronomy ones.
+    for minor in 0..6 {
+        let tags = s.tags_for_standard((1, minor, 0));
+        let mut names: Vec<&str> = tags.iter().filter_map(|t| Some(t.tag.rsplit_once('-')?.0)).collect();
+        let all = names.len();
+        names.dedup();
+        assert_eq!(names.len(), all, "1.{minor}.0 lists a tag in two versions: {tags:?}");
+        assert!(!tags.iter().any(|t| t.tag.ends_with("time/time-1.4.0")), "1.{minor}.0");
+    }
+    assert!(
+        s.tags_for_standard((1, 5, 0))
+            .iter()
+            .any(|t| t.tag == "tag:stsci.edu:asdf/unit/quantity-1.1.0")
+    );
+    assert!(tags.iter().any(|t| t.tag == "tag:stsci.edu:asdf/time/time-1.4.0"));
     // A newer major version in a file is a violation; a newer minor a warning.
     let doc = parse(b"%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\na: !core/software-2.0.0 {name: x, version: '1'}\nb: !core/software-1.3.0 {name: x, version: '1'}\n...\n", &Limits::default()).unwrap().document;
     let r = s.validate_document(&doc);
