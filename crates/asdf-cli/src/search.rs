@@ -10,7 +10,8 @@ pub struct Query {
     /// Regex on the node's type: its tag (full or short, `core/ndarray-1.1.0`) or YAML type
     /// (`dict`, `list`, `str`, `int`, `float`, `bool`, `null`).
     pub type_: Option<Regex>,
-    /// The scalar's value: equal text, or equal number when both are numbers.
+    /// The scalar's value: equal text, or equal number when both are numbers (integers
+    /// compared exactly, whatever their size).
     pub value: Option<String>,
 }
 
@@ -56,18 +57,53 @@ fn type_names(n: &Node) -> Vec<String> {
     v
 }
 
+/// A number as `search --value` compares it: integers exactly (as their decimal text, any
+/// size), floats as floats; an integer equals a float only when the float is that integer
+/// exactly (so 2^53 + 1 is not 2^53, as Python's `==` has it).
+#[derive(Debug, PartialEq)]
+enum Number {
+    Int(String),
+    Float(f64),
+}
+
+fn number(v: &Value) -> Option<Number> {
+    match v {
+        Value::Int(i) => Some(Number::Int(i.to_string())),
+        Value::BigInt(i) => Some(Number::Int(i.to_string())),
+        Value::Float(f) => Some(Number::Float(*f)),
+        _ => None,
+    }
+}
+
+fn numbers_equal(a: &Number, b: &Number) -> bool {
+    // The exact decimal text of an integral float (Rust prints every digit at `.0`).
+    let int_text = |f: f64| {
+        (f.is_finite() && f.fract() == 0.0).then(|| match format!("{f:.0}") {
+            z if z == "-0" => "0".to_owned(),
+            t => t,
+        })
+    };
+    match (a, b) {
+        (Number::Int(x), Number::Int(y)) => x == y,
+        (Number::Float(x), Number::Float(y)) => x == y,
+        (Number::Int(i), Number::Float(f)) | (Number::Float(f), Number::Int(i)) => int_text(*f).as_ref() == Some(i),
+    }
+}
+
 fn value_matches(n: &Node, want: &str) -> bool {
     let Some(s) = n.as_scalar() else { return false };
     if s.text == want {
         return true;
     }
-    let num = |v: &Value| match v {
-        Value::Int(i) => Some(*i as f64),
-        Value::Float(f) => Some(*f),
-        _ => None,
-    };
-    match (num(&s.value), want.parse::<f64>()) {
-        (Some(x), Ok(y)) => x == y,
+    // The query is read as a plain YAML scalar would be (`0x1F`, `1_000`, `.inf`), else as a
+    // number in the common notation YAML 1.1 reads as a string (`1e3`).
+    let wanted = asdf::yaml::resolve::resolve_plain(want)
+        .ok()
+        .as_ref()
+        .and_then(number)
+        .or_else(|| want.parse::<f64>().ok().map(Number::Float));
+    match (number(&s.value), wanted) {
+        (Some(x), Some(y)) => numbers_equal(&x, &y),
         _ => false,
     }
 }
@@ -110,7 +146,8 @@ pub struct Args {
     /// type (dict, list, str, int, float, bool, null, timestamp).
     #[arg(long = "type")]
     type_: Option<String>,
-    /// The value: same text, or same number.
+    /// The value: same text, or same number (integers compared exactly at any size; a
+    /// float equals an integer only when it is that integer exactly).
     #[arg(long)]
     value: Option<String>,
 }

@@ -852,3 +852,41 @@ fn names_with_control_characters_cannot_forge_report_lines() {
     );
     assert!(r.stdout.contains("1 files: 1 verified"), "{}", r.text());
 }
+
+// ---------------------------------------------------------------------------------------
+// Numbers in queries
+
+/// `search --value` compares integers exactly at any size (2^53 + 1 is not 2^53, a 30-digit
+/// integer is itself), a float equals an integer only when it is that integer, and the query
+/// is read as a YAML scalar would be (`0x10`, `1_000`).
+#[test]
+fn search_compares_numbers_exactly() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("edges-search-numbers");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("n.asdf");
+    std::fs::write(
+        &p,
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+         a: 9007199254740992\nb: 9007199254740993\nc: 123456789012345678901234567890\nd: 2.5\ne: 16.0\nf: 1000\n...\n",
+    )
+    .unwrap();
+    let f = s(&p);
+    let hits = |v: &str| {
+        let r = run(&["search", &f, "--value", v]);
+        assert!(matches!(r.code, Some(0 | 1)), "{}", r.text());
+        r.stdout
+            .lines()
+            .map(|l| l.split(' ').next().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(hits("9007199254740993"), ["/b"]);
+    assert_eq!(hits("9007199254740992"), ["/a"]);
+    assert_eq!(hits("9007199254740992.0"), ["/a"]);
+    assert_eq!(hits("123456789012345678901234567890"), ["/c"]);
+    assert_eq!(hits("123456789012345678901234567891"), Vec::<String>::new());
+    assert_eq!(hits("2.50"), ["/d"]);
+    assert_eq!(hits("16"), ["/e"]);
+    assert_eq!(hits("0x10"), ["/e"]);
+    assert_eq!(hits("1_000"), ["/f"]);
+    assert_eq!(hits("1e3"), ["/f"]);
+}
