@@ -8,25 +8,36 @@ pub struct Difference {
     pub what: String,
 }
 
+/// What a comparison found: the differences, and the nodes that could not be compared (an
+/// array whose values could not be read): never counted as differences.
+pub struct Outcome {
+    pub differences: Vec<Difference>,
+    pub unreadable: Vec<Difference>,
+}
+
 /// Differences between `a` and `b`, skipping every pointer that starts with one of `ignore`.
 ///
 /// One walk of the first tree (aliases followed within the walk's budget); the second tree is
 /// followed along it, node by node, and its keys missing from the first are listed when a
 /// mapping is left.
-pub fn diff(a: &AsdfFile, b: &AsdfFile, ignore: &[String]) -> Result<Vec<Difference>, asdf::Error> {
+pub fn diff(a: &AsdfFile, b: &AsdfFile, ignore: &[String]) -> Result<Outcome, asdf::Error> {
     let mut d = Differ {
         a,
         b,
         doc_b: b.document()?,
         ignore,
         out: Vec::new(),
+        unreadable: Vec::new(),
         second: Vec::new(),
     };
     let walked = asdf::walk::Walker::default().walk(a.document()?, &mut d);
     if let Some(w) = walked.warning() {
         crate::report::warning(&w);
     }
-    Ok(d.out)
+    Ok(Outcome {
+        differences: d.out,
+        unreadable: d.unreadable,
+    })
 }
 
 struct Differ<'a> {
@@ -35,6 +46,7 @@ struct Differ<'a> {
     doc_b: &'a asdf::Document,
     ignore: &'a [String],
     out: Vec<Difference>,
+    unreadable: Vec<Difference>,
     /// For each node of the first tree entered and not yet left, its counterpart in the second
     /// (`None` when its children are not compared).
     second: Vec<Option<Counterpart<'a>>>,
@@ -103,6 +115,14 @@ impl<'a> Differ<'a> {
         self.out.push(Difference {
             pointer: pointer.to_owned(),
             what,
+        });
+    }
+
+    /// A node that could not be compared: which file, and why.
+    fn unreadable(&mut self, pointer: &str, which: &str, e: &asdf::Error) {
+        self.unreadable.push(Difference {
+            pointer: pointer.to_owned(),
+            what: format!("{which} file: {e}"),
         });
     }
 
@@ -180,8 +200,8 @@ impl<'a> Differ<'a> {
             self.b.array(ptr).and_then(|a| a.view().cloned()),
         ) {
             (Ok(x), Ok(y)) => (x, y),
-            (Err(e), _) => return self.push(ptr, format!("first file: {e}")),
-            (_, Err(e)) => return self.push(ptr, format!("second file: {e}")),
+            (Err(e), _) => return self.unreadable(ptr, "first", &e),
+            (_, Err(e)) => return self.unreadable(ptr, "second", &e),
         };
         if va.shape != vb.shape {
             return self.push(ptr, format!("shape {:?} != {:?}", va.shape, vb.shape));
@@ -215,8 +235,8 @@ impl<'a> Differ<'a> {
                 format!("{differing} of {count} elements differ; first at flat index {at}: {x:?} != {y:?}"),
             ),
             Ok(Ok(_)) => {}
-            Err(e) => self.push(ptr, format!("first file: {e}")),
-            Ok(Err(e)) => self.push(ptr, format!("second file: {e}")),
+            Err(e) => self.unreadable(ptr, "first", &e),
+            Ok(Err(e)) => self.unreadable(ptr, "second", &e),
         }
     }
 
@@ -239,8 +259,8 @@ impl<'a> Differ<'a> {
             self.b.array(ptr).and_then(|a| a.values()),
         ) {
             (Ok(x), Ok(y)) => (x, y),
-            (Err(e), _) => return self.push(ptr, format!("first file: {e}")),
-            (_, Err(e)) => return self.push(ptr, format!("second file: {e}")),
+            (Err(e), _) => return self.unreadable(ptr, "first", &e),
+            (_, Err(e)) => return self.unreadable(ptr, "second", &e),
         };
         if x.shape != y.shape {
             return self.push(ptr, format!("shape {:?} != {:?}", x.shape, y.shape));
@@ -345,8 +365,9 @@ impl<'a> asdf::walk::Visitor<'a> for Differ<'a> {
     }
 }
 
-/// Show the differences between two files' trees, array values included; exit 1 if they
-/// differ.
+/// Show the differences between two files' trees, array values included. Exit 0: the same;
+/// 1: they differ; 2: some node could not be compared (an array that could not be read: each
+/// is named on standard error, never counted as a difference).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The first file.
@@ -380,8 +401,11 @@ fn run_diff(
         .options(crate::schemas::read_options())
         .open()?;
     let ignore: Vec<String> = ignore.iter().map(|i| i.trim_end_matches('/').to_owned()).collect();
-    let diffs = diff(&fa, &fb, &ignore)?;
-    for d in &diffs {
+    let Outcome {
+        differences,
+        unreadable,
+    } = diff(&fa, &fb, &ignore)?;
+    for d in &differences {
         let p = if d.pointer.is_empty() { "/" } else { &d.pointer };
         if minimal {
             println!("{p}");
@@ -389,11 +413,22 @@ fn run_diff(
             println!("{p}: {}", d.what);
         }
     }
-    if diffs.is_empty() {
-        return Ok(std::process::ExitCode::SUCCESS);
+    if !minimal && !differences.is_empty() {
+        println!("{} difference(s)", differences.len());
     }
-    if !minimal {
-        println!("{} difference(s)", diffs.len());
+    for u in &unreadable {
+        eprintln!(
+            "error: {}: not compared: {}",
+            if u.pointer.is_empty() { "/" } else { &u.pointer },
+            u.what
+        );
     }
-    Ok(std::process::ExitCode::from(1))
+    Ok(if !unreadable.is_empty() {
+        eprintln!("error: {} node(s) could not be compared", unreadable.len());
+        std::process::ExitCode::from(2)
+    } else if differences.is_empty() {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::from(1)
+    })
 }

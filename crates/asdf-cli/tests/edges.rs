@@ -890,3 +890,30 @@ fn search_compares_numbers_exactly() {
     assert_eq!(hits("1_000"), ["/f"]);
     assert_eq!(hits("1e3"), ["/f"]);
 }
+
+/// Found by the independent review: `diff` reported an array it could not read as a
+/// difference (exit 1, "1 difference(s)"). A node that cannot be compared is an error on
+/// standard error with exit 2, and is not counted as a difference; real differences are still
+/// listed.
+#[test]
+fn diff_tells_unreadable_from_different() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("edges-diff-unreadable");
+    std::fs::create_dir_all(&dir).unwrap();
+    let tree = "a: 1\nx: !core/ndarray-1.0.0 {source: 0, datatype: float64, shape: [2], byteorder: little}\n";
+    let good = dir.join("good.asdf");
+    std::fs::write(&good, with_block(tree, &[0u8; 16])).unwrap();
+    // The same tree, its block four bytes short of what the array needs.
+    let short = dir.join("short.asdf");
+    std::fs::write(&short, with_block(&tree.replace("a: 1", "a: 2"), &[0u8; 12])).unwrap();
+    let r = run(&["diff", &s(&good), &s(&short)]);
+    assert_eq!(r.code, Some(2), "{}", r.text());
+    assert!(
+        r.stdout.contains("/a:") && r.stdout.contains("1 difference(s)"),
+        "{}",
+        r.text()
+    );
+    assert!(!r.stdout.contains("/x"), "{}", r.text());
+    assert!(r.stderr.contains("/x: not compared: second file:"), "{}", r.text());
+    let r = run(&["diff", &s(&good), &s(&good)]);
+    assert_eq!((r.code, r.stdout.as_str()), (Some(0), ""), "{}", r.text());
+}
