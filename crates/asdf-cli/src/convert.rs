@@ -231,6 +231,9 @@ fn convert(
         }
         crate::rewrite::chunk(&mut file, chunks, compression)?;
     }
+    if let Err(code) = output::refuse_moved_stores(&file, path, out) {
+        return Ok(code);
+    }
     let bar = std::sync::Arc::new(report::Bar::new(if format == Format::Fits {
         "writing HDUs"
     } else {

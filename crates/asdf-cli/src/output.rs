@@ -136,3 +136,70 @@ pub fn exploded_names(out: &Path, arrays: usize) -> Vec<PathBuf> {
     names.push(out.to_path_buf());
     names
 }
+
+/// The pointers of the directory stores (asdf-zarr's external storage: `store` or
+/// `meta_store` of a Zarr array, a `DirectoryStore`, `NestedDirectoryStore` or `LocalStore`)
+/// that `file`'s tree names by a path relative to its folder.
+fn relative_stores(file: &AsdfFile) -> Result<Vec<String>, asdf::Error> {
+    struct Find(Vec<String>);
+    impl<'a> asdf::walk::Visitor<'a> for Find {
+        fn enter(&mut self, at: &asdf::walk::At<'_, 'a>) -> asdf::Visit {
+            let n = at.node();
+            if n.tag.as_deref().is_some_and(asdf::is_zarr_tag) {
+                for key in ["store", "meta_store"] {
+                    let Some(store) = n.get(key) else { continue };
+                    let kind = store.get("type_string").and_then(asdf::Node::as_str);
+                    let path = store.get("path").and_then(asdf::Node::as_str);
+                    if matches!(kind, Some("DirectoryStore" | "NestedDirectoryStore" | "LocalStore"))
+                        && path.is_some_and(|p| !p.contains("://") && !Path::new(p).is_absolute())
+                    {
+                        self.0.push(format!("{}/{key}", at.pointer()));
+                    }
+                }
+            }
+            asdf::Visit::Continue
+        }
+    }
+    let mut find = Find(Vec::new());
+    asdf::walk::Walker::default().walk(file.document()?, &mut find);
+    Ok(find.0)
+}
+
+/// Refuses (the error reported, exit 1) writing `file`, read from `input`, to `out` in
+/// another folder when its tree names a store beside the input by a relative path: the
+/// output would name a store that is not beside it (a path is copied as written, never
+/// rewritten to lead back out of the output's folder). Remote inputs and outputs name their
+/// stores by URL and are not concerned.
+pub fn refuse_moved_stores(file: &AsdfFile, input: &Path, out: &Path) -> Result<(), ExitCode> {
+    let is_url = |p: &Path| p.to_str().is_some_and(asdf::is_url);
+    if is_url(input) || is_url(out) {
+        return Ok(());
+    }
+    let folder = |p: &Path| {
+        let parent = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        parent.canonicalize().unwrap_or_else(|_| parent.to_path_buf())
+    };
+    if folder(input) == folder(out) {
+        return Ok(());
+    }
+    let stores = match relative_stores(file) {
+        Ok(s) => s,
+        Err(e) => {
+            crate::report::error(&e.to_string());
+            return Err(ExitCode::from(1));
+        }
+    };
+    if stores.is_empty() {
+        return Ok(());
+    }
+    crate::report::error(&format!(
+        "{}: the tree names Zarr directory stores beside {} by relative paths ({}); written in another folder, the output would name stores that are not beside it: write the output in the input's folder",
+        out.display(),
+        input.display(),
+        stores.join(", ")
+    ));
+    Err(ExitCode::from(1))
+}

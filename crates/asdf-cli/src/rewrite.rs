@@ -186,6 +186,9 @@ fn rewrite(
     if let Some(chunks) = chunks {
         chunk(&mut file, chunks, compression)?;
     }
+    if let Err(code) = output::refuse_moved_stores(&file, path, out) {
+        return Ok(code);
+    }
     let c = compression.map_or(asdf::Compression::Keep, asdf::Compression::All);
     let bar = std::sync::Arc::new(report::Bar::new("writing blocks"));
     let b = bar.clone();

@@ -917,3 +917,57 @@ fn diff_tells_unreadable_from_different() {
     let r = run(&["diff", &s(&good), &s(&good)]);
     assert_eq!((r.code, r.stdout.as_str()), (Some(0), ""), "{}", r.text());
 }
+
+/// Found by the independent review: a file naming its Zarr directory store by a relative path
+/// (`s.zarr`, beside it) was written by `convert`, `defragment` and `implode` into another
+/// folder with the path copied as written, so the output named a store that is not there.
+/// They refuse (exit 1, naming the store's pointer) and write nothing; in the input's folder
+/// they write, and the output reads the store's values.
+#[test]
+fn outputs_in_another_folder_do_not_lose_relative_stores() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("edges-moved-stores");
+    let _ = std::fs::remove_dir_all(&dir);
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    std::fs::create_dir_all(a.join("s.zarr")).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::write(
+        a.join("s.zarr/.zarray"),
+        r#"{"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": "<f8", "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        a.join("s.zarr/0"),
+        [1.25f64.to_le_bytes(), 2.5f64.to_le_bytes()].concat(),
+    )
+    .unwrap();
+    let input = a.join("f.asdf");
+    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
+    let store = asdf::Node::map(vec![
+        (asdf::Node::str("type_string"), asdf::Node::str("DirectoryStore")),
+        (asdf::Node::str("path"), asdf::Node::str("s.zarr")),
+    ]);
+    let z =
+        asdf::Node::map(vec![(asdf::Node::str("store"), store)]).with_tag(format!("{}1.0.0", asdf::ZARR_TAG_PREFIX));
+    f.set("/z", z).unwrap();
+    f.write_to(&input, &asdf::WriteOptions::default()).unwrap();
+    for command in ["convert", "defragment", "implode"] {
+        let out = b.join(format!("{command}.asdf"));
+        let r = run(&[command, &s(&input), "-o", &s(&out)]);
+        assert_eq!(r.code, Some(1), "{command}: {}", r.text());
+        assert!(
+            r.stderr.contains("/z/store") && r.stderr.contains("input's folder"),
+            "{command}: {}",
+            r.text()
+        );
+        assert!(!out.exists(), "{command}");
+        let beside = a.join(format!("{command}.asdf"));
+        let r = run(&[command, &s(&input), "-o", &s(&beside)]);
+        assert_eq!(r.code, Some(0), "{command}: {}", r.text());
+        let r = run(&["get", &s(&beside), "/z"]);
+        assert!(
+            r.code == Some(0) && r.stdout.contains("1.25") && r.stdout.contains("2.5"),
+            "{command}: {}",
+            r.text()
+        );
+    }
+}
