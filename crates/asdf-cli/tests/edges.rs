@@ -971,3 +971,56 @@ fn outputs_in_another_folder_do_not_lose_relative_stores() {
         );
     }
 }
+
+/// Found by the independent review: `verify` never read the chunks of a Zarr directory store
+/// ("0 blocks verified", exit 0, with a chunk that does not decode or a chunk file linked out
+/// of the file's folder). Every stored chunk is now read and decoded; a chunk never written
+/// is the fill value, not a problem.
+#[test]
+fn verify_reads_every_chunk_of_a_directory_store() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("edges-verify-store");
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = dir.join("a/s.zarr");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::write(
+        store.join(".zarray"),
+        r#"{"zarr_format": 2, "shape": [4, 2], "chunks": [2, 2], "dtype": "<f8", "compressor": {"id": "zlib", "level": 1}, "fill_value": 0, "order": "C", "filters": null}"#,
+    )
+    .unwrap();
+    let zlib = |v: &[f64]| {
+        use std::io::Write as _;
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        for x in v {
+            e.write_all(&x.to_le_bytes()).unwrap();
+        }
+        e.finish().unwrap()
+    };
+    std::fs::write(store.join("0.0"), zlib(&[1.0, 2.0, 3.0, 4.0])).unwrap();
+    let input = dir.join("a/f.asdf");
+    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
+    let node = asdf::Node::map(vec![(
+        asdf::Node::str("store"),
+        asdf::Node::map(vec![
+            (asdf::Node::str("type_string"), asdf::Node::str("DirectoryStore")),
+            (asdf::Node::str("path"), asdf::Node::str("s.zarr")),
+        ]),
+    )])
+    .with_tag(format!("{}1.0.0", asdf::ZARR_TAG_PREFIX));
+    f.set("/z", node).unwrap();
+    f.write_to(&input, &asdf::WriteOptions::default()).unwrap();
+    // One chunk written, one never written (the fill value): verified.
+    let r = run(&["verify", &s(&input)]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    // A chunk that does not decode.
+    std::fs::write(store.join("1.0"), b"not zlib").unwrap();
+    let r = run(&["verify", &s(&input)]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(r.text().contains("/z"), "{}", r.text());
+    // A chunk file linked to a file outside the file's folder: refused, and said.
+    std::fs::remove_file(store.join("1.0")).unwrap();
+    std::fs::write(dir.join("outside"), zlib(&[9.0, 9.0, 9.0, 9.0])).unwrap();
+    std::os::unix::fs::symlink(dir.join("outside"), store.join("1.0")).unwrap();
+    let r = run(&["verify", &s(&input)]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(r.text().contains("/z") && r.text().contains("outside"), "{}", r.text());
+}

@@ -53,7 +53,8 @@ impl VerifyReport {
 impl AsdfFile {
     /// Reads every block, decodes it and checks its checksum, and checks every array's view
     /// against its block (shape, strides, datatype, offset; inline arrays and masks are
-    /// decoded). Blocks are checked on every core, each decoded in pieces and hashed on the
+    /// decoded); every chunk of a chunked array whose chunks are not the file's blocks (a
+    /// Zarr directory store) is read and decoded, a row of the chunk grid at a time. Blocks are checked on every core, each decoded in pieces and hashed on the
     /// way: memory stays bounded by a piece per core whatever the blocks hold or claim.
     ///
     /// `progress(blocks done, blocks)` is called as blocks are checked.
@@ -89,6 +90,18 @@ impl AsdfFile {
                     } else if let Some(e) = self.external_problem(&p) {
                         arrays.push((p, e));
                     }
+                }
+            }
+        }
+        // Chunked arrays: chunks that are blocks of the file were checked with the blocks;
+        // those in a directory store beside it (or any other) are read and decoded here.
+        if let Ok(all) = self.all_array_pointers() {
+            for p in all.into_iter().filter(|p| {
+                self.get(p)
+                    .is_ok_and(|n| n.tag.as_deref().is_some_and(crate::is_chunked_array_tag))
+            }) {
+                if let Err(e) = self.array(&p).and_then(|a| a.decode_every_chunk()) {
+                    arrays.push((p, e));
                 }
             }
         }
