@@ -9,7 +9,8 @@
 //! - an ndarray becomes `{"$tag": ..., "datatype": ..., "shape": [...], "data": [...]}` with
 //!   `data` nested by shape (C order) and `"mask"` (nested the same way) when the array is
 //!   masked; complex elements are strings as Python writes them (`"(1+2j)"`), records are arrays
-//!   of their fields in order;
+//!   of their fields in order; a chunked array (asdf-zarr's, ASDF.jl's) is written the same
+//!   way, its chunks decoded, with its own tag;
 //! - an ndarray that cannot be read is written as its tree with an `"$error"` key saying why;
 //! - an alias is written out in full where it appears; an alias back into its own ancestor (a
 //!   cycle) is `{"$alias": "anchor"}`.
@@ -184,7 +185,10 @@ impl<'a> asdf_yaml::Visitor<'a> for Json<'_> {
         let indent = self.before(at);
         let n = at.node();
         let mut error = None;
-        if n.tag.as_deref().is_some_and(crate::is_ndarray_tag) {
+        if n.tag
+            .as_deref()
+            .is_some_and(|t| crate::is_ndarray_tag(t) || crate::is_chunked_array_tag(t))
+        {
             let ptr = at.pointer();
             let streamed = n.get("source").is_some() && n.get("mask").is_none();
             let r = if !at.pointer_names_it() {
