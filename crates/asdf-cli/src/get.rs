@@ -15,7 +15,8 @@ use crate::schemas::read_options;
 pub struct Args {
     /// The ASDF file (or URL).
     pub file: std::path::PathBuf,
-    /// The array's JSON pointer (`/sci/data`).
+    /// The array's JSON pointer (`/sci/data`; `~e<i>` names a mapping's entry by position, for
+    /// a key no text names, as `search` prints it).
     pointer: String,
     /// The region, as numpy slices it: `"100:300, 1400:1600"`, `"2, ..."`, `"::-1"`.
     #[arg(long, allow_hyphen_values = true)]

@@ -118,7 +118,9 @@ impl<'a> asdf::walk::Visitor<'a> for Walk<'_> {
                 .is_none_or(|r| type_names(n).iter().any(|t| r.is_match(t)))
             && q.value.as_deref().is_none_or(|v| value_matches(n, v));
         if ok {
-            let ptr = at.pointer();
+            // The pointer that names exactly this node (`~e<i>` for a key whose text names
+            // another entry), so that `get` reads what `search` found.
+            let ptr = at.pointer_exact();
             (self.on_hit)(&Hit {
                 pointer: if ptr.is_empty() { "/".to_owned() } else { ptr },
                 type_: crate::info::type_name(n),

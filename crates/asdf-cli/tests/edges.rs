@@ -1087,3 +1087,44 @@ json.dump(want, open(f"{out}/want.json", "w"))
     }
     assert!(compared > 500, "{compared}");
 }
+
+/// Found by the independent review: with keys `'1'` (a string) and `1` (an integer) in one
+/// mapping, `search` printed `/1` for both and `get` could not reach the integer key's array.
+/// `search` prints `/~e<i>` (the entry's position) for the key whose text names the other
+/// entry, and `get` reads each array by the pointer `search` printed.
+#[test]
+fn search_and_get_reach_keys_of_one_text_and_two_types() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("edges-entry-pointers");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("k.asdf");
+    std::fs::write(
+        &p,
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+         m:\n  '1': !core/ndarray-1.0.0 {data: [1, 2], datatype: int64, shape: [2]}\n  \
+         1: !core/ndarray-1.0.0 {data: [7, 8, 9], datatype: int64, shape: [3]}\n...\n",
+    )
+    .unwrap();
+    let f = s(&p);
+    let r = run(&["search", &f, "--type", "ndarray"]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    let pointers: Vec<&str> = r.stdout.lines().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(pointers, ["/m/1", "/m/~e1"], "{}", r.text());
+    let values = |ptr: &str| {
+        let r = run(&["get", &f, ptr]);
+        assert_eq!(r.code, Some(0), "{ptr}: {}", r.text());
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        v["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_i64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(values("/m/1"), [1, 2]);
+    assert_eq!(values("/m/~e1"), [7, 8, 9]);
+    assert_eq!(values("/m/~e0"), [1, 2]);
+    for bad in ["/m/~e01", "/m/~e2", "/m/~e"] {
+        let r = run(&["get", &f, bad]);
+        assert_eq!(r.code, Some(1), "{bad}: {}", r.text());
+    }
+}

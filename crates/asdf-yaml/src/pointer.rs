@@ -1,6 +1,12 @@
 //! JSON Pointer (RFC 6901) over the node tree: `/a/0/b~1c` with `~0` for `~` and `~1` for `/`.
 //! Aliases are followed; mapping keys match as strings (an integer or boolean key matches its
 //! text, so `/1` finds the key `1`).
+//!
+//! One extension, for keys no text names: the token `~e<i>` (`i` in decimal, no sign, no
+//! leading zero) names entry `i` of a mapping, in document order, whatever its key. RFC 6901
+//! makes any `~` not followed by `0` or `1` an error, so no standard pointer means something
+//! else by it. [`pointer_exact`] writes it only where a key's text names another entry (an
+//! integer key `1` beside the string key `'1'`) or no text can (a null, float or mapping key).
 
 use crate::node::{Document, Node, NodeKind, Step, Value};
 
@@ -86,6 +92,25 @@ pub fn join<S: AsRef<str>>(tokens: &[S]) -> String {
     })
 }
 
+/// A token as [`resolve_path`] reads it.
+enum Token {
+    /// A key's text or a sequence index (unescaped).
+    Text(String),
+    /// `~e<i>`: a mapping's entry by position.
+    Entry(usize),
+}
+
+fn token(raw: &str) -> Result<Token, PointerError> {
+    if let Some(d) = raw.strip_prefix("~e") {
+        let canonical = !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) && (d == "0" || !d.starts_with('0'));
+        return match d.parse() {
+            Ok(i) if canonical => Ok(Token::Entry(i)),
+            _ => Err(PointerError::Escape(raw.to_owned())),
+        };
+    }
+    unescape(raw).map(Token::Text)
+}
+
 fn key_matches(k: &Node, token: &str) -> bool {
     match k.as_scalar() {
         Some(s) => match &s.value {
@@ -98,7 +123,7 @@ fn key_matches(k: &Node, token: &str) -> bool {
 }
 
 /// Where `token` leads from `node` (an already-resolved node).
-fn step_for(node: &Node, token: &str) -> Option<Step> {
+pub(crate) fn step_for(node: &Node, token: &str) -> Option<Step> {
     match &node.kind {
         // A string key first: `/1` names the key `'1'` where a mapping has both `1` and
         // `'1'` (as Python's `tree['1']` does); a key of another type (`1`, `true`) is named
@@ -122,7 +147,16 @@ fn step_for(node: &Node, token: &str) -> Option<Step> {
 /// # Errors
 /// As [`get`].
 pub fn resolve_path(doc: &Document, pointer: &str) -> Result<Vec<Step>, PointerError> {
-    let toks = tokens(pointer)?;
+    let p = pointer.strip_prefix('#').unwrap_or(pointer);
+    let raw: Vec<&str> = if p.is_empty() {
+        Vec::new()
+    } else {
+        p.strip_prefix('/')
+            .ok_or_else(|| PointerError::Syntax(pointer.to_owned()))?
+            .split('/')
+            .collect()
+    };
+    let toks = raw.iter().map(|t| token(t)).collect::<Result<Vec<Token>, _>>()?;
     let mut path: Vec<Step> = Vec::new();
     let mut node = &doc.root;
     for (i, t) in toks.iter().enumerate() {
@@ -138,7 +172,7 @@ pub fn resolve_path(doc: &Document, pointer: &str) -> Result<Vec<Step>, PointerE
                 _ => break,
             }
         }
-        let here = || join(&toks[..i]);
+        let here = || raw[..i].iter().fold(String::new(), |s, t| s + "/" + t);
         if let NodeKind::Alias(a) = &node.kind
             && doc.anchored(a).is_none()
         {
@@ -150,15 +184,21 @@ pub fn resolve_path(doc: &Document, pointer: &str) -> Result<Vec<Step>, PointerE
         if matches!(node.kind, NodeKind::Scalar(_) | NodeKind::Alias(_)) {
             return Err(PointerError::NotAContainer { pointer: here() });
         }
-        let step = step_for(node, t).ok_or_else(|| PointerError::NotFound {
+        let not_found = || PointerError::NotFound {
             pointer: here(),
-            token: t.clone(),
-        })?;
+            token: match t {
+                Token::Text(s) => s.clone(),
+                Token::Entry(_) => raw[i].to_owned(),
+            },
+        };
+        let step = match (t, &node.kind) {
+            (Token::Text(s), _) => step_for(node, s),
+            (Token::Entry(e), NodeKind::Mapping(m)) => (*e < m.entries.len()).then_some(Step::Entry(*e)),
+            (Token::Entry(_), _) => None,
+        }
+        .ok_or_else(not_found)?;
         path.push(step);
-        node = node.step(step).ok_or_else(|| PointerError::NotFound {
-            pointer: here(),
-            token: t.clone(),
-        })?;
+        node = node.step(step).ok_or_else(not_found)?;
     }
     Ok(path)
 }
@@ -412,6 +452,38 @@ pub fn pointer_of(root: &Node, path: &[Step]) -> String {
     out
 }
 
+/// The JSON pointer of a path of steps that names exactly the node the path leads to: a key
+/// is written as its text where that text leads back to it, else as `~e<i>` (its entry's
+/// position; see the module's documentation). Aliases on the path are not followed (the path
+/// is of the tree as written).
+#[must_use]
+pub fn pointer_exact(root: &Node, path: &[Step]) -> String {
+    let mut out = String::new();
+    let mut node = root;
+    for s in path {
+        out.push('/');
+        match (s, &node.kind) {
+            (Step::Item(i), _) => out.push_str(&i.to_string()),
+            (Step::Entry(i) | Step::Key(i), NodeKind::Mapping(m)) => {
+                let text = m.entries.get(*i).and_then(|(k, _)| {
+                    let t = k.as_scalar()?.text.to_string();
+                    (step_for(node, &t) == Some(Step::Entry(*i))).then_some(t)
+                });
+                match text {
+                    Some(t) => out.push_str(&escape(&t)),
+                    None => out.push_str(&format!("~e{i}")),
+                }
+            }
+            _ => {}
+        }
+        match node.step(*s) {
+            Some(n) => node = n,
+            None => break,
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -443,5 +515,38 @@ mod tests {
         assert_eq!(join(&["a/b", "c~"]), "/a~1b/c~0");
         let p = resolve_path(&d, "/a/b~1c/1").unwrap();
         assert_eq!(pointer_of(&d.root, &p), "/a/b~1c/1");
+    }
+
+    /// `~e<i>` names a mapping's entry by position, strictly (decimal, no sign, no leading
+    /// zero); `pointer_exact` writes it only for keys whose text names another entry.
+    #[test]
+    fn entry_tokens_name_keys_no_text_names() {
+        let d = doc("'1': s\n1: i\ny: m\nx: {'2': a, 2: b}\n");
+        let at = |p: &str| get(&d, p).map(|n| n.as_str().unwrap_or_default().to_owned());
+        assert_eq!(at("/1").unwrap(), "s");
+        assert_eq!(at("/~e0").unwrap(), "s");
+        assert_eq!(at("/~e1").unwrap(), "i");
+        assert_eq!(at("/~e2").unwrap(), "m");
+        assert_eq!(at("/x/~e1").unwrap(), "b");
+        for bad in ["/~e01", "/~e+1", "/~e", "/~e-1", "/~e1x", "/~e99999999999999999999999"] {
+            assert!(matches!(get(&d, bad), Err(PointerError::Escape(_))), "{bad}");
+        }
+        assert!(matches!(get(&d, "/~e4"), Err(PointerError::NotFound { .. })));
+        assert!(matches!(get(&d, "/x/~e0/~e0"), Err(PointerError::NotAContainer { .. })));
+        let root = &d.root;
+        let exact = |p: &str| pointer_exact(root, &resolve_path(&d, p).unwrap());
+        assert_eq!(exact("/1"), "/1");
+        assert_eq!(exact("/~e1"), "/~e1");
+        assert_eq!(exact("/~e2"), "/y");
+        assert_eq!(exact("/x/2"), "/x/2");
+        assert_eq!(exact("/x/~e1"), "/x/~e1");
+        // Every entry's exact pointer leads back to it.
+        for p in ["/~e0", "/~e1", "/~e2", "/~e3", "/x/~e0", "/x/~e1"] {
+            assert_eq!(
+                resolve_path(&d, &exact(p)).unwrap(),
+                resolve_path(&d, p).unwrap(),
+                "{p}"
+            );
+        }
     }
 }

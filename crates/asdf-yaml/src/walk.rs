@@ -266,6 +266,34 @@ impl<'a> At<'_, 'a> {
         out
     }
 
+    /// The JSON pointer of the node from the start node that names exactly it: as
+    /// [`At::pointer`], but a key whose text leads to another entry of its mapping (an integer
+    /// key `1` beside the string key `'1'`), or that has no text (a mapping as a key), is
+    /// written `~e<i>`, its entry's position (see [`crate::pointer`]).
+    #[must_use]
+    pub fn pointer_exact(&self) -> String {
+        let mut out = String::new();
+        for ((parent, child), s) in self.frames.iter().zip(&self.frames[1..]).zip(self.path) {
+            out.push('/');
+            match (&parent.node.kind, s) {
+                (NodeKind::Mapping(m), _) => {
+                    let entry = m.entries.iter().position(|(_, v)| std::ptr::eq(v, child.written));
+                    match (entry, child.key) {
+                        (Some(i), Some(k)) if crate::pointer::step_for(parent.node, k) == Some(Step::Entry(i)) => {
+                            out.push_str(&crate::pointer::escape(k));
+                        }
+                        (Some(i), _) => out.push_str(&format!("~e{i}")),
+                        (None, Some(k)) => out.push_str(&crate::pointer::escape(k)),
+                        (None, None) => {}
+                    }
+                }
+                (_, Step::Item(i)) => out.push_str(&i.to_string()),
+                _ => {}
+            }
+        }
+        out
+    }
+
     /// Whether [`At::pointer`] names this node: false where a key on the way is not a string
     /// (`1`, `true`) and its mapping also has a string key of the same text, which the pointer
     /// names instead (see [`crate::pointer::get`]).

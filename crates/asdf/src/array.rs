@@ -199,7 +199,10 @@ impl AsdfFile {
             return Ok(None);
         }
         let not_found = |e| pointer_error(pointer, e);
-        let tokens = asdf_yaml::pointer::tokens(pointer).map_err(not_found)?;
+        // A pointer with a `~e<i>` token (a key by position) is for the parsed tree.
+        let Ok(tokens) = asdf_yaml::pointer::tokens(pointer) else {
+            return Ok(None);
+        };
         let Some((first, rest)) = tokens.split_first() else {
             return Ok(None);
         };
