@@ -124,11 +124,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // An interrupt (Ctrl-C, SIGTERM) during an upload to object storage aborts the upload
     // (its parts deleted, nothing written) and then ends the program; otherwise it ends the
-    // program at once, as without a handler.
+    // program at once, as without a handler, leaving no temporary file behind.
     let _ = ctrlc::set_handler(|| {
         if asdf::remote::uploading() {
             asdf::remote::cancel_uploads();
         } else {
+            // No destructor runs on exit: the temporaries of unfinished writes are removed
+            // here (the targets are untouched).
+            asdf::remove_unfinished_temporaries();
             std::process::exit(130);
         }
     });

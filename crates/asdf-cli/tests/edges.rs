@@ -1128,3 +1128,52 @@ fn search_and_get_reach_keys_of_one_text_and_two_types() {
         assert_eq!(r.code, Some(1), "{bad}: {}", r.text());
     }
 }
+
+/// Found by the independent review: Ctrl-C during `to-json -o out.json` left the write's
+/// temporary file (`.out.json.PID.*.tmp`) beside the output. An interrupt now removes the
+/// temporaries of unfinished writes; the output is not made.
+#[test]
+fn an_interrupted_write_leaves_no_temporary_file() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("edges-interrupted");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("big.asdf");
+    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
+    let x: Vec<f64> = (0..8_000_000u32).map(|i| f64::from(i) * 1.000_001).collect();
+    f.put_array("/x", asdf::NewArray::from_slice(&x, &[x.len()]).unwrap())
+        .unwrap();
+    f.write_to(&input, &asdf::WriteOptions::default()).unwrap();
+    let out = dir.join("out.json");
+    let mut child = cli(&["to-json".as_ref(), input.as_os_str(), "-o".as_ref(), out.as_os_str()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let temporaries = || {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+            .filter(|n| n.ends_with(".tmp"))
+            .collect::<Vec<_>>()
+    };
+    // Interrupted once its temporary is there (the write under way).
+    let start = std::time::Instant::now();
+    while temporaries().is_empty() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "to-json ended before it was interrupted"
+        );
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "no temporary appeared"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: the child is ours and still running (not waited for).
+    let r = unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGINT) };
+    assert_eq!(r, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert_eq!(temporaries(), Vec::<String>::new());
+    assert!(!out.exists());
+}

@@ -13,6 +13,24 @@ use crate::Error;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+/// The temporary files of this process not yet renamed into place nor removed: what
+/// [`remove_unfinished_temporaries`] removes when the process is ended at once.
+static UNFINISHED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn unfinished() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    UNFINISHED.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Removes every temporary file this process's writes have made and not yet renamed into
+/// place: for a program about to end at once (an interrupt handler that calls
+/// `std::process::exit`, which runs no destructor), so that no `.NAME.PID.*.tmp` is left
+/// beside the targets. The targets themselves are untouched. Writes still running will fail.
+pub fn remove_unfinished_temporaries() {
+    for tmp in unfinished().drain(..) {
+        let _ = std::fs::remove_file(tmp);
+    }
+}
+
 /// A temporary file that becomes `target` on [`TempFile::commit`], and is removed otherwise.
 #[derive(Debug)]
 pub(crate) struct TempFile {
@@ -44,6 +62,7 @@ impl TempFile {
         let tmp = path.keep().map_err(|e| io(e.error))?;
         // Held until the rename: the mark of a live writer, whatever its PID namespace.
         let _ = try_lock(&f);
+        unfinished().push(tmp.clone());
         Ok((
             TempFile {
                 tmp,
@@ -88,6 +107,7 @@ impl TempFile {
         // Renamed while still open and locked, then closed: never an unlocked temporary.
         std::fs::rename(&self.tmp, &self.target).map_err(|e| self.error(e))?;
         self.armed = false;
+        unfinished().retain(|t| t != &self.tmp);
         // A `File` has nothing to drop on wasm32 (no files of its own there).
         #[cfg_attr(target_arch = "wasm32", allow(clippy::drop_non_drop))]
         drop(file);
@@ -99,6 +119,7 @@ impl Drop for TempFile {
     fn drop(&mut self) {
         if self.armed {
             let _ = std::fs::remove_file(&self.tmp);
+            unfinished().retain(|t| t != &self.tmp);
         }
     }
 }

@@ -79,7 +79,7 @@ mod verify;
 mod write;
 
 pub use array::{Array, ArrayValues, CHUNK_ELEMENTS, Chunks, Storage};
-pub use atomic::write_atomically;
+pub use atomic::{remove_unfinished_temporaries, write_atomically};
 pub use blocks::Block;
 pub use builder::{NewArray, NewStorage, tag_for};
 pub use chunk_tags::{
