@@ -255,7 +255,9 @@ fn summary_line(target: &std::path::PathBuf) -> Result<String, String> {
 }
 
 fn info_many(targets: &[std::path::PathBuf], jobs: usize) -> Result<ExitCode, asdf::Error> {
-    let crate::many::Found { files, skipped } = crate::many::expand(targets)?;
+    let found = crate::many::expand(targets)?;
+    let others = found.others_note();
+    let crate::many::Found { files, skipped, .. } = found;
     let start = std::time::Instant::now();
     let results = crate::many::run_all(&files, jobs, "reading files", summary_line);
     let mut failed = 0;
@@ -271,7 +273,7 @@ fn info_many(targets: &[std::path::PathBuf], jobs: usize) -> Result<ExitCode, as
     }
     crate::many::print_skipped(&skipped);
     println!(
-        "{} files: {} read, {failed} failed, {} skipped, in {:.1} s",
+        "{} files: {} read, {failed} failed, {} skipped, in {:.1} s{others}",
         files.len() + skipped.len(),
         files.len() - failed,
         skipped.len(),

@@ -55,6 +55,32 @@ pub struct Found {
     pub files: Vec<PathBuf>,
     /// The entries skipped.
     pub skipped: Vec<Skipped>,
+    /// The files (objects) passed over as not ASDF: named neither `.asdf` nor FITS, and (a
+    /// local file) not starting as an ASDF file (`#ASDF`) or a draft (`%FINF`) does.
+    pub others: usize,
+}
+
+impl Found {
+    /// The summary's note of the files passed over (empty when none were).
+    #[must_use]
+    pub fn others_note(&self) -> String {
+        match self.others {
+            0 => String::new(),
+            n => format!(
+                " ({n} other file{} not ASDF by name or content, not read)",
+                if n == 1 { "" } else { "s" }
+            ),
+        }
+    }
+}
+
+/// Whether the file at `path` starts as an ASDF file or a FINF 0.1.0 draft does.
+fn starts_as_asdf(path: &Path) -> bool {
+    use std::io::Read as _;
+    let mut head = [0u8; 5];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| &head == b"#ASDF" || &head == b"%FINF")
 }
 
 /// `path` for a line of output: lossily when it is not UTF-8, saying so.
@@ -88,7 +114,7 @@ pub fn print_skipped(skipped: &[Skipped]) {
 }
 
 /// The files `targets` name: a path or URL as it is; a folder's `.asdf` and FITS files at
-/// every level below it; a prefix's objects so named (listed from the store). Sorted within
+/// every level below it, and its other files that start as ASDF files do (`#ASDF`, `%FINF`); a prefix's objects so named (listed from the store). Sorted within
 /// each folder or prefix. A link (to a file or a folder) is followed; what cannot be read
 /// (a folder that cannot be listed, a link to nothing or into a folder already walked, an
 /// entry that is not a regular file) is a skipped entry with its reason, and the walk goes on.
@@ -109,6 +135,7 @@ pub fn expand(targets: &[PathBuf]) -> Result<Found, asdf::Error> {
             let mut seen = std::collections::HashSet::new();
             for (u, size) in &listed {
                 if !is_asdf_name(std::ffi::OsStr::new(u)) {
+                    found.others += 1;
                     continue;
                 }
                 let folder = format!("{u}/");
@@ -126,11 +153,13 @@ pub fn expand(targets: &[PathBuf]) -> Result<Found, asdf::Error> {
                 seen: std::collections::HashSet::new(),
                 found: Vec::new(),
                 skipped: Vec::new(),
+                others: 0,
             };
             walk.folder(t);
             walk.found.sort();
             found.files.extend(walk.found);
             found.skipped.extend(walk.skipped);
+            found.others += walk.others;
         } else {
             found.files.push(t.clone());
         }
@@ -144,9 +173,20 @@ struct Walk {
     seen: std::collections::HashSet<(u64, u64)>,
     found: Vec<PathBuf>,
     skipped: Vec<Skipped>,
+    others: usize,
 }
 
 impl Walk {
+    /// A regular file (or a link to one): read when its name or its first bytes say ASDF,
+    /// else counted among the others.
+    fn file(&mut self, path: PathBuf, named: bool) {
+        if named || starts_as_asdf(&path) {
+            self.found.push(path);
+        } else {
+            self.others += 1;
+        }
+    }
+
     fn skip(&mut self, path: &Path, reason: impl Into<String>) {
         self.skipped.push(Skipped {
             path: path.to_path_buf(),
@@ -198,19 +238,13 @@ impl Walk {
                 if kind.is_dir() {
                     subfolders.push(path);
                 } else if kind.is_file() {
-                    if named {
-                        self.found.push(path);
-                    }
+                    self.file(path, named);
                 } else if kind.is_symlink() {
                     // Followed: a link to a file is read as the file, a link to a folder
                     // walked (once); a link to nothing is reported.
                     match std::fs::metadata(&path) {
                         Ok(m) if m.is_dir() => subfolders.push(path),
-                        Ok(m) if m.is_file() => {
-                            if named {
-                                self.found.push(path);
-                            }
-                        }
+                        Ok(m) if m.is_file() => self.file(path, named),
                         Ok(_) if named => self.skip(&path, "a link to something that is not a regular file"),
                         Ok(_) => {}
                         // Whatever its name: it may have led to a folder.

@@ -47,7 +47,9 @@ fn verify_one(target: &std::path::PathBuf) -> Result<(usize, u64), Vec<String>> 
 }
 
 fn verify_many(targets: &[std::path::PathBuf], jobs: usize) -> Result<ExitCode, asdf::Error> {
-    let crate::many::Found { files, skipped } = crate::many::expand(targets)?;
+    let found = crate::many::expand(targets)?;
+    let others = found.others_note();
+    let crate::many::Found { files, skipped, .. } = found;
     let start = std::time::Instant::now();
     let results = crate::many::run_all(&files, jobs, "verifying files", verify_one);
     let (mut blocks, mut bytes, mut failed) = (0usize, 0u64, 0usize);
@@ -67,7 +69,7 @@ fn verify_many(targets: &[std::path::PathBuf], jobs: usize) -> Result<ExitCode, 
     }
     crate::many::print_skipped(&skipped);
     println!(
-        "{} files: {} verified, {failed} failed, {} skipped; {blocks} blocks, {} of block data, in {:.1} s",
+        "{} files: {} verified, {failed} failed, {} skipped; {blocks} blocks, {} of block data, in {:.1} s{others}",
         files.len() + skipped.len(),
         files.len() - failed,
         skipped.len(),

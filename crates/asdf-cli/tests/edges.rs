@@ -1177,3 +1177,48 @@ fn an_interrupted_write_leaves_no_temporary_file() {
     assert_eq!(temporaries(), Vec::<String>::new());
     assert!(!out.exists());
 }
+
+/// Found by the independent review: a folder walk passed over files not named `.asdf` or FITS
+/// without a word, even ASDF files under another name. Such a file is read when its first bytes
+/// are an ASDF file's (`#ASDF`, `%FINF`), and the summary counts the others it passed over.
+#[test]
+fn folder_walks_read_asdf_files_by_content_and_count_the_others() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("edges-walk-others");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    sample(&dir.join("a.asdf"));
+    sample(&dir.join("b.dat"));
+    std::fs::write(
+        dir.join("c.bin"),
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n--- {a: [}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("notes.txt"), "not ASDF").unwrap();
+    std::fs::write(dir.join("empty"), "").unwrap();
+    let r = run(&["verify", &s(&dir)]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(
+        r.stdout.contains("ok    ") && r.stdout.contains("b.dat"),
+        "{}",
+        r.text()
+    );
+    assert!(
+        r.stdout.contains("FAIL  ") && r.stdout.contains("c.bin"),
+        "{}",
+        r.text()
+    );
+    assert!(
+        r.stdout.contains("3 files: 2 verified, 1 failed, 0 skipped")
+            && r.stdout
+                .contains("(2 other files not ASDF by name or content, not read)"),
+        "{}",
+        r.text()
+    );
+    let r = run(&["info", &s(&dir)]);
+    assert!(
+        r.stdout
+            .contains("(2 other files not ASDF by name or content, not read)"),
+        "{}",
+        r.text()
+    );
+}
