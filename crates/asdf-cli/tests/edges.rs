@@ -1222,3 +1222,44 @@ fn folder_walks_read_asdf_files_by_content_and_count_the_others() {
         r.text()
     );
 }
+
+/// Found by the independent review: `preview` of an empty 2-D array failed with the PNG
+/// encoder's "Zero width not allowed", and an empty 1-D array gave an empty plot. Both are now
+/// an error that names the array and its shape; `--all` passes over empty cubes.
+#[test]
+fn preview_of_an_empty_array_says_there_is_nothing_to_draw() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("edges-preview-empty");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("e.asdf");
+    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
+    for (name, shape) in [
+        ("/e", vec![0usize, 5]),
+        ("/e1", vec![3, 0]),
+        ("/v", vec![0]),
+        ("/c", vec![0, 4, 4]),
+    ] {
+        f.put_array(name, asdf::NewArray::from_slice::<f64>(&[], &shape).unwrap())
+            .unwrap();
+    }
+    let x: Vec<f64> = (0..16).map(f64::from).collect();
+    f.put_array("/img", asdf::NewArray::from_slice(&x, &[4, 4]).unwrap())
+        .unwrap();
+    f.write_to(&p, &asdf::WriteOptions::default()).unwrap();
+    let out = dir.join("o.png");
+    for (ptr, shape) in [("/e", "[0, 5]"), ("/e1", "[3, 0]"), ("/v", "[0]")] {
+        let r = run(&["preview", &s(&p), ptr, "-o", &s(&out)]);
+        assert_eq!(r.code, Some(1), "{ptr}: {}", r.text());
+        assert!(
+            r.stderr
+                .contains(&format!("{ptr}: the region drawn has shape {shape}, no element")),
+            "{}",
+            r.text()
+        );
+        assert!(!out.exists());
+    }
+    let r = run(&["preview", &s(&p), "--all", "-o", &s(&out)]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    let r = run(&["preview", &s(&p), "-o", &s(&out)]);
+    assert!(r.code == Some(0) && r.stderr.contains("/img"), "{}", r.text());
+}

@@ -25,6 +25,14 @@ pub enum Error {
         /// The region's shape.
         shape: Vec<usize>,
     },
+    /// A region with no element (an axis of length 0).
+    #[error("{pointer}: the region drawn has shape {shape:?}, no element: there is nothing to draw")]
+    Empty {
+        /// The array.
+        pointer: String,
+        /// The region's shape.
+        shape: Vec<usize>,
+    },
     /// No array of the file looks like an image.
     #[error("the file has no array of two or more dimensions to draw")]
     NoImages,

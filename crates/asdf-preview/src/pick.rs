@@ -147,7 +147,7 @@ pub fn read_values(file: &AsdfFile, pointer: &str, region: &Region) -> Result<Va
 
 /// Whether an array looks like an image: numbers, at least 2 dimensions, the last two at least 2.
 fn image_like(shape: &[usize], d: &Datatype) -> bool {
-    numeric(d).is_some() && shape.len() >= 2 && shape[shape.len() - 2..].iter().all(|n| *n >= 2)
+    numeric(d).is_some() && shape.len() >= 2 && shape[shape.len() - 2..].iter().all(|n| *n >= 2) && !shape.contains(&0)
 }
 
 /// The pointers of the file's arrays that look like images, in the tree's order.
@@ -186,11 +186,18 @@ pub fn default_slice(shape: &[usize]) -> String {
 /// The picture of `region` of the array at `pointer` (`None`: [`default_region`]).
 ///
 /// # Errors
-/// [`Error::NotAPicture`] when the region has no axis or more than two; as [`read_values`].
+/// [`Error::NotAPicture`] when the region has no axis or more than two; [`Error::Empty`] when
+/// it has no element; as [`read_values`].
 pub fn picture(file: &AsdfFile, pointer: &str, region: Option<&Region>) -> Result<Picture, Error> {
     let shape = file.array(pointer)?.shape().to_vec();
     let default = default_region(&shape);
     let v = read_values(file, pointer, region.unwrap_or(&default))?;
+    if v.shape.contains(&0) && matches!(v.shape.len(), 1 | 2) {
+        return Err(Error::Empty {
+            pointer: pointer.to_owned(),
+            shape: v.shape,
+        });
+    }
     match v.shape[..] {
         [n] => Ok(Picture::Line(match v.masked {
             // Masked samples leave gaps, as NaN does.
