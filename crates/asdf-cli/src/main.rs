@@ -54,6 +54,12 @@ struct Cli {
     /// same defaults and validation as Python asdf's default open there.
     #[arg(long, value_name = "PYTHON", global = true)]
     python_resources: Option<std::path::PathBuf>,
+    /// Which other files a file may make this program read (external blocks, `$ref`s, Zarr
+    /// directory stores): `inside` its folder only, by relative paths, links resolved (the
+    /// default: a file cannot make its reader open `/etc/passwd`); `any` local path (absolute
+    /// paths and `..` too, as Python asdf follows them; for files you trust); `none`.
+    #[arg(long, value_name = "POLICY", global = true, value_parser = ["inside", "any", "none"])]
+    references: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -135,6 +141,12 @@ fn main() -> ExitCode {
             std::process::exit(130);
         }
     });
+    let policy = match cli.references.as_deref() {
+        Some("any") => asdf::ReferencePolicy::AnyLocalPath,
+        Some("none") => asdf::ReferencePolicy::None,
+        _ => asdf::ReferencePolicy::RelativeOnly,
+    };
+    let _ = schemas::REFERENCES.set(policy);
     let custom_schema = match &cli.command {
         Command::Validate(a) => a.schema.as_deref(),
         _ => None,

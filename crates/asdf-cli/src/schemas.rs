@@ -111,10 +111,16 @@ pub fn builtin_or_extra() -> Result<std::sync::Arc<asdf::AsdfSchemas>, asdf::Err
     }
 }
 
+/// The reference policy of `--references` (the library's default when not given).
+pub static REFERENCES: std::sync::OnceLock<asdf::ReferencePolicy> = std::sync::OnceLock::new();
+
 /// How every command opens its files: not validated (`validate` reports instead), with the
-/// schemas of `--schema-dir` and `--python-resources` when given.
+/// schemas of `--schema-dir` and `--python-resources` when given, and the reference policy of
+/// `--references`.
 pub fn read_options() -> OpenOptions {
-    let o = OpenOptions::default().validate(false);
+    let o = OpenOptions::default()
+        .validate(false)
+        .references(REFERENCES.get().copied().unwrap_or_default());
     match EXTRA_SCHEMAS.get().cloned().flatten() {
         Some(s) => o.schemas(s),
         None => o,

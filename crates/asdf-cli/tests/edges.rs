@@ -1263,3 +1263,42 @@ fn preview_of_an_empty_array_says_there_is_nothing_to_draw() {
     let r = run(&["preview", &s(&p), "-o", &s(&out)]);
     assert!(r.code == Some(0) && r.stderr.contains("/img"), "{}", r.text());
 }
+
+/// Found by the independent review: a Zarr store outside the file's folder was refused with a
+/// message naming a Rust-only option, and no command could read it. `--references any` reads
+/// it (the message names the flag); `--references none` refuses even a store beside the file.
+#[test]
+fn references_flag_sets_the_reference_policy() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("edges-references-flag");
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = dir.join("outside.zarr");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::create_dir_all(dir.join("in")).unwrap();
+    std::fs::write(
+        store.join(".zarray"),
+        r#"{"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": "<f8", "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#,
+    )
+    .unwrap();
+    std::fs::write(store.join("0"), [1.25f64.to_le_bytes(), 2.5f64.to_le_bytes()].concat()).unwrap();
+    let input = dir.join("in/f.asdf");
+    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
+    let node = asdf::Node::map(vec![(
+        asdf::Node::str("store"),
+        asdf::Node::map(vec![
+            (asdf::Node::str("type_string"), asdf::Node::str("DirectoryStore")),
+            (asdf::Node::str("path"), asdf::Node::str(store.to_str().unwrap())),
+        ]),
+    )])
+    .with_tag(format!("{}1.0.0", asdf::ZARR_TAG_PREFIX));
+    f.set("/z", node).unwrap();
+    f.write_to(&input, &asdf::WriteOptions::default()).unwrap();
+    let r = run(&["get", &s(&input), "/z"]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(r.stderr.contains("--references any"), "{}", r.text());
+    let r = run(&["get", &s(&input), "/z", "--references", "any"]);
+    assert!(r.code == Some(0) && r.stdout.contains("[1.25, 2.5]"), "{}", r.text());
+    let r = run(&["--references", "none", "verify", &s(&input)]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    let r = run(&["get", &s(&input), "/z", "--references", "sometimes"]);
+    assert_eq!(r.code, Some(2), "{}", r.text());
+}

@@ -87,13 +87,13 @@ pub enum ChunkedError {
     /// A store path the reference policy does not allow (outside the file's directory by
     /// default).
     #[error(
-        "the Zarr store {0} is outside the file's directory (OpenOptions::references(ReferencePolicy::AnyLocalPath) allows it)"
+        "the Zarr store {0} is outside the file's directory, where the reference policy keeps reads (the policy of any local path reads it: `--references any` in asdf-cli, `references=\"any\"` in asdf_rs, `ReferencePolicy::AnyLocalPath` in Rust)"
     )]
     StoreRefused(PathBuf),
     /// A file of a store that resolves (through a symbolic link) outside the file's
     /// directory, which the reference policy does not allow.
     #[error(
-        "the Zarr store's file {0} leads outside the file's directory (to {1}); OpenOptions::references(ReferencePolicy::AnyLocalPath) allows it"
+        "the Zarr store's file {0} leads outside the file's directory (to {1}), where the reference policy keeps reads (the policy of any local path reads it: `--references any` in asdf-cli, `references=\"any\"` in asdf_rs, `ReferencePolicy::AnyLocalPath` in Rust)"
     )]
     StoreFileRefused(PathBuf, PathBuf),
     /// A file of a directory store could not be read.

@@ -201,7 +201,7 @@ pub enum ReferenceProblem {
     NoneAllowed,
     /// An absolute path, `..` or `file://` under [`crate::ReferencePolicy::RelativeOnly`].
     #[error(
-        "only relative paths inside the file's directory are followed (OpenOptions::references(ReferencePolicy::AnyLocalPath) allows others)"
+        "only relative paths inside the file's directory are followed (the policy of any local path follows others: `--references any` in asdf-cli, `references=\"any\"` in asdf_rs, `ReferencePolicy::AnyLocalPath` in Rust)"
     )]
     NotRelative,
     /// A URI scheme other than `file://`.
