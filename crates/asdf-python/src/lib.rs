@@ -329,7 +329,9 @@ fn open(
     extension_schemas: bool,
 ) -> PyResult<NativeFile> {
     let remote = remote_options(settings, anonymous);
-    let mut options = OpenOptions::default().validate(validate);
+    // Any scalar may be a key (null, 1.5, a date), as PyYAML and so Python asdf read them
+    // (Python asdf warns; so does `asdf_rs.open`, from `invalid_keys`).
+    let mut options = OpenOptions::default().validate(validate).any_scalar_keys(true);
     if extension_schemas {
         let s = EXTENSION_SCHEMAS
             .get()
@@ -361,6 +363,26 @@ fn open(
         file: Arc::new(file),
         target: Target { text: target, remote },
     })
+}
+
+/// A mapping key as Python asdf reads it: a timestamp as PyYAML's date or datetime (made by
+/// `asdf_rs._timestamp`), other scalars as [`scalar_value`].
+fn key_value(py: Python<'_>, node: &Node) -> PyResult<Py<PyAny>> {
+    match &node.kind {
+        NodeKind::Scalar(s) if s.value == Value::Timestamp && user_tag(node).is_none() => Ok(py
+            .import("asdf_rs")?
+            .getattr("_timestamp")?
+            .call1((s.text.as_str(),))?
+            .unbind()),
+        _ => scalar_value(py, node),
+    }
+}
+
+/// Whether a key is one the standard allows (a string, integer or boolean, untagged), as
+/// Python asdf's check of keys tells them apart.
+fn standard_key(k: &Node) -> bool {
+    user_tag(k).is_none()
+        && matches!(&k.kind, NodeKind::Scalar(s) if matches!(s.value, Value::Str | Value::Int(_) | Value::BigInt(_) | Value::Bool(_)))
 }
 
 fn scalar_value(py: Python<'_>, node: &Node) -> PyResult<Py<PyAny>> {
@@ -814,7 +836,7 @@ impl NativeFile {
                 // or that no JSON pointer names (null, floats) are different entries.
                 let keys = PyList::empty(py);
                 for ((k, _), token) in m.entries.iter().zip(entry_tokens(&m.entries)) {
-                    keys.append((scalar_value(py, doc.resolve(k))?, token))?;
+                    keys.append((key_value(py, doc.resolve(k))?, token))?;
                 }
                 Ok(("map".into(), tag, keys.into_py_any(py)?))
             }
@@ -1185,6 +1207,25 @@ impl NativeFile {
         Ok(out)
     }
 
+    /// `[(pointer, key text)]` of every mapping key the standard does not allow (null, a
+    /// float, a timestamp, a tagged key), for the warning Python asdf gives reading them.
+    fn invalid_keys(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
+        let root = &self.file.document().map_err(|e| py_err(py, &e))?.root;
+        let mut out = Vec::new();
+        root.walk_with(&mut |path, n| {
+            if let Some((asdf::Step::Key(_), parent)) = path.split_last() {
+                if !matches!(n.kind, NodeKind::Alias(_)) && !standard_key(n) {
+                    let text = n.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
+                    let at = pointer_by_steps(root, parent);
+                    out.push((if at.is_empty() { "/".to_owned() } else { at }, text));
+                }
+                return asdf::Visit::SkipChildren;
+            }
+            asdf::Visit::Continue
+        });
+        Ok(out)
+    }
+
     /// Whether the file is an ASDF file inside FITS (Appendix A of the standard).
     fn in_fits(&self) -> bool {
         self.file.source().fits_hdus().is_some()
@@ -1511,6 +1552,16 @@ fn to_node<'py>(
         Node::str(obj.extract::<String>()?)
     } else if let Ok(b) = obj.cast::<PyBytes>() {
         Node::binary(b.as_bytes().to_vec())
+    } else if obj.is_instance(&py.import("datetime")?.getattr("date")?)? {
+        // A date or datetime as PyYAML writes it (so Python asdf): an untagged timestamp,
+        // `2020-01-01` or `2001-12-14 21:59:43.100000-05:00`.
+        let is_datetime = obj.is_instance(&py.import("datetime")?.getattr("datetime")?)?;
+        let text: String = if is_datetime {
+            obj.call_method1("isoformat", (" ",))?.extract()?
+        } else {
+            obj.call_method0("isoformat")?.extract()?
+        };
+        timestamp_node(text)
     } else if obj.hasattr("dtype")? && obj.hasattr("shape")? && obj.hasattr("tobytes")? {
         // A numpy scalar (shape ()) becomes its Python value; an array, a block.
         let shape: Vec<usize> = obj.getattr("shape")?.extract()?;
@@ -1540,6 +1591,17 @@ fn to_node<'py>(
     {
         let mut entries = Vec::with_capacity(d.len());
         for (i, (k, v)) in d.iter().enumerate() {
+            // As Python asdf's write: keys are str, int or bool (not None, floats, tuples,
+            // bytes, numpy scalars or tagged strings), which every reader reads back.
+            let tagged = k.hasattr("_asdf_tag")? || k.hasattr("_tag")?;
+            if tagged || !(k.is_instance_of::<pyo3::types::PyString>() || k.is_instance_of::<pyo3::types::PyInt>()) {
+                return Err(usage(format!(
+                    "{}: the mapping key {} ({}) is not permitted: keys are str, int or bool (as Python asdf writes them)",
+                    if pointer.is_empty() { "/" } else { pointer },
+                    k.repr()?,
+                    k.get_type().name()?
+                )));
+            }
             let key = to_node(py, &k, pointer, &mut Vec::new(), &mut Vec::new(), integer_tag)?;
             let text = key.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
             let child = format!("{pointer}/{}", asdf::escape_pointer_token(&text));
@@ -1575,7 +1637,7 @@ fn to_node<'py>(
         Node::str(c.text()).with_tag("tag:stsci.edu:asdf/core/complex-1.0.0")
     } else {
         return Err(usage(format!(
-            "{}: cannot write a {} (dicts, lists, tuples, str, int, float, bool, None, bytes, complex and numpy arrays can be written)",
+            "{}: cannot write a {} (dicts, lists, tuples, str, int, float, bool, None, bytes, complex, dates, datetimes and numpy arrays can be written)",
             if pointer.is_empty() { "/" } else { pointer },
             obj.get_type().name()?
         )));
@@ -1584,6 +1646,15 @@ fn to_node<'py>(
         Some(t) => node.with_tag(t),
         None => node,
     })
+}
+
+/// An untagged timestamp scalar of `text`.
+fn timestamp_node(text: String) -> Node {
+    let mut n = Node::str(text);
+    if let NodeKind::Scalar(s) = &mut n.kind {
+        s.value = Value::Timestamp;
+    }
+    n
 }
 
 /// Python complex numbers as the core `complex` tag writes them.

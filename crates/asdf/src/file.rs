@@ -202,7 +202,12 @@ impl AsdfFile {
         let tree_line = self.tree_line;
         Ok(match self.reader.tree_bytes() {
             Some(t) => {
-                let parsed = asdf_yaml::parse(t, &self.options.yaml_limits).map_err(|e| shift_error(e, tree_line))?;
+                let parse = if self.options.any_scalar_keys {
+                    asdf_yaml::parse_yaml
+                } else {
+                    asdf_yaml::parse
+                };
+                let parsed = parse(t, &self.options.yaml_limits).map_err(|e| shift_error(e, tree_line))?;
                 let warnings = parsed
                     .warnings
                     .into_iter()

@@ -34,6 +34,10 @@ pub struct OpenOptions {
     pub schemas: Option<std::sync::Arc<asdf_schema::AsdfSchemas>>,
     /// Parse the tree on first need, not at open (default off): see [`crate::Open::lazy`].
     pub lazy: bool,
+    /// Take any scalar as a mapping key (null, floats, timestamps), as PyYAML and so Python
+    /// asdf read them (default off: the standard's keys are strings, integers and booleans,
+    /// and other keys are refused with their line). Pointers name such keys by no token.
+    pub any_scalar_keys: bool,
 }
 
 /// Which files references (`$ref` to other files, exploded-form array sources) may open.
@@ -62,6 +66,7 @@ impl Default for OpenOptions {
             references: ReferencePolicy::default(),
             schemas: None,
             lazy: false,
+            any_scalar_keys: false,
         }
     }
 }
@@ -101,6 +106,12 @@ impl OpenOptions {
     #[must_use]
     pub fn lazy(mut self, yes: bool) -> Self {
         self.lazy = yes;
+        self
+    }
+    /// Sets whether any scalar may be a mapping key (see [`OpenOptions::any_scalar_keys`]).
+    #[must_use]
+    pub fn any_scalar_keys(mut self, yes: bool) -> Self {
+        self.any_scalar_keys = yes;
         self
     }
     /// Sets memory mapping.

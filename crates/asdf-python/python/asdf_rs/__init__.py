@@ -89,7 +89,24 @@ def open(target, validate=True, storage_options=None, objects=False, memmap=Fals
     native = _native.open(
         str(target), validate=validate, settings=settings, anonymous=anonymous, extension_schemas=objects
     )
+    _warn_invalid_keys(native)
     return File(native, storage_options, objects=objects, memmap=memmap)
+
+
+def _warn_invalid_keys(native):
+    """As Python asdf reading them: one warning for the keys the standard does not allow
+    (null, floats, dates, tagged keys), which are read all the same."""
+    bad = native.invalid_keys()
+    if bad:
+        import warnings
+
+        shown = "; ".join(f"{p}: {k}" for p, k in bad[:20]) + (f"; ... ({len(bad)} in all)" if len(bad) > 20 else "")
+        warnings.warn(
+            f"Invalid mapping keys (not str, int or bool) detected while reading file: {shown}. "
+            "They have been read, but the file should be fixed (asdf_rs.write refuses them, as Python asdf does).",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _load_extension_schemas():
@@ -313,8 +330,12 @@ class File:
             return TreeSequence(self, pointer, tag, payload)
         if _user_tag(tag):
             return _tagged_scalar(tag, payload)
-        if kind == "timestamp" and self._objects:
-            return _timestamp(payload)
+        if kind == "timestamp":
+            # As Python asdf (PyYAML) reads it: a date or datetime.
+            try:
+                return _timestamp(payload)
+            except ValueError as e:
+                raise AsdfError(f"{pointer or '/'}: the timestamp {payload!r} is not a date: {e}") from None
         return payload
 
     def _valid_array(self, pointer, tag=None):
@@ -337,11 +358,14 @@ class File:
         valid, arr = self._valid_array(pointer, tag)
         if valid:
             return arr
-        return self._native.convert(pointer, self._plain_array, _tagged_scalar, _plain_mapping, raw=True)
+        return self._native.convert(
+            pointer, self._plain_array, _tagged_scalar, _plain_mapping, timestamp=_timestamp, raw=True
+        )
 
     def _plain(self, pointer):
-        """The subtree at `pointer` as plain Python, in one native call."""
-        return self._native.convert(pointer, self._plain_array, _tagged_scalar, _plain_mapping)
+        """The subtree at `pointer` as plain Python, in one native call (timestamps as dates
+        and datetimes, as Python asdf gives them)."""
+        return self._native.convert(pointer, self._plain_array, _tagged_scalar, _plain_mapping, timestamp=_timestamp)
 
     def _context(self):
         """The Python asdf `AsdfFile` whose extensions convert tagged nodes (made once)."""
@@ -560,11 +584,48 @@ def _plain_mapping(tag, d):
     return d
 
 
-def _timestamp(text):
-    """An untagged YAML timestamp as PyYAML (so Python asdf) reads it: a date or datetime."""
-    import yaml
+_TIMESTAMP = None
 
-    return yaml.safe_load(text)
+
+def _timestamp(text):
+    """A YAML timestamp as PyYAML's safe constructor (so Python asdf) reads it: a
+    `datetime.date`, or a `datetime.datetime` (with a fixed-offset timezone when the text has
+    one; fractions beyond microseconds cut). Its code, without needing PyYAML."""
+    import datetime
+    import re
+
+    global _TIMESTAMP
+    if _TIMESTAMP is None:
+        _TIMESTAMP = re.compile(
+            r"""^(?P<year>[0-9][0-9][0-9][0-9])
+                -(?P<month>[0-9][0-9]?)
+                -(?P<day>[0-9][0-9]?)
+                (?:(?:[Tt]|[ \t]+)
+                (?P<hour>[0-9][0-9]?)
+                :(?P<minute>[0-9][0-9])
+                :(?P<second>[0-9][0-9])
+                (?:\.(?P<fraction>[0-9]*))?
+                (?:[ \t]*(?P<tz>Z|(?P<tz_sign>[-+])(?P<tz_hour>[0-9][0-9]?)
+                (?::(?P<tz_minute>[0-9][0-9]))?))?)?$""",
+            re.X,
+        )
+    m = _TIMESTAMP.match(text)
+    if m is None:
+        raise ValueError(f"{text!r} is not a YAML timestamp")
+    v = m.groupdict()
+    year, month, day = int(v["year"]), int(v["month"]), int(v["day"])
+    if not v["hour"]:
+        return datetime.date(year, month, day)
+    fraction = int(v["fraction"][:6].ljust(6, "0")) if v["fraction"] else 0
+    tzinfo = None
+    if v["tz_sign"]:
+        delta = datetime.timedelta(hours=int(v["tz_hour"]), minutes=int(v["tz_minute"] or 0))
+        tzinfo = datetime.timezone(-delta if v["tz_sign"] == "-" else delta)
+    elif v["tz"]:
+        tzinfo = datetime.timezone.utc
+    return datetime.datetime(
+        year, month, day, int(v["hour"]), int(v["minute"]), int(v["second"]), fraction, tzinfo=tzinfo
+    )
 
 
 def _region_text(key, ndim):

@@ -1,0 +1,125 @@
+"""Fixes of an independent review of the `asdf_rs` Python surface, each compared with what
+Python asdf 6.0 (the reference) gives for the same file or the same call."""
+
+import datetime
+import warnings
+
+import numpy as np
+import pytest
+
+import asdf
+import asdf_rs
+
+_HEAD = b"""#ASDF 1.0.0
+#ASDF_STANDARD 1.5.0
+%YAML 1.1
+%TAG ! tag:stsci.edu:asdf/
+--- !core/asdf-1.1.0
+"""
+
+
+def _write_yaml(path, body):
+    path.write_bytes(_HEAD + body.encode() + b"\n...\n")
+    return path
+
+
+def _python_asdf_tree(path):
+    """The tree as Python asdf reads it (its arrays as numpy arrays, tagged nodes as its
+    tagged types)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with asdf.open(path, lazy_load=False, memmap=False) as af:
+            return _plain_ref(af.tree)
+
+
+def _plain_ref(v):
+    if isinstance(v, dict):
+        return {k: _plain_ref(x) for k, x in v.items() if k not in ("asdf_library", "history")}
+    if isinstance(v, list):
+        return [_plain_ref(x) for x in v]
+    return v
+
+
+def _plain_rs(v):
+    """A tree of asdf_rs's views, read key by key and item by item (the tree's own access)."""
+    if isinstance(v, asdf_rs.TreeMapping):
+        return {k: _plain_rs(v[k]) for k in v if k not in ("asdf_library", "history")}
+    if isinstance(v, asdf_rs.TreeSequence):
+        return [_plain_rs(x) for x in v]
+    return v
+
+
+def _strip(d):
+    return {k: v for k, v in d.items() if k not in ("asdf_library", "history")}
+
+
+# --- 1. Keys that are null, floats, dates --------------------------------------------------
+
+_ODD_KEYS = """
+m:
+  null: a
+  ~: b
+  1.5: c
+  2020-01-01: d
+  2001-12-14t21:59:43.10-05:00: e
+  true: f
+  1: g
+  '1': h
+  .inf: i
+  -0.5: j
+  x: {2.5: [1, 2]}
+"""
+
+
+def test_keys_null_float_and_dates_are_read_as_python_asdf_reads_them(tmp_path):
+    path = _write_yaml(tmp_path / "keys.asdf", _ODD_KEYS)
+    ref = _python_asdf_tree(path)
+    assert None in ref["m"] and datetime.date(2020, 1, 1) in ref["m"] and 1.5 in ref["m"]
+    with pytest.warns(UserWarning, match=r"Invalid mapping keys .*/m: null; /m: 1.5; /m: 2020-01-01"):
+        f = asdf_rs.open(path)
+    with f:
+        assert _plain_rs(f.tree) == ref
+        assert _strip(f.tree.to_dict()) == ref
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert _strip(f.to_objects()) == ref
+        m = f.tree["m"]
+        # Key access by the keys Python asdf gives.
+        assert m[None] == "b" and m[1.5] == "c" and m[datetime.date(2020, 1, 1)] == "d"
+        when = datetime.datetime(2001, 12, 14, 21, 59, 43, 100000, tzinfo=datetime.timezone(datetime.timedelta(hours=-5)))
+        assert m[when] == "e"
+        assert m[True] == "g" and m["1"] == "h" and m[float("inf")] == "i" and m[-0.5] == "j"
+        assert list(m["x"][2.5]) == [1, 2]
+        assert list(m) == list(ref["m"])
+
+
+def test_keys_python_asdf_refuses_to_write_are_refused_naming_the_place(tmp_path):
+    for key in [None, 1.5, (1, 2), datetime.date(2020, 1, 1), b"x", 1 + 2j, np.int64(3), np.float64(2.0)]:
+        tree = {"m": {"ok": [{key: 1}]}}
+        with pytest.raises(asdf.exceptions.ValidationError, match="is not permitted"):
+            asdf.AsdfFile(tree).write_to(tmp_path / "ref.asdf")
+        with pytest.raises(asdf_rs.AsdfError, match=r"^/m/ok/0: the mapping key .* is not permitted"):
+            asdf_rs.write(tmp_path / "rs.asdf", tree)
+        assert not (tmp_path / "rs.asdf").exists()
+    # What Python asdf writes (str, int, bool keys, a str subclass) asdf_rs writes, and both
+    # read back the same.
+    tree = {"m": {"s": 1, 2: "two", True: "yes", np.str_("n"): 3}}
+    asdf.AsdfFile(tree).write_to(tmp_path / "ref.asdf")
+    asdf_rs.write(tmp_path / "rs.asdf", tree)
+    assert _python_asdf_tree(tmp_path / "rs.asdf") == _python_asdf_tree(tmp_path / "ref.asdf")
+
+
+def test_dates_and_datetimes_are_written_as_python_asdf_writes_them(tmp_path):
+    # Read as dates (item 3), they must also write back: as PyYAML's timestamps.
+    values = {
+        "d": datetime.date(2020, 1, 1),
+        "t": datetime.datetime(2001, 12, 14, 21, 59, 43, 100000),
+        "z": datetime.datetime(2001, 12, 14, 21, 59, 43, 100000, tzinfo=datetime.timezone(datetime.timedelta(hours=-5))),
+        "u": datetime.datetime(2030, 5, 6, 7, 8, 9, tzinfo=datetime.timezone.utc),
+    }
+    asdf.AsdfFile(values).write_to(tmp_path / "ref.asdf")
+    asdf_rs.write(tmp_path / "rs.asdf", values)
+    ref = _python_asdf_tree(tmp_path / "ref.asdf")
+    assert _python_asdf_tree(tmp_path / "rs.asdf") == ref == values
+    with asdf_rs.open(tmp_path / "rs.asdf") as f:
+        assert _plain_rs(f.tree) == ref
