@@ -212,12 +212,16 @@ def dump_resources(outdir):
 
 # ---- dump -------------------------------------------------------------------------------------
 
-def enc(raw, conv):
+def enc(raw, conv, full=None):
     """The tree with every tag as written (`raw`, read with _force_raw_types) and the values of
     asdf's core converters for arrays, integers and complex numbers (`conv`, the same tree read
-    with only asdf's own extensions)."""
+    with only asdf's own extensions); chunked arrays (asdf-zarr's) with the values that every
+    installed extension reads (`full`, the tree of Python asdf's default open)."""
     from asdf.tags.core.ndarray import NDArrayType
     tag = getattr(raw, '_tag', None)
+    if tag and tag.startswith('asdf://asdf-format.org/zarr/tags/zarr-') and hasattr(full, 'chunks'):
+        a = np.asarray(full[...])
+        return {'chunked': {'shape': list(a.shape), 'values': [enc_scalar(v) for v in a.ravel()]}}
     if tag and tag.startswith('tag:stsci.edu:asdf/core/ndarray-') and isinstance(conv, (NDArrayType, np.ndarray)):
         a = conv[...] if isinstance(conv, NDArrayType) else conv
         m = np.ma.getmaskarray(a).ravel().tolist() if np.ma.isMaskedArray(a) else None
@@ -230,10 +234,12 @@ def enc(raw, conv):
         return {'value': enc_scalar(conv)}
     if isinstance(raw, dict):
         sub = conv if isinstance(conv, dict) else {}
-        return {'tag': tag, 'map': [[enc(k, k), enc(v, sub.get(k))] for k, v in raw.items()]}
+        fsub = full if isinstance(full, dict) else {}
+        return {'tag': tag, 'map': [[enc(k, k), enc(v, sub.get(k), fsub.get(k))] for k, v in raw.items()]}
     if isinstance(raw, (list, tuple)):
         sub = conv if isinstance(conv, (list, tuple)) and len(conv) == len(raw) else [None] * len(raw)
-        return {'tag': tag, 'seq': [enc(v, c) for v, c in zip(raw, sub)]}
+        fsub = full if isinstance(full, (list, tuple)) and len(full) == len(raw) else [None] * len(raw)
+        return {'tag': tag, 'seq': [enc(v, c, f) for v, c, f in zip(raw, sub, fsub)]}
     if isinstance(raw, str):
         return {'tag': tag, 'str': str(raw)}
     if isinstance(raw, (datetime.datetime, datetime.date)):
@@ -273,6 +279,15 @@ def dump_one(path):
                 full = everything.tree
     except Exception:
         pass
+    # The values of chunked arrays, as every installed extension (asdf-zarr) reads them.
+    chunked = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            default = asdf.open(path)
+            chunked = default.tree
+    except Exception:
+        default = None
     ctx = core_only()
     try:
         with warnings.catch_warnings():
@@ -280,11 +295,13 @@ def dump_one(path):
             with asdf.open(path, _force_raw_types=True) as raw, asdf.open(path) as af:
                 if full is not None:
                     fill_from(raw.tree, full)
-                out['tree'] = enc(raw.tree, af.tree)
+                out['tree'] = enc(raw.tree, af.tree, chunked)
     except Exception as e:
         out['open_error'] = f'{type(e).__name__}: {str(e)[:300]}'
     finally:
         ctx.__exit__(None, None, None)
+        if default is not None:
+            default.close()
     # The verdict, with every installed extension (as a user of these packages has it).
     try:
         with asdf.config_context() as cfg:

@@ -517,7 +517,21 @@ fn same_as_python(root: &Path, dump: &J, validate: bool) -> (usize, usize, usize
             if want.get("error").is_some() {
                 continue; // Python could not read this array either
             }
-            let j = json_at(&json, &ptr).unwrap_or_else(|| panic!("{rel}{ptr}: not in to-json's output"));
+            let Some(j) = json_at(&json, &ptr) else {
+                // Inside a chunked array, which to-json writes decoded (Python reads the
+                // chunks' nodes; the decoded values are checked by the ASDF.jl chunked suite
+                // below and the real-world suite): the array must be there, decoded.
+                let inside_chunked = (1..ptr.len()).filter(|&i| ptr.as_bytes()[i] == b'/').any(|i| {
+                    json_at(&json, &ptr[..i]).is_some_and(|a| {
+                        a.get("$tag")
+                            .and_then(J::as_str)
+                            .is_some_and(asdf::is_chunked_array_tag)
+                            && a.get("data").is_some()
+                    })
+                });
+                assert!(inside_chunked, "{rel}{ptr}: not in to-json's output");
+                continue;
+            };
             if let Some(vals) = want.get("values") {
                 let ndim = want["shape"].as_array().map_or(0, Vec::len);
                 let mut got = Vec::new();

@@ -108,6 +108,28 @@ fn compare(f: &AsdfFile, node: &Node, ptr: &str, py: &J, diffs: &mut Vec<String>
         return;
     }
     let here = if ptr.is_empty() { "/" } else { ptr };
+    if let Some(want) = py.get("chunked") {
+        // A chunked array (asdf-zarr's): its values as Python asdf + asdf-zarr read them.
+        if !node.tag.as_deref().is_some_and(asdf::is_chunked_array_tag) {
+            return diffs.push(format!("{here}: Python reads a chunked array, we have {:?}", node.tag));
+        }
+        let a = match f.array(ptr).and_then(|a| a.values()) {
+            Ok(a) => a,
+            Err(e) => return diffs.push(format!("{here}: Python reads the chunked array, we fail: {e}")),
+        };
+        let shape = asdf_conformance::python::shape(&want["shape"]);
+        if a.shape != shape {
+            return diffs.push(format!("{here}: shape {:?}, Python {shape:?}", a.shape));
+        }
+        let vals = want["values"].as_array().unwrap();
+        if a.elements.len() != vals.len() {
+            return diffs.push(format!("{here}: {} elements, Python {}", a.elements.len(), vals.len()));
+        }
+        if let Some(i) = a.elements.iter().zip(vals).position(|(e, v)| !value_eq(e, v)) {
+            diffs.push(format!("{here}[{i}]: {:?}, Python {}", a.elements[i], vals[i]));
+        }
+        return;
+    }
     if let Some(want) = py.get("ndarray") {
         if !tag_is(node, "tag:stsci.edu:asdf/core/ndarray-") {
             diffs.push(format!("{here}: Python reads an array, we have {:?}", node.tag));
@@ -267,6 +289,32 @@ fn compare_json(ours: &J, py: &J, ptr: &str, diffs: &mut Vec<String>) {
             if mask.len() != m.len() || !mask.iter().zip(m).all(|(x, y)| x == &y) {
                 diffs.push(format!("{here}: to-json mask differs from Python's"));
             }
+        }
+        return;
+    }
+    if let Some(a) = py.get("chunked") {
+        // A chunked array (asdf-zarr's): to-json decodes it as Python asdf + asdf-zarr read it.
+        if let Some(e) = ours.get("$error") {
+            return diffs.push(format!("{here}: to-json could not read the chunked array: {e}"));
+        }
+        let shape: Vec<u64> = a["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect();
+        let our_shape: Option<Vec<u64>> = ours
+            .get("shape")
+            .and_then(J::as_array)
+            .map(|s| s.iter().filter_map(J::as_u64).collect());
+        if our_shape.as_ref() != Some(&shape) {
+            return diffs.push(format!("{here}: to-json chunked shape {our_shape:?}, Python {shape:?}"));
+        }
+        let mut got = Vec::new();
+        flatten_json(&ours["data"], shape.len(), &mut got);
+        let want = a["values"].as_array().unwrap();
+        if got.len() != want.len() || !got.iter().zip(want).all(|(x, y)| json_value_eq(x, y)) {
+            diffs.push(format!("{here}: to-json chunked array values differ from Python's"));
         }
         return;
     }
