@@ -381,7 +381,7 @@ fn key_value(py: Python<'_>, node: &Node) -> PyResult<Py<PyAny>> {
 /// Whether a key is one the standard allows (a string, integer or boolean, untagged), as
 /// Python asdf's check of keys tells them apart.
 fn standard_key(k: &Node) -> bool {
-    user_tag(k).is_none()
+    (user_tag(k).is_none() || k.tag.as_deref() == Some("tag:yaml.org,2002:value"))
         && matches!(&k.kind, NodeKind::Scalar(s) if matches!(s.value, Value::Str | Value::Int(_) | Value::BigInt(_) | Value::Bool(_)))
 }
 
@@ -444,17 +444,35 @@ fn pointer_of(base: &str, path: &[Seg<'_>]) -> String {
     out
 }
 
-/// A tag of YAML's own (`tag:yaml.org,2002:str`): the node is read as if untagged. PyYAML's
-/// `python/` tags (`!!python/tuple`, `!!python/object:...`) are not YAML's: Python asdf's safe
-/// loader gives them as tagged nodes (with a warning), never executed; so do we.
+/// A node's tag unless it is one PyYAML's safe constructor builds (`tag:yaml.org,2002:str`,
+/// `!!timestamp`, `!!map`, ...: the node is read as if untagged). Other tags of YAML's own
+/// namespace (`!!x`, `!!value`, PyYAML's `!!python/tuple`, `!!python/object:...`) are not:
+/// Python asdf's loader gives them as tagged nodes (a `TaggedString` for a scalar, with a
+/// warning), never constructed; so do we.
 fn user_tag(node: &Node) -> Option<&str> {
-    node.tag
-        .as_deref()
-        .filter(|t| (!t.starts_with("tag:yaml.org,2002:") || t.starts_with(PYTHON_TAG)) && *t != "!")
+    node.tag.as_deref().filter(|t| *t != "!" && !safe_constructor_tag(t))
 }
 
-/// The prefix of PyYAML's `python/` tags.
-const PYTHON_TAG: &str = "tag:yaml.org,2002:python/";
+/// The tags PyYAML's `SafeConstructor` builds.
+fn safe_constructor_tag(tag: &str) -> bool {
+    tag.strip_prefix("tag:yaml.org,2002:").is_some_and(|t| {
+        matches!(
+            t,
+            "null"
+                | "bool"
+                | "int"
+                | "float"
+                | "binary"
+                | "timestamp"
+                | "omap"
+                | "pairs"
+                | "set"
+                | "str"
+                | "seq"
+                | "map"
+        )
+    })
+}
 
 /// YAML 1.1's collection types that Python asdf's loader builds as Python types: `!!set` (a
 /// `set`), `!!omap` (an `OrderedDict`), `!!pairs` (a list of tuples).
@@ -681,8 +699,10 @@ impl<'a, 'py> Converter<'a, 'py> {
     fn key_of(&mut self, py: Python<'py>, k: &'a Node) -> PyResult<Py<PyAny>> {
         let k = self.doc.resolve(k);
         let text = k.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
+        // A plain `=` key (`!!value`): PyYAML's mappings make it the string `=`.
+        let value_key = k.tag.as_deref() == Some("tag:yaml.org,2002:value");
         Ok(match &k.kind {
-            NodeKind::Scalar(s) if k.tag.is_none() && s.value == Value::Str => {
+            NodeKind::Scalar(s) if (k.tag.is_none() || value_key) && s.value == Value::Str => {
                 if let Some(o) = self.keys.get(text) {
                     o.clone_ref(py)
                 } else {

@@ -556,10 +556,17 @@ _YAML = "tag:yaml.org,2002:"
 _YAML11 = frozenset(_YAML + t for t in ("set", "omap", "pairs"))
 
 
+# The tags PyYAML's safe constructor builds: nodes so tagged are read as if untagged.
+_SAFE_CONSTRUCTOR = frozenset(
+    _YAML + t for t in ("null", "bool", "int", "float", "binary", "timestamp", "omap", "pairs", "set", "str", "seq", "map")
+)
+
+
 def _user_tag(tag):
-    """Whether a node's tag is not one of YAML's own (PyYAML's `python/` tags are not: Python
-    asdf gives those nodes tagged, with a warning; nothing is ever executed)."""
-    return bool(tag) and (not tag.startswith(_YAML) or tag.startswith(_YAML + "python/"))
+    """Whether a node's tag is not one PyYAML's safe constructor builds: other tags of YAML's
+    namespace (`!!x`, `!!value`, PyYAML's `python/` tags) are kept, as Python asdf gives those
+    nodes tagged (with a warning); nothing is ever executed."""
+    return bool(tag) and tag != "!" and tag not in _SAFE_CONSTRUCTOR
 
 
 def _is_chunked(tag):
