@@ -73,6 +73,33 @@ fn with_block(tree_body: &str, data: &[u8]) -> Vec<u8> {
     b
 }
 
+/// A Zarr format 2 directory store of float64 at `store` (made with its folders): `.zarray`
+/// with `shape`, `chunks` and `compressor` (JSON texts); chunks are written by the caller.
+fn zarr_store(store: &Path, shape: &str, chunks: &str, compressor: &str) {
+    std::fs::create_dir_all(store).unwrap();
+    std::fs::write(
+        store.join(".zarray"),
+        format!(
+            r#"{{"zarr_format": 2, "shape": {shape}, "chunks": {chunks}, "dtype": "<f8", "compressor": {compressor}, "fill_value": 0, "order": "C", "filters": null}}"#
+        ),
+    )
+    .unwrap();
+}
+
+/// Writes at `input` a file whose `/z` is an asdf-zarr array in the directory store `path` (as
+/// the tree names it: relative to the file, or absolute).
+fn file_with_store(input: &Path, path: &str) {
+    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
+    let store = asdf::Node::map(vec![
+        (asdf::Node::str("type_string"), asdf::Node::str("DirectoryStore")),
+        (asdf::Node::str("path"), asdf::Node::str(path)),
+    ]);
+    let z =
+        asdf::Node::map(vec![(asdf::Node::str("store"), store)]).with_tag(format!("{}1.0.0", asdf::ZARR_TAG_PREFIX));
+    f.set("/z", z).unwrap();
+    f.write_to(input, &asdf::WriteOptions::default()).unwrap();
+}
+
 // ---------------------------------------------------------------------------------------
 // Outputs
 
@@ -928,28 +955,15 @@ fn outputs_in_another_folder_do_not_lose_relative_stores() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("edges-moved-stores");
     let _ = std::fs::remove_dir_all(&dir);
     let (a, b) = (dir.join("a"), dir.join("b"));
-    std::fs::create_dir_all(a.join("s.zarr")).unwrap();
     std::fs::create_dir_all(&b).unwrap();
-    std::fs::write(
-        a.join("s.zarr/.zarray"),
-        r#"{"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": "<f8", "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#,
-    )
-    .unwrap();
+    zarr_store(&a.join("s.zarr"), "[2]", "[2]", "null");
     std::fs::write(
         a.join("s.zarr/0"),
         [1.25f64.to_le_bytes(), 2.5f64.to_le_bytes()].concat(),
     )
     .unwrap();
     let input = a.join("f.asdf");
-    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
-    let store = asdf::Node::map(vec![
-        (asdf::Node::str("type_string"), asdf::Node::str("DirectoryStore")),
-        (asdf::Node::str("path"), asdf::Node::str("s.zarr")),
-    ]);
-    let z =
-        asdf::Node::map(vec![(asdf::Node::str("store"), store)]).with_tag(format!("{}1.0.0", asdf::ZARR_TAG_PREFIX));
-    f.set("/z", z).unwrap();
-    f.write_to(&input, &asdf::WriteOptions::default()).unwrap();
+    file_with_store(&input, "s.zarr");
     for command in ["convert", "defragment", "implode"] {
         let out = b.join(format!("{command}.asdf"));
         let r = run(&[command, &s(&input), "-o", &s(&out)]);
@@ -981,12 +995,7 @@ fn verify_reads_every_chunk_of_a_directory_store() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("edges-verify-store");
     let _ = std::fs::remove_dir_all(&dir);
     let store = dir.join("a/s.zarr");
-    std::fs::create_dir_all(&store).unwrap();
-    std::fs::write(
-        store.join(".zarray"),
-        r#"{"zarr_format": 2, "shape": [4, 2], "chunks": [2, 2], "dtype": "<f8", "compressor": {"id": "zlib", "level": 1}, "fill_value": 0, "order": "C", "filters": null}"#,
-    )
-    .unwrap();
+    zarr_store(&store, "[4, 2]", "[2, 2]", r#"{"id": "zlib", "level": 1}"#);
     let zlib = |v: &[f64]| {
         use std::io::Write as _;
         let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -997,17 +1006,7 @@ fn verify_reads_every_chunk_of_a_directory_store() {
     };
     std::fs::write(store.join("0.0"), zlib(&[1.0, 2.0, 3.0, 4.0])).unwrap();
     let input = dir.join("a/f.asdf");
-    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
-    let node = asdf::Node::map(vec![(
-        asdf::Node::str("store"),
-        asdf::Node::map(vec![
-            (asdf::Node::str("type_string"), asdf::Node::str("DirectoryStore")),
-            (asdf::Node::str("path"), asdf::Node::str("s.zarr")),
-        ]),
-    )])
-    .with_tag(format!("{}1.0.0", asdf::ZARR_TAG_PREFIX));
-    f.set("/z", node).unwrap();
-    f.write_to(&input, &asdf::WriteOptions::default()).unwrap();
+    file_with_store(&input, "s.zarr");
     // One chunk written, one never written (the fill value): verified.
     let r = run(&["verify", &s(&input)]);
     assert_eq!(r.code, Some(0), "{}", r.text());
@@ -1272,26 +1271,11 @@ fn references_flag_sets_the_reference_policy() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("edges-references-flag");
     let _ = std::fs::remove_dir_all(&dir);
     let store = dir.join("outside.zarr");
-    std::fs::create_dir_all(&store).unwrap();
+    zarr_store(&store, "[2]", "[2]", "null");
     std::fs::create_dir_all(dir.join("in")).unwrap();
-    std::fs::write(
-        store.join(".zarray"),
-        r#"{"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": "<f8", "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#,
-    )
-    .unwrap();
     std::fs::write(store.join("0"), [1.25f64.to_le_bytes(), 2.5f64.to_le_bytes()].concat()).unwrap();
     let input = dir.join("in/f.asdf");
-    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
-    let node = asdf::Node::map(vec![(
-        asdf::Node::str("store"),
-        asdf::Node::map(vec![
-            (asdf::Node::str("type_string"), asdf::Node::str("DirectoryStore")),
-            (asdf::Node::str("path"), asdf::Node::str(store.to_str().unwrap())),
-        ]),
-    )])
-    .with_tag(format!("{}1.0.0", asdf::ZARR_TAG_PREFIX));
-    f.set("/z", node).unwrap();
-    f.write_to(&input, &asdf::WriteOptions::default()).unwrap();
+    file_with_store(&input, store.to_str().unwrap());
     let r = run(&["get", &s(&input), "/z"]);
     assert_eq!(r.code, Some(1), "{}", r.text());
     assert!(r.stderr.contains("--references any"), "{}", r.text());
