@@ -553,6 +553,138 @@ fn entry_token(entries: &[(Node, Node)], i: usize) -> String {
     }
 }
 
+/// An entry of a mapping as PyYAML builds the mapping: its key and value nodes, and the steps
+/// from the mapping to the value (one entry; or, for an entry a merge key brought, the `<<`
+/// entry, the item of its list, and the entry of the mapping merged, which may itself be
+/// merged).
+struct Flat<'a> {
+    key: &'a Node,
+    value: &'a Node,
+    route: Vec<Seg<'a>>,
+}
+
+/// Whether a key is YAML 1.1's merge key: a plain `<<` (or one tagged `!!merge`).
+fn is_merge_key(k: &Node) -> bool {
+    match &k.kind {
+        NodeKind::Scalar(s) => match k.tag.as_deref() {
+            None => s.style == asdf::yaml::ScalarStyle::Plain && s.text == "<<",
+            Some(t) => t == "tag:yaml.org,2002:merge",
+        },
+        _ => false,
+    }
+}
+
+/// What makes two merged keys one in PyYAML's `flatten_mapping`, which drops a merged pair
+/// whose key text is the same Python object as an earlier one's (`id(key_node.value)`): the
+/// same key node (an anchor merged twice), or, as CPython shares them, one text of at most one
+/// Latin-1 character.
+#[derive(PartialEq, Eq, Hash)]
+enum MergedKeyId<'a> {
+    Shared(&'a str),
+    Node(usize),
+}
+
+fn merged_key_id(k: &Node) -> MergedKeyId<'_> {
+    let text = k.as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        (None, _) => MergedKeyId::Shared(text),
+        (Some(c), None) if u32::from(c) < 256 => MergedKeyId::Shared(text),
+        _ => MergedKeyId::Node(std::ptr::from_ref(k) as usize),
+    }
+}
+
+/// The entries of mapping `m` (at `pointer`, for messages) as PyYAML's loader (so Python
+/// asdf) builds them, merge keys applied (`<<: *base`, `<<: [*a, *b]`), in PyYAML's order:
+/// the merged entries first (each `<<` in turn, a list's mappings in order, a key already
+/// merged dropped as PyYAML drops it), then the mapping's own. A dict made of them in order
+/// is PyYAML's (a later value wins: the mapping's own keys win over merged ones). `None` for
+/// a mapping without merge keys (its entries as they are).
+fn flatten<'a>(
+    doc: &'a asdf::Document,
+    m: &'a asdf::yaml::Mapping,
+    pointer: &str,
+    busy: &mut Vec<usize>,
+) -> PyResult<Option<Vec<Flat<'a>>>> {
+    if !m.entries.iter().any(|(k, _)| is_merge_key(doc.resolve(k))) {
+        return Ok(None);
+    }
+    busy.push(std::ptr::from_ref(m) as usize);
+    let mut merged = Vec::new();
+    let mut own = Vec::new();
+    let mut ids = std::collections::HashSet::new();
+    for (i, (k, v)) in m.entries.iter().enumerate() {
+        if !is_merge_key(doc.resolve(k)) {
+            own.push(Flat {
+                key: k,
+                value: v,
+                route: vec![Seg::Entry(&m.entries, i)],
+            });
+            continue;
+        }
+        let at = format!("{pointer}/{}", entry_token(&m.entries, i));
+        let sources: Vec<(Option<usize>, &'a asdf::yaml::Mapping)> = match &doc.resolve(v).kind {
+            NodeKind::Mapping(sm) => vec![(None, sm)],
+            NodeKind::Sequence(s) => s
+                .items
+                .iter()
+                .enumerate()
+                .map(|(j, item)| match &doc.resolve(item).kind {
+                    NodeKind::Mapping(sm) => Ok((Some(j), sm)),
+                    _ => Err(usage(format!(
+                        "{at}/{j}: a merge key's list holds something other than a mapping (PyYAML, so Python asdf, refuses the file)"
+                    ))),
+                })
+                .collect::<PyResult<_>>()?,
+            _ => {
+                return Err(usage(format!(
+                    "{at}: a merge key (<<) whose value is not a mapping or a list of mappings (PyYAML, so Python asdf, refuses the file)"
+                )));
+            }
+        };
+        for (j, sm) in sources {
+            let sub_pointer = match j {
+                Some(j) => format!("{at}/{j}"),
+                None => at.clone(),
+            };
+            // A mapping that merges itself (through an alias to an ancestor): its own entries,
+            // as PyYAML, which takes the merge keys out before it flattens what they name.
+            let sub = if busy.contains(&(std::ptr::from_ref(sm) as usize)) {
+                None
+            } else {
+                flatten(doc, sm, &sub_pointer, busy)?
+            };
+            let sub = sub.unwrap_or_else(|| {
+                sm.entries
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (k, _))| !is_merge_key(doc.resolve(k)))
+                    .map(|(e, (k, v))| Flat {
+                        key: k,
+                        value: v,
+                        route: vec![Seg::Entry(&sm.entries, e)],
+                    })
+                    .collect()
+            });
+            for f in sub {
+                if ids.insert(merged_key_id(doc.resolve(f.key))) {
+                    let mut route = vec![Seg::Entry(&m.entries, i)];
+                    route.extend(j.map(Seg::Index));
+                    route.extend(f.route);
+                    merged.push(Flat {
+                        key: f.key,
+                        value: f.value,
+                        route,
+                    });
+                }
+            }
+        }
+    }
+    busy.pop();
+    merged.extend(own);
+    Ok(Some(merged))
+}
+
 /// A JSON pointer token unescaped (`~0` is `~`, `~1` is `/`); `None` for another escape
 /// (the tree's own pointer rules, asdf-yaml's).
 fn unescape_token(t: &str) -> Option<String> {
@@ -659,7 +791,19 @@ impl<'a, 'py> Converter<'a, 'py> {
                 if anchored {
                     self.seen.set_item(key, &d)?;
                 }
-                for (i, (k, v)) in m.entries.iter().enumerate() {
+                let flat = flatten(self.doc, m, &pointer_of(base, path), &mut Vec::new())?;
+                // Merge keys applied as PyYAML does (see `flatten`): entries set in its order,
+                // so the dict keeps its keys and values.
+                for f in flat.iter().flatten() {
+                    let kobj = self.key_of(py, f.key)?;
+                    let depth = path.len();
+                    path.extend(f.route.iter().copied());
+                    let vobj = self.node(py, f.value, base, path, false);
+                    path.truncate(depth);
+                    d.set_item(kobj, vobj?)?;
+                }
+                let plain = if flat.is_some() { &[][..] } else { &m.entries[..] };
+                for (i, (k, v)) in plain.iter().enumerate() {
                     let kobj = self.key_of(py, k)?;
                     path.push(Seg::Entry(&m.entries, i));
                     let vobj = self.node(py, v, base, path, false);
@@ -855,6 +999,17 @@ impl NativeFile {
                 // Each key with a token of its own: keys that differ only in type (`1`, `'1'`)
                 // or that no JSON pointer names (null, floats) are different entries.
                 let keys = PyList::empty(py);
+                if let Some(flat) = flatten(doc, m, pointer, &mut Vec::new())? {
+                    // Merge keys applied, as PyYAML does: an entry a merge brought is reached
+                    // through the `<<` entry (its token is that path); a key given twice is
+                    // one key of the dict the Python side makes, the later value winning.
+                    for f in flat {
+                        let token = pointer_of("", &f.route);
+                        let token = token.strip_prefix('/').unwrap_or(&token).to_owned();
+                        keys.append((key_value(py, doc.resolve(f.key))?, token))?;
+                    }
+                    return Ok(("map".into(), tag, keys.into_py_any(py)?));
+                }
                 for ((k, _), token) in m.entries.iter().zip(entry_tokens(&m.entries)) {
                     keys.append((key_value(py, doc.resolve(k))?, token))?;
                 }

@@ -187,3 +187,87 @@ def test_unknown_yaml_tags_are_tagged_and_timestamps_are_dates_as_python_asdf_gi
                 have = _plain_rs(got[k])
                 assert have == want and type(have) is type(want), (k, have, want)
     assert type(objects["x"]) is asdf.tagged.TaggedString and type(objects["m"]) is asdf.tagged.TaggedDict
+
+
+# --- 2. YAML merge keys --------------------------------------------------------------------
+
+_MERGES = """
+base: &b {x: 1, yy: 2, s: short}
+other: &o {yy: 20, zz: 30, s: other, y: 9}
+deep: &d {<<: *b, dd: 4, yy: 40}
+arr: &a {data: !core/ndarray-1.0.0 {data: [1, 2, 3], datatype: int64, shape: [3]}, unit: m}
+one: {<<: *b, yy: 5}
+many:
+  <<: [*b, *o]
+  w: 0
+reversed:
+  <<: [*o, *b]
+first:
+  yy: 7
+  <<: *b
+inline:
+  <<: {p: 1, q: 0}
+  q: 2
+twice:
+  <<: *b
+  <<: *o
+same_twice:
+  <<: [*b, *b]
+through: {<<: *d, e: 5}
+with_array: {<<: *a, unit: km}
+quoted: {'<<': *b, k: 1}
+in_list: [{<<: *o, n: 1}, {<<: [*d, *o]}]
+"""
+
+
+def test_merge_keys_are_applied_as_python_asdf_applies_them(tmp_path):
+    path = _write_yaml(tmp_path / "merge.asdf", _MERGES)
+    ref = _python_asdf_tree(path)
+    # The layouts do differ: the explicit key wins, the order of the list matters.
+    assert ref["one"]["yy"] == 5 and ref["first"]["yy"] == 7 and ref["many"] != ref["reversed"]
+    assert "<<" in ref["quoted"] and "<<" not in ref["many"]
+    with asdf_rs.open(path) as f:
+        tree = _plain_rs(f.tree)
+        plain = _strip(f.tree.to_dict())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            objects = _strip(f.to_objects())
+        for got in (tree, plain, objects):
+            for k, want in ref.items():
+                g = got[k]
+                if k in ("arr", "with_array"):
+                    np.testing.assert_array_equal(np.asarray(g["data"]), want["data"])
+                    assert {a: b for a, b in g.items() if a != "data"} == {a: b for a, b in want.items() if a != "data"}
+                    continue
+                assert g == want, (k, g, want)
+                if isinstance(want, dict):
+                    assert list(g) == list(want), k
+        # A merged entry is reached by key and by the pointer its token gives (through `<<`).
+        assert f.tree["many"]["zz"] == 30 and f.tree["through"]["x"] == 1
+        np.testing.assert_array_equal(f.tree["with_array"]["data"], [1, 2, 3])
+        np.testing.assert_array_equal(f["/with_array/<</data"], [1, 2, 3])
+        assert len(f.tree["many"]) == len(ref["many"])
+        with open(tmp_path / "info.txt", "w") as out:
+            text = f.info(file=out)
+        assert "    zz: 30" in text and "  <<" in text.split("quoted")[1].split("in_list")[0]
+        assert "  <<" not in text.split("quoted")[0]
+
+
+def test_bad_merge_values_are_refused_naming_the_place_as_python_asdf_refuses_them(tmp_path):
+    for body, where in [("m: {<<: 5, a: 1}", "/m/<<"), ("m: {<<: [{a: 1}, 2]}", "/m/<</1")]:
+        path = _write_yaml(tmp_path / "bad.asdf", body)
+        with pytest.raises(Exception, match="merg"):
+            with asdf.open(path) as af:
+                af.tree["m"]
+        with asdf_rs.open(path) as f:
+            with pytest.raises(asdf_rs.AsdfError, match=f"^{where}: a merge key"):
+                f.tree["m"]
+            with pytest.raises(asdf_rs.AsdfError, match=f"^{where}: a merge key"):
+                f.tree.to_dict()
+
+
+def test_a_mapping_merging_itself_is_read_as_python_asdf_reads_it(tmp_path):
+    path = _write_yaml(tmp_path / "self.asdf", "m: &m {a: 1, <<: *m, b: 2}")
+    ref = _python_asdf_tree(path)
+    with asdf_rs.open(path) as f:
+        assert {k: f.tree["m"][k] for k in f.tree["m"]} == dict(ref["m"])

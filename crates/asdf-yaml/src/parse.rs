@@ -574,8 +574,20 @@ fn duplicate_of(seen: &mut Option<HashSet<(bool, String)>>, kv: &[Node], key: &N
     kv.iter().step_by(2).position(same)
 }
 
-/// A key as (is a string, canonical text), borrowing where it can.
+/// Whether a key is YAML 1.1's merge key (a plain, untagged `<<`): a mapping may have several,
+/// which PyYAML applies in turn, so they are never duplicates of each other.
+fn is_merge_key(k: &Node) -> bool {
+    k.tag.is_none()
+        && k.as_scalar()
+            .is_some_and(|s| s.style == ScalarStyle::Plain && s.text == "<<")
+}
+
+/// A key as (is a string, canonical text), borrowing where it can; `None` for keys that are
+/// never duplicates (merge keys, floats).
 fn key_parts(k: &Node) -> Option<(bool, std::borrow::Cow<'_, str>)> {
+    if is_merge_key(k) {
+        return None;
+    }
     let s = k.as_scalar()?;
     match &s.value {
         Value::Str => Some((true, std::borrow::Cow::Borrowed(s.text.as_str()))),
@@ -588,6 +600,9 @@ fn key_parts(k: &Node) -> Option<(bool, std::borrow::Cow<'_, str>)> {
 }
 
 fn key_identity(k: &Node) -> Option<(bool, String)> {
+    if is_merge_key(k) {
+        return None;
+    }
     let s = k.as_scalar()?;
     match s.value {
         Value::Str => Some((true, s.text.to_string())),

@@ -754,7 +754,7 @@ def _outline(f, pointer, name, depth, lines, limit=2000):
         lines.append(f"{pad}{name}{short}: shape={list(lay['shape'])} dtype={np.dtype(_dtype(lay['dtype']))}")
     elif kind == "map":
         lines.append(f"{pad}{name}{short}")
-        for key, token in payload:
+        for key, token in dict(payload).items():
             _outline(f, _child(pointer, token), str(key), depth + 1, lines, limit)
     elif kind == "seq":
         lines.append(f"{pad}{name}{short}: [{payload} items]")

@@ -24,7 +24,9 @@ def children(f, pointer):
     `[]`; with the node's kind."""
     kind, _tag, payload = f._native.node(pointer)
     if kind == "map":
-        return kind, list(payload)
+        # A key given twice (by a merge key `<<` and the mapping itself) is one key, as in the
+        # dict Python asdf reads: the later token wins.
+        return kind, list(dict(payload).items())
     if kind == "seq":
         return kind, [(i, i) for i in range(payload)]
     return kind, []
