@@ -268,6 +268,42 @@ fn by_pointer(f: &AsdfFile, pointer: &str) -> Result<LayoutInfo, Error> {
 /// What [`NativeFile::target`] returns: path or URL, settings, anonymous, remote version.
 type Target4 = (String, Vec<(String, String)>, bool, Option<(u64, Option<String>)>);
 
+/// Why the chunked array at `pointer` is not read, when its Zarr dtype is one asdf_rs's
+/// chunked arrays do not hold (records, strings): the message names the array and the dtype.
+fn zarr_dtype_refusal(f: &AsdfFile, pointer: &str) -> Option<String> {
+    let doc = f.document().ok()?;
+    let node = doc.resolve(node_at(f, pointer).ok()?);
+    if !node.tag.as_deref().is_some_and(asdf::is_chunked_array_tag) {
+        return None;
+    }
+    let dtype = doc.resolve(doc.resolve(node.get(".zarray")?).get("dtype")?);
+    if let Some(s) = dtype.as_str() {
+        let mut c = s.chars();
+        let numeric = matches!(c.next(), Some('<' | '>' | '|' | '='))
+            && matches!(c.next(), Some('i' | 'u' | 'f' | 'c' | 'b'))
+            && c.as_str().parse::<u32>().is_ok();
+        if numeric {
+            return None;
+        }
+    }
+    fn text(doc: &asdf::Document, n: &Node) -> String {
+        match &doc.resolve(n).kind {
+            NodeKind::Sequence(s) => format!(
+                "[{}]",
+                s.items.iter().map(|i| text(doc, i)).collect::<Vec<_>>().join(", ")
+            ),
+            NodeKind::Scalar(s) => format!("{:?}", s.text.as_str()),
+            _ => "?".to_owned(),
+        }
+    }
+    Some(format!(
+        "{}: an asdf-zarr array of Zarr dtype {} (records or strings) is not read by asdf_rs, whose \
+         chunked arrays hold numbers and booleans (Python asdf with asdf-zarr reads it)",
+        if pointer.is_empty() { "/" } else { pointer },
+        text(doc, dtype)
+    ))
+}
+
 /// An open file.
 #[pyclass(frozen, module = "asdf_rs._native")]
 struct NativeFile {
@@ -1076,7 +1112,10 @@ impl NativeFile {
         let pointer_owned = pointer.to_owned();
         let info = py
             .detach(move || layout_info(&f, &pointer_owned))
-            .map_err(|e| py_err(py, &e))?
+            .map_err(|e| match zarr_dtype_refusal(&self.file, pointer) {
+                Some(msg) => usage(msg),
+                None => py_err(py, &e),
+            })?
             .map_err(|what| unnamed(pointer, what))?;
         let d = PyDict::new(py);
         if pointer.contains(ENTRY) {
@@ -1861,7 +1900,7 @@ fn write(
     checksums: bool,
     standard: Option<String>,
     validate: bool,
-    chunks: Option<Vec<usize>>,
+    chunks: Option<Vec<i64>>,
     settings: Vec<(String, String)>,
     anonymous: bool,
     etag: Option<String>,
@@ -1882,6 +1921,11 @@ fn write(
         None | Some("none") => None,
         Some(name) => Some(Label::from_name(name).ok_or_else(|| usage(format!("unknown compression {name:?}")))?),
     };
+    if let Some((i, c)) = chunks.iter().flatten().enumerate().find(|&(_, &c)| c == 0 || c < -1) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "chunks[{i}] is {c}: a chunk size is a whole number of at least 1 (or -1 for the whole axis)"
+        )));
+    }
     let mut arrays = Vec::new();
     let mut root = to_node(py, tree, "", &mut Vec::new(), &mut arrays, integer_tag)?;
     if !matches!(root.kind, NodeKind::Mapping(_)) {
@@ -1894,9 +1938,15 @@ fn write(
         // Each array is made at a key of its own of the (still empty) root, then moved to its
         // place in `root` by position: keys that differ only in type (`1`, `'1'`) are
         // different places, which pointers would not tell apart.
-        let chunked = chunks
-            .as_ref()
-            .filter(|c| c.len() == w.data.getattr("ndim").and_then(|n| n.extract::<usize>()).unwrap_or(0));
+        // A chunk size of -1 is the array's whole axis (zarr's rule; `asdf_rs.write` checked
+        // the sizes: -1 or at least 1).
+        let shape: Vec<usize> = w.data.getattr("shape")?.extract()?;
+        let chunked: Option<Vec<usize>> = chunks.as_ref().filter(|c| c.len() == shape.len()).map(|c| {
+            c.iter()
+                .zip(&shape)
+                .map(|(&c, &n)| usize::try_from(c).unwrap_or(n).max(1))
+                .collect()
+        });
         let chunked = match chunked {
             // asdf-zarr arrays have no mask (Python asdf reads an ndarray's mask only from an
             // ndarray): a masked array is written as an ndarray with its mask.
@@ -1906,12 +1956,28 @@ fn write(
             }
             c => c,
         };
-        let a = new_array(&np, &w.pointer, &w.data, label, chunked.map(Vec::as_slice))?;
-        py.detach(|| file.put_array(PLACE, a)).map_err(|e| py_err(py, &e))?;
+        if chunked.is_some() {
+            // asdf_rs's asdf-zarr arrays hold numbers and booleans: records and strings are
+            // refused by name (write them without `chunks`, as ndarrays).
+            let dtype = w.data.getattr("dtype")?;
+            let kind: String = dtype.getattr("kind")?.extract()?;
+            if !dtype.getattr("names")?.is_none() || matches!(kind.as_str(), "S" | "U" | "V" | "O" | "M" | "m") {
+                return Err(usage(format!(
+                    "{}: an array of dtype {} cannot be written chunked (chunks=...): asdf_rs's \
+                     asdf-zarr arrays hold numbers and booleans; write it without chunks (as an \
+                     ndarray)",
+                    if w.pointer.is_empty() { "/" } else { w.pointer.as_str() },
+                    dtype.str()?
+                )));
+            }
+        }
+        let a = new_array(&np, &w.pointer, &w.data, label, chunked.as_deref())?;
+        py.detach(|| file.put_array(PLACE, a))
+            .map_err(|e| placed(py, &e, &w.pointer))?;
         if let Some(mask) = &w.mask {
             let m = new_array(&np, &format!("{}/mask", w.pointer), mask, label, None)?;
             py.detach(|| file.put_array(&format!("{PLACE}/mask"), m))
-                .map_err(|e| py_err(py, &e))?;
+                .map_err(|e| placed(py, &e, &w.pointer))?;
         }
         let node = file.remove(PLACE).map_err(|e| py_err(py, &e))?;
         if let Some(slot) = slot_at(&mut root, &w.at) {
@@ -1957,6 +2023,26 @@ fn write(
 
 /// Where [`write`] makes each array before moving it to its place.
 const PLACE: &str = "/array";
+
+/// An error of making the array at [`PLACE`] as the error of the array at `pointer`, its
+/// place in the tree written.
+fn placed(py: Python<'_>, e: &Error, pointer: &str) -> PyErr {
+    let err = py_err(py, e);
+    let at = if pointer.is_empty() { "/" } else { pointer };
+    let text = e.to_string();
+    let Some(rest) = text.strip_prefix(PLACE) else {
+        return err;
+    };
+    let moved = AsdfError::new_err(format!("{at}{rest}"));
+    let value = moved.value(py);
+    for attr in ["kind", "line", "column", "offset"] {
+        if let Ok(v) = err.value(py).getattr(attr) {
+            let _ = value.setattr(attr, v);
+        }
+    }
+    let _ = value.setattr("pointer", at);
+    moved
+}
 
 /// The node at `at` (positions of entries and items from `root`).
 fn slot_at<'n>(root: &'n mut Node, at: &[usize]) -> Option<&'n mut Node> {

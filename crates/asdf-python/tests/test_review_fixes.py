@@ -271,3 +271,61 @@ def test_a_mapping_merging_itself_is_read_as_python_asdf_reads_it(tmp_path):
     ref = _python_asdf_tree(path)
     with asdf_rs.open(path) as f:
         assert {k: f.tree["m"][k] for k in f.tree["m"]} == dict(ref["m"])
+
+
+# --- 4. asdf-zarr arrays of records and strings ----------------------------------------------
+
+_ZARR_DTYPES = {
+    "rec": np.array([(1, 2.5), (3, 4.5), (5, 6.5), (7, 8.5)], dtype=[("a", "<i4"), ("b", "<f8")]),
+    "bytes": np.array([b"ab", b"cd", b"ef", b"gh"], dtype="S2"),
+    "text": np.array(["ab", "cd", "ef", "g"], dtype="<U2"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ZARR_DTYPES))
+def test_asdf_zarr_records_and_strings_are_refused_naming_the_array_and_dtype(tmp_path, name):
+    zarr = pytest.importorskip("zarr")
+    pytest.importorskip("asdf_zarr")
+    a = _ZARR_DTYPES[name]
+    path = tmp_path / "z.asdf"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        asdf.AsdfFile({"grp": {"arr": zarr.array(a, chunks=(2,))}}).write_to(path)
+        with asdf.open(path) as af:
+            # Python asdf with asdf-zarr reads it: asdf_rs refuses it by name, never wrongly.
+            np.testing.assert_array_equal(af["grp"]["arr"][:], a)
+    dtype_text = {"rec": r'\[\["a", "<i4"\], \["b", "<f8"\]\]', "bytes": '"\\|S2"', "text": '"<U2"'}[name]
+    with asdf_rs.open(path) as f:
+        for read in (lambda: f["/grp/arr"], lambda: f.tree["grp"]["arr"], lambda: f.lazy("/grp/arr")):
+            with pytest.raises(asdf_rs.AsdfError, match=f"^/grp/arr: an asdf-zarr array of Zarr dtype {dtype_text}"):
+                read()
+    with pytest.raises(asdf_rs.AsdfError, match=r"^/grp/arr: an array of dtype .* cannot be written chunked"):
+        asdf_rs.write(tmp_path / "w.asdf", {"grp": {"arr": a}}, chunks=(2,))
+    # Without chunks it is an ndarray, which Python asdf reads back equal.
+    asdf_rs.write(tmp_path / "w.asdf", {"grp": {"arr": a}})
+    with asdf.open(tmp_path / "w.asdf") as af:
+        np.testing.assert_array_equal(af["grp"]["arr"], a)
+
+
+# --- 5. Chunk sizes --------------------------------------------------------------------------
+
+
+def test_chunk_sizes_follow_zarr_and_never_round(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    pytest.importorskip("asdf_zarr")
+    a = np.arange(16.0).reshape(4, 4)
+    for bad in [(0, 2), (2.5, 2), (2, 0.5), (-2, 2), (True, 2), 5, "22"]:
+        with pytest.raises(ValueError, match=r"chunk"):
+            asdf_rs.write(tmp_path / "c.asdf", {"a": a}, chunks=bad)
+        assert not (tmp_path / "c.asdf").exists()
+    with pytest.raises(ValueError, match=r"chunks\[0\] is 0"):
+        asdf_rs._native.write(str(tmp_path / "c.asdf"), {"a": a}, chunks=[0, 2])
+    # zarr: 0 is an error, -1 and None the whole axis, a numpy integer a size.
+    with pytest.raises(ZeroDivisionError):
+        zarr.array(a, chunks=(0, 2))
+    for given in [(-1, 2), (None, 3), (np.int64(2), 2), (10, 1)]:
+        want = zarr.array(a, chunks=given).chunks
+        asdf_rs.write(tmp_path / "c.asdf", {"a": a}, chunks=given)
+        with asdf.open(tmp_path / "c.asdf") as af:
+            assert af["a"].chunks == want, given
+            np.testing.assert_array_equal(af["a"][:], a)

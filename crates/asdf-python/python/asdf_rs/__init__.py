@@ -779,7 +779,8 @@ def write(
     `path`; arrays become blocks, compressed with `compression` ("zlib", "bzp2", "lz4",
     "zstd", ...) when given.
 
-    `chunks` (a tuple, such as `(256, 256)`) stores every array with that many dimensions
+    `chunks` (a tuple, such as `(256, 256)`; -1 or None for an axis's whole length, as zarr
+    takes them; 0 and fractions are a ValueError) stores every array with that many dimensions
     chunked, as asdf-zarr does (Python asdf reads them with asdf-zarr installed, as zarr
     arrays): each chunk a block compressed with `compression` as a Zarr compressor ("zlib",
     "bzp2", "zstd", "bls2"), so that `lazy(pointer)[...]` of a region decodes only the
@@ -798,11 +799,39 @@ def write(
         checksums=checksums,
         standard=standard,
         validate=validate,
-        chunks=None if chunks is None else [int(c) for c in chunks],
+        chunks=_chunk_sizes(chunks),
         settings=settings,
         anonymous=anonymous,
         etag=etag,
     )
+
+
+def _chunk_sizes(chunks):
+    """`write`'s `chunks` checked as zarr takes chunk shapes: a tuple of whole numbers of at
+    least 1, or -1 or None for an axis's whole length (sent as -1). A size of 0, a fraction
+    (zarr cuts 2.5 to 2 with a warning), a bool or a bare number is a ValueError, never
+    rounded."""
+    if chunks is None:
+        return None
+    if isinstance(chunks, (str, bytes)) or not hasattr(chunks, "__iter__"):
+        raise ValueError(f"chunks must be a tuple of chunk sizes, one per axis (such as (256, 256)), not {chunks!r}")
+    out = []
+    for i, c in enumerate(chunks):
+        if c is None:
+            out.append(-1)
+            continue
+        if isinstance(c, (bool, np.bool_)):
+            raise ValueError(f"chunks[{i}] is {c!r}: a chunk size is a whole number of at least 1 (or -1 or None for the whole axis)")
+        try:
+            n = operator.index(c)
+        except TypeError:
+            raise ValueError(
+                f"chunks[{i}] is {c!r}: a chunk size is a whole number of at least 1 (or -1 or None for the whole axis), never rounded"
+            ) from None
+        if n == 0 or n < -1:
+            raise ValueError(f"chunks[{i}] is {n}: a chunk size is a whole number of at least 1 (or -1 or None for the whole axis)")
+        out.append(n)
+    return out
 
 
 def to_dask(target, pointer, storage_options=None, chunk_bytes=64 << 20):
