@@ -74,7 +74,8 @@ fn unnamed(pointer: &str, what: &str) -> PyErr {
 /// Where the file came from, for the Dask tasks that read it again.
 #[derive(Debug, Clone)]
 struct Target {
-    text: String,
+    /// The path or URL as given (a path of any bytes: Python gives it as its `os.fsdecode`).
+    path: std::path::PathBuf,
     remote: asdf_remote::RemoteOptions,
 }
 
@@ -266,7 +267,12 @@ fn by_pointer(f: &AsdfFile, pointer: &str) -> Result<LayoutInfo, Error> {
 }
 
 /// What [`NativeFile::target`] returns: path or URL, settings, anonymous, remote version.
-type Target4 = (String, Vec<(String, String)>, bool, Option<(u64, Option<String>)>);
+type Target4 = (
+    std::ffi::OsString,
+    Vec<(String, String)>,
+    bool,
+    Option<(u64, Option<String>)>,
+);
 
 /// Why the chunked array at `pointer` is not read, when its Zarr dtype is one asdf_rs's
 /// chunked arrays do not hold (records, strings): the message names the array and the dtype.
@@ -357,7 +363,7 @@ fn has_extension_schemas() -> bool {
 #[pyo3(signature = (target, validate=true, settings=Vec::new(), anonymous=false, resolve_references=false, extension_schemas=false))]
 fn open(
     py: Python<'_>,
-    target: String,
+    target: std::path::PathBuf,
     validate: bool,
     settings: Vec<(String, String)>,
     anonymous: bool,
@@ -397,7 +403,7 @@ fn open(
     }
     Ok(NativeFile {
         file: Arc::new(file),
-        target: Target { text: target, remote },
+        target: Target { path: target, remote },
     })
 }
 
@@ -1146,7 +1152,7 @@ impl NativeFile {
                 d.set_item("stored_offset", stored_offset)?;
                 d.set_item("stored_len", stored_len)?;
                 if mapped {
-                    d.set_item("path", &self.target.text)?;
+                    d.set_item("path", self.target.path.as_os_str())?;
                     d.set_item("data_offset", stored_offset)?;
                 }
             }
@@ -1457,7 +1463,8 @@ impl NativeFile {
     /// the version opened (for Dask's tasks).
     fn target(&self) -> Target4 {
         (
-            self.target.text.clone(),
+            // A str (not a `pathlib.Path`, which would make `s3://b/k` `s3:/b/k`).
+            self.target.path.clone().into_os_string(),
             self.target.remote.settings.clone(),
             self.target.remote.anonymous,
             self.file.source().remote_stats().and_then(|s| s.version()),
@@ -1472,7 +1479,7 @@ impl NativeFile {
 #[allow(clippy::too_many_arguments)]
 fn read_range(
     py: Python<'_>,
-    target: String,
+    target: std::path::PathBuf,
     start: u64,
     end: u64,
     settings: Vec<(String, String)>,
@@ -1486,9 +1493,9 @@ fn read_range(
     let len = usize::try_from(end - start).map_err(|_| usage("a range larger than memory"))?;
     let out = PyBytes::new_with(py, len, |buf| {
         py.detach(|| -> Result<(), String> {
-            if asdf::is_url(&target) {
+            if let Some(url) = target.to_str().filter(|t| asdf::is_url(t)) {
                 let got = asdf_remote::fetch_range(
-                    &target,
+                    url,
                     &remote_options(settings, anonymous),
                     start..end,
                     size.map(|s| (s, etag)),
@@ -1496,9 +1503,10 @@ fn read_range(
                 .map_err(|e| e.to_string())?;
                 buf.copy_from_slice(&got);
             } else {
-                let f = std::fs::File::open(&target).map_err(|e| format!("{target}: {e}"))?;
+                let name = target.display();
+                let f = std::fs::File::open(&target).map_err(|e| format!("{name}: {e}"))?;
                 asdf::ReadAt::read_exact_at(&f, start, buf)
-                    .map_err(|e| format!("{target}: bytes {start}..{end}: {e}"))?;
+                    .map_err(|e| format!("{name}: bytes {start}..{end}: {e}"))?;
             }
             Ok(())
         })
@@ -1541,7 +1549,7 @@ fn decode_block(py: Python<'_>, compression: &str, stored: &[u8], data_len: usiz
 #[allow(clippy::too_many_arguments)] // Python's keyword arguments, as read_range's
 fn read_block_range(
     py: Python<'_>,
-    target: String,
+    target: std::path::PathBuf,
     stored_offset: u64,
     stored_len: u64,
     compression: &str,
@@ -1564,10 +1572,12 @@ fn read_block_range(
                 .get(label)
                 .ok_or_else(|| format!("no codec for {compression:?} in this build"))?;
             let opts = remote_options(settings, anonymous);
-            let local = if asdf::is_url(&target) {
+            let url = target.to_str().filter(|t| asdf::is_url(t));
+            let name = target.display();
+            let local = if url.is_some() {
                 None
             } else {
-                Some(std::fs::File::open(&target).map_err(|e| format!("{target}: {e}"))?)
+                Some(std::fs::File::open(&target).map_err(|e| format!("{name}: {e}"))?)
             };
             let mut failed = None;
             let mut read = |off: u64, len: usize| -> Result<Vec<u8>, asdf::compression::CodecError> {
@@ -1579,14 +1589,17 @@ fn read_block_range(
                             .map(|()| buf)
                             .map_err(|e| e.to_string())
                     }
-                    None => {
-                        asdf_remote::fetch_range(&target, &opts, at..at + len as u64, size.map(|s| (s, etag.clone())))
-                            .map(|b| b.to_vec())
-                            .map_err(|e| e.to_string())
-                    }
+                    None => asdf_remote::fetch_range(
+                        url.unwrap_or_default(),
+                        &opts,
+                        at..at + len as u64,
+                        size.map(|s| (s, etag.clone())),
+                    )
+                    .map(|b| b.to_vec())
+                    .map_err(|e| e.to_string()),
                 };
                 got.map_err(|e| {
-                    failed = Some(format!("{target}: bytes {at}..{}: {e}", at + len as u64));
+                    failed = Some(format!("{name}: bytes {at}..{}: {e}", at + len as u64));
                     asdf::compression::CodecError::Truncated { consumed: off }
                 })
             };
@@ -1894,7 +1907,7 @@ mod num_complex_parts {
 #[allow(clippy::too_many_arguments)] // Python's keyword arguments of `asdf_rs.write`
 fn write(
     py: Python<'_>,
-    path: String,
+    path: std::path::PathBuf,
     tree: &Bound<'_, PyAny>,
     compression: Option<String>,
     checksums: bool,
@@ -2004,13 +2017,14 @@ fn write(
     root.tag = tag;
     file.set("", root).map_err(|e| py_err(py, &e))?;
     let options = asdf::WriteOptions::default().checksums(checksums).validate(validate);
-    if asdf::is_url(&path) {
+    if let Some(url) = path.to_str().filter(|p| asdf::is_url(p)) {
+        let url = url.to_owned();
         let mut remote = remote_options(settings, anonymous);
         let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
         remote.cancel = Some(cancel.clone());
         return interruptible(py, &cancel, move || match etag {
-            Some(e) => file.write_to_url_over(&path, &e, &options, &remote),
-            None => file.write_to_url(&path, &options, &remote),
+            Some(e) => file.write_to_url_over(&url, &e, &options, &remote),
+            None => file.write_to_url(&url, &options, &remote),
         })?
         .map_err(|e| py_err(py, &e));
     }

@@ -329,3 +329,51 @@ def test_chunk_sizes_follow_zarr_and_never_round(tmp_path):
         with asdf.open(tmp_path / "c.asdf") as af:
             assert af["a"].chunks == want, given
             np.testing.assert_array_equal(af["a"][:], a)
+
+
+# --- 6. Paths as bytes and os.PathLike -------------------------------------------------------
+
+
+def test_paths_as_bytes_and_pathlike_work_as_for_python_open(tmp_path):
+    import os
+
+    a = np.arange(6, dtype="<i4").reshape(2, 3)
+    names = [
+        os.fsencode(tmp_path / "bytes.asdf"),
+        os.fsencode(tmp_path) + b"/\xff\xfe-not-utf8.asdf",  # any bytes, as Linux names allow
+        tmp_path / "pathlike.asdf",
+        str(tmp_path / "text.asdf"),
+    ]
+    for p in names:
+        asdf_rs.write(p, {"a": a, "m": {"k": 1}})
+        # The file is where Python's open puts a file of that name.
+        with open(p, "rb") as raw:
+            assert raw.read(5) == b"#ASDF"
+        # Python asdf reads what was written (it takes no bytes paths: their decoded name).
+        with asdf.open(os.fsdecode(p)) as af:
+            np.testing.assert_array_equal(af["a"], a)
+        with asdf_rs.open(p) as f:
+            np.testing.assert_array_equal(f["/a"], a)
+            np.testing.assert_array_equal(f.lazy("/a")[1:], a[1:])
+            np.testing.assert_array_equal(np.asarray(f.to_dask("/a")), a)
+            assert f.tree["m"]["k"] == 1
+        with asdf_rs.open(p, memmap=True) as f:
+            np.testing.assert_array_equal(f["/a"], a)
+    with pytest.raises(asdf_rs.AsdfError):
+        asdf_rs.open(os.fsencode(tmp_path) + b"/\xff-missing.asdf")
+
+
+# --- 7. Extensions of other formats ---------------------------------------------------------
+
+
+def test_write_refuses_a_name_of_another_format(tmp_path):
+    for name in ["a.fits", "a.FIT", "a.fts", "a.json", "a.yaml", "a.h5", "a.zarr", "a.npy"]:
+        with pytest.raises(ValueError, match=r"writes ASDF files, not"):
+            asdf_rs.write(tmp_path / name, {"a": 1})
+        assert not (tmp_path / name).exists()
+    with pytest.raises(ValueError, match=r"not FITS"):
+        asdf_rs.write("s3://bucket/run/a.fits", {"a": 1})
+    for name in ["a.asdf", "a", "a.dat", "a.fits.asdf"]:
+        asdf_rs.write(tmp_path / name, {"a": 1})
+        with asdf.open(tmp_path / name) as af:
+            assert af["a"] == 1

@@ -87,7 +87,7 @@ def open(target, validate=True, storage_options=None, objects=False, memmap=Fals
         # installed extensions, as asdf.open does: done here in Rust, not by Python asdf.
         _load_extension_schemas()
     native = _native.open(
-        str(target), validate=validate, settings=settings, anonymous=anonymous, extension_schemas=objects
+        _fspath(target), validate=validate, settings=settings, anonymous=anonymous, extension_schemas=objects
     )
     _warn_invalid_keys(native)
     return File(native, storage_options, objects=objects, memmap=memmap)
@@ -107,6 +107,19 @@ def _warn_invalid_keys(native):
             UserWarning,
             stacklevel=3,
         )
+
+
+def _fspath(target):
+    """A path (str, bytes of any encoding, os.PathLike) or URL as the text the native side
+    takes, as Python's `open` takes paths: bytes and PathLike through `os.fsdecode` (bytes that
+    are not UTF-8 kept, as surrogate escapes, so the file named is the file opened)."""
+    if isinstance(target, str):
+        return target
+    try:
+        return os.fsdecode(os.fspath(target))
+    except TypeError:
+        # Not a path: its text (a URL object, say).
+        return str(target)
 
 
 def _load_extension_schemas():
@@ -792,8 +805,10 @@ def write(
     write is refused (nothing written) when the object changed while it was written, or,
     with `etag` (the ETag of the version read, `File.etag`), when it is no longer that version."""
     settings, anonymous = _settings(storage_options)
+    path = _fspath(path)
+    _refuse_other_format(path)
     _native.write(
-        str(path),
+        path,
         tree,
         compression=compression,
         checksums=checksums,
@@ -832,6 +847,27 @@ def _chunk_sizes(chunks):
             raise ValueError(f"chunks[{i}] is {n}: a chunk size is a whole number of at least 1 (or -1 or None for the whole axis)")
         out.append(n)
     return out
+
+
+# Extensions that name a format `write` does not write (it writes ASDF files only).
+_OTHER_FORMATS = {
+    ".fits": "FITS", ".fit": "FITS", ".fts": "FITS", ".fz": "FITS", ".json": "JSON", ".yaml": "YAML",
+    ".yml": "YAML", ".zarr": "Zarr", ".h5": "HDF5", ".hdf5": "HDF5", ".hdf": "HDF", ".nc": "netCDF",
+    ".nc4": "netCDF", ".npy": "NumPy", ".npz": "NumPy", ".parquet": "Parquet", ".csv": "CSV",
+    ".tif": "TIFF", ".tiff": "TIFF", ".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG",
+}
+
+
+def _refuse_other_format(path):
+    """`write` writes ASDF: a path whose extension names another format (`a.fits`) is refused
+    rather than given an ASDF file under that name."""
+    name = path.split("?", 1)[0] if "://" in path else path
+    ext = os.path.splitext(name.rstrip("/"))[1].lower()
+    if ext in _OTHER_FORMATS:
+        raise ValueError(
+            f"{path}: asdf_rs.write writes ASDF files, not {_OTHER_FORMATS[ext]} ({ext}): name the file "
+            f"*.asdf (then `asdf-cli convert file.asdf file.fits` writes ASDF in FITS)"
+        )
 
 
 def to_dask(target, pointer, storage_options=None, chunk_bytes=64 << 20):

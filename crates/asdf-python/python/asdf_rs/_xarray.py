@@ -133,7 +133,7 @@ def _dataset(f, arrays, attrs, drop_variables, lengths):
 def _open(filename_or_obj, storage_options, validate):
     from . import open as _open
 
-    return _open(str(filename_or_obj), validate=validate, storage_options=storage_options)
+    return _open(filename_or_obj, validate=validate, storage_options=storage_options)
 
 
 class AsdfBackendEntrypoint(BackendEntrypoint):
