@@ -377,3 +377,29 @@ def test_write_refuses_a_name_of_another_format(tmp_path):
         asdf_rs.write(tmp_path / name, {"a": 1})
         with asdf.open(tmp_path / name) as af:
             assert af["a"] == 1
+
+
+# --- 8. xarray: user keys that look like generated dimension names -------------------------
+
+
+def test_xarray_keeps_a_key_named_dim_0_and_renames_the_generated_dimension(tmp_path):
+    xr = pytest.importorskip("xarray")
+    path = tmp_path / "d.asdf"
+    tree = {"dim_0": np.arange(3.0), "b": np.ones((3, 2)), "g": {"dim_1": np.arange(2)}}
+    asdf.AsdfFile(tree).write_to(path)
+    with asdf.open(path) as af:
+        ref = {k: np.asarray(af[k]) for k in ("dim_0", "b")}
+    with pytest.warns(UserWarning, match=r"xarray dimensions renamed.*'dim_0' -> 'dim_0_1'"):
+        ds = xr.open_dataset(path, engine="asdf_rs")
+    with ds:
+        # The user's key stays a data variable of its own name, not a coordinate.
+        assert "dim_0" in ds.data_vars and "dim_0" not in ds.coords and "dim_0" not in ds.dims
+        assert ds["dim_0"].dims == ("dim_0_1",) and ds["b"].dims == ("dim_0_1", "dim_1")
+        assert "g/dim_1" in ds.data_vars
+        for k, v in ref.items():
+            np.testing.assert_array_equal(ds[k].values, v)
+    with pytest.warns(UserWarning, match=r"xarray dimensions renamed"):
+        dt = xr.open_datatree(path, engine="asdf_rs")
+    assert "dim_0" in dt.ds.data_vars and "dim_0" not in dt.ds.dims
+    assert "dim_1" in dt["g"].ds.data_vars and "dim_1" not in dt["g"].ds.dims
+    np.testing.assert_array_equal(dt["g"]["dim_1"].values, np.arange(2))
