@@ -1065,6 +1065,16 @@ impl NativeFile {
         }
     }
 
+    /// An identity of the node at `pointer` (aliases followed): two pointers to one node
+    /// (an alias and its anchor) give the same; walks use it to see a node that contains
+    /// itself (`a: &a {self: *a}`).
+    fn node_id(&self, py: Python<'_>, pointer: &str) -> PyResult<usize> {
+        let f = &self.file;
+        let node = node_at(f, pointer).map_err(|e| py_err(py, &e))?;
+        let doc = f.document().map_err(|e| py_err(py, &e))?;
+        Ok(std::ptr::from_ref(doc.resolve(node)) as usize)
+    }
+
     /// The subtree at `pointer` as Python objects in one call: mappings as dicts, sequences
     /// as lists, scalars as their values, with Python callables for what needs the Python
     /// side: `array(pointer, tag)` for each ndarray or chunked array, `scalar(tag, value)` for

@@ -403,3 +403,42 @@ def test_xarray_keeps_a_key_named_dim_0_and_renames_the_generated_dimension(tmp_
     assert "dim_0" in dt.ds.data_vars and "dim_0" not in dt.ds.dims
     assert "dim_1" in dt["g"].ds.data_vars and "dim_1" not in dt["g"].ds.dims
     np.testing.assert_array_equal(dt["g"]["dim_1"].values, np.arange(2))
+
+
+# --- 9. Recursive anchors ------------------------------------------------------------------
+
+_RECURSIVE = """
+a: &a {x: 1, self: *a, arr: !core/ndarray-1.0.0 {data: [1, 2], datatype: int8, shape: [2]}}
+l: &l [1, *l]
+"""
+
+
+def test_recursive_anchors_are_marked_in_info_and_passed_over_by_xarray(tmp_path):
+    xr = pytest.importorskip("xarray")
+    path = _write_yaml(tmp_path / "r.asdf", _RECURSIVE)
+    with asdf.open(path) as af:
+        assert af.tree["a"]["self"] is af.tree["a"] and af.tree["l"][1] is af.tree["l"]
+        import io
+
+        out = io.StringIO()
+        import contextlib
+
+        with contextlib.redirect_stdout(out):
+            af.info(max_rows=50)
+        ref_info = out.getvalue()
+    assert ref_info.count("(recursive reference)") == 2
+    with asdf_rs.open(path) as f:
+        d = f.tree.to_dict()
+        assert d["a"]["self"] is d["a"] and d["l"][1] is d["l"]
+        with open(tmp_path / "info.txt", "w") as out:
+            text = f.info(file=out)
+        assert text.count("(recursive reference)") == 2
+        assert "self: (recursive reference)" in text and "[1]: (recursive reference)" in text
+    with pytest.warns(UserWarning, match=r"tree\['a'\]\['self'\] \(/a/self\) is a recursive reference"):
+        ds = xr.open_dataset(path, engine="asdf_rs")
+    np.testing.assert_array_equal(ds["a/arr"].values, [1, 2])
+    assert ds.attrs["a/x"] == 1 and ds.attrs["l/0"] == 1
+    with pytest.warns(UserWarning, match=r"recursive reference"):
+        dt = xr.open_datatree(path, engine="asdf_rs")
+    np.testing.assert_array_equal(dt["a"]["arr"].values, [1, 2])
+    assert "self" not in dt["a"].children

@@ -756,23 +756,31 @@ def _dtype(descr):
     return descr
 
 
-def _outline(f, pointer, name, depth, lines, limit=2000):
+def _outline(f, pointer, name, depth, lines, limit=2000, ancestors=frozenset()):
     if len(lines) >= limit:
         return
     kind, tag, payload = f._native.node(pointer)
     short = f" ({tag.rsplit('/', 2)[-2] + '/' + tag.rsplit('/', 1)[-1] if tag and '/' in tag else tag})" if tag else ""
     pad = "  " * depth
+    if kind in ("map", "seq"):
+        ident = f._native.node_id(pointer)
+        if ident in ancestors:
+            # A node that contains itself (`a: &a {self: *a}`): named, not walked again (as
+            # Python asdf's info marks it).
+            lines.append(f"{pad}{name}{short}: (recursive reference)")
+            return
+        ancestors = ancestors | {ident}
     if kind == "ndarray":
         lay = f._native.layout(pointer)
         lines.append(f"{pad}{name}{short}: shape={list(lay['shape'])} dtype={np.dtype(_dtype(lay['dtype']))}")
     elif kind == "map":
         lines.append(f"{pad}{name}{short}")
         for key, token in dict(payload).items():
-            _outline(f, _child(pointer, token), str(key), depth + 1, lines, limit)
+            _outline(f, _child(pointer, token), str(key), depth + 1, lines, limit, ancestors)
     elif kind == "seq":
         lines.append(f"{pad}{name}{short}: [{payload} items]")
         for i in range(min(payload, 20)):
-            _outline(f, _child(pointer, i), f"[{i}]", depth + 1, lines, limit)
+            _outline(f, _child(pointer, i), f"[{i}]", depth + 1, lines, limit, ancestors)
     else:
         lines.append(f"{pad}{name}{short}: {payload!r}")
 

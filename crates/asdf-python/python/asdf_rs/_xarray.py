@@ -98,16 +98,35 @@ def _attr(value):
     return str(value)
 
 
-def _walk(f, pointer, keys, arrays, scalars, limit=100_000):
+def _recursive(f, pointer, keys, ancestors):
+    """Whether the container at `pointer` is one of its own ancestors (`a: &a {self: *a}`):
+    then it is passed over, with a warning, rather than walked for ever."""
+    ident = f._native.node_id(pointer)
+    if ident in ancestors:
+        import warnings
+
+        warnings.warn(
+            f"{describe(keys)} ({pointer}) is a recursive reference (a node that contains itself): "
+            "passed over",
+            stacklevel=4,
+        )
+        return True, ancestors
+    return False, ancestors | {ident}
+
+
+def _walk(f, pointer, keys, arrays, scalars, limit=100_000, ancestors=frozenset()):
     """The arrays and scalars under `pointer`: `arrays` gets `(pointer, keys)`, `scalars`
     `(pointer, keys, value)` (`keys`: the path of keys and indices from the root)."""
     kind, _tag, payload = f._native.node(pointer)
     if kind == "ndarray":
         arrays.append((pointer, keys))
     elif kind in ("map", "seq"):
+        seen, ancestors = _recursive(f, pointer, keys, ancestors)
+        if seen:
+            return
         for key, token in children(f, pointer)[1]:
             if len(scalars) < limit:
-                _walk(f, f"{pointer}/{token}", keys + (key,), arrays, scalars, limit)
+                _walk(f, f"{pointer}/{token}", keys + (key,), arrays, scalars, limit, ancestors)
     elif len(scalars) < limit:
         scalars.append((pointer, keys, payload))
 
@@ -227,10 +246,13 @@ def _names(drop_variables):
     return set(drop_variables)
 
 
-def _groups(f, pointer, path, keys, groups, renamed):
+def _groups(f, pointer, path, keys, groups, renamed, ancestors=frozenset()):
     """Each mapping or sequence of the tree as a group at `path`: its own arrays (`(pointer,
     name)`) and scalars (`(name, value)`), its children's names one-to-one (a group's
     variables and child groups share one namespace; its attributes have their own)."""
+    seen, ancestors = _recursive(f, pointer, keys, ancestors)
+    if seen:
+        return
     arrays, attrs = [], []
     groups[path] = (arrays, attrs)
     members = Namer(allowed=lambda n: n not in ("", ".", ".."))
@@ -250,4 +272,4 @@ def _groups(f, pointer, path, keys, groups, renamed):
     renamed.extend(attributes.renamed)
     for child, name, key in subgroups:
         if len(groups) < 10_000:
-            _groups(f, child, path.rstrip("/") + "/" + name, keys + (key,), groups, renamed)
+            _groups(f, child, path.rstrip("/") + "/" + name, keys + (key,), groups, renamed, ancestors)
