@@ -360,7 +360,11 @@ fn has_extension_schemas() -> bool {
 /// `AsdfFile.resolve_references`): into this file, and into other files beside it.
 #[pyfunction]
 /// With `extension_schemas`, the schemas `set_extension_schemas` gave are used.
-#[pyo3(signature = (target, validate=true, settings=Vec::new(), anonymous=false, resolve_references=false, extension_schemas=false))]
+/// `references` is which other files the file may make asdf_rs read (external blocks, `$ref`s,
+/// Zarr directory stores): `"inside"` (relative paths inside its folder), `"any"` (any local
+/// path, as Python asdf follows them), `"none"`; as asdf-cli's `--references`.
+#[pyo3(signature = (target, validate=true, settings=Vec::new(), anonymous=false, resolve_references=false, extension_schemas=false, references="inside"))]
+#[allow(clippy::too_many_arguments)] // Python's keyword arguments of `asdf_rs.open`
 fn open(
     py: Python<'_>,
     target: std::path::PathBuf,
@@ -369,11 +373,25 @@ fn open(
     anonymous: bool,
     resolve_references: bool,
     extension_schemas: bool,
+    references: &str,
 ) -> PyResult<NativeFile> {
+    let policy = match references {
+        "inside" => asdf::ReferencePolicy::RelativeOnly,
+        "any" => asdf::ReferencePolicy::AnyLocalPath,
+        "none" => asdf::ReferencePolicy::None,
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "references={other:?}: one of \"inside\" (the default), \"any\", \"none\""
+            )));
+        }
+    };
     let remote = remote_options(settings, anonymous);
     // Any scalar may be a key (null, 1.5, a date), as PyYAML and so Python asdf read them
     // (Python asdf warns; so does `asdf_rs.open`, from `invalid_keys`).
-    let mut options = OpenOptions::default().validate(validate).any_scalar_keys(true);
+    let mut options = OpenOptions::default()
+        .validate(validate)
+        .any_scalar_keys(true)
+        .references(policy);
     if extension_schemas {
         let s = EXTENSION_SCHEMAS
             .get()

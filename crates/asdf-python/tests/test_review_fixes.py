@@ -442,3 +442,34 @@ def test_recursive_anchors_are_marked_in_info_and_passed_over_by_xarray(tmp_path
         dt = xr.open_datatree(path, engine="asdf_rs")
     np.testing.assert_array_equal(dt["a"]["arr"].values, [1, 2])
     assert "self" not in dt["a"].children
+
+
+# --- 10. An external Zarr store outside the file's folder -----------------------------------
+
+
+def test_a_store_outside_the_folder_is_refused_naming_the_python_keyword_that_reads_it(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    pytest.importorskip("asdf_zarr")
+    a = np.arange(12.0).reshape(3, 4)
+    store = zarr.storage.DirectoryStore(str(tmp_path / "store.zarr"))
+    z = zarr.create(shape=a.shape, chunks=(2, 2), dtype=a.dtype, store=store)
+    z[:] = a
+    (tmp_path / "sub").mkdir()
+    path = tmp_path / "sub" / "f.asdf"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        asdf.AsdfFile({"z": z}).write_to(path)
+        with asdf.open(path) as af:
+            np.testing.assert_array_equal(af["z"][:], a)
+    with asdf_rs.open(path) as f:
+        with pytest.raises(asdf_rs.AsdfError, match=r"outside the file's directory.*references=\"any\"` in asdf_rs") as e:
+            f["/z"]
+        assert "ReferencePolicy" not in str(e.value).split("asdf_rs")[0]
+    with asdf_rs.open(path, references="any") as f:
+        np.testing.assert_array_equal(f["/z"], a)
+        np.testing.assert_array_equal(f.lazy("/z")[1:, 2:], a[1:, 2:])
+    with asdf_rs.open(tmp_path / "sub" / ".." / "sub" / "f.asdf", references="none") as f:
+        with pytest.raises(asdf_rs.AsdfError):
+            f["/z"]
+    with pytest.raises(ValueError, match=r"references='all'|references=\"all\""):
+        asdf_rs.open(path, references="all")

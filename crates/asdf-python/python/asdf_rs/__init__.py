@@ -67,7 +67,7 @@ def _settings(storage_options):
     return [(str(k), str(v)) for k, v in opts.items()], anonymous
 
 
-def open(target, validate=True, storage_options=None, objects=False, memmap=False):
+def open(target, validate=True, storage_options=None, objects=False, memmap=False, references="inside"):
     """Opens a path or URL (http, https, s3); use as a context manager.
 
     Arrays are copied into memory when read (as Python asdf's default, `memmap=False`): they
@@ -80,17 +80,29 @@ def open(target, validate=True, storage_options=None, objects=False, memmap=Fals
 
     With `objects=True`, `f.tree` gives each tagged node as the object Python asdf's
     converters make of it (astropy's `Quantity`, `Time`, `Table`, a `gwcs.WCS`, ...; see
-    `File.to_objects`), converted when it is first reached, as Python asdf's `lazy_tree`."""
+    `File.to_objects`), converted when it is first reached, as Python asdf's `lazy_tree`.
+
+    `references` is which other files the file may make asdf_rs read (external array blocks,
+    `$ref`s, Zarr directory stores): `"inside"` (the default: relative paths inside the file's
+    folder, links resolved), `"any"` (absolute paths and `..` too, as Python asdf follows them:
+    for files you trust), or `"none"`; as asdf-cli's `--references`."""
     settings, anonymous = _settings(storage_options)
     if objects:
         # Validated, and (before ASDF 1.6.0) defaults filled, with the schemas of Python asdf's
         # installed extensions, as asdf.open does: done here in Rust, not by Python asdf.
         _load_extension_schemas()
     native = _native.open(
-        _fspath(target), validate=validate, settings=settings, anonymous=anonymous, extension_schemas=objects
+        _fspath(target),
+        validate=validate,
+        settings=settings,
+        anonymous=anonymous,
+        extension_schemas=objects,
+        references=references,
     )
     _warn_invalid_keys(native)
-    return File(native, storage_options, objects=objects, memmap=memmap)
+    f = File(native, storage_options, objects=objects, memmap=memmap)
+    f._references = references
+    return f
 
 
 def _warn_invalid_keys(native):
@@ -246,6 +258,7 @@ class File:
 
     def __init__(self, native, storage_options=None, objects=False, memmap=False):
         self._native = native
+        self._references = "inside"
         self._storage_options = storage_options
         self._objects = objects
         self._memmap = bool(memmap)
@@ -297,6 +310,7 @@ class File:
             anonymous=anonymous,
             resolve_references=True,
             extension_schemas=self._objects,
+            references=self._references,
         )
         self._converted.clear()
         self._anchors.clear()
