@@ -12,7 +12,7 @@ use asdf::{AsdfFile, Error, Label, NewArray, Node, NodeKind, OpenOptions, Value}
 use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::{PyException, PyRuntimeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyList, PyTuple};
 use std::sync::Arc;
 
 pyo3::create_exception!(
@@ -46,6 +46,14 @@ fn py_err(py: Python<'_>, e: &Error) -> PyErr {
     };
     let err = if matches!(e, Error::Invalid(_)) {
         AsdfValidationError::new_err(e.to_string())
+    } else if is_index_error(e)
+        && let Ok(t) = py
+            .import("asdf_rs._native")
+            .and_then(|m| m.getattr("AsdfIndexError"))
+            .and_then(|t| t.cast_into::<pyo3::types::PyType>().map_err(PyErr::from))
+    {
+        // What numpy raises IndexError for: an AsdfIndexError (an AsdfError and an IndexError).
+        PyErr::from_type(t, e.to_string())
     } else {
         AsdfError::new_err(e.to_string())
     };
@@ -56,6 +64,19 @@ fn py_err(py: Python<'_>, e: &Error) -> PyErr {
     let _ = value.setattr("column", column);
     let _ = value.setattr("offset", offset);
     err
+}
+
+/// Whether numpy raises `IndexError` for this: an index outside its axis, more indices than
+/// axes, an index beyond 64 bits, two ellipses.
+fn is_index_error(e: &Error) -> bool {
+    use asdf::RegionError as R;
+    matches!(
+        e,
+        Error::Region {
+            source: R::OutOfBounds { .. } | R::TooManyAxes { .. } | R::IndexTooLarge(_) | R::Ellipses,
+            ..
+        }
+    )
 }
 
 fn usage(msg: impl Into<String>) -> PyErr {
@@ -751,6 +772,14 @@ fn unescape_token(t: &str) -> Option<String> {
     asdf::yaml::pointer::tokens(&format!("/{t}")).ok()?.pop()
 }
 
+/// An index as RFC 6901 writes array indices (and `~e<i>` its entries): decimal digits,
+/// without a sign or leading zeros.
+fn strict_index(token: &str) -> Option<usize> {
+    let canonical =
+        !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()) && (token == "0" || !token.starts_with('0'));
+    if canonical { token.parse().ok() } else { None }
+}
+
 /// The node at `pointer`: a JSON pointer, whose tokens may also be the `~e<i>` of
 /// [`entry_tokens`] (aliases followed).
 fn node_at<'a>(f: &'a AsdfFile, pointer: &str) -> Result<&'a Node, Error> {
@@ -764,18 +793,14 @@ fn node_at<'a>(f: &'a AsdfFile, pointer: &str) -> Result<&'a Node, Error> {
     for raw in rest.split('/') {
         let next = match &n.kind {
             NodeKind::Mapping(m) => match raw.strip_prefix(ENTRY) {
-                Some(i) => m.entries.get(i.parse::<usize>().map_err(|_| not_found())?),
+                Some(i) => m.entries.get(strict_index(i).ok_or_else(not_found)?),
                 None => {
                     let t = unescape_token(raw).ok_or_else(not_found)?;
                     token_target(&m.entries, &t).and_then(|i| m.entries.get(i))
                 }
             }
             .map(|(_, v)| v),
-            NodeKind::Sequence(s) => raw
-                .parse::<usize>()
-                .ok()
-                .filter(|_| raw == "0" || !raw.starts_with('0'))
-                .and_then(|i| s.items.get(i)),
+            NodeKind::Sequence(s) => strict_index(raw).and_then(|i| s.items.get(i)),
             _ => None,
         };
         n = doc.resolve(next.ok_or_else(not_found)?);
@@ -2232,6 +2257,23 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(has_extension_schemas, m)?)?;
     m.add("AsdfError", m.py().get_type::<AsdfError>())?;
     m.add("AsdfValidationError", m.py().get_type::<AsdfValidationError>())?;
+    // An AsdfError that is also an IndexError (numpy's error for an index out of range).
+    let index_error = m.py().import("builtins")?.getattr("type")?.call1((
+        "AsdfIndexError",
+        (
+            m.py().get_type::<AsdfError>(),
+            m.py().get_type::<pyo3::exceptions::PyIndexError>(),
+        ),
+        [
+            ("__module__", "asdf_rs._native"),
+            (
+                "__doc__",
+                "An index outside an array (an AsdfError and an IndexError, as numpy's).",
+            ),
+        ]
+        .into_py_dict(m.py())?,
+    ))?;
+    m.add("AsdfIndexError", index_error)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -473,3 +473,47 @@ def test_a_store_outside_the_folder_is_refused_naming_the_python_keyword_that_re
             f["/z"]
     with pytest.raises(ValueError, match=r"references='all'|references=\"all\""):
         asdf_rs.open(path, references="all")
+
+
+# --- 11. Strict pointer tokens ---------------------------------------------------------------
+
+
+def test_pointer_indices_and_entry_tokens_are_strict(tmp_path):
+    path = tmp_path / "p.asdf"
+    asdf.AsdfFile({"l": [10, 20, 30], "m": {"k": 1, 1: "int", "1": "str"}}).write_to(path)
+    with asdf_rs.open(path) as f:
+        assert f["/l/1"] == 20 and f["/l/0"] == 10 and f["/m/~e0"] == 1
+        # RFC 6901: decimal digits, no sign, no leading zeros; `~e<i>` as strict.
+        for bad in ["/l/+1", "/l/01", "/l/-1", "/l/ 1", "/l/1 ", "/l/1_0", "/l/", "/l/١",
+                    "/m/~e00", "/m/~e+0", "/m/~e", "/m/~e-1", "/m/~e 1", "/m/~e01"]:
+            with pytest.raises(asdf_rs.AsdfError, match="no node"):
+                f[bad]
+        # The integer key 1 beside '1' by its entry token, as the tree names it.
+        tokens = dict(f._native.node("/m")[2])
+        assert f["/m/" + tokens[1]] == "int" and f["/m/" + tokens["1"]] == "str"
+
+
+# --- 12. Indices out of range ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chunks", [None, (2, 2)])
+def test_out_of_range_indices_raise_index_error_as_numpy(tmp_path, chunks):
+    path = tmp_path / "i.asdf"
+    a = np.arange(16.0).reshape(4, 4)
+    asdf_rs.write(path, {"a": a}, chunks=chunks)
+    with asdf_rs.open(path) as f:
+        lazy = f.lazy("/a")
+        for key in [4, -5, (0, 4), (0, -5), (0, 0, 0), (Ellipsis, Ellipsis), 2**70]:
+            with pytest.raises(IndexError) as numpy_error:
+                a[key]
+            with pytest.raises(IndexError) as ours:
+                lazy[key]
+            # One exception for both habits: numpy's IndexError and asdf_rs's AsdfError.
+            assert isinstance(ours.value, asdf_rs.AsdfError) and isinstance(ours.value, asdf_rs.AsdfIndexError)
+            assert numpy_error.value is not None
+        for index in [(4, 0), (0, -5)]:
+            with pytest.raises(IndexError):
+                f.element("/a", index)
+        # In range: the values numpy gives.
+        np.testing.assert_array_equal(lazy[-1], a[-1])
+        np.testing.assert_array_equal(lazy[1:3, -2:], a[1:3, -2:])

@@ -100,6 +100,13 @@ enum Token {
     Entry(usize),
 }
 
+/// An array index as RFC 6901 writes it: decimal digits, without a sign or leading zeros.
+fn strict_index(token: &str) -> Option<usize> {
+    let canonical =
+        !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()) && (token == "0" || !token.starts_with('0'));
+    if canonical { token.parse().ok() } else { None }
+}
+
 fn token(raw: &str) -> Result<Token, PointerError> {
     if let Some(d) = raw.strip_prefix("~e") {
         let canonical = !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) && (d == "0" || !d.starts_with('0'));
@@ -135,7 +142,7 @@ pub(crate) fn step_for(node: &Node, token: &str) -> Option<Step> {
             .or_else(|| m.entries.iter().position(|(k, _)| key_matches(k, token)))
             .map(Step::Entry),
         NodeKind::Sequence(s) => {
-            let i: usize = token.parse().ok().filter(|_| token == "0" || !token.starts_with('0'))?;
+            let i = strict_index(token)?;
             (i < s.items.len()).then_some(Step::Item(i))
         }
         _ => None,
@@ -265,7 +272,7 @@ pub fn set(doc: &mut Document, pointer: &str, value: Node) -> Result<Option<Node
                 s.items.push(value);
                 return Ok(None);
             }
-            let i: usize = last.parse().map_err(|_| PointerError::NotFound {
+            let i: usize = strict_index(last).ok_or_else(|| PointerError::NotFound {
                 pointer: here.clone(),
                 token: last.clone(),
             })?;
@@ -336,9 +343,8 @@ pub fn insert(doc: &mut Document, pointer: &str, value: Node) -> Result<Option<N
     let i = if last == "-" {
         s.items.len()
     } else {
-        last.parse::<usize>()
-            .ok()
-            .filter(|i| *i <= s.items.len() && (last == "0" || !last.starts_with('0')))
+        strict_index(last)
+            .filter(|i| *i <= s.items.len())
             .ok_or_else(|| PointerError::NotFound {
                 pointer: here.clone(),
                 token: last.clone(),
