@@ -21,7 +21,7 @@ import os
 import numpy as np
 
 from . import _native
-from ._native import AsdfError, AsdfValidationError
+from ._native import AsdfError, AsdfIndexError, AsdfValidationError
 
 __all__ = [
     "open",
@@ -33,6 +33,7 @@ __all__ = [
     "TreeSequence",
     "Tagged",
     "AsdfError",
+    "AsdfIndexError",
     "AsdfValidationError",
 ]
 __version__ = _native.__version__
