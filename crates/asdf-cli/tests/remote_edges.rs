@@ -611,3 +611,76 @@ fn url_outputs_and_folder_markers_found_by_the_review() {
     assert!(text.contains("3 files: 3 verified, 0 failed"), "{text}");
     assert_eq!(text.matches("ok    s3://data/m/x.asdf ").count(), 1, "{text}");
 }
+
+/// Found by the review: one listed key that object_store cannot address (a `.` or `..`
+/// segment, `//`, a control character) made it refuse the whole page of the listing, so
+/// `verify`/`info` over the prefix read nothing. Every key is now listed: each good one is
+/// verified, each bad one reported by its key (escaped), counted, and the exit status says so.
+#[test]
+fn a_listed_key_that_cannot_be_addressed_is_reported_and_the_walk_goes_on() {
+    let moto = Server::moto();
+    let d = dir("remote-edges-unaddressable");
+    let good = d.join("good.asdf");
+    small_asdf(&good, 6);
+    let good_keys = ["walk/a.asdf", "walk/m.asdf", "walk/sub/y.asdf", "walk/z.asdf"];
+    // Before, between and after the good ones, two of them next to each other.
+    let bad_keys = [
+        "walk/./b.asdf",
+        "walk//c.asdf",
+        "walk/d/../e.asdf",
+        "walk/f\tg.asdf",
+        "walk/sub/../h.asdf",
+        "walk/zz/./last.asdf",
+    ];
+    for key in good_keys.iter().chain(&bad_keys) {
+        moto.boto3_put(key, &good);
+    }
+    let size = std::fs::metadata(&good).unwrap().len();
+    // The library: every key listed, the bad ones with why.
+    let entries = asdf::remote::list_entries("s3://data/walk/", &moto.options(), 100).unwrap();
+    let mut all: Vec<&str> = good_keys.iter().chain(&bad_keys).copied().collect();
+    all.sort_unstable();
+    assert_eq!(entries.iter().map(|e| e.key.as_str()).collect::<Vec<_>>(), all);
+    for e in &entries {
+        assert_eq!(e.url, format!("s3://data/{}", e.key));
+        if bad_keys.contains(&e.key.as_str()) {
+            assert!(e.problem.is_some() && e.size.is_none(), "{e:?}");
+        } else {
+            assert_eq!((e.problem, e.size), (None, Some(size)), "{e:?}");
+        }
+    }
+    assert_eq!(
+        asdf::remote::list("s3://data/walk/", &moto.options(), 100)
+            .unwrap()
+            .len(),
+        all.len()
+    );
+    // The CLI's walk: the good files verified, each bad key reported, the walk not stopped.
+    for command in ["verify", "info"] {
+        let out = moto.cli().args([command, "s3://data/walk/"]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        println!("{command}: {text}");
+        assert_eq!(out.status.code(), Some(1), "{command}: {text}");
+        for key in bad_keys {
+            let escaped = format!("{key:?}");
+            assert!(text.contains(&escaped), "{command}: {key:?} not reported: {text}");
+        }
+        assert!(
+            !text.contains('\t'),
+            "{command}: a control character printed as is: {text}"
+        );
+        if command == "verify" {
+            for key in good_keys {
+                assert!(
+                    text.contains(&format!("ok    s3://data/{key} (1 blocks)")),
+                    "{key}: {text}"
+                );
+            }
+            assert!(text.contains("10 files: 4 verified, 6 failed"), "{text}");
+        } else {
+            for key in good_keys {
+                assert!(text.contains(&format!("s3://data/{key}")), "{key}: {text}");
+            }
+        }
+    }
+}

@@ -1,5 +1,6 @@
 //! What goes wrong reaching a remote file, and why an answer is refused.
 
+use crate::redact::redact;
 use crate::upload;
 use std::io;
 
@@ -23,7 +24,7 @@ pub enum Error {
     },
     /// An object key that `object_store` cannot address, refused rather than read or written
     /// as another key (object-store URLs take the key literally: see [`crate::child_url`]).
-    #[error("{url}: the object key {key:?} {problem}; nothing was read or written")]
+    #[error("{}: the object key {key:?} {problem}; nothing was read or written", redact(.url))]
     Key {
         /// The URL.
         url: String,

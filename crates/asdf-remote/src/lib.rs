@@ -27,6 +27,7 @@ mod guard;
 mod location;
 mod options;
 mod profiles;
+mod redact;
 mod store;
 pub mod upload;
 
@@ -34,6 +35,7 @@ pub use error::{Error, KeyProblem};
 pub use guard::{GuardOutcome, run_upload_guard, set_upload_guard};
 pub use location::child_url;
 pub use options::{PART, RemoteOptions, WHOLE_LIMIT};
+pub use redact::redact;
 
 use error::{AnswerError, answer_err};
 use store::{Built, block_on, build_store, build_typed, run, within, within_left};
@@ -1262,15 +1264,49 @@ pub fn put_file(
     })
 }
 
+/// Keys asked for in one page of a listing (S3's most).
+const LIST_PAGE: usize = 1000;
+
+/// An entry of a listing ([`list_entries`]): an object, or a key that cannot be addressed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Listed {
+    /// The object's URL (its key literally, see [`child_url`]).
+    pub url: String,
+    /// The key, as the store listed it.
+    pub key: String,
+    /// Its size; `None` for a key that cannot be addressed (the store's answer for it is not
+    /// read).
+    pub size: Option<u64>,
+    /// Why the key cannot be read or written (a `.` or `..` segment, `//`, a control
+    /// character), if so: opening [`Listed::url`] is refused with [`Error::Key`].
+    pub problem: Option<KeyProblem>,
+}
+
 /// The objects under `prefix` (a URL ending in `/`, such as `s3://bucket/run42/`), every
 /// level below it, as URLs with their sizes, sorted; at most `limit` (an error beyond, so a
-/// bucket of millions is not listed by mistake).
+/// bucket of millions is not listed by mistake). A key that cannot be addressed (see
+/// [`Listed::problem`]) is listed too, with size 0, so that nothing under the prefix is passed
+/// over in silence: opening its URL is refused with [`Error::Key`], which names the key.
 ///
 /// # Errors
 /// A bad URL, a store that cannot list (plain HTTP), the store's failure, more than `limit`
 /// objects.
 pub fn list(prefix: &str, opts: &RemoteOptions, limit: usize) -> Result<Vec<(String, u64)>, Error> {
-    use futures::StreamExt as _;
+    Ok(list_entries(prefix, opts, limit)?
+        .into_iter()
+        .map(|e| (e.url, e.size.unwrap_or(0)))
+        .collect())
+}
+
+/// The entries under `prefix` as [`list`] gives them, sorted by key, each with its key and,
+/// for a key that cannot be addressed, why. object_store refuses a whole page of a listing
+/// for one such key: such a page is asked for again in shorter pages (about ten requests)
+/// to take the entries before the key, and the listing goes on after it.
+///
+/// # Errors
+/// As [`list`].
+pub fn list_entries(prefix: &str, opts: &RemoteOptions, limit: usize) -> Result<Vec<Listed>, Error> {
     let opts = opts.own_settings(prefix)?;
     let (built, path) = build_typed(prefix, &opts, location::Use::Prefix)?;
     let base = location::locate(prefix, location::Use::Prefix)?.base;
@@ -1279,20 +1315,13 @@ pub fn list(prefix: &str, opts: &RemoteOptions, limit: usize) -> Result<Vec<(Str
             url: prefix.to_string(),
         });
     }
-    let store = built.into_dyn();
     let deadline = opts.deadline.saturating_mul(10);
-    let listed = run(within(deadline, async move {
-        let mut out = Vec::new();
-        let mut s = store.list(if path.as_ref().is_empty() { None } else { Some(&path) });
-        while let Some(meta) = s.next().await {
-            let meta = meta?;
-            if out.len() == limit {
-                return Ok(None);
-            }
-            out.push((meta.location.to_string(), meta.size));
-        }
-        Ok(Some(out))
-    }))?
+    // The prefix with its `/`, as object_store's `list` asks for it.
+    let key_prefix = (!path.as_ref().is_empty()).then(|| format!("{}/", path.as_ref()));
+    let listed = run(within(
+        deadline,
+        async move { list_pages(&built, key_prefix, limit).await },
+    ))?
     .map_err(|source| Error::Store {
         url: prefix.to_string(),
         source,
@@ -1301,9 +1330,103 @@ pub fn list(prefix: &str, opts: &RemoteOptions, limit: usize) -> Result<Vec<(Str
         url: prefix.to_string(),
         limit,
     })?;
-    listed.sort();
+    listed.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(listed
         .into_iter()
-        .map(|(key, size)| (location::object_url(&base, &key), size))
+        .map(|(key, size)| Listed {
+            url: location::object_url(&base, &key),
+            problem: size.is_none().then(|| location::key_problem(&key)).flatten(),
+            key,
+            size,
+        })
         .collect())
+}
+
+/// The key of a listing's entry that object_store refused to parse (the whole page with it).
+fn unaddressable_key(e: &object_store::Error) -> Option<&str> {
+    use object_store::path::Error as P;
+    match e {
+        object_store::Error::InvalidPath {
+            source: P::BadSegment { path, .. } | P::EmptySegment { path },
+        } => Some(path),
+        _ => None,
+    }
+}
+
+/// Every key under `prefix` with its size (`None`: a key object_store cannot address), in
+/// pages; `None` past `limit` entries.
+async fn list_pages(
+    built: &Built,
+    prefix: Option<String>,
+    limit: usize,
+) -> object_store::Result<Option<Vec<(String, Option<u64>)>>> {
+    use object_store::list::PaginatedListOptions;
+    let Some(store) = built.paginated() else {
+        return Err(object_store::Error::NotSupported {
+            source: "a plain HTTP server cannot list".into(),
+        });
+    };
+    let page = |offset: &Option<String>, token: &Option<String>, max: usize| {
+        store.list_paginated(
+            prefix.as_deref(),
+            PaginatedListOptions {
+                offset: offset.clone(),
+                page_token: token.clone(),
+                max_keys: Some(max),
+                ..PaginatedListOptions::default()
+            },
+        )
+    };
+    let mut out: Vec<(String, Option<u64>)> = Vec::new();
+    // Where the next page starts: the previous page's token, or (after a key that cannot be
+    // addressed) the key itself.
+    let (mut offset, mut token) = (None::<String>, None::<String>);
+    loop {
+        let (objects, next, bad) = match page(&offset, &token, LIST_PAGE).await {
+            Ok(p) => (p.result.objects, p.page_token, None),
+            Err(e) => {
+                let Some(bad) = unaddressable_key(&e).map(str::to_owned) else {
+                    return Err(e);
+                };
+                // A page that does not move past the entries taken would be asked for forever.
+                if out.last().is_some_and(|(k, _)| bad.as_str() <= k.as_str()) {
+                    return Err(e);
+                }
+                // The entries before it: the longest page from the same start that object_store
+                // takes (pages from one start are each other's beginnings, in key order).
+                let (mut lo, mut hi, mut before) = (0, LIST_PAGE, Vec::new());
+                while hi - lo > 1 {
+                    let mid = lo + (hi - lo) / 2;
+                    match page(&offset, &token, mid).await {
+                        Ok(p) => {
+                            lo = mid;
+                            before = p.result.objects;
+                        }
+                        Err(e) if unaddressable_key(&e).is_some() => hi = mid,
+                        Err(e) => return Err(e),
+                    }
+                }
+                (before, None, Some(bad))
+            }
+        };
+        for meta in objects {
+            if out.len() == limit {
+                return Ok(None);
+            }
+            out.push((meta.location.to_string(), Some(meta.size)));
+        }
+        match bad {
+            Some(bad) => {
+                if out.len() == limit {
+                    return Ok(None);
+                }
+                out.push((bad.clone(), None));
+                (offset, token) = (Some(bad), None);
+            }
+            None => match next {
+                Some(t) => (offset, token) = (None, Some(t)),
+                None => return Ok(Some(out)),
+            },
+        }
+    }
 }

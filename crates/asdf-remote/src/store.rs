@@ -147,6 +147,16 @@ impl Built {
         }
     }
 
+    /// The store's paged listing (a plain HTTP server has none).
+    pub(crate) fn paginated(&self) -> Option<&dyn object_store::list::PaginatedListStore> {
+        match self {
+            Built::Http(_) => None,
+            Built::S3(s) => Some(s),
+            Built::Gcs(s) => Some(s),
+            Built::Azure(s) => Some(s),
+        }
+    }
+
     pub(crate) fn into_dyn(self) -> Arc<dyn ObjectStore> {
         match self {
             Built::Http(s) => Arc::new(s),
