@@ -187,12 +187,90 @@ pub(crate) enum AnswerError {
     Replaced { first_etag: String },
     #[error("the answer's body ended after {got} of the {asked} bytes asked for")]
     TooShort { asked: u64, got: u64 },
-    #[error("no complete answer within the deadline of {0:?} (the store's retries included)")]
-    Deadline(std::time::Duration),
+    #[error(
+        "gave up waiting for {waited} at the deadline of {deadline:?} (RemoteOptions::deadline; the store's retries included)"
+    )]
+    Deadline {
+        deadline: std::time::Duration,
+        waited: Waited,
+    },
+    #[error(
+        "timed out waiting for {waited}: each request is given {limit:?} ({setting}), and the store's retries, if any, timed out too"
+    )]
+    TimedOut {
+        waited: Waited,
+        limit: std::time::Duration,
+        setting: &'static str,
+    },
     #[error(
         "the answer stalled: its next {step} bytes did not come within the deadline of {deadline:?} (a large read is given the deadline for each part of {step} bytes)"
     )]
     Stalled { deadline: std::time::Duration, step: u64 },
+}
+
+/// What a request was waiting for when its time ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Waited {
+    /// A connection to the server.
+    Connect,
+    /// The answer's status and headers (the connection included).
+    Headers,
+    /// The answer's body.
+    Body,
+    /// The pages of a listing.
+    Listing,
+}
+
+impl std::fmt::Display for Waited {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Waited::Connect => "a connection to the server",
+            Waited::Headers => "the answer's headers (connecting included)",
+            Waited::Body => "the answer's body",
+            Waited::Listing => "the listing's pages",
+        })
+    }
+}
+
+/// `e` said as the timeout it is, when it is one (object_store says a request that reached
+/// the client's time limit as "Generic HTTP error", without the limit): what was waited for,
+/// and the limit kept (`request_timeout`; connecting: at most 10 s of it).
+pub(crate) fn explain_timeout(e: object_store::Error, request_timeout: std::time::Duration) -> object_store::Error {
+    let mut waited = None;
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    while let Some(s) = source {
+        if let Some(r) = s.downcast_ref::<reqwest::Error>()
+            && r.is_timeout()
+        {
+            waited = Some(if r.is_connect() {
+                Waited::Connect
+            } else if r.is_body() || r.is_decode() {
+                Waited::Body
+            } else {
+                Waited::Headers
+            });
+            break;
+        }
+        if let Some(h) = s.downcast_ref::<object_store::client::HttpError>()
+            && h.kind() == object_store::client::HttpErrorKind::Timeout
+        {
+            waited = Some(Waited::Headers);
+        }
+        source = s.source();
+    }
+    match waited {
+        Some(Waited::Connect) => answer_err(AnswerError::TimedOut {
+            waited: Waited::Connect,
+            limit: request_timeout.min(crate::store::CONNECT_TIMEOUT),
+            setting: "RemoteOptions::request_timeout, at most 10 s of it to connect",
+        }),
+        Some(waited) => answer_err(AnswerError::TimedOut {
+            waited,
+            limit: request_timeout,
+            setting: "RemoteOptions::request_timeout, from the request to the end of its body",
+        }),
+        None => e,
+    }
 }
 
 pub(crate) fn answer_err(e: AnswerError) -> object_store::Error {

@@ -285,7 +285,7 @@ fn create(url: &str, opts: &RemoteOptions) -> Result<String, Error> {
                 source: "a plain HTTP server has no multipart uploads".into(),
             });
         };
-        crate::store::within(deadline, store.create_multipart(&path)).await
+        crate::store::within(deadline, crate::error::Waited::Headers, store.create_multipart(&path)).await
     })?;
     result.map_err(|source| Error::Store {
         url: url.to_string(),
@@ -303,7 +303,12 @@ fn abort(url: &str, opts: &RemoteOptions, id: &str) -> Result<(), Error> {
         let Some(store) = built.multipart() else {
             return Ok(());
         };
-        let r = crate::store::within(deadline, store.abort_multipart(&path, &id)).await;
+        let r = crate::store::within(
+            deadline,
+            crate::error::Waited::Headers,
+            store.abort_multipart(&path, &id),
+        )
+        .await;
         match r {
             Err(object_store::Error::NotFound { .. }) => Ok(()),
             other => other,

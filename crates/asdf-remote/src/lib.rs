@@ -37,7 +37,7 @@ pub use location::child_url;
 pub use options::{PART, RemoteOptions, WHOLE_LIMIT};
 pub use redact::redact;
 
-use error::{AnswerError, answer_err};
+use error::{AnswerError, Waited, answer_err, explain_timeout};
 use store::{Built, block_on, build_store, build_typed, run, within, within_left};
 
 use asdf_layout::ReadAt;
@@ -188,9 +188,17 @@ async fn fetch(
     path: StorePath,
     range: Range<u64>,
     version: Option<Version>,
+    deadline: std::time::Duration,
 ) -> object_store::Result<Bytes> {
-    let r = get_version(&store, &path, Some(range.clone()), version.as_ref()).await?;
-    bounded_body(r, range.end - range.start).await
+    let t0 = std::time::Instant::now();
+    let r = within(
+        deadline,
+        Waited::Headers,
+        get_version(&store, &path, Some(range.clone()), version.as_ref()),
+    )
+    .await?;
+    let left = deadline.saturating_sub(t0.elapsed());
+    within_left(deadline, left, Waited::Body, bounded_body(r, range.end - range.start)).await
 }
 
 /// The answer to a GET of `range` (None: the whole object), only while the object is still
@@ -262,10 +270,18 @@ async fn fetch_streamed(
     want: Range<u64>,
     whole: bool,
     version: Option<&Version>,
+    deadline: std::time::Duration,
     sink: &mut asdf_layout::source::Sink<'_>,
 ) -> Result<(), Halt> {
-    let mut body = Body::open(store, path, &want, whole, version).await?;
-    body.pipe(want.start, want.end, sink).await
+    let t0 = std::time::Instant::now();
+    let mut body = within(
+        deadline,
+        Waited::Headers,
+        Body::open(store, path, &want, whole, version),
+    )
+    .await?;
+    let left = deadline.saturating_sub(t0.elapsed());
+    within_halt(deadline, left, body.pipe(want.start, want.end, sink)).await
 }
 
 /// An answer's body being read: where its next byte sits in the object and where it must
@@ -417,14 +433,19 @@ async fn finish(
     Ok(())
 }
 
-/// `fut` within `deadline`, or the deadline's error (as [`within`], for streamed reads).
+/// A body streamed within `left` of `deadline`, or the deadline's error (as [`within_left`],
+/// for streamed reads).
 async fn within_halt(
     deadline: std::time::Duration,
+    left: std::time::Duration,
     fut: impl std::future::Future<Output = Result<(), Halt>>,
 ) -> Result<(), Halt> {
-    tokio::time::timeout(deadline, fut)
-        .await
-        .unwrap_or_else(|_| Err(Halt::Store(answer_err(AnswerError::Deadline(deadline)))))
+    tokio::time::timeout(left, fut).await.unwrap_or_else(|_| {
+        Err(Halt::Store(answer_err(AnswerError::Deadline {
+            deadline,
+            waited: Waited::Body,
+        })))
+    })
 }
 
 /// Whether `e` says the server answered a ranged request with the whole file (status 200):
@@ -447,14 +468,24 @@ async fn fetch_whole(
     store: Arc<dyn ObjectStore>,
     path: StorePath,
     limit: u64,
+    deadline: std::time::Duration,
+    left: std::time::Duration,
 ) -> object_store::Result<Result<(Bytes, Option<String>), u64>> {
-    let r = store.get_opts(&path, GetOptions::default()).await?;
+    let t0 = std::time::Instant::now();
+    let r = within_left(
+        deadline,
+        left,
+        Waited::Headers,
+        store.get_opts(&path, GetOptions::default()),
+    )
+    .await?;
     let size = r.meta.size;
     if size > limit {
         return Ok(Err(size));
     }
     let etag = r.meta.e_tag.clone();
-    let bytes = bounded_body(r, size).await?;
+    let left = left.saturating_sub(t0.elapsed());
+    let bytes = within_left(deadline, left, Waited::Body, bounded_body(r, size)).await?;
     if bytes.len() as u64 != size {
         return Err(answer_err(AnswerError::TooShort {
             asked: size,
@@ -591,22 +622,21 @@ impl RemoteSource {
         // The head; with `park`, the whole object, read until the head is in: the rest of
         // the answer waits (the server held back by TCP's flow control, the sockets' buffers
         // in flight) for a large read that starts there.
-        let got = run(within(deadline, async move {
+        let got = run(async move {
             use futures::StreamExt as _;
             let range = if park {
                 GetRange::Offset(0)
             } else {
                 GetRange::Bounded(0..head)
             };
-            let r = store
-                .get_opts(
-                    &path,
-                    GetOptions {
-                        range: Some(range),
-                        ..GetOptions::default()
-                    },
-                )
-                .await?;
+            let asked = store.get_opts(
+                &path,
+                GetOptions {
+                    range: Some(range),
+                    ..GetOptions::default()
+                },
+            );
+            let r = within(deadline, Waited::Headers, asked).await?;
             let (size, range, etag) = (r.meta.size, r.range.clone(), r.meta.e_tag.clone());
             let modified = etag.is_none().then(|| r.meta.last_modified.to_rfc2822());
             let body_end = if park { size } else { head.min(size) };
@@ -616,9 +646,13 @@ impl RemoteSource {
             let mut stream = r.into_stream();
             let mut bytes: Vec<u8> = Vec::new();
             // The body's pace, from its headers on (the server's time to answer left out).
-            let t0 = std::time::Instant::now();
+            let t1 = std::time::Instant::now();
+            let left = deadline.saturating_sub(t0.elapsed());
             while (bytes.len() as u64) < head.min(size) {
-                let Some(piece) = stream.next().await else {
+                let next = within_left(deadline, left.saturating_sub(t1.elapsed()), Waited::Body, async {
+                    Ok(stream.next().await)
+                });
+                let Some(piece) = next.await? else {
                     return Err(answer_err(AnswerError::TooShort {
                         asked: body_end,
                         got: bytes.len() as u64,
@@ -630,7 +664,7 @@ impl RemoteSource {
                 }
                 bytes.extend_from_slice(&piece);
             }
-            let pace = (bytes.len() >= 64 << 10).then(|| bytes.len() as f64 / t0.elapsed().as_secs_f64().max(1e-6));
+            let pace = (bytes.len() >= 64 << 10).then(|| bytes.len() as f64 / t1.elapsed().as_secs_f64().max(1e-6));
             let at = bytes.len() as u64;
             let rest = (at < body_end).then(|| Body {
                 stream,
@@ -641,15 +675,16 @@ impl RemoteSource {
                 resumed_at: None,
             });
             Ok::<_, object_store::Error>((size, Bytes::from(bytes), etag, modified, rest, pace))
-        }))?;
+        })?;
         let (size, bytes, etag, modified, rest, pace) = match got {
             Ok(x) => x,
             Err(first) => {
                 // What follows shares the open's deadline (one deadline, stated and kept).
                 let left = deadline.saturating_sub(t0.elapsed());
+                let request_timeout = self.opts.request_timeout;
                 let failed = |source| Error::Store {
                     url: self.url.clone(),
-                    source,
+                    source: explain_timeout(source, request_timeout),
                 };
                 if left.is_zero() {
                     return Err(failed(first));
@@ -659,7 +694,7 @@ impl RemoteSource {
                 if ignores_range(&first) {
                     // The whole file, when it fits the limit: every read is answered from it.
                     let limit = self.opts.whole_limit;
-                    let got = run(within_left(deadline, left, fetch_whole(store, path, limit)))?;
+                    let got = run(fetch_whole(store, path, limit, deadline, left))?;
                     let (bytes, etag) = match got.map_err(failed)? {
                         Ok(x) => x,
                         Err(size) => {
@@ -676,7 +711,9 @@ impl RemoteSource {
                     (bytes.len() as u64, bytes, etag, None, None, None)
                 } else {
                     // An empty object has no byte 0 to ask for: its size says so.
-                    match run(within_left(deadline, left, async move { store.head(&path).await }))? {
+                    match run(within_left(deadline, left, Waited::Headers, async move {
+                        store.head(&path).await
+                    }))? {
                         Ok(meta) if meta.size == 0 => (0, Bytes::new(), meta.e_tag, None, None, None),
                         _ => return Err(failed(first)),
                     }
@@ -741,23 +778,36 @@ impl RemoteSource {
         Arc::clone(&self.stats)
     }
 
+    /// The error of a read of `range` that failed with `e`: the URL (its secrets hidden) and
+    /// the bytes named, a timeout said as one.
+    fn read_err(&self, range: Range<u64>, e: object_store::Error) -> io::Error {
+        let e = explain_timeout(e, self.opts.request_timeout);
+        io::Error::other(redact(&format!(
+            "{}: bytes {}..{}: {e}",
+            self.url, range.start, range.end
+        )))
+    }
+
     /// Fetches `range` in one request.
     fn get(&self, range: Range<u64>) -> io::Result<Bytes> {
         let store = Arc::clone(&self.store);
         let path = self.path.clone();
-        let bytes = run(within(
+        let bytes = run(fetch(
+            store,
+            path,
+            range.clone(),
+            self.version.clone(),
             self.opts.deadline,
-            fetch(store, path, range.clone(), self.version.clone()),
         ))
         .map_err(io::Error::other)?
-        .map_err(|e| io::Error::other(format!("{}: bytes {}..{}: {e}", self.url, range.start, range.end)))?;
+        .map_err(|e| self.read_err(range.start..range.end, e))?;
         self.stats.record(&range, &self.url);
         if bytes.len() as u64 != range.end - range.start {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 format!(
                     "{}: asked for bytes {}..{}, got {}",
-                    self.url,
+                    redact(&self.url),
                     range.start,
                     range.end,
                     bytes.len()
@@ -802,7 +852,14 @@ impl RemoteSource {
             let want = offset..end;
             let mut first = match parked {
                 Some(body) => body,
-                None => within(deadline, Body::open(store, path, &want, whole.is_some(), version)).await?,
+                None => {
+                    within(
+                        deadline,
+                        Waited::Headers,
+                        Body::open(store, path, &want, whole.is_some(), version),
+                    )
+                    .await?
+                }
             };
             let asked_from = first.at;
             if continued.is_some() {
@@ -811,6 +868,7 @@ impl RemoteSource {
                 within_left(
                     deadline,
                     left(),
+                    Waited::Body,
                     first.fill(offset, buf, first.at.max(offset).saturating_add(step)),
                 )
                 .await?;
@@ -820,6 +878,7 @@ impl RemoteSource {
             within_left(
                 deadline,
                 left(),
+                Waited::Body,
                 first.fill(offset, buf, first.at.max(offset).saturating_add(step)),
             )
             .await?;
@@ -844,7 +903,8 @@ impl RemoteSource {
                     let range = start..start + dst.len() as u64;
                     others.push(async move {
                         // Its request within the deadline, then each part of its body.
-                        let mut body = within(deadline, Body::open(store, path, &range, false, version)).await?;
+                        let opened = Body::open(store, path, &range, false, version);
+                        let mut body = within(deadline, Waited::Headers, opened).await?;
                         finish(&mut body, range.start, dst, step, deadline)
                             .await
                             .map(|()| range)
@@ -873,14 +933,9 @@ impl RemoteSource {
             }
             Ok::<_, object_store::Error>((done, continued.map(|c| c..first.resumed_at.unwrap_or(first.at))))
         };
-        let done = block_on(fut).map_err(io::Error::other)?.map_err(|e| {
-            io::Error::other(format!(
-                "{}: bytes {}..{}: {e}",
-                self.url,
-                offset,
-                offset + buf.len() as u64
-            ))
-        })?;
+        let done = block_on(fut)
+            .map_err(io::Error::other)?
+            .map_err(|e| self.read_err(offset..offset + buf.len() as u64, e))?;
         let (done, more) = done;
         for r in &done {
             self.stats.record(r, &self.url);
@@ -991,13 +1046,11 @@ impl ReadAt for RemoteSource {
                 sink(&prefix)?;
             }
             let continued = body.at;
-            let fut = within_halt(self.opts.deadline, body.pipe(offset, end, sink));
+            let fut = within_halt(self.opts.deadline, self.opts.deadline, body.pipe(offset, end, sink));
             match block_on(fut).map_err(io::Error::other)? {
                 Ok(()) => {}
                 Err(Halt::Sink(e)) => return Err(e),
-                Err(Halt::Store(e)) => {
-                    return Err(io::Error::other(format!("{}: bytes {offset}..{end}: {e}", self.url)));
-                }
+                Err(Halt::Store(e)) => return Err(self.read_err(offset..end, e)),
             }
             self.stats.record_more(&(continued..body.resumed_at.unwrap_or(body.at)));
             if let Some(from) = body.resumed_at {
@@ -1006,23 +1059,19 @@ impl ReadAt for RemoteSource {
             return Ok(());
         }
         let whole = self.asks_whole(len);
-        let fut = within_halt(
+        let fut = fetch_streamed(
+            &self.store,
+            &self.path,
+            offset..end,
+            whole.is_some(),
+            self.version.as_ref(),
             self.opts.deadline,
-            fetch_streamed(
-                &self.store,
-                &self.path,
-                offset..end,
-                whole.is_some(),
-                self.version.as_ref(),
-                sink,
-            ),
+            sink,
         );
         match block_on(fut).map_err(io::Error::other)? {
             Ok(()) => {}
             Err(Halt::Sink(e)) => return Err(e),
-            Err(Halt::Store(e)) => {
-                return Err(io::Error::other(format!("{}: bytes {offset}..{end}: {e}", self.url)));
-            }
+            Err(Halt::Store(e)) => return Err(self.read_err(offset..end, e)),
         }
         self.stats.record(&whole.map_or(offset..end, |size| 0..size), &self.url);
         Ok(())
@@ -1146,7 +1195,9 @@ impl Drop for Uploading {
 pub fn head(url: &str, opts: &RemoteOptions) -> Result<Option<(u64, Option<String>)>, Error> {
     let opts = opts.own_settings(url)?;
     let (store, path) = build_store(url, &opts)?;
-    match run(within(opts.deadline, async move { store.head(&path).await }))? {
+    match run(within(opts.deadline, Waited::Headers, async move {
+        store.head(&path).await
+    }))? {
         Ok(meta) => Ok(Some((meta.size, meta.e_tag))),
         Err(object_store::Error::NotFound { .. }) => Ok(None),
         Err(source) => Err(Error::Store {
@@ -1165,7 +1216,7 @@ pub fn check_condition(url: &str, opts: &RemoteOptions, condition: &upload::Cond
     let opts = opts.own_settings(url)?;
     let (store, path) = build_store(url, &opts)?;
     let condition = condition.clone();
-    run(within(opts.deadline, async move {
+    run(within(opts.deadline, Waited::Headers, async move {
         Ok::<_, object_store::Error>(upload::check(store.as_ref(), &path, &condition).await)
     }))?
     .map_err(|source| Error::Store {
@@ -1318,10 +1369,9 @@ pub fn list_entries(prefix: &str, opts: &RemoteOptions, limit: usize) -> Result<
     let deadline = opts.deadline.saturating_mul(10);
     // The prefix with its `/`, as object_store's `list` asks for it.
     let key_prefix = (!path.as_ref().is_empty()).then(|| format!("{}/", path.as_ref()));
-    let listed = run(within(
-        deadline,
-        async move { list_pages(&built, key_prefix, limit).await },
-    ))?
+    let listed = run(within(deadline, Waited::Listing, async move {
+        list_pages(&built, key_prefix, limit).await
+    }))?
     .map_err(|source| Error::Store {
         url: prefix.to_string(),
         source,

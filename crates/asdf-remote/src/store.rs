@@ -1,7 +1,7 @@
 //! The stores behind URLs (object_store's, set up from the options) and the runtime that
 //! drives their requests.
 
-use crate::error::{AnswerError, Error, answer_err};
+use crate::error::{AnswerError, Error, Waited, answer_err};
 use crate::location::{Location, Use, locate};
 use crate::options::RemoteOptions;
 use crate::profiles;
@@ -53,12 +53,16 @@ where
         .map_err(|_| Error::Runtime(io::Error::other("a read's thread panicked")))
 }
 
-/// `fut` within `deadline`, or the deadline's error.
+/// The longest wait for a connection (or `request_timeout`, if shorter).
+pub(crate) const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `fut` within `deadline`, or the deadline's error (which names what was `waited` for).
 pub(crate) async fn within<T>(
     deadline: std::time::Duration,
+    waited: Waited,
     fut: impl std::future::Future<Output = object_store::Result<T>>,
 ) -> object_store::Result<T> {
-    within_left(deadline, deadline, fut).await
+    within_left(deadline, deadline, waited, fut).await
 }
 
 /// `fut` within `left`, what remains of `deadline` (one operation's deadline shared by its
@@ -66,11 +70,12 @@ pub(crate) async fn within<T>(
 pub(crate) async fn within_left<T>(
     deadline: std::time::Duration,
     left: std::time::Duration,
+    waited: Waited,
     fut: impl std::future::Future<Output = object_store::Result<T>>,
 ) -> object_store::Result<T> {
     tokio::time::timeout(left, fut)
         .await
-        .unwrap_or_else(|_| Err(answer_err(AnswerError::Deadline(deadline))))
+        .unwrap_or_else(|_| Err(answer_err(AnswerError::Deadline { deadline, waited })))
 }
 
 /// The HTTP client of `http(s)://` stores: object_store's settings that matter here
@@ -105,7 +110,7 @@ impl object_store::client::HttpConnector for RedirectPolicyConnector {
         let client = reqwest::Client::builder()
             .user_agent(concat!("asdf-rs/", env!("CARGO_PKG_VERSION")))
             .timeout(self.request_timeout)
-            .connect_timeout(self.request_timeout.min(std::time::Duration::from_secs(10)))
+            .connect_timeout(self.request_timeout.min(CONNECT_TIMEOUT))
             .redirect(policy)
             .build()
             .map_err(|e| object_store::Error::Generic {
@@ -186,7 +191,7 @@ pub(crate) fn build_typed(text: &str, opts: &RemoteOptions, what: Use) -> Result
         retry_timeout: opts.deadline,
         ..RetryConfig::default()
     };
-    let connect_timeout = opts.request_timeout.min(std::time::Duration::from_secs(10));
+    let connect_timeout = opts.request_timeout.min(CONNECT_TIMEOUT);
     let client = || {
         ClientOptions::new()
             .with_timeout(opts.request_timeout)

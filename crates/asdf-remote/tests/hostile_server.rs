@@ -421,3 +421,61 @@ fn lying_short_slow_looping_and_failing_servers_are_errors_in_bounded_time() {
         println!("{mode:?}: {e} ({took:?})");
     }
 }
+
+/// Found by the review: a request that reached the client's own time limit (`request_timeout`,
+/// shorter than the deadline) failed with "Generic HTTP error", no limit named. Every timeout
+/// now names the limit kept and what was waited for: the headers, or the body.
+#[test]
+fn every_timeout_names_its_limit_and_what_was_waited_for() {
+    let opts = RemoteOptions {
+        retries: 0,
+        request_timeout: Duration::from_secs(1),
+        deadline: Duration::from_secs(30),
+        ..options()
+    };
+    // Headers dripped a byte every 200 ms: the request's limit passes before they are in.
+    let (url, _) = start(file(), Mode::Drip);
+    let t = Instant::now();
+    let e = RemoteSource::open(&url, &opts).unwrap_err().to_string();
+    println!("{e} ({:?})", t.elapsed());
+    assert!(
+        e.contains("timed out waiting for the answer's headers") && e.contains("each request is given 1s"),
+        "{e}"
+    );
+    assert!(!e.contains("Generic HTTP error"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    // A body that comes a byte every 200 ms, after the open: small and large reads.
+    let (url, _) = start(file(), Mode::SlowBody);
+    let src = RemoteSource::open(&url, &opts).unwrap();
+    for (at, n) in [(150_000u64, 100usize), (10_000, 150_000)] {
+        let mut buf = vec![0u8; n];
+        let t = Instant::now();
+        let e = src.read_exact_at(at, &mut buf).unwrap_err().to_string();
+        println!("{n} bytes: {e} ({:?})", t.elapsed());
+        assert!(
+            e.contains("timed out waiting for the answer's body") && e.contains("each request is given 1s"),
+            "{n} bytes: {e}"
+        );
+        assert!(e.contains(&format!("bytes {at}..")), "{e}");
+        assert!(!e.contains("Generic HTTP error"), "{e}");
+    }
+    // The deadline, when it comes first, is the one named, with what was waited for.
+    let opts = RemoteOptions {
+        request_timeout: Duration::from_secs(30),
+        deadline: Duration::from_secs(2),
+        ..opts
+    };
+    let (url, _) = start(file(), Mode::Drip);
+    let t = Instant::now();
+    let e = RemoteSource::open(&url, &opts).unwrap_err().to_string();
+    assert!(
+        e.contains("waiting for the answer's headers") && e.contains("deadline of 2s"),
+        "{e}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    let (url, _) = start(file(), Mode::SlowBody);
+    let src = RemoteSource::open(&url, &opts).unwrap();
+    let mut buf = vec![0u8; 100];
+    let e = src.read_exact_at(150_000, &mut buf).unwrap_err().to_string();
+    assert!(e.contains("the answer's body") && e.contains("deadline of 2s"), "{e}");
+}
