@@ -684,3 +684,39 @@ fn a_listed_key_that_cannot_be_addressed_is_reported_and_the_walk_goes_on() {
         }
     }
 }
+
+/// Found by the review: `fetch_range` (what a Dask task reads) had no whole-file fallback for
+/// a server that ignores `Range`, which the other reads have: it now reads the file whole
+/// within `whole_limit`, as they do, and refuses it above, naming the limit.
+#[test]
+fn fetch_range_reads_a_server_that_ignores_range_whole_within_the_limit() {
+    let d = dir("remote-edges-norange-fetch");
+    let path = d.join("x.asdf");
+    let bytes = small_asdf(&path, 8);
+    let server = Server::start("hostile_http.py", &["norange", path.to_str().unwrap()]);
+    let url = format!("http://127.0.0.1:{}/x.asdf", server.port);
+    let opts = asdf::RemoteOptions::default();
+    let got = asdf::remote::fetch_range(&url, &opts, 100..1100, None).unwrap();
+    assert_eq!(got, bytes[100..1100]);
+    // With the version an open saw, as a Dask task reads.
+    let src = asdf::remote::RemoteSource::open(&url, &opts).unwrap();
+    let version = src.stats().version();
+    let n = bytes.len() as u64;
+    let got = asdf::remote::fetch_range(&url, &opts, n - 10..n, version).unwrap();
+    assert_eq!(got, bytes[bytes.len() - 10..]);
+    // Another version (another size) is refused, not mixed in.
+    let e = asdf::remote::fetch_range(&url, &opts, 0..10, Some((n + 1, None)))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("changed"), "{e}");
+    // Over the limit: refused, the size and the limit named.
+    let e = asdf::remote::fetch_range(&url, &opts.clone().setting("whole_limit", "1000"), 0..10, None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("does not answer range requests")
+            && e.contains(&format!("{n} bytes"))
+            && e.contains("limit of 1000 bytes"),
+        "{e}"
+    );
+}

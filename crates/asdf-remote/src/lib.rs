@@ -462,6 +462,11 @@ fn ignores_range(e: &object_store::Error) -> bool {
         || text.contains("non-partial response when range requested")
 }
 
+/// [`ignores_range`] from an error's text (a read's error, which quotes the store's).
+fn ignores_range_text(text: &str) -> bool {
+    text.contains("Range request not supported") || text.contains("non-partial response when range requested")
+}
+
 /// The whole object in one plain GET, with its ETag, when its size is at most `limit`
 /// (else the size, and the body is not read).
 async fn fetch_whole(
@@ -1143,14 +1148,58 @@ pub fn fetch_range(
     buf.try_reserve_exact(len)
         .map_err(|_| Error::Runtime(io::ErrorKind::OutOfMemory.into()))?;
     buf.resize(len, 0);
-    src.get_direct(range.start, &mut buf).map_err(|e| Error::Store {
+    let Err(e) = src.get_direct(range.start, &mut buf) else {
+        return Ok(buf);
+    };
+    let failed = |source| Error::Store {
         url: url.to_string(),
-        source: object_store::Error::Generic {
+        source,
+    };
+    if !ignores_range_text(&e.to_string()) {
+        return Err(failed(object_store::Error::Generic {
             store: "asdf-remote",
             source: Box::new(e),
-        },
+        }));
+    }
+    // A server that ignores `Range`: the whole file, within `whole_limit`, as an open reads it.
+    let limit = src.opts.whole_limit;
+    let deadline = src.opts.deadline;
+    let got = run(fetch_whole(
+        Arc::clone(&src.store),
+        src.path.clone(),
+        limit,
+        deadline,
+        deadline,
+    ))?
+    .map_err(|e| failed(explain_timeout(e, src.opts.request_timeout)))?;
+    let (bytes, etag) = got.map_err(|size| Error::NoRanges {
+        url: url.to_string(),
+        size,
+        limit,
     })?;
-    Ok(buf)
+    let size = bytes.len() as u64;
+    if let Some(v) = &src.version
+        && (v.size != size || (v.etag.is_some() && v.etag != etag))
+    {
+        return Err(failed(answer_err(AnswerError::Changed {
+            first_size: v.size,
+            first_etag: v.etag.clone(),
+            size,
+            etag,
+        })));
+    }
+    warn_whole(url, size, limit);
+    let piece = usize::try_from(range.start)
+        .ok()
+        .zip(usize::try_from(range.end).ok())
+        .and_then(|(a, b)| bytes.get(a..b))
+        .ok_or_else(|| {
+            failed(answer_err(AnswerError::TooShort {
+                asked: range.end,
+                got: size,
+            }))
+        })?;
+    Ok(piece.to_vec())
 }
 
 /// Set by [`cancel_uploads`].
