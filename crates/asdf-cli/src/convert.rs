@@ -179,6 +179,10 @@ fn convert(
             // The drafts before 1.0.0 (for readers of them and round trips); blocks decoded.
             let file = asdf::Open::path_or_url(path).options(read_options()).open()?;
             output::refuse_inputs(&file, &[out.to_path_buf()], output::Own::Refused)?;
+            // The drafts' writer keeps external block files as the tree names them.
+            if let Err(code) = output::refuse_moved_stores(&file, path, out, true) {
+                return Ok(code);
+            }
             let dialect = if format == Format::Finf {
                 asdf::layout::Dialect::Finf
             } else {
@@ -231,7 +235,7 @@ fn convert(
         }
         crate::rewrite::chunk(&mut file, chunks, compression)?;
     }
-    if let Err(code) = output::refuse_moved_stores(&file, path, out) {
+    if let Err(code) = output::refuse_moved_stores(&file, path, out, false) {
         return Ok(code);
     }
     let bar = std::sync::Arc::new(report::Bar::new(if format == Format::Fits {

@@ -56,7 +56,10 @@ struct Differ<'a> {
 /// number of keys, not quadratic).
 struct Counterpart<'a> {
     node: &'a Node,
-    keys: Option<std::collections::HashMap<String, &'a Node>>,
+    keys: Option<std::collections::HashMap<String, (usize, &'a Node)>>,
+    /// Its JSON pointer in the second tree, naming it exactly (`~e<i>` where a key's text
+    /// names another entry): the second file's arrays are read by it.
+    pointer: String,
 }
 
 fn short(n: &Node) -> String {
@@ -96,15 +99,13 @@ fn key_id(k: &Node) -> String {
     format!("{kind}{}", s.text)
 }
 
-/// A key's text (for pointers).
-fn key_text(k: &Node) -> String {
-    k.as_scalar().map(|s| s.text.to_string()).unwrap_or_default()
-}
-
 fn same_scalar(x: &Value, y: &Value, tx: &str, ty: &str) -> bool {
     match (x, y) {
         (Value::Float(p), Value::Float(q)) => p == q || (p.is_nan() && q.is_nan()),
-        (Value::Int(p), Value::Float(q)) | (Value::Float(q), Value::Int(p)) => (*p as f64) == *q,
+        // Integers and floats exactly (2^53 + 1 is not 2^53.0, as Python's `==` has it).
+        (Value::Int(_) | Value::BigInt(_), Value::Float(_)) | (Value::Float(_), Value::Int(_) | Value::BigInt(_)) => {
+            matches!((crate::numbers::number(x), crate::numbers::number(y)), (Some(a), Some(b)) if crate::numbers::numbers_equal(&a, &b))
+        }
         (Value::Str, Value::Str) | (Value::Timestamp, Value::Timestamp) => tx == ty,
         _ => x == y,
     }
@@ -126,10 +127,11 @@ impl<'a> Differ<'a> {
         });
     }
 
-    /// The counterpart in the second tree of the node `at` of the first (unresolved).
-    fn counterpart(&self, at: &asdf::walk::At<'_, '_>) -> Option<&'a Node> {
+    /// The counterpart in the second tree of the node `at` of the first (unresolved), and its
+    /// exact pointer there.
+    fn counterpart(&self, at: &asdf::walk::At<'_, '_>) -> Option<(&'a Node, String)> {
         let parent = match self.second.last() {
-            None => return Some(&self.doc_b.root),
+            None => return Some((&self.doc_b.root, String::new())),
             Some(p) => p.as_ref()?,
         };
         match (at.step()?, &parent.node.kind) {
@@ -139,22 +141,29 @@ impl<'a> Differ<'a> {
                     Some(NodeKind::Mapping(pa)) => key_id(&pa.entries.get(i)?.0),
                     _ => format!("s{}", at.key()?),
                 };
-                match &parent.keys {
-                    Some(keys) => keys.get(&key).copied(),
-                    None => m.entries.iter().find(|(k, _)| key_is(k, &key)).map(|(_, v)| v),
-                }
+                let (j, v) = match &parent.keys {
+                    Some(keys) => keys.get(&key).copied()?,
+                    None => m
+                        .entries
+                        .iter()
+                        .enumerate()
+                        .find(|(_, (k, _))| key_is(k, &key))
+                        .map(|(j, (_, v))| (j, v))?,
+                };
+                let token = asdf::yaml::pointer::entry_token(parent.node, j)?;
+                Some((v, format!("{}/{token}", parent.pointer)))
             }
-            (asdf::Step::Item(i), NodeKind::Sequence(s)) => s.items.get(i),
+            (asdf::Step::Item(i), NodeKind::Sequence(s)) => Some((s.items.get(i)?, format!("{}/{i}", parent.pointer))),
             _ => None,
         }
     }
 
     /// Compares `na` (first tree) with `nb` (second, resolved): whether their children are
     /// to be compared.
-    fn compare(&mut self, na: &Node, nb: &Node, ptr: &str) -> bool {
+    fn compare(&mut self, na: &Node, nb: &Node, ptr: &str, ptr_b: &str) -> bool {
         if crate::info::is_ndarray(na) && crate::info::is_ndarray(nb) {
             // Compared by value: the tag's version and the storage may differ.
-            self.arrays(ptr);
+            self.arrays(ptr, ptr_b);
             return false;
         }
         if na.tag != nb.tag {
@@ -194,10 +203,10 @@ impl<'a> Differ<'a> {
     }
     /// Two arrays with blocks and no mask, compared element by element as they are decoded
     /// (bounded memory whatever their shapes and strides).
-    fn arrays_streamed(&mut self, ptr: &str) {
+    fn arrays_streamed(&mut self, ptr: &str, ptr_b: &str) {
         let (va, vb) = match (
             self.a.array(ptr).and_then(|a| a.view().cloned()),
-            self.b.array(ptr).and_then(|a| a.view().cloned()),
+            self.b.array(ptr_b).and_then(|a| a.view().cloned()),
         ) {
             (Ok(x), Ok(y)) => (x, y),
             (Err(e), _) => return self.unreadable(ptr, "first", &e),
@@ -212,7 +221,7 @@ impl<'a> Differ<'a> {
         let (a, b) = (self.a, self.b);
         let compared = a.array(ptr).and_then(|a| {
             a.with_elements(|_, xs| {
-                b.array(ptr).and_then(|b| {
+                b.array(ptr_b).and_then(|b| {
                     b.with_elements(|_, ys| {
                         let (mut count, mut differing, mut first) = (0usize, 0usize, None);
                         for (x, y) in xs.zip(ys) {
@@ -232,7 +241,11 @@ impl<'a> Differ<'a> {
         match compared {
             Ok(Ok((count, differing, Some((at, x, y))))) => self.push(
                 ptr,
-                format!("{differing} of {count} elements differ; first at flat index {at}: {x:?} != {y:?}"),
+                format!(
+                    "{differing} of {count} elements differ; first at flat index {at}: {} != {}",
+                    asdf::json::element_text(&x),
+                    asdf::json::element_text(&y)
+                ),
             ),
             Ok(Ok(_)) => {}
             Err(e) => self.unreadable(ptr, "first", &e),
@@ -244,19 +257,19 @@ impl<'a> Differ<'a> {
         self.ignore.iter().any(|i| p == i || p.starts_with(&format!("{i}/")))
     }
 
-    fn arrays(&mut self, ptr: &str) {
-        let plain = |f: &AsdfFile| {
+    fn arrays(&mut self, ptr: &str, ptr_b: &str) {
+        let plain = |f: &AsdfFile, ptr: &str| {
             f.get(ptr)
                 .ok()
                 .and_then(|n| f.document().ok().map(|d| d.resolve(n)))
                 .is_some_and(|n| n.get("source").is_some() && n.get("mask").is_none())
         };
-        if plain(self.a) && plain(self.b) {
-            return self.arrays_streamed(ptr);
+        if plain(self.a, ptr) && plain(self.b, ptr_b) {
+            return self.arrays_streamed(ptr, ptr_b);
         }
         let (x, y) = match (
             self.a.array(ptr).and_then(|a| a.values()),
-            self.b.array(ptr).and_then(|a| a.values()),
+            self.b.array(ptr_b).and_then(|a| a.values()),
         ) {
             (Ok(x), Ok(y)) => (x, y),
             (Err(e), _) => return self.unreadable(ptr, "first", &e),
@@ -280,11 +293,11 @@ impl<'a> Differ<'a> {
             self.push(
                 ptr,
                 format!(
-                    "{} of {} elements differ; first at flat index {first}: {:?} != {:?}",
+                    "{} of {} elements differ; first at flat index {first}: {} != {}",
                     differing.len(),
                     x.elements.len(),
-                    x.elements[first],
-                    y.elements[first]
+                    asdf::json::element_text(&x.elements[first]),
+                    asdf::json::element_text(&y.elements[first])
                 ),
             );
         }
@@ -296,9 +309,11 @@ impl<'a> Differ<'a> {
 
 impl<'a> asdf::walk::Visitor<'a> for Differ<'a> {
     fn enter(&mut self, at: &asdf::walk::At<'_, 'a>) -> asdf::Visit {
-        let ptr = at.pointer();
+        // Pointers that name their nodes exactly (`~e<i>` for a key whose text names another
+        // entry): each file's arrays are read by its own.
+        let ptr = at.pointer_exact();
         let nb = if self.ignored(&ptr) { None } else { self.counterpart(at) };
-        let Some(nb) = nb else {
+        let Some((nb, ptr_b)) = nb else {
             if !self.ignored(&ptr) && matches!(at.step(), Some(asdf::Step::Entry(_))) {
                 self.push(&ptr, "only in the first file".to_owned());
             }
@@ -311,14 +326,22 @@ impl<'a> asdf::walk::Visitor<'a> for Differ<'a> {
             self.second.push(None);
             return asdf::Visit::SkipChildren;
         }
-        let deeper = self.compare(at.node(), nb, &ptr);
+        let deeper = self.compare(at.node(), nb, &ptr, &ptr_b);
         let keys = match &nb.kind {
-            NodeKind::Mapping(m) if deeper && m.entries.len() > SMALL => {
-                Some(m.entries.iter().map(|(k, v)| (key_id(k), v)).collect())
-            }
+            NodeKind::Mapping(m) if deeper && m.entries.len() > SMALL => Some(
+                m.entries
+                    .iter()
+                    .enumerate()
+                    .map(|(j, (k, v))| (key_id(k), (j, v)))
+                    .collect(),
+            ),
             _ => None,
         };
-        self.second.push(deeper.then_some(Counterpart { node: nb, keys }));
+        self.second.push(deeper.then_some(Counterpart {
+            node: nb,
+            keys,
+            pointer: ptr_b,
+        }));
         if deeper {
             asdf::Visit::Continue
         } else {
@@ -331,10 +354,8 @@ impl<'a> asdf::walk::Visitor<'a> for Differ<'a> {
         if let (NodeKind::Mapping(ma), NodeKind::Mapping(mb)) = (&at.node().kind, &c.node.kind) {
             let in_a: Option<std::collections::HashSet<String>> =
                 (ma.entries.len() > SMALL).then(|| ma.entries.iter().map(|(k, _)| key_id(k)).collect());
-            let mut ptr = None;
-            for (k, _) in &mb.entries {
+            for (j, (k, _)) in mb.entries.iter().enumerate() {
                 let id = key_id(k);
-                let key = key_text(k);
                 let found = match &in_a {
                     Some(set) => set.contains(&id),
                     None => ma.entries.iter().any(|(ka, _)| key_is(ka, &id)),
@@ -342,8 +363,9 @@ impl<'a> asdf::walk::Visitor<'a> for Differ<'a> {
                 if found {
                     continue;
                 }
-                let ptr = ptr.get_or_insert_with(|| at.pointer());
-                let p = format!("{ptr}/{}", asdf::escape_pointer_token(&key));
+                // Named in the second file's terms (its exact pointer there).
+                let token = asdf::yaml::pointer::entry_token(c.node, j).unwrap_or_default();
+                let p = format!("{}/{token}", c.pointer);
                 if !self.ignored(&p) {
                     self.push(&p, "only in the second file".to_owned());
                 }
@@ -356,7 +378,7 @@ impl<'a> asdf::walk::Visitor<'a> for Differ<'a> {
             let ptr = at.pointer();
             let back_in_second = self
                 .counterpart(at)
-                .is_some_and(|nb| self.open_in_second(self.doc_b.resolve(nb)));
+                .is_some_and(|(nb, _)| self.open_in_second(self.doc_b.resolve(nb)));
             if !back_in_second && !self.ignored(&ptr) {
                 self.push(&ptr, "an alias back to an ancestor in only one file".to_owned());
             }
@@ -366,8 +388,9 @@ impl<'a> asdf::walk::Visitor<'a> for Differ<'a> {
 }
 
 /// Show the differences between two files' trees, array values included. Exit 0: the same;
-/// 1: they differ; 2: some node could not be compared (an array that could not be read: each
-/// is named on standard error, never counted as a difference).
+/// 1: they differ; 2: trouble: a file that cannot be opened, or a node that could not be
+/// compared (an array that could not be read: each is named on standard error, never counted
+/// as a difference).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The first file.
@@ -394,12 +417,37 @@ fn run_diff(
     minimal: bool,
     ignore: &[String],
 ) -> Result<std::process::ExitCode, asdf::Error> {
-    let fa = asdf::Open::path_or_url(a)
-        .options(crate::schemas::read_options())
-        .open()?;
-    let fb = asdf::Open::path_or_url(b)
-        .options(crate::schemas::read_options())
-        .open()?;
+    // A pointer to leave out that is not one is a usage error (it would leave out nothing).
+    let valid = |p: &str| {
+        p.is_empty()
+            || p.strip_prefix('/').is_some_and(|rest| {
+                rest.split('/').all(|t| match t.strip_prefix("~e") {
+                    Some(d) => {
+                        !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) && (d == "0" || !d.starts_with('0'))
+                    }
+                    None => asdf::yaml::pointer::tokens(&format!("/{t}")).is_ok(),
+                })
+            })
+    };
+    if let Some(bad) = ignore.iter().find(|i| !valid(i)) {
+        crate::report::error(&format!(
+            "--ignore `{bad}` is not a JSON pointer (`/a/b`, `~0` for `~`, `~1` for `/`)"
+        ));
+        return Ok(std::process::ExitCode::from(2));
+    }
+    // A file that cannot be opened is trouble (exit 2), not a difference.
+    let open = |p: &std::path::Path| {
+        asdf::Open::path_or_url(p)
+            .options(crate::schemas::read_options())
+            .open()
+    };
+    let (fa, fb) = match (open(a), open(b)) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(e), _) | (_, Err(e)) => {
+            crate::report::error(&e.to_string());
+            return Ok(std::process::ExitCode::from(2));
+        }
+    };
     let ignore: Vec<String> = ignore.iter().map(|i| i.trim_end_matches('/').to_owned()).collect();
     let Outcome {
         differences,

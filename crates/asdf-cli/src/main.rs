@@ -26,6 +26,7 @@ mod edit;
 mod get;
 mod info;
 mod many;
+mod numbers;
 mod out;
 mod output;
 mod preview;

@@ -102,13 +102,32 @@ pub enum Own {
 }
 
 /// Refuses (with [`asdf::Error::OutputIsInput`]) when one of `outputs` is one of the files
-/// `file` reads: itself (unless `own` allows it) and every file it refers to, links followed.
+/// `file` reads: itself (unless `own` allows it) and every file it refers to, links followed;
+/// or lies inside a Zarr directory store it reads (a chunk file, `.zarray`, through a link).
 ///
 /// # Errors
 /// [`asdf::Error::OutputIsInput`] naming the output and the input.
 pub fn refuse_inputs(file: &AsdfFile, outputs: &[PathBuf], own: Own) -> Result<(), asdf::Error> {
     let inputs = file.source().input_files();
+    let folders = file.source().input_folders();
     for out in outputs {
+        // Inside a store the file reads (by the path the write would take: links followed,
+        // the output's folder resolved when the output does not exist yet).
+        let resolved = out.canonicalize().ok().or_else(|| {
+            let parent = out
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            Some(parent.canonicalize().ok()?.join(out.file_name()?))
+        });
+        if let Some(r) = &resolved
+            && let Some(folder) = folders.iter().find(|f| r.starts_with(f))
+        {
+            return Err(asdf::Error::OutputIsInput {
+                output: out.clone(),
+                input: folder.clone(),
+            });
+        }
         for input in &inputs {
             if own == Own::Rewritten && file.source().is_own_path(input) {
                 continue;
@@ -140,11 +159,18 @@ pub fn exploded_names(out: &Path, arrays: usize) -> Vec<PathBuf> {
 /// The pointers of the directory stores (asdf-zarr's external storage: `store` or
 /// `meta_store` of a Zarr array, a `DirectoryStore`, `NestedDirectoryStore` or `LocalStore`)
 /// that `file`'s tree names by a path relative to its folder.
-fn relative_stores(file: &AsdfFile) -> Result<Vec<String>, asdf::Error> {
-    struct Find(Vec<String>);
+fn relative_stores(file: &AsdfFile, sources: bool) -> Result<Vec<String>, asdf::Error> {
+    struct Find(Vec<String>, bool);
     impl<'a> asdf::walk::Visitor<'a> for Find {
         fn enter(&mut self, at: &asdf::walk::At<'_, 'a>) -> asdf::Visit {
             let n = at.node();
+            let relative = |p: &str| !p.contains("://") && !Path::new(p).is_absolute();
+            if self.1
+                && n.tag.as_deref().is_some_and(asdf::is_ndarray_tag)
+                && n.get("source").and_then(asdf::Node::as_str).is_some_and(relative)
+            {
+                self.0.push(format!("{}/source", at.pointer_exact()));
+            }
             if n.tag.as_deref().is_some_and(asdf::is_zarr_tag) {
                 for key in ["store", "meta_store"] {
                     let Some(store) = n.get(key) else { continue };
@@ -153,24 +179,25 @@ fn relative_stores(file: &AsdfFile) -> Result<Vec<String>, asdf::Error> {
                     if matches!(kind, Some("DirectoryStore" | "NestedDirectoryStore" | "LocalStore"))
                         && path.is_some_and(|p| !p.contains("://") && !Path::new(p).is_absolute())
                     {
-                        self.0.push(format!("{}/{key}", at.pointer()));
+                        self.0.push(format!("{}/{key}", at.pointer_exact()));
                     }
                 }
             }
             asdf::Visit::Continue
         }
     }
-    let mut find = Find(Vec::new());
+    let mut find = Find(Vec::new(), sources);
     asdf::walk::Walker::default().walk(file.document()?, &mut find);
     Ok(find.0)
 }
 
 /// Refuses (the error reported, exit 1) writing `file`, read from `input`, to `out` in
-/// another folder when its tree names a store beside the input by a relative path: the
-/// output would name a store that is not beside it (a path is copied as written, never
-/// rewritten to lead back out of the output's folder). Remote inputs and outputs name their
-/// stores by URL and are not concerned.
-pub fn refuse_moved_stores(file: &AsdfFile, input: &Path, out: &Path) -> Result<(), ExitCode> {
+/// another folder when its tree names a store beside the input by a relative path (and, with
+/// `sources`, for writers that keep them, an external block file): the output would name
+/// what is not beside it (a path is copied as written, never rewritten to lead back out of
+/// the output's folder). Remote inputs and outputs name their stores by URL and are not
+/// concerned.
+pub fn refuse_moved_stores(file: &AsdfFile, input: &Path, out: &Path, sources: bool) -> Result<(), ExitCode> {
     let is_url = |p: &Path| p.to_str().is_some_and(asdf::is_url);
     if is_url(input) || is_url(out) {
         return Ok(());
@@ -185,7 +212,7 @@ pub fn refuse_moved_stores(file: &AsdfFile, input: &Path, out: &Path) -> Result<
     if folder(input) == folder(out) {
         return Ok(());
     }
-    let stores = match relative_stores(file) {
+    let stores = match relative_stores(file, sources) {
         Ok(s) => s,
         Err(e) => {
             crate::report::error(&e.to_string());
@@ -196,7 +223,7 @@ pub fn refuse_moved_stores(file: &AsdfFile, input: &Path, out: &Path) -> Result<
         return Ok(());
     }
     crate::report::error(&format!(
-        "{}: the tree names Zarr directory stores beside {} by relative paths ({}); written in another folder, the output would name stores that are not beside it: write the output in the input's folder",
+        "{}: the tree names files or Zarr directory stores beside {} by relative paths ({}); written in another folder, the output would name what is not beside it: write the output in the input's folder",
         out.display(),
         input.display(),
         stores.join(", ")

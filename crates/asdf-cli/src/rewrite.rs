@@ -104,6 +104,9 @@ impl Explode {
         let f = asdf::Open::path_or_url(&self.file).options(read_options()).open()?;
         let arrays = f.array_pointers()?.len().max(f.source().layout().block_count());
         output::refuse_inputs(&f, &output::exploded_names(&self.output, arrays), output::Own::Refused)?;
+        if let Err(code) = output::refuse_moved_stores(&f, &self.file, &self.output, false) {
+            return Ok(code);
+        }
         let files = f.write_exploded(&self.output, &asdf::WriteOptions::default().validate(false))?;
         for p in files {
             println!("wrote {}", p.display());
@@ -186,7 +189,7 @@ fn rewrite(
     if let Some(chunks) = chunks {
         chunk(&mut file, chunks, compression)?;
     }
-    if let Err(code) = output::refuse_moved_stores(&file, path, out) {
+    if let Err(code) = output::refuse_moved_stores(&file, path, out, false) {
         return Ok(code);
     }
     let c = compression.map_or(asdf::Compression::Keep, asdf::Compression::All);

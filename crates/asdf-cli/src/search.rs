@@ -1,5 +1,6 @@
 //! `search`: nodes whose key, type or value match.
 
+use crate::numbers::{Number, number, numbers_equal};
 use asdf::{AsdfFile, Node, NodeKind, Value};
 use regex::Regex;
 
@@ -57,48 +58,20 @@ fn type_names(n: &Node) -> Vec<String> {
     v
 }
 
-/// A number as `search --value` compares it: integers exactly (as their decimal text, any
-/// size), floats as floats; an integer equals a float only when the float is that integer
-/// exactly (so 2^53 + 1 is not 2^53, as Python's `==` has it).
-#[derive(Debug, PartialEq)]
-enum Number {
-    Int(String),
-    Float(f64),
-}
-
-fn number(v: &Value) -> Option<Number> {
-    match v {
-        Value::Int(i) => Some(Number::Int(i.to_string())),
-        Value::BigInt(i) => Some(Number::Int(i.to_string())),
-        Value::Float(f) => Some(Number::Float(*f)),
-        _ => None,
-    }
-}
-
-fn numbers_equal(a: &Number, b: &Number) -> bool {
-    // The exact decimal text of an integral float (Rust prints every digit at `.0`).
-    let int_text = |f: f64| {
-        (f.is_finite() && f.fract() == 0.0).then(|| match format!("{f:.0}") {
-            z if z == "-0" => "0".to_owned(),
-            t => t,
-        })
-    };
-    match (a, b) {
-        (Number::Int(x), Number::Int(y)) => x == y,
-        (Number::Float(x), Number::Float(y)) => x == y,
-        (Number::Int(i), Number::Float(f)) | (Number::Float(f), Number::Int(i)) => int_text(*f).as_ref() == Some(i),
-    }
-}
-
 fn value_matches(n: &Node, want: &str) -> bool {
     let Some(s) = n.as_scalar() else { return false };
     if s.text == want {
         return true;
     }
-    // The query is read as a plain YAML scalar would be (`0x1F`, `1_000`, `.inf`), else as a
-    // number in the common notation YAML 1.1 reads as a string (`1e3`).
-    let wanted = asdf::yaml::resolve::resolve_plain(want)
-        .ok()
+    // The query is read as a plain YAML scalar would be (`0x1F`, `1_000`, `.inf`, `null`,
+    // `yes`), else as a number in the common notation YAML 1.1 reads as a string (`1e3`).
+    let resolved = asdf::yaml::resolve::resolve_plain(want).ok();
+    match (&s.value, &resolved) {
+        (Value::Null, Some(Value::Null)) => return true,
+        (Value::Bool(a), Some(Value::Bool(b))) => return a == b,
+        _ => {}
+    }
+    let wanted = resolved
         .as_ref()
         .and_then(number)
         .or_else(|| want.parse::<f64>().ok().map(Number::Float));

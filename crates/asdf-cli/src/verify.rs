@@ -101,7 +101,19 @@ pub fn block_problems(file: &AsdfFile, bar: Option<&report::Bar>) -> (Vec<String
     let lines = report
         .blocks
         .iter()
-        .filter_map(|(i, r)| r.as_ref().ok().map(|s| format!("block {i}: checksum {s:?}")))
+        .filter_map(|(i, r)| {
+            r.as_ref().ok().map(|s| {
+                let what = match s {
+                    asdf::layout::ChecksumStatus::Absent => "no checksum to check",
+                    asdf::layout::ChecksumStatus::StoredBytes => "checksum ok (MD5 of the stored bytes)",
+                    asdf::layout::ChecksumStatus::DecodedBytes => {
+                        "checksum ok (MD5 of the decoded bytes, as Python asdf before 5.3 wrote it)"
+                    }
+                    _ => "checksum ok",
+                };
+                format!("block {i}: {what}")
+            })
+        })
         .collect();
     (lines, report.problems())
 }

@@ -1286,3 +1286,122 @@ fn references_flag_sets_the_reference_policy() {
     let r = run(&["get", &s(&input), "/z", "--references", "sometimes"]);
     assert_eq!(r.code, Some(2), "{}", r.text());
 }
+
+/// Found by the second independent review of the CLI: `diff` took 2^53 + 1 and 2^53.0 (and
+/// 2^63 - 1 and 9.223372036854775807e18) for equal; it missed a change in the array under the
+/// integer key `1` beside the string key `'1'` (it read the string key's array in both files);
+/// a file that cannot be opened exited 1 as "different"; a malformed `-i` pointer was taken.
+#[test]
+fn diff_compares_numbers_exactly_and_every_key_by_its_own_pointer() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("edges-diff-exact");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str, body: &str| {
+        let p = dir.join(name);
+        std::fs::write(
+            &p,
+            format!("#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n{body}...\n"),
+        )
+        .unwrap();
+        s(&p)
+    };
+    for (x, y, same) in [
+        ("9007199254740993", "9007199254740993.0", false),
+        ("9223372036854775807", "9.223372036854775807e+18", false),
+        ("9007199254740992", "9007199254740992.0", true),
+        ("123456789012345678901234567890", "123456789012345678901234567890", true),
+        ("3", "3.5", false),
+    ] {
+        let a = file("a.asdf", &format!("v: {x}\n"));
+        let b = file("b.asdf", &format!("v: {y}\n"));
+        let r = run(&["diff", &a, &b]);
+        assert_eq!(r.code, Some(if same { 0 } else { 1 }), "{x} vs {y}: {}", r.text());
+    }
+    let arrays = |int: &str| {
+        format!(
+            "m:\n  1: !core/ndarray-1.1.0 {{data: [{int}], datatype: int64, shape: [3]}}\n  '1': !core/ndarray-1.1.0 {{data: [0, 1], datatype: int64, shape: [2]}}\n"
+        )
+    };
+    let a = file("c.asdf", &arrays("0, 1, 2"));
+    let b = file("d.asdf", &arrays("1, 2, 3"));
+    let r = run(&["diff", &a, &b]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(
+        r.stdout
+            .contains("/m/~e0: 3 of 3 elements differ; first at flat index 0: 0 != 1"),
+        "{}",
+        r.text()
+    );
+    assert!(!r.stdout.contains("/m/1:"), "{}", r.text());
+    let r = run(&["diff", &a, &s(&dir.join("missing.asdf"))]);
+    assert_eq!(r.code, Some(2), "{}", r.text());
+    let r = run(&["diff", &a, &b, "-i", "/m/bad~"]);
+    assert_eq!(r.code, Some(2), "{}", r.text());
+    let r = run(&["diff", &a, &b, "-i", "/m/~e0"]);
+    assert_eq!((r.code, r.stdout.as_str()), (Some(0), ""), "{}", r.text());
+    // `search --value null` finds a null, as `~` does.
+    let n = file("n.asdf", "x: null\ny: ~\nz: 'null'\n");
+    let r = run(&["search", &n, "--value", "null"]);
+    assert!(
+        r.stdout.contains("/x ") && r.stdout.contains("/y ") && r.stdout.contains("/z "),
+        "{}",
+        r.text()
+    );
+}
+
+/// Found by the second independent review of the CLI: an output named through a symbolic link
+/// onto a file of the input's Zarr directory store (a chunk, `.zarray`) was written over it
+/// (the store ruined, exit 0); `explode` into another folder kept a relative store path; a
+/// FIFO in a store hung `verify` for ever.
+#[test]
+fn stores_a_file_reads_are_inputs_and_never_hang() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("edges-store-inputs");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("other")).unwrap();
+    zarr_store(&dir.join("s.zarr"), "[4]", "[2]", "null");
+    std::fs::write(
+        dir.join("s.zarr/0"),
+        [1.0f64.to_le_bytes(), 2.0f64.to_le_bytes()].concat(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("s.zarr/1"),
+        [3.0f64.to_le_bytes(), 4.0f64.to_le_bytes()].concat(),
+    )
+    .unwrap();
+    let input = dir.join("f.asdf");
+    file_with_store(&input, "s.zarr");
+    let before: Vec<Vec<u8>> = ["0", "1", ".zarray"]
+        .iter()
+        .map(|k| std::fs::read(dir.join("s.zarr").join(k)).unwrap())
+        .collect();
+    for (link, target, args) in [
+        ("c.npy", "s.zarr/0", vec!["get", "/z"]),
+        ("c.json", "s.zarr/.zarray", vec!["to-json"]),
+        ("c.asdf", "s.zarr/1", vec!["convert"]),
+    ] {
+        std::os::unix::fs::symlink(dir.join(target), dir.join(link)).unwrap();
+        let mut argv = vec![args[0], input.to_str().unwrap()];
+        argv.extend(&args[1..]);
+        let out = s(&dir.join(link));
+        argv.extend(["-o", out.as_str()]);
+        let r = run(&argv);
+        assert_eq!(r.code, Some(1), "{argv:?}: {}", r.text());
+    }
+    let after: Vec<Vec<u8>> = ["0", "1", ".zarray"]
+        .iter()
+        .map(|k| std::fs::read(dir.join("s.zarr").join(k)).unwrap())
+        .collect();
+    assert_eq!(before, after);
+    let r = run(&["explode", &s(&input), "-o", &s(&dir.join("other/e.asdf"))]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(!dir.join("other/e.asdf").exists());
+    // A FIFO where a chunk file would be: an error naming it, at once.
+    std::fs::remove_file(dir.join("s.zarr/1")).unwrap();
+    let fifo = std::ffi::CString::new(dir.join("s.zarr/1").to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let r = run(&["verify", &s(&input)]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(r.text().contains("not a regular file"), "{}", r.text());
+}

@@ -720,3 +720,44 @@ fn fetch_range_reads_a_server_that_ignores_range_whole_within_the_limit() {
         "{e}"
     );
 }
+
+/// Found by the review: `whole_limit` (the largest file read whole from a server that ignores
+/// `Range`) could not be set by a user of `asdf-cli`. `ASDF_RS_WHOLE_LIMIT` sets it, and the
+/// warning and the refusal say so.
+#[test]
+fn a_cli_user_sets_whole_limit_by_the_environment_the_messages_name() {
+    let d = dir("remote-edges-whole-limit-env");
+    let path = d.join("x.asdf");
+    let n = small_asdf(&path, 2).len();
+    let server = Server::start("hostile_http.py", &["norange", path.to_str().unwrap()]);
+    let url = format!("http://127.0.0.1:{}/x.asdf", server.port);
+    let verify = |limit: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_asdf-cli"));
+        cmd.args(["verify", &url]).env_remove("ASDF_RS_WHOLE_LIMIT");
+        if let Some(l) = limit {
+            cmd.env("ASDF_RS_WHOLE_LIMIT", l);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let (ok, text) = verify(None);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("read whole") && text.contains("set ASDF_RS_WHOLE_LIMIT=BYTES"),
+        "{text}"
+    );
+    let (ok, text) = verify(Some("1000"));
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("limit of 1000 bytes") && text.contains("set ASDF_RS_WHOLE_LIMIT=BYTES"),
+        "{text}"
+    );
+    let (ok, text) = verify(Some(&n.to_string()));
+    assert!(ok, "{text}");
+    let (ok, text) = verify(Some("lots"));
+    assert!(!ok, "{text}");
+    assert!(text.contains("ASDF_RS_WHOLE_LIMIT") && text.contains("\"lots\""), "{text}");
+}

@@ -458,6 +458,19 @@ pub fn pointer_of(root: &Node, path: &[Step]) -> String {
     out
 }
 
+/// The token that names entry `i` of the mapping `map` exactly: its key's text (escaped) where
+/// that text leads back to it, else `~e<i>` (see the module's documentation). `None` when
+/// `map` is not a mapping or has no entry `i`.
+#[must_use]
+pub fn entry_token(map: &Node, i: usize) -> Option<String> {
+    let NodeKind::Mapping(m) = &map.kind else { return None };
+    let (k, _) = m.entries.get(i)?;
+    Some(match k.as_scalar().map(|s| s.text.to_string()) {
+        Some(t) if step_for(map, &t) == Some(Step::Entry(i)) => escape(&t),
+        _ => format!("~e{i}"),
+    })
+}
+
 /// The JSON pointer of a path of steps that names exactly the node the path leads to: a key
 /// is written as its text where that text leads back to it, else as `~e<i>` (its entry's
 /// position; see the module's documentation). Aliases on the path are not followed (the path
@@ -468,19 +481,9 @@ pub fn pointer_exact(root: &Node, path: &[Step]) -> String {
     let mut node = root;
     for s in path {
         out.push('/');
-        match (s, &node.kind) {
-            (Step::Item(i), _) => out.push_str(&i.to_string()),
-            (Step::Entry(i) | Step::Key(i), NodeKind::Mapping(m)) => {
-                let text = m.entries.get(*i).and_then(|(k, _)| {
-                    let t = k.as_scalar()?.text.to_string();
-                    (step_for(node, &t) == Some(Step::Entry(*i))).then_some(t)
-                });
-                match text {
-                    Some(t) => out.push_str(&escape(&t)),
-                    None => out.push_str(&format!("~e{i}")),
-                }
-            }
-            _ => {}
+        match s {
+            Step::Item(i) => out.push_str(&i.to_string()),
+            Step::Entry(i) | Step::Key(i) => out.push_str(&entry_token(node, *i).unwrap_or_default()),
         }
         match node.step(*s) {
             Some(n) => node = n,

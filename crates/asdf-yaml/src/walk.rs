@@ -275,20 +275,12 @@ impl<'a> At<'_, 'a> {
         let mut out = String::new();
         for ((parent, child), s) in self.frames.iter().zip(&self.frames[1..]).zip(self.path) {
             out.push('/');
-            match (&parent.node.kind, s) {
-                (NodeKind::Mapping(m), _) => {
-                    let entry = m.entries.iter().position(|(_, v)| std::ptr::eq(v, child.written));
-                    match (entry, child.key) {
-                        (Some(i), Some(k)) if crate::pointer::step_for(parent.node, k) == Some(Step::Entry(i)) => {
-                            out.push_str(&crate::pointer::escape(k));
-                        }
-                        (Some(i), _) => out.push_str(&format!("~e{i}")),
-                        (None, Some(k)) => out.push_str(&crate::pointer::escape(k)),
-                        (None, None) => {}
-                    }
-                }
-                (_, Step::Item(i)) => out.push_str(&i.to_string()),
-                _ => {}
+            match (s, child.key) {
+                (Step::Item(i), _) => out.push_str(&i.to_string()),
+                (Step::Entry(i) | Step::Key(i), key) => match crate::pointer::entry_token(parent.node, *i) {
+                    Some(t) => out.push_str(&t),
+                    None => out.push_str(&crate::pointer::escape(key.unwrap_or_default())),
+                },
             }
         }
         out

@@ -747,11 +747,22 @@ fn read_store_file(dir: &Path, within: Option<&Path>, key: &str, limit: u64) -> 
     {
         return Err(ChunkedError::StoreFileRefused(path, real));
     }
-    let f = match std::fs::File::open(&real) {
+    // Opened without blocking (a FIFO put in the store would wait for a writer forever), and
+    // read only when it is a regular file.
+    let f = match crate::open::open_nonblocking(&real) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(ChunkedError::StoreIo(path, e)),
     };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(ChunkedError::StoreIo(
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file (a FIFO, a socket, a device or a folder)",
+            ),
+        ));
+    }
     let mut out = Vec::new();
     f.take(limit.saturating_add(1))
         .read_to_end(&mut out)

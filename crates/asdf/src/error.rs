@@ -148,13 +148,6 @@ pub enum Error {
         /// What changed.
         what: &'static str,
     },
-    /// A node whose JSON pointer names another node: a key that is not a string (`1`,
-    /// `true`) in a mapping that also has the string key of the same text (`'1'`), which the
-    /// pointer names.
-    #[error(
-        "{0}: the pointer names the string key of that text; the node under the key of another type (an integer or a boolean) has no pointer of its own"
-    )]
-    AmbiguousPointer(String),
     /// An output that is one of the files being read (it would be replaced before it was read).
     #[error("{output}: refusing to write over {input}, which is being read")]
     OutputIsInput {
@@ -295,7 +288,7 @@ impl Error {
             Error::Fits { .. } => ErrorKind::Format,
             Error::External { .. } | Error::Reference { .. } => ErrorKind::Reference,
             Error::Changed { .. } | Error::OutputIsInput { .. } | Error::UnnamedBlocks { .. } => ErrorKind::Refused,
-            Error::Pointer(_) | Error::NoPath | Error::Usage(_) | Error::AmbiguousPointer(_) => ErrorKind::Usage,
+            Error::Pointer(_) | Error::NoPath | Error::Usage(_) => ErrorKind::Usage,
         }
     }
 }

@@ -151,8 +151,20 @@ impl Json<'_> {
                 *first = false;
                 pad(&mut self.out, indent);
                 let key = at.key().unwrap_or_default();
+                // The key a pointer's text names (the string key of that text) keeps its text;
+                // another key of the same text (the integer `1` beside `'1'`) is renamed.
+                let named = match (at.parent(), at.step()) {
+                    (Some(p), Some(asdf_yaml::Step::Entry(i))) => {
+                        asdf_yaml::pointer::entry_token(p, i).is_none_or(|t| t == asdf_yaml::pointer::escape(key))
+                    }
+                    _ => true,
+                };
                 let mut written = key.to_owned();
                 let mut k = 2;
+                if !named {
+                    written = format!("{key} ({k})");
+                    k += 1;
+                }
                 while !keys.insert(written.clone()) {
                     written = format!("{key} ({k})");
                     k += 1;
@@ -160,7 +172,7 @@ impl Json<'_> {
                 if written != key {
                     self.warnings.push(format!(
                         "{}: the key `{key}` is written as `{written}`: the mapping has another key that JSON writes as `{key}`",
-                        at.pointer()
+                        at.pointer_exact()
                     ));
                 }
                 string(&mut self.out, &written);
@@ -189,13 +201,11 @@ impl<'a> asdf_yaml::Visitor<'a> for Json<'_> {
             .as_deref()
             .is_some_and(|t| crate::is_ndarray_tag(t) || crate::is_chunked_array_tag(t))
         {
-            let ptr = at.pointer();
+            // The pointer that names exactly this node (`~e<i>` for a key whose text names
+            // another entry).
+            let ptr = at.pointer_exact();
             let streamed = n.get("source").is_some() && n.get("mask").is_none();
-            let r = if !at.pointer_names_it() {
-                // Its pointer names another node (a string key of the same text): reading by
-                // it would give the other node's values.
-                Err(crate::Error::AmbiguousPointer(ptr.clone()))
-            } else if streamed {
+            let r = if streamed {
                 self.streamed_array(n, &ptr, indent)
             } else {
                 self.file
@@ -441,6 +451,15 @@ fn nested<T>(o: &mut String, shape: &[usize], items: &[T], each: &mut dyn FnMut(
             o.push(']');
         }
     }
+}
+
+/// One element as `to-json` writes it (numbers, `true`/`false`, complex as Python's text,
+/// records as arrays of their fields): how other outputs (`diff`) show an element too.
+#[must_use]
+pub fn element_text(e: &Element) -> String {
+    let mut o = String::new();
+    element(&mut o, e);
+    o
 }
 
 fn element(o: &mut String, e: &Element) {

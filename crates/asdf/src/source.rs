@@ -113,4 +113,30 @@ impl<'f> Source<'f> {
         });
         out
     }
+
+    /// The folders this file reads from besides its files: the Zarr directory stores its
+    /// chunked arrays name (`store`, `meta_store`), resolved (links followed) where they
+    /// exist, whatever the reference policy says of them. No output may go inside one.
+    #[must_use]
+    pub fn input_folders(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let Ok(doc) = self.file.doc() else { return out };
+        let dir = self.file.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+        doc.root.walk(&mut |_, n| {
+            if n.tag.as_deref().is_some_and(crate::is_zarr_tag) {
+                for key in ["store", "meta_store"] {
+                    let Some(store) = n.get(key) else { continue };
+                    let kind = store.get("type_string").and_then(Node::as_str);
+                    if let (Some("DirectoryStore" | "NestedDirectoryStore" | "LocalStore"), Some(p)) =
+                        (kind, store.get("path").and_then(Node::as_str))
+                        && let Ok(real) = dir.join(p).canonicalize()
+                    {
+                        out.push(real);
+                    }
+                }
+            }
+            true
+        });
+        out
+    }
 }
