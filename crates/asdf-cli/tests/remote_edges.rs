@@ -759,5 +759,8 @@ fn a_cli_user_sets_whole_limit_by_the_environment_the_messages_name() {
     assert!(ok, "{text}");
     let (ok, text) = verify(Some("lots"));
     assert!(!ok, "{text}");
-    assert!(text.contains("ASDF_RS_WHOLE_LIMIT") && text.contains("\"lots\""), "{text}");
+    assert!(
+        text.contains("ASDF_RS_WHOLE_LIMIT") && text.contains("\"lots\""),
+        "{text}"
+    );
 }

@@ -9,7 +9,7 @@ use std::io;
 #[non_exhaustive]
 pub enum Error {
     /// Not a URL.
-    #[error("{url}: not a URL: {source}")]
+    #[error("{}: not a URL: {source}", redact(.url))]
     Url {
         /// The text given.
         url: String,
@@ -17,7 +17,7 @@ pub enum Error {
         source: url::ParseError,
     },
     /// A URL of a kind this build does not read.
-    #[error("{url}: unsupported URL scheme (http, https, s3, s3a, gs, gcs, az, abfs and abfss are read)")]
+    #[error("{}: unsupported URL scheme (http, https, s3, s3a, gs, gcs, az, abfs and abfss are read)", redact(.url))]
     Scheme {
         /// The URL.
         url: String,
@@ -35,7 +35,8 @@ pub enum Error {
     },
     /// An HTTP(S) URL with a `.` or `..` path segment, which HTTP clients resolve away.
     #[error(
-        "{url}: the URL's path has a `.` or `..` segment ({segment:?}), which an HTTP request resolves away (it would go to another resource than the URL names); refused"
+        "{}: the URL's path has a `.` or `..` segment ({segment:?}), which an HTTP request resolves away (it would go to another resource than the URL names); refused",
+        redact(.url)
     )]
     HttpDotSegment {
         /// The URL.
@@ -44,7 +45,7 @@ pub enum Error {
         segment: String,
     },
     /// An object-store URL without a bucket (or container).
-    #[error("{url}: no bucket named (SCHEME://BUCKET/KEY is expected)")]
+    #[error("{}: no bucket named (SCHEME://BUCKET/KEY is expected)", redact(.url))]
     Bucket {
         /// The URL.
         url: String,
@@ -52,7 +53,9 @@ pub enum Error {
     /// A server that ignores `Range` (it sent the whole file), with a file over the limit of
     /// a file read whole.
     #[error(
-        "{url}: the server does not answer range requests (it sent the whole file), and the file's {size} bytes are over the limit of {limit} bytes for a file read whole (setting whole_limit)"
+        "{}: the server does not answer range requests (it sent the whole file), and the file's {size} bytes are over the limit of {limit} bytes for a file read whole (to raise it, {how})",
+        redact(.url),
+        how = crate::options::WHOLE_LIMIT_HOW
     )]
     NoRanges {
         /// The URL.
@@ -63,7 +66,7 @@ pub enum Error {
         limit: u64,
     },
     /// The store refused or failed (not found, access denied, no range support, network).
-    #[error("{url}: {source}")]
+    #[error("{}: {}", redact(.url), redact(&.source.to_string()))]
     Store {
         /// The URL.
         url: String,
@@ -74,7 +77,7 @@ pub enum Error {
     #[error("cannot start the I/O runtime: {0}")]
     Runtime(io::Error),
     /// An upload that did not complete (nothing was written).
-    #[error("{url}: {source}")]
+    #[error("{}: {}", redact(.url), redact(&.source.to_string()))]
     Upload {
         /// The URL written to.
         url: String,
@@ -82,19 +85,19 @@ pub enum Error {
         source: upload::UploadError,
     },
     /// A URL that cannot be written to.
-    #[error("{url}: the server takes no writes (it refused PUT)")]
+    #[error("{}: the server takes no writes (it refused PUT)", redact(.url))]
     NotWritable {
         /// The URL.
         url: String,
     },
     /// A URL whose store cannot list a prefix (plain HTTP).
-    #[error("{url}: listing is supported for s3, gs and az URLs, not over plain HTTP(S)")]
+    #[error("{}: listing is supported for s3, gs and az URLs, not over plain HTTP(S)", redact(.url))]
     NotListable {
         /// The URL.
         url: String,
     },
     /// A listing over its limit.
-    #[error("{url}: more than {limit} objects under this prefix")]
+    #[error("{}: more than {limit} objects under this prefix", redact(.url))]
     TooMany {
         /// The prefix.
         url: String,
@@ -102,7 +105,7 @@ pub enum Error {
         limit: usize,
     },
     /// A setting this crate reads itself with a value it cannot use.
-    #[error("{url}: setting {key} = {value:?}: {expected} is expected")]
+    #[error("{}: setting {key} = {value:?}: {expected} is expected", redact(.url))]
     Setting {
         /// The URL.
         url: String,

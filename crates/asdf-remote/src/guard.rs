@@ -93,8 +93,10 @@ pub(crate) fn start(url: &str, opts: &RemoteOptions) -> Option<(Running, String)
     let command = guard_command()?;
     let warn = |why: &str| {
         eprintln!(
-            "warning: the upload guard ({}) {why}: a killed upload of {url} would leave its parts",
-            command[0].to_string_lossy()
+            "warning: the upload guard ({}) {}: a killed upload of {} would leave its parts",
+            command[0].to_string_lossy(),
+            crate::redact(why),
+            crate::redact(url)
         );
     };
     let mut cmd = Command::new(&command[0]);

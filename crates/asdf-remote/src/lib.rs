@@ -34,7 +34,7 @@ pub mod upload;
 pub use error::{Error, KeyProblem};
 pub use guard::{GuardOutcome, run_upload_guard, set_upload_guard};
 pub use location::child_url;
-pub use options::{PART, RemoteOptions, WHOLE_LIMIT};
+pub use options::{PART, RemoteOptions, WHOLE_LIMIT, WHOLE_LIMIT_ENV};
 pub use redact::redact;
 
 use error::{AnswerError, Waited, answer_err, explain_timeout};
@@ -508,8 +508,10 @@ fn warn_whole(url: &str, size: u64, limit: u64) {
         && !said.iter().any(|u| u == url)
     {
         said.push(url.to_string());
+        let url = redact(url);
         eprintln!(
-            "warning: {url}: the server does not answer range requests (it sent the whole file): its {size} bytes were read whole into memory (the limit for that is {limit} bytes, setting whole_limit)"
+            "warning: {url}: the server does not answer range requests (it sent the whole file): its {size} bytes were read whole into memory (the limit for that is {limit} bytes; to change it, {})",
+            options::WHOLE_LIMIT_HOW
         );
     }
 }

@@ -10,6 +10,12 @@ const OWN_SETTINGS: [&str; 5] = ["concurrency", "part_size", "split_below", "par
 /// The largest file read whole from a server that ignores `Range`, unless set otherwise
 /// ([`RemoteOptions::whole_limit`]): 256 MiB, the same as the browser viewer's.
 pub const WHOLE_LIMIT: u64 = 256 << 20;
+/// The environment variable that sets [`RemoteOptions::whole_limit`] (in bytes) when the
+/// setting `whole_limit` is not given: how a user of `asdf-cli` sets it.
+pub const WHOLE_LIMIT_ENV: &str = "ASDF_RS_WHOLE_LIMIT";
+/// How to set the limit of a file read whole, as messages say it.
+pub(crate) const WHOLE_LIMIT_HOW: &str =
+    "set ASDF_RS_WHOLE_LIMIT=BYTES in the environment (asdf-cli), or the storage option whole_limit";
 
 /// How to reach and cache a remote file.
 #[derive(Debug, Clone)]
@@ -65,7 +71,8 @@ pub struct RemoteOptions {
     /// answers a ranged request with the whole file, as `python -m http.server` does):
     /// such a file is fetched once and every read is answered from memory (a warning says
     /// so); a larger one is refused ([`Error::NoRanges`](crate::Error::NoRanges)). Setting
-    /// `whole_limit`, in bytes; [`WHOLE_LIMIT`] by default.
+    /// `whole_limit`, in bytes; else the environment's [`WHOLE_LIMIT_ENV`]
+    /// (`ASDF_RS_WHOLE_LIMIT`); else [`WHOLE_LIMIT`].
     pub whole_limit: u64,
     /// Set to true, cancels the uploads made with these options (each is aborted, its parts
     /// deleted, before its next part; nothing is written): how a caller's interrupt (Python's
@@ -106,6 +113,21 @@ impl RemoteOptions {
     /// A value that is not a positive integer (`park`: not true or false).
     pub(crate) fn own_settings(&self, url: &str) -> Result<Self, Error> {
         let mut o = self.clone();
+        let given = self.settings.iter().any(|(k, _)| k.eq_ignore_ascii_case("whole_limit"));
+        if !given && let Some(v) = std::env::var_os(WHOLE_LIMIT_ENV) {
+            let text = v.to_string_lossy();
+            o.whole_limit = text
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| Error::Setting {
+                    url: url.to_string(),
+                    key: WHOLE_LIMIT_ENV.to_string(),
+                    value: text.to_string(),
+                    expected: "a positive number of bytes",
+                })?;
+        }
         for (k, v) in &self.settings {
             let key = k.to_ascii_lowercase();
             if !OWN_SETTINGS.contains(&key.as_str()) {

@@ -479,3 +479,41 @@ fn every_timeout_names_its_limit_and_what_was_waited_for() {
     let e = src.read_exact_at(150_000, &mut buf).unwrap_err().to_string();
     assert!(e.contains("the answer's body") && e.contains("deadline of 2s"), "{e}");
 }
+
+/// Found by the review: a password or token in a URL (`user:secret@`, a SAS `sig`, a presigned
+/// `X-Amz-Signature`) was echoed in errors. Every message names the URL with them hidden.
+#[test]
+fn secrets_in_a_url_never_reach_a_message() {
+    let secrets = ["hunter2", "SIGSECRET", "AMZSECRET"];
+    let with_secrets = |url: &str| {
+        url.replace("http://", "http://reader:hunter2@") + "?sv=2022-11-02&sig=SIGSECRET&X-Amz-Signature=AMZSECRET"
+    };
+    let check = |e: &str| {
+        for s in secrets {
+            assert!(!e.contains(s), "{s} in: {e}");
+        }
+        assert!(
+            e.contains("http://reader:***@127.0.0.1:") && e.contains("sig=***") && e.contains("X-Amz-Signature=***"),
+            "{e}"
+        );
+    };
+    // The open's error (a server that answers 503).
+    let (url, _) = start(file(), Mode::Storm);
+    check(
+        &RemoteSource::open(&with_secrets(&url), &options())
+            .unwrap_err()
+            .to_string(),
+    );
+    // A read's error (a body that stalls), and a setting's.
+    let (url, _) = start(file(), Mode::SlowBody);
+    let opts = RemoteOptions {
+        retries: 0,
+        request_timeout: Duration::from_secs(1),
+        ..options()
+    };
+    let src = RemoteSource::open(&with_secrets(&url), &opts).unwrap();
+    let mut buf = vec![0u8; 100];
+    check(&src.read_exact_at(150_000, &mut buf).unwrap_err().to_string());
+    let e = asdf_remote::fetch_range(&with_secrets(&url), &opts.setting("whole_limit", "x"), 0..1, None).unwrap_err();
+    check(&e.to_string());
+}
