@@ -764,3 +764,43 @@ fn a_cli_user_sets_whole_limit_by_the_environment_the_messages_name() {
         "{text}"
     );
 }
+
+/// Found by the review: a write to a bucket that does not exist said "not found", as if the
+/// object were missing. It names the bucket and says it does not exist, for a single PUT and a
+/// multipart upload, from the library and from the CLI.
+#[test]
+fn a_write_to_a_bucket_that_does_not_exist_names_the_bucket() {
+    let moto = Server::moto();
+    let d = dir("remote-edges-no-bucket");
+    let small = d.join("small.asdf");
+    small_asdf(&small, 1);
+    let big = d.join("big.bin");
+    std::fs::write(&big, vec![7u8; 6 << 20]).unwrap();
+    let opts = moto.options().setting("part_size", (5 << 20).to_string());
+    for file in [&small, &big] {
+        let e = asdf::remote::put_file(
+            "s3://no-such-bucket/run/x.asdf",
+            &opts,
+            &std::fs::File::open(file).unwrap(),
+            &asdf::remote::upload::Condition::Overwrite,
+            &|_, _| {},
+        )
+        .unwrap_err();
+        let text = e.to_string();
+        println!("{text}");
+        assert!(
+            matches!(e, asdf::remote::Error::NoBucket { ref bucket, .. } if bucket == "no-such-bucket"),
+            "{file:?}: {text}"
+        );
+        assert!(text.contains("the bucket \"no-such-bucket\" does not exist"), "{text}");
+    }
+    let out = moto
+        .cli()
+        .args(["convert", small.to_str().unwrap(), "-o", "s3://no-such-bucket/x.asdf"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("the bucket \"no-such-bucket\" does not exist"), "{text}");
+    assert_eq!(moto.boto3_list(""), Vec::<String>::new());
+}

@@ -84,6 +84,14 @@ pub enum Error {
         /// Why.
         source: upload::UploadError,
     },
+    /// A write to a bucket (or container) that does not exist.
+    #[error("{}: the bucket {bucket:?} does not exist (nothing was written)", redact(.url))]
+    NoBucket {
+        /// The URL written to.
+        url: String,
+        /// The bucket (or container).
+        bucket: String,
+    },
     /// A URL that cannot be written to.
     #[error("{}: the server takes no writes (it refused PUT)", redact(.url))]
     NotWritable {
@@ -130,6 +138,26 @@ impl Error {
                 ..
             }
         )
+    }
+
+    /// The bucket error of a write to `url` that failed with `e`, when `e` says the bucket (or
+    /// container) is not there: S3's `NoSuchBucket`, Azure's `ContainerNotFound`, Google's
+    /// "bucket does not exist".
+    pub(crate) fn no_bucket(url: &str, e: &(dyn std::error::Error + 'static)) -> Option<Self> {
+        let mut text = String::new();
+        let mut source = Some(e);
+        while let Some(s) = source {
+            text.push_str(&s.to_string());
+            source = s.source();
+        }
+        let said = ["NoSuchBucket", "ContainerNotFound", "bucket does not exist"]
+            .iter()
+            .any(|w| text.contains(w));
+        let bucket = crate::location::bucket_of(url)?;
+        said.then(|| Error::NoBucket {
+            url: url.to_string(),
+            bucket,
+        })
     }
 
     /// Whether the store said the object is not there.

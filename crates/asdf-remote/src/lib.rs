@@ -1270,13 +1270,17 @@ pub fn check_condition(url: &str, opts: &RemoteOptions, condition: &upload::Cond
     run(within(opts.deadline, Waited::Headers, async move {
         Ok::<_, object_store::Error>(upload::check(store.as_ref(), &path, &condition).await)
     }))?
-    .map_err(|source| Error::Store {
-        url: url.to_string(),
-        source,
+    .map_err(|source| {
+        Error::no_bucket(url, &source).unwrap_or_else(|| Error::Store {
+            url: url.to_string(),
+            source,
+        })
     })?
-    .map_err(|source| Error::Upload {
-        url: url.to_string(),
-        source,
+    .map_err(|source| {
+        Error::no_bucket(url, &source).unwrap_or_else(|| Error::Upload {
+            url: url.to_string(),
+            source,
+        })
     })
 }
 
@@ -1360,9 +1364,11 @@ pub fn put_file(
             }
         }
     };
-    done.map_err(|source| Error::Upload {
-        url: url.to_string(),
-        source,
+    done.map_err(|source| {
+        Error::no_bucket(url, &source).unwrap_or_else(|| Error::Upload {
+            url: url.to_string(),
+            source,
+        })
     })
 }
 

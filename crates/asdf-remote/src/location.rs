@@ -134,6 +134,19 @@ pub(crate) fn key_problem(key: &str) -> Option<KeyProblem> {
     object_path(body, Use::Object).err()
 }
 
+/// The bucket (or container) an object-store URL names.
+pub(crate) fn bucket_of(url: &str) -> Option<String> {
+    let parsed = url::Url::parse(url).ok()?;
+    if !is_object_scheme(parsed.scheme()) {
+        return None;
+    }
+    // abfs://container@account...: the container is the user part.
+    match parsed.username() {
+        "" => parsed.host_str().map(str::to_owned),
+        c => Some(c.to_owned()),
+    }
+}
+
 /// The first `.` or `..` segment (escaped or not) of an HTTP(S) URL's path, as written.
 fn http_dot_segment(text: &str) -> Option<String> {
     let after = text.split_once("://").map_or(text, |(_, rest)| rest);
