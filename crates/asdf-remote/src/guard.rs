@@ -87,17 +87,17 @@ pub(crate) struct Running {
 
 /// Starts a guard for a multipart upload to `url`, if a guard command is set, and has it
 /// create the upload: the guard and the upload's id. `None` when no guard is set, or it could
-/// not be started or could not create the upload (reported on standard error): the writer
+/// not be started or could not create the upload (a warning): the writer
 /// then creates the upload itself, unguarded, and meets the store's own answer.
 pub(crate) fn start(url: &str, opts: &RemoteOptions) -> Option<(Running, String)> {
     let command = guard_command()?;
     let warn = |why: &str| {
-        eprintln!(
-            "warning: the upload guard ({}) {}: a killed upload of {} would leave its parts",
+        crate::warn::warn(&format!(
+            "the upload guard ({}) {}: a killed upload of {} would leave its parts",
             command[0].to_string_lossy(),
             crate::redact(why),
             crate::redact(url)
-        );
+        ));
     };
     let mut cmd = Command::new(&command[0]);
     cmd.args(&command[1..])

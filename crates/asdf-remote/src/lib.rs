@@ -30,12 +30,14 @@ mod profiles;
 mod redact;
 mod store;
 pub mod upload;
+mod warn;
 
 pub use error::{Error, KeyProblem};
 pub use guard::{GuardOutcome, run_upload_guard, set_upload_guard};
 pub use location::child_url;
 pub use options::{PART, RemoteOptions, WHOLE_LIMIT, WHOLE_LIMIT_ENV};
 pub use redact::redact;
+pub use warn::{WarningHook, set_warning_hook};
 
 use error::{AnswerError, Waited, answer_err, explain_timeout};
 use store::{Built, block_on, build_store, build_typed, run, within, within_left};
@@ -500,7 +502,7 @@ async fn fetch_whole(
     Ok(Ok((bytes, etag)))
 }
 
-/// Says once per URL, on standard error, that a file was read whole from a server that
+/// Says once per URL (a warning, see [`set_warning_hook`]) that a file was read whole from a server that
 /// ignores `Range` ([`Stats::read_whole`] tells a program).
 fn warn_whole(url: &str, size: u64, limit: u64) {
     static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -509,10 +511,10 @@ fn warn_whole(url: &str, size: u64, limit: u64) {
     {
         said.push(url.to_string());
         let url = redact(url);
-        eprintln!(
-            "warning: {url}: the server does not answer range requests (it sent the whole file): its {size} bytes were read whole into memory (the limit for that is {limit} bytes; to change it, {})",
+        warn::warn(&format!(
+            "{url}: the server does not answer range requests (it sent the whole file): its {size} bytes were read whole into memory (the limit for that is {limit} bytes; to change it, {})",
             options::WHOLE_LIMIT_HOW
-        );
+        ));
     }
 }
 

@@ -97,9 +97,9 @@ pub(crate) fn warn_anonymous(url: &str) {
         && !said.contains(&bucket)
     {
         said.push(bucket.clone());
-        eprintln!(
-            "warning: no AWS credentials found (environment, ~/.aws profiles, instance metadata): requests to s3://{bucket} are unsigned, as for a public bucket"
-        );
+        crate::warn::warn(&format!(
+            "no AWS credentials found (environment, ~/.aws profiles, instance metadata): requests to s3://{bucket} are unsigned, as for a public bucket"
+        ));
     }
 }
 

@@ -44,6 +44,8 @@ enum Mode {
     CutFirst,
     /// Honest, but later answers' bodies come in pieces of 16 KiB, 5 ms apart (a slow link).
     Paced,
+    /// `Range` ignored: every answer is 200 with the whole file (`python -m http.server`).
+    NoRange,
 }
 
 fn serve(stream: TcpStream, file: &[u8], mode: Mode, count: &AtomicUsize) {
@@ -93,6 +95,13 @@ fn serve(stream: TcpStream, file: &[u8], mode: Mode, count: &AtomicUsize) {
             continue;
         }
         let len = file.len() as u64;
+        if matches!(mode, Mode::NoRange) {
+            let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n\r\n");
+            if out.write_all(head.as_bytes()).is_err() || out.write_all(file).is_err() {
+                return;
+            }
+            continue;
+        }
         let (a, b) = range.unwrap_or((0, len - 1));
         let b = b.min(len - 1);
         let later = n > 0;
@@ -516,4 +525,36 @@ fn secrets_in_a_url_never_reach_a_message() {
     check(&src.read_exact_at(150_000, &mut buf).unwrap_err().to_string());
     let e = asdf_remote::fetch_range(&with_secrets(&url), &opts.setting("whole_limit", "x"), 0..1, None).unwrap_err();
     check(&e.to_string());
+}
+
+/// Found by the review: the crate printed its warnings on standard error itself, where a
+/// library user could not take them. They go to the hook the caller sets (the URL's secrets
+/// hidden), and to standard error only while none is set.
+#[test]
+fn warnings_go_to_the_hook_the_caller_sets() {
+    let data = file();
+    let (url, _) = start(data.clone(), Mode::NoRange);
+    let url = url.replace("http://", "http://reader:hunter2@");
+    let got: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let sink = Arc::clone(&got);
+    asdf_remote::set_warning_hook(Some(Arc::new(move |w: &str| {
+        sink.lock().unwrap().push(w.to_string());
+    })));
+    let src = RemoteSource::open(&url, &options());
+    let bytes = asdf_remote::fetch_range(&url, &options(), 10..20, None);
+    asdf_remote::set_warning_hook(None);
+    let src = src.unwrap();
+    assert!(src.stats().read_whole());
+    assert_eq!(bytes.unwrap(), data[10..20]);
+    let got = got.lock().unwrap().clone();
+    let ours: Vec<&String> = got.iter().filter(|w| w.contains("reader:***@127.0.0.1")).collect();
+    // Once per URL: the open's, not again for the range fetched after it.
+    assert_eq!(ours.len(), 1, "{got:?}");
+    assert!(
+        ours[0].contains("does not answer range requests")
+            && ours[0].contains("200000 bytes were read whole")
+            && ours[0].contains("ASDF_RS_WHOLE_LIMIT"),
+        "{got:?}"
+    );
+    assert!(!got.iter().any(|w| w.contains("hunter2")), "{got:?}");
 }
