@@ -465,6 +465,13 @@ pub fn pointer_of(root: &Node, path: &[Step]) -> String {
 pub fn entry_token(map: &Node, i: usize) -> Option<String> {
     let NodeKind::Mapping(m) = &map.kind else { return None };
     let (k, _) = m.entries.get(i)?;
+    // A string key is what its text names (a mapping has no two string keys of one text):
+    // no search, so that naming every entry of a large mapping stays linear. A key of another
+    // type is named by its text only where no string key has that text (a search of the
+    // mapping's keys).
+    if k.as_str().is_some() {
+        return k.as_scalar().map(|s| escape(&s.text));
+    }
     Some(match k.as_scalar().map(|s| s.text.to_string()) {
         Some(t) if step_for(map, &t) == Some(Step::Entry(i)) => escape(&t),
         _ => format!("~e{i}"),
