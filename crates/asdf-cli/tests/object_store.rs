@@ -19,18 +19,29 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// moto's server, stopped when dropped (its standard input closes).
-struct Moto {
+/// A test server's process (`tests/servers/*.py`: moto's S3 server, the hostile HTTP
+/// server), stopped when dropped (its standard input closes). The one helper of this file and
+/// of `remote_edges`.
+struct Server {
     child: Child,
     port: u16,
 }
 
-impl Moto {
-    fn start() -> Self {
+impl Server {
+    /// Starts a script that prints `PORT <n>` once it answers and serves until its standard
+    /// input closes.
+    fn start(script: &str, args: &[&str]) -> Self {
         let mut cmd = Command::new(asdf_testdata::interop_python());
-        cmd.arg(root().join("tests/servers/s3_server.py")).stderr(Stdio::null());
-        let (child, port) = start_server(cmd, "moto");
-        Moto { child, port }
+        cmd.arg(root().join("tests/servers").join(script))
+            .args(args)
+            .stderr(Stdio::null());
+        let (child, port) = start_server(cmd, script);
+        Server { child, port }
+    }
+
+    /// moto's S3 server with a bucket `data`.
+    fn moto() -> Self {
+        Self::start("s3_server.py", &[])
     }
 
     fn endpoint(&self) -> String {
@@ -43,6 +54,17 @@ impl Moto {
             .setting("key", "testing")
             .setting("secret", "testing")
             .setting("region", "us-east-1")
+    }
+
+    /// `asdf-cli` with the endpoint and credentials in its environment, as a user's shell has
+    /// them.
+    fn cli(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_asdf-cli"));
+        cmd.env("AWS_ENDPOINT_URL", self.endpoint())
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_REGION", "us-east-1");
+        cmd
     }
 
     /// An unsigned request to moto (which does not check signatures): status and body.
@@ -84,7 +106,7 @@ impl Moto {
     }
 }
 
-impl Drop for Moto {
+impl Drop for Server {
     fn drop(&mut self) {
         drop(self.child.stdin.take());
         let _ = self.child.wait();
@@ -144,7 +166,7 @@ fn sample(path: &Path, mib: usize, compression: Option<&str>) {
 }
 
 /// Python asdf 6 + s3fs read each URL and compare it with the local file: one JSON line each.
-fn read_back(moto: &Moto, pairs: &[(&str, &Path)]) -> Vec<serde_json::Value> {
+fn read_back(moto: &Server, pairs: &[(&str, &Path)]) -> Vec<serde_json::Value> {
     let mut cmd = Command::new(asdf_testdata::interop_python());
     cmd.arg(root().join("tests/interop/s3_read_back.py"))
         .arg(moto.endpoint());
@@ -159,18 +181,9 @@ fn read_back(moto: &Moto, pairs: &[(&str, &Path)]) -> Vec<serde_json::Value> {
         .collect()
 }
 
-fn cli(moto: &Moto) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_asdf-cli"));
-    cmd.env("AWS_ENDPOINT_URL", moto.endpoint())
-        .env("AWS_ACCESS_KEY_ID", "testing")
-        .env("AWS_SECRET_ACCESS_KEY", "testing")
-        .env("AWS_REGION", "us-east-1");
-    cmd
-}
-
 #[test]
 fn writes_from_the_library_and_the_cli_read_back_by_python_asdf_and_s3fs() {
-    let moto = Moto::start();
+    let moto = Server::moto();
     let d = dir("s3-writes");
     let (raw, zstd) = (d.join("raw.asdf"), d.join("zstd.asdf"));
     sample(&raw, 20, None);
@@ -184,12 +197,14 @@ fn writes_from_the_library_and_the_cli_read_back_by_python_asdf_and_s3fs() {
     )
     .unwrap();
     // The CLI, credentials and endpoint from the environment, as a user's shell has them.
-    let out = cli(&moto)
+    let out = moto
+        .cli()
         .args(["convert", zstd.to_str().unwrap(), "-o", "s3://data/cli/zstd.asdf"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let out = cli(&moto)
+    let out = moto
+        .cli()
         .args(["defragment", raw.to_str().unwrap(), "-o", "s3://data/cli/raw.asdf"])
         .output()
         .unwrap();
@@ -229,7 +244,7 @@ fn writes_from_the_library_and_the_cli_read_back_by_python_asdf_and_s3fs() {
 
 #[test]
 fn a_write_over_an_object_changed_since_it_was_read_is_refused() {
-    let moto = Moto::start();
+    let moto = Server::moto();
     let d = dir("s3-changed");
     let local = d.join("a.asdf");
     sample(&local, 1, None);
@@ -276,8 +291,9 @@ fn a_write_over_an_object_changed_since_it_was_read_is_refused() {
 
 /// Starts `asdf-cli convert BIG -o s3://data/KEY`, waits until its upload has begun, sends
 /// `signal`, and returns the exit status.
-fn interrupted_upload(moto: &Moto, big: &Path, key: &str, signal: i32) -> std::process::ExitStatus {
-    let mut child = cli(moto)
+fn interrupted_upload(moto: &Server, big: &Path, key: &str, signal: i32) -> std::process::ExitStatus {
+    let mut child = moto
+        .cli()
         .args(["convert", big.to_str().unwrap(), "-o", &format!("s3://data/{key}")])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -300,7 +316,7 @@ fn interrupted_upload(moto: &Moto, big: &Path, key: &str, signal: i32) -> std::p
 
 #[test]
 fn an_interrupted_or_killed_upload_leaves_no_object_and_no_parts() {
-    let moto = Moto::start();
+    let moto = Server::moto();
     let d = dir("s3-killed");
     let big = d.join("big.asdf");
     // 192 MiB: 24 parts of 8 MiB, some seconds to moto.
@@ -335,9 +351,10 @@ fn an_interrupted_or_killed_upload_leaves_no_object_and_no_parts() {
 /// writer that says `done` is trusted (the guard does not touch the upload).
 #[test]
 fn the_upload_guard_creates_the_upload_and_aborts_it_whenever_the_writer_is_gone() {
-    let moto = Moto::start();
+    let moto = Server::moto();
     let guard = |key: &str| {
-        let mut child = cli(&moto)
+        let mut child = moto
+            .cli()
             .arg("__upload-guard")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

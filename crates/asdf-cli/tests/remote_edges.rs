@@ -13,63 +13,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use super::{Server, dir, root};
 use std::io::BufRead as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A test server's process, stopped when dropped (its standard input closes).
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.wait();
-    }
-}
-
+/// boto3 beside moto (`tests/servers/s3_keys.py`).
 impl Server {
-    /// Starts a script that prints `PORT <n>` once it answers and serves until its standard
-    /// input closes.
-    fn start(script: &str, args: &[&str]) -> Self {
-        let mut child = Command::new(asdf_testdata::interop_python())
-            .arg(root().join("tests/servers").join(script))
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .strip_prefix("PORT ")
-            .and_then(|p| p.trim().parse().ok())
-            .unwrap_or_else(|| panic!("{script} did not start: {line:?}"));
-        Server { child, port }
-    }
-
-    fn moto() -> Self {
-        Self::start("s3_server.py", &[])
-    }
-
-    fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn options(&self) -> asdf::RemoteOptions {
-        asdf::RemoteOptions::default()
-            .setting("endpoint_url", self.endpoint())
-            .setting("key", "testing")
-            .setting("secret", "testing")
-            .setting("region", "us-east-1")
-    }
-
     /// boto3's answer to `s3_keys.py ENDPOINT args...` (keys as JSON strings).
     fn boto3(&self, args: &[&str]) -> String {
         let out = Command::new(asdf_testdata::interop_python())
@@ -100,32 +51,10 @@ impl Server {
         self.boto3(&["get", "data", &json(key), to.to_str().unwrap()]);
         std::fs::read(to).unwrap()
     }
-
-    /// `asdf-cli` with the endpoint and credentials in its environment, as a user's shell has
-    /// them.
-    fn cli(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_asdf-cli"));
-        cmd.env("AWS_ENDPOINT_URL", self.endpoint())
-            .env("AWS_ACCESS_KEY_ID", "testing")
-            .env("AWS_SECRET_ACCESS_KEY", "testing")
-            .env("AWS_REGION", "us-east-1");
-        cmd
-    }
 }
 
 fn json(s: &str) -> String {
     serde_json::to_string(s).unwrap()
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// A small ASDF file with one checksummed block of `fill` bytes; its bytes.
