@@ -200,7 +200,7 @@ fn convert(
             result?;
             written?;
             let name = if format == Format::Finf { "finf" } else { "asdf-0.1.0" };
-            println!("wrote {} (the {name} draft layout)", out.display());
+            println!("wrote {} (the {name} draft layout)", crate::many::show(out));
             return Ok(ExitCode::SUCCESS);
         }
     }
@@ -270,7 +270,7 @@ fn convert(
     r?;
     if format == Format::Fits {
         println!(
-            "wrote {} (FITS{}; ASDF Standard {version}, {changed} tags upgraded)",
+            "wrote {} (FITS{}; ASDF Standard {version}, {changed} tags changed)",
             out.display(),
             if fits.node.is_some() {
                 " from the fits node"
@@ -287,8 +287,8 @@ fn convert(
         _ => format!("ASDF Standard {from}"),
     };
     println!(
-        "wrote {} (from the {layout}; ASDF Standard {version}, {changed} tags upgraded)",
-        out.display()
+        "wrote {} (from the {layout}; ASDF Standard {version}, {changed} tags changed)",
+        crate::many::show(out)
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -83,13 +83,13 @@ fn starts_as_asdf(path: &Path) -> bool {
         .is_ok_and(|()| &head == b"#ASDF" || &head == b"%FINF")
 }
 
-/// `path` for a line of output: lossily when it is not UTF-8, saying so.
+/// `path` (or URL) for a line of output: lossily when it is not UTF-8, saying so; a URL's
+/// secrets hidden.
 pub fn show(path: &Path) -> String {
     // Control characters (a newline, an escape) escaped: a name cannot start a line of its own
     // (`ok    forged.asdf`) or move the terminal's cursor.
-    let text: String = path
-        .display()
-        .to_string()
+    // A URL's secrets (a password, a signature) hidden.
+    let text: String = asdf::remote::redact(&path.display().to_string())
         .chars()
         .flat_map(|c| {
             if c.is_control() {

@@ -42,7 +42,7 @@ fn validate(path: &std::path::Path, custom: Option<&str>, skip_blocks: bool) -> 
         block_problems(&file, None).1
     };
     if report.is_valid() && problems.is_empty() {
-        println!("{}: valid", path.display());
+        println!("{}: valid", crate::many::show(path));
         return Ok(ExitCode::SUCCESS);
     }
     let head = report::file_head(path, file.source().layout().tree_range().map_or(0, |r| r.end));

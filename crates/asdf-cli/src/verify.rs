@@ -129,7 +129,7 @@ fn verify(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
         report::warning(&w.to_string());
     }
     if problems.is_empty() {
-        println!("{}: {} blocks verified", path.display(), r.block_count());
+        println!("{}: {} blocks verified", crate::many::show(path), r.block_count());
         return Ok(ExitCode::SUCCESS);
     }
     for p in &problems {

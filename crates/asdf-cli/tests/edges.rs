@@ -1405,3 +1405,26 @@ fn stores_a_file_reads_are_inputs_and_never_hang() {
     assert_eq!(r.code, Some(1), "{}", r.text());
     assert!(r.text().contains("not a regular file"), "{}", r.text());
 }
+
+/// Found by the remote review: the CLI printed the URL it was given in its own lines (`FAIL
+/// https://user:secret@...`), secrets and all. Every line that names a target hides a URL's
+/// password and signatures, as the library's messages do. (Port 1 of the loopback refuses at
+/// once: no server is needed.)
+#[test]
+fn lines_that_name_a_url_hide_its_secrets() {
+    let a = "http://reader:hunter2@127.0.0.1:1/a.asdf?sig=SIGSECRET";
+    let b = "http://reader:hunter2@127.0.0.1:1/b.asdf?X-Amz-Signature=AMZSECRET";
+    for args in [
+        vec!["verify", a, b],
+        vec!["verify", a],
+        vec!["info", a, b],
+        vec!["validate", a],
+    ] {
+        let r = run(&args);
+        assert_eq!(r.code, Some(1), "{args:?}: {}", r.text());
+        for secret in ["hunter2", "SIGSECRET", "AMZSECRET"] {
+            assert!(!r.text().contains(secret), "{args:?}: {}", r.text());
+        }
+        assert!(r.text().contains("reader:***@127.0.0.1"), "{args:?}: {}", r.text());
+    }
+}
