@@ -1277,6 +1277,20 @@ impl NativeFile {
         let b = f.source().block(index).map_err(|e| py_err(py, &e))?;
         let len = usize::try_from(b.data_len().map_err(|e| py_err(py, &e))?)
             .map_err(|_| usage("a block larger than memory"))?;
+        // A claim the file cannot back (stored bytes past its end, or a compressed block
+        // claiming more than 64 times its stored size and 64 MiB) is read a piece at a time,
+        // memory following what really decodes, before anything the size of the claim is
+        // made: a 305-byte file claiming 3 GB took 3 GB (zeroed) before its error.
+        let h = b.header().map_err(|e| py_err(py, &e))?;
+        let stored_end = b.data_offset().map_err(|e| py_err(py, &e))?.saturating_add(h.used_size);
+        let suspicious = (!h.is_streamed() && stored_end > f.source().layout().file_len())
+            || (h.compression != asdf::Label::NONE && len as u64 > h.used_size.saturating_mul(64).max(64 << 20));
+        if suspicious {
+            let mut v = Vec::new();
+            py.detach(|| f.source().block(index).and_then(|b| b.read_into_vec(&mut v)))
+                .map_err(|e| py_err(py, &e))?;
+            return PyBytes::new(py, &v).into_py_any(py);
+        }
         let out = PyBytes::new_with(py, len, |buf| {
             let r = py.detach(|| f.source().block(index).and_then(|b| b.read_into(buf)));
             r.map_err(|e| py_err(py, &e))

@@ -517,3 +517,28 @@ def test_out_of_range_indices_raise_index_error_as_numpy(tmp_path, chunks):
         # In range: the values numpy gives.
         np.testing.assert_array_equal(lazy[-1], a[-1])
         np.testing.assert_array_equal(lazy[1:3, -2:], a[1:3, -2:])
+
+
+def test_a_block_claiming_more_than_the_file_holds_costs_no_memory(tmp_path):
+    """Found by the second review: a 305-byte file whose block header claims 3 GB (stored, or
+    decoded from zlib) took 2.9 GB and 15 s in `f["/a"]`, `f.tree` and `to_dict()` before its
+    error. The claim is checked against the file (or read a piece at a time) first."""
+    import resource
+    import struct
+
+    n = 3_000_000_000
+    tree = f"a: !core/ndarray-1.1.0 {{source: 0, datatype: uint8, byteorder: little, shape: [{n}]}}\n"
+    head = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n"
+    data = b"\0" * 64
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for comp in (b"\0\0\0\0", b"zlib"):
+        sizes = (n, n, n) if comp == b"\0\0\0\0" else (len(data), len(data), n)
+        blk = b"\xd3BLK" + struct.pack(">H", 48) + struct.pack(">I", 0) + comp + struct.pack(">QQQ", *sizes) + b"\0" * 16
+        path = tmp_path / f"claim-{comp[0]}.asdf"
+        path.write_bytes(head + tree.encode() + b"...\n" + blk + data)
+        for read in (lambda f: f["/a"], lambda f: f.tree["a"], lambda f: f.tree.to_dict()["a"]):
+            with asdf_rs.open(path, validate=False) as f:
+                with pytest.raises(asdf_rs.AsdfError):
+                    read(f)
+    # ru_maxrss is in KiB: far below the 3 GB claimed.
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 256 * 1024
