@@ -4,6 +4,13 @@ use crate::redact::redact;
 use crate::upload;
 use std::io;
 
+/// The longest wait for a connection (or `request_timeout`, if shorter).
+pub(crate) const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How to set the limit of a file read whole, as messages say it.
+pub(crate) const WHOLE_LIMIT_HOW: &str =
+    "set ASDF_RS_WHOLE_LIMIT=BYTES in the environment (asdf-cli), or the storage option whole_limit";
+
 /// What went wrong opening a remote file.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -55,7 +62,7 @@ pub enum Error {
     #[error(
         "{}: the server does not answer range requests (it sent the whole file), and the file's {size} bytes are over the limit of {limit} bytes for a file read whole (to raise it, {how})",
         redact(.url),
-        how = crate::options::WHOLE_LIMIT_HOW
+        how = WHOLE_LIMIT_HOW
     )]
     NoRanges {
         /// The URL.
@@ -138,26 +145,6 @@ impl Error {
                 ..
             }
         )
-    }
-
-    /// The bucket error of a write to `url` that failed with `e`, when `e` says the bucket (or
-    /// container) is not there: S3's `NoSuchBucket`, Azure's `ContainerNotFound`, Google's
-    /// "bucket does not exist".
-    pub(crate) fn no_bucket(url: &str, e: &(dyn std::error::Error + 'static)) -> Option<Self> {
-        let mut text = String::new();
-        let mut source = Some(e);
-        while let Some(s) = source {
-            text.push_str(&s.to_string());
-            source = s.source();
-        }
-        let said = ["NoSuchBucket", "ContainerNotFound", "bucket does not exist"]
-            .iter()
-            .any(|w| text.contains(w));
-        let bucket = crate::location::bucket_of(url)?;
-        said.then(|| Error::NoBucket {
-            url: url.to_string(),
-            bucket,
-        })
     }
 
     /// Whether the store said the object is not there.
@@ -292,7 +279,7 @@ pub(crate) fn explain_timeout(e: object_store::Error, request_timeout: std::time
     match waited {
         Some(Waited::Connect) => answer_err(AnswerError::TimedOut {
             waited: Waited::Connect,
-            limit: request_timeout.min(crate::store::CONNECT_TIMEOUT),
+            limit: request_timeout.min(CONNECT_TIMEOUT),
             setting: "RemoteOptions::request_timeout, at most 10 s of it to connect",
         }),
         Some(waited) => answer_err(AnswerError::TimedOut {

@@ -513,7 +513,7 @@ fn warn_whole(url: &str, size: u64, limit: u64) {
         let url = redact(url);
         warn::warn(&format!(
             "{url}: the server does not answer range requests (it sent the whole file): its {size} bytes were read whole into memory (the limit for that is {limit} bytes; to change it, {})",
-            options::WHOLE_LIMIT_HOW
+            error::WHOLE_LIMIT_HOW
         ));
     }
 }
@@ -1273,13 +1273,13 @@ pub fn check_condition(url: &str, opts: &RemoteOptions, condition: &upload::Cond
         Ok::<_, object_store::Error>(upload::check(store.as_ref(), &path, &condition).await)
     }))?
     .map_err(|source| {
-        Error::no_bucket(url, &source).unwrap_or_else(|| Error::Store {
+        crate::location::no_bucket(url, &source).unwrap_or_else(|| Error::Store {
             url: url.to_string(),
             source,
         })
     })?
     .map_err(|source| {
-        Error::no_bucket(url, &source).unwrap_or_else(|| Error::Upload {
+        crate::location::no_bucket(url, &source).unwrap_or_else(|| Error::Upload {
             url: url.to_string(),
             source,
         })
@@ -1367,7 +1367,7 @@ pub fn put_file(
         }
     };
     done.map_err(|source| {
-        Error::no_bucket(url, &source).unwrap_or_else(|| Error::Upload {
+        crate::location::no_bucket(url, &source).unwrap_or_else(|| Error::Upload {
             url: url.to_string(),
             source,
         })

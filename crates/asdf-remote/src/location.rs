@@ -237,6 +237,26 @@ const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
     .add(b'}')
     .add(b'/');
 
+/// The bucket error of a write to `url` that failed with `e`, when `e` says the bucket (or
+/// container) is not there: S3's `NoSuchBucket`, Azure's `ContainerNotFound`, Google's
+/// "bucket does not exist".
+pub(crate) fn no_bucket(url: &str, e: &(dyn std::error::Error + 'static)) -> Option<Error> {
+    let mut text = String::new();
+    let mut source = Some(e);
+    while let Some(s) = source {
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    let said = ["NoSuchBucket", "ContainerNotFound", "bucket does not exist"]
+        .iter()
+        .any(|w| text.contains(w));
+    let bucket = bucket_of(url)?;
+    said.then(|| Error::NoBucket {
+        url: url.to_string(),
+        bucket,
+    })
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {

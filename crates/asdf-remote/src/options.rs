@@ -13,9 +13,6 @@ pub const WHOLE_LIMIT: u64 = 256 << 20;
 /// The environment variable that sets [`RemoteOptions::whole_limit`] (in bytes) when the
 /// setting `whole_limit` is not given: how a user of `asdf-cli` sets it.
 pub const WHOLE_LIMIT_ENV: &str = "ASDF_RS_WHOLE_LIMIT";
-/// How to set the limit of a file read whole, as messages say it.
-pub(crate) const WHOLE_LIMIT_HOW: &str =
-    "set ASDF_RS_WHOLE_LIMIT=BYTES in the environment (asdf-cli), or the storage option whole_limit";
 
 /// How to reach and cache a remote file.
 #[derive(Debug, Clone)]

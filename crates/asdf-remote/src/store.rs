@@ -53,8 +53,7 @@ where
         .map_err(|_| Error::Runtime(io::Error::other("a read's thread panicked")))
 }
 
-/// The longest wait for a connection (or `request_timeout`, if shorter).
-pub(crate) const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+pub(crate) use crate::error::CONNECT_TIMEOUT;
 
 /// `fut` within `deadline`, or the deadline's error (which names what was `waited` for).
 pub(crate) async fn within<T>(

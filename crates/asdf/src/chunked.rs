@@ -749,7 +749,7 @@ fn read_store_file(dir: &Path, within: Option<&Path>, key: &str, limit: u64) -> 
     }
     // Opened without blocking (a FIFO put in the store would wait for a writer forever), and
     // read only when it is a regular file.
-    let f = match crate::open::open_nonblocking(&real) {
+    let f = match crate::nonblocking::open_nonblocking(&real) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(ChunkedError::StoreIo(path, e)),

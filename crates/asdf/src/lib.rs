@@ -69,6 +69,7 @@ mod fits_write;
 mod guard;
 pub mod json;
 pub mod legacy;
+mod nonblocking;
 mod open;
 mod options;
 mod refs;

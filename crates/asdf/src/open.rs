@@ -237,16 +237,7 @@ fn open_url(url: &str, options: OpenOptions, remote: &crate::RemoteOptions) -> R
     Ok(f)
 }
 
-/// Opens `path` for reading without blocking on a FIFO and without making a terminal the
-/// controlling one (reads of a regular file ignore `O_NONBLOCK`). The caller then refuses
-/// anything but a regular file: a device the user names is opened, then closed unread.
-pub(crate) fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut o = std::fs::OpenOptions::new();
-    o.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NONBLOCK | libc::O_NOCTTY);
-    o.open(path)
-}
+use crate::nonblocking::open_nonblocking;
 
 /// Opens the file `source` holds (`dir`: where its relative references point).
 pub(crate) fn open_source(
