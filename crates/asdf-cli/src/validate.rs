@@ -57,7 +57,7 @@ fn validate(path: &std::path::Path, custom: Option<&str>, skip_blocks: bool) -> 
     }
     println!(
         "{}: {} violation(s)",
-        path.display(),
+        crate::many::show(path),
         report.violations.len() + problems.len()
     );
     Ok(ExitCode::from(1))

@@ -76,10 +76,11 @@ fn verify_many(targets: &[std::path::PathBuf], jobs: usize) -> Result<ExitCode, 
         crate::many::bytes(bytes),
         start.elapsed().as_secs_f64()
     );
+    // Nothing verified is a problem (a mistyped prefix must not pass a pipeline's check).
     if files.is_empty() && skipped.is_empty() {
-        report::warning("no ASDF or FITS files found");
+        report::error("no ASDF or FITS files found: nothing was verified");
     }
-    Ok(if failed == 0 && skipped.is_empty() {
+    Ok(if failed == 0 && skipped.is_empty() && !files.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -1428,3 +1428,23 @@ fn lines_that_name_a_url_hide_its_secrets() {
         assert!(r.text().contains("reader:***@127.0.0.1"), "{args:?}: {}", r.text());
     }
 }
+
+/// Found by the remote review: `verify` of an empty (or mistyped) folder or prefix exited 0
+/// having verified nothing; `validate`'s summary line printed a URL's secrets.
+#[test]
+fn verify_of_nothing_fails_and_validate_hides_secrets() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("edges-verify-nothing");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let r = run(&["verify", &s(&dir)]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(r.stderr.contains("nothing was verified"), "{}", r.text());
+    let r = run(&[
+        "validate",
+        "http://u:pw-secret@127.0.0.1:1/a.asdf?key=KEYSECRET&auth=AUTHSECRET",
+    ]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    for secret in ["pw-secret", "KEYSECRET", "AUTHSECRET"] {
+        assert!(!r.text().contains(secret), "{}", r.text());
+    }
+}

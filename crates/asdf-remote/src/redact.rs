@@ -9,7 +9,7 @@
 //! names the place. Control characters (a key's tab or newline) are shown escaped (`\t`).
 
 /// Query parameters whose values are credentials (compared without case).
-const SECRET_PARAMS: [&str; 17] = [
+const SECRET_PARAMS: [&str; 24] = [
     "sig",
     "signature",
     "x-amz-signature",
@@ -27,6 +27,13 @@ const SECRET_PARAMS: [&str; 17] = [
     "api_key",
     "apikey",
     "code",
+    "key",
+    "auth",
+    "authorization",
+    "jwt",
+    "session",
+    "sessionid",
+    "credential",
 ];
 
 /// What stands for a secret.
