@@ -112,18 +112,7 @@ impl RemoteOptions {
         let mut o = self.clone();
         let given = self.settings.iter().any(|(k, _)| k.eq_ignore_ascii_case("whole_limit"));
         if !given && let Some(v) = std::env::var_os(WHOLE_LIMIT_ENV) {
-            let text = v.to_string_lossy();
-            o.whole_limit = text
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| Error::Setting {
-                    url: url.to_string(),
-                    key: WHOLE_LIMIT_ENV.to_string(),
-                    value: text.to_string(),
-                    expected: "a positive number of bytes",
-                })?;
+            o.whole_limit = positive(url, WHOLE_LIMIT_ENV, &v.to_string_lossy(), "a positive number of bytes")?;
         }
         for (k, v) in &self.settings {
             let key = k.to_ascii_lowercase();
@@ -145,22 +134,13 @@ impl RemoteOptions {
                 };
                 continue;
             }
-            let n = v
-                .trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| Error::Setting {
-                    url: url.to_string(),
-                    key: key.clone(),
-                    value: v.clone(),
-                    expected: "a positive integer",
-                })?;
+            let n = positive(url, &key, v, "a positive integer")?;
+            let small = usize::try_from(n).unwrap_or(usize::MAX);
             match key.as_str() {
-                "concurrency" => o.concurrency = n.min(256),
-                "split_below" => o.split_below = n as u64,
-                "whole_limit" => o.whole_limit = n as u64,
-                _ => o.part_size = n.max(64 << 10),
+                "concurrency" => o.concurrency = small.min(256),
+                "split_below" => o.split_below = n,
+                "whole_limit" => o.whole_limit = n,
+                _ => o.part_size = small.max(64 << 10),
             }
         }
         o.settings
@@ -183,4 +163,20 @@ impl RemoteOptions {
         self.anonymous = yes;
         self
     }
+}
+
+/// The positive integer `value` of the setting `key` (an [`Error::Setting`] naming both, and
+/// what was `expected`, otherwise).
+fn positive(url: &str, key: &str, value: &str, expected: &'static str) -> Result<u64, Error> {
+    value
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| Error::Setting {
+            url: url.to_string(),
+            key: key.to_string(),
+            value: value.to_string(),
+            expected,
+        })
 }
