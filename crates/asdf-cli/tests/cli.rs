@@ -243,7 +243,7 @@ fn diff_golden() {
     let (code, text) = run(&["diff", &a, &b, "-i", "/asdf_library"]);
     assert_eq!(code, 1, "{text}");
     assert!(
-        text.contains("/flux: 1 of 3 elements differ; first at flat index 2: Float(3.0) != Float(4.5)"),
+        text.contains("/flux: 1 of 3 elements differ; first at flat index 2: 3.0 != 4.5"),
         "{text}"
     );
     assert!(text.contains("/label: \"first\" != \"second\""), "{text}");
