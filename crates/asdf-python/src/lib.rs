@@ -1471,6 +1471,31 @@ impl NativeFile {
         .map_err(|e| py_err(py, &e))
     }
 
+    /// For the asdf-zarr array at `pointer` whose chunks are in a store outside the file:
+    /// `(metadata JSON, metadata key, the store object `key` as bytes or None)`, read under the
+    /// file's reference policy (the store found from the file's directory, its links kept
+    /// inside it); `None` for an array whose chunks are in the file. For `to_objects`, whose
+    /// zarr array reads its store through this (never through a path of its own).
+    fn chunk_store_object(
+        &self,
+        py: Python<'_>,
+        pointer: &str,
+        key: &str,
+    ) -> PyResult<Option<(String, &'static str, Option<Py<PyBytes>>)>> {
+        if pointer.contains(ENTRY) {
+            return Err(unnamed(pointer, "a chunked array"));
+        }
+        let f = Arc::clone(&self.file);
+        let (pointer, key) = (pointer.to_owned(), key.to_owned());
+        let found = py
+            .detach(move || f.chunk_store_object(&pointer, &key))
+            .map_err(|e| py_err(py, &e))?;
+        Ok(found.map(|o| {
+            let bytes = o.bytes.map(|b| PyBytes::new(py, &b).unbind());
+            (o.metadata, o.metadata_key, bytes)
+        }))
+    }
+
     /// The JSON pointers of every array in the tree (ndarrays and chunked arrays), in the
     /// tree's order.
     /// Their tokens are one-to-one (see `node`): two arrays under keys of the same text have

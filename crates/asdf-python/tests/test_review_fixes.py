@@ -542,3 +542,76 @@ def test_a_block_claiming_more_than_the_file_holds_costs_no_memory(tmp_path):
                     read(f)
     # ru_maxrss is in KiB: far below the 3 GB claimed.
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 256 * 1024
+
+
+def test_to_objects_reads_external_zarr_stores_only_as_the_reference_policy_allows(tmp_path, monkeypatch):
+    """Found by the second Python review: `to_objects()` and `objects=True` handed asdf-zarr's
+    converter the store's path as written, which it opened from the working directory, under
+    any policy, creating the store when missing. The zarr array is now read by asdf_rs, from
+    the file's directory, under the policy; a refused node stays as written with Python
+    asdf's conversion warning, and nothing is created."""
+    zarr = pytest.importorskip("zarr")
+    pytest.importorskip("asdf_zarr")
+    from asdf.exceptions import AsdfConversionWarning
+    from asdf.tagged import TaggedDict
+
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    inside = np.arange(20.0).reshape(4, 5)
+    z = zarr.open_array(store=zarr.storage.DirectoryStore("inside.zarr"), mode="w", shape=(4, 5), chunks=(2, 2), dtype="f8")
+    z[:] = inside
+    outside = np.array([7, 8, 9], dtype="i4")
+    z2 = zarr.open_array(store=zarr.storage.DirectoryStore(str(tmp_path / "outside.zarr")), mode="w", shape=(3,), chunks=(2,), dtype="i4")
+    z2[:] = outside
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        asdf.AsdfFile({"z": z}).write_to("in.asdf")
+        asdf.AsdfFile({"z": z2}).write_to("out.asdf")
+    # A store path written relative to the file's folder (asdf-zarr writes absolute ones).
+    text = (tmp_path / "sub" / "in.asdf").read_bytes()
+    rel = tmp_path / "sub" / "rel.asdf"
+    rel.write_bytes(text.replace(str(tmp_path / "sub" / "inside.zarr").encode(), b"inside.zarr"))
+    # A missing store: nothing may be created.
+    missing = tmp_path / "sub" / "missing.asdf"
+    missing.write_bytes(text.replace(str(tmp_path / "sub" / "inside.zarr").encode(), str(tmp_path / "nowhere.zarr").encode()))
+    monkeypatch.chdir(tmp_path.parent)
+
+    def objects(path, refs, objects_keyword=False):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            f = asdf_rs.open(tmp_path / "sub" / path, references=refs, objects=objects_keyword)
+            z = f.tree["z"] if objects_keyword else f.to_objects()["z"]
+        return z, [x for x in w if issubclass(x.category, AsdfConversionWarning)]
+
+    for path in ("in.asdf", "rel.asdf"):
+        for refs in ("inside", "any"):
+            for kw in (False, True):
+                z, warned = objects(path, refs, kw)
+                assert isinstance(z, zarr.Array) and not warned, (path, refs)
+                np.testing.assert_array_equal(z[...], inside)
+                with pytest.raises(Exception):
+                    z[0, 0] = 1.0
+        z, warned = objects(path, "none")
+        assert isinstance(z, TaggedDict) and len(warned) == 1
+        assert "allows no other file" in str(warned[0].message)
+    for refs in ("inside", "none"):
+        for kw in (False, True):
+            z, warned = objects("out.asdf", refs, kw)
+            assert isinstance(z, TaggedDict) and len(warned) == 1, refs
+            assert str(warned[0].message).startswith("A node failed to convert with: /z: ")
+            assert z["store"]["path"] == str(tmp_path / "outside.zarr")
+    z, warned = objects("out.asdf", "any")
+    np.testing.assert_array_equal(z[...], outside)
+    # A chunk file that is a link out of the folder is refused, as for `f["/z"]`.
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"\0" * 16)
+    chunk = tmp_path / "sub" / "inside.zarr" / "0.0"
+    chunk.unlink()
+    chunk.symlink_to(secret)
+    z, warned = objects("in.asdf", "inside")
+    with pytest.raises(asdf_rs.AsdfError, match=r"leads outside"):
+        z[...]
+    for refs in ("inside", "none", "any"):
+        z, warned = objects("missing.asdf", refs)
+        assert isinstance(z, TaggedDict) and len(warned) == 1
+    assert not (tmp_path / "nowhere.zarr").exists()

@@ -120,6 +120,27 @@ impl AsdfFile {
         })
     }
 
+    /// For the asdf-zarr array at `pointer` whose chunks are in a store outside the file: the
+    /// object `key` of that store and the array's metadata, read under the file's reference
+    /// policy and the same checks as the array's own reads (the store's place resolved against
+    /// the file's directory, links followed and kept inside it); `None` for any other array.
+    /// For readers that hand the store to other software (Python's zarr).
+    ///
+    /// # Errors
+    /// As [`AsdfFile::array`]; [`Error::Chunked`] for a key that leaves the store or an object
+    /// that cannot be read.
+    #[cfg(feature = "zarr")]
+    pub fn chunk_store_object(&self, pointer: &str, key: &str) -> Result<Option<crate::StoreObject>, Error> {
+        let a = self.array(pointer)?;
+        match &a.located {
+            Some((_, BlockRef::Chunked(c))) => c.store_object(key).map_err(|source| Error::Chunked {
+                pointer: pointer.to_owned(),
+                source,
+            }),
+            _ => Ok(None),
+        }
+    }
+
     /// The chunked array (asdf-zarr) at `pointer`, if the node there is one.
     #[cfg(feature = "zarr")]
     fn chunked_array(&self, pointer: &str) -> Result<Option<Array<'_>>, Error> {

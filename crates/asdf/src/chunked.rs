@@ -39,6 +39,10 @@ pub enum ChunkedError {
     /// The `.zarray` metadata is missing a key or has one of the wrong type.
     #[error("`.zarray`: {0}")]
     Metadata(&'static str),
+    /// A store key asked for that does not name an object inside the store (an empty, `.` or
+    /// `..` segment, a leading `/`, a backslash).
+    #[error("the store key {0:?} does not name an object inside the store")]
+    OutsideKey(String),
     /// `zarrs` refused the metadata.
     #[error("Zarr metadata: {0}")]
     Create(#[source] Box<zarrs::array::ArrayCreateError>),
@@ -90,6 +94,11 @@ pub enum ChunkedError {
         "the Zarr store {0} is outside the file's directory, where the reference policy keeps reads (the policy of any local path reads it: `--references any` in asdf-cli, `references=\"any\"` in asdf_rs, `ReferencePolicy::AnyLocalPath` in Rust)"
     )]
     StoreRefused(PathBuf),
+    /// A store outside the file under the policy that follows no reference.
+    #[error(
+        "the chunks are in the Zarr store {0}, outside the file, and the reference policy allows no other file (`--references inside` in asdf-cli, `references=\"inside\"` in asdf_rs, reads a store in the file's folder)"
+    )]
+    StoreRefusedByNone(PathBuf),
     /// A file of a store that resolves (through a symbolic link) outside the file's
     /// directory, which the reference policy does not allow.
     #[error(
@@ -651,7 +660,7 @@ fn store_dir(
         .and_then(Node::as_str)
         .ok_or(ChunkedError::Metadata("store path"))?;
     if policy == ReferencePolicy::None {
-        return Err(ChunkedError::StoreRefused(PathBuf::from(path)));
+        return Err(ChunkedError::StoreRefusedByNone(PathBuf::from(path)));
     }
     let dir = dir.ok_or_else(|| {
         ChunkedError::ExternalStore("the file has no directory (a remote or in-memory file)".to_owned())
@@ -1447,6 +1456,47 @@ impl Chunked {
             blocks: map.iter().map(|&b| usize::try_from(b).ok()).collect(),
         })
     }
+
+    /// For an array whose chunks are in a store outside the file (a directory beside it, or
+    /// objects under a URL): the metadata document and its key, with the object `key` of the
+    /// store (`None`: not there), read as the array's own chunks are, under the same reference
+    /// policy and link checks (`Ok(None)` for an array whose chunks are in the file).
+    pub(crate) fn store_object(&self, key: &str) -> Result<Option<StoreObject>, ChunkedError> {
+        // A stored chunk is at most its decoded size plus a compressor's overhead.
+        let chunk_bytes = self
+            .chunks
+            .iter()
+            .product::<usize>()
+            .saturating_mul(self.datatype.size());
+        let limit = (chunk_bytes as u64).saturating_mul(2).saturating_add(1 << 16);
+        // A key names an object inside the store: no empty, `.` or `..` segment, no leading `/`.
+        if key.split('/').any(|s| s.is_empty() || s == "." || s == "..") || key.contains('\\') {
+            return Err(ChunkedError::OutsideKey(key.to_owned()));
+        }
+        let bytes = match &self.source {
+            Chunks::Directory(dir, within) => read_store_file(dir, within.as_deref(), key, limit)?,
+            #[cfg(feature = "remote")]
+            Chunks::Url(url, opts) => fetch_object(&store_key_url(url, key)?, opts, limit)?,
+            _ => return Ok(None),
+        };
+        Ok(Some(StoreObject {
+            metadata: self.metadata.0.clone(),
+            metadata_key: self.metadata.1,
+            bytes,
+        }))
+    }
+}
+
+/// An object of a chunked array's external store, with the array's metadata
+/// ([`crate::AsdfFile::chunk_store_object`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreObject {
+    /// The array's metadata document (JSON).
+    pub metadata: String,
+    /// Its key in the store (`.zarray` for Zarr format 2, `zarr.json` for format 3).
+    pub metadata_key: &'static str,
+    /// The object's bytes as stored (`None`: not in the store).
+    pub bytes: Option<Vec<u8>>,
 }
 
 /// Decodes one chunk of a Zarr array (`metadata` as in [`ChunkMap::metadata`]) at grid

@@ -87,7 +87,7 @@ pub use chunk_tags::{
     CHUNKED_NDARRAY_TAG_PREFIX, ZARR_TAG_PREFIX, is_chunked_array_tag, is_chunked_ndarray_tag, is_zarr_tag,
 };
 #[cfg(feature = "zarr")]
-pub use chunked::{ChunkLayout, ChunkMap, ChunkedError, decode_zarr_chunk, zarr_compressor};
+pub use chunked::{ChunkLayout, ChunkMap, ChunkedError, StoreObject, decode_zarr_chunk, zarr_compressor};
 pub use error::{Error, ErrorKind, ReferenceProblem, Warning};
 pub use file::AsdfFile;
 pub use fits_source::AsdfHdu;

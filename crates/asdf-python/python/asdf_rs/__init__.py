@@ -265,6 +265,10 @@ class File:
         self._memmap = bool(memmap)
         self._converted = {}
         self._ctx = None
+        # Chunked-array nodes asdf_rs did not read (refused by the reference policy, or
+        # broken), with why: the converter in `_objects.context` raises it for them, in place of
+        # asdf-zarr's (which would open the store by the path written).
+        self._unread = []
         self._anchors = {}
         self._block_data = {}
         # A local file's identity when opened: Dask tasks, which read it again by its path,
@@ -400,7 +404,7 @@ class File:
         if self._ctx is None:
             from ._objects import context
 
-            self._ctx = context(self.standard)
+            self._ctx = context(self.standard, self)
         return self._ctx
 
     def _object_array(self, pointer, tag):
@@ -412,14 +416,12 @@ class File:
             try:
                 return zarr_array(self, pointer)
             except AsdfError as e:
-                # As Python asdf when asdf-zarr's converter fails: its warning, the node as
-                # written (to_objects gives Python asdf's tree; `f[p]` and the tree raise).
-                import warnings
-
-                from asdf.exceptions import AsdfConversionWarning
-
-                warnings.warn(f"A node failed to convert with: {pointer}: {e}", AsdfConversionWarning, stacklevel=2)
-                return tagged_tree(self, pointer, raw=True)
+                # Given to the converters as written; the converter that asdf_rs puts before
+                # asdf-zarr's raises why for it, and Python asdf warns and keeps the node (as
+                # when asdf-zarr's converter fails). `f[p]` and the tree raise.
+                node = tagged_tree(self, pointer, raw=True)
+                self._unread.append((dict(node), str(e)))
+                return node
         try:
             from ._objects import lazy_ndarray
 

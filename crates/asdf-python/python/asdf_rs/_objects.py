@@ -8,9 +8,10 @@ dates), with the arrays read by asdf_rs in place of the ndarray nodes; then Pyth
 """
 
 import json
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 
 from . import _native
+from ._native import AsdfError
 
 
 def _tagged_scalar(tag, text):
@@ -52,11 +53,61 @@ def tagged_tree(f, pointer, raw=False):
     )
 
 
-def context(version):
-    """Python asdf's `AsdfFile` whose extensions convert the tagged nodes of one file, its
+_ZARR_TAGS = ["asdf://asdf-format.org/zarr/tags/zarr-*"]
+
+
+class _ZarrGate:
+    """The converter asdf_rs puts before asdf-zarr's for zarr-tagged nodes. asdf_rs reads
+    every zarr array itself (in `File._object_array`, under the file's reference policy);
+    a node that still reaches the converters is one it did not read, and this raises why, so
+    that Python asdf warns and keeps the node as written. asdf-zarr's converter would open
+    the store at the path written (relative to the working directory, outside any policy,
+    creating it when missing)."""
+
+    tags = _ZARR_TAGS
+    types = []
+
+    def __init__(self, f):
+        import weakref
+
+        self._file = weakref.ref(f)
+
+    def to_yaml_tree(self, obj, tag, ctx):
+        raise NotImplementedError("asdf_rs writes zarr arrays itself")
+
+    def from_yaml_tree(self, node, tag, ctx):
+        f = self._file()
+        for i, (data, reason) in enumerate(f._unread if f is not None else []):
+            if data == node:
+                del f._unread[i]
+                raise AsdfError(reason)
+        raise AsdfError("a zarr array asdf_rs did not read (not an array of this file's tree)")
+
+
+class _Gate:
+    """The extension holding `_ZarrGate`."""
+
+    extension_uri = None
+    legacy_class_names = []
+
+    def __init__(self, f):
+        from asdf.config import get_config
+
+        self.converters = [_ZarrGate(f)]
+        # A converter is given only the tags its extension lists: every zarr tag an installed
+        # extension lists (asdf-zarr's), and the one asdf-zarr writes today.
+        prefix = _ZARR_TAGS[0][:-1]
+        self.tags = sorted(
+            {t.tag_uri for e in get_config().extensions for t in e.tags if t.tag_uri.startswith(prefix)}
+            | {prefix + "1.0.0"}
+        )
+
+
+def context(version, f):
+    """Python asdf's `AsdfFile` whose extensions convert the tagged nodes of the file `f`, its
     conversions remembered from call to call (an anchored node reached again, by another
     `to_objects` or another node of `objects=True`, gives the same object, as in the one
-    tree Python asdf reads)."""
+    tree Python asdf reads). Zarr-tagged nodes asdf_rs did not read meet `_ZarrGate`."""
     import asdf
     from asdf import treeutil
 
@@ -69,11 +120,12 @@ def context(version):
                 self._generators = []
                 self._pending = set()
 
+    gate = [_Gate(f)]
     try:
-        ctx = asdf.AsdfFile(version=version)
+        ctx = asdf.AsdfFile(version=version, extensions=gate)
     except ValueError:
         # A version Python asdf does not write (1.0.0, say): its default.
-        ctx = asdf.AsdfFile()
+        ctx = asdf.AsdfFile(extensions=gate)
     ctx._tree_modification_context = Remembering()
     return ctx
 
@@ -221,18 +273,59 @@ class _Chunks(MutableMapping):
         raise PermissionError("a chunked array of an ASDF file opened by asdf_rs is read-only")
 
 
-def zarr_array(f, pointer):
-    """The asdf-zarr array at `pointer` as a `zarr.Array`, as asdf-zarr's converter makes it:
-    its chunks in the file's blocks read by asdf_rs; an external store opened by asdf-zarr."""
-    found = f._native.chunk_map(pointer)
-    if found is None:
-        # Chunks in a store outside the file: asdf-zarr's converter opens it.
-        import asdf.yamlutil
+class _StoreObjects(Mapping):
+    """The store outside the file that holds an asdf-zarr array's chunks, as a read-only
+    Zarr store whose every object asdf_rs reads (`chunk_store_object`): found from the file's
+    directory, under the file's reference policy, links kept inside it."""
 
-        node = tagged_tree(f, pointer, raw=True)
-        return asdf.yamlutil.tagged_tree_to_custom_tree(node, f._context())
+    def __init__(self, f, pointer):
+        self._native = f._native
+        self._pointer = pointer
+
+    def __getitem__(self, key):
+        found = self._native.chunk_store_object(self._pointer, key)
+        if found is None or found[2] is None:
+            raise KeyError(key)
+        return found[2]
+
+    def __contains__(self, key):
+        try:
+            self[key]
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self):
+        # zarr lists a store only for summaries (chunks initialised): none listed here.
+        return iter(())
+
+    def __len__(self):
+        return 0
+
+
+def zarr_array(f, pointer):
+    """The asdf-zarr array at `pointer` as a read-only `zarr.Array`, as asdf-zarr's converter
+    makes it: its chunks read by asdf_rs, from the file's blocks or from the store outside the
+    file (found from the file's directory under its reference policy; asdf-zarr would open the
+    path written, from the working directory). Raises AsdfError for an array asdf_rs does not
+    read (a store the policy refuses, say)."""
     import zarr
 
+    found = f._native.chunk_map(pointer)
+    if found is None:
+        # The store outside the file: its metadata (and whether it is there) first, so that a
+        # store the policy refuses fails here.
+        meta, meta_key, attrs = f._native.chunk_store_object(pointer, ".zattrs") or (None, None, None)
+        if meta is None:
+            raise AsdfError(f"{pointer}: not a zarr array asdf_rs reads")
+        if meta_key != ".zarray":
+            raise AsdfError(f"{pointer}: a Zarr format 3 store (zarr-python 2, which asdf-zarr uses, reads format 2)")
+        metadata = {".zarray": meta}
+        if attrs is not None:
+            metadata[".zattrs"] = attrs
+        store = zarr.storage.KVStore(metadata)
+        chunk_store = zarr.storage.KVStore(_StoreObjects(f, pointer))
+        return zarr.open_array(store=store, chunk_store=chunk_store, mode="r")
     _metadata, grid, chunks = found
     zarray = f._plain(pointer + "/.zarray")
     separator = zarray.get("dimension_separator") or "."
