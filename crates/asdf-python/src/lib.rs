@@ -440,6 +440,19 @@ fn open(
     if validate && !violations.is_empty() {
         return Err(py_err(py, &Error::Invalid(violations)));
     }
+    // A key given twice in a mapping: the later value is read, the earlier one is not (as
+    // PyYAML does, silently): said, with where.
+    let duplicates: Vec<String> = file
+        .warnings()
+        .iter()
+        .filter(|w| matches!(w, asdf::Warning::Yaml(asdf::YamlWarning::DuplicateKey { .. })))
+        .map(ToString::to_string)
+        .collect();
+    if !duplicates.is_empty() {
+        let msg = format!("keys given twice in a mapping of the tree: {}", duplicates.join("; "));
+        let msg = std::ffi::CString::new(msg.replace('\0', " ")).map_err(|_| usage("a warning with a NUL"))?;
+        PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyUserWarning>(), &msg, 1)?;
+    }
     Ok(NativeFile {
         file: Arc::new(file),
         target: Target { path: target, remote },
@@ -498,6 +511,64 @@ struct Converter<'a, 'py> {
     seen: Bound<'py, PyDict>,
     /// Plain string keys made once (a tree of records repeats its keys thousands of times).
     keys: std::collections::HashMap<&'a str, Py<PyAny>>,
+    /// Keys renamed because Python holds them equal to an earlier key of their mapping.
+    renamed: Vec<String>,
+}
+
+/// The keys of the mapping at `pointer` (`(object, text)` each, in order), one-to-one: a key
+/// Python holds equal to an earlier one (`1`, `1.0` and `true` are one dict key) becomes its
+/// text as a string (with a suffix `_1`, `_2`, ... while that is a key of the mapping too, or
+/// given already), the rename recorded: two entries of the file never become one entry of a
+/// dict.
+fn one_to_one_keys(
+    py: Python<'_>,
+    keys: Vec<(Py<PyAny>, &str)>,
+    pointer: &str,
+    renamed: &mut Vec<String>,
+) -> PyResult<Vec<Py<PyAny>>> {
+    let originals = PyDict::new(py);
+    for (k, _) in &keys {
+        originals.set_item(k, py.None())?;
+    }
+    if originals.len() == keys.len() {
+        return Ok(keys.into_iter().map(|(k, _)| k).collect());
+    }
+    let taken = PyDict::new(py);
+    let mut out = Vec::with_capacity(keys.len());
+    for (k, text) in keys {
+        if !taken.contains(&k)? {
+            taken.set_item(&k, py.None())?;
+            out.push(k);
+            continue;
+        }
+        let mut name = text.to_owned();
+        let mut n = 0;
+        while taken.contains(&name)? || originals.contains(&name)? {
+            n += 1;
+            name = format!("{text}_{n}");
+        }
+        renamed.push(format!(
+            "{}: {} read as {name:?} (equal in Python to an earlier key)",
+            if pointer.is_empty() { "/" } else { pointer },
+            k.bind(py).repr()?
+        ));
+        taken.set_item(&name, py.None())?;
+        out.push(name.into_py_any(py)?);
+    }
+    Ok(out)
+}
+
+/// A `UserWarning` listing the keys renamed by [`one_to_one_key`].
+fn warn_renamed(py: Python<'_>, renamed: &[String]) -> PyResult<()> {
+    if renamed.is_empty() {
+        return Ok(());
+    }
+    let msg = format!(
+        "keys that Python holds equal to an earlier key of their mapping were renamed (the file keeps both): {}",
+        renamed.join("; ")
+    );
+    let msg = std::ffi::CString::new(msg.replace('\0', " ")).map_err(|_| usage("a warning with a NUL"))?;
+    PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyUserWarning>(), &msg, 1)
 }
 
 /// A step of the walk's path: the JSON pointer is written out only for an array's callback.
@@ -888,8 +959,18 @@ impl<'a, 'py> Converter<'a, 'py> {
                     d.set_item(kobj, vobj?)?;
                 }
                 let plain = if flat.is_some() { &[][..] } else { &m.entries[..] };
-                for (i, (k, v)) in plain.iter().enumerate() {
-                    let kobj = self.key_of(py, k)?;
+                let mut kobjs = Vec::with_capacity(plain.len());
+                for (k, _) in plain {
+                    let text = self
+                        .doc
+                        .resolve(k)
+                        .as_scalar()
+                        .map(|s| s.text.as_str())
+                        .unwrap_or_default();
+                    kobjs.push((self.key_of(py, k)?, text));
+                }
+                let kobjs = one_to_one_keys(py, kobjs, &pointer_of(base, path), &mut self.renamed)?;
+                for (i, ((_, v), kobj)) in plain.iter().zip(kobjs).enumerate() {
                     path.push(Seg::Entry(&m.entries, i));
                     let vobj = self.node(py, v, base, path, false);
                     path.pop();
@@ -1095,9 +1176,20 @@ impl NativeFile {
                     }
                     return Ok(("map".into(), tag, keys.into_py_any(py)?));
                 }
-                for ((k, _), token) in m.entries.iter().zip(entry_tokens(&m.entries)) {
-                    keys.append((key_value(py, doc.resolve(k))?, token))?;
+                let mut renamed = Vec::new();
+                let mut kobjs = Vec::with_capacity(m.entries.len());
+                for (k, _) in &m.entries {
+                    let k = doc.resolve(k);
+                    kobjs.push((
+                        key_value(py, k)?,
+                        k.as_scalar().map(|s| s.text.as_str()).unwrap_or_default(),
+                    ));
                 }
+                let kobjs = one_to_one_keys(py, kobjs, pointer, &mut renamed)?;
+                for (kobj, token) in kobjs.into_iter().zip(entry_tokens(&m.entries)) {
+                    keys.append((kobj, token))?;
+                }
+                warn_renamed(py, &renamed)?;
                 Ok(("map".into(), tag, keys.into_py_any(py)?))
             }
             NodeKind::Sequence(s) => Ok(("seq".into(), tag, s.items.len().into_py_any(py)?)),
@@ -1156,8 +1248,11 @@ impl NativeFile {
             scalar_text,
             seen: memo.unwrap_or_else(|| PyDict::new(py)),
             keys: std::collections::HashMap::new(),
+            renamed: Vec::new(),
         };
-        c.node(py, node, pointer, &mut Vec::new(), raw)
+        let out = c.node(py, node, pointer, &mut Vec::new(), raw)?;
+        warn_renamed(py, &c.renamed)?;
+        Ok(out)
     }
 
     /// How to build the numpy array at `pointer`: a dict with `dtype`, `shape`, `strides`,
@@ -1819,6 +1914,7 @@ fn to_node<'py>(
     at: &mut Vec<usize>,
     arrays: &mut Vec<ToWrite<'py>>,
     integer_tag: &str,
+    open: &mut Vec<(usize, String)>,
 ) -> PyResult<Node> {
     // A tree that contains itself (`r["self"] = r`) or nests deeper than a reader takes (the
     // YAML limit of 1,000 levels): refused, never a stack overflow of the interpreter, nor a
@@ -1828,6 +1924,38 @@ fn to_node<'py>(
             "{pointer}: the tree nests deeper than {MAX_WRITE_DEPTH} levels (or contains itself), which no reader takes"
         )));
     }
+    // A container met again inside itself: Python asdf writes an anchor and an alias; refused
+    // here, naming both places (the depth limit would name a pointer thousands of keys long).
+    let id = obj.as_ptr() as usize;
+    if let Some((_, outer)) = open.iter().find(|(o, _)| *o == id) {
+        return Err(usage(format!(
+            "{}: the tree contains itself: this is the {} at {} (a tree with cycles cannot be written)",
+            if pointer.is_empty() { "/" } else { pointer },
+            obj.get_type().name()?,
+            if outer.is_empty() { "/" } else { outer.as_str() }
+        )));
+    }
+    let container = obj.is_instance_of::<PyDict>() || obj.is_instance_of::<PyList>() || obj.hasattr("items")?;
+    if container {
+        open.push((id, pointer.to_owned()));
+    }
+    let node = to_node_of(py, obj, pointer, at, arrays, integer_tag, open);
+    if container {
+        open.pop();
+    }
+    node
+}
+
+/// [`to_node`] past its checks.
+fn to_node_of<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    pointer: &str,
+    at: &mut Vec<usize>,
+    arrays: &mut Vec<ToWrite<'py>>,
+    integer_tag: &str,
+    open: &mut Vec<(usize, String)>,
+) -> PyResult<Node> {
     let mut tag: Option<String> = None;
     // Our tree's views and `Tagged` carry `_asdf_tag`; Python asdf's tagged types `_tag`.
     for attr in ["_asdf_tag", "_tag"] {
@@ -1840,7 +1968,7 @@ fn to_node<'py>(
     }
     let node = if obj.get_type().name()? == "Tagged" && obj.hasattr("value")? && tag.is_some() {
         // asdf_rs.Tagged: its value with its tag.
-        let mut n = to_node(py, &obj.getattr("value")?, pointer, at, arrays, integer_tag)?;
+        let mut n = to_node(py, &obj.getattr("value")?, pointer, at, arrays, integer_tag, open)?;
         n.tag = None;
         n
     } else if obj.is_none() {
@@ -1872,6 +2000,9 @@ fn to_node<'py>(
         Node::str(obj.extract::<String>()?)
     } else if let Ok(b) = obj.cast::<PyBytes>() {
         Node::binary(b.as_bytes().to_vec())
+    } else if let Ok(b) = obj.cast::<pyo3::types::PyByteArray>() {
+        // As `bytes` (Python asdf refuses it): never a list of small integers.
+        Node::binary(b.to_vec())
     } else if obj.is_instance(&py.import("datetime")?.getattr("date")?)? {
         // A date or datetime as PyYAML writes it (so Python asdf): an untagged timestamp,
         // `2020-01-01` or `2001-12-14 21:59:43.100000-05:00`.
@@ -1885,8 +2016,8 @@ fn to_node<'py>(
     } else if obj.hasattr("dtype")? && obj.hasattr("shape")? && obj.hasattr("tobytes")? {
         // A numpy scalar (shape ()) becomes its Python value; an array, a block.
         let shape: Vec<usize> = obj.getattr("shape")?.extract()?;
-        if shape.is_empty() && !obj.hasattr("__array_interface__")? {
-            return to_node(py, &obj.call_method0("item")?, pointer, at, arrays, integer_tag);
+        if shape.is_empty() && obj.is_instance(&py.import("numpy")?.getattr("generic")?)? {
+            return to_node(py, &obj.call_method0("item")?, pointer, at, arrays, integer_tag, open);
         }
         let ma = py.import("numpy")?.getattr("ma")?;
         let (data, mask) = if ma.call_method1("isMaskedArray", (obj,))?.is_truthy()? {
@@ -1909,6 +2040,8 @@ fn to_node<'py>(
         // through `items()` (their dict storage is empty: they were written empty).
         && (d.is_exact_instance_of::<PyDict>() || !obj.hasattr("data")?)
     {
+        let ordered = obj.is_instance(&py.import("collections")?.getattr("OrderedDict")?)?;
+        let first_array = arrays.len();
         let mut entries = Vec::with_capacity(d.len());
         for (i, (k, v)) in d.iter().enumerate() {
             // As Python asdf's write: keys are str, int or bool (not None, floats, tuples,
@@ -1922,22 +2055,42 @@ fn to_node<'py>(
                     k.get_type().name()?
                 )));
             }
-            let key = to_node(py, &k, pointer, &mut Vec::new(), &mut Vec::new(), integer_tag)?;
+            let key = to_node(
+                py,
+                &k,
+                pointer,
+                &mut Vec::new(),
+                &mut Vec::new(),
+                integer_tag,
+                &mut Vec::new(),
+            )?;
             let text = key.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
             let child = format!("{pointer}/{}", asdf::escape_pointer_token(&text));
             at.push(i);
-            let value = to_node(py, &v, &child, at, arrays, integer_tag);
+            let value = to_node(py, &v, &child, at, arrays, integer_tag, open);
             at.pop();
             entries.push((key, value?));
         }
-        Node::map(entries)
+        if ordered {
+            // An OrderedDict as Python asdf writes it (PyYAML's `!!omap`: a sequence of
+            // one-entry mappings), which Python asdf reads back as an OrderedDict. The arrays
+            // under it are one level deeper (the entry's mapping).
+            let depth = at.len();
+            for w in &mut arrays[first_array..] {
+                w.at.insert(depth + 1, 0);
+            }
+            let items = entries.into_iter().map(|e| Node::map(vec![e])).collect();
+            Node::seq(items).with_tag("tag:yaml.org,2002:omap")
+        } else {
+            Node::map(entries)
+        }
     } else if obj.hasattr("items")? && obj.hasattr("keys")? {
         let d = PyDict::new(py);
         for item in obj.call_method0("items")?.try_iter()? {
             let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
             d.set_item(k, v)?;
         }
-        let mut n = to_node(py, d.as_any(), pointer, at, arrays, integer_tag)?;
+        let mut n = to_node(py, d.as_any(), pointer, at, arrays, integer_tag, open)?;
         n.tag = None;
         n
     } else if obj.is_instance_of::<PyList>()
@@ -1947,17 +2100,46 @@ fn to_node<'py>(
         let mut items = Vec::new();
         for (i, item) in obj.try_iter()?.enumerate() {
             at.push(i);
-            let node = to_node(py, &item?, &format!("{pointer}/{i}"), at, arrays, integer_tag);
+            let node = to_node(py, &item?, &format!("{pointer}/{i}"), at, arrays, integer_tag, open);
             at.pop();
             items.push(node?);
         }
         Node::seq(items)
+    } else if obj.is_instance_of::<pyo3::types::PySet>() || obj.is_instance_of::<pyo3::types::PyFrozenSet>() {
+        // A set as Python asdf writes it (PyYAML's `!!set`: a mapping of its members to null),
+        // its members keys as a mapping's are; sorted by their text, so that the file does not
+        // depend on hashing.
+        let mut members = Vec::new();
+        for m in obj.try_iter()? {
+            let m = m?;
+            if !(m.is_instance_of::<pyo3::types::PyString>() || m.is_instance_of::<pyo3::types::PyInt>()) {
+                return Err(usage(format!(
+                    "{}: the set member {} ({}) is not permitted: members are str, int or bool, as mapping keys",
+                    if pointer.is_empty() { "/" } else { pointer },
+                    m.repr()?,
+                    m.get_type().name()?
+                )));
+            }
+            let key = to_node(
+                py,
+                &m,
+                pointer,
+                &mut Vec::new(),
+                &mut Vec::new(),
+                integer_tag,
+                &mut Vec::new(),
+            )?;
+            let text = key.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
+            members.push((text, key));
+        }
+        members.sort_by(|a, b| a.0.cmp(&b.0));
+        Node::map(members.into_iter().map(|(_, k)| (k, Node::null())).collect()).with_tag("tag:yaml.org,2002:set")
     } else if obj.is_instance_of::<pyo3::types::PyComplex>() {
         let c: num_complex_parts::Parts = num_complex_parts::Parts::of(obj)?;
         Node::str(c.text()).with_tag("tag:stsci.edu:asdf/core/complex-1.0.0")
     } else {
         return Err(usage(format!(
-            "{}: cannot write a {} (dicts, lists, tuples, str, int, float, bool, None, bytes, complex, dates, datetimes and numpy arrays can be written)",
+            "{}: cannot write a {} (dicts, lists, tuples, sets, str, int, float, bool, None, bytes, complex, dates, datetimes, numpy arrays and scalars can be written)",
             if pointer.is_empty() { "/" } else { pointer },
             obj.get_type().name()?
         )));
@@ -2033,7 +2215,7 @@ fn write(
         )));
     }
     let mut arrays = Vec::new();
-    let mut root = to_node(py, tree, "", &mut Vec::new(), &mut arrays, integer_tag)?;
+    let mut root = to_node(py, tree, "", &mut Vec::new(), &mut arrays, integer_tag, &mut Vec::new())?;
     if !matches!(root.kind, NodeKind::Mapping(_)) {
         return Err(usage("the tree must be a mapping (a dict)"));
     }

@@ -615,3 +615,78 @@ def test_to_objects_reads_external_zarr_stores_only_as_the_reference_policy_allo
         z, warned = objects("missing.asdf", refs)
         assert isinstance(z, TaggedDict) and len(warned) == 1
     assert not (tmp_path / "nowhere.zarr").exists()
+
+
+def test_keys_python_holds_equal_are_renamed_never_merged(tmp_path):
+    """Found by the second Python review: keys `1` and `1.0` of one mapping became one dict key
+    (one value lost, silently). The later is renamed to its text, with a warning; a key written
+    twice (`1` and `true`, as PyYAML reads them) is a warning too, naming the line."""
+    path = _write_yaml(tmp_path / "k.asdf", "m: {1: int, 1.0: float, true: bool}\nn: {2: a, '2': b, 2.0: c, '2.0': d}")
+    with pytest.warns(UserWarning) as record:
+        f = asdf_rs.open(path, validate=False)
+        views = (f.tree.to_dict(), {"m": dict(f.tree["m"]), "n": dict(f.tree["n"])}, f.to_objects())
+    messages = " ".join(str(w.message) for w in record)
+    assert "duplicate mapping key `true`" in messages and "6:" in messages
+    assert '/m: 1.0 read as "1.0"' in messages
+    for got in views:
+        assert got["m"] == {1: "bool", "1.0": "float"}
+        # The float 2.0 renamed; the string key "2.0" of the file keeps its name.
+        assert got["n"] == {2: "a", "2": "b", "2.0_1": "c", "2.0": "d"}
+        # Every value of the file is there.
+        assert sorted(got["n"].values()) == ["a", "b", "c", "d"]
+
+
+def test_python_values_are_written_as_python_asdf_writes_them(tmp_path):
+    """Found by the second Python review: numpy scalars were written as 0-d arrays, a
+    bytearray as a list of integers, an OrderedDict as a plain mapping, sets were refused.
+    Each now reads back in Python asdf as the type it reads from its own files."""
+    import collections
+
+    tree = {
+        "f": np.float32(1.5),
+        "i": np.int32(3),
+        "b": np.bool_(True),
+        "u": np.uint8(255),
+        "ba": bytearray(b"ab"),
+        "od": collections.OrderedDict([("z", 1), ("a", np.arange(3))]),
+        "s": {3, "a"},
+        "fs": frozenset(),
+    }
+    path = tmp_path / "v.asdf"
+    asdf_rs.write(path, tree)
+    with asdf.open(path) as af:
+        assert type(af["f"]) is float and af["f"] == 1.5
+        assert type(af["i"]) is int and af["i"] == 3
+        assert af["b"] is True
+        assert type(af["u"]) is int and af["u"] == 255
+        assert af["ba"] == b"ab"
+        assert type(af["od"]) is collections.OrderedDict and list(af["od"]) == ["z", "a"]
+        np.testing.assert_array_equal(af["od"]["a"], np.arange(3))
+        assert af["s"] == {3, "a"} and af["fs"] == set()
+    got = asdf_rs.open(path).tree.to_dict()
+    assert type(got["od"]) is collections.OrderedDict and got["s"] == {3, "a"} and got["ba"] == b"ab"
+    np.testing.assert_array_equal(got["od"]["a"], np.arange(3))
+
+
+def test_writes_that_cannot_be_made_say_why_and_where(tmp_path):
+    """Found by the second Python review: a tree that contains itself was refused with a
+    pointer 990 keys long; `chunks=(10**20, 3)` raised OverflowError; `open(BytesIO(...))`
+    said 'No such file or directory'."""
+    import io
+
+    d = {"a": [1]}
+    d["a"].append(d)
+    with pytest.raises(asdf_rs.AsdfError, match=r"^/a/1: the tree contains itself: this is the dict at /"):
+        asdf_rs.write(tmp_path / "r.asdf", d)
+    shared = [1, 2]
+    asdf_rs.write(tmp_path / "shared.asdf", {"p": shared, "q": shared})
+    assert asdf_rs.open(tmp_path / "shared.asdf").tree.to_dict()["q"] == [1, 2]
+    with pytest.raises(ValueError, match=r"chunks\[0\] is 100000000000000000000: larger than any axis"):
+        asdf_rs.write(tmp_path / "c.asdf", {"a": np.zeros((4, 3))}, chunks=(10**20, 3))
+    with pytest.raises(asdf_rs.AsdfError, match=r"set member 1.5 \(float\)"):
+        asdf_rs.write(tmp_path / "s.asdf", {"s": {1.5}})
+    with pytest.raises(TypeError, match=r"not a file object \(BytesIO\)"):
+        asdf_rs.open(io.BytesIO(b"#ASDF 1.0.0\n"))
+    with open(tmp_path / "shared.asdf", "rb") as fobj:
+        with pytest.raises(TypeError, match=r"shared.asdf"):
+            asdf_rs.open(fobj)

@@ -38,6 +38,7 @@ pub use asdf_remote::{self as remote, RemoteOptions, Stats as RemoteStats, is_ur
 pub use asdf_schema::{AsdfSchemas, Manifest, Report, TagDef, TagWarning, Violation};
 #[doc(inline)]
 pub use asdf_yaml::Limits as YamlLimits;
+pub use asdf_yaml::Warning as YamlWarning;
 #[doc(inline)]
 pub use asdf_yaml::pointer::escape as escape_pointer_token;
 pub use asdf_yaml::{Alias, Anchor, Document, Node, NodeKind, Span, Step, Value, Visit, walk};

@@ -128,6 +128,12 @@ def _fspath(target):
     are not UTF-8 kept, as surrogate escapes, so the file named is the file opened)."""
     if isinstance(target, str):
         return target
+    if hasattr(target, "read") or hasattr(target, "write"):
+        # A file object (io.BytesIO, an open file): Python asdf takes them, asdf_rs reads and
+        # writes by path or URL only (it maps, ranges and re-opens what it reads).
+        name = getattr(target, "name", None)
+        hint = f" (this one is the file {name!r}: pass that)" if isinstance(name, (str, bytes)) else ""
+        raise TypeError(f"asdf_rs takes a path or a URL, not a file object ({type(target).__name__}){hint}")
     try:
         return os.fsdecode(os.fspath(target))
     except TypeError:
@@ -870,6 +876,8 @@ def _chunk_sizes(chunks):
             ) from None
         if n == 0 or n < -1:
             raise ValueError(f"chunks[{i}] is {n}: a chunk size is a whole number of at least 1 (or -1 or None for the whole axis)")
+        if n >= 1 << 63:
+            raise ValueError(f"chunks[{i}] is {n}: larger than any axis can be (2**63 - 1 at most; -1 or None for the whole axis)")
         out.append(n)
     return out
 
