@@ -84,6 +84,12 @@ impl FromStr for Region {
         if s.is_empty() {
             return Ok(Self::default());
         }
+        // One trailing comma, as numpy's `a[0,]` (a tuple of one index): not `,` alone, nor
+        // two.
+        let s = match s.strip_suffix(',') {
+            Some(rest) if !rest.trim().is_empty() && !rest.trim_end().ends_with(',') => rest,
+            _ => s,
+        };
         let num = |t: &str, part: &str| number(t, part).map(|n| n.map(|(v, _)| v));
         let mut slices = Vec::new();
         for part in s.split(',') {
@@ -589,6 +595,12 @@ mod tests {
         assert_eq!(sel("..., 1", &[3, 4, 5]).shape(), vec![3, 4]);
         assert_eq!(sel("1:3, ..., ::-2", &[3, 4, 5]).shape(), vec![2, 4, 3]);
         assert_eq!(sel(" 100:300 , 1400:1600 ", &[500, 2000]).shape(), vec![200, 200]);
+        // numpy's `a[0,]` and `a[1:3,]`: one trailing comma.
+        assert_eq!(sel("0,", &[3, 4]).shape(), vec![4]);
+        assert_eq!(sel("1:3, ", &[3, 4]).shape(), vec![2, 4]);
+        for bad in [",", "0,,", ",0"] {
+            assert!(bad.parse::<Region>().is_err(), "{bad}");
+        }
         let e = |r: &str, shape: &[usize]| r.parse::<Region>().and_then(|r| r.resolve(shape)).unwrap_err();
         assert_eq!(e("1:2:0", &[3]), RegionError::ZeroStep);
         assert_eq!(e("..., ...", &[3]), RegionError::Ellipses);
