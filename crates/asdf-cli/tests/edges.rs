@@ -1448,3 +1448,33 @@ fn verify_of_nothing_fails_and_validate_hides_secrets() {
         assert!(!r.text().contains(secret), "{}", r.text());
     }
 }
+
+/// Found by the second CLI review: `--slice "0,"` (numpy's `a[0,]`) was refused, and a file
+/// whose only 2-D arrays are one row said it had no array of two or more dimensions.
+#[test]
+fn a_trailing_comma_slices_as_numpy_and_preview_says_why_a_row_is_no_image() {
+    let d = tempfile::tempdir().unwrap();
+    let x = d.path().join("x.asdf");
+    sample(&x);
+    let x = s(&x);
+    let one = run(&["get", &x, "/x", "--slice", "1,"]);
+    let plain = run(&["get", &x, "/x", "--slice", "1"]);
+    assert_eq!(one.code, Some(0), "{}", one.text());
+    assert_eq!(one.stdout, plain.stdout);
+    assert!(one.stdout.contains("[4.0, 5.0, 6.0, 7.0]"), "{}", one.text());
+    for bad in [",", "1,,"] {
+        assert_eq!(run(&["get", &x, "/x", "--slice", bad]).code, Some(2), "{bad}");
+    }
+    let row = d.path().join("row.asdf");
+    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
+    let v: Vec<f64> = (0..50).map(f64::from).collect();
+    f.put_array("/r", asdf::NewArray::from_slice(&v, &[1, 50]).unwrap())
+        .unwrap();
+    f.write_to(&row, &asdf::WriteOptions::default()).unwrap();
+    let png = s(&d.path().join("o.png"));
+    let r = run(&["preview", &s(&row), "-o", &png]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(r.stderr.contains("as a (1, N) row is not"), "{}", r.text());
+    let r = run(&["preview", &s(&row), "/r", "-o", &png]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+}

@@ -34,7 +34,9 @@ pub enum Error {
         shape: Vec<usize>,
     },
     /// No array of the file looks like an image.
-    #[error("the file has no array of two or more dimensions to draw")]
+    #[error(
+        "the file has no array that looks like an image (of numbers, with two or more dimensions, the last two each at least 2 long, as a (1, N) row is not): name an array to draw it (one with a single row or column is drawn as a line)"
+    )]
     NoImages,
     /// The PNG encoder's.
     #[error("PNG: {0}")]
