@@ -1478,3 +1478,28 @@ fn a_trailing_comma_slices_as_numpy_and_preview_says_why_a_row_is_no_image() {
     let r = run(&["preview", &s(&row), "/r", "-o", &png]);
     assert_eq!(r.code, Some(0), "{}", r.text());
 }
+
+/// Found by the second CLI review: a 200-byte file whose ndarray has a stride of 0 and a
+/// shape of 1.6e9 made `get` write out 12.8 GB (1.9 GB of memory after 20 s). Refused before
+/// anything that size is made; a region of it, or a small repeated view, is written.
+#[test]
+fn get_refuses_a_view_its_zero_strides_make_gigabytes_from_bytes() {
+    let d = tempfile::tempdir().unwrap();
+    let x = d.path().join("zs.asdf");
+    let tree = "a: !core/ndarray-1.1.0 {source: 0, datatype: float64, byteorder: little, shape: [1600000000], strides: [0]}\nb: !core/ndarray-1.1.0 {source: 0, datatype: float64, byteorder: little, shape: [3], strides: [0]}\n";
+    std::fs::write(&x, with_block(tree, &1.5f64.to_le_bytes())).unwrap();
+    let x = s(&x);
+    let r = run(&["get", &x, "/a"]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(
+        r.stderr.contains("12800000000 bytes written out, from 8 bytes"),
+        "{}",
+        r.text()
+    );
+    let r = run(&["get", &x, "/a", "--slice", "5:8"]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    assert!(r.stdout.contains("[1.5, 1.5, 1.5]"), "{}", r.text());
+    let r = run(&["get", &x, "/b"]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    assert!(r.stdout.contains("[1.5, 1.5, 1.5]"), "{}", r.text());
+}
