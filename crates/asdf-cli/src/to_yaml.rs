@@ -52,10 +52,11 @@ fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
         if let Ok(v) = file.array(&p).and_then(|a| a.view().cloned())
             && v.count() > MAX_INLINE_ELEMENTS
         {
-            return Err(asdf::Error::Array {
-                pointer: p.clone(),
-                source: asdf::NdArrayError::TooLarge { elements: v.count() },
-            });
+            crate::report::error(&format!(
+                "{p}: {} elements, more than the {MAX_INLINE_ELEMENTS} `to-yaml` writes inline for one array (its tree is built in memory first); `to-json` streams arrays of any size",
+                v.count()
+            ));
+            return Ok(ExitCode::from(1));
         }
         let a = file.array(&p).and_then(|a| a.values())?;
         let node = asdf_yaml_pointer_get(&doc, &p);

@@ -1503,3 +1503,23 @@ fn get_refuses_a_view_its_zero_strides_make_gigabytes_from_bytes() {
     assert_eq!(r.code, Some(0), "{}", r.text());
     assert!(r.stdout.contains("[1.5, 1.5, 1.5]"), "{}", r.text());
 }
+
+/// Found by the second CLI review: `to-yaml` of an array over its inline limit said the
+/// array had more elements than memory can hold. It names its own limit and `to-json`.
+#[test]
+fn to_yaml_names_its_own_inline_limit() {
+    let d = tempfile::tempdir().unwrap();
+    let x = d.path().join("big.asdf");
+    let tree =
+        "a: !core/ndarray-1.1.0 {source: 0, datatype: float64, byteorder: little, shape: [10000001], strides: [0]}\n";
+    std::fs::write(&x, with_block(tree, &1.5f64.to_le_bytes())).unwrap();
+    let r = run(&["to-yaml", &s(&x)]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+    assert!(
+        r.stderr
+            .contains("/a: 10000001 elements, more than the 10000000 `to-yaml` writes inline")
+            && r.stderr.contains("`to-json` streams"),
+        "{}",
+        r.text()
+    );
+}
