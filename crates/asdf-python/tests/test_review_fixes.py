@@ -690,3 +690,22 @@ def test_writes_that_cannot_be_made_say_why_and_where(tmp_path):
     with open(tmp_path / "shared.asdf", "rb") as fobj:
         with pytest.raises(TypeError, match=r"shared.asdf"):
             asdf_rs.open(fobj)
+
+
+def test_tree_sequences_index_as_lists_do(tmp_path):
+    """Found by the second Python review: `tree['l']['x']` raised a comparison TypeError,
+    `tree['l'][1.5]` an AsdfError 'no node', `tree['l'][-4]` an IndexError of -1."""
+    path = _write_yaml(tmp_path / "l.asdf", "l: [10, 20, 30]")
+    l = asdf_rs.open(path).tree["l"]
+    plain = [10, 20, 30]
+    for i in (0, -1, True, np.int64(2), np.uint8(1)):
+        assert l[i] == plain[i]
+    for bad in ("x", 1.5, None):
+        with pytest.raises(TypeError):
+            plain[bad]
+        with pytest.raises(TypeError, match=type(bad).__name__):
+            l[bad]
+    for far in (3, -4, 10**30):
+        with pytest.raises(IndexError, match=repr(far)):
+            l[far]
+    assert l[::-1] == plain[::-1]

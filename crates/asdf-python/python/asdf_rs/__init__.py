@@ -243,11 +243,17 @@ class TreeSequence(Sequence):
     def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(self._len))]
-        if i < 0:
-            i += self._len
-        if not 0 <= i < self._len:
-            raise IndexError(i)
-        return self._file._node(_child(self._pointer, i))
+        # As a list: integers (numpy's and bools too), else a TypeError; out of range, an
+        # IndexError naming the index given.
+        try:
+            at = operator.index(i)
+        except TypeError:
+            raise TypeError(f"sequence indices must be integers or slices, not {type(i).__name__}") from None
+        if at < 0:
+            at += self._len
+        if not 0 <= at < self._len:
+            raise IndexError(f"index {i!r} out of range for a sequence of {self._len} items")
+        return self._file._node(_child(self._pointer, at))
 
     def __len__(self):
         return self._len
