@@ -1366,6 +1366,18 @@ impl NativeFile {
         Ok((shape, out.into_py_any(py)?, order))
     }
 
+    /// The data of the exploded array at `pointer`: block 0 of the file its `source` names,
+    /// found and read by asdf_rs under the reference policy (the name percent-decoded as a
+    /// URI's; beside a remote file, fetched with its settings). The GIL is released.
+    fn external_data(&self, py: Python<'_>, pointer: &str) -> PyResult<Py<PyAny>> {
+        let f = Arc::clone(&self.file);
+        let pointer = pointer.to_owned();
+        let data = py
+            .detach(move || f.external_data(&pointer))
+            .map_err(|e| py_err(py, &e))?;
+        bytes_of(py, data)
+    }
+
     /// The decoded data of block `index` as `bytes`, decoded straight into them.
     fn block_bytes(&self, py: Python<'_>, index: usize) -> PyResult<Py<PyAny>> {
         let f = Arc::clone(&self.file);

@@ -709,3 +709,37 @@ def test_tree_sequences_index_as_lists_do(tmp_path):
         with pytest.raises(IndexError, match=repr(far)):
             l[far]
     assert l[::-1] == plain[::-1]
+
+
+def test_exploded_sources_are_uris_read_under_the_policy(tmp_path):
+    """Found by the second Python review: `references="any"` did not follow `file://` sources
+    (the Python side joined the text to the folder itself) nor percent-encoded names, which
+    Python asdf decodes (`my%20file.asdf`); and `..%2F` must count as `..` for the policy."""
+    (tmp_path / "sub").mkdir()
+    asdf_rs.write(tmp_path / "secret.asdf", {"x": np.arange(3.0)})
+    asdf_rs.write(tmp_path / "sub" / "my file.asdf", {"x": np.arange(3.0) + 10})
+    head = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n"
+    cases = {
+        "rel": ("../secret.asdf", {"any"}),
+        "abs": (str(tmp_path / "secret.asdf"), {"any"}),
+        "file": ("file://" + str(tmp_path / "secret.asdf"), {"any"}),
+        "pct": ("..%2Fsecret.asdf", {"any"}),
+        "space": ("my%20file.asdf", {"any", "inside"}),
+    }
+    for name, (src, allowed) in cases.items():
+        path = tmp_path / "sub" / f"{name}.asdf"
+        path.write_bytes(
+            head + f"a: !core/ndarray-1.0.0 {{source: '{src}', datatype: float64, byteorder: little, shape: [3]}}\n...\n".encode()
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with asdf.open(path) as af:
+                want = np.array(af["a"])
+        for refs in ("inside", "any", "none"):
+            with asdf_rs.open(path, references=refs) as f:
+                if refs in allowed:
+                    np.testing.assert_array_equal(f["/a"], want)
+                    np.testing.assert_array_equal(f.to_objects()["a"][:], want)
+                else:
+                    with pytest.raises(asdf_rs.AsdfError, match="unresolvable reference"):
+                        f["/a"]

@@ -6,7 +6,7 @@ use crate::file::AsdfFile;
 use crate::options::ReferencePolicy;
 use asdf_core_types::{NdArray, NdArrayError};
 use asdf_yaml::{Node, NodeKind};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 impl AsdfFile {
     /// The file another file refers to by `uri`, as the reference policy allows: `Ok(None)`
@@ -19,8 +19,17 @@ impl AsdfFile {
         if policy == ReferencePolicy::None {
             return Err(ReferenceProblem::NoneAllowed);
         }
+        // A reference is a URI: its path percent-decoded, as Python asdf opens it (`my%20file.asdf`
+        // is `my file.asdf`), and the policy applied to what is opened (`..%2Fx.asdf` is
+        // `../x.asdf`).
         let local = uri.strip_prefix("file://").unwrap_or(uri);
-        let rel = Path::new(local);
+        // (Escapes that do not decode to UTF-8 leave the text as written.)
+        let decoded = PathBuf::from(
+            percent_encoding::percent_decode_str(local)
+                .decode_utf8()
+                .map_or_else(|_| local.to_owned(), std::borrow::Cow::into_owned),
+        );
+        let rel = decoded.as_path();
         let plain = !uri.contains("://")
             && !rel.is_absolute()
             && !rel.components().any(|c| matches!(c, std::path::Component::ParentDir));
@@ -192,6 +201,23 @@ impl AsdfFile {
             _ => {}
         }
         Ok(out)
+    }
+
+    /// The data of the exploded array at `pointer` (block 0 of the file its `source` names,
+    /// decoded), read as the reference policy allows.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`], [`Error::Array`] when the node is not an ndarray whose source is
+    /// another file; [`Error::Reference`] when the policy refuses the file; the other file's.
+    pub fn external_data(&self, pointer: &str) -> Result<Vec<u8>, Error> {
+        let nd = self.ndarray_at(pointer)?;
+        match &nd.source {
+            Some(asdf_core_types::Source::Uri(uri)) => self.external_block(uri, pointer),
+            _ => Err(Error::Array {
+                pointer: pointer.to_owned(),
+                source: NdArrayError::MissingBlock,
+            }),
+        }
     }
 
     /// The decoded block 0 of the external ASDF file `uri` (exploded form; relative paths inside

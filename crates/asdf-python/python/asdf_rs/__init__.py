@@ -480,13 +480,9 @@ class File:
             arr.flags.writeable = False
         else:
             if "external" in lay:
-                # Exploded form: the data is block 0 of a file beside this one.
-                import os.path
-
-                target, settings, anonymous, _version = self._native.target()
-                other = os.path.join(os.path.dirname(target), lay["external"])
-                # A remote file's external files are fetched as it was (its store settings).
-                buf = _native.open(other, validate=False, settings=settings, anonymous=anonymous).block_bytes(0)
+                # Exploded form: the data is block 0 of the file its source names, found and
+                # read by asdf_rs under the reference policy (a remote file's with its settings).
+                buf = self._native.external_data(pointer)
                 base = 0
             elif "path" in lay and self._memmap:
                 # memmap=True only: the values are the file's as long as the array lives.

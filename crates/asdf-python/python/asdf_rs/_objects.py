@@ -173,7 +173,7 @@ def _block_data(f, lay, pointer):
             # "_fd": no file of Python asdf's behind this array.
             raise AttributeError(_attr)
         if "external" in lay:
-            return _external(f, lay)
+            return _external(f, pointer)
         key = lay["block"]
         buf = f._block_data.get(key)
         if buf is None:
@@ -187,16 +187,12 @@ def _block_data(f, lay, pointer):
     return callback
 
 
-def _external(f, lay):
-    """Block 0 of the file beside this one that holds an exploded array's data."""
-    import os.path
-
+def _external(f, pointer):
+    """Block 0 of the file that holds an exploded array's data, found and read by asdf_rs
+    under the reference policy."""
     import numpy as np
 
-    target, settings, anonymous, _version = f._native.target()
-    other = os.path.join(os.path.dirname(target), lay["external"])
-    raw = _native.open(other, validate=False, settings=settings, anonymous=anonymous).block_bytes(0)
-    return np.frombuffer(raw, dtype=np.uint8)
+    return np.frombuffer(f._native.external_data(pointer), dtype=np.uint8)
 
 
 def lazy_ndarray(f, pointer):
