@@ -497,6 +497,9 @@ fn scalar_value(py: Python<'_>, node: &Node) -> PyResult<Py<PyAny>> {
     }
 }
 
+/// What [`NativeFile::chunk_store_object`] returns: the array's metadata, its key, the object.
+type StoreObjectTuple = (String, &'static str, Option<Py<PyAny>>);
+
 /// The walk of [`NativeFile::convert`].
 struct Converter<'a, 'py> {
     doc: &'a asdf::Document,
@@ -1586,7 +1589,7 @@ impl NativeFile {
         py: Python<'_>,
         pointer: &str,
         key: &str,
-    ) -> PyResult<Option<(String, &'static str, Option<Py<PyAny>>)>> {
+    ) -> PyResult<Option<StoreObjectTuple>> {
         if pointer.contains(ENTRY) {
             return Err(unnamed(pointer, "a chunked array"));
         }
