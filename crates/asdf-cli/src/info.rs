@@ -255,10 +255,11 @@ fn summary_line(target: &std::path::PathBuf) -> Result<String, String> {
 }
 
 fn info_many(targets: &[std::path::PathBuf], jobs: usize) -> Result<ExitCode, asdf::Error> {
+    // The time the summary gives counts the listing of prefixes and folders too.
+    let start = std::time::Instant::now();
     let found = crate::many::expand(targets)?;
     let others = found.others_note();
     let crate::many::Found { files, skipped, .. } = found;
-    let start = std::time::Instant::now();
     let results = crate::many::run_all(&files, jobs, "reading files", summary_line);
     let mut failed = 0;
     for (f, r) in files.iter().zip(&results) {

@@ -126,20 +126,25 @@ pub fn expand(targets: &[PathBuf]) -> Result<Found, asdf::Error> {
     for t in targets {
         if is_prefix(t) {
             let prefix = t.to_string_lossy();
-            let listed = asdf::remote::list(&prefix, &asdf::RemoteOptions::default(), MAX_LISTED)
+            let listed = asdf::remote::list_entries(&prefix, &asdf::RemoteOptions::default(), MAX_LISTED)
                 .map_err(|e| asdf::Error::Remote(Box::new(e)))?;
-            // A folder marker (an empty object whose key ends in `/`, which the listing gives
-            // without its slash, with objects listed under it) is a folder, as a local folder
-            // is: not a file to read. A name listed twice (a marker and a file) is read once.
-            let urls: std::collections::BTreeSet<&str> = listed.iter().map(|(u, _)| u.as_str()).collect();
+            // A folder marker (an empty object whose key ends in `/`) is a folder, as a local
+            // folder is: not a file to read. S3's listing gives it with its `/`; Google's and
+            // Azure's (object_store's) without, with objects listed under it. A name listed
+            // twice (a marker and a file) is read once.
+            let urls: std::collections::BTreeSet<&str> = listed.iter().map(|e| e.url.as_str()).collect();
             let mut seen = std::collections::HashSet::new();
-            for (u, size) in &listed {
+            for e in &listed {
+                let u = &e.url;
+                if e.key.ends_with('/') && e.size == Some(0) {
+                    continue;
+                }
                 if !is_asdf_name(std::ffi::OsStr::new(u)) {
                     found.others += 1;
                     continue;
                 }
                 let folder = format!("{u}/");
-                let marker = *size == 0
+                let marker = e.size == Some(0)
                     && urls
                         .range::<str, _>((std::ops::Bound::Excluded(folder.as_str()), std::ops::Bound::Unbounded))
                         .next()

@@ -47,10 +47,11 @@ fn verify_one(target: &std::path::PathBuf) -> Result<(usize, u64), Vec<String>> 
 }
 
 fn verify_many(targets: &[std::path::PathBuf], jobs: usize) -> Result<ExitCode, asdf::Error> {
+    // The time the summary gives counts the listing of prefixes and folders too.
+    let start = std::time::Instant::now();
     let found = crate::many::expand(targets)?;
     let others = found.others_note();
     let crate::many::Found { files, skipped, .. } = found;
-    let start = std::time::Instant::now();
     let results = crate::many::run_all(&files, jobs, "verifying files", verify_one);
     let (mut blocks, mut bytes, mut failed) = (0usize, 0u64, 0usize);
     for (f, r) in files.iter().zip(&results) {

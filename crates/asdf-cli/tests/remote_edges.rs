@@ -14,10 +14,79 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::{Server, dir, root};
-use std::io::BufRead as _;
+use std::io::{BufRead as _, Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+/// A TCP proxy on 127.0.0.1 in front of a test server's port: each connection it accepts
+/// waits `delay` before it is passed on (a slow network), and the listing requests that pass
+/// are counted (`list-type=2` in what the client sends).
+struct Proxy {
+    port: u16,
+    lists: Arc<AtomicUsize>,
+}
+
+impl Proxy {
+    fn start(target: u16, delay: Duration) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let lists = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&lists);
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { return };
+                let counted = Arc::clone(&counted);
+                std::thread::spawn(move || {
+                    std::thread::sleep(delay);
+                    let Ok(server) = TcpStream::connect(("127.0.0.1", target)) else {
+                        return;
+                    };
+                    let (mut from_server, mut to_client) = (server.try_clone().unwrap(), client.try_clone().unwrap());
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from_server, &mut to_client);
+                        let _ = to_client.shutdown(std::net::Shutdown::Write);
+                    });
+                    let (mut from_client, mut to_server) = (client, server);
+                    let needle = b"list-type=2";
+                    let mut tail: Vec<u8> = Vec::new();
+                    let mut buf = vec![0u8; 1 << 16];
+                    loop {
+                        let n = match from_client.read(&mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        if to_server.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                        tail.extend_from_slice(&buf[..n]);
+                        let found = tail.windows(needle.len()).filter(|w| w == needle).count();
+                        counted.fetch_add(found, Ordering::SeqCst);
+                        tail.drain(..tail.len().saturating_sub(needle.len() - 1));
+                    }
+                    let _ = to_server.shutdown(std::net::Shutdown::Write);
+                });
+            }
+        });
+        Proxy { port, lists }
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// moto's options, through this proxy.
+    fn options(&self) -> asdf::RemoteOptions {
+        asdf::RemoteOptions::default()
+            .setting("endpoint_url", self.endpoint())
+            .setting("key", "testing")
+            .setting("secret", "testing")
+            .setting("region", "us-east-1")
+    }
+}
 
 /// boto3 beside moto (`tests/servers/s3_keys.py`).
 impl Server {
@@ -565,25 +634,27 @@ fn a_listed_key_that_cannot_be_addressed_is_reported_and_the_walk_goes_on() {
         moto.boto3_put(key, &good);
     }
     let size = std::fs::metadata(&good).unwrap().len();
-    // The library: every key listed, the bad ones with why.
-    let entries = asdf::remote::list_entries("s3://data/walk/", &moto.options(), 100).unwrap();
+    // The library: every key listed, the bad ones with why, and with their sizes (found by
+    // the review: 0, as if empty).
+    let proxy = Proxy::start(moto.port, Duration::ZERO);
+    let entries = asdf::remote::list_entries("s3://data/walk/", &proxy.options(), 100).unwrap();
+    // Found by the review: each such key cost about eleven listing requests (object_store
+    // refuses a page for one key, and the page was bisected). One page is one request.
+    assert_eq!(proxy.lists.load(Ordering::SeqCst), 1, "listing requests");
     let mut all: Vec<&str> = good_keys.iter().chain(&bad_keys).copied().collect();
     all.sort_unstable();
     assert_eq!(entries.iter().map(|e| e.key.as_str()).collect::<Vec<_>>(), all);
     for e in &entries {
         assert_eq!(e.url, format!("s3://data/{}", e.key));
         if bad_keys.contains(&e.key.as_str()) {
-            assert!(e.problem.is_some() && e.size.is_none(), "{e:?}");
+            assert!(e.problem.is_some() && e.size == Some(size), "{e:?}");
         } else {
             assert_eq!((e.problem, e.size), (None, Some(size)), "{e:?}");
         }
     }
-    assert_eq!(
-        asdf::remote::list("s3://data/walk/", &moto.options(), 100)
-            .unwrap()
-            .len(),
-        all.len()
-    );
+    let listed = asdf::remote::list("s3://data/walk/", &moto.options(), 100).unwrap();
+    assert_eq!(listed.len(), all.len());
+    assert!(listed.iter().all(|(_, s)| *s == size), "{listed:?}");
     // The CLI's walk: the good files verified, each bad key reported, the walk not stopped.
     for command in ["verify", "info"] {
         let out = moto.cli().args([command, "s3://data/walk/"]).output().unwrap();
@@ -723,13 +794,161 @@ fn a_write_to_a_bucket_that_does_not_exist_names_the_bucket() {
         );
         assert!(text.contains("the bucket \"no-such-bucket\" does not exist"), "{text}");
     }
-    let out = moto
-        .cli()
-        .args(["convert", small.to_str().unwrap(), "-o", "s3://no-such-bucket/x.asdf"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{text}");
-    assert!(text.contains("the bucket \"no-such-bucket\" does not exist"), "{text}");
+    // From the CLI, a single PUT and a multipart upload (9 MiB: more than a part). Found by
+    // the review: the multipart one first warned that the upload guard could not create the
+    // upload and that a killed upload would leave its parts; the bucket's absence is all there
+    // is to say.
+    let nine = d.join("nine.asdf");
+    super::sample(&nine, 9, None);
+    for file in [&small, &nine] {
+        let out = moto
+            .cli()
+            .args(["convert", file.to_str().unwrap(), "-o", "s3://no-such-bucket/x.asdf"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        println!("{file:?}: {text}");
+        assert!(!out.status.success(), "{text}");
+        assert!(text.contains("the bucket \"no-such-bucket\" does not exist"), "{text}");
+        assert!(!text.contains("warning"), "{file:?}: {text}");
+        assert!(!text.contains("guard") && !text.contains("leave its parts"), "{text}");
+        assert_eq!(text.trim().lines().count(), 1, "{text}");
+    }
     assert_eq!(moto.boto3_list(""), Vec::<String>::new());
+}
+
+/// Found by the review: a read of a missing key or bucket said "Object at location KEY not
+/// found: Error performing GET ... Server returned non-2xx status code: 404 Not Found: <XML>",
+/// the same for both. Each says what was not found and what it means.
+#[test]
+fn a_missing_key_or_bucket_is_named_and_told_apart() {
+    let moto = Server::moto();
+    let run = |args: &[&str]| {
+        let out = moto.cli().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let text = run(&["info", "s3://data/run/missing.asdf"]);
+    println!("{text}");
+    assert!(
+        text.contains(
+            "s3://data/run/missing.asdf: not found: no such key: the bucket \"data\" exists but has no object with the key \"run/missing.asdf\""
+        ),
+        "{text}"
+    );
+    for args in [
+        &["info", "s3://no-such-bucket/run/x.asdf"][..],
+        &["verify", "s3://no-such-bucket/run/x.asdf"],
+        &["verify", "s3://no-such-bucket/run/"],
+        &["info", "s3://no-such-bucket/run/"],
+    ] {
+        let text = run(args);
+        println!("{text}");
+        assert!(
+            text.contains("no such bucket: the bucket \"no-such-bucket\" does not exist"),
+            "{args:?}: {text}"
+        );
+        assert!(
+            !text.contains("<Error>") && !text.contains("Object at location"),
+            "{text}"
+        );
+    }
+    // The library: the same errors, told apart by their kind.
+    let e = asdf::remote::RemoteSource::open("s3://data/run/missing.asdf", &moto.options()).unwrap_err();
+    assert!(e.is_not_found(), "{e}");
+    let e = asdf::remote::RemoteSource::open("s3://no-such-bucket/x.asdf", &moto.options()).unwrap_err();
+    assert!(
+        matches!(e, asdf::remote::Error::NoBucket { ref bucket, .. } if bucket == "no-such-bucket"),
+        "{e}"
+    );
+    assert!(!e.is_not_found(), "{e}");
+}
+
+/// Found by the review: a key that starts with `/` (`s3://data//lead.asdf`, or listed so) was
+/// listed by object_store without its `/`, and read as the key `lead.asdf`: another object.
+/// It is listed as itself and refused by name; `lead.asdf` is read once, as itself.
+#[test]
+fn a_key_that_starts_with_a_slash_is_refused_by_name_never_read_as_another() {
+    let moto = Server::moto();
+    let d = dir("remote-edges-leading-slash");
+    let (a, b) = (d.join("a.asdf"), d.join("b.asdf"));
+    small_asdf(&a, 1);
+    small_asdf(&b, 2);
+    moto.boto3_put("/lead.asdf", &a);
+    moto.boto3_put("lead.asdf", &b);
+    let entries = asdf::remote::list_entries("s3://data/", &moto.options(), 100).unwrap();
+    let keys: Vec<(&str, Option<String>)> = entries
+        .iter()
+        .map(|e| (e.key.as_str(), e.problem.map(|p| p.to_string())))
+        .collect();
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    assert_eq!(keys[0].0, "/lead.asdf", "{keys:?}");
+    assert!(
+        keys[0].1.as_ref().is_some_and(|p| p.starts_with("starts with `/`")),
+        "{keys:?}"
+    );
+    assert_eq!(keys[1], ("lead.asdf", None), "{keys:?}");
+    assert_eq!(entries[0].url, "s3://data//lead.asdf");
+    assert_eq!(entries[0].size, Some(std::fs::metadata(&a).unwrap().len()));
+    let out = moto.cli().args(["verify", "s3://data/"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    println!("{text}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("FAIL  s3://data//lead.asdf:") && text.contains("\"/lead.asdf\" starts with `/`"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("ok    s3://data/lead.asdf (1 blocks)").count(),
+        1,
+        "{text}"
+    );
+    assert!(text.contains("2 files: 1 verified, 1 failed"), "{text}");
+    // Named in a URL: refused, nothing read or written.
+    for args in [
+        &["info", "s3://data//lead.asdf"][..],
+        &["convert", a.to_str().unwrap(), "-o", "s3://data//new.asdf"],
+    ] {
+        let out = moto.cli().args(args).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}: {text}");
+        assert!(
+            text.contains("starts with `/`") && text.contains("nothing was read or written"),
+            "{text}"
+        );
+    }
+    assert_eq!(moto.boto3_list(""), ["/lead.asdf", "lead.asdf"]);
+}
+
+/// Found by the review: the summary of `verify`/`info` over a prefix gave the time after the
+/// listing, not counting it (a listing of a million keys is minutes). On a network where each
+/// connection takes 1.5 s to pass, a prefix of no ASDF file says 1.5 s or more.
+#[test]
+fn the_summarys_time_counts_the_listing() {
+    let moto = Server::moto();
+    let d = dir("remote-edges-listing-time");
+    let note = d.join("readme.txt");
+    std::fs::write(&note, b"not ASDF").unwrap();
+    moto.boto3_put("slow/readme.txt", &note);
+    let proxy = Proxy::start(moto.port, Duration::from_millis(1500));
+    for command in ["verify", "info"] {
+        let out = moto
+            .cli()
+            .env("AWS_ENDPOINT_URL", proxy.endpoint())
+            .args([command, "s3://data/slow/"])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        println!("{command}: {stdout}{}", String::from_utf8_lossy(&out.stderr));
+        let summary = stdout.lines().last().unwrap_or_default();
+        assert!(summary.starts_with("0 files:"), "{summary}");
+        let secs: f64 = summary
+            .split(" in ")
+            .nth(1)
+            .and_then(|r| r.split(" s").next())
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("no time in {summary:?}"));
+        assert!(secs >= 1.4, "{command}: the listing's 1.5 s not counted: {summary}");
+    }
+    assert!(proxy.lists.load(Ordering::SeqCst) >= 2);
 }

@@ -1,6 +1,6 @@
 //! What goes wrong reaching a remote file, and why an answer is refused.
 
-use crate::redact::redact;
+use crate::redact::{RedactedError, redact};
 use crate::upload;
 use std::io;
 
@@ -11,8 +11,22 @@ pub(crate) const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::fro
 pub(crate) const WHOLE_LIMIT_HOW: &str =
     "set ASDF_RS_WHOLE_LIMIT=BYTES in the environment (asdf-cli), or the storage option whole_limit";
 
+/// How to set the time each request is given, as messages say it.
+pub(crate) const REQUEST_TIMEOUT_HOW: &str =
+    "set ASDF_RS_REQUEST_TIMEOUT=SECONDS in the environment (asdf-cli), or the storage option request_timeout";
+
+/// How to set the deadline of an operation, as messages say it.
+pub(crate) const DEADLINE_HOW: &str =
+    "set ASDF_RS_DEADLINE=SECONDS in the environment (asdf-cli), or the storage option deadline";
+
+/// How to allow redirects to another origin, as messages say it.
+pub(crate) const CROSS_ORIGIN_HOW: &str = "set ASDF_RS_CROSS_ORIGIN_REDIRECTS=true in the environment (asdf-cli), or the storage option cross_origin_redirects=true";
+
 /// What went wrong opening a remote file.
-#[derive(Debug, thiserror::Error)]
+///
+/// Every message names URLs with their secrets hidden ([`redact`]), and so does every error
+/// of its chain of sources ([`std::error::Error::source`]) and its `Debug` form.
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// Not a URL.
@@ -57,6 +71,17 @@ pub enum Error {
         /// The URL.
         url: String,
     },
+    /// No object at the URL: the store (or the server) answered "not found" (HTTP 404) and,
+    /// for an object store, the bucket is there but has no object of that key.
+    #[error("{}: not found: {}", redact(.url), not_found(bucket.as_deref(), key.as_deref()))]
+    NotFound {
+        /// The URL.
+        url: String,
+        /// The bucket (or container), for an object-store URL.
+        bucket: Option<String>,
+        /// The object's key, for an object-store URL.
+        key: Option<String>,
+    },
     /// A server that ignores `Range` (it sent the whole file), with a file over the limit of
     /// a file read whole.
     #[error(
@@ -72,13 +97,13 @@ pub enum Error {
         /// The limit ([`crate::RemoteOptions::whole_limit`]).
         limit: u64,
     },
-    /// The store refused or failed (not found, access denied, no range support, network).
-    #[error("{}: {}", redact(.url), redact(&.source.to_string()))]
+    /// The store refused or failed (access denied, no range support, network).
+    #[error("{}: {}", redact(.url), .source.with_causes())]
     Store {
         /// The URL.
         url: String,
-        /// What the store said.
-        source: object_store::Error,
+        /// What the store said (each level of its chain redacted).
+        source: RedactedError,
     },
     /// The background runtime could not start.
     #[error("cannot start the I/O runtime: {0}")]
@@ -91,10 +116,13 @@ pub enum Error {
         /// Why.
         source: upload::UploadError,
     },
-    /// A write to a bucket (or container) that does not exist.
-    #[error("{}: the bucket {bucket:?} does not exist (nothing was written)", redact(.url))]
+    /// A read or a write of a bucket (or container) that does not exist.
+    #[error(
+        "{}: no such bucket: the bucket {bucket:?} does not exist (nothing was read or written)",
+        redact(.url)
+    )]
     NoBucket {
-        /// The URL written to.
+        /// The URL read or written.
         url: String,
         /// The bucket (or container).
         bucket: String,
@@ -119,12 +147,19 @@ pub enum Error {
         /// The limit.
         limit: usize,
     },
-    /// A setting this crate reads itself with a value it cannot use.
-    #[error("{}: setting {key} = {value:?}: {expected} is expected", redact(.url))]
+    /// A setting this crate reads itself (a storage option, or the environment variable that
+    /// stands for it) with a value it cannot use.
+    #[error(
+        "{}: {} {key} = {value:?}: {expected} is expected",
+        redact(.url),
+        if *.environment { "the environment variable" } else { "the storage option" }
+    )]
     Setting {
         /// The URL.
         url: String,
-        /// The setting.
+        /// Whether `key` is an environment variable (`ASDF_RS_WHOLE_LIMIT`), not a setting.
+        environment: bool,
+        /// The setting, or the environment variable.
         key: String,
         /// Its value.
         value: String,
@@ -147,16 +182,34 @@ impl Error {
         )
     }
 
-    /// Whether the store said the object is not there.
+    /// Whether the store said the object is not there (its bucket is: see
+    /// [`Error::NoBucket`]).
     #[must_use]
     pub fn is_not_found(&self) -> bool {
-        matches!(
-            self,
-            Error::Store {
-                source: object_store::Error::NotFound { .. },
-                ..
-            }
-        )
+        matches!(self, Error::NotFound { .. })
+    }
+}
+
+impl std::fmt::Debug for Error {
+    /// The message, its URLs' secrets hidden (what `unwrap` prints), and the redacted source.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Error")
+            .field("message", &self.to_string())
+            .field("source", &std::error::Error::source(self).map(ToString::to_string))
+            .finish()
+    }
+}
+
+/// What a "not found" means where it was said: no object of that key in the bucket, or no
+/// file at an HTTP(S) URL.
+fn not_found(bucket: Option<&str>, key: Option<&str>) -> String {
+    match (bucket, key) {
+        (Some(b), Some(k)) => format!(
+            "no such key: the bucket {:?} exists but has no object with the key {:?}",
+            redact(b),
+            redact(k)
+        ),
+        _ => "the server has no file at this URL (HTTP 404 Not Found)".to_string(),
     }
 }
 
@@ -170,9 +223,15 @@ pub enum KeyProblem {
     /// A key ending in `/` (a prefix, for a listing).
     #[error("ends in `/`: object_store cannot address such a key (a listing takes such a URL as a prefix)")]
     TrailingSlash,
-    /// An empty segment (`a//b`, a leading `/`).
-    #[error("has an empty segment (`//`, or a leading `/`), which object_store cannot address")]
+    /// An empty segment (`a//b`).
+    #[error("has an empty segment (`//`), which object_store cannot address")]
     EmptySegment,
+    /// A key starting with `/` (`s3://bucket//key`): object_store would address the key
+    /// without it, another object.
+    #[error(
+        "starts with `/`: keys are literal (`/x` is not `x`), and object_store would address it without its `/` (another object), so it is refused"
+    )]
+    LeadingSlash,
     /// A `.` or `..` segment.
     #[error(
         "has a `.` or `..` segment: keys are literal (`tmp/../x` is not `x`), and object_store cannot address such a key, so it is refused rather than taken for another"
@@ -206,14 +265,14 @@ pub(crate) enum AnswerError {
     #[error("the answer's body ended after {got} of the {asked} bytes asked for")]
     TooShort { asked: u64, got: u64 },
     #[error(
-        "gave up waiting for {waited} at the deadline of {deadline:?} (RemoteOptions::deadline; the store's retries included)"
+        "gave up waiting for {waited} at the deadline of {deadline:?} (the store's retries included; to change the deadline, {DEADLINE_HOW})"
     )]
     Deadline {
         deadline: std::time::Duration,
         waited: Waited,
     },
     #[error(
-        "timed out waiting for {waited}: each request is given {limit:?} ({setting}), and the store's retries, if any, timed out too"
+        "timed out waiting for {waited}: each request is given {limit:?} ({setting}; to change it, {REQUEST_TIMEOUT_HOW}), and the store's retries, if any, timed out too"
     )]
     TimedOut {
         waited: Waited,
@@ -221,7 +280,7 @@ pub(crate) enum AnswerError {
         setting: &'static str,
     },
     #[error(
-        "the answer stalled: its next {step} bytes did not come within the deadline of {deadline:?} (a large read is given the deadline for each part of {step} bytes)"
+        "the answer stalled: its next {step} bytes did not come within the deadline of {deadline:?} (a large read is given the deadline for each part of {step} bytes; to change the deadline, {DEADLINE_HOW})"
     )]
     Stalled { deadline: std::time::Duration, step: u64 },
 }
@@ -280,12 +339,12 @@ pub(crate) fn explain_timeout(e: object_store::Error, request_timeout: std::time
         Some(Waited::Connect) => answer_err(AnswerError::TimedOut {
             waited: Waited::Connect,
             limit: request_timeout.min(CONNECT_TIMEOUT),
-            setting: "RemoteOptions::request_timeout, at most 10 s of it to connect",
+            setting: "at most 10 s of it to connect",
         }),
         Some(waited) => answer_err(AnswerError::TimedOut {
             waited,
             limit: request_timeout,
-            setting: "RemoteOptions::request_timeout, from the request to the end of its body",
+            setting: "from the request to the end of its body",
         }),
         None => e,
     }

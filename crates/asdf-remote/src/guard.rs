@@ -22,8 +22,9 @@
 //!
 //! The request is a few lines of text (no dependency for a format): `asdf-rs upload guard 2`,
 //! then `url U`, `anonymous 0|1`, `setting KEY VALUE` lines and `end`, values with `\` and
-//! newlines escaped. The guard answers `upload ID` or `failed MESSAGE` (one line, escaped);
-//! the writer later writes `done`, or nothing.
+//! newlines escaped. The guard answers `upload ID`, `failed MESSAGE` (one line, escaped) or
+//! `nobucket` (the bucket does not exist: the writer says only that, not that its upload goes
+//! unguarded); the writer later writes `done`, or nothing.
 
 use crate::error::Error;
 use crate::options::RemoteOptions;
@@ -37,6 +38,9 @@ use std::sync::Mutex;
 static GUARD: Mutex<Option<Vec<OsString>>> = Mutex::new(None);
 
 const FIRST_LINE: &str = "asdf-rs upload guard 2";
+
+/// The guard's answer when the bucket does not exist (nothing to guard; the write says so).
+const NO_BUCKET: &str = "nobucket";
 
 /// Sets the command that guards each multipart upload of this process (see the module's
 /// documentation), or none. The command must run [`run_upload_guard`] on its standard input:
@@ -140,7 +144,7 @@ pub(crate) fn start(url: &str, opts: &RemoteOptions) -> Option<(Running, String)
             // At most 1 MiB of it: a guard that prints without end is no answer.
             for line in std::io::BufReader::new(std::io::Read::take(out, 1 << 20)).lines() {
                 let Ok(line) = line else { break };
-                if line.starts_with("upload ") || line.starts_with("failed ") {
+                if line.starts_with("upload ") || line.starts_with("failed ") || line == NO_BUCKET {
                     let _ = tx.send(line);
                     return;
                 }
@@ -166,6 +170,8 @@ pub(crate) fn start(url: &str, opts: &RemoteOptions) -> Option<(Running, String)
     std::thread::spawn(move || child.wait());
     match line.strip_prefix("failed ") {
         Some(why) => warn(&format!("could not create the upload ({})", unescape(why))),
+        // The bucket is not there: the write says so itself, and nothing is to guard.
+        None if line == NO_BUCKET => {}
         None => warn(&format!("gave no answer within {} s", wait.as_secs())),
     }
     None
@@ -216,6 +222,7 @@ pub enum GuardOutcome {
 pub fn run_upload_guard(mut input: impl BufRead, mut output: impl std::io::Write) -> Result<GuardOutcome, Error> {
     let bad = |line: &str| Error::Setting {
         url: "(upload guard)".into(),
+        environment: false,
         key: "request".into(),
         value: line.to_string(),
         expected: "an upload guard's request",
@@ -252,11 +259,18 @@ pub fn run_upload_guard(mut input: impl BufRead, mut output: impl std::io::Write
     let Some(url) = url else {
         return Err(bad("(no url)"));
     };
+    // The environment's settings (`ASDF_RS_DEADLINE`, ...), inherited from the writer.
+    let opts = opts.own_settings(&url)?;
     let id = match create(&url, &opts) {
         Ok(id) => id,
         Err(e) => {
-            // The writer creates the upload itself and meets the store's answer.
-            let _ = writeln!(output, "failed {}", escape(&e.to_string())).and_then(|()| output.flush());
+            // The writer creates the upload itself and meets the store's answer (a bucket
+            // that does not exist: said as that alone, no warning of the guard's).
+            let answer = match e {
+                Error::NoBucket { .. } => NO_BUCKET.to_string(),
+                e => format!("failed {}", escape(&e.to_string())),
+            };
+            let _ = writeln!(output, "{answer}").and_then(|()| output.flush());
             return Ok(GuardOutcome::NotCreated);
         }
     };
@@ -289,10 +303,7 @@ fn create(url: &str, opts: &RemoteOptions) -> Result<String, Error> {
         };
         crate::store::within(deadline, crate::error::Waited::Headers, store.create_multipart(&path)).await
     })?;
-    result.map_err(|source| Error::Store {
-        url: url.to_string(),
-        source,
-    })
+    result.map_err(|source| crate::location::store_error(url, source))
 }
 
 /// Aborts the multipart upload `id` of `url` (an upload that no longer exists is not an
@@ -316,10 +327,7 @@ fn abort(url: &str, opts: &RemoteOptions, id: &str) -> Result<(), Error> {
             other => other,
         }
     })?;
-    result.map_err(|source| Error::Store {
-        url: url.to_string(),
-        source,
-    })
+    result.map_err(|source| crate::location::store_error(url, source))
 }
 
 #[cfg(test)]

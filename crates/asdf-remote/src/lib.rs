@@ -20,10 +20,18 @@
 //! Memory is bounded by the cache and the caller's buffers, whatever the file's size.
 //! Requests and bytes are counted ([`Stats`]); with `ASDF_RS_RANGE_LOG` set to a path, each
 //! request appends a line `URL START END` to that file (how the tests see which bytes a
-//! Dask task read).
+//! Dask task read), the URL's secrets hidden as in messages ([`redact`]).
+//!
+//! Every error names its URL through [`redact`], along its whole chain of sources and in its
+//! `Debug` form too. The settings a user has no Rust to set are storage options (Python's
+//! `storage_options`) and, for `asdf-cli`, environment variables: `whole_limit`
+//! (`ASDF_RS_WHOLE_LIMIT`), `request_timeout` and `deadline` in seconds
+//! (`ASDF_RS_REQUEST_TIMEOUT`, `ASDF_RS_DEADLINE`), `cross_origin_redirects`
+//! (`ASDF_RS_CROSS_ORIGIN_REDIRECTS`); the messages that meet these limits name both ways.
 
 mod error;
 mod guard;
+mod listing;
 mod location;
 mod options;
 mod profiles;
@@ -34,9 +42,12 @@ mod warn;
 
 pub use error::{Error, KeyProblem};
 pub use guard::{GuardOutcome, run_upload_guard, set_upload_guard};
+pub use listing::{Listed, list, list_entries};
 pub use location::child_url;
-pub use options::{PART, RemoteOptions, WHOLE_LIMIT, WHOLE_LIMIT_ENV};
-pub use redact::redact;
+pub use options::{
+    CROSS_ORIGIN_REDIRECTS_ENV, DEADLINE_ENV, PART, REQUEST_TIMEOUT_ENV, RemoteOptions, WHOLE_LIMIT, WHOLE_LIMIT_ENV,
+};
+pub use redact::{RedactedError, redact};
 pub use warn::{WarningHook, set_warning_hook};
 
 use error::{AnswerError, Waited, answer_err, explain_timeout};
@@ -140,7 +151,8 @@ impl Stats {
             use std::io::Write;
             // One short write per request, appended: lines from many processes stay whole.
             if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
-                let _ = f.write_all(format!("{url} {} {}\n", r.start, r.end).as_bytes());
+                // The URL's secrets hidden, as in every message.
+                let _ = f.write_all(format!("{} {} {}\n", redact(url), r.start, r.end).as_bytes());
             }
         }
     }
@@ -464,11 +476,6 @@ fn ignores_range(e: &object_store::Error) -> bool {
         || text.contains("non-partial response when range requested")
 }
 
-/// [`ignores_range`] from an error's text (a read's error, which quotes the store's).
-fn ignores_range_text(text: &str) -> bool {
-    text.contains("Range request not supported") || text.contains("non-partial response when range requested")
-}
-
 /// The whole object in one plain GET, with its ETag, when its size is at most `limit`
 /// (else the size, and the body is not read).
 async fn fetch_whole(
@@ -691,11 +698,9 @@ impl RemoteSource {
                 // What follows shares the open's deadline (one deadline, stated and kept).
                 let left = deadline.saturating_sub(t0.elapsed());
                 let request_timeout = self.opts.request_timeout;
-                let failed = |source| Error::Store {
-                    url: self.url.clone(),
-                    source: explain_timeout(source, request_timeout),
-                };
-                if left.is_zero() {
+                let failed = |source| location::store_error(&self.url, explain_timeout(source, request_timeout));
+                // Nothing there (no such key, bucket or file): said at once, no HEAD after it.
+                if left.is_zero() || matches!(first, object_store::Error::NotFound { .. }) {
                     return Err(failed(first));
                 }
                 let store = Arc::clone(&self.store);
@@ -790,6 +795,17 @@ impl RemoteSource {
     /// The error of a read of `range` that failed with `e`: the URL (its secrets hidden) and
     /// the bytes named, a timeout said as one.
     fn read_err(&self, range: Range<u64>, e: object_store::Error) -> io::Error {
+        if matches!(e, object_store::Error::NotFound { .. }) {
+            return io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "{}: bytes {}..{}: not found: the file is no longer there (deleted since it was opened)",
+                    redact(&self.url),
+                    range.start,
+                    range.end
+                ),
+            );
+        }
         let e = explain_timeout(e, self.opts.request_timeout);
         io::Error::other(redact(&format!(
             "{}: bytes {}..{}: {e}",
@@ -835,6 +851,14 @@ impl RemoteSource {
     /// more requests of at least a part each, all at once (the pace of one connection to a
     /// distant store, S3's, is a fraction of what several give).
     fn get_direct(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        let len = buf.len() as u64;
+        self.try_direct(offset, buf)?
+            .map_err(|e| self.read_err(offset..offset + len, e))
+    }
+
+    /// [`RemoteSource::get_direct`], the store's failure as it said it (the runtime's as the
+    /// outer error).
+    fn try_direct(&self, offset: u64, buf: &mut [u8]) -> io::Result<object_store::Result<()>> {
         let len = buf.len() as u64;
         let end = offset + len;
         let whole = self.asks_whole(len);
@@ -942,17 +966,17 @@ impl RemoteSource {
             }
             Ok::<_, object_store::Error>((done, continued.map(|c| c..first.resumed_at.unwrap_or(first.at))))
         };
-        let done = block_on(fut)
-            .map_err(io::Error::other)?
-            .map_err(|e| self.read_err(offset..offset + buf.len() as u64, e))?;
-        let (done, more) = done;
+        let (done, more) = match block_on(fut).map_err(io::Error::other)? {
+            Ok(done) => done,
+            Err(e) => return Ok(Err(e)),
+        };
         for r in &done {
             self.stats.record(r, &self.url);
         }
         if let Some(r) = more {
             self.stats.record_more(&r);
         }
-        Ok(())
+        Ok(Ok(()))
     }
 
     /// Whether a read of `len` bytes (in one request) asks for the whole object instead: when
@@ -1152,18 +1176,12 @@ pub fn fetch_range(
     buf.try_reserve_exact(len)
         .map_err(|_| Error::Runtime(io::ErrorKind::OutOfMemory.into()))?;
     buf.resize(len, 0);
-    let Err(e) = src.get_direct(range.start, &mut buf) else {
+    let Err(e) = src.try_direct(range.start, &mut buf).map_err(Error::Runtime)? else {
         return Ok(buf);
     };
-    let failed = |source| Error::Store {
-        url: url.to_string(),
-        source,
-    };
-    if !ignores_range_text(&e.to_string()) {
-        return Err(failed(object_store::Error::Generic {
-            store: "asdf-remote",
-            source: Box::new(e),
-        }));
+    let failed = |source| location::store_error(url, source);
+    if !ignores_range(&e) {
+        return Err(failed(explain_timeout(e, src.opts.request_timeout)));
     }
     // A server that ignores `Range`: the whole file, within `whole_limit`, as an open reads it.
     let limit = src.opts.whole_limit;
@@ -1253,10 +1271,7 @@ pub fn head(url: &str, opts: &RemoteOptions) -> Result<Option<(u64, Option<Strin
     }))? {
         Ok(meta) => Ok(Some((meta.size, meta.e_tag))),
         Err(object_store::Error::NotFound { .. }) => Ok(None),
-        Err(source) => Err(Error::Store {
-            url: url.to_string(),
-            source,
-        }),
+        Err(source) => Err(location::store_error(url, source)),
     }
 }
 
@@ -1272,12 +1287,7 @@ pub fn check_condition(url: &str, opts: &RemoteOptions, condition: &upload::Cond
     run(within(opts.deadline, Waited::Headers, async move {
         Ok::<_, object_store::Error>(upload::check(store.as_ref(), &path, &condition).await)
     }))?
-    .map_err(|source| {
-        crate::location::no_bucket(url, &source).unwrap_or_else(|| Error::Store {
-            url: url.to_string(),
-            source,
-        })
-    })?
+    .map_err(|source| location::store_error(url, source))?
     .map_err(|source| {
         crate::location::no_bucket(url, &source).unwrap_or_else(|| Error::Upload {
             url: url.to_string(),
@@ -1347,7 +1357,7 @@ pub fn put_file(
         ))
     };
     let done = match &built {
-        Built::S3(s) => up(s)?,
+        Built::S3(s, _) => up(s)?,
         Built::Gcs(s) => up(s)?,
         Built::Azure(s) => up(s)?,
         // A plain HTTP(S) server: one conditional PUT.
@@ -1372,170 +1382,4 @@ pub fn put_file(
             source,
         })
     })
-}
-
-/// Keys asked for in one page of a listing (S3's most).
-const LIST_PAGE: usize = 1000;
-
-/// An entry of a listing ([`list_entries`]): an object, or a key that cannot be addressed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Listed {
-    /// The object's URL (its key literally, see [`child_url`]).
-    pub url: String,
-    /// The key, as the store listed it.
-    pub key: String,
-    /// Its size; `None` for a key that cannot be addressed (the store's answer for it is not
-    /// read).
-    pub size: Option<u64>,
-    /// Why the key cannot be read or written (a `.` or `..` segment, `//`, a control
-    /// character), if so: opening [`Listed::url`] is refused with [`Error::Key`].
-    pub problem: Option<KeyProblem>,
-}
-
-/// The objects under `prefix` (a URL ending in `/`, such as `s3://bucket/run42/`), every
-/// level below it, as URLs with their sizes, sorted; at most `limit` (an error beyond, so a
-/// bucket of millions is not listed by mistake). A key that cannot be addressed (see
-/// [`Listed::problem`]) is listed too, with size 0, so that nothing under the prefix is passed
-/// over in silence: opening its URL is refused with [`Error::Key`], which names the key.
-///
-/// # Errors
-/// A bad URL, a store that cannot list (plain HTTP), the store's failure, more than `limit`
-/// objects.
-pub fn list(prefix: &str, opts: &RemoteOptions, limit: usize) -> Result<Vec<(String, u64)>, Error> {
-    Ok(list_entries(prefix, opts, limit)?
-        .into_iter()
-        .map(|e| (e.url, e.size.unwrap_or(0)))
-        .collect())
-}
-
-/// The entries under `prefix` as [`list`] gives them, sorted by key, each with its key and,
-/// for a key that cannot be addressed, why. object_store refuses a whole page of a listing
-/// for one such key: such a page is asked for again in shorter pages (about ten requests)
-/// to take the entries before the key, and the listing goes on after it.
-///
-/// # Errors
-/// As [`list`].
-pub fn list_entries(prefix: &str, opts: &RemoteOptions, limit: usize) -> Result<Vec<Listed>, Error> {
-    let opts = opts.own_settings(prefix)?;
-    let (built, path) = build_typed(prefix, &opts, location::Use::Prefix)?;
-    let base = location::locate(prefix, location::Use::Prefix)?.base;
-    if matches!(built, Built::Http(_)) {
-        return Err(Error::NotListable {
-            url: prefix.to_string(),
-        });
-    }
-    let deadline = opts.deadline.saturating_mul(10);
-    // The prefix with its `/`, as object_store's `list` asks for it.
-    let key_prefix = (!path.as_ref().is_empty()).then(|| format!("{}/", path.as_ref()));
-    let listed = run(within(deadline, Waited::Listing, async move {
-        list_pages(&built, key_prefix, limit).await
-    }))?
-    .map_err(|source| Error::Store {
-        url: prefix.to_string(),
-        source,
-    })?;
-    let mut listed = listed.ok_or_else(|| Error::TooMany {
-        url: prefix.to_string(),
-        limit,
-    })?;
-    listed.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(listed
-        .into_iter()
-        .map(|(key, size)| Listed {
-            url: location::object_url(&base, &key),
-            problem: size.is_none().then(|| location::key_problem(&key)).flatten(),
-            key,
-            size,
-        })
-        .collect())
-}
-
-/// The key of a listing's entry that object_store refused to parse (the whole page with it).
-fn unaddressable_key(e: &object_store::Error) -> Option<&str> {
-    use object_store::path::Error as P;
-    match e {
-        object_store::Error::InvalidPath {
-            source: P::BadSegment { path, .. } | P::EmptySegment { path },
-        } => Some(path),
-        _ => None,
-    }
-}
-
-/// Every key under `prefix` with its size (`None`: a key object_store cannot address), in
-/// pages; `None` past `limit` entries.
-async fn list_pages(
-    built: &Built,
-    prefix: Option<String>,
-    limit: usize,
-) -> object_store::Result<Option<Vec<(String, Option<u64>)>>> {
-    use object_store::list::PaginatedListOptions;
-    let Some(store) = built.paginated() else {
-        return Err(object_store::Error::NotSupported {
-            source: "a plain HTTP server cannot list".into(),
-        });
-    };
-    let page = |offset: &Option<String>, token: &Option<String>, max: usize| {
-        store.list_paginated(
-            prefix.as_deref(),
-            PaginatedListOptions {
-                offset: offset.clone(),
-                page_token: token.clone(),
-                max_keys: Some(max),
-                ..PaginatedListOptions::default()
-            },
-        )
-    };
-    let mut out: Vec<(String, Option<u64>)> = Vec::new();
-    // Where the next page starts: the previous page's token, or (after a key that cannot be
-    // addressed) the key itself.
-    let (mut offset, mut token) = (None::<String>, None::<String>);
-    loop {
-        let (objects, next, bad) = match page(&offset, &token, LIST_PAGE).await {
-            Ok(p) => (p.result.objects, p.page_token, None),
-            Err(e) => {
-                let Some(bad) = unaddressable_key(&e).map(str::to_owned) else {
-                    return Err(e);
-                };
-                // A page that does not move past the entries taken would be asked for forever.
-                if out.last().is_some_and(|(k, _)| bad.as_str() <= k.as_str()) {
-                    return Err(e);
-                }
-                // The entries before it: the longest page from the same start that object_store
-                // takes (pages from one start are each other's beginnings, in key order).
-                let (mut lo, mut hi, mut before) = (0, LIST_PAGE, Vec::new());
-                while hi - lo > 1 {
-                    let mid = lo + (hi - lo) / 2;
-                    match page(&offset, &token, mid).await {
-                        Ok(p) => {
-                            lo = mid;
-                            before = p.result.objects;
-                        }
-                        Err(e) if unaddressable_key(&e).is_some() => hi = mid,
-                        Err(e) => return Err(e),
-                    }
-                }
-                (before, None, Some(bad))
-            }
-        };
-        for meta in objects {
-            if out.len() == limit {
-                return Ok(None);
-            }
-            out.push((meta.location.to_string(), Some(meta.size)));
-        }
-        match bad {
-            Some(bad) => {
-                if out.len() == limit {
-                    return Ok(None);
-                }
-                out.push((bad.clone(), None));
-                (offset, token) = (Some(bad), None);
-            }
-            None => match next {
-                Some(t) => (offset, token) = (None, Some(t)),
-                None => return Ok(Some(out)),
-            },
-        }
-    }
 }

@@ -10,7 +10,8 @@
 //! comes back to the same key. Keys that the object store client (`object_store`'s `Path`)
 //! cannot address are refused, never changed into another key: a `.` or `..` segment
 //! (`tmp/../keep.asdf` would otherwise be read or written as `keep.asdf`, or as
-//! `tmp/%2E%2E/keep.asdf`), an empty segment (`a//b`, a leading `/`), a control character,
+//! `tmp/%2E%2E/keep.asdf`), an empty segment (`a//b`), a leading `/` (`s3://b//x` is the key
+//! `/x`, which object_store would address as `x`), a control character,
 //! and for an object (not a prefix) a key that is empty or ends in `/`.
 //!
 //! **HTTP(S) URLs** are URLs: percent-escapes, `?query` and `#fragment` mean what they mean
@@ -92,6 +93,10 @@ pub(crate) fn locate(text: &str, what: Use) -> Result<Location, Error> {
 
 /// The store path of the literal key `key`, or why it cannot be one.
 fn object_path(key: &str, what: Use) -> Result<StorePath, KeyProblem> {
+    // object_store's `Path` drops a leading `/`: `/x` would be addressed as `x`.
+    if key.starts_with('/') {
+        return Err(KeyProblem::LeadingSlash);
+    }
     let body = match what {
         Use::Prefix => key.strip_suffix('/').unwrap_or(key),
         Use::Object => {
@@ -125,7 +130,7 @@ fn object_path(key: &str, what: Use) -> Result<StorePath, KeyProblem> {
 }
 
 /// Why the listed key `key` cannot be addressed as an object, if it cannot (a key ending in
-/// `/` is a folder marker, listed without its `/`, and not a problem here).
+/// `/` is a folder marker, and not a problem here).
 pub(crate) fn key_problem(key: &str) -> Option<KeyProblem> {
     let body = key.strip_suffix('/').unwrap_or(key);
     if body.is_empty() {
@@ -237,7 +242,32 @@ const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
     .add(b'}')
     .add(b'/');
 
-/// The bucket error of a write to `url` that failed with `e`, when `e` says the bucket (or
+/// The error of a request to `url` that failed with `source`, said for what it is: a bucket
+/// that does not exist ([`Error::NoBucket`]), no object of that key, or no file at an HTTP(S)
+/// URL ([`Error::NotFound`]); otherwise the store's answer, every URL in it redacted at every
+/// level ([`Error::Store`]).
+pub(crate) fn store_error(url: &str, source: object_store::Error) -> Error {
+    if let Some(e) = no_bucket(url, &source) {
+        return e;
+    }
+    if matches!(source, object_store::Error::NotFound { .. }) {
+        let key = bucket_of(url).and_then(|_| {
+            let after = url.split_once("://").map_or("", |(_, rest)| rest);
+            after.split_once('/').map(|(_, key)| key.to_string())
+        });
+        return Error::NotFound {
+            url: url.to_string(),
+            bucket: key.as_ref().and(bucket_of(url)),
+            key,
+        };
+    }
+    Error::Store {
+        url: url.to_string(),
+        source: crate::redact::RedactedError::new(&source),
+    }
+}
+
+/// The bucket error of a request to `url` that failed with `e`, when `e` says the bucket (or
 /// container) is not there: S3's `NoSuchBucket`, Azure's `ContainerNotFound`, Google's
 /// "bucket does not exist".
 pub(crate) fn no_bucket(url: &str, e: &(dyn std::error::Error + 'static)) -> Option<Error> {
@@ -285,7 +315,8 @@ mod tests {
             ("s3://b/tmp/../keep.asdf", "`.` or `..`"),
             ("s3://b/./keep.asdf", "`.` or `..`"),
             ("s3://b/a//b.asdf", "empty segment"),
-            ("s3://b//b.asdf", "empty segment"),
+            ("s3://b//b.asdf", "starts with `/`"),
+            ("s3://b///b.asdf", "starts with `/`"),
             ("s3://b/dir/", "ends in `/`"),
             ("s3://b/", "no key"),
             ("s3://b/a\tb", "control"),
@@ -295,6 +326,12 @@ mod tests {
             assert!(e.starts_with(&crate::redact(url)), "{url}: {e}");
         }
         assert!(locate("s3://b/tmp/../", Use::Prefix).is_err());
+        // A prefix `/` is not the bucket's root (it lists the keys that start with `/`).
+        assert!(locate("s3://b//", Use::Prefix).is_err());
+        assert!(locate("s3://b//run/", Use::Prefix).is_err());
+        // A listed key that starts with `/` is not another key without it.
+        assert_eq!(key_problem("/lead.asdf"), Some(KeyProblem::LeadingSlash));
+        assert_eq!(key_problem("run/x.asdf/"), None);
         assert_eq!(locate("s3://b/run/", Use::Prefix).unwrap().path.as_ref(), "run");
         assert_eq!(locate("s3://b/", Use::Prefix).unwrap().path.as_ref(), "");
     }

@@ -6,13 +6,34 @@ use std::sync::Arc;
 /// The smallest part of a large read, unless set otherwise ([`RemoteOptions::part_size`]).
 pub const PART: usize = 8 << 20;
 /// The settings this crate reads itself (the others are the store's).
-const OWN_SETTINGS: [&str; 5] = ["concurrency", "part_size", "split_below", "park", "whole_limit"];
+const OWN_SETTINGS: [&str; 8] = [
+    "concurrency",
+    "part_size",
+    "split_below",
+    "park",
+    "whole_limit",
+    "request_timeout",
+    "deadline",
+    "cross_origin_redirects",
+];
 /// The largest file read whole from a server that ignores `Range`, unless set otherwise
 /// ([`RemoteOptions::whole_limit`]): 256 MiB, the same as the browser viewer's.
 pub const WHOLE_LIMIT: u64 = 256 << 20;
 /// The environment variable that sets [`RemoteOptions::whole_limit`] (in bytes) when the
 /// setting `whole_limit` is not given: how a user of `asdf-cli` sets it.
 pub const WHOLE_LIMIT_ENV: &str = "ASDF_RS_WHOLE_LIMIT";
+/// The environment variable that sets [`RemoteOptions::request_timeout`] (in seconds) when
+/// the setting `request_timeout` is not given.
+pub const REQUEST_TIMEOUT_ENV: &str = "ASDF_RS_REQUEST_TIMEOUT";
+/// The environment variable that sets [`RemoteOptions::deadline`] (in seconds) when the
+/// setting `deadline` is not given.
+pub const DEADLINE_ENV: &str = "ASDF_RS_DEADLINE";
+/// The environment variable that sets [`RemoteOptions::cross_origin_redirects`] (`true` or
+/// `false`) when the setting `cross_origin_redirects` is not given.
+pub const CROSS_ORIGIN_REDIRECTS_ENV: &str = "ASDF_RS_CROSS_ORIGIN_REDIRECTS";
+/// The longest time a request or a deadline is given, whatever the setting (about 31 years):
+/// larger values are taken as this.
+const MAX_SECONDS: f64 = 1e9;
 
 /// How to reach and cache a remote file.
 #[derive(Debug, Clone)]
@@ -35,15 +56,19 @@ pub struct RemoteOptions {
     /// Retries of a failed request (with exponential backoff).
     pub retries: usize,
     /// The longest one request (headers and body) may take before it is abandoned and
-    /// retried.
+    /// retried (setting `request_timeout`, in seconds; else the environment's
+    /// [`REQUEST_TIMEOUT_ENV`], `ASDF_RS_REQUEST_TIMEOUT`; 30 s by default).
     pub request_timeout: std::time::Duration,
     /// The longest one request of a read may take, its retries included (a large read is
     /// fetched in parts of [`PART`] bytes, each with this deadline): a server that drips its
-    /// headers or its body fails the read after this, not after retries x timeouts.
+    /// headers or its body fails the read after this, not after retries x timeouts (setting
+    /// `deadline`, in seconds; else the environment's [`DEADLINE_ENV`], `ASDF_RS_DEADLINE`;
+    /// 120 s by default).
     pub deadline: std::time::Duration,
     /// Follow HTTP redirects to another origin (scheme, host, port). Off by default: a
     /// redirect elsewhere is an error, so that a server cannot send the reader (and what it
-    /// sends) to a host the URL did not name.
+    /// sends) to a host the URL did not name (setting `cross_origin_redirects`, `true` or
+    /// `false`; else the environment's [`CROSS_ORIGIN_REDIRECTS_ENV`]).
     pub cross_origin_redirects: bool,
     /// Requests of one large read in flight at once (setting `concurrency`). A read of `n`
     /// bytes goes in parts of `max(part_size, n / concurrency)` bytes: as few requests as
@@ -102,45 +127,70 @@ impl Default for RemoteOptions {
 }
 
 impl RemoteOptions {
-    /// The options with the settings this crate reads itself (`concurrency`, `part_size`)
-    /// taken out of [`RemoteOptions::settings`] into their fields (`split_below`, `park` and
-    /// `whole_limit` too).
+    /// The options with the settings this crate reads itself (`concurrency`, `part_size`,
+    /// `split_below`, `park`, `whole_limit`, `request_timeout`, `deadline`,
+    /// `cross_origin_redirects`) taken out of [`RemoteOptions::settings`] into their fields;
+    /// those not given are taken from the environment where a variable stands for them
+    /// (`ASDF_RS_WHOLE_LIMIT`, `ASDF_RS_REQUEST_TIMEOUT`, `ASDF_RS_DEADLINE`,
+    /// `ASDF_RS_CROSS_ORIGIN_REDIRECTS`: how a user of `asdf-cli` sets them).
     ///
     /// # Errors
-    /// A value that is not a positive integer (`park`: not true or false).
+    /// A value that is not a positive number (`park`, `cross_origin_redirects`: not true or
+    /// false), the setting or the variable named.
     pub(crate) fn own_settings(&self, url: &str) -> Result<Self, Error> {
         let mut o = self.clone();
-        let given = self.settings.iter().any(|(k, _)| k.eq_ignore_ascii_case("whole_limit"));
-        if !given && let Some(v) = std::env::var_os(WHOLE_LIMIT_ENV) {
-            o.whole_limit = positive(url, WHOLE_LIMIT_ENV, &v.to_string_lossy(), "a positive number of bytes")?;
+        let given = |name: &str| self.settings.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+        let env = |var: &str| std::env::var_os(var).map(|v| v.to_string_lossy().into_owned());
+        let bad = |key: &str, value: &str, environment: bool, expected: &'static str| Error::Setting {
+            url: url.to_string(),
+            environment,
+            key: key.to_string(),
+            value: value.to_string(),
+            expected,
+        };
+        if !given("whole_limit")
+            && let Some(v) = env(WHOLE_LIMIT_ENV)
+        {
+            o.whole_limit = count(&v).ok_or_else(|| bad(WHOLE_LIMIT_ENV, &v, true, BYTES))?;
+        }
+        if !given("request_timeout")
+            && let Some(v) = env(REQUEST_TIMEOUT_ENV)
+        {
+            o.request_timeout = seconds(&v).ok_or_else(|| bad(REQUEST_TIMEOUT_ENV, &v, true, SECONDS))?;
+        }
+        if !given("deadline")
+            && let Some(v) = env(DEADLINE_ENV)
+        {
+            o.deadline = seconds(&v).ok_or_else(|| bad(DEADLINE_ENV, &v, true, SECONDS))?;
+        }
+        if !given("cross_origin_redirects")
+            && let Some(v) = env(CROSS_ORIGIN_REDIRECTS_ENV)
+        {
+            o.cross_origin_redirects =
+                yes_or_no(&v).ok_or_else(|| bad(CROSS_ORIGIN_REDIRECTS_ENV, &v, true, TRUE_OR_FALSE))?;
         }
         for (k, v) in &self.settings {
             let key = k.to_ascii_lowercase();
             if !OWN_SETTINGS.contains(&key.as_str()) {
                 continue;
             }
-            if key == "park" {
-                o.park = match v.trim().to_ascii_lowercase().as_str() {
-                    "true" | "1" | "yes" => true,
-                    "false" | "0" | "no" => false,
-                    _ => {
-                        return Err(Error::Setting {
-                            url: url.to_string(),
-                            key: key.clone(),
-                            value: v.clone(),
-                            expected: "true or false",
-                        });
-                    }
-                };
-                continue;
-            }
-            let n = positive(url, &key, v, "a positive integer")?;
-            let small = usize::try_from(n).unwrap_or(usize::MAX);
             match key.as_str() {
-                "concurrency" => o.concurrency = small.min(256),
-                "split_below" => o.split_below = n,
-                "whole_limit" => o.whole_limit = n,
-                _ => o.part_size = small.max(64 << 10),
+                "park" => o.park = yes_or_no(v).ok_or_else(|| bad(&key, v, false, TRUE_OR_FALSE))?,
+                "cross_origin_redirects" => {
+                    o.cross_origin_redirects = yes_or_no(v).ok_or_else(|| bad(&key, v, false, TRUE_OR_FALSE))?;
+                }
+                "request_timeout" => o.request_timeout = seconds(v).ok_or_else(|| bad(&key, v, false, SECONDS))?,
+                "deadline" => o.deadline = seconds(v).ok_or_else(|| bad(&key, v, false, SECONDS))?,
+                _ => {
+                    let n = count(v).ok_or_else(|| bad(&key, v, false, "a positive number"))?;
+                    let small = usize::try_from(n).unwrap_or(usize::MAX);
+                    match key.as_str() {
+                        "concurrency" => o.concurrency = small.min(256),
+                        "split_below" => o.split_below = n,
+                        "whole_limit" => o.whole_limit = n,
+                        _ => o.part_size = small.max(64 << 10),
+                    }
+                }
             }
         }
         o.settings
@@ -165,18 +215,93 @@ impl RemoteOptions {
     }
 }
 
-/// The positive integer `value` of the setting `key` (an [`Error::Setting`] naming both, and
-/// what was `expected`, otherwise).
-fn positive(url: &str, key: &str, value: &str, expected: &'static str) -> Result<u64, Error> {
-    value
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .filter(|&n| n > 0)
-        .ok_or_else(|| Error::Setting {
-            url: url.to_string(),
-            key: key.to_string(),
-            value: value.to_string(),
-            expected,
-        })
+/// What a count of bytes takes, as messages say it.
+const BYTES: &str = "a positive number of bytes";
+/// What a time takes, as messages say it.
+const SECONDS: &str = "a positive number of seconds";
+/// What a switch takes, as messages say it.
+const TRUE_OR_FALSE: &str = "true or false";
+
+/// The positive number `value` (`100`, `1e30`, `2.5e9`, `18446744073709551616`) as a whole
+/// count, at most `u64::MAX`: a larger number is taken as `u64::MAX` (no limit, in effect),
+/// a fraction is dropped. `None` for what is not a number, or is below 1.
+fn count(value: &str) -> Option<u64> {
+    let v = value.trim();
+    let v = v.strip_prefix('+').unwrap_or(v);
+    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+        // Digits only: exact, or past u64::MAX (a larger limit than any file).
+        let n = v.parse::<u64>().unwrap_or(u64::MAX);
+        return (n > 0).then_some(n);
+    }
+    let x = number(v)?;
+    // `as` saturates: 1e30 is u64::MAX.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let n = x as u64;
+    (x >= 1.0).then_some(n)
+}
+
+/// The positive number of seconds `value` (`30`, `2.5`, `1e3`) as a duration, at most
+/// [`MAX_SECONDS`]. `None` for what is not a number, or is not above 0.
+fn seconds(value: &str) -> Option<std::time::Duration> {
+    let x = number(value.trim())?;
+    (x > 0.0).then(|| std::time::Duration::from_secs_f64(x.min(MAX_SECONDS)))
+}
+
+/// `text` as a number written with digits (`inf` and `nan` are not: they are no size or
+/// time); an exponent too large gives infinity.
+fn number(text: &str) -> Option<f64> {
+    if !text.bytes().any(|b| b.is_ascii_digit())
+        || text
+            .bytes()
+            .any(|b| b.is_ascii_alphabetic() && !matches!(b, b'e' | b'E'))
+    {
+        return None;
+    }
+    text.parse::<f64>().ok().filter(|x| !x.is_nan())
+}
+
+/// `true`/`false` (and `1`/`0`, `yes`/`no`).
+fn yes_or_no(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" => Some(true),
+        "false" | "0" | "no" => Some(false),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{count, seconds};
+
+    #[test]
+    fn counts_saturate_and_only_what_is_not_a_positive_number_is_refused() {
+        for (text, want) in [
+            ("1", Some(1)),
+            (" 268435456 ", Some(268_435_456)),
+            ("+5", Some(5)),
+            ("18446744073709551615", Some(u64::MAX)),
+            ("18446744073709551616", Some(u64::MAX)),
+            ("100000000000000000000000000000000", Some(u64::MAX)),
+            ("1e30", Some(u64::MAX)),
+            ("1E+30", Some(u64::MAX)),
+            ("1e400", Some(u64::MAX)),
+            ("2.5e3", Some(2500)),
+            ("1.9", Some(1)),
+            ("0", None),
+            ("0.5", None),
+            ("-3", None),
+            ("lots", None),
+            ("", None),
+            ("inf", None),
+            ("nan", None),
+            ("1e", None),
+            ("0x10", None),
+        ] {
+            assert_eq!(count(text), want, "{text:?}");
+        }
+        assert_eq!(seconds("2.5"), Some(std::time::Duration::from_millis(2500)));
+        assert_eq!(seconds("1e30"), Some(std::time::Duration::from_secs(1_000_000_000)));
+        assert_eq!(seconds("0"), None);
+        assert_eq!(seconds("soon"), None);
+    }
 }

@@ -116,6 +116,79 @@ fn is_secret(key: &str) -> bool {
     SECRET_PARAMS.iter().any(|s| decoded.eq_ignore_ascii_case(s))
 }
 
+/// An error (the store's, its HTTP client's) kept as text with the secrets of every URL in it
+/// hidden ([`redact`]) at every level of its chain: what [`std::error::Error::source`] gives
+/// is redacted too, so that a caller printing the whole chain (`anyhow`'s `{:#}`, a log of
+/// causes, `{:?}`) sees no password or signature. The levels' texts are those of the error
+/// it was made from, in order.
+#[derive(Debug)]
+pub struct RedactedError {
+    text: String,
+    source: Option<Box<RedactedError>>,
+}
+
+/// The most levels of a chain kept (a chain longer than this is cut, its deepest causes left
+/// out).
+const MAX_LEVELS: usize = 32;
+
+impl RedactedError {
+    /// `e` and its chain of sources, each level's text redacted.
+    #[must_use]
+    pub fn new(e: &(dyn std::error::Error + 'static)) -> Self {
+        let mut levels = Vec::new();
+        let mut next = Some(e);
+        while let Some(level) = next {
+            if levels.len() == MAX_LEVELS {
+                break;
+            }
+            levels.push(redact(&level.to_string()));
+            next = level.source();
+        }
+        let mut out = Self {
+            text: levels.pop().unwrap_or_default(),
+            source: None,
+        };
+        while let Some(text) = levels.pop() {
+            out = Self {
+                text,
+                source: Some(Box::new(out)),
+            };
+        }
+        out
+    }
+}
+
+impl RedactedError {
+    /// The text, and the text of each cause that it does not already quote (`: ` between):
+    /// the whole chain as one message (object_store's errors quote some of their causes and
+    /// not others: the reason a redirect was refused, a connection's error).
+    #[must_use]
+    pub fn with_causes(&self) -> String {
+        let mut out = self.text.clone();
+        let mut next = self.source.as_deref();
+        while let Some(level) = next {
+            if !out.contains(&level.text) {
+                out.push_str(": ");
+                out.push_str(&level.text);
+            }
+            next = level.source.as_deref();
+        }
+        out
+    }
+}
+
+impl std::fmt::Display for RedactedError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl std::error::Error for RedactedError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
 /// `text` with its control characters escaped (`\t`, `\n`, `\u{1}`): a name cannot start a
 /// line of its own in a message or move the terminal's cursor.
 fn escape_controls(text: &str) -> String {
@@ -167,5 +240,51 @@ mod tests {
         ] {
             assert_eq!(redact(text), want, "{text}");
         }
+    }
+
+    #[derive(Debug)]
+    struct Level(&'static str, Option<Box<Level>>);
+
+    impl std::fmt::Display for Level {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Level {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+        }
+    }
+
+    #[test]
+    fn every_level_of_a_chain_is_redacted() {
+        let raw = Level(
+            "request failed",
+            Some(Box::new(Level(
+                "error sending request for url (https://u:pw@h/k?X-Amz-Signature=SIG)",
+                Some(Box::new(Level("connection refused", None))),
+            ))),
+        );
+        let r = super::RedactedError::new(&raw);
+        let mut levels = Vec::new();
+        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(&r);
+        while let Some(e) = next {
+            levels.push(e.to_string());
+            next = e.source();
+        }
+        assert_eq!(
+            levels,
+            [
+                "request failed",
+                "error sending request for url (https://u:***@h/k?X-Amz-Signature=***)",
+                "connection refused"
+            ]
+        );
+        assert!(!format!("{r:?}").contains("SIG") && !format!("{r:?}").contains("pw"));
+        assert_eq!(
+            r.with_causes(),
+            "request failed: error sending request for url (https://u:***@h/k?X-Amz-Signature=***): connection refused"
+        );
     }
 }

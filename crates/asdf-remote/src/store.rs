@@ -102,7 +102,8 @@ impl object_store::client::HttpConnector for RedirectPolicyConnector {
             } else {
                 let to = attempt.url().origin().ascii_serialization();
                 attempt.error(format!(
-                    "a redirect to another origin ({to}) is not followed (RemoteOptions::cross_origin_redirects)"
+                    "a redirect to another origin ({to}) is not followed (to follow it, {})",
+                    crate::error::CROSS_ORIGIN_HOW
                 ))
             }
         });
@@ -132,10 +133,23 @@ fn s3_key(key: &str) -> &str {
     }
 }
 
+/// How a bucket of S3 is listed by this crate's own requests (`crate::listing`), which
+/// keep every key as S3 gives it.
+pub(crate) enum S3Listing {
+    /// By presigned requests (object_store's signer, its credentials).
+    Signed,
+    /// Unsigned, to this bucket endpoint (`https://s3.REGION.amazonaws.com/BUCKET`, or the
+    /// endpoint set).
+    Unsigned(String),
+    /// Through object_store's listing (S3 Express One Zone, whose endpoints and sessions are
+    /// object_store's own).
+    ObjectStore,
+}
+
 /// The store behind a URL, typed where writes need more than [`ObjectStore`].
 pub(crate) enum Built {
     Http(object_store::http::HttpStore),
-    S3(object_store::aws::AmazonS3),
+    S3(object_store::aws::AmazonS3, S3Listing),
     Gcs(object_store::gcp::GoogleCloudStorage),
     Azure(object_store::azure::MicrosoftAzure),
 }
@@ -145,7 +159,7 @@ impl Built {
     pub(crate) fn multipart(&self) -> Option<&dyn object_store::multipart::MultipartStore> {
         match self {
             Built::Http(_) => None,
-            Built::S3(s) => Some(s),
+            Built::S3(s, _) => Some(s),
             Built::Gcs(s) => Some(s),
             Built::Azure(s) => Some(s),
         }
@@ -155,7 +169,7 @@ impl Built {
     pub(crate) fn paginated(&self) -> Option<&dyn object_store::list::PaginatedListStore> {
         match self {
             Built::Http(_) => None,
-            Built::S3(s) => Some(s),
+            Built::S3(s, _) => Some(s),
             Built::Gcs(s) => Some(s),
             Built::Azure(s) => Some(s),
         }
@@ -164,7 +178,7 @@ impl Built {
     pub(crate) fn into_dyn(self) -> Arc<dyn ObjectStore> {
         match self {
             Built::Http(s) => Arc::new(s),
-            Built::S3(s) => Arc::new(s),
+            Built::S3(s, _) => Arc::new(s),
             Built::Gcs(s) => Arc::new(s),
             Built::Azure(s) => Arc::new(s),
         }
@@ -181,10 +195,7 @@ pub(crate) fn build_store(text: &str, opts: &RemoteOptions) -> Result<(Arc<dyn O
 pub(crate) fn build_typed(text: &str, opts: &RemoteOptions, what: Use) -> Result<(Built, StorePath), Error> {
     let Location { base: url, path } = locate(text, what)?;
     let url = &url;
-    let store_err = |source| Error::Store {
-        url: text.to_string(),
-        source,
-    };
+    let store_err = |source| crate::location::store_error(text, source);
     let retry = RetryConfig {
         max_retries: opts.retries,
         retry_timeout: opts.deadline,
@@ -273,8 +284,9 @@ pub(crate) fn build_typed(text: &str, opts: &RemoteOptions, what: Use) -> Result
                 }
                 b = b.with_skip_signature(true);
             }
+            let listing = s3_listing(&b, container, anon);
             let store = b.build().map_err(store_err)?;
-            Ok((Built::S3(store), path))
+            Ok((Built::S3(store, listing), path))
         }
         "gs" | "gcs" => {
             use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
@@ -319,6 +331,27 @@ pub(crate) fn build_typed(text: &str, opts: &RemoteOptions, what: Use) -> Result
         }
         _ => Err(Error::Scheme { url: text.to_string() }),
     }
+}
+
+/// How the bucket `bucket` of the store `b` builds is listed (see [`S3Listing`]): its bucket
+/// endpoint worked out as object_store's builder does, for unsigned requests.
+fn s3_listing(b: &AmazonS3Builder, bucket: &str, unsigned: bool) -> S3Listing {
+    let value = |k| b.get_config_value(&k);
+    if value(AmazonS3ConfigKey::S3Express).is_some_and(|v| v == "true") {
+        return S3Listing::ObjectStore;
+    }
+    if !unsigned {
+        return S3Listing::Signed;
+    }
+    let region = value(AmazonS3ConfigKey::Region).unwrap_or_else(|| "us-east-1".to_string());
+    let virtual_hosted = value(AmazonS3ConfigKey::VirtualHostedStyleRequest).is_some_and(|v| v == "true");
+    let endpoint = value(AmazonS3ConfigKey::S3Endpoint).or_else(|| value(AmazonS3ConfigKey::Endpoint));
+    S3Listing::Unsigned(match (endpoint, virtual_hosted) {
+        (Some(e), true) => e,
+        (Some(e), false) => format!("{}/{bucket}", e.trim_end_matches('/')),
+        (None, true) => format!("https://{bucket}.s3.{region}.amazonaws.com"),
+        (None, false) => format!("https://s3.{region}.amazonaws.com/{bucket}"),
+    })
 }
 
 /// The settings as a store's configuration keys (`anon` aside: it is read by the caller).

@@ -7,6 +7,7 @@
 //! (`If-None-Match: *`). Stores check these headers on completion (S3 since 2024); the
 //! object's ETag is also checked just before completing, for stores that do not.
 
+use crate::redact::{RedactedError, redact};
 use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path as StorePath;
 use object_store::signer::{SignedUrlOptions, Signer};
@@ -23,12 +24,14 @@ pub enum Condition {
     Match(String),
 }
 
-/// Why an upload did not complete (the store's own errors aside).
+/// Why an upload did not complete (the store's own errors aside). Its texts hold no secret of
+/// a URL: the store's errors are kept redacted at every level of their chain
+/// ([`RedactedError`]), and so are the HTTP client's.
 #[derive(Debug, thiserror::Error)]
 pub enum UploadError {
     /// The store refused or failed.
     #[error(transparent)]
-    Store(#[from] object_store::Error),
+    Store(RedactedError),
     /// The object is not the version the condition names: written by someone else since it
     /// was read, or created since the write began.
     #[error("the object changed since it was read ({0}); nothing was written")]
@@ -45,6 +48,25 @@ pub enum UploadError {
     /// An HTTP server answered the PUT with this status (405 or 501: it takes no writes).
     #[error("the server refused the PUT: HTTP {0}")]
     Refused(u16),
+}
+
+impl From<object_store::Error> for UploadError {
+    fn from(e: object_store::Error) -> Self {
+        UploadError::Store(RedactedError::new(&e))
+    }
+}
+
+/// The HTTP client's error `e` (which names the URL requested, a presigned one's signature
+/// included) as text with the URL's secrets hidden.
+fn client_failure(e: &reqwest::Error) -> UploadError {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    UploadError::Complete(redact(&text))
 }
 
 /// The parts of an upload.
@@ -318,7 +340,7 @@ pub async fn put_http(
     tokio::pin!(send);
     let answer = loop {
         tokio::select! {
-            r = &mut send => break r.map_err(|e| UploadError::Complete(e.to_string()))?,
+            r = &mut send => break r.map_err(|e| client_failure(&e))?,
             () = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
                 progress(sent.load(Ordering::Relaxed), len);
                 if cancel() {
@@ -421,9 +443,9 @@ async fn complete_conditionally(
         .body(body)
         .send()
         .await
-        .map_err(|e| UploadError::Complete(e.to_string()))?;
+        .map_err(|e| client_failure(&e))?;
     let status = answer.status();
-    let text = answer.text().await.map_err(|e| UploadError::Complete(e.to_string()))?;
+    let text = answer.text().await.map_err(|e| client_failure(&e))?;
     // S3 may answer 200 with an error in the body.
     let code = between(&text, "<Code>", "</Code>");
     if status == reqwest::StatusCode::PRECONDITION_FAILED

@@ -46,6 +46,8 @@ enum Mode {
     Paced,
     /// `Range` ignored: every answer is 200 with the whole file (`python -m http.server`).
     NoRange,
+    /// Every answer is `404 Not Found`.
+    Missing,
 }
 
 fn serve(stream: TcpStream, file: &[u8], mode: Mode, count: &AtomicUsize) {
@@ -87,6 +89,13 @@ fn serve(stream: TcpStream, file: &[u8], mode: Mode, count: &AtomicUsize) {
             continue;
         }
         let n = count.fetch_add(1, Ordering::SeqCst);
+        if matches!(mode, Mode::Missing) {
+            let head = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+            if out.write_all(head.as_bytes()).is_err() {
+                return;
+            }
+            continue;
+        }
         if matches!(mode, Mode::Storm) {
             let head = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n";
             if out.write_all(head.as_bytes()).is_err() {
@@ -378,11 +387,14 @@ fn redirects_stay_on_their_origin_unless_allowed() {
     let (url, _) = start(data.clone(), Mode::RedirectElsewhere(port));
     let e = RemoteSource::open(&url, &options()).unwrap_err().to_string();
     assert!(e.contains("redirect"), "{e}");
+    names_what_a_user_sets(
+        &e,
+        "ASDF_RS_CROSS_ORIGIN_REDIRECTS=true",
+        "storage option cross_origin_redirects=true",
+    );
     assert_eq!(other_count.load(Ordering::SeqCst), 0, "the other origin was asked");
-    let allowed = RemoteOptions {
-        cross_origin_redirects: true,
-        ..options()
-    };
+    // Allowed as a user allows it (the storage option).
+    let allowed = options().setting("cross_origin_redirects", "true");
     let src = RemoteSource::open(&url, &allowed).unwrap();
     let mut buf = vec![0u8; 10];
     src.read_exact_at(1000, &mut buf).unwrap();
@@ -453,9 +465,16 @@ fn every_timeout_names_its_limit_and_what_was_waited_for() {
     );
     assert!(!e.contains("Generic HTTP error"), "{e}");
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    names_what_a_user_sets(&e, "ASDF_RS_REQUEST_TIMEOUT=SECONDS", "storage option request_timeout");
     // A body that comes a byte every 200 ms, after the open: small and large reads.
     let (url, _) = start(file(), Mode::SlowBody);
-    let src = RemoteSource::open(&url, &opts).unwrap();
+    // The limit set as a user sets it (a storage option, in seconds), not by the field.
+    let set = RemoteOptions {
+        request_timeout: Duration::from_secs(30),
+        ..opts.clone()
+    }
+    .setting("request_timeout", "1");
+    let src = RemoteSource::open(&url, &set).unwrap();
     for (at, n) in [(150_000u64, 100usize), (10_000, 150_000)] {
         let mut buf = vec![0u8; n];
         let t = Instant::now();
@@ -467,6 +486,7 @@ fn every_timeout_names_its_limit_and_what_was_waited_for() {
         );
         assert!(e.contains(&format!("bytes {at}..")), "{e}");
         assert!(!e.contains("Generic HTTP error"), "{e}");
+        names_what_a_user_sets(&e, "ASDF_RS_REQUEST_TIMEOUT=SECONDS", "storage option request_timeout");
     }
     // The deadline, when it comes first, is the one named, with what was waited for.
     let opts = RemoteOptions {
@@ -482,11 +502,34 @@ fn every_timeout_names_its_limit_and_what_was_waited_for() {
         "{e}"
     );
     assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    names_what_a_user_sets(&e, "ASDF_RS_DEADLINE=SECONDS", "storage option deadline");
     let (url, _) = start(file(), Mode::SlowBody);
-    let src = RemoteSource::open(&url, &opts).unwrap();
+    let set = RemoteOptions {
+        deadline: Duration::from_secs(60),
+        ..opts
+    }
+    .setting("deadline", "2");
+    let src = RemoteSource::open(&url, &set).unwrap();
     let mut buf = vec![0u8; 100];
     let e = src.read_exact_at(150_000, &mut buf).unwrap_err().to_string();
     assert!(e.contains("the answer's body") && e.contains("deadline of 2s"), "{e}");
+    names_what_a_user_sets(&e, "ASDF_RS_DEADLINE=SECONDS", "storage option deadline");
+    // A time that is not a number is refused, the setting named.
+    let e = RemoteSource::open(&url, &options().setting("deadline", "soon"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("the storage option deadline = \"soon\"") && e.contains("a positive number of seconds"),
+        "{e}"
+    );
+}
+
+/// Found by the review: timeouts named `RemoteOptions::request_timeout` and
+/// `RemoteOptions::deadline`, fields a user of the CLI or of Python cannot set. Each names
+/// the environment variable (asdf-cli) and the storage option (Python) that set it.
+fn names_what_a_user_sets(e: &str, variable: &str, option: &str) {
+    assert!(!e.contains("RemoteOptions"), "a Rust-only name: {e}");
+    assert!(e.contains(variable) && e.contains(option), "{variable}, {option}: {e}");
 }
 
 /// Found by the review: a password or token in a URL (`user:secret@`, a SAS `sig`, a presigned
@@ -525,6 +568,170 @@ fn secrets_in_a_url_never_reach_a_message() {
     check(&src.read_exact_at(150_000, &mut buf).unwrap_err().to_string());
     let e = asdf_remote::fetch_range(&with_secrets(&url), &opts.setting("whole_limit", "x"), 0..1, None).unwrap_err();
     check(&e.to_string());
+    // Found by the review: the message was redacted but its chain of sources (the store's
+    // error, the HTTP client's) and its Debug form (what `unwrap` prints) were not.
+    let (url, _) = start(file(), Mode::Storm);
+    let e = RemoteSource::open(&with_secrets(&url), &options()).unwrap_err();
+    let mut levels = Vec::new();
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    while let Some(level) = next {
+        levels.push(level.to_string());
+        next = level.source();
+    }
+    assert!(levels.len() >= 3, "the chain is kept: {levels:?}");
+    for level in &levels {
+        for s in secrets {
+            assert!(!level.contains(s), "{s} in a source: {levels:?}");
+        }
+    }
+    assert!(levels.iter().skip(1).any(|l| l.contains("sig=***")), "{levels:?}");
+    let debug = format!("{e:?}");
+    for s in secrets {
+        assert!(!debug.contains(s), "{s} in Debug: {debug}");
+    }
+    // And through the facade's error, as a library user meets it.
+    let wrapped: Box<dyn std::error::Error> = Box::new(e);
+    let mut next = wrapped.source();
+    while let Some(level) = next {
+        assert!(!secrets.iter().any(|s| level.to_string().contains(s)), "{level}");
+        next = level.source();
+    }
+}
+
+/// Found by the review: a 404 said "Object at location ... not found: Error performing GET
+/// ... Server returned non-2xx status code" and was followed by a HEAD. It says what was not
+/// found (the URL, its secrets hidden) and what that means, after one request.
+#[test]
+fn a_missing_file_is_said_as_such_after_one_request() {
+    let (url, count) = start(file(), Mode::Missing);
+    let url = url.replace("http://", "http://reader:hunter2@") + "?sig=SIGSECRET";
+    let e = RemoteSource::open(&url, &options()).unwrap_err();
+    let text = e.to_string();
+    println!("{text}");
+    assert!(e.is_not_found(), "{text}");
+    assert!(
+        text.contains("http://reader:***@127.0.0.1:")
+            && text.contains("sig=***")
+            && text.contains("not found: the server has no file at this URL (HTTP 404 Not Found)"),
+        "{text}"
+    );
+    assert!(!text.contains("hunter2") && !text.contains("SIGSECRET"), "{text}");
+    assert_eq!(count.load(Ordering::SeqCst), 1, "one request, no HEAD after a 404");
+    let e = asdf_remote::fetch_range(&url, &options(), 0..10, None).unwrap_err();
+    assert!(e.is_not_found() && e.to_string().contains("no file at this URL"), "{e}");
+    assert_eq!(asdf_remote::head(&url, &options()).unwrap(), None);
+}
+
+/// This test binary run again as a child process, for the test `name` with `env` set (the
+/// environment is the process's: set in a child, it reaches no other test).
+fn run_child(name: &str, env: &[(&str, &str)]) -> String {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env("ASDF_REMOTE_TEST_CHILD", name);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{name}: {text}");
+    text
+}
+
+fn is_child(name: &str) -> bool {
+    std::env::var_os("ASDF_REMOTE_TEST_CHILD").is_some_and(|c| c == name)
+}
+
+/// Found by the review: `ASDF_RS_RANGE_LOG` wrote each request's URL as given, a password and
+/// a presigned URL's signature included. The log names the URL as messages do, secrets hidden.
+#[test]
+fn the_range_log_hides_a_urls_secrets() {
+    let name = "the_range_log_hides_a_urls_secrets";
+    if is_child(name) {
+        let (url, _) = start(file(), Mode::Honest);
+        let url = url.replace("http://", "http://reader:hunter2@")
+            + "?X-Amz-Credential=AKIASECRET&X-Amz-Signature=AMZSECRET&token=TOKSECRET";
+        let src = RemoteSource::open(&url, &options()).unwrap();
+        let mut buf = vec![0u8; 100_000];
+        src.read_exact_at(50_000, &mut buf).unwrap();
+        asdf_remote::fetch_range(&url, &options(), 10..20, None).unwrap();
+        return;
+    }
+    let log = std::env::temp_dir().join(format!("asdf-remote-range-log-{}.txt", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    run_child(name, &[("ASDF_RS_RANGE_LOG", log.to_str().unwrap())]);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    println!("{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    for secret in ["hunter2", "AKIASECRET", "AMZSECRET", "TOKSECRET"] {
+        assert!(!text.contains(secret), "{secret} in the range log: {text}");
+    }
+    for line in lines {
+        let fields: Vec<&str> = line.split(' ').collect();
+        assert_eq!(fields.len(), 3, "URL START END: {line}");
+        assert!(
+            fields[0].starts_with("http://reader:***@127.0.0.1:")
+                && fields[0].ends_with("/f.asdf?X-Amz-Credential=***&X-Amz-Signature=***&token=***"),
+            "{line}"
+        );
+    }
+}
+
+/// Found by the review: `ASDF_RS_WHOLE_LIMIT=18446744073709551615` (or `1e30`, or more digits
+/// than a u64 holds) was refused as not a positive number. Any number is taken (beyond
+/// `u64::MAX`, as `u64::MAX`); what is not a number is refused, the variable named. The
+/// environment's timeouts (`ASDF_RS_REQUEST_TIMEOUT`, `ASDF_RS_DEADLINE`) are read the same.
+#[test]
+fn the_environments_settings_take_any_number() {
+    let name = "the_environments_settings_take_any_number";
+    if is_child(name) {
+        let data = file();
+        let limit = std::env::var("ASDF_RS_WHOLE_LIMIT").unwrap();
+        let (url, _) = start(data.clone(), Mode::NoRange);
+        let got = asdf_remote::fetch_range(&url, &options(), 10..20, None);
+        match limit.as_str() {
+            "lots" | "0" | "-1" => {
+                let e = got.unwrap_err().to_string();
+                assert!(
+                    e.contains(&format!("the environment variable ASDF_RS_WHOLE_LIMIT = \"{limit}\""))
+                        && e.contains("a positive number of bytes"),
+                    "{e}"
+                );
+            }
+            _ => assert_eq!(got.unwrap(), data[10..20], "{limit}"),
+        }
+        if let Ok(t) = std::env::var("ASDF_RS_REQUEST_TIMEOUT") {
+            let (url, _) = start(file(), Mode::SlowBody);
+            let opts = RemoteOptions {
+                request_timeout: Duration::from_secs(60),
+                retries: 0,
+                ..options()
+            };
+            let src = RemoteSource::open(&url, &opts).unwrap();
+            let mut buf = vec![0u8; 100];
+            let e = src.read_exact_at(150_000, &mut buf).unwrap_err().to_string();
+            assert!(e.contains(&format!("each request is given {t}s")), "{e}");
+        }
+        return;
+    }
+    for limit in [
+        "18446744073709551615",
+        "18446744073709551616",
+        "1000000000000000000000000000000",
+        "1e30",
+        "1E+30",
+        "5e5",
+    ] {
+        run_child(name, &[("ASDF_RS_WHOLE_LIMIT", limit)]);
+    }
+    for refused in ["lots", "0", "-1"] {
+        run_child(name, &[("ASDF_RS_WHOLE_LIMIT", refused)]);
+    }
+    run_child(
+        name,
+        &[("ASDF_RS_WHOLE_LIMIT", "1e9"), ("ASDF_RS_REQUEST_TIMEOUT", "1")],
+    );
 }
 
 /// Found by the review: the crate printed its warnings on standard error itself, where a
