@@ -178,7 +178,15 @@ fn main() -> ExitCode {
         Command::Schemas => schemas::list_schemas(),
         Command::Extensions => schemas::list_extensions(),
     };
-    match r {
+    // An interrupt that came while an upload was finishing (its completion sent: too late to
+    // stop it) is said, and the exit status is an interrupt's, as when it stops an upload.
+    let interrupted = asdf::remote::uploads_cancelled();
+    if interrupted && r.is_ok() {
+        eprintln!(
+            "asdf-cli: interrupted, but too late to stop the upload: it had completed, and the object was written"
+        );
+    }
+    let code = match r {
         Ok(c) => c,
         Err(e) => {
             report::error(&e.to_string());
@@ -193,7 +201,8 @@ fn main() -> ExitCode {
             }
             ExitCode::from(1)
         }
-    }
+    };
+    if interrupted { ExitCode::from(130) } else { code }
 }
 
 /// The body of `asdf-cli __upload-guard` (not listed in `--help`: started by this program).

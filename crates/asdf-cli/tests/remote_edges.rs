@@ -24,22 +24,32 @@ use std::time::{Duration, Instant};
 
 /// A TCP proxy on 127.0.0.1 in front of a test server's port: each connection it accepts
 /// waits `delay` before it is passed on (a slow network), and the listing requests that pass
-/// are counted (`list-type=2` in what the client sends).
+/// are counted (`list-type=2` in what the client sends). With `hold`, a multipart upload's
+/// completion (`POST ...?uploadId=`) is held that long before it is passed on, and `held` says
+/// it came.
 struct Proxy {
     port: u16,
     lists: Arc<AtomicUsize>,
+    held: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Proxy {
     fn start(target: u16, delay: Duration) -> Self {
+        Self::with_hold(target, delay, None)
+    }
+
+    fn with_hold(target: u16, delay: Duration, hold: Option<Duration>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let lists = Arc::new(AtomicUsize::new(0));
+        let held = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let counted = Arc::clone(&lists);
+        let seen = Arc::clone(&held);
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { return };
                 let counted = Arc::clone(&counted);
+                let seen = Arc::clone(&seen);
                 std::thread::spawn(move || {
                     std::thread::sleep(delay);
                     let Ok(server) = TcpStream::connect(("127.0.0.1", target)) else {
@@ -59,6 +69,11 @@ impl Proxy {
                             Ok(0) | Err(_) => break,
                             Ok(n) => n,
                         };
+                        let completion = buf.starts_with(b"POST ") && buf[..n].windows(9).any(|w| w == b"uploadId=");
+                        if let (true, Some(hold)) = (completion, hold) {
+                            seen.store(true, Ordering::SeqCst);
+                            std::thread::sleep(hold);
+                        }
                         if to_server.write_all(&buf[..n]).is_err() {
                             break;
                         }
@@ -71,7 +86,7 @@ impl Proxy {
                 });
             }
         });
-        Proxy { port, lists }
+        Proxy { port, lists, held }
     }
 
     fn endpoint(&self) -> String {
@@ -951,4 +966,47 @@ fn the_summarys_time_counts_the_listing() {
         assert!(secs >= 1.4, "{command}: the listing's 1.5 s not counted: {summary}");
     }
     assert!(proxy.lists.load(Ordering::SeqCst) >= 2);
+}
+
+/// Found by the review: an interrupt that came while an upload was completing (its last part
+/// sent, too late to stop it) was swallowed: the command exited 0 and said nothing. It says
+/// that the upload had completed, and exits as an interrupt does (130).
+#[test]
+fn an_interrupt_too_late_to_stop_an_upload_is_said_and_not_swallowed() {
+    let moto = Server::moto();
+    let d = dir("remote-edges-late-interrupt");
+    let nine = d.join("nine.asdf");
+    super::sample(&nine, 9, None);
+    // The completion is held 3 s on its way: the interrupt comes while it is in flight.
+    let proxy = Proxy::with_hold(moto.port, Duration::ZERO, Some(Duration::from_secs(3)));
+    let mut child = moto
+        .cli()
+        .env("AWS_ENDPOINT_URL", proxy.endpoint())
+        .args(["convert", nine.to_str().unwrap(), "-o", "s3://data/late.asdf"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !proxy.held.load(Ordering::SeqCst) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the upload ended before its completion"
+        );
+        assert!(start.elapsed() < Duration::from_secs(120), "no completion came");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: kill(2) of our own child's pid.
+    let r = unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGINT) };
+    assert_eq!(r, 0);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    println!("{:?}: {err}", out.status.code());
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("interrupted, but too late to stop the upload: it had completed"),
+        "{err}"
+    );
+    assert_eq!(moto.boto3_list(""), ["late.asdf"]);
+    assert_eq!(moto.state().1, 0, "no upload left");
 }

@@ -1237,6 +1237,14 @@ pub fn cancel_uploads() {
     CANCEL.store(true, Ordering::Relaxed);
 }
 
+/// Whether [`cancel_uploads`] was called in this process: an interrupt came. An upload
+/// that had sent its completion when it came is not stopped by it (the object is written), so
+/// a caller that returns success after it says so.
+#[must_use]
+pub fn uploads_cancelled() -> bool {
+    CANCEL.load(Ordering::Relaxed)
+}
+
 /// Whether an upload is in progress in this process (an interrupt handler that cancels
 /// uploads lets them abort, and otherwise exits at once).
 #[must_use]
