@@ -285,7 +285,7 @@ async fn s3_page(
                 let status = answer.status();
                 let text = answer.text().await;
                 match text {
-                    Ok(text) if status.is_success() => return Ok(parse_s3_page(&text)),
+                    Ok(text) if status.is_success() => return parse_s3_page(&text),
                     Ok(text) if !status.is_server_error() && status.as_u16() != 429 => {
                         return Err(s3_refusal(status, &text));
                     }
@@ -304,11 +304,21 @@ async fn s3_page(
     }
 }
 
+/// S3's error document (`<Error><Code>..</Code><Message>..</Message></Error>`).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct S3Error {
+    code: Option<String>,
+    message: Option<String>,
+}
+
 /// S3's refusal of a listing: the status, its error code and message (`NoSuchBucket`,
 /// `AccessDenied`, ...).
 fn s3_refusal(status: reqwest::StatusCode, text: &str) -> object_store::Error {
-    let code = between(text, "<Code>", "</Code>").map(xml_unescape);
-    let message = between(text, "<Message>", "</Message>").map(xml_unescape);
+    let (code, message) = match quick_xml::de::from_str::<S3Error>(text) {
+        Ok(e) => (e.code, e.message),
+        Err(_) => (None, None),
+    };
     let said = match (code, message) {
         (Some(c), Some(m)) => format!(": {c}: {m}"),
         (Some(c), None) => format!(": {c}"),
@@ -317,87 +327,54 @@ fn s3_refusal(status: reqwest::StatusCode, text: &str) -> object_store::Error {
     generic(format!("the listing was refused: HTTP {status}{said}"))
 }
 
-/// A ListObjectsV2 answer read: each `<Contents>`' key and size, `<IsTruncated>`,
-/// `<NextContinuationToken>`. Keys are URL-encoded when the answer says `<EncodingType>url`
-/// (as asked: a key may hold characters XML cannot), XML-escaped otherwise.
-fn parse_s3_page(text: &str) -> S3Page {
-    let url_encoded = between(text, "<EncodingType>", "</EncodingType>").is_some_and(|e| e.trim() == "url");
-    let mut page = S3Page {
-        truncated: between(text, "<IsTruncated>", "</IsTruncated>").is_some_and(|t| t.trim() == "true"),
-        next: between(text, "<NextContinuationToken>", "</NextContinuationToken>").map(xml_unescape),
-        ..S3Page::default()
-    };
-    for contents in text.split("<Contents>").skip(1) {
-        let contents = contents.split("</Contents>").next().unwrap_or_default();
-        let Some(raw) = between(contents, "<Key>", "</Key>") else {
-            continue;
-        };
-        let mut key = xml_unescape(raw);
-        if url_encoded {
-            // `+` is a space (S3 encodes a `+` as `%2B`).
-            let spaced = key.replace('+', " ");
-            key = percent_encoding::percent_decode_str(&spaced)
-                .decode_utf8_lossy()
-                .into_owned();
-        }
-        let size = between(contents, "<Size>", "</Size>")
-            .and_then(|s| s.trim().parse::<u64>().ok())
-            .unwrap_or(0);
-        page.entries.push((key, size));
-    }
-    page
+/// A ListObjectsV2 answer (`<ListBucketResult>`), the elements read here.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct ListBucketResult {
+    #[serde(default)]
+    is_truncated: bool,
+    next_continuation_token: Option<String>,
+    encoding_type: Option<String>,
+    #[serde(default)]
+    contents: Vec<Contents>,
 }
 
-fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
-    let from = text.find(open)? + open.len();
-    let to = from + text[from..].find(close)?;
-    Some(&text[from..to])
+/// A `<Contents>` of a ListObjectsV2 answer.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct Contents {
+    key: String,
+    size: u64,
 }
 
-/// XML's five entities and character references (`&#9;`, `&#x9;`) replaced by their
-/// characters.
-fn xml_unescape(text: &str) -> String {
-    if !text.contains('&') {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('&') {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-        let Some(end) = rest.find(';').filter(|&e| e <= 12) else {
-            out.push('&');
-            rest = &rest[1..];
-            continue;
-        };
-        let name = &rest[1..end];
-        let c = match name {
-            "amp" => Some('&'),
-            "lt" => Some('<'),
-            "gt" => Some('>'),
-            "quot" => Some('"'),
-            "apos" => Some('\''),
-            _ => name
-                .strip_prefix("#x")
-                .or_else(|| name.strip_prefix("#X"))
-                .map(|h| u32::from_str_radix(h, 16))
-                .or_else(|| name.strip_prefix('#').map(str::parse::<u32>))
-                .and_then(Result::ok)
-                .and_then(char::from_u32),
-        };
-        match c {
-            Some(c) => {
-                out.push(c);
-                rest = &rest[end + 1..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+/// A ListObjectsV2 answer read (by quick-xml): each `<Contents>`' key and size,
+/// `<IsTruncated>`, `<NextContinuationToken>`. Keys are URL-encoded when the answer says
+/// `<EncodingType>url` (as asked: a key may hold characters XML cannot), XML-escaped otherwise.
+fn parse_s3_page(text: &str) -> Result<S3Page, object_store::Error> {
+    let r: ListBucketResult = quick_xml::de::from_str(text)
+        .map_err(|e| generic(format!("a listing answer that is not S3's ListObjectsV2 XML: {e}")))?;
+    let url_encoded = r.encoding_type.as_deref().is_some_and(|e| e.trim() == "url");
+    let entries = r
+        .contents
+        .into_iter()
+        .map(|c| {
+            let key = if url_encoded {
+                // `+` is a space (S3 encodes a `+` as `%2B`).
+                let spaced = c.key.replace('+', " ");
+                percent_encoding::percent_decode_str(&spaced)
+                    .decode_utf8_lossy()
+                    .into_owned()
+            } else {
+                c.key
+            };
+            (key, c.size)
+        })
+        .collect();
+    Ok(S3Page {
+        entries,
+        truncated: r.is_truncated,
+        next: r.next_continuation_token,
+    })
 }
 
 #[cfg(test)]
@@ -412,7 +389,7 @@ mod tests {
             <Contents><Key>walk/tab%09+x.asdf</Key><Size>7</Size></Contents>\
             <Contents><Key>walk/%C3%A9/</Key><Size>0</Size></Contents>\
             <EncodingType>url</EncodingType><NextContinuationToken>a+b/c=</NextContinuationToken></ListBucketResult>";
-        let page = parse_s3_page(xml);
+        let page = parse_s3_page(xml).unwrap();
         assert_eq!(
             page,
             S3Page {
@@ -429,9 +406,18 @@ mod tests {
         // Not URL-encoded (a server that ignores `encoding-type`): XML-escaped.
         let page = parse_s3_page(
             "<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>a&amp;b&#9;&lt;+%41</Key><Size>3</Size></Contents></ListBucketResult>",
-        );
+        )
+        .unwrap();
         assert_eq!(page.entries, [("a&b\t<+%41".to_string(), 3)]);
         assert!(!page.truncated && page.next.is_none());
-        assert_eq!(xml_unescape("&bogus; & &#xZZ; &#65;"), "&bogus; & &#xZZ; A");
+        // Contents between other elements (read all the same).
+        let page = parse_s3_page(
+            "<ListBucketResult><Contents><Key>a</Key><Size>1</Size></Contents><KeyCount>2</KeyCount><Contents><Key>b</Key><Size>2</Size></Contents></ListBucketResult>",
+        )
+        .unwrap();
+        assert_eq!(page.entries, [("a".to_string(), 1), ("b".to_string(), 2)]);
+        // Not a listing, or an entry without its size: an error, never a size of 0.
+        assert!(parse_s3_page("<html>").is_err());
+        assert!(parse_s3_page("<ListBucketResult><Contents><Key>a</Key></Contents></ListBucketResult>").is_err());
     }
 }
