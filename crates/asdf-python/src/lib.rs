@@ -1584,12 +1584,7 @@ impl NativeFile {
     /// file's reference policy (the store found from the file's directory, its links kept
     /// inside it); `None` for an array whose chunks are in the file. For `to_objects`, whose
     /// zarr array reads its store through this (never through a path of its own).
-    fn chunk_store_object(
-        &self,
-        py: Python<'_>,
-        pointer: &str,
-        key: &str,
-    ) -> PyResult<Option<StoreObjectTuple>> {
+    fn chunk_store_object(&self, py: Python<'_>, pointer: &str, key: &str) -> PyResult<Option<StoreObjectTuple>> {
         if pointer.contains(ENTRY) {
             return Err(unnamed(pointer, "a chunked array"));
         }
