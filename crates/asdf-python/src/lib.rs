@@ -2026,8 +2026,40 @@ fn to_node_of<'py>(
     } else if obj.hasattr("dtype")? && obj.hasattr("shape")? && obj.hasattr("tobytes")? {
         // A numpy scalar (shape ()) becomes its Python value; an array, a block.
         let shape: Vec<usize> = obj.getattr("shape")?.extract()?;
-        if shape.is_empty() && obj.is_instance(&py.import("numpy")?.getattr("generic")?)? {
-            return to_node(py, &obj.call_method0("item")?, pointer, at, arrays, integer_tag, open);
+        let np = py.import("numpy")?;
+        if shape.is_empty() && obj.is_instance(&np.getattr("generic")?)? {
+            // A numpy scalar as its Python value (as Python asdf writes it). Not datetimes,
+            // timedeltas or records (their `item()` is an integer, None, or a tuple without its
+            // field names; Python asdf refuses them too), and long doubles as Python floats
+            // (their `item()` is the numpy scalar again).
+            let refused = ["datetime64", "timedelta64", "void"]
+                .iter()
+                .map(|t| np.getattr(*t).and_then(|c| obj.is_instance(&c)))
+                .collect::<PyResult<Vec<bool>>>()?;
+            if refused.contains(&true) {
+                return Err(usage(format!(
+                    "{}: cannot write a numpy {} scalar (as Python asdf cannot): write a 0-d array, or the value as a str",
+                    if pointer.is_empty() { "/" } else { pointer },
+                    obj.getattr("dtype")?.str()?
+                )));
+            }
+            let value = obj.call_method0("item")?;
+            let value = if value.is_instance(&np.getattr("generic")?)? {
+                if value.is_instance(&np.getattr("complexfloating")?)? {
+                    py.import("builtins")?.getattr("complex")?.call1((value,))?
+                } else if value.is_instance(&np.getattr("floating")?)? {
+                    py.import("builtins")?.getattr("float")?.call1((value,))?
+                } else {
+                    return Err(usage(format!(
+                        "{}: cannot write a numpy {} scalar",
+                        if pointer.is_empty() { "/" } else { pointer },
+                        obj.getattr("dtype")?.str()?
+                    )));
+                }
+            } else {
+                value
+            };
+            return to_node(py, &value, pointer, at, arrays, integer_tag, open);
         }
         let ma = py.import("numpy")?.getattr("ma")?;
         let (data, mask) = if ma.call_method1("isMaskedArray", (obj,))?.is_truthy()? {

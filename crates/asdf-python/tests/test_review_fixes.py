@@ -743,3 +743,16 @@ def test_exploded_sources_are_uris_read_under_the_policy(tmp_path):
                 else:
                     with pytest.raises(asdf_rs.AsdfError, match="unresolvable reference"):
                         f["/a"]
+
+
+def test_numpy_scalars_without_a_python_value_are_refused_or_made_floats(tmp_path):
+    """Found by the third Python review: a long double scalar crashed the interpreter (its
+    `item()` is itself, recursion without end); a datetime64 of nanoseconds was written as an
+    integer and NaT as null; a record scalar lost its field names. Long doubles are written
+    as Python floats (as Python asdf writes them); the others are refused, as Python asdf does."""
+    asdf_rs.write(tmp_path / "l.asdf", {"v": np.longdouble(1.5), "c": np.clongdouble(1 + 2j), "n": [np.longdouble("nan")]})
+    with asdf.open(tmp_path / "l.asdf") as af:
+        assert af["v"] == 1.5 and af["c"] == 1 + 2j and np.isnan(af["n"][0])
+    for bad in (np.datetime64("2020-01-02T03:04:05.123456789"), np.datetime64("NaT"), np.timedelta64(3, "s"), np.zeros(1, [("a", "i4")])[0]):
+        with pytest.raises(asdf_rs.AsdfError, match="cannot write a numpy"):
+            asdf_rs.write(tmp_path / "b.asdf", {"v": bad})
