@@ -49,11 +49,7 @@ impl Server {
     }
 
     fn options(&self) -> asdf::RemoteOptions {
-        asdf::RemoteOptions::default()
-            .setting("endpoint_url", self.endpoint())
-            .setting("key", "testing")
-            .setting("secret", "testing")
-            .setting("region", "us-east-1")
+        moto_options(self.endpoint())
     }
 
     /// `asdf-cli` with the endpoint and credentials in its environment, as a user's shell has
@@ -608,4 +604,13 @@ fn azure_blob_storage_on_azurite_writes_read_back_by_azures_client_and_python_as
         "a killed upload left a blob"
     );
     println!("killed upload checked at {:.1} s", t0.elapsed().as_secs_f64());
+}
+
+/// The options that reach moto at `endpoint` (its test credentials and region).
+fn moto_options(endpoint: String) -> asdf::RemoteOptions {
+    asdf::RemoteOptions::default()
+        .setting("endpoint_url", endpoint)
+        .setting("key", "testing")
+        .setting("secret", "testing")
+        .setting("region", "us-east-1")
 }

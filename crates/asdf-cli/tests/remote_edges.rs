@@ -95,11 +95,7 @@ impl Proxy {
 
     /// moto's options, through this proxy.
     fn options(&self) -> asdf::RemoteOptions {
-        asdf::RemoteOptions::default()
-            .setting("endpoint_url", self.endpoint())
-            .setting("key", "testing")
-            .setting("secret", "testing")
-            .setting("region", "us-east-1")
+        super::moto_options(self.endpoint())
     }
 }
 

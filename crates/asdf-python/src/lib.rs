@@ -2086,27 +2086,7 @@ fn to_node_of<'py>(
         let first_array = arrays.len();
         let mut entries = Vec::with_capacity(d.len());
         for (i, (k, v)) in d.iter().enumerate() {
-            // As Python asdf's write: keys are str, int or bool (not None, floats, tuples,
-            // bytes, numpy scalars or tagged strings), which every reader reads back.
-            let tagged = k.hasattr("_asdf_tag")? || k.hasattr("_tag")?;
-            if tagged || !(k.is_instance_of::<pyo3::types::PyString>() || k.is_instance_of::<pyo3::types::PyInt>()) {
-                return Err(usage(format!(
-                    "{}: the mapping key {} ({}) is not permitted: keys are str, int or bool (as Python asdf writes them)",
-                    if pointer.is_empty() { "/" } else { pointer },
-                    k.repr()?,
-                    k.get_type().name()?
-                )));
-            }
-            let key = to_node(
-                py,
-                &k,
-                pointer,
-                &mut Vec::new(),
-                &mut Vec::new(),
-                integer_tag,
-                &mut Vec::new(),
-            )?;
-            let text = key.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
+            let (text, key) = key_node(py, &k, pointer, integer_tag, "mapping key", "keys are")?;
             let child = format!("{pointer}/{}", asdf::escape_pointer_token(&text));
             at.push(i);
             let value = to_node(py, &v, &child, at, arrays, integer_tag, open);
@@ -2153,26 +2133,7 @@ fn to_node_of<'py>(
         // depend on hashing.
         let mut members = Vec::new();
         for m in obj.try_iter()? {
-            let m = m?;
-            if !(m.is_instance_of::<pyo3::types::PyString>() || m.is_instance_of::<pyo3::types::PyInt>()) {
-                return Err(usage(format!(
-                    "{}: the set member {} ({}) is not permitted: members are str, int or bool, as mapping keys",
-                    if pointer.is_empty() { "/" } else { pointer },
-                    m.repr()?,
-                    m.get_type().name()?
-                )));
-            }
-            let key = to_node(
-                py,
-                &m,
-                pointer,
-                &mut Vec::new(),
-                &mut Vec::new(),
-                integer_tag,
-                &mut Vec::new(),
-            )?;
-            let text = key.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
-            members.push((text, key));
+            members.push(key_node(py, &m?, pointer, integer_tag, "set member", "members are")?);
         }
         members.sort_by(|a, b| a.0.cmp(&b.0));
         Node::map(members.into_iter().map(|(_, k)| (k, Node::null())).collect()).with_tag("tag:yaml.org,2002:set")
@@ -2190,6 +2151,40 @@ fn to_node_of<'py>(
         Some(t) => node.with_tag(t),
         None => node,
     })
+}
+
+/// A mapping key (or a set's member) `k` of the mapping at `pointer` as a node, with its text:
+/// as Python asdf's write, str, int or bool only (not None, floats, tuples, bytes, numpy
+/// scalars or tagged strings), which every reader reads back; `what` and `rule` name it in
+/// the refusal.
+fn key_node<'py>(
+    py: Python<'py>,
+    k: &Bound<'py, PyAny>,
+    pointer: &str,
+    integer_tag: &str,
+    what: &str,
+    rule: &str,
+) -> PyResult<(String, Node)> {
+    let tagged = k.hasattr("_asdf_tag")? || k.hasattr("_tag")?;
+    if tagged || !(k.is_instance_of::<pyo3::types::PyString>() || k.is_instance_of::<pyo3::types::PyInt>()) {
+        return Err(usage(format!(
+            "{}: the {what} {} ({}) is not permitted: {rule} str, int or bool (as Python asdf writes them)",
+            if pointer.is_empty() { "/" } else { pointer },
+            k.repr()?,
+            k.get_type().name()?
+        )));
+    }
+    let key = to_node(
+        py,
+        k,
+        pointer,
+        &mut Vec::new(),
+        &mut Vec::new(),
+        integer_tag,
+        &mut Vec::new(),
+    )?;
+    let text = key.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
+    Ok((text, key))
 }
 
 /// An untagged timestamp scalar of `text`.
