@@ -148,7 +148,42 @@ fn layout_info(f: &AsdfFile, pointer: &str) -> Result<Result<LayoutInfo, &'stati
     if pointer.contains(ENTRY) {
         return layout_by_entry(f, pointer);
     }
-    by_pointer(f, pointer).map(Ok)
+    match by_pointer(f, pointer) {
+        Ok(info) => Ok(Ok(info)),
+        // An exploded array whose file is missing or refused has the layout it is written
+        // with: its data is read (and the reason it cannot be given) when it is used, as
+        // Python asdf's lazy arrays do, so that one such array does not fail a whole tree.
+        Err(e) if matches!(e.kind(), asdf::ErrorKind::Reference | asdf::ErrorKind::Io) => {
+            written_external(f, pointer)?.ok_or(e).map(Ok)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The layout an exploded array's node gives (`None` for other nodes), its file not opened.
+fn written_external(f: &AsdfFile, pointer: &str) -> Result<Option<LayoutInfo>, Error> {
+    let doc = f.document()?;
+    let node = node_at(f, pointer)?;
+    let Ok(nd) = asdf::NdArray::from_node(node, doc) else {
+        return Ok(None);
+    };
+    let Some(asdf::core_types::ndarray::Source::Uri(uri)) = &nd.source else {
+        return Ok(None);
+    };
+    let Ok(v) = asdf::View::new(&nd, u64::MAX) else {
+        return Ok(None);
+    };
+    Ok(Some(LayoutInfo {
+        shape: v.shape.clone(),
+        masked: nd.mask.is_some(),
+        datatype: v.datatype.clone(),
+        byteorder: v.byteorder,
+        storage: LayoutStorage::Other {
+            external: Some(uri.clone()),
+            strides: v.strides,
+            offset: v.offset,
+        },
+    }))
 }
 
 /// The layout of an array under a key that no JSON pointer names (a `~e<i>` token, see
@@ -1050,18 +1085,37 @@ impl<'a, 'py> Converter<'a, 'py> {
                 Ok(Some(set.into_any().unbind()))
             }
             (NodeKind::Sequence(s), Yaml11::Omap | Yaml11::Pairs) => {
-                let mut pairs = Vec::with_capacity(s.items.len());
-                for (i, item) in s.items.iter().enumerate() {
+                let mut entries = Vec::with_capacity(s.items.len());
+                let mut kobjs = Vec::with_capacity(s.items.len());
+                for item in &s.items {
                     let item = self.doc.resolve(item);
                     let NodeKind::Mapping(m) = &item.kind else {
                         return Ok(None);
                     };
-                    let [(k, v)] = m.entries.as_slice() else {
+                    let [(k, _)] = m.entries.as_slice() else {
                         return Ok(None);
                     };
-                    let kobj = self.key_of(py, k)?;
+                    let text = self
+                        .doc
+                        .resolve(k)
+                        .as_scalar()
+                        .map(|s| s.text.as_str())
+                        .unwrap_or_default();
+                    kobjs.push((self.key_of(py, k)?, text));
+                    entries.push(&m.entries);
+                }
+                // An ordered mapping's keys one-to-one as a mapping's are (a key written twice,
+                // or `1` and `1.0`, would be one entry of the OrderedDict); pairs keep them all.
+                let kobjs = if kind == Yaml11::Omap {
+                    one_to_one_keys(py, kobjs, &pointer_of(base, path), &mut self.renamed)?
+                } else {
+                    kobjs.into_iter().map(|(k, _)| k).collect()
+                };
+                let mut pairs = Vec::with_capacity(s.items.len());
+                for (i, (m, kobj)) in entries.into_iter().zip(kobjs).enumerate() {
+                    let v = &m[0].1;
                     path.push(Seg::Index(i));
-                    path.push(Seg::Entry(&m.entries, 0));
+                    path.push(Seg::Entry(m, 0));
                     let vobj = self.node(py, v, base, path, false);
                     path.pop();
                     path.pop();
@@ -2138,8 +2192,10 @@ fn to_node_of<'py>(
         members.sort_by(|a, b| a.0.cmp(&b.0));
         Node::map(members.into_iter().map(|(_, k)| (k, Node::null())).collect()).with_tag("tag:yaml.org,2002:set")
     } else if obj.is_instance_of::<pyo3::types::PyComplex>() {
-        let c: num_complex_parts::Parts = num_complex_parts::Parts::of(obj)?;
-        Node::str(c.text()).with_tag("tag:stsci.edu:asdf/core/complex-1.0.0")
+        // As Python asdf writes it (Python's `repr`: `(nan+1j)`, `1e+300j`).
+        let c =
+            asdf::core_types::complex::Complex::new(obj.getattr("real")?.extract()?, obj.getattr("imag")?.extract()?);
+        Node::str(asdf::core_types::complex::to_python_string(c)).with_tag("tag:stsci.edu:asdf/core/complex-1.0.0")
     } else {
         return Err(usage(format!(
             "{}: cannot write a {} (dicts, lists, tuples, sets, str, int, float, bool, None, bytes, complex, dates, datetimes, numpy arrays and scalars can be written)",
@@ -2183,7 +2239,14 @@ fn key_node<'py>(
         integer_tag,
         &mut Vec::new(),
     )?;
-    let text = key.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
+    // An int beyond 64 bits is a `core/integer` mapping, which no reader takes as a key.
+    let Some(text) = key.as_scalar().map(|s| s.text.to_string()) else {
+        return Err(usage(format!(
+            "{}: the {what} {} is not permitted: an integer {what} must fit in 64 bits (from -2**63 to 2**63-1)",
+            if pointer.is_empty() { "/" } else { pointer },
+            k.repr()?
+        )));
+    };
     Ok((text, key))
 }
 
@@ -2194,23 +2257,6 @@ fn timestamp_node(text: String) -> Node {
         s.value = Value::Timestamp;
     }
     n
-}
-
-/// Python complex numbers as the core `complex` tag writes them.
-mod num_complex_parts {
-    use pyo3::prelude::*;
-
-    pub(crate) struct Parts(f64, f64);
-
-    impl Parts {
-        pub(crate) fn of(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
-            Ok(Parts(obj.getattr("real")?.extract()?, obj.getattr("imag")?.extract()?))
-        }
-        pub(crate) fn text(&self) -> String {
-            let sign = if self.1.is_sign_negative() { '-' } else { '+' };
-            format!("{}{sign}{}j", self.0, self.1.abs())
-        }
-    }
 }
 
 /// Writes `tree` (dicts, lists, scalars, numpy arrays) to `path`.

@@ -756,3 +756,96 @@ def test_numpy_scalars_without_a_python_value_are_refused_or_made_floats(tmp_pat
     for bad in (np.datetime64("2020-01-02T03:04:05.123456789"), np.datetime64("NaT"), np.timedelta64(3, "s"), np.zeros(1, [("a", "i4")])[0]):
         with pytest.raises(asdf_rs.AsdfError, match="cannot write a numpy"):
             asdf_rs.write(tmp_path / "b.asdf", {"v": bad})
+
+
+def test_ordered_mappings_keep_every_entry(tmp_path):
+    """Found by the third Python review: an `!!omap` with a key written twice, or with keys
+    Python holds equal (`1`, `1.0`), lost entries silently when made an OrderedDict. They are
+    renamed as a mapping's keys are, with the warning; `!!pairs` keep them all (a list)."""
+    import collections
+
+    path = _write_yaml(
+        tmp_path / "o.asdf",
+        "o: !!omap [{a: 1}, {a: 2}, {1: x}, {1.0: y}]\np: !!pairs [{a: 1}, {a: 2}]",
+    )
+    with pytest.warns(UserWarning, match=r"/o: 'a' read as \"a_1\".*/o: 1.0 read as \"1.0\""):
+        f = asdf_rs.open(path, validate=False)
+        views = (f.tree.to_dict(), f.to_objects())
+    for got in views:
+        assert type(got["o"]) is collections.OrderedDict
+        assert list(got["o"].items()) == [("a", 1), ("a_1", 2), (1, "x"), ("1.0", "y")]
+        assert list(got["p"]) == [("a", 1), ("a", 2)]
+    # PyYAML's pairs before the OrderedDict is made: every value of the file, in its order.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import yaml
+
+        raw = yaml.safe_load(path.read_bytes().split(b"\n", 5)[5].replace(b"...\n", b""))
+    assert [v for _k, v in raw["o"]] == list(views[0]["o"].values()) == [1, 2, "x", "y"]
+
+
+def test_integer_keys_beyond_64_bits_are_refused_on_write(tmp_path):
+    """Found by the third Python review: `write({"d": {2**70: "v"}})` wrote the key as a
+    `core/integer` mapping, a file neither Python asdf nor asdf_rs can read (exit 0)."""
+    for key in (2**70, -(2**63) - 1, 2**63):
+        with pytest.raises(asdf_rs.AsdfError, match=r"/d: the mapping key .* must fit in 64 bits"):
+            asdf_rs.write(tmp_path / "k.asdf", {"d": {key: "v"}})
+        with pytest.raises(asdf_rs.AsdfError, match=r"set member .* must fit in 64 bits"):
+            asdf_rs.write(tmp_path / "k.asdf", {"d": {key}})
+    assert not (tmp_path / "k.asdf").exists()
+    asdf_rs.write(tmp_path / "ok.asdf", {"d": {2**63 - 1: "v", -(2**63): "w"}, "big": 2**70})
+    with asdf.open(tmp_path / "ok.asdf") as af:
+        assert af["d"] == {2**63 - 1: "v", -(2**63): "w"} and af["big"] == 2**70
+
+
+def test_complex_numbers_are_written_as_python_asdf_writes_them(tmp_path):
+    """Found by the third Python review: a complex NaN was written `NaN+1j`, which the core
+    schema's pattern refuses (it admits `nan`); the file failed validation."""
+    values = [complex("nan+1j"), complex(1, float("nan")), complex("inf-infj"), 1e300 + 1e-300j, -0.0 + 0j, 2j, np.complex64(1.5 - 2j)]
+    asdf_rs.write(tmp_path / "c.asdf", {"c": values})
+    ref = tmp_path / "ref.asdf"
+    asdf.AsdfFile({"c": [complex(v) for v in values]}).write_to(ref)
+    # The same text as Python asdf writes, and the same values read back by both.
+    ours = [l for l in (tmp_path / "c.asdf").read_text().splitlines() if "complex" in l]
+    theirs = [l for l in ref.read_text().splitlines() if "complex" in l]
+    assert ours == theirs
+    with asdf.open(tmp_path / "c.asdf") as af:
+        got = af["c"]
+    for g, v in zip(got, values):
+        np.testing.assert_equal(g, complex(v))
+    assert asdf_rs.open(tmp_path / "c.asdf").validate() is None
+
+
+def test_an_exploded_array_whose_file_is_missing_fails_only_when_used(tmp_path):
+    """Found by the third Python review: `to_objects()` failed the whole tree for one exploded
+    array whose file was missing or refused. As in Python asdf, the array is lazy and raises
+    when its data is used; the rest of the tree is read."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        asdf.AsdfFile({"a": np.arange(5.0), "b": np.arange(3), "m": 1}).write_to(tmp_path / "main.asdf", all_array_storage="external")
+    (tmp_path / "main0000.asdf").unlink()
+    for refs in ("inside", "none"):
+        f = asdf_rs.open(tmp_path / "main.asdf", references=refs)
+        t = f.to_objects()
+        assert t["m"] == 1 and t["a"].shape == (5,) and t["a"].dtype == np.float64
+        with pytest.raises(asdf_rs.AsdfError, match="main0000.asdf" if refs == "inside" else "allows no other file"):
+            t["a"][0]
+        with pytest.raises(asdf_rs.AsdfError):
+            f["/a"]
+        if refs == "inside":
+            np.testing.assert_array_equal(t["b"][:], np.arange(3))
+        # A file without `$ref`s resolves whatever its arrays' files are.
+        f.resolve_references()
+        assert f.tree["m"] == 1
+
+
+def test_a_reference_cycle_is_an_error_and_an_alias_key_is_read(tmp_path):
+    """Found by the third Python review: `$ref`s that lead only to one another resolved to
+    None, silently; a key that is an alias (`{*k : 2}`), which Python asdf reads as the
+    anchored scalar, was refused."""
+    path = _write_yaml(tmp_path / "c.asdf", "a: {$ref: '#/b'}\nb: {$ref: '#/a'}\nc: {$ref: '#/d'}\nd: 4")
+    f = asdf_rs.open(path)
+    with pytest.raises(asdf_rs.AsdfError, match=r"cycle .*/a -> /b -> /a"):
+        f.resolve_references()
+    path = _write_yaml(tmp_path / "k.asdf", "a: &k name\nb: {*k : 2}")
+    assert asdf_rs.open(path).tree.to_dict()["b"] == _python_asdf_tree(path)["b"] == {"name": 2}

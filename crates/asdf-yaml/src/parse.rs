@@ -259,7 +259,23 @@ impl Builder {
     }
 
     /// Attaches a finished node (with its expanded size) to the parent, or makes it the root.
-    fn attach(&mut self, node: Node, expanded: u64) -> Result<(), Error> {
+    fn attach(&mut self, mut node: Node, expanded: u64) -> Result<(), Error> {
+        // An alias as a mapping key (`? *k : v`) is its anchored scalar's key, as PyYAML
+        // reads it: the key becomes a copy of that scalar, checked as any key is.
+        if let NodeKind::Alias(a) = &node.kind
+            && self
+                .stack
+                .last()
+                .is_some_and(|f| matches!(f.node.kind, NodeKind::Mapping(_)) && !f.key_pending)
+            && let Some(target) = self
+                .node_at(&a.target)
+                .filter(|t| matches!(t.kind, NodeKind::Scalar(_)))
+        {
+            let mut copy = target.clone();
+            copy.anchor = None;
+            copy.span = node.span;
+            node = copy;
+        }
         if let Some(a) = &node.anchor
             && let Some(entry) = self.anchors.get_mut(&**a)
         {

@@ -314,3 +314,24 @@ fn schema_documents_take_any_scalar_key() {
         "a collection key"
     );
 }
+
+#[test]
+fn an_alias_key_is_its_anchored_scalar() {
+    // As PyYAML reads it: `{*k : 2}` is `{name: 2}`.
+    let ok = parse(b"a: &k name\nb: {*k : 2}\nc: &n 5\nd: {*n : x}\n", &Limits::default()).unwrap();
+    let b = ok.document.root.get("b").unwrap().as_mapping().unwrap();
+    assert_eq!(b.entries[0].0.as_str(), Some("name"));
+    assert_eq!(b.entries[0].1.as_i64(), Some(2));
+    let d = ok.document.root.get("d").unwrap().as_mapping().unwrap();
+    assert!(matches!(d.entries[0].0.as_scalar().unwrap().value, Value::Int(5)));
+    // An alias to a float, or to a collection, is still not a key.
+    for bad in ["a: &k 1.5\nb: {*k : 2}\n", "a: &k [1]\nb: {*k : 2}\n"] {
+        match parse(bad.as_bytes(), &Limits::default()) {
+            Err(Error::Subset {
+                kind: SubsetError::KeyType,
+                span,
+            }) => assert_eq!(span.line, 1, "{bad}"),
+            other => panic!("{bad:?}: {other:?}"),
+        }
+    }
+}

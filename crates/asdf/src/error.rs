@@ -218,6 +218,10 @@ pub enum ReferenceProblem {
     /// No node at the fragment.
     #[error("no such node")]
     NoSuchNode,
+    /// References that lead to one another and never to a node (`a: {$ref: "#/b"}` and
+    /// `b: {$ref: "#/a"}`), by their pointers in order.
+    #[error("the references form a cycle that reaches no node: {}", .0.join(" -> "))]
+    Cycle(Vec<String>),
 }
 
 /// What kind of problem an [`Error`] is, for callers who branch on it (as image-tiff's

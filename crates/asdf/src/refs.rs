@@ -138,14 +138,60 @@ impl AsdfFile {
                 .ok_or_else(|| bad(ReferenceProblem::Moved))?;
             *slot = copied;
         }
-        for (i, (path, ptr, r, frag)) in internal.into_iter().enumerate() {
+        // A reference whose target is another reference takes that one's target: a chain
+        // that comes back to itself reaches no node, and would be an alias to an alias (read
+        // as null). (A target that does not resolve is reported by the loop below.)
+        let at: std::collections::HashMap<&[asdf_yaml::Step], usize> =
+            internal.iter().enumerate().map(|(i, r)| (r.0.as_slice(), i)).collect();
+        let targets: Vec<Option<Vec<asdf_yaml::Step>>> = internal
+            .iter()
+            .map(|(.., frag)| asdf_yaml::pointer::resolve_path(self.doc().ok()?, frag).ok())
+            .collect();
+        // Where each reference's chain ends (itself when it points at a node).
+        let mut ends = Vec::with_capacity(internal.len());
+        for (i, (_, ptr, r, _)) in internal.iter().enumerate() {
+            let mut chain = vec![i];
+            let mut j = i;
+            while let Some(&k) = targets[j].as_deref().and_then(|t| at.get(t)) {
+                if chain.contains(&k) {
+                    let mut names: Vec<String> = chain[chain.iter().position(|&c| c == k).unwrap_or(0)..]
+                        .iter()
+                        .map(|&c| {
+                            if internal[c].1.is_empty() {
+                                "/".to_owned()
+                            } else {
+                                internal[c].1.clone()
+                            }
+                        })
+                        .collect();
+                    if let Some(first) = names.first().cloned() {
+                        names.push(first);
+                    }
+                    return Err(Error::Reference {
+                        pointer: ptr.clone(),
+                        reference: r.clone(),
+                        problem: ReferenceProblem::Cycle(names),
+                    });
+                }
+                chain.push(k);
+                j = k;
+            }
+            ends.push(j);
+        }
+        for (i, (path, ptr, r, _)) in internal.iter().enumerate() {
             let bad = |problem: ReferenceProblem| Error::Reference {
                 pointer: ptr.clone(),
                 reference: r.clone(),
                 problem,
             };
-            let target =
-                asdf_yaml::pointer::resolve_path(self.doc()?, &frag).map_err(|e| bad(ReferenceProblem::Fragment(e)))?;
+            // The alias is to the node at the chain's end (an alias to a reference replaced
+            // by an alias would lose its anchor).
+            let end = ends.get(i).copied().unwrap_or(i);
+            let target = match &targets[end] {
+                Some(t) => t.clone(),
+                None => asdf_yaml::pointer::resolve_path(self.doc()?, &internal[end].3)
+                    .map_err(|e| bad(ReferenceProblem::Fragment(e)))?,
+            };
             let anchor = {
                 let t = self
                     .doc_mut()?
@@ -159,7 +205,7 @@ impl AsdfFile {
             let slot = self
                 .doc_mut()?
                 .root
-                .at_path_mut(&path)
+                .at_path_mut(path)
                 .ok_or_else(|| bad(ReferenceProblem::Moved))?;
             *slot = Node {
                 tag: None,

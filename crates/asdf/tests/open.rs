@@ -188,3 +188,31 @@ fn astropy_tables_before_1_6_0_get_their_defaults() {
         assert_eq!(f.get("/t/columns/0/description").is_ok(), filled, "{std}");
     }
 }
+
+#[test]
+fn references_that_lead_only_to_one_another_are_an_error_naming_the_cycle() {
+    let head = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n";
+    for (body, cycle) in [
+        ("a: {$ref: '#/b'}\nb: {$ref: '#/a'}\n", "/a -> /b -> /a"),
+        ("a: {$ref: '#/a'}\n", "/a -> /a"),
+        (
+            "x: 1\na: {$ref: '#/b'}\nb: {$ref: '#/c'}\nc: {$ref: '#/b'}\n",
+            "/b -> /c -> /b",
+        ),
+    ] {
+        let bytes = format!("{head}{body}...\n").into_bytes();
+        let mut f = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
+        let e = f.resolve_references().unwrap_err();
+        assert_eq!(e.kind(), asdf::ErrorKind::Reference, "{e}");
+        assert!(e.to_string().contains(cycle), "{body}: {e}");
+    }
+    // A chain that ends at a node, and a container that holds a reference to itself, resolve.
+    let body = "a: {$ref: '#/b'}\nb: {$ref: '#/c'}\nc: 7\nd: {inner: {$ref: '#/d'}}\n";
+    let mut f = asdf::Open::bytes(format!("{head}{body}...\n").into_bytes())
+        .options(OpenOptions::default())
+        .open()
+        .unwrap();
+    assert_eq!(f.resolve_references().unwrap(), 3);
+    assert_eq!(f.get("/a").unwrap().as_i64(), Some(7));
+    assert_eq!(f.get("/b").unwrap().as_i64(), Some(7));
+}
