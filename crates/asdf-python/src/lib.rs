@@ -46,13 +46,19 @@ fn py_err(py: Python<'_>, e: &Error) -> PyErr {
     };
     let err = if matches!(e, Error::Invalid(_)) {
         AsdfValidationError::new_err(e.to_string())
-    } else if is_index_error(e)
-        && let Ok(t) = py
-            .import("asdf_rs._native")
-            .and_then(|m| m.getattr("AsdfIndexError"))
-            .and_then(|t| t.cast_into::<pyo3::types::PyType>().map_err(PyErr::from))
-    {
+    } else if let Some(name) = if is_index_error(e) {
         // What numpy raises IndexError for: an AsdfIndexError (an AsdfError and an IndexError).
+        Some("AsdfIndexError")
+    } else if matches!(e, Error::NotFound(_)) {
+        // No node at a pointer: what a dict (and Python asdf's `af[key]`) raises KeyError for.
+        Some("AsdfKeyError")
+    } else {
+        None
+    } && let Ok(t) = py
+        .import("asdf_rs._native")
+        .and_then(|m| m.getattr(name))
+        .and_then(|t| t.cast_into::<pyo3::types::PyType>().map_err(PyErr::from))
+    {
         PyErr::from_type(t, e.to_string())
     } else {
         AsdfError::new_err(e.to_string())
@@ -371,6 +377,9 @@ fn zarr_dtype_refusal(f: &AsdfFile, pointer: &str) -> Option<String> {
 struct NativeFile {
     file: Arc<AsdfFile>,
     target: Target,
+    /// The key renames already warned about (each is warned once per open file, however
+    /// often its mapping is read).
+    warned: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 fn remote_options(settings: Vec<(String, String)>, anonymous: bool) -> asdf_remote::RemoteOptions {
@@ -491,6 +500,7 @@ fn open(
     Ok(NativeFile {
         file: Arc::new(file),
         target: Target { path: target, remote },
+        warned: std::sync::Mutex::default(),
     })
 }
 
@@ -596,14 +606,23 @@ fn one_to_one_keys(
     Ok(out)
 }
 
-/// A `UserWarning` listing the keys renamed by [`one_to_one_key`].
-fn warn_renamed(py: Python<'_>, renamed: &[String]) -> PyResult<()> {
+/// A `UserWarning` listing the keys renamed by [`one_to_one_key`] that `warned` (the file's)
+/// does not hold yet, which it then holds.
+fn warn_renamed(
+    py: Python<'_>,
+    renamed: &[String],
+    warned: &std::sync::Mutex<std::collections::HashSet<String>>,
+) -> PyResult<()> {
+    let renamed: Vec<&String> = {
+        let mut w = warned.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        renamed.iter().filter(|r| w.insert((*r).clone())).collect()
+    };
     if renamed.is_empty() {
         return Ok(());
     }
     let msg = format!(
         "keys that Python holds equal to an earlier key of their mapping were renamed (the file keeps both): {}",
-        renamed.join("; ")
+        renamed.iter().map(|r| r.as_str()).collect::<Vec<_>>().join("; ")
     );
     let msg = std::ffi::CString::new(msg.replace('\0', " ")).map_err(|_| usage("a warning with a NUL"))?;
     PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyUserWarning>(), &msg, 1)
@@ -1246,7 +1265,7 @@ impl NativeFile {
                 for (kobj, token) in kobjs.into_iter().zip(entry_tokens(&m.entries)) {
                     keys.append((kobj, token))?;
                 }
-                warn_renamed(py, &renamed)?;
+                warn_renamed(py, &renamed, &self.warned)?;
                 Ok(("map".into(), tag, keys.into_py_any(py)?))
             }
             NodeKind::Sequence(s) => Ok(("seq".into(), tag, s.items.len().into_py_any(py)?)),
@@ -1308,7 +1327,7 @@ impl NativeFile {
             renamed: Vec::new(),
         };
         let out = c.node(py, node, pointer, &mut Vec::new(), raw)?;
-        warn_renamed(py, &c.renamed)?;
+        warn_renamed(py, &c.renamed, &self.warned)?;
         Ok(out)
     }
 
@@ -2067,6 +2086,10 @@ fn to_node_of<'py>(
     } else if let Ok(b) = obj.cast::<pyo3::types::PyByteArray>() {
         // As `bytes` (Python asdf refuses it): never a list of small integers.
         Node::binary(b.to_vec())
+    } else if obj.is_instance_of::<pyo3::types::PyMemoryView>() {
+        // Its bytes (in C order), as a bytearray's (Python asdf refuses it).
+        let bytes = obj.call_method0("tobytes")?;
+        Node::binary(bytes.cast::<PyBytes>()?.as_bytes().to_vec())
     } else if obj.is_instance(&py.import("datetime")?.getattr("date")?)? {
         // A date or datetime as PyYAML writes it (so Python asdf): an untagged timestamp,
         // `2020-01-01` or `2001-12-14 21:59:43.100000-05:00`.
@@ -2562,23 +2585,26 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(has_extension_schemas, m)?)?;
     m.add("AsdfError", m.py().get_type::<AsdfError>())?;
     m.add("AsdfValidationError", m.py().get_type::<AsdfValidationError>())?;
-    // An AsdfError that is also an IndexError (numpy's error for an index out of range).
-    let index_error = m.py().import("builtins")?.getattr("type")?.call1((
-        "AsdfIndexError",
+    // AsdfErrors that are also the builtin error numpy or a dict raises for the same thing.
+    for (name, builtin, doc) in [
         (
-            m.py().get_type::<AsdfError>(),
+            "AsdfIndexError",
             m.py().get_type::<pyo3::exceptions::PyIndexError>(),
+            "An index outside an array (an AsdfError and an IndexError, as numpy's).",
         ),
-        [
-            ("__module__", "asdf_rs._native"),
-            (
-                "__doc__",
-                "An index outside an array (an AsdfError and an IndexError, as numpy's).",
-            ),
-        ]
-        .into_py_dict(m.py())?,
-    ))?;
-    m.add("AsdfIndexError", index_error)?;
+        (
+            "AsdfKeyError",
+            m.py().get_type::<pyo3::exceptions::PyKeyError>(),
+            "No node at a JSON pointer (an AsdfError and a KeyError, as Python asdf's `af[key]`).",
+        ),
+    ] {
+        let t = m.py().import("builtins")?.getattr("type")?.call1((
+            name,
+            (m.py().get_type::<AsdfError>(), builtin),
+            [("__module__", "asdf_rs._native"), ("__doc__", doc)].into_py_dict(m.py())?,
+        ))?;
+        m.add(name, t)?;
+    }
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

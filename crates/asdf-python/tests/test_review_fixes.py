@@ -849,3 +849,77 @@ def test_a_reference_cycle_is_an_error_and_an_alias_key_is_read(tmp_path):
         f.resolve_references()
     path = _write_yaml(tmp_path / "k.asdf", "a: &k name\nb: {*k : 2}")
     assert asdf_rs.open(path).tree.to_dict()["b"] == _python_asdf_tree(path)["b"] == {"name": 2}
+
+
+def test_smaller_findings_of_the_third_python_review(tmp_path, monkeypatch):
+    """The third Python review's smaller findings, each against what Python asdf, numpy or a
+    dict gives."""
+    # `f["/missing"]` raises what `af["missing"]` raises: a KeyError (and an AsdfError).
+    asdf_rs.write(tmp_path / "a.asdf", {"x": np.arange(6).reshape(2, 3), "m": memoryview(b"xyz")})
+    f = asdf_rs.open(tmp_path / "a.asdf")
+    with pytest.raises(KeyError):
+        f["/missing"]
+    with pytest.raises(asdf_rs.AsdfKeyError):
+        f["/x/nope"]
+    # A memoryview is written as its bytes (a list of small integers before).
+    with asdf.open(tmp_path / "a.asdf") as af:
+        assert af["m"] == b"xyz"
+    # to_dask's chunk_bytes: None is the default; a wrong type or size is said plainly.
+    pytest.importorskip("dask")
+    np.testing.assert_array_equal(f.to_dask("/x", chunk_bytes=None).compute(), np.arange(6).reshape(2, 3))
+    with pytest.raises(TypeError, match="chunk_bytes must be a whole number"):
+        f.to_dask("/x", chunk_bytes="1MB")
+    with pytest.raises(ValueError, match="chunk_bytes is 0"):
+        f.to_dask("/x", chunk_bytes=0)
+    # A key rename is warned once per open file, not at every read of its mapping.
+    path = _write_yaml(tmp_path / "k.asdf", "m: {1: a, 1.0: b}")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        g = asdf_rs.open(path, validate=False)
+        for _ in range(3):
+            g.tree["m"].to_dict() if hasattr(g.tree["m"], "to_dict") else dict(g.tree["m"])
+            g.to_objects()
+    assert sum("were renamed" in str(x.message) for x in w) == 1
+
+
+def test_element_of_a_chunked_array_is_one_element(tmp_path):
+    """Found by the third Python review: `element()` of a chunked array with too few indices
+    gave a sub-array; an element is one value, one index per axis, as of a block's array."""
+    data = np.arange(24.0).reshape(4, 6)
+    asdf_rs.write(tmp_path / "c.asdf", {"c": data}, chunks=[2, 4])
+    f = asdf_rs.open(tmp_path / "c.asdf")
+    assert f.element("/c", (3, 5)) == data[3, 5] == data.item(3, 5)
+    assert f.element("/c", (-1, 0)) == data[-1, 0]
+    # numpy: a row, not an element; then three IndexErrors.
+    assert np.ndim(data[(1,)]) == 1
+    for bad in ((1,), (1, 2, 3), (1.0, 2), (4, 0)):
+        if len(bad) != 1:
+            with pytest.raises(IndexError):
+                data[bad]
+        with pytest.raises(IndexError):
+            f.element("/c", bad)
+
+
+def test_a_local_fsstore_is_read_as_a_folder_under_the_policy(tmp_path, monkeypatch):
+    """Found by the third Python review: a zarr array in zarr-python's `FSStore` of a local
+    path (which Python asdf + asdf-zarr read) was refused with "read only for a file opened
+    from a URL". It is read as a directory store, under the reference policy."""
+    zarr = pytest.importorskip("zarr")
+    pytest.importorskip("asdf_zarr")
+    (tmp_path / "sub").mkdir()
+    want = np.arange(10, dtype="i4")
+    for name, where in (("in", tmp_path / "sub" / "fs.zarr"), ("out", tmp_path / "fs.zarr")):
+        z = zarr.open_array(store=zarr.storage.FSStore(str(where)), mode="w", shape=(10,), chunks=(3,), dtype="i4")
+        z[:] = want
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            asdf.AsdfFile({"z": z}).write_to(tmp_path / "sub" / f"{name}.asdf")
+        with asdf.open(tmp_path / "sub" / f"{name}.asdf") as af:
+            np.testing.assert_array_equal(af["z"][:], want)
+    monkeypatch.chdir(tmp_path.parent)
+    for refs in ("inside", "any"):
+        np.testing.assert_array_equal(asdf_rs.open(tmp_path / "sub" / "in.asdf", references=refs)["/z"], want)
+    np.testing.assert_array_equal(asdf_rs.open(tmp_path / "sub" / "out.asdf", references="any")["/z"], want)
+    for refs in ("inside", "none"):
+        with pytest.raises(asdf_rs.AsdfError, match="outside the file|allows no other file"):
+            asdf_rs.open(tmp_path / "sub" / "out.asdf", references=refs)["/z"]

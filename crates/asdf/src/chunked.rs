@@ -650,15 +650,12 @@ fn store_dir(
         .get("type_string")
         .and_then(Node::as_str)
         .ok_or(ChunkedError::Metadata("store type_string"))?;
-    if !matches!(kind, "DirectoryStore" | "NestedDirectoryStore" | "LocalStore") {
+    if !matches!(kind, "DirectoryStore" | "NestedDirectoryStore" | "LocalStore") && local_fs_store(store).is_none() {
         return Err(ChunkedError::ExternalStore(format!(
-            "a `{kind}` store is not read (directory stores are)"
+            "a `{kind}` store is not read (directory stores are, and FSStores on the local file system or at a URL)"
         )));
     }
-    let path = store
-        .get("path")
-        .and_then(Node::as_str)
-        .ok_or(ChunkedError::Metadata("store path"))?;
+    let path = local_store_path(store).ok_or(ChunkedError::Metadata("store path"))?;
     if policy == ReferencePolicy::None {
         return Err(ChunkedError::StoreRefusedByNone(PathBuf::from(path)));
     }
@@ -679,6 +676,37 @@ fn store_dir(
         return Ok((canon, Some(base)));
     }
     Ok((canon, None))
+}
+
+/// The folder of a store on the local file system as written (a directory store's, or a local
+/// `FSStore`'s): `None` for other stores.
+pub(crate) fn local_store_path(store: &Node) -> Option<&str> {
+    match store.get("type_string").and_then(Node::as_str)? {
+        "DirectoryStore" | "NestedDirectoryStore" | "LocalStore" => store.get("path").and_then(Node::as_str),
+        _ => local_fs_store(store),
+    }
+}
+
+/// The folder of an `FSStore` on the local file system (zarr-python's `FSStore` of a path, whose
+/// `fs` is fsspec's local file system, or a `file://` path): read as a directory store, under
+/// the reference policy. `None` for other stores.
+fn local_fs_store(store: &Node) -> Option<&str> {
+    if store.get("type_string").and_then(Node::as_str) != Some("FSStore") {
+        return None;
+    }
+    let path = store.get("path").and_then(Node::as_str)?;
+    if let Some(local) = path.strip_prefix("file://") {
+        return Some(local);
+    }
+    if path.contains("://") {
+        return None;
+    }
+    // fsspec's description of its file system (JSON text): a local one says so.
+    let fs: serde_json::Value = serde_json::from_str(store.get("fs").and_then(Node::as_str)?).ok()?;
+    let local = |p: &serde_json::Value| matches!(p.as_str(), Some("file" | "local"));
+    let protocol = fs.get("protocol")?;
+    let is_local = local(protocol) || protocol.as_array().is_some_and(|a| a.iter().any(local));
+    is_local.then_some(path)
 }
 
 /// The URL of the key `key` of the store at `url`, built by the remote crate's encoding (never
@@ -811,7 +839,10 @@ impl Chunked {
         }
         let (layout, source) = match (node.get(".zarray"), node.get("store")) {
             #[cfg(feature = "remote")]
-            (None, Some(store)) if store.get("type_string").and_then(Node::as_str) == Some("FSStore") => {
+            (None, Some(store))
+                if store.get("type_string").and_then(Node::as_str) == Some("FSStore")
+                    && local_fs_store(store).is_none() =>
+            {
                 let (url, opts) = url_store(store, cx.remote.as_ref())?;
                 let text = fetch_object(&store_key_url(&url, ".zarray")?, &opts, MAX_METADATA_BYTES)?
                     .ok_or_else(|| ChunkedError::ExternalStore(format!("{url}/.zarray is not there")))?;
@@ -2068,6 +2099,38 @@ mod tests {
             // Allowed when the policy says so, and read.
             assert_eq!(err(crate::ReferencePolicy::AnyLocalPath).unwrap(), [1.25, 1.25]);
         }
+        // A local FSStore (zarr-python's `FSStore` of a path) is a directory store.
+        let local_fs = |store: &str| {
+            let mut f = crate::AsdfFile::new(crate::Version::STANDARD_LATEST).unwrap();
+            let node = Node::map(vec![(
+                Node::str("store"),
+                Node::map(vec![
+                    (Node::str("type_string"), Node::str("FSStore")),
+                    (Node::str("path"), Node::str(store)),
+                    (
+                        Node::str("fs"),
+                        Node::str(r#"{"cls": "fsspec.implementations.local:LocalFileSystem", "protocol": "file"}"#),
+                    ),
+                ]),
+            )])
+            .with_tag(format!("{ZARR_TAG_PREFIX}1.0.0"));
+            f.set("/z", node).unwrap();
+            f.write_to(&path, &crate::WriteOptions::default()).unwrap();
+        };
+        for store in ["../outside.zarr", outside.to_str().unwrap()] {
+            local_fs(store);
+            assert!(matches!(
+                err(crate::ReferencePolicy::default()),
+                Err(crate::Error::Chunked {
+                    source: ChunkedError::StoreRefused(_),
+                    ..
+                })
+            ));
+            assert_eq!(err(crate::ReferencePolicy::AnyLocalPath).unwrap(), [1.25, 1.25]);
+            let f = crate::Open::path(&path).open().unwrap();
+            assert_eq!(f.source().input_folders(), [outside.canonicalize().unwrap()]);
+        }
+        // An FSStore that does not say its file system is local is not read as a folder.
         write("../outside.zarr", "FSStore");
         assert!(matches!(
             err(crate::ReferencePolicy::AnyLocalPath),

@@ -126,9 +126,17 @@ impl<'f> Source<'f> {
             if n.tag.as_deref().is_some_and(crate::is_zarr_tag) {
                 for key in ["store", "meta_store"] {
                     let Some(store) = n.get(key) else { continue };
-                    let kind = store.get("type_string").and_then(Node::as_str);
-                    if let (Some("DirectoryStore" | "NestedDirectoryStore" | "LocalStore"), Some(p)) =
-                        (kind, store.get("path").and_then(Node::as_str))
+                    #[cfg(feature = "zarr")]
+                    let path = crate::chunked::local_store_path(store);
+                    // (Without chunked arrays read, the directory stores are the folders named.)
+                    #[cfg(not(feature = "zarr"))]
+                    let path = match store.get("type_string").and_then(Node::as_str) {
+                        Some("DirectoryStore" | "NestedDirectoryStore" | "LocalStore") => {
+                            store.get("path").and_then(Node::as_str)
+                        }
+                        _ => None,
+                    };
+                    if let Some(p) = path
                         && let Ok(real) = dir.join(p).canonicalize()
                     {
                         out.push(real);

@@ -9,8 +9,9 @@
 
     asdf_rs.write("out.asdf", {"data": numpy_array, "meta": {...}}, compression="zlib")
 
-Errors are `AsdfError` (and `AsdfValidationError` for schema violations) with `pointer`,
-`line`, `column` and `offset` where they apply.
+Errors are `AsdfError` (and `AsdfValidationError` for schema violations; `AsdfKeyError`, also a
+KeyError, for no node at a pointer; `AsdfIndexError`, also an IndexError, for an index outside an
+array) with `pointer`, `line`, `column` and `offset` where they apply.
 """
 
 from collections.abc import Mapping, Sequence
@@ -21,7 +22,7 @@ import os
 import numpy as np
 
 from . import _native
-from ._native import AsdfError, AsdfIndexError, AsdfValidationError
+from ._native import AsdfError, AsdfIndexError, AsdfKeyError, AsdfValidationError
 
 __all__ = [
     "open",
@@ -34,6 +35,7 @@ __all__ = [
     "Tagged",
     "AsdfError",
     "AsdfIndexError",
+    "AsdfKeyError",
     "AsdfValidationError",
 ]
 __version__ = _native.__version__
@@ -516,12 +518,11 @@ class File:
         """One element of the ndarray at `pointer` (a tuple index): only its bytes are read
         from an uncompressed block (one small ranged request for a remote file)."""
         lay = self._native.layout(pointer)
-        if "block" not in lay or lay.get("masked"):
-            return self.array(pointer)[tuple(index)]
         shape = tuple(lay["shape"])
         given = tuple(index)
         # As numpy indexes: exactly one integer per axis (not a bool, not a float), negative
-        # ones from the end; the index as given in the message.
+        # ones from the end; the index as given in the message. (Whatever the storage: an
+        # element is never a sub-array.)
         if len(given) != len(shape) or any(
             isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) for i in given
         ):
@@ -529,6 +530,11 @@ class File:
         index = tuple(int(i) + n if int(i) < 0 else int(i) for i, n in zip(given, shape))
         if any(not 0 <= i < n for i, n in zip(index, shape)):
             raise IndexError(f"{pointer}: index {given} out of range for shape {shape}")
+        if "block" not in lay or lay.get("masked"):
+            if lay.get("chunked"):
+                # Only the chunk that holds it is read.
+                return self.lazy(pointer)[index]
+            return self.array(pointer)[index]
         dtype = np.dtype(_dtype(lay["dtype"]))
         at = lay["offset"] + sum(i * s for i, s in zip(index, lay["strides"]))
         raw = self._native.block_range(lay["block"], at, at + dtype.itemsize)

@@ -213,9 +213,28 @@ def chunk_plan(f, pointer, chunk_bytes=64 << 20):
     return plan, lay
 
 
+def _chunk_bytes(chunk_bytes):
+    """`chunk_bytes` checked: a whole number of at least 1; None for the default (64 MiB)."""
+    import operator
+
+    if chunk_bytes is None:
+        return 64 << 20
+    try:
+        n = operator.index(chunk_bytes)
+    except TypeError:
+        raise TypeError(
+            f"chunk_bytes must be a whole number of bytes (or None for 64 MiB), not {type(chunk_bytes).__name__}"
+        ) from None
+    if n < 1:
+        raise ValueError(f"chunk_bytes is {n}: a chunk holds at least 1 byte")
+    return n
+
+
 def to_dask(f, pointer, chunk_bytes=64 << 20):
     import dask.array as da
     from dask.base import tokenize
+
+    chunk_bytes = _chunk_bytes(chunk_bytes)
 
     lay = f._native.layout(pointer)
     if lay.get("chunked") and lay["shape"] and 0 not in lay["shape"]:

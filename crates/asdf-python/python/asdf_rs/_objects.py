@@ -279,7 +279,11 @@ class _StoreObjects(Mapping):
         self._pointer = pointer
 
     def __getitem__(self, key):
-        found = self._native.chunk_store_object(self._pointer, key)
+        try:
+            found = self._native.chunk_store_object(self._pointer, key)
+        except KeyError as e:
+            # (An AsdfKeyError, of the tree, never a missing chunk: zarr would fill it.)
+            raise AsdfError(str(e)) from e
         if found is None or found[2] is None:
             raise KeyError(key)
         return found[2]
