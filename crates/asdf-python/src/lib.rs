@@ -1713,6 +1713,35 @@ impl NativeFile {
         Ok(out)
     }
 
+    /// Writes this file to `path` (or an object-store URL) as it is: each block's compression
+    /// kept (or `compression` for every block: `"none"` removes it), arrays that share a block
+    /// still sharing it, chunked arrays chunked, exploded arrays brought into the file.
+    /// Atomic (a new file renamed over the old); over the file's own path, refused when
+    /// another writer changed it since it was opened.
+    #[pyo3(signature = (path, compression=None, checksums=true, validate=true))]
+    fn write_to(
+        &self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        compression: Option<String>,
+        checksums: bool,
+        validate: bool,
+    ) -> PyResult<()> {
+        let compression = match compression.as_deref() {
+            None | Some("keep") => asdf::Compression::Keep,
+            Some(name) => asdf::Compression::All(
+                Label::from_name(name).ok_or_else(|| usage(format!("unknown compression {name:?}")))?,
+            ),
+        };
+        let options = asdf::WriteOptions::default()
+            .compression(compression)
+            .checksums(checksums)
+            .validate(validate);
+        let file = self.file.clone();
+        py.detach(move || file.write_to(&path, &options))
+            .map_err(|e| py_err(py, &e))
+    }
+
     /// Whether the file is an ASDF file inside FITS (Appendix A of the standard).
     fn in_fits(&self) -> bool {
         self.file.source().fits_hdus().is_some()

@@ -923,3 +923,53 @@ def test_a_local_fsstore_is_read_as_a_folder_under_the_policy(tmp_path, monkeypa
     for refs in ("inside", "none"):
         with pytest.raises(asdf_rs.AsdfError, match="outside the file|allows no other file"):
             asdf_rs.open(tmp_path / "sub" / "out.asdf", references=refs)["/z"]
+
+
+def test_write_to_keeps_compression_and_shared_blocks(tmp_path):
+    """Found by the third Python review: rewriting a file meant `write(tree.to_dict())`, which
+    lost each block's compression and made views of one array separate copies. `File.write_to`
+    writes the file as it is, as Python asdf's `AsdfFile.write_to` does."""
+    base = np.arange(100.0).reshape(10, 10)
+    src = tmp_path / "src.asdf"
+    af = asdf.AsdfFile({"base": base, "view": base[2:5], "other": np.arange(7, dtype="i2")})
+    af.set_array_compression(af["base"], "zlib")
+    af.set_array_compression(af["other"], "bzp2")
+    af.write_to(src)
+
+    def blocks(path):
+        with asdf.open(path) as g:
+            info = sorted((b.header["compression"], int(b.header["data_size"])) for b in g._blocks.blocks)
+            values = {k: np.array(g[k]) for k in ("base", "view", "other")}
+        return info, values
+
+    want_blocks, want = blocks(src)
+    out = tmp_path / "out.asdf"
+    with asdf_rs.open(src) as f:
+        f.write_to(out)
+    got_blocks, got = blocks(out)
+    assert got_blocks == want_blocks
+    for k in want:
+        np.testing.assert_array_equal(got[k], want[k])
+    # Two arrays that view one block (as the standard allows: offset and strides into it)
+    # still share it.
+    shared = tmp_path / "shared.asdf"
+    asdf.AsdfFile({"base": base, "other": np.arange(7, dtype="i2")}).write_to(shared, include_block_index=False)
+    text = shared.read_bytes()
+    view = b"view: !core/ndarray-1.1.0 {source: 0, datatype: float64, byteorder: little, shape: [3, 10], offset: 160, strides: [80, 8]}\n"
+    shared.write_bytes(text.replace(b"\n...\n", b"\n" + view + b"...\n", 1))
+    assert len(blocks(shared)[0]) == 2
+    with asdf_rs.open(shared) as f:
+        f.write_to(out)
+    assert blocks(out)[0] == blocks(shared)[0]
+    np.testing.assert_array_equal(blocks(out)[1]["view"], base[2:5])
+    # Every block written without compression when asked.
+    with asdf_rs.open(src) as f:
+        f.write_to(tmp_path / "plain.asdf", compression="none")
+    assert {c for c, _ in blocks(tmp_path / "plain.asdf")[0]} == {b"\0\0\0\0"}
+    # Over its own path: written, and the values kept.
+    f = asdf_rs.open(out)
+    f.write_to(out, compression="zlib")
+    np.testing.assert_array_equal(blocks(out)[1]["view"], base[2:5])
+    with pytest.raises(asdf_rs.AsdfError, match="unknown compression"):
+        asdf_rs.open(src).write_to(tmp_path / "x.asdf", compression="no such codec")
+    assert not (tmp_path / "x.asdf").exists()

@@ -585,6 +585,16 @@ class File:
         """(requests, bytes, ranges) fetched from a remote file so far; None for local files."""
         return self._native.remote_stats()
 
+    def write_to(self, path, compression=None, checksums=True, validate=True):
+        """Writes this file to `path` (or an `s3://`, `gs://`, `az://` URL) as it is, as Python
+        asdf's `AsdfFile.write_to`: each block's compression kept (or `compression` for every
+        block; `"none"` removes it), arrays that view one block still sharing it, chunked
+        arrays chunked, exploded arrays brought into the file. Written atomically (a new file
+        renamed over the old one); over the file's own path, refused when another writer
+        changed the file since it was opened. To write a changed tree, build it with
+        `tree.to_dict()` and `asdf_rs.write`."""
+        self._native.write_to(os.fspath(path), compression, checksums, validate)
+
     def to_dask(self, pointer, chunk_bytes=64 << 20):
         """The ndarray at `pointer` as a dask array whose chunks follow the storage."""
         from ._dask import to_dask as _to_dask
