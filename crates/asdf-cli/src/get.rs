@@ -64,8 +64,8 @@ impl Args {
             return Ok(ExitCode::from(1));
         }
         let shape = a.region_shape(&region)?;
-        if let Some(msg) = repeated_beyond_its_data(&a, &shape) {
-            crate::report::error(&format!("{}: {msg}", self.pointer));
+        if let Err(e) = a.refuse_repeated(&shape) {
+            crate::report::error(&format!("{e}; take a smaller region with --slice"));
             return Ok(ExitCode::from(1));
         }
         let Some((descr, bytes)) = region_bytes(&a, &region)? else {
@@ -104,30 +104,6 @@ impl Args {
         }
         Ok(ExitCode::SUCCESS)
     }
-}
-
-/// Why a region of `shape` is not written out: a view whose zero strides repeat its elements
-/// (a 200-byte file can claim 12.8 GB this way) is refused when written out it would be over
-/// 1 GiB and over 64 times the data it views, before anything that size is made (`get`
-/// writes regions out whole; numpy keeps such a view as strides).
-fn repeated_beyond_its_data(a: &asdf::Array<'_>, shape: &[usize]) -> Option<String> {
-    let view = a.view().ok()?;
-    if !view.strides.contains(&0) {
-        return None;
-    }
-    let size = a.datatype().size() as u128;
-    let out = shape.iter().fold(size, |n, &d| n.saturating_mul(d as u128));
-    let data = view
-        .shape
-        .iter()
-        .zip(&view.strides)
-        .filter(|(_, s)| **s != 0)
-        .fold(size, |n, (&d, _)| n.saturating_mul(d as u128));
-    (out > 1 << 30 && out > data.saturating_mul(64)).then(|| {
-        format!(
-            "the region is {out} bytes written out, from {data} bytes of data that the array's zero strides repeat; take a smaller region with --slice"
-        )
-    })
 }
 
 /// numpy's type string of a scalar type, little-endian (`None` for types `get` does not write).

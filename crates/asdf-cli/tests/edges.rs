@@ -1502,6 +1502,27 @@ fn get_refuses_a_view_its_zero_strides_make_gigabytes_from_bytes() {
     let r = run(&["get", &x, "/b"]);
     assert_eq!(r.code, Some(0), "{}", r.text());
     assert!(r.stdout.contains("[1.5, 1.5, 1.5]"), "{}", r.text());
+    // `to-json` and `diff` write out or compare every element: the same refusal, at once
+    // (they ran for hours). `to-json` writes the node as its tree with the reason; `diff`
+    // says it could not compare it (exit 2), the small view compared.
+    let r = run(&["to-json", &x]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(
+        v["a"]["$error"]
+            .as_str()
+            .is_some_and(|e| e.contains("12800000000 bytes written out, from 8 bytes")),
+        "{}",
+        r.text()
+    );
+    assert_eq!(v["b"]["data"], serde_json::json!([1.5, 1.5, 1.5]), "{}", r.text());
+    let r = run(&["diff", &x, &x]);
+    assert_eq!(r.code, Some(2), "{}", r.text());
+    assert!(
+        r.stderr.contains("/a") && r.stderr.contains("zero strides repeat") && !r.stderr.contains("/b"),
+        "{}",
+        r.text()
+    );
 }
 
 /// Found by the second CLI review: `to-yaml` of an array over its inline limit said the

@@ -279,6 +279,37 @@ impl<'f> Array<'f> {
         &self.shape
     }
 
+    /// Refuses to write out a region of `shape` (the whole array: [`Array::shape`]) that this
+    /// array's zero strides make far larger than the data it views: over 1 GiB and over 64
+    /// times that data (a 200-byte file can claim 12.8 GB this way; numpy keeps such a view
+    /// as strides, but a reader that writes every element out, as JSON, `.npy` or a
+    /// comparison, would run for hours). Arrays without zero strides always pass.
+    ///
+    /// # Errors
+    /// [`Error::Repeated`].
+    pub fn refuse_repeated(&self, shape: &[usize]) -> Result<(), Error> {
+        let Ok(view) = self.view() else { return Ok(()) };
+        if !view.strides.contains(&0) {
+            return Ok(());
+        }
+        let size = self.datatype.size() as u128;
+        let bytes = shape.iter().fold(size, |n, &d| n.saturating_mul(d as u128));
+        let data = view
+            .shape
+            .iter()
+            .zip(&view.strides)
+            .filter(|(_, s)| **s != 0)
+            .fold(size, |n, (&d, _)| n.saturating_mul(d as u128));
+        if bytes > 1 << 30 && bytes > data.saturating_mul(64) {
+            return Err(Error::Repeated {
+                pointer: self.pointer.clone(),
+                bytes,
+                data,
+            });
+        }
+        Ok(())
+    }
+
     /// How many elements (the product of the shape).
     #[must_use]
     pub fn len(&self) -> usize {

@@ -107,6 +107,19 @@ pub enum Error {
         /// The limit.
         limit: u64,
     },
+    /// A view whose zero strides repeat its data far beyond what the file holds, refused
+    /// where its elements would be written out one by one ([`crate::Array::refuse_repeated`]).
+    #[error(
+        "{pointer}: the array is {bytes} bytes written out, from {data} bytes of data that its zero strides repeat (numpy keeps such a view as strides); read a region of it"
+    )]
+    Repeated {
+        /// Where the array is.
+        pointer: String,
+        /// The bytes its elements make.
+        bytes: u128,
+        /// The bytes of data it views.
+        data: u128,
+    },
     /// A node read as a typed value ([`crate::AsdfFile::get_as`]) that is not one: another
     /// tag, or a key missing or of the wrong type.
     #[error("{pointer}: {source}")]
@@ -278,7 +291,7 @@ impl Error {
             },
             Error::Array { .. } | Error::Typed { .. } => ErrorKind::Array,
             Error::Region { .. } => ErrorKind::Usage,
-            Error::ReadTooLarge { .. } => ErrorKind::Array,
+            Error::ReadTooLarge { .. } | Error::Repeated { .. } => ErrorKind::Array,
             #[cfg(feature = "zarr")]
             Error::Chunked { .. } => ErrorKind::Array,
             Error::Fits {

@@ -210,7 +210,7 @@ impl<'a> asdf_yaml::Visitor<'a> for Json<'_> {
             } else {
                 self.file
                     .array(&ptr)
-                    .and_then(|a| a.values())
+                    .and_then(|a| a.refuse_repeated(a.shape()).and_then(|()| a.values()))
                     .map(|a| self.array(n, &a, indent))
             };
             match r {
@@ -353,6 +353,7 @@ impl Json<'_> {
     /// An ndarray with a block, written element by element as they are decoded (no mask).
     fn streamed_array(&mut self, n: &Node, ptr: &str, indent: usize) -> Result<(), crate::Error> {
         let array = self.file.array(ptr)?;
+        array.refuse_repeated(array.shape())?;
         let view = array.view()?.clone();
         let shape = view.shape.clone();
         let count = view.count();
