@@ -1544,3 +1544,56 @@ fn to_yaml_names_its_own_inline_limit() {
         r.text()
     );
 }
+
+/// Every `asdf-cli` command the README shows is one the CLI takes (its `convert obs.asdf
+/// out.fits` was refused: `-o` is required). Run in a folder with an `obs.asdf`; commands of
+/// URLs are left out (no network in tests).
+#[test]
+fn the_readme_commands_parse() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    sample(&d.path().join("obs.asdf"));
+    let mut tried = 0;
+    for line in readme.lines().filter(|l| l.starts_with("asdf-cli ")) {
+        if line.contains("://") {
+            continue;
+        }
+        // Words as the shell splits them (double quotes), up to a comment.
+        let mut words = Vec::new();
+        let (mut word, mut quoted, mut any) = (String::new(), false, false);
+        for c in line.chars() {
+            match c {
+                '"' => {
+                    quoted = !quoted;
+                    any = true;
+                }
+                '#' if !quoted && word.is_empty() => break,
+                ' ' if !quoted => {
+                    if any || !word.is_empty() {
+                        words.push(std::mem::take(&mut word));
+                    }
+                    any = false;
+                }
+                c => word.push(c),
+            }
+        }
+        if any || !word.is_empty() {
+            words.push(word);
+        }
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_asdf-cli"))
+            .args(&words[1..])
+            .current_dir(d.path())
+            .stdin(std::process::Stdio::null())
+            .env("EDITOR", "true")
+            .env("VISUAL", "true")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !err.contains("Usage:") && !err.contains("--help"),
+            "README: `{line}` is not a command the CLI takes: {err}"
+        );
+        tried += 1;
+    }
+    assert!(tried >= 8, "{tried} README commands found");
+}
