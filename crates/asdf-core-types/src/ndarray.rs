@@ -388,7 +388,12 @@ impl NdArray {
         };
         let data = get("data").cloned();
         if source.is_none() && data.is_none() {
-            return Err(NdArrayError::NoData);
+            // A mapping that is not tagged an ndarray is not one; a tagged one lacks its data.
+            return Err(if node.tag.as_deref().is_some_and(crate::is_ndarray_tag) {
+                NdArrayError::NoData
+            } else {
+                NdArrayError::NotAnArray
+            });
         }
         let datatype = get("datatype").map(Datatype::from_node).transpose()?;
         let byteorder = match get("byteorder").and_then(Node::as_str) {

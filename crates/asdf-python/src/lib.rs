@@ -52,6 +52,15 @@ fn py_err(py: Python<'_>, e: &Error) -> PyErr {
     } else if matches!(e, Error::NotFound(_)) {
         // No node at a pointer: what a dict (and Python asdf's `af[key]`) raises KeyError for.
         Some("AsdfKeyError")
+    } else if matches!(
+        e,
+        Error::Region {
+            source: asdf::RegionError::ZeroStep,
+            ..
+        }
+    ) {
+        // numpy's ValueError ("slice step cannot be zero").
+        Some("AsdfValueError")
     } else {
         None
     } && let Ok(t) = py
@@ -561,6 +570,8 @@ struct Converter<'a, 'py> {
     keys: std::collections::HashMap<&'a str, Py<PyAny>>,
     /// Keys renamed because Python holds them equal to an earlier key of their mapping.
     renamed: Vec<String>,
+    /// Keys of an `!!omap` written twice (the later value kept).
+    duplicates: Vec<String>,
 }
 
 /// The keys of the mapping at `pointer` (`(object, text)` each, in order), one-to-one: a key
@@ -613,16 +624,32 @@ fn warn_renamed(
     renamed: &[String],
     warned: &std::sync::Mutex<std::collections::HashSet<String>>,
 ) -> PyResult<()> {
-    let renamed: Vec<&String> = {
+    warn_once(
+        py,
+        "keys that Python holds equal to an earlier key of their mapping were renamed (the file keeps both)",
+        renamed,
+        warned,
+    )
+}
+
+/// A `UserWarning` of `what`, listing the `items` that `warned` (the file's) does not hold
+/// yet, which it then holds.
+fn warn_once(
+    py: Python<'_>,
+    what: &str,
+    items: &[String],
+    warned: &std::sync::Mutex<std::collections::HashSet<String>>,
+) -> PyResult<()> {
+    let items: Vec<&String> = {
         let mut w = warned.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        renamed.iter().filter(|r| w.insert((*r).clone())).collect()
+        items.iter().filter(|r| w.insert((*r).clone())).collect()
     };
-    if renamed.is_empty() {
+    if items.is_empty() {
         return Ok(());
     }
     let msg = format!(
-        "keys that Python holds equal to an earlier key of their mapping were renamed (the file keeps both): {}",
-        renamed.iter().map(|r| r.as_str()).collect::<Vec<_>>().join("; ")
+        "{what}: {}",
+        items.iter().map(|r| r.as_str()).collect::<Vec<_>>().join("; ")
     );
     let msg = std::ffi::CString::new(msg.replace('\0', " ")).map_err(|_| usage("a warning with a NUL"))?;
     PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyUserWarning>(), &msg, 1)
@@ -1121,14 +1148,36 @@ impl<'a, 'py> Converter<'a, 'py> {
                         .map(|s| s.text.as_str())
                         .unwrap_or_default();
                     kobjs.push((self.key_of(py, k)?, text));
-                    entries.push(&m.entries);
+                    entries.push(m.entries.as_slice());
                 }
-                // An ordered mapping's keys one-to-one as a mapping's are (a key written twice,
-                // or `1` and `1.0`, would be one entry of the OrderedDict); pairs keep them all.
-                let kobjs = if kind == Yaml11::Omap {
-                    one_to_one_keys(py, kobjs, &pointer_of(base, path), &mut self.renamed)?
+                // An ordered mapping's keys as a mapping's are: a key written twice (`a` and
+                // `a`, `1` and `true`) is one entry, the later value in the earlier place (as
+                // PyYAML's OrderedDict makes it), with a warning; keys Python holds equal but
+                // written differently (`1` and `1.0`) are renamed. Pairs keep them all.
+                let (kobjs, entries) = if kind == Yaml11::Omap {
+                    let pointer = pointer_of(base, path);
+                    let mut first: std::collections::HashMap<(bool, String), usize> = std::collections::HashMap::new();
+                    let mut keys: Vec<(Py<PyAny>, &str)> = Vec::new();
+                    let mut kept: Vec<&'a [(Node, Node)]> = Vec::new();
+                    for (i, (kobj, m)) in kobjs.into_iter().zip(entries).enumerate() {
+                        let id = asdf::yaml::key_identity(self.doc.resolve(&m[0].0));
+                        if let Some(&at) = id.as_ref().and_then(|id| first.get(id)) {
+                            self.duplicates.push(format!(
+                                "{pointer}/{i}: the key {} written again (the later value kept)",
+                                kobj.0.bind(py).repr()?,
+                            ));
+                            kept[at] = m;
+                            continue;
+                        }
+                        if let Some(id) = id {
+                            first.insert(id, kept.len());
+                        }
+                        keys.push(kobj);
+                        kept.push(m);
+                    }
+                    (one_to_one_keys(py, keys, &pointer, &mut self.renamed)?, kept)
                 } else {
-                    kobjs.into_iter().map(|(k, _)| k).collect()
+                    (kobjs.into_iter().map(|(k, _)| k).collect(), entries)
                 };
                 let mut pairs = Vec::with_capacity(s.items.len());
                 for (i, (m, kobj)) in entries.into_iter().zip(kobjs).enumerate() {
@@ -1325,9 +1374,16 @@ impl NativeFile {
             seen: memo.unwrap_or_else(|| PyDict::new(py)),
             keys: std::collections::HashMap::new(),
             renamed: Vec::new(),
+            duplicates: Vec::new(),
         };
         let out = c.node(py, node, pointer, &mut Vec::new(), raw)?;
         warn_renamed(py, &c.renamed, &self.warned)?;
+        warn_once(
+            py,
+            "keys written twice in an ordered mapping (!!omap), read as Python asdf reads them",
+            &c.duplicates,
+            &self.warned,
+        )?;
         Ok(out)
     }
 
@@ -1701,7 +1757,12 @@ impl NativeFile {
         let mut out = Vec::new();
         root.walk_with(&mut |path, n| {
             if let Some((asdf::Step::Key(_), parent)) = path.split_last() {
-                if !matches!(n.kind, NodeKind::Alias(_)) && !standard_key(n) {
+                // A set's members may be null and floats (Python asdf writes and reads them
+                // without a warning).
+                let in_set = root
+                    .at_path(parent)
+                    .is_some_and(|p| p.tag.as_deref() == Some("tag:yaml.org,2002:set"));
+                if !in_set && !matches!(n.kind, NodeKind::Alias(_)) && !standard_key(n) {
                     let text = n.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
                     let at = pointer_by_steps(root, parent);
                     out.push((if at.is_empty() { "/".to_owned() } else { at }, text));
@@ -2088,9 +2149,11 @@ fn to_node_of<'py>(
     } else if let Ok(b) = obj.cast::<pyo3::types::PyBool>() {
         Node::bool(b.is_true())
     } else if obj.is_instance_of::<pyo3::types::PyInt>() {
-        match obj.extract::<i64>() {
-            Ok(i) => Node::int(i),
-            Err(_) => {
+        // Python asdf's literals are from -(2**63-2) to 2**63-1 (its validator refuses others,
+        // -2**63 included): beyond, `core/integer`.
+        match obj.extract::<i64>().ok().filter(|&i| i >= -(i64::MAX - 1)) {
+            Some(i) => Node::int(i),
+            None => {
                 let text: String = obj.str()?.extract()?;
                 let big: num_bigint::BigInt = text.parse().map_err(|_| usage(format!("{pointer}: integer {text}")))?;
                 // Beyond 64 bits the standard's `core/integer` (words least significant first),
@@ -2109,7 +2172,13 @@ fn to_node_of<'py>(
     } else if obj.is_instance_of::<pyo3::types::PyFloat>() {
         Node::float(obj.extract::<f64>()?)
     } else if obj.is_instance_of::<pyo3::types::PyString>() {
-        Node::str(obj.extract::<String>()?)
+        Node::str(obj.extract::<String>().map_err(|_| {
+            usage(format!(
+                "{}: the string {} is not valid Unicode (a lone surrogate): a YAML tree is UTF-8",
+                if pointer.is_empty() { "/" } else { pointer },
+                obj.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
+        })?)
     } else if let Ok(b) = obj.cast::<PyBytes>() {
         Node::binary(b.as_bytes().to_vec())
     } else if let Ok(b) = obj.cast::<pyo3::types::PyByteArray>() {
@@ -2239,7 +2308,14 @@ fn to_node_of<'py>(
         // depend on hashing.
         let mut members = Vec::new();
         for m in obj.try_iter()? {
-            members.push(key_node(py, &m?, pointer, integer_tag, "set member", "members are")?);
+            members.push(key_node(
+                py,
+                &m?,
+                pointer,
+                integer_tag,
+                "set member",
+                "members are None, float,",
+            )?);
         }
         members.sort_by(|a, b| a.0.cmp(&b.0));
         Node::map(members.into_iter().map(|(_, k)| (k, Node::null())).collect()).with_tag("tag:yaml.org,2002:set")
@@ -2274,7 +2350,10 @@ fn key_node<'py>(
     rule: &str,
 ) -> PyResult<(String, Node)> {
     let tagged = k.hasattr("_asdf_tag")? || k.hasattr("_tag")?;
-    if tagged || !(k.is_instance_of::<pyo3::types::PyString>() || k.is_instance_of::<pyo3::types::PyInt>()) {
+    // A set's members may also be None and floats: Python asdf writes them (and reads them
+    // back); a dict's keys may not.
+    let member = what == "set member" && (k.is_none() || k.is_instance_of::<pyo3::types::PyFloat>());
+    if tagged || !(member || k.is_instance_of::<pyo3::types::PyString>() || k.is_instance_of::<pyo3::types::PyInt>()) {
         return Err(usage(format!(
             "{}: the {what} {} ({}) is not permitted: {rule} str, int or bool (as Python asdf writes them)",
             if pointer.is_empty() { "/" } else { pointer },
@@ -2294,7 +2373,7 @@ fn key_node<'py>(
     // An int beyond 64 bits is a `core/integer` mapping, which no reader takes as a key.
     let Some(text) = key.as_scalar().map(|s| s.text.to_string()) else {
         return Err(usage(format!(
-            "{}: the {what} {} is not permitted: an integer {what} must fit in 64 bits (from -2**63 to 2**63-1)",
+            "{}: the {what} {} is not permitted: an integer {what} must be from -(2**63-2) to 2**63-1 (Python asdf's integer literals)",
             if pointer.is_empty() { "/" } else { pointer },
             k.repr()?
         )));
@@ -2625,6 +2704,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
             "AsdfKeyError",
             m.py().get_type::<pyo3::exceptions::PyKeyError>(),
             "No node at a JSON pointer (an AsdfError and a KeyError, as Python asdf's `af[key]`).",
+        ),
+        (
+            "AsdfValueError",
+            m.py().get_type::<pyo3::exceptions::PyValueError>(),
+            "A region numpy refuses with ValueError, as a slice step of 0 (an AsdfError and a ValueError).",
         ),
     ] {
         let t = m.py().import("builtins")?.getattr("type")?.call1((

@@ -683,8 +683,8 @@ def test_writes_that_cannot_be_made_say_why_and_where(tmp_path):
     assert asdf_rs.open(tmp_path / "shared.asdf").tree.to_dict()["q"] == [1, 2]
     with pytest.raises(ValueError, match=r"chunks\[0\] is 100000000000000000000: larger than any axis"):
         asdf_rs.write(tmp_path / "c.asdf", {"a": np.zeros((4, 3))}, chunks=(10**20, 3))
-    with pytest.raises(asdf_rs.AsdfError, match=r"set member 1.5 \(float\)"):
-        asdf_rs.write(tmp_path / "s.asdf", {"s": {1.5}})
+    with pytest.raises(asdf_rs.AsdfError, match=r"set member \(1, 2\) \(tuple\)"):
+        asdf_rs.write(tmp_path / "s.asdf", {"s": {(1, 2)}})
     with pytest.raises(TypeError, match=r"not a file object \(BytesIO\)"):
         asdf_rs.open(io.BytesIO(b"#ASDF 1.0.0\n"))
     with open(tmp_path / "shared.asdf", "rb") as fobj:
@@ -758,44 +758,56 @@ def test_numpy_scalars_without_a_python_value_are_refused_or_made_floats(tmp_pat
             asdf_rs.write(tmp_path / "b.asdf", {"v": bad})
 
 
-def test_ordered_mappings_keep_every_entry(tmp_path):
-    """Found by the third Python review: an `!!omap` with a key written twice, or with keys
-    Python holds equal (`1`, `1.0`), lost entries silently when made an OrderedDict. They are
-    renamed as a mapping's keys are, with the warning; `!!pairs` keep them all (a list)."""
+def test_ordered_mappings_read_as_mappings_are(tmp_path):
+    """Found by the third Python review: an `!!omap` with keys Python holds equal (`1`,
+    `1.0`) lost entries silently when made an OrderedDict; they are renamed as a mapping's
+    keys are, with the warning. The fourth review: a key written twice (`a`, `a`) is one entry
+    with the later value, as Python asdf gives it and as a plain mapping's repeated key reads,
+    with a warning naming its place. `!!pairs` keep every pair (a list)."""
     import collections
 
     path = _write_yaml(
         tmp_path / "o.asdf",
-        "o: !!omap [{a: 1}, {a: 2}, {1: x}, {1.0: y}]\np: !!pairs [{a: 1}, {a: 2}]",
+        "o: !!omap [{a: 1}, {b: 3}, {a: 2}, {1: x}, {1.0: y}, {true: z}]\np: !!pairs [{a: 1}, {a: 2}]\nq: !!omap [{a: 1}, {a: 2}]",
     )
-    with pytest.warns(UserWarning, match=r"/o: 'a' read as \"a_1\".*/o: 1.0 read as \"1.0\""):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
         f = asdf_rs.open(path, validate=False)
         views = (f.tree.to_dict(), f.to_objects())
+    messages = " ".join(str(x.message) for x in w)
+    assert '/o: 1.0 read as "1.0"' in messages
+    assert "/o/2: the key 'a' written again" in messages and "/o/5: the key True written again" in messages
     for got in views:
         assert type(got["o"]) is collections.OrderedDict
-        assert list(got["o"].items()) == [("a", 1), ("a_1", 2), (1, "x"), ("1.0", "y")]
+        # `true` is the key `1` written again (as in any mapping PyYAML reads).
+        assert list(got["o"].items()) == [("a", 2), ("b", 3), (1, "z"), ("1.0", "y")]
         assert list(got["p"]) == [("a", 1), ("a", 2)]
-    # PyYAML's pairs before the OrderedDict is made: every value of the file, in its order.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        import yaml
-
-        raw = yaml.safe_load(path.read_bytes().split(b"\n", 5)[5].replace(b"...\n", b""))
-    assert [v for _k, v in raw["o"]] == list(views[0]["o"].values()) == [1, 2, "x", "y"]
+        with asdf.open(path) as af:
+            assert af["q"] == views[0]["q"] == collections.OrderedDict(a=2)
+            assert list(af["o"].items())[:2] == list(views[0]["o"].items())[:2]
 
 
 def test_integer_keys_beyond_64_bits_are_refused_on_write(tmp_path):
     """Found by the third Python review: `write({"d": {2**70: "v"}})` wrote the key as a
     `core/integer` mapping, a file neither Python asdf nor asdf_rs can read (exit 0)."""
-    for key in (2**70, -(2**63) - 1, 2**63):
-        with pytest.raises(asdf_rs.AsdfError, match=r"/d: the mapping key .* must fit in 64 bits"):
+    # (The fourth review: -2**63 too, which Python asdf's validator refuses as a literal: its
+    # literals are from -(2**63-2) to 2**63-1.)
+    for key in (2**70, -(2**63) - 1, 2**63, -(2**63), -(2**63 - 1)):
+        with pytest.raises(asdf_rs.AsdfError, match=r"/d: the mapping key .* must be from -\(2\*\*63-2\) to 2\*\*63-1"):
             asdf_rs.write(tmp_path / "k.asdf", {"d": {key: "v"}})
-        with pytest.raises(asdf_rs.AsdfError, match=r"set member .* must fit in 64 bits"):
+        with pytest.raises(asdf_rs.AsdfError, match=r"set member .* must be from"):
             asdf_rs.write(tmp_path / "k.asdf", {"d": {key}})
     assert not (tmp_path / "k.asdf").exists()
-    asdf_rs.write(tmp_path / "ok.asdf", {"d": {2**63 - 1: "v", -(2**63): "w"}, "big": 2**70})
+    # As values, every integer is written: beyond that range as `core/integer`, as Python
+    # asdf writes them, and the file validates in Python asdf.
+    values = [2**63 - 1, -(2**63 - 2), -(2**63 - 1), -(2**63), 2**63, 2**70, -(2**70)]
+    asdf_rs.write(tmp_path / "ok.asdf", {"d": {2**63 - 1: "v", -(2**63 - 2): "w"}, "v": values, "m": -(2**63)})
     with asdf.open(tmp_path / "ok.asdf") as af:
-        assert af["d"] == {2**63 - 1: "v", -(2**63): "w"} and af["big"] == 2**70
+        af.validate()
+        assert af["d"] == {2**63 - 1: "v", -(2**63 - 2): "w"} and af["v"] == values and af["m"] == -(2**63)
+    assert asdf_rs.open(tmp_path / "ok.asdf").tree.to_dict()["v"] == values
 
 
 def test_complex_numbers_are_written_as_python_asdf_writes_them(tmp_path):
@@ -973,3 +985,57 @@ def test_write_to_keeps_compression_and_shared_blocks(tmp_path):
     with pytest.raises(asdf_rs.AsdfError, match="unknown compression"):
         asdf_rs.open(src).write_to(tmp_path / "x.asdf", compression="no such codec")
     assert not (tmp_path / "x.asdf").exists()
+
+
+def test_fourth_python_review(tmp_path):
+    """Found by the fourth Python review, each against Python asdf, numpy or RFC 6901."""
+    # An alias of a `$ref` node meant nothing after resolve_references (None, or an error).
+    path = _write_yaml(
+        tmp_path / "r.asdf",
+        "a: &R {$ref: '#/b'}\nb: 3\nc: *R\nl: [*R]\nd: {$ref: '#/b%20c'}\nb c: 7\ne: {$ref: '#/b', note: x}",
+    )
+    with asdf.open(path) as af:
+        af.resolve_references()
+        want = {k: af.tree[k] for k in "abcdle"}
+    f = asdf_rs.open(path)
+    f.resolve_references()
+    got = f.tree.to_dict()
+    assert {k: got[k] for k in "abcdle"} == want == {"a": 3, "b": 3, "c": 3, "d": 7, "l": [3], "e": 3}
+    assert f.to_objects()["c"] == f["/c"] == 3
+    f.write_to(tmp_path / "r2.asdf")
+    with asdf.open(tmp_path / "r2.asdf") as af:
+        assert af["c"] == 3 and af["l"] == [3]
+    # -2**63 is written as core/integer (Python asdf's validator refuses it as a literal).
+    asdf_rs.write(tmp_path / "m.asdf", {"v": -(2**63), "l": [-(2**63)]})
+    with asdf.open(tmp_path / "m.asdf") as af:
+        af.validate()
+        assert af["v"] == -(2**63) and af["l"] == [-(2**63)]
+    # A set of members Python asdf writes: None and floats too; read back without a warning.
+    asdf_rs.write(tmp_path / "s.asdf", {"s": {1, "a", None, 2.5}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert asdf_rs.open(tmp_path / "s.asdf").tree.to_dict()["s"] == {1, "a", None, 2.5}
+    with asdf.open(tmp_path / "s.asdf") as af:
+        assert af["s"] == {1, "a", None, 2.5}
+    # A renamed key is reached by a pointer of its text.
+    path = _write_yaml(tmp_path / "z.asdf", "z: {1: p, 1.0: q}")
+    with pytest.warns(UserWarning):
+        g = asdf_rs.open(path, validate=False)
+        assert g["/z/1.0"] == g.tree["z"]["1.0"] == "q"
+    # element(): one integer for a 1-d array; errors as numpy's, and AsdfErrors.
+    asdf_rs.write(tmp_path / "e.asdf", {"v": np.arange(5), "a": np.arange(12).reshape(3, 4), "m": {"x": 1}})
+    h = asdf_rs.open(tmp_path / "e.asdf")
+    assert h.element("/v", 3) == 3 and h.element("/v", np.int64(-1)) == 4
+    for bad in ((3, 0), 5, (0,)):
+        with pytest.raises(asdf_rs.AsdfIndexError):
+            h.element("/a", bad)
+    with pytest.raises(asdf_rs.AsdfError, match="/m: not an ndarray"):
+        h.element("/m", (0,))
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        np.arange(12).reshape(3, 4)[::0]
+    with pytest.raises(asdf_rs.AsdfValueError, match="slice step cannot be zero"):
+        h.lazy("/a")[::0]
+    # A lone surrogate: an error naming the place, no file left.
+    with pytest.raises(asdf_rs.AsdfError, match=r"^/meta/bad: the string .* is not valid Unicode"):
+        asdf_rs.write(tmp_path / "u.asdf", {"meta": {"bad": "x\ud800"}})
+    assert not (tmp_path / "u.asdf").exists()

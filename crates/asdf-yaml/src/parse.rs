@@ -615,7 +615,11 @@ fn key_parts(k: &Node) -> Option<(bool, std::borrow::Cow<'_, str>)> {
     }
 }
 
-fn key_identity(k: &Node) -> Option<(bool, String)> {
+/// What makes two mapping keys one key to a YAML reader (PyYAML's dict): `(is a string, text)`,
+/// with `true` and `1` one key, as are `false` and `0`; `None` for keys that are never
+/// duplicates here (merge keys, floats, timestamps, collections).
+#[must_use]
+pub fn key_identity(k: &Node) -> Option<(bool, String)> {
     if is_merge_key(k) {
         return None;
     }

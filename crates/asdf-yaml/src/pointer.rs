@@ -123,7 +123,8 @@ fn key_matches(k: &Node, token: &str) -> bool {
         Some(s) => match &s.value {
             Value::Str | Value::Int(_) | Value::BigInt(_) => s.text == token,
             Value::Bool(b) => token == if *b { "true" } else { "false" },
-            _ => false,
+            // Other scalars (a float key `1.0`, a timestamp key) by their text as written.
+            _ => s.text == token,
         },
         None => false,
     }

@@ -65,6 +65,30 @@ impl AsdfFile {
     }
 }
 
+/// Every alias in `node` to a node of `redirect` (a reference, by path, that became an alias)
+/// made that alias.
+fn redirect_aliases(node: &mut Node, redirect: &std::collections::HashMap<Vec<asdf_yaml::Step>, asdf_yaml::Alias>) {
+    match &mut node.kind {
+        NodeKind::Alias(a) => {
+            if let Some(to) = redirect.get(&a.target) {
+                *a = to.clone();
+            }
+        }
+        NodeKind::Mapping(m) => {
+            for (k, v) in &mut m.entries {
+                redirect_aliases(k, redirect);
+                redirect_aliases(v, redirect);
+            }
+        }
+        NodeKind::Sequence(s) => {
+            for item in &mut s.items {
+                redirect_aliases(item, redirect);
+            }
+        }
+        _ => {}
+    }
+}
+
 impl AsdfFile {
     /// Resolves every `{$ref: ...}` in the tree: references into this file become YAML aliases
     /// (cycles such as `{$ref: '#'}` are fine); references into other ASDF files (as
@@ -79,10 +103,14 @@ impl AsdfFile {
         struct Refs(Vec<(Vec<asdf_yaml::Step>, String, String)>);
         impl<'a> asdf_yaml::Visitor<'a> for Refs {
             fn enter(&mut self, at: &asdf_yaml::At<'_, 'a>) -> asdf_yaml::Visit {
+                // A mapping with a `$ref` string is a reference, its other members ignored (as
+                // JSON Reference says, and Python asdf does).
                 if let NodeKind::Mapping(m) = &at.node().kind
-                    && m.entries.len() == 1
-                    && m.entries[0].0.as_str() == Some("$ref")
-                    && let Some(r) = m.entries[0].1.as_str()
+                    && let Some(r) = m
+                        .entries
+                        .iter()
+                        .find(|(k, _)| k.as_str() == Some("$ref"))
+                        .and_then(|(_, v)| v.as_str())
                 {
                     self.0.push((at.path().to_vec(), at.pointer(), r.to_owned()));
                     return asdf_yaml::Visit::SkipChildren;
@@ -96,9 +124,14 @@ impl AsdfFile {
             .walk(self.doc()?, &mut found);
         let refs = found.0;
         let count = refs.len();
+        // A fragment is percent-decoded, then read as a JSON pointer (RFC 6901, section 6:
+        // `#/b%20c` is the key `b c`), as Python asdf reads it.
         let normalize = |frag: &str| {
+            let frag = percent_encoding::percent_decode_str(frag)
+                .decode_utf8()
+                .map_or_else(|_| frag.to_owned(), std::borrow::Cow::into_owned);
             if frag.is_empty() || frag.starts_with('/') {
-                frag.to_owned()
+                frag
             } else {
                 format!("/{frag}")
             }
@@ -136,6 +169,9 @@ impl AsdfFile {
                 .root
                 .at_path_mut(&path)
                 .ok_or_else(|| bad(ReferenceProblem::Moved))?;
+            // Aliases of the reference (`a: &R {$ref: ...}`, `c: *R`) now mean what it copied.
+            let mut copied = copied;
+            copied.anchor = slot.anchor.take().or(copied.anchor);
             *slot = copied;
         }
         // A reference whose target is another reference takes that one's target: a chain
@@ -178,6 +214,8 @@ impl AsdfFile {
             }
             ends.push(j);
         }
+        // Internal references that had an anchor: the alias each became.
+        let mut redirect = std::collections::HashMap::new();
         for (i, (path, ptr, r, _)) in internal.iter().enumerate() {
             let bad = |problem: ReferenceProblem| Error::Reference {
                 pointer: ptr.clone(),
@@ -207,12 +245,20 @@ impl AsdfFile {
                 .root
                 .at_path_mut(path)
                 .ok_or_else(|| bad(ReferenceProblem::Moved))?;
+            let alias = asdf_yaml::Alias { anchor, target };
+            if slot.anchor.is_some() {
+                // Aliases of the reference itself are made aliases of its target below.
+                redirect.insert(path.clone(), alias.clone());
+            }
             *slot = Node {
                 tag: None,
                 anchor: None,
                 span: slot.span,
-                kind: NodeKind::Alias(asdf_yaml::Alias { anchor, target }),
+                kind: NodeKind::Alias(alias),
             };
+        }
+        if !redirect.is_empty() {
+            redirect_aliases(&mut self.doc_mut()?.root, &redirect);
         }
         Ok(count)
     }

@@ -216,3 +216,27 @@ fn references_that_lead_only_to_one_another_are_an_error_naming_the_cycle() {
     assert_eq!(f.get("/a").unwrap().as_i64(), Some(7));
     assert_eq!(f.get("/b").unwrap().as_i64(), Some(7));
 }
+
+#[test]
+fn references_keep_their_aliases_and_read_as_python_asdf_reads_them() {
+    let head = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n";
+    // An alias of a reference means its target (it was an alias of a node no longer there);
+    // a fragment is percent-decoded; a `$ref` mapping's other members are ignored.
+    let body =
+        "a: &R {$ref: '#/b'}\nb: 3\nc: *R\nl: [*R, *R]\nd: {$ref: '#/b%20c'}\nb c: 7\ne: {$ref: '#/b', note: x}\n";
+    let mut f = asdf::Open::bytes(format!("{head}{body}...\n").into_bytes())
+        .options(OpenOptions::default())
+        .open()
+        .unwrap();
+    assert_eq!(f.resolve_references().unwrap(), 3);
+    for p in ["/a", "/c", "/l/0", "/l/1", "/e"] {
+        assert_eq!(f.get(p).unwrap().as_i64(), Some(3), "{p}");
+    }
+    assert_eq!(f.get("/d").unwrap().as_i64(), Some(7));
+    // And it writes, and reads back the same.
+    let bytes = f.to_bytes(&asdf::WriteOptions::default()).unwrap();
+    let g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
+    for p in ["/a", "/c", "/l/1", "/e"] {
+        assert_eq!(g.get(p).unwrap().as_i64(), Some(3), "{p}");
+    }
+}

@@ -11,7 +11,8 @@
 
 Errors are `AsdfError` (and `AsdfValidationError` for schema violations; `AsdfKeyError`, also a
 KeyError, for no node at a pointer; `AsdfIndexError`, also an IndexError, for an index outside an
-array) with `pointer`, `line`, `column` and `offset` where they apply.
+array; `AsdfValueError`, also a ValueError, for a slice step of 0) with `pointer`, `line`, `column`
+and `offset` where they apply.
 """
 
 from collections.abc import Mapping, Sequence
@@ -22,7 +23,7 @@ import os
 import numpy as np
 
 from . import _native
-from ._native import AsdfError, AsdfIndexError, AsdfKeyError, AsdfValidationError
+from ._native import AsdfError, AsdfIndexError, AsdfKeyError, AsdfValidationError, AsdfValueError
 
 __all__ = [
     "open",
@@ -37,6 +38,7 @@ __all__ = [
     "AsdfIndexError",
     "AsdfKeyError",
     "AsdfValidationError",
+    "AsdfValueError",
 ]
 __version__ = _native.__version__
 
@@ -519,17 +521,18 @@ class File:
         from an uncompressed block (one small ranged request for a remote file)."""
         lay = self._native.layout(pointer)
         shape = tuple(lay["shape"])
-        given = tuple(index)
+        # One integer for a 1-d array, as `element("/v", 5)`.
+        given = tuple(index) if isinstance(index, (tuple, list)) else (index,)
         # As numpy indexes: exactly one integer per axis (not a bool, not a float), negative
         # ones from the end; the index as given in the message. (Whatever the storage: an
         # element is never a sub-array.)
         if len(given) != len(shape) or any(
             isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) for i in given
         ):
-            raise IndexError(f"{pointer}: index {given} is not one integer per axis of shape {shape}")
+            raise _index_error(pointer, f"{pointer}: index {given} is not one integer per axis of shape {shape}")
         index = tuple(int(i) + n if int(i) < 0 else int(i) for i, n in zip(given, shape))
         if any(not 0 <= i < n for i, n in zip(index, shape)):
-            raise IndexError(f"{pointer}: index {given} out of range for shape {shape}")
+            raise _index_error(pointer, f"{pointer}: index {given} out of range for shape {shape}")
         if "block" not in lay or lay.get("masked"):
             if lay.get("chunked"):
                 # Only the chunk that holds it is read.
@@ -712,6 +715,13 @@ def _region_text(key, ndim):
                     f"only integers, slices and ... index a lazy array (basic slicing), not {k!r}"
                 ) from None
     return ", ".join(parts)
+
+
+def _index_error(pointer, message):
+    """An AsdfIndexError (an AsdfError and an IndexError, as the native ones)."""
+    e = AsdfIndexError(message)
+    e.kind, e.pointer, e.line, e.column, e.offset = "Usage", pointer, None, None, None
+    return e
 
 
 class LazyArray:
