@@ -85,20 +85,25 @@ impl Args {
         let Datatype::Scalar(t) = a.datatype() else {
             return Ok(ExitCode::from(1));
         };
-        // Each element of the JSON text is held as a decoded element too.
-        asdf_preview::check_memory(&self.pointer, bytes.len() / t.size().max(1), 64)?;
-        let elements = elements(*t, &bytes);
-        let mut json = asdf::json::array_to_json(&a.datatype().to_string(), &shape, &elements);
-        json.push('\n');
+        // Written element by element as the text is made (memory: the region's bytes).
+        let datatype = a.datatype().to_string();
+        let write = |w: &mut dyn std::io::Write| write_json(w, &datatype, &shape, *t, &bytes);
         match &self.output {
-            None => std::io::stdout()
-                .write_all(json.as_bytes())
-                .map_err(|source| asdf::Error::Io {
-                    path: "<stdout>".into(),
-                    source,
-                })?,
+            None => {
+                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                write(&mut out)
+                    .and_then(|()| out.flush())
+                    .map_err(|source| asdf::Error::Io {
+                        path: "<stdout>".into(),
+                        source,
+                    })?;
+            }
             Some(out) => {
-                asdf::write_atomically(out, |w| w.write_all(json.as_bytes()))?;
+                asdf::write_atomically(out, |w| {
+                    let mut b = std::io::BufWriter::new(w);
+                    write(&mut b)?;
+                    b.flush()
+                })?;
                 eprintln!("wrote {}", out.display());
             }
         }
@@ -278,6 +283,55 @@ fn f64_to_f16(x: f64) -> u16 {
 
 /// The little-endian bytes `region_bytes` made, as elements (for JSON: as `to-json` decodes
 /// them).
+/// The region as `to-json` writes an array (`{"datatype": ..., "shape": ..., "data": [...]}`,
+/// a line), its elements decoded and written a batch at a time.
+fn write_json(
+    w: &mut dyn std::io::Write,
+    datatype: &str,
+    shape: &[usize],
+    t: ScalarType,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    let size = t.size().max(1);
+    let count = bytes.len() / size;
+    if count == 0 || shape.is_empty() {
+        // No element (brackets only), or one (0-d).
+        let mut json = asdf::json::array_to_json(datatype, shape, &elements(t, bytes));
+        json.push('\n');
+        return w.write_all(json.as_bytes());
+    }
+    let head = asdf::json::array_to_json(datatype, shape, &[]);
+    // `{"datatype": ..., "shape": [...], "data": ` and the data's opening.
+    let cut = head.find("\"data\": ").map_or(head.len(), |i| i + "\"data\": ".len());
+    w.write_all(&head.as_bytes()[..cut])?;
+    // Brackets open and close as the flat index crosses each dimension's rows.
+    let spans: Vec<usize> = (0..shape.len()).map(|d| shape[d..].iter().product::<usize>()).collect();
+    let mut text = String::new();
+    for (batch, chunk) in bytes.chunks(size * 65_536).enumerate() {
+        text.clear();
+        for (j, e) in elements(t, chunk).iter().enumerate() {
+            let k = batch * 65_536 + j;
+            if k > 0 {
+                for span in spans.iter().rev() {
+                    if k % span == 0 {
+                        text.push(']');
+                    }
+                }
+                text.push_str(", ");
+            }
+            for span in &spans {
+                if k % span == 0 {
+                    text.push('[');
+                }
+            }
+            text.push_str(&asdf::json::element_text(e));
+        }
+        w.write_all(text.as_bytes())?;
+    }
+    w.write_all("]".repeat(shape.len()).as_bytes())?;
+    w.write_all(b"}\n")
+}
+
 fn elements(t: ScalarType, b: &[u8]) -> Vec<Element> {
     let n = t.size();
     b.chunks_exact(n)

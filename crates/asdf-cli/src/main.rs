@@ -55,10 +55,12 @@ struct Cli {
     /// same defaults and validation as Python asdf's default open there.
     #[arg(long, value_name = "PYTHON", global = true)]
     python_resources: Option<std::path::PathBuf>,
-    /// Which other files a file may make this program read (external blocks, `$ref`s, Zarr
-    /// directory stores): `inside` its folder only, by relative paths, links resolved (the
-    /// default: a file cannot make its reader open `/etc/passwd`); `any` local path (absolute
-    /// paths and `..` too, as Python asdf follows them; for files you trust); `none`.
+    /// Which other files a file may make this program read (the external blocks of exploded
+    /// arrays, Zarr directory stores): `inside` its folder only, by relative paths, links
+    /// resolved (the default: a file cannot make its reader open `/etc/passwd`); `any` local
+    /// path (absolute paths and `..` too, as Python asdf follows them; for files you trust);
+    /// `none`. (`$ref`s are not followed: the tree is read as written, as Python asdf opens it;
+    /// the Rust and Python libraries resolve them on request.)
     #[arg(long, value_name = "POLICY", global = true, value_parser = ["inside", "any", "none"])]
     references: Option<String>,
 }

@@ -219,7 +219,14 @@ impl<'a> asdf_yaml::Visitor<'a> for Json<'_> {
                     return Visit::SkipChildren;
                 }
                 Err(e) => {
-                    self.warnings.push(format!("{ptr}: {e} (written as its tree)"));
+                    // (Most errors name the array already.)
+                    let text = e.to_string();
+                    let named = text.starts_with(&format!("{ptr}: "));
+                    self.warnings.push(if named {
+                        format!("{text} (written as its tree)")
+                    } else {
+                        format!("{ptr}: {text} (written as its tree)")
+                    });
                     error = Some(e.to_string());
                 }
             }
