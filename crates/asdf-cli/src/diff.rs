@@ -86,17 +86,17 @@ fn key_is(k: &Node, id: &str) -> bool {
     key_id(k) == id
 }
 
-/// A key's identity: its type and its text (`1` and `'1'`, `true` and `'true'` are different
-/// keys, as in Python asdf).
+/// A key's identity: its type and its value (`1` and `'1'`, `true` and `'true'` are different
+/// keys, as in Python asdf; `0x10`, `+16` and `16` are one key, 16, as PyYAML reads them).
 fn key_id(k: &Node) -> String {
     let Some(s) = k.as_scalar() else { return String::new() };
-    let kind = match s.value {
-        Value::Str => 's',
-        Value::Int(_) | Value::BigInt(_) => 'i',
-        Value::Bool(_) => 'b',
-        _ => 'o',
-    };
-    format!("{kind}{}", s.text)
+    match &s.value {
+        Value::Str => format!("s{}", s.text),
+        Value::Int(i) => format!("i{i}"),
+        Value::BigInt(b) => format!("i{b}"),
+        Value::Bool(b) => format!("b{b}"),
+        _ => format!("o{}", s.text),
+    }
 }
 
 fn same_scalar(x: &Value, y: &Value, tx: &str, ty: &str) -> bool {

@@ -1597,3 +1597,24 @@ fn the_readme_commands_parse() {
     }
     assert!(tried >= 8, "{tried} README commands found");
 }
+
+/// Found by the fifth CLI review: `diff` compared integer keys by their spelling, so
+/// `{0x10: h, 1_000: k, yes: y}` differed from `{16: h, 1000: k, true: y}`, which Python asdf
+/// reads as one tree. Keys are compared by value (a string key `'16'` is still another key).
+#[test]
+fn diff_compares_keys_by_value() {
+    let d = tempfile::tempdir().unwrap();
+    let head = "#ASDF 1.0.0\n#ASDF_STANDARD 1.5.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n";
+    let file = |name: &str, body: &str| {
+        let p = d.path().join(name);
+        std::fs::write(&p, format!("{head}{body}\n...\n")).unwrap();
+        s(&p)
+    };
+    let spelled = file("spelled.asdf", "m: {0x10: h, 1_000: k, +7: p, 010: o, yes: y}");
+    let plain = file("plain.asdf", "m: {16: h, 1000: k, 7: p, 8: o, true: y}");
+    let strings = file("strings.asdf", "m: {'16': h, '1000': k, '7': p, '8': o, 'true': y}");
+    let r = run(&["diff", &spelled, &plain]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    let r = run(&["diff", &plain, &strings]);
+    assert_eq!(r.code, Some(1), "{}", r.text());
+}
