@@ -1045,13 +1045,7 @@ impl<'a, 'py> Converter<'a, 'py> {
                 let plain = if flat.is_some() { &[][..] } else { &m.entries[..] };
                 let mut kobjs = Vec::with_capacity(plain.len());
                 for (k, _) in plain {
-                    let text = self
-                        .doc
-                        .resolve(k)
-                        .as_scalar()
-                        .map(|s| s.text.as_str())
-                        .unwrap_or_default();
-                    kobjs.push((self.key_of(py, k)?, text));
+                    kobjs.push(self.key_with_text(py, k)?);
                 }
                 let kobjs = one_to_one_keys(py, kobjs, &pointer_of(base, path), &mut self.renamed)?;
                 for (i, ((_, v), kobj)) in plain.iter().zip(kobjs).enumerate() {
@@ -1111,6 +1105,13 @@ impl<'a, 'py> Converter<'a, 'py> {
         })
     }
 
+    /// A mapping key as Python takes it, with its text (for [`one_to_one_keys`]).
+    fn key_with_text(&mut self, py: Python<'py>, k: &'a Node) -> PyResult<(Py<PyAny>, &'a str)> {
+        let doc: &'a asdf::Document = self.doc;
+        let text = doc.resolve(k).as_scalar().map(|s| s.text.as_str()).unwrap_or_default();
+        Ok((self.key_of(py, k)?, text))
+    }
+
     /// `!!set`, `!!omap` or `!!pairs` as PyYAML's safe loader and Python asdf build them;
     /// `None` (then read as an untagged container) when the node is not of that form (an
     /// `!!omap` item that is not a mapping of one key).
@@ -1141,13 +1142,7 @@ impl<'a, 'py> Converter<'a, 'py> {
                     let [(k, _)] = m.entries.as_slice() else {
                         return Ok(None);
                     };
-                    let text = self
-                        .doc
-                        .resolve(k)
-                        .as_scalar()
-                        .map(|s| s.text.as_str())
-                        .unwrap_or_default();
-                    kobjs.push((self.key_of(py, k)?, text));
+                    kobjs.push(self.key_with_text(py, k)?);
                     entries.push(m.entries.as_slice());
                 }
                 // An ordered mapping's keys as a mapping's are: a key written twice (`a` and
