@@ -116,10 +116,12 @@ pub static REFERENCES: std::sync::OnceLock<asdf::ReferencePolicy> = std::sync::O
 
 /// How every command opens its files: not validated (`validate` reports instead), with the
 /// schemas of `--schema-dir` and `--python-resources` when given, and the reference policy of
-/// `--references`.
+/// `--references`. Mapping keys the standard does not allow (null, floats, timestamps) are
+/// read as Python asdf reads them, with a warning (`validate` counts them as violations).
 pub fn read_options() -> OpenOptions {
     let o = OpenOptions::default()
         .validate(false)
+        .any_scalar_keys(true)
         .references(REFERENCES.get().copied().unwrap_or_default());
     match EXTRA_SCHEMAS.get().cloned().flatten() {
         Some(s) => o.schemas(s),

@@ -33,14 +33,18 @@ fn validate(path: &std::path::Path, custom: Option<&str>, skip_blocks: bool) -> 
         Some(schemas) => file.validate(Some(&schemas), custom)?,
         None => file.validate(None, None)?,
     };
+    // A key the standard does not allow is read (as Python asdf reads it) but is a violation.
+    let mut problems = Vec::new();
     for w in file.warnings() {
-        report::warning(&w.to_string());
+        if matches!(w, asdf::Warning::Yaml(asdf::YamlWarning::NonstandardKey { .. })) {
+            problems.push(w.to_string());
+        } else {
+            report::warning(&w.to_string());
+        }
     }
-    let problems = if skip_blocks {
-        Vec::new()
-    } else {
-        block_problems(&file, None).1
-    };
+    if !skip_blocks {
+        problems.extend(block_problems(&file, None).1.iter().map(ToString::to_string));
+    }
     if report.is_valid() && problems.is_empty() {
         println!("{}: valid", crate::many::show(path));
         return Ok(ExitCode::SUCCESS);

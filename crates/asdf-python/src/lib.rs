@@ -526,13 +526,6 @@ fn key_value(py: Python<'_>, node: &Node) -> PyResult<Py<PyAny>> {
     }
 }
 
-/// Whether a key is one the standard allows (a string, integer or boolean, untagged), as
-/// Python asdf's check of keys tells them apart.
-fn standard_key(k: &Node) -> bool {
-    (user_tag(k).is_none() || k.tag.as_deref() == Some("tag:yaml.org,2002:value"))
-        && matches!(&k.kind, NodeKind::Scalar(s) if matches!(s.value, Value::Str | Value::Int(_) | Value::BigInt(_) | Value::Bool(_)))
-}
-
 fn scalar_value(py: Python<'_>, node: &Node) -> PyResult<Py<PyAny>> {
     let NodeKind::Scalar(s) = &node.kind else {
         return Ok(py.None());
@@ -680,35 +673,9 @@ fn pointer_of(base: &str, path: &[Seg<'_>]) -> String {
     out
 }
 
-/// A node's tag unless it is one PyYAML's safe constructor builds (`tag:yaml.org,2002:str`,
-/// `!!timestamp`, `!!map`, ...: the node is read as if untagged). Other tags of YAML's own
-/// namespace (`!!x`, `!!value`, PyYAML's `!!python/tuple`, `!!python/object:...`) are not:
-/// Python asdf's loader gives them as tagged nodes (a `TaggedString` for a scalar, with a
-/// warning), never constructed; so do we.
-fn user_tag(node: &Node) -> Option<&str> {
-    node.tag.as_deref().filter(|t| *t != "!" && !safe_constructor_tag(t))
-}
-
-/// The tags PyYAML's `SafeConstructor` builds.
-fn safe_constructor_tag(tag: &str) -> bool {
-    tag.strip_prefix("tag:yaml.org,2002:").is_some_and(|t| {
-        matches!(
-            t,
-            "null"
-                | "bool"
-                | "int"
-                | "float"
-                | "binary"
-                | "timestamp"
-                | "omap"
-                | "pairs"
-                | "set"
-                | "str"
-                | "seq"
-                | "map"
-        )
-    })
-}
+// Tags other than PyYAML's own (`!!x`, `!!python/tuple`, ...) are kept as tagged nodes,
+// never constructed, as Python asdf's loader does.
+use asdf::yaml::keys::user_tag;
 
 /// YAML 1.1's collection types that Python asdf's loader builds as Python types: `!!set` (a
 /// `set`), `!!omap` (an `OrderedDict`), `!!pairs` (a list of tuples).
@@ -1750,22 +1717,16 @@ impl NativeFile {
     fn invalid_keys(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
         let root = &self.file.document().map_err(|e| py_err(py, &e))?.root;
         let mut out = Vec::new();
-        root.walk_with(&mut |path, n| {
-            if let Some((asdf::Step::Key(_), parent)) = path.split_last() {
-                // A set's members may be null and floats (Python asdf writes and reads them
-                // without a warning).
-                let in_set = root
-                    .at_path(parent)
-                    .is_some_and(|p| p.tag.as_deref() == Some("tag:yaml.org,2002:set"));
-                if !in_set && !matches!(n.kind, NodeKind::Alias(_)) && !standard_key(n) {
-                    let text = n.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
-                    let at = pointer_by_steps(root, parent);
-                    out.push((if at.is_empty() { "/".to_owned() } else { at }, text));
-                }
-                return asdf::Visit::SkipChildren;
-            }
-            asdf::Visit::Continue
-        });
+        for path in asdf::yaml::keys::nonstandard_keys(root) {
+            let Some((_, parent)) = path.split_last() else { continue };
+            let text = root
+                .at_path(&path)
+                .and_then(Node::as_scalar)
+                .map(|s| s.text.to_string())
+                .unwrap_or_default();
+            let at = pointer_by_steps(root, parent);
+            out.push((if at.is_empty() { "/".to_owned() } else { at }, text));
+        }
         Ok(out)
     }
 

@@ -118,6 +118,17 @@ pub enum Warning {
         /// The key's text.
         key: String,
     },
+    /// A mapping key the ASDF Standard does not allow (null, a float, a timestamp, a tagged
+    /// key), read as PyYAML reads it: only where any scalar may be a key
+    /// ([`crate::keys::nonstandard_key_warnings`]).
+    NonstandardKey {
+        /// Where the key is.
+        span: Span,
+        /// The JSON pointer of its mapping.
+        pointer: String,
+        /// The key's text.
+        key: String,
+    },
 }
 
 impl std::fmt::Display for Warning {
@@ -133,6 +144,11 @@ impl std::fmt::Display for Warning {
             Warning::DuplicateKey { span, key } => {
                 write!(f, "at {span}: duplicate mapping key `{key}`; the later value is used")
             }
+            Warning::NonstandardKey { span, pointer, key } => write!(
+                f,
+                "at {span}: mapping key `{key}` of {} is not a string, integer or boolean, as the ASDF Standard requires; read as Python asdf reads it",
+                if pointer.is_empty() { "/" } else { pointer }
+            ),
         }
     }
 }

@@ -34,6 +34,7 @@ mod emit;
 mod error;
 pub mod events;
 mod grammar;
+pub mod keys;
 pub mod node;
 mod parse;
 pub mod pointer;

@@ -207,7 +207,11 @@ impl AsdfFile {
                 } else {
                     asdf_yaml::parse
                 };
-                let parsed = parse(t, &self.options.yaml_limits).map_err(|e| shift_error(e, tree_line))?;
+                let mut parsed = parse(t, &self.options.yaml_limits).map_err(|e| shift_error(e, tree_line))?;
+                if self.options.any_scalar_keys {
+                    let keys = asdf_yaml::keys::nonstandard_key_warnings(&parsed.document.root);
+                    parsed.warnings.extend(keys);
+                }
                 let warnings = parsed
                     .warnings
                     .into_iter()
@@ -545,6 +549,11 @@ fn shift_warning(w: asdf_yaml::Warning, lines: u64) -> asdf_yaml::Warning {
         },
         W::DuplicateKey { span, key } => W::DuplicateKey {
             span: shift(span, lines),
+            key,
+        },
+        W::NonstandardKey { span, pointer, key } => W::NonstandardKey {
+            span: shift(span, lines),
+            pointer,
             key,
         },
         other => other,
