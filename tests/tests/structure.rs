@@ -11,7 +11,7 @@ fn workspace() -> PathBuf {
 }
 
 /// The library crates, lowest first.
-const LAYERS: [&str; 13] = [
+const LAYERS: [&str; 14] = [
     "asdf-codecs",
     "asdf-layout",
     "asdf-fits",
@@ -20,6 +20,7 @@ const LAYERS: [&str; 13] = [
     "asdf-yaml",
     "asdf-schema",
     "asdf-core-types",
+    "asdf-chunked",
     "asdf",
     "asdf-preview",
     "asdf-cli",

@@ -14,11 +14,13 @@
 //! ```
 
 pub mod astro;
+pub mod chunk_tags;
 pub mod complex;
 pub mod datatype;
 pub mod integer;
 mod keywords;
 pub mod ndarray;
+pub mod references;
 pub mod region;
 pub mod typed;
 pub mod view;
@@ -27,4 +29,5 @@ pub use complex::Complex;
 pub use datatype::{ByteOrder, Datatype, DatatypeError, Field, ScalarType};
 pub use keywords::{KeywordFailure, SchemaCheck, check_embedded_schemas, compile_options, schemas};
 pub use ndarray::{Decoded, Dim, Element, Mask, NdArray, NdArrayError, Source, is_ndarray_tag};
+pub use references::ReferencePolicy;
 pub use view::{Elements, Scalar, View};

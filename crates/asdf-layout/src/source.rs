@@ -710,3 +710,17 @@ impl<S: ReadAt> ReadAt for Prefetched<S> {
         }
     }
 }
+
+/// Opens `path` for reading without blocking on a FIFO and without making a terminal the
+/// controlling one (reads of a regular file ignore `O_NONBLOCK`). The caller then refuses
+/// anything but a regular file: a device the user names is opened, then closed unread.
+///
+/// # Errors
+/// As [`std::fs::OpenOptions::open`].
+pub fn open_nonblocking(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NONBLOCK | libc::O_NOCTTY);
+    o.open(path)
+}

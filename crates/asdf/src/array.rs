@@ -154,11 +154,11 @@ impl AsdfFile {
         if !node
             .tag
             .as_deref()
-            .is_some_and(|t| crate::chunked::is_zarr_tag(t) || crate::chunked::is_chunked_ndarray_tag(t))
+            .is_some_and(|t| asdf_chunked::is_zarr_tag(t) || asdf_chunked::is_chunked_ndarray_tag(t))
         {
             return Ok(None);
         }
-        let cx = crate::chunked::Context {
+        let cx = asdf_chunked::Context {
             reader: &self.reader,
             absolute: &crate::file::absolute_index,
             dir: self.dir.as_deref(),
@@ -167,7 +167,7 @@ impl AsdfFile {
             #[cfg(feature = "remote")]
             remote: self.remote_origin.clone(),
         };
-        let c = crate::chunked::Chunked::open(&cx, doc, node).map_err(|source| Error::Chunked {
+        let c = asdf_chunked::Chunked::open(&cx, doc, node).map_err(|source| Error::Chunked {
             pointer: pointer.to_owned(),
             source,
         })?;
@@ -176,7 +176,7 @@ impl AsdfFile {
             source: Some(Source::Block(0)),
             data: None,
             datatype: Some(c.datatype.clone()),
-            byteorder: crate::chunked::Chunked::byte_order(),
+            byteorder: asdf_chunked::Chunked::byte_order(),
             shape: Some(c.shape.iter().map(|&d| asdf_core_types::Dim::Fixed(d)).collect()),
             offset: 0,
             strides: None,
@@ -564,7 +564,7 @@ impl<'f> Array<'f> {
                     pointer: self.pointer.clone(),
                     source,
                 })?;
-            return Ok(crate::chunked::Chunked::byte_order());
+            return Ok(asdf_chunked::Chunked::byte_order());
         }
         let (bytes, order) = self.read_region_bytes(region)?;
         out.copy_from_slice(&bytes);

@@ -83,7 +83,7 @@ impl TempFile {
     pub(crate) fn release_replaced(&self) {
         #[cfg(target_os = "linux")]
         // Without blocking: another process may have put a FIFO there since `destination`.
-        if let Ok(old) = crate::nonblocking::open_nonblocking(&self.target) {
+        if let Ok(old) = asdf_layout::source::open_nonblocking(&self.target) {
             use std::os::fd::AsRawFd as _;
             // SAFETY: `old` is an open file descriptor for the duration of the call; the
             // advice only drops clean cached pages and cannot change the file.
@@ -272,7 +272,7 @@ pub(crate) fn clean_stale_temps_older_than(target: &Path, age: std::time::Durati
             continue;
         }
         // Locked by us while it is removed: a writer that holds it keeps it.
-        if let Ok(f) = crate::nonblocking::open_nonblocking(&path)
+        if let Ok(f) = asdf_layout::source::open_nonblocking(&path)
             && try_lock(&f).unwrap_or(false)
         {
             let _ = std::fs::remove_file(&path);
@@ -300,7 +300,7 @@ mod tests {
         clean_stale_temps(&target);
         assert!(tmp.exists(), "a locked temporary was removed");
         // A second process (another open file description) cannot take the lock either.
-        let other = crate::nonblocking::open_nonblocking(&tmp).unwrap();
+        let other = asdf_layout::source::open_nonblocking(&tmp).unwrap();
         assert!(!try_lock(&other).unwrap());
         drop(other);
         drop(writer);

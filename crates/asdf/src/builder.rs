@@ -246,10 +246,10 @@ impl AsdfFile {
             source,
         };
         if chunks.len() != array.shape.len() || chunks.contains(&0) {
-            return Err(err(crate::chunked::ChunkedError::Metadata("chunks")));
+            return Err(err(asdf_chunked::ChunkedError::Metadata("chunks")));
         }
-        let compressor = crate::chunked::zarr_compressor(array.compression).map_err(err)?;
-        let enc = crate::chunked::encode(
+        let compressor = asdf_chunked::zarr_compressor(array.compression).map_err(err)?;
+        let enc = asdf_chunked::encode(
             &array.datatype,
             array.byteorder,
             &array.shape,
@@ -271,7 +271,7 @@ impl AsdfFile {
                         compression: None,
                         as_is: true,
                     });
-                    i32::try_from(index).map_err(|_| err(crate::chunked::ChunkedError::TooLarge))?
+                    i32::try_from(index).map_err(|_| err(asdf_chunked::ChunkedError::TooLarge))?
                 }
                 None => -1,
             };
@@ -284,13 +284,13 @@ impl AsdfFile {
             as_is: true,
         });
         Ok(Node::map(vec![
-            (Node::str(".zarray"), crate::chunked::json_node(&enc.zarray)),
+            (Node::str(".zarray"), asdf_chunked::json_node(&enc.zarray)),
             (
                 Node::str("chunk_block_map"),
                 Node::int(i64::try_from(map_index).unwrap_or(i64::MAX)),
             ),
         ])
-        .with_tag(format!("{}1.0.0", crate::chunked::ZARR_TAG_PREFIX)))
+        .with_tag(format!("{}1.0.0", asdf_chunked::ZARR_TAG_PREFIX)))
     }
 
     /// Stores chunked (as [`NewArray::chunks`] does) every array of the tree in a block that
@@ -323,7 +323,7 @@ impl AsdfFile {
         chunks: &[usize],
         compression: Option<Label>,
     ) -> Result<(Vec<String>, Vec<String>), Error> {
-        crate::chunked::zarr_compressor(compression).map_err(|source| Error::Chunked {
+        asdf_chunked::zarr_compressor(compression).map_err(|source| Error::Chunked {
             pointer: String::new(),
             source,
         })?;

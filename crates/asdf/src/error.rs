@@ -82,7 +82,7 @@ pub enum Error {
         pointer: String,
         /// Why.
         #[source]
-        source: crate::chunked::ChunkedError,
+        source: asdf_chunked::ChunkedError,
     },
     /// A region (numpy's basic slicing) that does not fit the array.
     #[error("{pointer}: {source}")]

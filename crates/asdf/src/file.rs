@@ -36,7 +36,7 @@ pub(crate) enum BlockRef {
     Fits(usize),
     /// A chunked array's chunks (asdf-zarr), decoded as one block.
     #[cfg(feature = "zarr")]
-    Chunked(std::sync::Arc<crate::chunked::Chunked>),
+    Chunked(std::sync::Arc<asdf_chunked::Chunked>),
 }
 
 /// The block of an array added since opening.
@@ -258,7 +258,7 @@ impl AsdfFile {
         #[cfg(feature = "zarr")]
         report
             .warnings
-            .retain(|w| !matches!(w, TagWarning::Unknown { tag, .. } if crate::chunk_tags::is_zarr_tag(tag)));
+            .retain(|w| !matches!(w, TagWarning::Unknown { tag, .. } if asdf_core_types::chunk_tags::is_zarr_tag(tag)));
         warnings.extend(report.warnings.into_iter().map(|w| {
             Warning::Tag(match w {
                 TagWarning::Unknown { tag, span } => TagWarning::Unknown {

@@ -57,9 +57,6 @@ mod array;
 mod atomic;
 mod blocks;
 mod builder;
-mod chunk_tags;
-#[cfg(feature = "zarr")]
-mod chunked;
 mod draft_write;
 mod edit;
 mod error;
@@ -70,7 +67,6 @@ mod fits_write;
 mod guard;
 pub mod json;
 pub mod legacy;
-mod nonblocking;
 mod open;
 mod options;
 mod refs;
@@ -81,14 +77,14 @@ mod verify;
 mod write;
 
 pub use array::{Array, ArrayValues, CHUNK_ELEMENTS, Chunks, Storage};
+#[cfg(feature = "zarr")]
+pub use asdf_chunked::{ChunkLayout, ChunkMap, ChunkedError, StoreObject, decode_zarr_chunk, zarr_compressor};
+pub use asdf_core_types::chunk_tags::{
+    CHUNKED_NDARRAY_TAG_PREFIX, ZARR_TAG_PREFIX, is_chunked_array_tag, is_chunked_ndarray_tag, is_zarr_tag,
+};
 pub use atomic::{remove_unfinished_temporaries, write_atomically};
 pub use blocks::Block;
 pub use builder::{NewArray, NewStorage, tag_for};
-pub use chunk_tags::{
-    CHUNKED_NDARRAY_TAG_PREFIX, ZARR_TAG_PREFIX, is_chunked_array_tag, is_chunked_ndarray_tag, is_zarr_tag,
-};
-#[cfg(feature = "zarr")]
-pub use chunked::{ChunkLayout, ChunkMap, ChunkedError, StoreObject, decode_zarr_chunk, zarr_compressor};
 pub use error::{Error, ErrorKind, ReferenceProblem, Warning};
 pub use file::AsdfFile;
 pub use fits_source::AsdfHdu;

@@ -237,7 +237,7 @@ fn open_url(url: &str, options: OpenOptions, remote: &crate::RemoteOptions) -> R
     Ok(f)
 }
 
-use crate::nonblocking::open_nonblocking;
+use asdf_layout::source::open_nonblocking;
 
 /// Opens the file `source` holds (`dir`: where its relative references point).
 pub(crate) fn open_source(

@@ -35,24 +35,13 @@ pub struct OpenOptions {
     /// Parse the tree on first need, not at open (default off): see [`crate::Open::lazy`].
     pub lazy: bool,
     /// Take any scalar as a mapping key (null, floats, timestamps), as PyYAML and so Python
-    /// asdf read them (default off: the standard's keys are strings, integers and booleans,
-    /// and other keys are refused with their line). Pointers name such keys by no token.
+    /// asdf read them, each with a warning (`YamlWarning::NonstandardKey`; default off: the
+    /// standard's keys are strings, integers and booleans, and other keys are refused with
+    /// their line). Pointers name such keys by no token.
     pub any_scalar_keys: bool,
 }
 
-/// Which files references (`$ref` to other files, exploded-form array sources) may open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum ReferencePolicy {
-    /// Relative paths inside the file's directory only (the default): a file cannot make
-    /// its reader open `/etc/passwd` or `../../secret.asdf`.
-    #[default]
-    RelativeOnly,
-    /// Also absolute paths, `..`, and `file://` URIs. (`http(s)://` is never fetched.)
-    AnyLocalPath,
-    /// No other file is opened.
-    None,
-}
+pub use asdf_core_types::ReferencePolicy;
 
 impl Default for OpenOptions {
     fn default() -> Self {

@@ -127,7 +127,7 @@ impl<'f> Source<'f> {
                 for key in ["store", "meta_store"] {
                     let Some(store) = n.get(key) else { continue };
                     #[cfg(feature = "zarr")]
-                    let path = crate::chunked::local_store_path(store);
+                    let path = asdf_chunked::local_store_path(store);
                     // (Without chunked arrays read, the directory stores are the folders named.)
                     #[cfg(not(feature = "zarr"))]
                     let path = match store.get("type_string").and_then(Node::as_str) {

@@ -283,7 +283,7 @@ impl AsdfFile {
     fn chunked_blocks(&self, doc: &Document, total: usize) -> Vec<ChunkedBlocks> {
         let mut found = Vec::new();
         doc.root.walk(&mut |path, n| {
-            if n.tag.as_deref().is_some_and(crate::chunk_tags::is_zarr_tag)
+            if n.tag.as_deref().is_some_and(asdf_core_types::chunk_tags::is_zarr_tag)
                 && let Some(src) = n.get("chunk_block_map").and_then(Node::as_i64)
             {
                 found.push((path.to_vec(), src));

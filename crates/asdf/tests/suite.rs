@@ -9,6 +9,9 @@
 mod access;
 #[path = "aliases.rs"]
 mod aliases;
+#[cfg(feature = "zarr")]
+#[path = "chunked.rs"]
+mod chunked;
 #[path = "common/mod.rs"]
 mod common;
 #[path = "crash.rs"]

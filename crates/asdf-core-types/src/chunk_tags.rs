@@ -19,8 +19,8 @@ pub fn is_chunked_ndarray_tag(tag: &str) -> bool {
     tag.starts_with(CHUNKED_NDARRAY_TAG_PREFIX)
 }
 
-/// Whether `tag` is a chunked array's that [`AsdfFile::array`] reads (with the `zarr`
-/// feature): asdf-zarr's or ASDF.jl's.
+/// Whether `tag` is a chunked array's that the facade's `AsdfFile::array` reads (with its
+/// `zarr` feature): asdf-zarr's or ASDF.jl's.
 #[must_use]
 pub fn is_chunked_array_tag(tag: &str) -> bool {
     is_zarr_tag(tag) || is_chunked_ndarray_tag(tag)
