@@ -28,6 +28,7 @@
 //! # Ok::<(), asdf_layout::Error>(())
 //! ```
 
+pub mod atomic;
 pub mod block;
 mod dialect;
 mod error;

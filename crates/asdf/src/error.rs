@@ -377,3 +377,12 @@ pub(crate) fn array_error(pointer: &str) -> impl Fn(NdArrayError) -> Error + Cop
         source,
     }
 }
+
+impl From<asdf_layout::atomic::WriteError> for Error {
+    fn from(e: asdf_layout::atomic::WriteError) -> Self {
+        Error::Io {
+            path: e.path,
+            source: e.source,
+        }
+    }
+}

@@ -18,12 +18,12 @@ use asdf_fits::{CardError, FitsError, Hdu, HduKind};
 use asdf_yaml::{Anchor, Document, Node, NodeKind};
 use sha2::Digest as _;
 
-use crate::atomic::{Dest, TempFile, destination};
 use crate::blocks::Piece;
 use crate::error::Error;
 use crate::file::{AsdfFile, BlockRef};
 use crate::fits_source::AsdfHdu;
 use crate::write::WriteOptions;
+use asdf_layout::atomic::{Dest, TempFile, destination};
 
 /// The key of the root mapping that carries a FITS file's HDUs (headers card by card, data
 /// as aliases of the tree's ndarrays) in an ASDF file converted from FITS, so that converting
@@ -804,11 +804,11 @@ impl AsdfFile {
         let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
         self.write_plan(&mut w, plan, doc, options).map_err(|e| match e {
             // Output errors name the file being written.
-            Error::Io { path, source } if path.as_os_str().is_empty() => tmp.error(source),
+            Error::Io { path, source } if path.as_os_str().is_empty() => tmp.error(source).into(),
             e => e,
         })?;
         let f = w.into_inner().map_err(|e| tmp.error(e.into_error()))?;
-        tmp.commit(f, options.asdf.durable)
+        Ok(tmp.commit(f, options.asdf.durable)?)
     }
 
     fn write_plan<W: Write + Seek>(

@@ -54,7 +54,6 @@ pub use {
 };
 
 mod array;
-mod atomic;
 mod blocks;
 mod builder;
 mod draft_write;
@@ -82,7 +81,7 @@ pub use asdf_chunked::{ChunkLayout, ChunkMap, ChunkedError, StoreObject, decode_
 pub use asdf_core_types::chunk_tags::{
     CHUNKED_NDARRAY_TAG_PREFIX, ZARR_TAG_PREFIX, is_chunked_array_tag, is_chunked_ndarray_tag, is_zarr_tag,
 };
-pub use atomic::{remove_unfinished_temporaries, write_atomically};
+pub use asdf_layout::atomic::remove_unfinished_temporaries;
 pub use blocks::Block;
 pub use builder::{NewArray, NewStorage, tag_for};
 pub use error::{Error, ErrorKind, ReferenceProblem, Warning};
@@ -95,6 +94,7 @@ pub use options::{OpenOptions, ReferencePolicy};
 pub use source::Source;
 pub use update::{RewriteReason, Update};
 pub use verify::VerifyReport;
+pub use write::write_atomically;
 pub use write::{Compression, Progress, StreamingWriter, WriteOptions};
 
 /// The schemas and manifests this build carries (the standard's, with the `datatype` and `ndim`

@@ -8,9 +8,23 @@ use asdf_layout::{BlockOptions, Label, Writer};
 use asdf_yaml::{Document, EmitOptions, Node, NodeKind, Step};
 use std::io::Write as _;
 
-use crate::atomic::{Dest, TempFile, destination, not_regular, write_atomically};
 use crate::file::absolute_index;
 use crate::{AsdfFile, Error};
+use asdf_layout::atomic::{Dest, TempFile, destination, not_regular};
+
+/// Writes a file atomically, as [`AsdfFile::write_to`] does: `fill` writes into a new
+/// temporary file beside `path`, which is flushed to disk and renamed over `path` only when
+/// `fill` succeeded; otherwise it is removed and `path` is untouched (a full disk never
+/// leaves half a file in place of the old one). A device or FIFO is written in place.
+///
+/// # Errors
+/// [`Error::Io`] from `fill` or the file system.
+pub fn write_atomically(
+    path: impl AsRef<Path>,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), Error> {
+    Ok(asdf_layout::atomic::write_atomically(path, fill)?)
+}
 
 /// Where a file is written: memory, or a file that can be flushed to disk early.
 pub(crate) trait Sink: std::io::Write + std::io::Seek {
@@ -356,7 +370,7 @@ impl AsdfFile {
     /// [`TempFile::release_replaced`]).
     pub(crate) fn write_atomic(&self, path: &Path, options: &WriteOptions, release_old: bool) -> Result<(), Error> {
         match self.stage_atomic(path, options, release_old)? {
-            Some((tmp, f)) => tmp.commit(f, options.durable),
+            Some((tmp, f)) => Ok(tmp.commit(f, options.durable)?),
             None => Ok(()),
         }
     }
@@ -724,7 +738,7 @@ impl AsdfFile {
             .map_err(|_| Error::NotFound(pointer.to_owned()))?;
         let path = match destination(&path) {
             Dest::Atomic(p) => p,
-            Dest::InPlace => return Err(not_regular(&path)),
+            Dest::InPlace => return Err(not_regular(&path).into()),
         };
         let (tmp, file) = TempFile::create(&path)?;
         let (w, _) = self.write_blocks(
@@ -877,7 +891,7 @@ impl AsdfFile {
     ) -> Result<(PathBuf, TempFile, std::fs::File), Error> {
         let path = match destination(&path) {
             Dest::Atomic(p) => p,
-            Dest::InPlace => return Err(not_regular(&path)),
+            Dest::InPlace => return Err(not_regular(&path).into()),
         };
         let (tmp, file) = TempFile::create(&path)?;
         let mut doc = doc;
@@ -1070,6 +1084,6 @@ impl StreamingWriter {
             .ok_or(Error::Usage("the stream is already finished"))?;
         let buf = w.finish()?;
         let f = buf.into_inner().map_err(|e| self.tmp.error(e.into_error()))?;
-        self.tmp.commit(f, true)
+        Ok(self.tmp.commit(f, true)?)
     }
 }

@@ -9,9 +9,19 @@
 //! another PID namespace (a container, or another NFS client sharing the folder, whose live
 //! writer's PID is not in our `/proc`).
 
-use crate::Error;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+
+/// An I/O error writing the file at `path` (the target, whatever temporary was being written).
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct WriteError {
+    /// The file being written.
+    pub path: PathBuf,
+    /// What the system said.
+    #[source]
+    pub source: std::io::Error,
+}
 
 /// The temporary files of this process not yet renamed into place nor removed: what
 /// [`remove_unfinished_temporaries`] removes when the process is ended at once.
@@ -33,7 +43,7 @@ pub fn remove_unfinished_temporaries() {
 
 /// A temporary file that becomes `target` on [`TempFile::commit`], and is removed otherwise.
 #[derive(Debug)]
-pub(crate) struct TempFile {
+pub struct TempFile {
     tmp: PathBuf,
     target: PathBuf,
     armed: bool,
@@ -41,9 +51,9 @@ pub(crate) struct TempFile {
 
 impl TempFile {
     /// Creates the temporary file for `target` (after removing the ones dead writers left).
-    pub(crate) fn create(target: &Path) -> Result<(TempFile, std::fs::File), Error> {
+    pub fn create(target: &Path) -> Result<(TempFile, std::fs::File), WriteError> {
         clean_stale_temps(target);
-        let io = |source| Error::Io {
+        let io = |source| WriteError {
             path: target.to_path_buf(),
             source,
         };
@@ -80,10 +90,10 @@ impl TempFile {
     /// 2.4-3.0 s over an existing file and 0.23-0.27 s with its pages released first; np.save,
     /// which truncates the old file, recycles them the same way). Not for a write that reads
     /// the old file (the caller's own source): it would read it from disk again.
-    pub(crate) fn release_replaced(&self) {
+    pub fn release_replaced(&self) {
         #[cfg(target_os = "linux")]
         // Without blocking: another process may have put a FIFO there since `destination`.
-        if let Ok(old) = asdf_layout::source::open_nonblocking(&self.target) {
+        if let Ok(old) = crate::source::open_nonblocking(&self.target) {
             use std::os::fd::AsRawFd as _;
             // SAFETY: `old` is an open file descriptor for the duration of the call; the
             // advice only drops clean cached pages and cannot change the file.
@@ -92,15 +102,15 @@ impl TempFile {
     }
 
     /// An I/O error while writing it, named by the target.
-    pub(crate) fn error(&self, source: std::io::Error) -> Error {
-        Error::Io {
+    pub fn error(&self, source: std::io::Error) -> WriteError {
+        WriteError {
             path: self.target.clone(),
             source,
         }
     }
 
     /// Puts it on disk (when `durable`) and in the target's place.
-    pub(crate) fn commit(mut self, file: std::fs::File, durable: bool) -> Result<(), Error> {
+    pub fn commit(mut self, file: std::fs::File, durable: bool) -> Result<(), WriteError> {
         if durable {
             file.sync_all().map_err(|e| self.error(e))?;
         }
@@ -137,19 +147,19 @@ fn dir_and_name(target: &Path) -> (&Path, String) {
     (dir, name)
 }
 
-/// Writes a file atomically, as [`AsdfFile::write_to`] does: `fill` writes into a new
+/// Writes a file atomically, as the facade's `AsdfFile::write_to` does: `fill` writes into a new
 /// temporary file beside `path`, which is flushed to disk and renamed over `path` only when
 /// `fill` succeeded; otherwise it is removed and `path` is untouched (a full disk never
 /// leaves half a file in place of the old one).
 ///
 /// # Errors
-/// [`Error::Io`] from `fill` or the file system.
+/// [`WriteError`] from `fill` or the file system.
 pub fn write_atomically(
     path: impl AsRef<Path>,
     fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
-) -> Result<(), Error> {
+) -> Result<(), WriteError> {
     let path = path.as_ref();
-    let io = |source| Error::Io {
+    let io = |source| WriteError {
         path: path.to_path_buf(),
         source,
     };
@@ -169,7 +179,8 @@ pub fn write_atomically(
 }
 
 /// Where a write of `path` goes.
-pub(crate) enum Dest {
+#[derive(Debug)]
+pub enum Dest {
     /// An existing file that is not a regular file (a device such as `/dev/null`, a FIFO, a
     /// terminal): written in place. A rename would replace the device node itself.
     InPlace,
@@ -179,15 +190,15 @@ pub(crate) enum Dest {
 }
 
 /// The error for a streamed or exploded output that is not a regular file.
-pub(crate) fn not_regular(path: &Path) -> Error {
-    Error::Io {
+pub fn not_regular(path: &Path) -> WriteError {
+    WriteError {
         path: path.to_path_buf(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
     }
 }
 
 /// Where a write of `path` goes (see [`Dest`]).
-pub(crate) fn destination(path: &Path) -> Dest {
+pub fn destination(path: &Path) -> Dest {
     match std::fs::metadata(path) {
         Ok(m) if !m.is_file() => Dest::InPlace,
         Ok(_) if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) => {
@@ -199,7 +210,7 @@ pub(crate) fn destination(path: &Path) -> Dest {
 
 /// Creates `path`, which must not exist (so never through a planted symbolic link), with the
 /// permissions `File::create` gives (the umask applies).
-pub(crate) fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
+pub fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
     std::fs::OpenOptions::new()
         .write(true)
         .read(true)
@@ -210,7 +221,7 @@ pub(crate) fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
 /// How old an unlocked temporary must be to be taken for a dead writer's: a writer locks its
 /// temporary right after creating it, so this only covers that instant (and file systems
 /// whose locks are advisory in other ways).
-pub(crate) const STALE_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+pub const STALE_AGE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// An exclusive, non-blocking `flock` on `f` (held until every descriptor of its open file is
 /// closed); `Ok(false)` when another holds it.
@@ -240,12 +251,12 @@ fn try_lock(f: &std::fs::File) -> std::io::Result<bool> {
 /// Removes the temporary files that writes of `target` killed before they finished left
 /// beside it (`.NAME.PID.RANDOM.tmp` that nobody holds locked and older than [`STALE_AGE`]);
 /// best effort.
-pub(crate) fn clean_stale_temps(target: &Path) {
+pub fn clean_stale_temps(target: &Path) {
     clean_stale_temps_older_than(target, STALE_AGE);
 }
 
 /// [`clean_stale_temps`] with the age given.
-pub(crate) fn clean_stale_temps_older_than(target: &Path, age: std::time::Duration) {
+pub fn clean_stale_temps_older_than(target: &Path, age: std::time::Duration) {
     let (dir, name) = dir_and_name(target);
     let prefix = format!(".{name}.");
     let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -272,7 +283,7 @@ pub(crate) fn clean_stale_temps_older_than(target: &Path, age: std::time::Durati
             continue;
         }
         // Locked by us while it is removed: a writer that holds it keeps it.
-        if let Ok(f) = asdf_layout::source::open_nonblocking(&path)
+        if let Ok(f) = crate::source::open_nonblocking(&path)
             && try_lock(&f).unwrap_or(false)
         {
             let _ = std::fs::remove_file(&path);
@@ -300,7 +311,7 @@ mod tests {
         clean_stale_temps(&target);
         assert!(tmp.exists(), "a locked temporary was removed");
         // A second process (another open file description) cannot take the lock either.
-        let other = asdf_layout::source::open_nonblocking(&tmp).unwrap();
+        let other = crate::source::open_nonblocking(&tmp).unwrap();
         assert!(!try_lock(&other).unwrap());
         drop(other);
         drop(writer);
