@@ -37,6 +37,7 @@ pub mod index;
 pub mod legacy;
 mod limits;
 pub mod md5;
+mod prefault;
 mod reader;
 pub mod source;
 mod version;
