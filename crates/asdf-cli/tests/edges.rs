@@ -1660,3 +1660,37 @@ fn keys_the_standard_does_not_allow_are_read_with_a_warning() {
     assert!(r.stdout.contains("3 violation(s)"), "{}", r.stdout);
     assert!(r.stdout.contains("at 6:5: mapping key `1.0` of /m"), "{}", r.stdout);
 }
+
+/// Found by the sixth CLI review. Keys of one type and one value are one key, the later value
+/// read, as Python asdf reads them (floats by value, every NaN one key): `diff` of a file and
+/// its copy found differences, and `get` gave the value Python drops. A boolean key written
+/// `yes` or `On` is reachable by its text: an array under it failed `verify` and `to-yaml`
+/// ("no node at /p/yes"), and `to-json` renamed it with no other key to collide with.
+#[test]
+fn keys_of_one_value_are_one_key_and_yes_keys_are_reachable() {
+    let d = tempfile::tempdir().unwrap();
+    let body = "p: {yes: !core/ndarray-1.1.0 {data: [8], datatype: int64, shape: [1]}}\n\
+                b: {yes: a, On: c}\na: {1.5: x, 1.50: y, .nan: p, .NaN: q}\n";
+    let text = format!(
+        "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n{body}...\n"
+    );
+    let (f, g) = (d.path().join("y.asdf"), d.path().join("copy.asdf"));
+    std::fs::write(&f, &text).unwrap();
+    std::fs::write(&g, &text).unwrap();
+    let (f, g) = (s(&f), s(&g));
+    for cmd in ["verify", "to-yaml"] {
+        let r = run(&[cmd, &f]);
+        assert_eq!(r.code, Some(0), "{cmd}: {}", r.text());
+    }
+    let r = run(&["diff", &f, &g]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    let r = run(&["to-json", &f]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["b"], serde_json::json!({"yes": "c"}), "{}", r.text());
+    assert_eq!(v["a"], serde_json::json!({"1.5": "y", ".nan": "q"}), "{}", r.text());
+    assert_eq!(v["p"]["yes"]["data"], serde_json::json!([8]));
+    assert!(!r.stderr.contains("(2)"), "{}", r.stderr);
+    let r = run(&["get", &f, "/p/yes"]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    assert!(r.stdout.contains("[8]"), "{}", r.stdout);
+}

@@ -146,8 +146,13 @@ impl std::fmt::Display for Warning {
             }
             Warning::NonstandardKey { span, pointer, key } => write!(
                 f,
-                "at {span}: mapping key `{key}` of {} is not a string, integer or boolean, as the ASDF Standard requires; read as Python asdf reads it",
-                if pointer.is_empty() { "/" } else { pointer }
+                "at {span}: mapping key `{}` of {} is not a string, integer or boolean, as the ASDF Standard requires; read as written",
+                shown(key),
+                if pointer.is_empty() {
+                    "/".to_owned()
+                } else {
+                    shown(pointer)
+                }
             ),
         }
     }
@@ -165,4 +170,22 @@ impl Error {
             Error::Encoding { .. } | Error::Emit(_) | Error::OrphanAlias(_) => None,
         }
     }
+}
+
+/// Text of a file as a message shows it: control characters escaped (a key cannot forge a line
+/// or a terminal sequence) and at most 80 characters, then `…`.
+fn shown(text: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == 80 {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

@@ -82,7 +82,13 @@ pub fn nonstandard_key_warnings(root: &Node) -> Vec<Warning> {
             Some(Warning::NonstandardKey {
                 span: key.span,
                 pointer: crate::pointer::pointer_exact(root, parent),
-                key: key.as_scalar().map(|s| s.text.to_string()).unwrap_or_default(),
+                key: {
+                    let text = key.as_scalar().map(|s| s.text.to_string()).unwrap_or_default();
+                    match user_tag(key) {
+                        Some(tag) => format!("!<{tag}> {text}"),
+                        None => text,
+                    }
+                },
             })
         })
         .collect()
@@ -104,7 +110,59 @@ mod tests {
         assert_eq!(w.len(), 4, "{w:?}");
         assert!(w[0].starts_with("at 1:5: mapping key `1.0` of /a "), "{}", w[0]);
         assert!(w[1].contains("`null` of /a "), "{}", w[1]);
-        assert!(w[2].contains("`k` of /a "), "{}", w[2]);
+        assert!(w[2].contains("`!<!t> k` of /a "), "{}", w[2]);
         assert!(w[3].contains("`2020-01-01` of /q/0 "), "{}", w[3]);
+    }
+
+    /// Keys of one type and one value are one key, the later value read (with a warning), as
+    /// PyYAML's dict holds them: floats by value (every NaN one key, `0.0` and `-0.0` one),
+    /// timestamps by text. A float beside an equal integer stays a key of its own.
+    #[test]
+    fn float_and_timestamp_keys_of_one_value_are_one_key() {
+        let text =
+            b"a: {1.5: x, 1.50: y, .nan: p, .NaN: q, 0.0: z, -0.0: w, 2020-01-01: d, 2020-01-01: e, 1: i, 1.0: f}\n";
+        let parsed = crate::parse_yaml(text, &crate::Limits::default()).unwrap();
+        let a = parsed.document.root.get("a").unwrap();
+        let NodeKind::Mapping(m) = &a.kind else {
+            panic!("not a mapping")
+        };
+        let got: Vec<(String, String)> = m
+            .entries
+            .iter()
+            .map(|(k, v)| (k.as_scalar().unwrap().text.to_string(), v.as_str().unwrap().to_owned()))
+            .collect();
+        let want = [
+            ("1.5", "y"),
+            (".nan", "q"),
+            ("0.0", "w"),
+            ("2020-01-01", "e"),
+            ("1", "i"),
+            ("1.0", "f"),
+        ];
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        for ((k, v), (wk, wv)) in got.iter().zip(want) {
+            assert_eq!((k.as_str(), v.as_str()), (wk, wv), "{got:?}");
+        }
+        let dups = parsed
+            .warnings
+            .iter()
+            .filter(|w| matches!(w, crate::Warning::DuplicateKey { .. }))
+            .count();
+        assert_eq!(dups, 4, "{:?}", parsed.warnings);
+    }
+
+    /// A key's text in a warning cannot forge a line or a terminal sequence, and a long key
+    /// is cut.
+    #[test]
+    fn warnings_escape_and_cut_key_text() {
+        let long = "1.".to_owned() + &"0".repeat(500) + "1";
+        let text = format!("\"a\\nwarning: forged\": {{? \"k\\n\\e[31m\": x, {long}: y, !t \"z\\r\": w}}\n");
+        let doc = crate::parse_yaml(text.as_bytes(), &crate::Limits::default())
+            .unwrap()
+            .document;
+        for w in nonstandard_key_warnings(&doc.root).iter().map(ToString::to_string) {
+            assert!(!w.contains('\n') && !w.contains('\r') && !w.contains('\u{1b}'), "{w:?}");
+            assert!(w.chars().count() < 400, "{w:?}");
+        }
     }
 }

@@ -599,7 +599,7 @@ fn is_merge_key(k: &Node) -> bool {
 }
 
 /// A key as (is a string, canonical text), borrowing where it can; `None` for keys that are
-/// never duplicates (merge keys, floats).
+/// never duplicates (merge keys, collections).
 fn key_parts(k: &Node) -> Option<(bool, std::borrow::Cow<'_, str>)> {
     if is_merge_key(k) {
         return None;
@@ -611,13 +611,31 @@ fn key_parts(k: &Node) -> Option<(bool, std::borrow::Cow<'_, str>)> {
         Value::BigInt(b) => Some((false, std::borrow::Cow::Owned(b.to_string()))),
         Value::Bool(b) => Some((false, std::borrow::Cow::Borrowed(if *b { "1" } else { "0" }))),
         Value::Null => Some((false, std::borrow::Cow::Borrowed("null"))),
+        Value::Float(f) => Some((false, std::borrow::Cow::Owned(float_identity(*f)))),
+        Value::Timestamp => Some((false, std::borrow::Cow::Owned(format!("timestamp:{}", s.text)))),
         _ => None,
     }
 }
 
+/// A float key's identity among keys of its own type: equal values are one key (`1.5` and
+/// `1.50`, `0.0` and `-0.0`), and every NaN is one key (PyYAML builds each `.nan` as the same
+/// object, so a dict holds one). Apart from integers and booleans: `1.0` beside `1` stays a
+/// key of its own (see [`key_identity`]).
+fn float_identity(f: f64) -> String {
+    if f.is_nan() {
+        "float:nan".to_owned()
+    } else if f == 0.0 {
+        "float:0".to_owned()
+    } else {
+        format!("float:{f:?}")
+    }
+}
+
 /// What makes two mapping keys one key to a YAML reader (PyYAML's dict): `(is a string, text)`,
-/// with `true` and `1` one key, as are `false` and `0`; `None` for keys that are never
-/// duplicates here (merge keys, floats, timestamps, collections).
+/// with `true` and `1` one key, as are `false` and `0`; floats of one value are one key (every
+/// NaN too), and timestamps of one text; `None` for keys that are never duplicates here (merge
+/// keys, collections). A float equal to an integer (`1.0` beside `1`) stays a key of its own:
+/// Python merges them, and a reader that keeps both (renamed, with a warning) loses nothing.
 #[must_use]
 pub fn key_identity(k: &Node) -> Option<(bool, String)> {
     if is_merge_key(k) {
@@ -630,6 +648,8 @@ pub fn key_identity(k: &Node) -> Option<(bool, String)> {
         Value::BigInt(ref b) => Some((false, b.to_string())),
         Value::Bool(b) => Some((false, if b { "1" } else { "0" }.to_owned())),
         Value::Null => Some((false, "null".to_owned())),
+        Value::Float(f) => Some((false, float_identity(f))),
+        Value::Timestamp => Some((false, format!("timestamp:{}", s.text))),
         _ => None,
     }
 }

@@ -122,7 +122,8 @@ fn key_matches(k: &Node, token: &str) -> bool {
     match k.as_scalar() {
         Some(s) => match &s.value {
             Value::Str | Value::Int(_) | Value::BigInt(_) => s.text == token,
-            Value::Bool(b) => token == if *b { "true" } else { "false" },
+            // `true`, or the key as written (`yes`, `On`: YAML 1.1 booleans).
+            Value::Bool(b) => token == if *b { "true" } else { "false" } || s.text == token,
             // Other scalars (a float key `1.0`, a timestamp key) by their text as written.
             _ => s.text == token,
         },
