@@ -13,7 +13,7 @@ pub fn read_array(path: &str, pointer: &str) -> Result<asdf::ndarray::ArrayD<f64
         array.datatype(),
         array.storage()
     );
-    array.to_ndarray::<f64>()
+    array.read()
 }
 // README: end
 

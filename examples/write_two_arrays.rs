@@ -18,7 +18,8 @@ pub fn write_two(path: &std::path::Path) -> Result<(), asdf::Error> {
         "/sci/dq",
         NewArray::from_slice(&dq, &[64, 64])?.compression(Label::ZLIB),
     )?;
-    file.write_to(path, &WriteOptions::default())
+    file.write(path, &WriteOptions::default())?;
+    Ok(())
 }
 // README: end
 

@@ -142,7 +142,7 @@ fn jwst_like(path: &Path) {
     f.put_array("/spectrum", asdf::NewArray::from_slice(&spectrum, &[1000]).unwrap())
         .unwrap();
     f.put_array("/cube", f32s(&cube, &[5, ch, cw])).unwrap();
-    f.write_to(path, &asdf::WriteOptions::default()).unwrap();
+    f.write(path, &asdf::WriteOptions::default()).unwrap();
 }
 
 /// A file of one `bytes`-long float32 array (zeros), written once and kept between runs.
@@ -154,7 +154,7 @@ fn large(path: &Path, bytes: usize) {
     let zeros = vec![0f32; side * side];
     let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
     f.put_array("/image", f32s(&zeros, &[side, side])).unwrap();
-    f.write_to(path, &asdf::WriteOptions::default()).unwrap();
+    f.write(path, &asdf::WriteOptions::default()).unwrap();
 }
 
 #[test]

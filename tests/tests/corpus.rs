@@ -283,7 +283,7 @@ fn rewriting_older_files_adds_no_key() {
         };
         let out = dir.join("out.asdf");
         if file
-            .write_to(&out, &asdf::WriteOptions::default().validate(false))
+            .write(&out, &asdf::WriteOptions::default().validate(false))
             .is_err()
         {
             continue;

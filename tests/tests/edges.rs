@@ -37,7 +37,7 @@ fn a_file_moved_to_another_standard_names_its_core_extension() {
         let mut f = asdf::open(&src).unwrap();
         f.set_standard(to.parse().unwrap()).unwrap();
         let dst = dir.join(format!("to-{to}.asdf"));
-        f.write_to(&dst, &asdf::WriteOptions::default()).unwrap();
+        f.write(&dst, &asdf::WriteOptions::default()).unwrap();
         let text = String::from_utf8_lossy(&std::fs::read(&dst).unwrap()).into_owned();
         assert!(
             text.contains(&format!("core/extensions/core-{to}"))
@@ -79,7 +79,10 @@ fn a_file_moved_to_an_older_standard_takes_that_standards_tags() {
     let tag = |f: &asdf::AsdfFile, p: &str| f.get(p).unwrap().tag.as_deref().map(str::to_owned);
     assert_eq!(tag(&f, "/q").as_deref(), Some("tag:stsci.edu:asdf/unit/quantity-1.1.0"));
     assert_eq!(tag(&f, "/t").as_deref(), Some("tag:stsci.edu:asdf/time/time-1.1.0"));
-    let bytes = f.to_bytes(&asdf::WriteOptions::default()).unwrap();
+    let bytes = f
+        .write(asdf::Target::Bytes, &asdf::WriteOptions::default())
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     let back = asdf::Open::bytes(bytes).open().unwrap();
     let report = back.validate(None, None).unwrap();
     assert!(report.is_valid(), "{:?}", report.violations);

@@ -176,7 +176,7 @@ fn write_matrix(dir: &Path) -> usize {
     use asdf_core_types::ScalarType as T;
     let mut expected = serde_json::Map::new();
     let mut save = |name: String, f: &AsdfFile, opts: WriteOptions, arrays: &[&str], scalars: J| {
-        f.write_to(dir.join(format!("{name}.asdf")), &opts)
+        f.write(dir.join(format!("{name}.asdf")), &opts)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut arr = serde_json::Map::new();
         for a in arrays {
@@ -359,8 +359,12 @@ fn write_matrix(dir: &Path) -> usize {
                                              "small": {"dtype": "int16", "shape": [3], "values": [1, 2, 3]}}, "scalars": {}});
     expected.insert("streamed".to_owned(), both.clone());
     let g = asdf::open(dir.join("streamed.asdf")).unwrap();
-    g.write_exploded(dir.join("exploded.asdf"), &WriteOptions::default())
-        .unwrap();
+    g.write(
+        dir.join("exploded.asdf"),
+        &WriteOptions::default().form(asdf::Form::Exploded),
+    )
+    .map(|w| w.files().to_vec())
+    .unwrap();
     expected.insert("exploded".to_owned(), both);
     // A view (offset and strides into another array's block), a masked array and a big integer.
     let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
@@ -427,7 +431,7 @@ fn write_matrix(dir: &Path) -> usize {
         f.array("/masked").and_then(|a| a.values()).unwrap().mask,
         Some(vec![false, true, false, true])
     );
-    f.write_to(dir.join("view_masked_bigint.asdf"), &WriteOptions::default())
+    f.write(dir.join("view_masked_bigint.asdf"), &WriteOptions::default())
         .unwrap();
     expected.insert(
         "view_masked_bigint".to_owned(),
@@ -646,7 +650,7 @@ fn defragmented_files_read_by_python() {
             .open()
             .unwrap();
         let out = dir.join(format!("{i:03}_{name}"));
-        f.write_to(
+        f.write(
             &out,
             &WriteOptions::default()
                 .validate(false)
@@ -732,7 +736,7 @@ fn updated_files_read_by_python() {
             .as_mapping_mut()
             .unwrap()
             .insert("note", Node::str("a note long enough to be shortened"));
-        f.write_to(path, &WriteOptions::default().pad_blocks(pad)).unwrap();
+        f.write(path, &WriteOptions::default().pad_blocks(pad)).unwrap();
     };
     let mut expected = serde_json::Map::new();
 
@@ -1068,7 +1072,7 @@ fn upgraded_legacy_files_python_reads() {
         let mut f = asdf::open(&src).unwrap();
         f.set_standard(Version::STANDARD_LATEST).unwrap();
         assert!(f.validate(None, None).unwrap().violations.is_empty(), "{name}");
-        f.write_to(dir.join(format!("{name}.asdf")), &WriteOptions::default())
+        f.write(dir.join(format!("{name}.asdf")), &WriteOptions::default())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut arr = serde_json::Map::new();
         for p in original.array_pointers().unwrap() {
@@ -1162,9 +1166,9 @@ fn asdf_215_fits_files_both_ways() {
         }
         // Ours, in both forms, for asdf 2.15 to read.
         for (ours, hdu) in [("table", asdf::AsdfHdu::Table), ("image", asdf::AsdfHdu::Image)] {
-            f.write_fits(
+            f.write(
                 dir.join(format!("ours_{form}_{ours}.fits")),
-                &asdf::FitsWriteOptions::default().asdf_hdu(hdu),
+                &asdf::WriteOptions::default().fits(asdf::FitsWriteOptions::default().asdf_hdu(hdu)),
             )
             .unwrap();
         }
@@ -1273,19 +1277,19 @@ fn fits_files_we_write_are_what_astropy_and_stdatamodels_expect() {
     let models = ["cube", "image", "multislit", "table"];
     for m in models {
         let mut f = asdf::open(dir.join(format!("{m}.fits"))).unwrap();
-        f.write_fits(
+        f.write(
             dir.join(format!("out_{m}.fits")),
-            &asdf::FitsWriteOptions::default().checksums(true),
+            &asdf::WriteOptions::default().fits(asdf::FitsWriteOptions::default().checksums(true)),
         )
         .unwrap_or_else(|e| panic!("{m}: {e}"));
         assert!(f.keep_fits_headers().unwrap());
-        f.write_to(dir.join(format!("rt_{m}.asdf")), &asdf::WriteOptions::default())
+        f.write(dir.join(format!("rt_{m}.asdf")), &asdf::WriteOptions::default())
             .unwrap();
         let g = asdf::open(dir.join(format!("rt_{m}.asdf"))).unwrap();
         assert!(g.source().fits_hdus().is_none());
-        g.write_fits(
+        g.write(
             dir.join(format!("rt_{m}.fits")),
-            &asdf::FitsWriteOptions::default().asdf_hdu(asdf::AsdfHdu::Image),
+            &asdf::WriteOptions::default().fits(asdf::FitsWriteOptions::default().asdf_hdu(asdf::AsdfHdu::Image)),
         )
         .unwrap_or_else(|e| panic!("{m}: {e}"));
     }
@@ -1302,8 +1306,11 @@ fn fits_files_we_write_are_what_astropy_and_stdatamodels_expect() {
         .unwrap();
     f.put_array("/parts/1/flags", asdf::NewArray::from_slice(&small[..2], &[2]).unwrap())
         .unwrap();
-    f.write_fits(dir.join("new.fits"), &asdf::FitsWriteOptions::default().checksums(true))
-        .unwrap();
+    f.write(
+        dir.join("new.fits"),
+        &asdf::WriteOptions::default().fits(asdf::FitsWriteOptions::default().checksums(true)),
+    )
+    .unwrap();
     let want = serde_json::json!({
         "SCI,1": sci, "DQ,1": dq, "FLAGS,1": small, "FLAGS,2": &small[..2],
     });
@@ -1401,7 +1408,7 @@ fn fits_files_written_over_themselves_keep_every_hdu() {
         let mut f = asdf::open(&copy).unwrap();
         f.set("/note", Node::str(how)).unwrap();
         match how {
-            "write_to" => f.write_to(&copy, &WriteOptions::default()).unwrap(),
+            "write_to" => drop(f.write(&copy, &WriteOptions::default()).unwrap()),
             _ => {
                 f.update(&WriteOptions::default()).unwrap();
             }
@@ -1414,7 +1421,7 @@ fn fits_files_written_over_themselves_keep_every_hdu() {
         assert!(g.source().fits_hdus().is_some(), "{how}: no longer FITS");
         assert_eq!(g.source().fits_asdf_form(), Some(asdf::AsdfHdu::Image), "{how}");
         assert_eq!(
-            g.array("/sci").and_then(|a| a.read::<f32>()).unwrap(),
+            g.array("/sci").and_then(|a| a.read::<Vec<f32>>()).unwrap(),
             (0..12).map(|i| i as f32).collect::<Vec<_>>()
         );
     }
@@ -1438,7 +1445,11 @@ fn fits_files_written_as_drafts_carry_their_arrays() {
     let f = asdf::open(&original).unwrap();
     for dialect in [asdf::layout::Dialect::Finf, asdf::layout::Dialect::Asdf010] {
         let mut bytes = Vec::new();
-        f.write_draft(&mut bytes, dialect, &|_, _| None).unwrap();
+        f.write(
+            asdf::Target::Writer(&mut bytes),
+            &asdf::WriteOptions::default().form(asdf::Form::Draft { dialect, chain: None }),
+        )
+        .unwrap();
         let text = String::from_utf8_lossy(&bytes);
         assert!(!text.contains("fits:SCI"), "{dialect:?}: {text}");
         let g = asdf::Open::bytes(bytes)
@@ -1447,7 +1458,7 @@ fn fits_files_written_as_drafts_carry_their_arrays() {
             .unwrap();
         assert_eq!(g.source().layout().file_header().dialect, dialect);
         assert_eq!(
-            g.array("/sci").and_then(|a| a.read::<f32>()).unwrap(),
+            g.array("/sci").and_then(|a| a.read::<Vec<f32>>()).unwrap(),
             (0..12).map(|i| i as f32).collect::<Vec<_>>(),
             "{dialect:?}"
         );
@@ -1693,25 +1704,25 @@ fn zarr_arrays_read_as_python_asdf_zarr_reads_them() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Where [`asdf::Array::read_region_bytes_into`] differs from
-/// [`asdf::Array::read_region_bytes`] for `region` of the array at `pointer` (each on a handle
+/// Where [`asdf::Array::read_region_into`] differs from
+/// [`asdf::Array::read_region`] (as [`asdf::RegionBytes`]) for `region` of the array at `pointer` (each on a handle
 /// of its own, fresh from `path`).
 fn into_differs(path: &std::path::Path, pointer: &str, region: &asdf::Region) -> Option<String> {
     let (f1, f2) = (asdf::open(path).ok()?, asdf::open(path).ok()?);
     let (a1, a2) = (f1.array(pointer).ok()?, f2.array(pointer).ok()?);
-    let (bytes, order) = match a1.read_region_bytes(region) {
-        Ok(r) => r,
-        Err(e) => return Some(format!("read_region_bytes: {e}")),
+    let (bytes, order) = match a1.read_region::<asdf::RegionBytes>(region) {
+        Ok(r) => (r.bytes, r.byte_order),
+        Err(e) => return Some(format!("read_region: {e}")),
     };
     let mut into = vec![0xA5u8; bytes.len()];
-    match a2.read_region_bytes_into(region, &mut into) {
+    match a2.read_region_into(region, &mut into) {
         Ok(o) if o == order && into == bytes => None,
         Ok(o) => Some(format!(
             "{} bytes, byte order {o:?} / {order:?}, first difference at {:?}",
             bytes.len(),
             into.iter().zip(&bytes).position(|(x, y)| x != y)
         )),
-        Err(e) => Some(format!("read_region_bytes_into: {e}")),
+        Err(e) => Some(format!("read_region_into: {e}")),
     }
 }
 
@@ -1726,17 +1737,17 @@ fn read_region_elements(a: &asdf::Array<'_>, region: &asdf::Region) -> Result<Ve
     }
     let r = region;
     Ok(match t {
-        S::Bool8 => map(a.read_region::<bool>(r)?, Element::Bool),
-        S::Int8 => map(a.read_region::<i8>(r)?, |x| Element::Int(x.into())),
-        S::Int16 => map(a.read_region::<i16>(r)?, |x| Element::Int(x.into())),
-        S::Int32 => map(a.read_region::<i32>(r)?, |x| Element::Int(x.into())),
-        S::Int64 => map(a.read_region::<i64>(r)?, Element::Int),
-        S::UInt8 => map(a.read_region::<u8>(r)?, |x| Element::UInt(x.into())),
-        S::UInt16 => map(a.read_region::<u16>(r)?, |x| Element::UInt(x.into())),
-        S::UInt32 => map(a.read_region::<u32>(r)?, |x| Element::UInt(x.into())),
-        S::UInt64 => map(a.read_region::<u64>(r)?, Element::UInt),
-        S::Float32 => map(a.read_region::<f32>(r)?, |x| Element::Float(x.into())),
-        S::Float64 => map(a.read_region::<f64>(r)?, Element::Float),
+        S::Bool8 => map(a.read_region::<Vec<bool>>(r)?, Element::Bool),
+        S::Int8 => map(a.read_region::<Vec<i8>>(r)?, |x| Element::Int(x.into())),
+        S::Int16 => map(a.read_region::<Vec<i16>>(r)?, |x| Element::Int(x.into())),
+        S::Int32 => map(a.read_region::<Vec<i32>>(r)?, |x| Element::Int(x.into())),
+        S::Int64 => map(a.read_region::<Vec<i64>>(r)?, Element::Int),
+        S::UInt8 => map(a.read_region::<Vec<u8>>(r)?, |x| Element::UInt(x.into())),
+        S::UInt16 => map(a.read_region::<Vec<u16>>(r)?, |x| Element::UInt(x.into())),
+        S::UInt32 => map(a.read_region::<Vec<u32>>(r)?, |x| Element::UInt(x.into())),
+        S::UInt64 => map(a.read_region::<Vec<u64>>(r)?, Element::UInt),
+        S::Float32 => map(a.read_region::<Vec<f32>>(r)?, |x| Element::Float(x.into())),
+        S::Float64 => map(a.read_region::<Vec<f64>>(r)?, Element::Float),
         other => panic!("no typed read for {other:?}"),
     })
 }

@@ -501,7 +501,7 @@ fn real_world_files_agree_with_python() {
                 .find_map(|p| f.array(p).and_then(|a| a.values()).err())
                 .map(|e| e.to_string())
                 .or_else(|| {
-                    f.write_to(&out, &WriteOptions::default().validate(false))
+                    f.write(&out, &WriteOptions::default().validate(false))
                         .err()
                         .map(|e| e.to_string())
                 });
@@ -537,13 +537,13 @@ fn real_world_files_agree_with_python() {
         }
         let out = dir.join("rewritten").join(&name);
         std::fs::create_dir_all(out.parent().unwrap()).unwrap();
-        match f.write_to(
+        match f.write(
             &out,
             &WriteOptions::default()
                 .validate(false)
                 .compression(Compression::All(Label::NONE)),
         ) {
-            Ok(()) => rewritten.push((name.clone(), p.clone(), out)),
+            Ok(_) => rewritten.push((name.clone(), p.clone(), out)),
             Err(e) => d.push(format!("defragment -c none fails: {e}")),
         }
         diffs.extend(d.into_iter().map(|x| (name.clone(), x)));

@@ -29,7 +29,7 @@ fn a_remote_file_reads_as_the_local_one_with_few_requests() {
     std::fs::create_dir_all(&dir).unwrap();
     let big: Vec<f64> = (0..300_000).map(f64::from).collect();
     let (f, z) = big_and_z(&big, &[300_000]);
-    f.write_to(dir.join("r.asdf"), &asdf::WriteOptions::default()).unwrap();
+    f.write(dir.join("r.asdf"), &asdf::WriteOptions::default()).unwrap();
 
     let (mut server, port) = serve("python3", &dir);
     let url = format!("http://127.0.0.1:{port}/r.asdf");
@@ -37,11 +37,22 @@ fn a_remote_file_reads_as_the_local_one_with_few_requests() {
         let remote = asdf::Open::url(&url).open().unwrap();
         let stats = remote.source().remote_stats().unwrap();
         assert!(stats.requests() <= 3, "open took {} requests", stats.requests());
-        assert_eq!(remote.array("/big").unwrap().get::<f64>(&[299_999]).unwrap(), 299_999.0);
-        assert_eq!(remote.array("/z").unwrap().read::<i32>().unwrap(), z);
-        assert_eq!(remote.array("/big").unwrap().read::<f64>().unwrap(), big);
+        assert_eq!(
+            remote
+                .array("/big")
+                .unwrap()
+                .read_region::<Vec<f64>>(&"299999".parse().unwrap())
+                .unwrap()[0],
+            299_999.0
+        );
+        assert_eq!(remote.array("/z").unwrap().read::<Vec<i32>>().unwrap(), z);
+        assert_eq!(remote.array("/big").unwrap().read::<Vec<f64>>().unwrap(), big);
         let before = stats.requests();
-        let _ = remote.array("/big").unwrap().get::<f64>(&[5]).unwrap();
+        let _ = remote
+            .array("/big")
+            .unwrap()
+            .read_region::<Vec<f64>>(&"5".parse().unwrap())
+            .unwrap();
         assert!(stats.requests() <= before + 1);
         // Errors name the URL.
         let missing = format!("http://127.0.0.1:{port}/missing.asdf");
@@ -80,10 +91,10 @@ fn a_remote_cutout_of_a_chunked_array_fetches_only_its_chunks_coalesced() {
     )
     .unwrap();
     let path = dir.join("c.asdf");
-    f.write_to(&path, &asdf::WriteOptions::default()).unwrap();
+    f.write(&path, &asdf::WriteOptions::default()).unwrap();
     // What the touched chunks' blocks hold (read locally): rows 2..=3, columns 1..=4 of the grid.
     let local = asdf::open(&path).unwrap();
-    let map = local.chunk_map("/image").unwrap().unwrap();
+    let map = local.array("/image").unwrap().chunk_map().unwrap();
     let mut touched = 0u64;
     for r in 2..=3 {
         for c in 1..=4 {
@@ -99,7 +110,7 @@ fn a_remote_cutout_of_a_chunked_array_fetches_only_its_chunks_coalesced() {
         let a = remote.array("/image").unwrap();
         let (r0, b0) = (stats.requests(), stats.bytes());
         let region: asdf::Region = "300:500, 200:600".parse().unwrap();
-        let cut = a.read_region::<f32>(&region).unwrap();
+        let cut = a.read_region::<Vec<f32>>(&region).unwrap();
         let want: Vec<f32> = (300..500)
             .flat_map(|i| (200..600).map(move |j| (i, j)))
             .map(|(i, j)| data[i * n + j])
@@ -158,10 +169,10 @@ with asdf.open(d + "/u.asdf") as af:
         let remote = asdf::Open::url(&format!("{base}/u.asdf")).open().unwrap();
         let a = remote.array("/r").unwrap();
         assert_eq!(a.shape(), [37, 23]);
-        assert_eq!(a.read::<f64>().unwrap(), want);
+        assert_eq!(a.read::<Vec<f64>>().unwrap(), want);
         let fresh = asdf::Open::url(&format!("{base}/u.asdf")).open().unwrap();
         let region: asdf::Region = "25:37:3, 5:9".parse().unwrap();
-        let cut = fresh.array("/r").unwrap().read_region::<f64>(&region).unwrap();
+        let cut = fresh.array("/r").unwrap().read_region::<Vec<f64>>(&region).unwrap();
         let expect: Vec<f64> = (25..37)
             .step_by(3)
             .flat_map(|i| (5..9).map(move |j| (i, j)))
@@ -170,7 +181,7 @@ with asdf.open(d + "/u.asdf") as af:
         assert_eq!(cut, expect);
         // A local open does not fetch what the file names on a server.
         let local = asdf::open(dir.join("u.asdf")).unwrap();
-        let e = local.array("/r").and_then(|a| a.read::<f64>()).unwrap_err();
+        let e = local.array("/r").and_then(|a| a.read::<Vec<f64>>()).unwrap_err();
         assert!(e.to_string().contains("opened from a URL"), "{e}");
         // Nor does a remote file make its reader fetch from another origin.
         let text = std::fs::read_to_string(dir.join("u.asdf")).unwrap();
@@ -180,7 +191,7 @@ with asdf.open(d + "/u.asdf") as af:
         )
         .unwrap();
         let other = asdf::Open::url(&format!("{base}/other.asdf")).open().unwrap();
-        match other.array("/r").and_then(|a| a.read::<f64>()) {
+        match other.array("/r").and_then(|a| a.read::<Vec<f64>>()) {
             Err(asdf::Error::Chunked {
                 source: asdf::ChunkedError::StoreRefused(_),
                 ..
@@ -204,34 +215,41 @@ fn a_file_written_by_put_is_the_local_write_and_a_changed_one_is_refused() {
     let big: Vec<f64> = (0..1_572_864).map(|i| f64::from(i) * 0.5).collect();
     let (f, z) = big_and_z(&big, &[1024, 1536]);
     let options = asdf::WriteOptions::default();
-    f.write_to(dir.join("local.asdf"), &options).unwrap();
+    f.write(dir.join("local.asdf"), &options).unwrap();
     let local = std::fs::read(dir.join("local.asdf")).unwrap();
 
     let (mut server, port) = serve_writable("python3", &dir.join("served"));
     let url = format!("http://127.0.0.1:{port}/run/new.asdf");
     let served = dir.join("served/run/new.asdf");
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        f.write_to(&url, &options).unwrap();
+        f.write(&url, &options).unwrap();
         assert!(
             std::fs::read(&served).unwrap() == local,
             "the server holds the local write's bytes"
         );
         let remote = asdf::Open::url(&url).open().unwrap();
-        assert_eq!(remote.array("/big").unwrap().read::<f64>().unwrap(), big);
-        assert_eq!(remote.array("/z").unwrap().read::<i32>().unwrap(), z);
+        assert_eq!(remote.array("/big").unwrap().read::<Vec<f64>>().unwrap(), big);
+        assert_eq!(remote.array("/z").unwrap().read::<Vec<i32>>().unwrap(), z);
         // Written again over itself (the version a HEAD sees): fine.
-        f.write_to(&url, &options).unwrap();
+        f.write(&url, &options).unwrap();
         // Another writer replaces the file after it was read: the write over it is refused.
         let other = b"#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n--- {y: 2}\n...\n";
         std::thread::sleep(std::time::Duration::from_millis(20));
         std::fs::write(&served, other).unwrap();
-        let e = remote.write_to(&url, &options).unwrap_err();
+        let e = remote.write(&url, &options).unwrap_err();
         assert_eq!(e.kind(), asdf::ErrorKind::Refused, "{e}");
         assert!(e.to_string().contains("changed since it was read"), "{e}");
         assert_eq!(std::fs::read(&served).unwrap(), other);
         // A stale ETag given by the caller: refused too.
         let e = f
-            .write_to_url_over(&url, "\"1-1\"", &options, &asdf::RemoteOptions::default())
+            .write(
+                asdf::Target::Url {
+                    url: &url,
+                    remote: &asdf::RemoteOptions::default(),
+                    etag: Some("\"1-1\""),
+                },
+                &options,
+            )
             .unwrap_err();
         assert_eq!(e.kind(), asdf::ErrorKind::Refused, "{e}");
         assert_eq!(std::fs::read(&served).unwrap(), other);
@@ -242,7 +260,7 @@ fn a_file_written_by_put_is_the_local_write_and_a_changed_one_is_refused() {
     let (mut server, port) = serve("python3", &dir.join("served"));
     let url = format!("http://127.0.0.1:{port}/run/other.asdf");
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let e = f.write_to(&url, &options).unwrap_err();
+        let e = f.write(&url, &options).unwrap_err();
         assert_eq!(e.kind(), asdf::ErrorKind::Usage, "{e}");
         assert!(
             e.to_string().contains("takes no writes") && e.to_string().contains("other.asdf"),
@@ -266,7 +284,7 @@ fn a_remote_files_first_block_is_read_without_its_block_index() {
     let big: Vec<f64> = (0..400_000).map(|i| f64::from(i) * 0.5).collect();
     let (f, z) = big_and_z(&big, &[400, 1000]);
     let path = dir.join("l.asdf");
-    f.write_to(&path, &asdf::WriteOptions::default()).unwrap();
+    f.write(&path, &asdf::WriteOptions::default()).unwrap();
     // The same file with its block index damaged (its first entry made to point nowhere).
     let mut bytes = std::fs::read(&path).unwrap();
     let at = bytes.windows(17).rposition(|w| w == b"#ASDF BLOCK INDEX").unwrap();
@@ -288,7 +306,7 @@ fn a_remote_files_first_block_is_read_without_its_block_index() {
             // The first block's handle (as Python's reads take it) finds nothing more either.
             let first = remote.source().block(0).unwrap();
             assert_eq!(first.header().unwrap().data_size, 3_200_000);
-            assert_eq!(remote.array("/big").unwrap().read::<f64>().unwrap(), big);
+            assert_eq!(remote.array("/big").unwrap().read::<Vec<f64>>().unwrap(), big);
             assert_eq!(stats.requests(), 2, "{name}: {:?}", stats.ranges());
             assert!(
                 stats.ranges().iter().all(|&(_, end)| end <= tail),
@@ -296,7 +314,7 @@ fn a_remote_files_first_block_is_read_without_its_block_index() {
                 stats.ranges()
             );
             // The second block finds the rest: its values, and the index's damage reported.
-            assert_eq!(remote.array("/z").unwrap().read::<i32>().unwrap(), z);
+            assert_eq!(remote.array("/z").unwrap().read::<Vec<i32>>().unwrap(), z);
             assert_eq!(remote.source().blocks().len(), 2);
             let warnings: Vec<String> = remote.warnings().iter().map(ToString::to_string).collect();
             if name == "damaged.asdf" {
@@ -320,28 +338,28 @@ fn blocks_found_after_the_file_was_replaced_are_an_error() {
     let big: Vec<f64> = (0..100_000).map(f64::from).collect();
     let (f, _) = big_and_z(&big, &[100_000]);
     let path = dir.join("m.asdf");
-    f.write_to(&path, &asdf::WriteOptions::default()).unwrap();
+    f.write(&path, &asdf::WriteOptions::default()).unwrap();
     let (mut server, port) = serve("python3", &dir);
     let result = std::panic::catch_unwind(|| {
         let remote = asdf::Open::url(&format!("http://127.0.0.1:{port}/m.asdf"))
             .open()
             .unwrap();
-        assert_eq!(remote.array("/big").unwrap().read::<f64>().unwrap(), big);
+        assert_eq!(remote.array("/big").unwrap().read::<Vec<f64>>().unwrap(), big);
         // Another writer replaces it (same layout, other values), as a write does: renamed
         // into place, so its ETag (size and mtime) changes.
         let zeros = vec![0.0f64; 100_000];
         let (g, _) = big_and_z(&zeros, &[100_000]);
         let tmp = dir.join("m.asdf.new");
-        g.write_to(&tmp, &asdf::WriteOptions::default()).unwrap();
+        g.write(&tmp, &asdf::WriteOptions::default()).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
         std::fs::rename(&tmp, &path).unwrap();
-        let e = remote.array("/z").and_then(|a| a.read::<i32>()).unwrap_err();
+        let e = remote.array("/z").and_then(|a| a.read::<Vec<i32>>()).unwrap_err();
         assert!(e.to_string().contains("m.asdf"), "{e}");
         assert!(e.to_string().contains("finding the file's blocks"), "{e}");
         let e = remote.source().block(1).unwrap_err();
         assert!(e.to_string().contains("m.asdf"), "{e}");
         // The first block too, from then on: nothing reads on as if the file had one block.
-        assert!(remote.array("/big").and_then(|a| a.read::<f64>()).is_err());
+        assert!(remote.array("/big").and_then(|a| a.read::<Vec<f64>>()).is_err());
     });
     stop(&mut server, result);
 }

@@ -110,14 +110,14 @@ fn regions_resolve_as_numpy_does() {
         let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
         f.put_array("/a", NewArray::from_slice(&values, shape).unwrap())
             .unwrap();
-        f.write_to(&path, &WriteOptions::default()).unwrap();
+        f.write(&path, &WriteOptions::default()).unwrap();
         let file = asdf::open(&path).unwrap();
         let a = file.array("/a").unwrap();
         for _ in 0..per_shape {
             let text = region(&mut rng, shape);
             let got = match text.parse::<asdf::Region>() {
                 Err(e) => json!({ "error": e.to_string() }),
-                Ok(r) => match (a.region_shape(&r), a.read_region::<i32>(&r)) {
+                Ok(r) => match (a.region_shape(&r), a.read_region::<Vec<i32>>(&r)) {
                     (Ok(s), Ok(v)) => json!({ "shape": s, "values": v }),
                     (Err(e), _) | (_, Err(e)) => json!({ "error": e.to_string() }),
                 },

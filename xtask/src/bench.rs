@@ -123,7 +123,7 @@ pub fn child(args: &[String]) -> Result<()> {
             let options = WriteOptions::default()
                 .checksums(!mode.contains("nochecksum"))
                 .durable(!mode.ends_with("volatile"));
-            f.write_to(arg(1), &options)?;
+            f.write(arg(1), &options)?;
             report(t.elapsed().as_secs_f64(), n as f64);
         }
         "sum" | "sum-default" => {
@@ -255,7 +255,7 @@ pub fn child(args: &[String]) -> Result<()> {
                     data,
                 ),
             )?;
-            f.write_to(
+            f.write(
                 arg(1),
                 &WriteOptions::default()
                     .compression(asdf::Compression::All(label))
@@ -277,7 +277,7 @@ pub fn child(args: &[String]) -> Result<()> {
             if let Some(m) = f.get_mut("")?.as_mapping_mut() {
                 m.insert("rows", tree_rows());
             }
-            f.write_to(arg(1), &WriteOptions::default())?;
+            f.write(arg(1), &WriteOptions::default())?;
             report(t.elapsed().as_secs_f64(), 0.0);
         }
         "tree-open" | "tree-open-novalidate" => {

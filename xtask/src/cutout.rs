@@ -37,7 +37,7 @@ pub fn child(args: &[String]) -> Result<()> {
     let before = proc_value("/proc/self/io", "rchar:");
     let t = Instant::now();
     let f = asdf::Open::path_or_url(target).validate(false).open()?;
-    let cut = f.array("/image")?.read_region::<f32>(&region)?;
+    let cut = f.array("/image")?.read_region::<Vec<f32>>(&region)?;
     let secs = t.elapsed().as_secs_f64();
     let bytes = proc_value("/proc/self/io", "rchar:") - before;
     let check: f64 = cut.iter().map(|&v| f64::from(v)).sum();
@@ -120,7 +120,7 @@ pub fn bench(args: &[String]) -> Result<()> {
         // The Blosc2 frame (Python asdf writes none without an extension): ours, 1 MiB chunks.
         let raw = asdf::open(dir.join("raw.asdf"))?;
         let opts = asdf::WriteOptions::default().compression(asdf::Compression::All(asdf::Label::BLS2));
-        raw.write_to(dir.join("bls2.asdf"), &opts)?;
+        raw.write(dir.join("bls2.asdf"), &opts)?;
         std::fs::write(&ready, b"ok")?;
     }
     let exe = std::env::current_exe()?;

@@ -74,7 +74,7 @@ pub fn order_symbols(_args: &[String]) -> Result<()> {
             data,
         ),
     )?;
-    f.write_to(&file, &WriteOptions::default())?;
+    f.write(&file, &WriteOptions::default())?;
     let file_s = file.to_string_lossy().into_owned();
     let callgrind = dir.join("callgrind.out");
 

@@ -188,9 +188,14 @@ fn convert(
             } else {
                 asdf::layout::Dialect::Asdf010
             };
-            let mut result = Ok(0);
+            let mut result = Ok(());
             let written = asdf::write_atomically(out, |w| {
-                result = file.write_draft(w, dialect, &|_, _| None);
+                result = file
+                    .write(
+                        asdf::Target::Writer(w),
+                        &asdf::WriteOptions::default().form(asdf::Form::Draft { dialect, chain: None }),
+                    )
+                    .map(drop);
                 match &result {
                     Ok(_) => Ok(()),
                     Err(_) => Err(std::io::Error::other("the draft could not be written")),
@@ -253,18 +258,17 @@ fn convert(
             FitsForm::Image => asdf::AsdfHdu::Image,
         };
         let fo = asdf::FitsWriteOptions::default()
-            .asdf(opts)
             .asdf_hdu(form)
             .checksums(fits.checksum);
         match fits.node {
-            Some(p) => file.write_fits(out, &(fo).clone().node(p)),
-            None => file.write_fits(out, &fo),
+            Some(p) => file.write(out, &opts.fits(fo.node(p))),
+            None => file.write(out, &opts.fits(fo)),
         }
     } else {
         if from_fits && !fits.no_headers {
             file.keep_fits_headers()?;
         }
-        file.write_to(out, &opts)
+        file.write(out, &opts)
     };
     bar.finish();
     r?;

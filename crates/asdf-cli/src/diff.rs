@@ -218,28 +218,13 @@ impl<'a> Differ<'a> {
         if va.datatype != vb.datatype {
             self.push(ptr, format!("datatype {} != {}", va.datatype, vb.datatype));
         }
-        let (a, b) = (self.a, self.b);
-        let compared = a.array(ptr).and_then(|a| {
-            a.with_elements(|_, xs| {
-                b.array(ptr_b).and_then(|b| {
-                    b.with_elements(|_, ys| {
-                        let (mut count, mut differing, mut first) = (0usize, 0usize, None);
-                        for (x, y) in xs.zip(ys) {
-                            if !x.same(&y) {
-                                differing += 1;
-                                if first.is_none() {
-                                    first = Some((count, x, y));
-                                }
-                            }
-                            count += 1;
-                        }
-                        (count, differing, first)
-                    })
-                })
-            })
-        });
-        match compared {
-            Ok(Ok((count, differing, Some((at, x, y))))) => self.push(
+        let (x, y) = match (self.a.array(ptr), self.b.array(ptr_b)) {
+            (Ok(x), Ok(y)) => (x, y),
+            (Err(e), _) => return self.unreadable(ptr, "first", &e),
+            (_, Err(e)) => return self.unreadable(ptr, "second", &e),
+        };
+        match compare_elements(&x, &y, &va) {
+            Ok((count, differing, Some((at, x, y)))) => self.push(
                 ptr,
                 format!(
                     "{differing} of {count} elements differ; first at flat index {at}: {} != {}",
@@ -247,9 +232,11 @@ impl<'a> Differ<'a> {
                     asdf::json::element_text(&y)
                 ),
             ),
-            Ok(Ok(_)) => {}
-            Err(e) => self.unreadable(ptr, "first", &e),
-            Ok(Err(e)) => self.unreadable(ptr, "second", &e),
+            Ok(_) => {}
+            Err(failed) => match *failed {
+                (Side::First, e) => self.unreadable(ptr, "first", &e),
+                (Side::Second, e) => self.unreadable(ptr, "second", &e),
+            },
         }
     }
 
@@ -477,4 +464,77 @@ fn run_diff(
     } else {
         std::process::ExitCode::from(1)
     })
+}
+
+/// Which of the two files a read failed in.
+enum Side {
+    First,
+    Second,
+}
+
+/// What comparing two arrays element by element found: how many elements, how many differ,
+/// the first difference (flat index and the two elements).
+type Compared = (usize, usize, Option<(usize, asdf::Element, asdf::Element)>);
+
+/// Two arrays of one shape compared element by element, read a batch of rows at a time (about
+/// 1 MiB of each): memory bounded by a batch and the decoded block, whatever the shapes and
+/// strides.
+fn compare_elements(
+    a: &asdf::Array<'_>,
+    b: &asdf::Array<'_>,
+    view: &asdf::View,
+) -> Result<Compared, Box<(Side, asdf::Error)>> {
+    let (mut count, mut differing, mut first) = (0usize, 0usize, None);
+    let size = view.datatype.size().max(1);
+    let row: usize = view.shape.iter().skip(1).product();
+    let rows = view.shape.first().copied().unwrap_or(1);
+    let step = ((1usize << 20) / row.saturating_mul(size).max(1)).max(1);
+    let mut start = 0;
+    while start < rows || (start == 0 && view.shape.is_empty()) {
+        let end = rows.min(start.saturating_add(step));
+        let region: asdf::Region = if view.shape.is_empty() {
+            asdf::Region::default()
+        } else {
+            // A slice of the first axis keeps every axis (an index would drop one).
+            asdf::Region {
+                slices: vec![asdf::core_types::region::Slice::Range {
+                    start: i64::try_from(start).ok(),
+                    stop: i64::try_from(end).ok(),
+                    step: None,
+                }],
+            }
+        };
+        let x: asdf::RegionBytes = a.read_region(&region).map_err(|e| Box::new((Side::First, e)))?;
+        let y: asdf::RegionBytes = b.read_region(&region).map_err(|e| Box::new((Side::Second, e)))?;
+        let vx = asdf::View {
+            byteorder: x.byte_order,
+            ..view.clone()
+        };
+        let vy = asdf::View {
+            byteorder: y.byte_order,
+            datatype: b.datatype().clone(),
+            ..view.clone()
+        };
+        let size_y = b.datatype().size().max(1);
+        for (ex, ey) in x.bytes.chunks_exact(size).zip(y.bytes.chunks_exact(size_y)) {
+            let bad = |e| asdf::Error::Array {
+                pointer: a.pointer().to_owned(),
+                source: e,
+            };
+            let ex = vx.decode_one(ex).map_err(|e| Box::new((Side::First, bad(e))))?;
+            let ey = vy.decode_one(ey).map_err(|e| Box::new((Side::Second, bad(e))))?;
+            if !ex.same(&ey) {
+                differing += 1;
+                if first.is_none() {
+                    first = Some((count, ex, ey));
+                }
+            }
+            count += 1;
+        }
+        if view.shape.is_empty() {
+            break;
+        }
+        start = end;
+    }
+    Ok((count, differing, first))
 }

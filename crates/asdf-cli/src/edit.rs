@@ -122,7 +122,7 @@ fn edit(path: &std::path::Path, in_place: bool) -> Result<ExitCode, asdf::Error>
     let written = if in_place {
         file.update(&options).map(Some)
     } else {
-        file.write_to(path, &options).map(|()| None)
+        file.write(path, &options).map(|_| None)
     };
     match written {
         Ok(Some(asdf::Update::InPlace { tree_bytes, room, .. })) => println!(

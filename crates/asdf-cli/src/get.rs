@@ -179,7 +179,11 @@ fn region_bytes(a: &asdf::Array<'_>, r: &asdf::Region) -> Result<Option<(&'stati
     }
     // The region's bytes as read (in the array's byte order), then swapped in place.
     asdf_preview::check_memory(a.pointer(), count, size)?;
-    let (mut bytes, order) = a.read_region_bytes(r)?;
+    let asdf::RegionBytes {
+        mut bytes,
+        byte_order: order,
+        ..
+    } = a.read_region(r)?;
     if order == ByteOrder::Big {
         let n = part_size(t);
         if n > 1 {

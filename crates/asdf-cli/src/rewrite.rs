@@ -107,7 +107,12 @@ impl Explode {
         if let Err(code) = output::refuse_moved_stores(&f, &self.file, &self.output, false) {
             return Ok(code);
         }
-        let files = f.write_exploded(&self.output, &asdf::WriteOptions::default().validate(false))?;
+        let files = f
+            .write(
+                &self.output,
+                &asdf::WriteOptions::default().validate(false).form(asdf::Form::Exploded),
+            )
+            .map(|w| w.files().to_vec())?;
         for p in files {
             println!("wrote {}", p.display());
         }
@@ -203,11 +208,12 @@ fn rewrite(
     // to an ASDF name it keeps the FITS headers in `_fits`, as `convert` does.
     let fits_form = file.source().fits_asdf_form();
     let r = match fits_form {
-        Some(form) if fits_extension(out) => {
-            file.write_fits(out, &asdf::FitsWriteOptions::default().asdf(opts).asdf_hdu(form))
-        }
-        Some(_) if !file.source().is_own_path(out) => file.keep_fits_headers().and_then(|_| file.write_to(out, &opts)),
-        _ => file.write_to(out, &opts),
+        Some(form) if fits_extension(out) => file.write(
+            out,
+            &opts.clone().fits(asdf::FitsWriteOptions::default().asdf_hdu(form)),
+        ),
+        Some(_) if !file.source().is_own_path(out) => file.keep_fits_headers().and_then(|_| file.write(out, &opts)),
+        _ => file.write(out, &opts),
     };
     bar.finish();
     r?;

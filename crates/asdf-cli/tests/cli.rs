@@ -75,7 +75,7 @@ fn info_shows_quantities() {
     ])
     .with_tag(tag);
     f.set("/speed", q).unwrap();
-    f.write_to(&path, &asdf::WriteOptions::default()).unwrap();
+    f.write(&path, &asdf::WriteOptions::default()).unwrap();
     let (code, text) = run(&["info", &path.display().to_string()]);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains(": 3.5 km / s"), "{text}");
@@ -230,7 +230,7 @@ fn differing_pair() -> (String, String) {
             .unwrap()
             .insert("label", asdf::Node::str(label));
         let p = dir.join(name);
-        f.write_to(&p, &asdf::WriteOptions::default()).unwrap();
+        f.write(&p, &asdf::WriteOptions::default()).unwrap();
         p.display().to_string()
     };
     (make("a.asdf", 3.0, "first"), make("b.asdf", 4.5, "second"))
@@ -781,11 +781,13 @@ fn defragment_none_verify_validate() {
             .open()
             .unwrap();
         let lib = f
-            .to_bytes(
+            .write(
+                asdf::Target::Bytes,
                 &asdf::WriteOptions::default()
                     .validate(false)
                     .compression(asdf::Compression::All(asdf::Label::NONE)),
             )
+            .map(asdf::Written::into_bytes)
             .unwrap();
         assert!(
             std::fs::read(&out).unwrap() == lib,
@@ -1295,7 +1297,7 @@ fn preview_draws_images_plots_planes_and_sheets() {
     f.put_array("/cube", asdf::NewArray::from_slice(&cube, &[3, 8, 10]).unwrap())
         .unwrap();
     let src = dir.join("p.asdf");
-    f.write_to(&src, &asdf::WriteOptions::default()).unwrap();
+    f.write(&src, &asdf::WriteOptions::default()).unwrap();
     let src = src.display().to_string();
     let out = dir.join("out.png");
     let o = out.display().to_string();

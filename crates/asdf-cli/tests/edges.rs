@@ -53,7 +53,7 @@ fn sample(path: &Path) {
     let v: Vec<f32> = (0..5u8).map(f32::from).collect();
     f.put_array("/v", asdf::NewArray::from_slice(&v, &[5]).unwrap())
         .unwrap();
-    f.write_to(path, &asdf::WriteOptions::default()).unwrap();
+    f.write(path, &asdf::WriteOptions::default()).unwrap();
 }
 
 /// A 1.5.0 file whose tree is `tree_body`, followed by one uncompressed block of `data`.
@@ -97,7 +97,7 @@ fn file_with_store(input: &Path, path: &str) {
     let z =
         asdf::Node::map(vec![(asdf::Node::str("store"), store)]).with_tag(format!("{}1.0.0", asdf::ZARR_TAG_PREFIX));
     f.set("/z", z).unwrap();
-    f.write_to(input, &asdf::WriteOptions::default()).unwrap();
+    f.write(input, &asdf::WriteOptions::default()).unwrap();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -174,7 +174,7 @@ fn outputs_that_are_inputs_are_refused_by_every_command() {
     assert_eq!(r.code, Some(0), "{}", r.text());
     let f = asdf::open(&input).unwrap();
     assert_eq!(
-        f.array("/x").unwrap().read::<f64>().unwrap(),
+        f.array("/x").unwrap().read::<Vec<f64>>().unwrap(),
         (0..12).map(f64::from).collect::<Vec<_>>()
     );
 }
@@ -759,7 +759,7 @@ fn a_failed_explode_leaves_every_existing_file_as_it_was() {
             .unwrap()
             .array("/x")
             .unwrap()
-            .read::<f64>()
+            .read::<Vec<f64>>()
             .unwrap(),
         (0..12).map(f64::from).collect::<Vec<_>>()
     );
@@ -775,7 +775,7 @@ fn to_yaml_inlines_chunked_arrays() {
     let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
     f.put_array("/z", asdf::NewArray::from_slice(&v, &[7, 5]).unwrap().chunks(&[3, 2]))
         .unwrap();
-    f.write_to(&x, &asdf::WriteOptions::default()).unwrap();
+    f.write(&x, &asdf::WriteOptions::default()).unwrap();
     assert!(matches!(
         asdf::open(&x).unwrap().array("/z").unwrap().storage(),
         asdf::Storage::Chunked { .. }
@@ -784,7 +784,7 @@ fn to_yaml_inlines_chunked_arrays() {
     let r = run(&["to-yaml", &s(&x), "-o", &s(&out)]);
     assert_eq!(r.code, Some(0), "{}", r.text());
     let back = asdf::open(&out).unwrap();
-    assert_eq!(back.array("/z").unwrap().read::<f64>().unwrap(), v);
+    assert_eq!(back.array("/z").unwrap().read::<Vec<f64>>().unwrap(), v);
     assert_eq!(back.array("/z").unwrap().shape(), &[7, 5]);
 }
 
@@ -1144,7 +1144,7 @@ fn an_interrupted_write_leaves_no_temporary_file() {
     let x: Vec<f64> = (0..8_000_000u32).map(|i| f64::from(i) * 1.000_001).collect();
     f.put_array("/x", asdf::NewArray::from_slice(&x, &[x.len()]).unwrap())
         .unwrap();
-    f.write_to(&input, &asdf::WriteOptions::default()).unwrap();
+    f.write(&input, &asdf::WriteOptions::default()).unwrap();
     let out = dir.join("out.json");
     let mut child = cli(&["to-json".as_ref(), input.as_os_str(), "-o".as_ref(), out.as_os_str()])
         .stdout(std::process::Stdio::null())
@@ -1247,7 +1247,7 @@ fn preview_of_an_empty_array_says_there_is_nothing_to_draw() {
     let x: Vec<f64> = (0..16).map(f64::from).collect();
     f.put_array("/img", asdf::NewArray::from_slice(&x, &[4, 4]).unwrap())
         .unwrap();
-    f.write_to(&p, &asdf::WriteOptions::default()).unwrap();
+    f.write(&p, &asdf::WriteOptions::default()).unwrap();
     let out = dir.join("o.png");
     for (ptr, shape) in [("/e", "[0, 5]"), ("/e1", "[3, 0]"), ("/v", "[0]")] {
         let r = run(&["preview", &s(&p), ptr, "-o", &s(&out)]);
@@ -1473,7 +1473,7 @@ fn a_trailing_comma_slices_as_numpy_and_preview_says_why_a_row_is_no_image() {
     let v: Vec<f64> = (0..50).map(f64::from).collect();
     f.put_array("/r", asdf::NewArray::from_slice(&v, &[1, 50]).unwrap())
         .unwrap();
-    f.write_to(&row, &asdf::WriteOptions::default()).unwrap();
+    f.write(&row, &asdf::WriteOptions::default()).unwrap();
     let png = s(&d.path().join("o.png"));
     let r = run(&["preview", &s(&row), "-o", &png]);
     assert_eq!(r.code, Some(1), "{}", r.text());

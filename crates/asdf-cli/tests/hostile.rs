@@ -347,7 +347,7 @@ fn blocks_named_only_by_an_extension_survive_rewrites() {
             .open()
             .unwrap();
         assert_eq!(t.get("/chunks/1").unwrap().as_i64(), Some(2));
-        assert_eq!(t.array("/a").and_then(|a| a.read::<u8>()).unwrap(), [1, 2, 3, 4]);
+        assert_eq!(t.array("/a").and_then(|a| a.read::<Vec<u8>>()).unwrap(), [1, 2, 3, 4]);
     }
     // Exploded form has no place for them: refused, naming them, nothing written.
     let out = d.join("ex.asdf").to_string_lossy().into_owned();

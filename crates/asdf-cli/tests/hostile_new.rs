@@ -264,7 +264,7 @@ fn fits_conversions_keep_aliases_and_hdus() {
     assert_eq!(hdus(&x), 4);
     let f = asdf::open(&x).unwrap();
     assert_eq!(
-        f.array("/sci").and_then(|a| a.read::<f32>()).unwrap(),
+        f.array("/sci").and_then(|a| a.read::<Vec<f32>>()).unwrap(),
         (0..12).map(|i| i as f32).collect::<Vec<_>>()
     );
 }

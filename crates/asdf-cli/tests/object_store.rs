@@ -158,7 +158,7 @@ fn sample(path: &Path, mib: usize, compression: Option<&str>) {
     f.put_array("/sci/image", asdf::NewArray::from_slice(&img, &[120, 77]).unwrap())
         .unwrap();
     f.set("/telescope", asdf::Node::str("JWST")).unwrap();
-    f.write_to(path, &asdf::WriteOptions::default()).unwrap();
+    f.write(path, &asdf::WriteOptions::default()).unwrap();
 }
 
 /// Python asdf 6 + s3fs read each URL and compare it with the local file: one JSON line each.
@@ -186,10 +186,13 @@ fn writes_from_the_library_and_the_cli_read_back_by_python_asdf_and_s3fs() {
     sample(&zstd, 12, Some("zstd"));
     // The library: a file opened locally written to S3 (parts of 8 MiB: 3 parts).
     let f = asdf::Open::path_or_url(&raw).open().unwrap();
-    f.write_to_url(
-        "s3://data/lib/raw.asdf",
+    f.write(
+        asdf::Target::Url {
+            url: "s3://data/lib/raw.asdf",
+            remote: &moto.options(),
+            etag: None,
+        },
         &asdf::WriteOptions::default(),
-        &moto.options(),
     )
     .unwrap();
     // The CLI, credentials and endpoint from the environment, as a user's shell has them.
@@ -211,10 +214,13 @@ fn writes_from_the_library_and_the_cli_read_back_by_python_asdf_and_s3fs() {
         .open()
         .unwrap();
     remote
-        .write_to_url(
-            "s3://data/cli/raw.asdf",
+        .write(
+            asdf::Target::Url {
+                url: "s3://data/cli/raw.asdf",
+                remote: &moto.options(),
+                etag: None,
+            },
             &asdf::WriteOptions::default(),
-            &moto.options(),
         )
         .unwrap();
     let got = read_back(
@@ -246,8 +252,15 @@ fn a_write_over_an_object_changed_since_it_was_read_is_refused() {
     sample(&local, 1, None);
     let f = asdf::Open::path_or_url(&local).open().unwrap();
     let url = "s3://data/a.asdf";
-    f.write_to_url(url, &asdf::WriteOptions::default(), &moto.options())
-        .unwrap();
+    f.write(
+        asdf::Target::Url {
+            url,
+            remote: &moto.options(),
+            etag: None,
+        },
+        &asdf::WriteOptions::default(),
+    )
+    .unwrap();
     let opened = asdf::Open::path_or_url(url)
         .storage_options(moto.options())
         .open()
@@ -266,18 +279,27 @@ fn a_write_over_an_object_changed_since_it_was_read_is_refused() {
     )
     .unwrap();
     let e = opened
-        .write_to_url(url, &asdf::WriteOptions::default(), &moto.options())
+        .write(
+            asdf::Target::Url {
+                url,
+                remote: &moto.options(),
+                etag: None,
+            },
+            &asdf::WriteOptions::default(),
+        )
         .unwrap_err();
     assert_eq!(e.kind(), asdf::ErrorKind::Refused, "{e}");
     assert!(e.to_string().contains("changed since it was read"), "{e}");
     assert_eq!(moto.get(url), other, "the other writer's object is kept");
     // Also with an ETag given by the caller (a read made elsewhere).
     let e = f
-        .write_to_url_over(
-            url,
-            "\"0123456789abcdef\"",
+        .write(
+            asdf::Target::Url {
+                url,
+                remote: &moto.options(),
+                etag: Some("\"0123456789abcdef\""),
+            },
             &asdf::WriteOptions::default(),
-            &moto.options(),
         )
         .unwrap_err();
     assert_eq!(e.kind(), asdf::ErrorKind::Refused, "{e}");
@@ -511,8 +533,15 @@ fn azure_blob_storage_on_azurite_writes_read_back_by_azures_client_and_python_as
     sample(&raw, 20, None);
     sample(&zstd, 12, Some("zstd"));
     let f = asdf::Open::path_or_url(&raw).open().unwrap();
-    f.write_to_url("az://data/lib/raw.asdf", &asdf::WriteOptions::default(), &az.options())
-        .unwrap();
+    f.write(
+        asdf::Target::Url {
+            url: "az://data/lib/raw.asdf",
+            remote: &az.options(),
+            etag: None,
+        },
+        &asdf::WriteOptions::default(),
+    )
+    .unwrap();
     let out = az
         .cli()
         .args(["convert", zstd.to_str().unwrap(), "-o", "az://data/cli/zstd.asdf"])
@@ -568,7 +597,14 @@ fn azure_blob_storage_on_azurite_writes_read_back_by_azures_client_and_python_as
     .unwrap();
     assert_eq!(az.client(&["put", "lib/raw.asdf", other.to_str().unwrap()]), "put");
     let e = opened
-        .write_to_url("az://data/lib/raw.asdf", &asdf::WriteOptions::default(), &az.options())
+        .write(
+            asdf::Target::Url {
+                url: "az://data/lib/raw.asdf",
+                remote: &az.options(),
+                etag: None,
+            },
+            &asdf::WriteOptions::default(),
+        )
         .unwrap_err();
     assert_eq!(e.kind(), asdf::ErrorKind::Refused, "{e}");
     assert_eq!(

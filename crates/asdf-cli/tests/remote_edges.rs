@@ -144,7 +144,7 @@ fn small_asdf(path: &Path, fill: u8) -> Vec<u8> {
     f.put_array("/data", asdf::NewArray::from_slice(&data, &[4096]).unwrap())
         .unwrap();
     f.set("/fill", asdf::Node::str(fill.to_string())).unwrap();
-    f.write_to(path, &asdf::WriteOptions::default()).unwrap();
+    f.write(path, &asdf::WriteOptions::default()).unwrap();
     std::fs::read(path).unwrap()
 }
 
@@ -397,7 +397,7 @@ fn a_server_that_ignores_range_is_read_whole_when_small_and_refused_clearly_when
     let url = format!("http://127.0.0.1:{}/x.asdf", server.port);
     // The library: read whole, the fact told.
     let f = asdf::Open::path_or_url(&url).open().unwrap();
-    let data = f.array("/data").unwrap().read::<u8>().unwrap();
+    let data = f.array("/data").unwrap().read::<Vec<u8>>().unwrap();
     assert_eq!(data, vec![3u8; 4096]);
     assert!(f.source().remote_stats().unwrap().read_whole());
     // Over the limit: refused, the limit and the size named.
@@ -494,7 +494,7 @@ fn python_http_server_ignores_range_and_the_reader_and_the_viewer_read_the_file_
     let url = format!("http://127.0.0.1:{}/x.asdf", server.1);
     // The Rust reader (library, CLI, Python): read whole, and said.
     let f = asdf::Open::path_or_url(&url).open().unwrap();
-    assert_eq!(f.array("/data").unwrap().read::<u8>().unwrap(), vec![4u8; 4096]);
+    assert_eq!(f.array("/data").unwrap().read::<Vec<u8>>().unwrap(), vec![4u8; 4096]);
     assert!(f.source().remote_stats().unwrap().read_whole());
     // The viewer's reader, in Node (no browser here: the wasm module is not needed for it).
     let node = Command::new("node").arg("--version").output();

@@ -122,10 +122,10 @@ pub fn read_values(file: &AsdfFile, pointer: &str, region: &Region) -> Result<Va
     let count = element_count(&shape);
     check_memory(pointer, count, a.datatype().size().saturating_add(8 + 4 + 1))?;
     if !a.is_masked() && a.view().is_ok() {
-        let (bytes, order) = a.read_region_bytes(region)?;
+        let r: asdf::RegionBytes = a.read_region(region)?;
         return Ok(Values {
             shape,
-            values: to_f64(t, &bytes, order),
+            values: to_f64(t, &r.bytes, r.byte_order),
             masked: None,
         });
     }

@@ -377,7 +377,7 @@ impl NativeFile {
         let mut order = ByteOrder::Little;
         let out = bytes_filled_without_gil(py, len, |buf| {
             f.array(pointer)
-                .and_then(|a| a.read_region_bytes_into(&r, buf))
+                .and_then(|a| a.read_region_into(&r, buf))
                 .map(|o| order = o)
         })?;
         let order = match order {
@@ -574,7 +574,7 @@ impl NativeFile {
         let f = Arc::clone(&self.file);
         let pointer = pointer.to_owned();
         py.detach(move || -> Result<_, Error> {
-            let Some(map) = f.chunk_map(&pointer)? else {
+            let Some(map) = f.array(&pointer)?.chunk_map() else {
                 return Ok(None);
             };
             let mut chunks = Vec::with_capacity(map.blocks.len());
@@ -614,7 +614,7 @@ impl NativeFile {
         let f = Arc::clone(&self.file);
         let (pointer, key) = (pointer.to_owned(), key.to_owned());
         let found = py
-            .detach(move || f.chunk_store_object(&pointer, &key))
+            .detach(move || f.array(&pointer)?.chunk_store_object(&key))
             .map_err(|e| py_err(py, &e))?;
         let Some(o) = found else { return Ok(None) };
         let bytes = o.bytes.map(|b| bytes_of(py, b)).transpose()?;
@@ -687,7 +687,7 @@ impl NativeFile {
             .checksums(checksums)
             .validate(validate);
         let file = self.file.clone();
-        py.detach(move || file.write_to(&path, &options))
+        py.detach(move || file.write(&path, &options).map(drop))
             .map_err(|e| py_err(py, &e))
     }
 

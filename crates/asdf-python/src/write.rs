@@ -530,16 +530,20 @@ pub(crate) fn write(
         let mut remote = remote_options(settings, anonymous);
         let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
         remote.cancel = Some(cancel.clone());
-        return interruptible(py, &cancel, move || match etag {
-            Some(e) => file.write_to_url_over(&url, &e, &options, &remote),
-            None => file.write_to_url(&url, &options, &remote),
+        return interruptible(py, &cancel, move || {
+            let target = asdf::Target::Url {
+                url: &url,
+                remote: &remote,
+                etag: etag.as_deref(),
+            };
+            file.write(target, &options).map(drop)
         })?
         .map_err(|e| py_err(py, &e));
     }
     if etag.is_some() {
         return Err(usage("etag= is for writes to object storage (s3://, gs://, az://)"));
     }
-    py.detach(move || file.write_to(&path, &options))
+    py.detach(move || file.write(&path, &options).map(drop))
         .map_err(|e| py_err(py, &e))
 }
 

@@ -31,7 +31,7 @@ fn sample() -> Vec<u8> {
     f.put_array("/big", asdf::NewArray::from_slice(&big, &[2048, 2048]).unwrap())
         .unwrap();
     let path = std::env::temp_dir().join(format!("asdf-web-{}.asdf", std::process::id()));
-    f.write_to(&path, &asdf::WriteOptions::default()).unwrap();
+    f.write(&path, &asdf::WriteOptions::default()).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     std::fs::remove_file(&path).unwrap();
     bytes

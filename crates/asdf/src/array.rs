@@ -106,41 +106,6 @@ impl AsdfFile {
         }
     }
 
-    /// Where the chunks of the asdf-zarr array at `pointer` are, when they are blocks of this
-    /// file (`None` for any other array): for readers that fetch chunks themselves.
-    ///
-    /// # Errors
-    /// As [`AsdfFile::array`].
-    #[cfg(feature = "zarr")]
-    pub fn chunk_map(&self, pointer: &str) -> Result<Option<crate::ChunkMap>, Error> {
-        let a = self.array(pointer)?;
-        Ok(match &a.located {
-            Some((_, BlockRef::Chunked(c))) => c.chunk_map(),
-            _ => None,
-        })
-    }
-
-    /// For the asdf-zarr array at `pointer` whose chunks are in a store outside the file: the
-    /// object `key` of that store and the array's metadata, read under the file's reference
-    /// policy and the same checks as the array's own reads (the store's place resolved against
-    /// the file's directory, links followed and kept inside it); `None` for any other array.
-    /// For readers that hand the store to other software (Python's zarr).
-    ///
-    /// # Errors
-    /// As [`AsdfFile::array`]; [`Error::Chunked`] for a key that leaves the store or an object
-    /// that cannot be read.
-    #[cfg(feature = "zarr")]
-    pub fn chunk_store_object(&self, pointer: &str, key: &str) -> Result<Option<crate::StoreObject>, Error> {
-        let a = self.array(pointer)?;
-        match &a.located {
-            Some((_, BlockRef::Chunked(c))) => c.store_object(key).map_err(|source| Error::Chunked {
-                pointer: pointer.to_owned(),
-                source,
-            }),
-            _ => Ok(None),
-        }
-    }
-
     /// The chunked array (asdf-zarr) at `pointer`, if the node there is one.
     #[cfg(feature = "zarr")]
     fn chunked_array(&self, pointer: &str) -> Result<Option<Array<'_>>, Error> {
@@ -362,6 +327,36 @@ impl<'f> Array<'f> {
         }
     }
 
+    /// Where the chunks of this asdf-zarr array are, when they are blocks of the file (`None`
+    /// for any other array): for readers that fetch chunks themselves.
+    #[cfg(feature = "zarr")]
+    #[must_use]
+    pub fn chunk_map(&self) -> Option<crate::ChunkMap> {
+        match &self.located {
+            Some((_, BlockRef::Chunked(c))) => c.chunk_map(),
+            _ => None,
+        }
+    }
+
+    /// For an asdf-zarr array whose chunks are in a store outside the file: the object `key`
+    /// of that store and the array's metadata, read under the file's reference policy and the
+    /// same checks as the array's own reads (the store's place resolved against the file's
+    /// directory, links followed and kept inside it); `None` for any other array. For readers
+    /// that hand the store to other software (Python's zarr).
+    ///
+    /// # Errors
+    /// [`Error::Chunked`] for a key that leaves the store or an object that cannot be read.
+    #[cfg(feature = "zarr")]
+    pub fn chunk_store_object(&self, key: &str) -> Result<Option<crate::StoreObject>, Error> {
+        match &self.located {
+            Some((_, BlockRef::Chunked(c))) => c.store_object(key).map_err(|source| Error::Chunked {
+                pointer: self.pointer.clone(),
+                source,
+            }),
+            _ => Ok(None),
+        }
+    }
+
     /// Whether the ndarray has a mask (read it with [`Array::values`]).
     #[must_use]
     pub fn is_masked(&self) -> bool {
@@ -386,7 +381,7 @@ impl<'f> Array<'f> {
     pub(crate) fn pieces<T: Scalar>(&self, g: &mut dyn FnMut(Piece<'_, T>)) -> Result<(), Error> {
         match &self.located {
             None => {
-                for x in self.read::<T>()? {
+                for x in self.read_vec::<T>()? {
                     g(Piece::One(x));
                 }
                 Ok(())
@@ -395,19 +390,12 @@ impl<'f> Array<'f> {
         }
     }
 
-    /// The elements one by one from the block (not for inline arrays: `MissingBlock`).
-    pub(crate) fn iter<T: Scalar>(&self) -> Result<asdf_core_types::Elements<'f, T>, Error> {
-        let err = array_error(&self.pointer);
-        let (view, at) = self.located.as_ref().ok_or_else(|| err(NdArrayError::MissingBlock))?;
-        self.file.iter_at(view.clone(), at.clone(), &self.pointer)
-    }
-
     /// The elements as `Vec<T>`, C order, native byte order (`T` must be the datatype:
     /// `f32` for float32).
     ///
     /// # Errors
     /// [`Error::Array`] with `TypeMismatch`; block and codec errors.
-    pub fn read<T: Scalar>(&self) -> Result<Vec<T>, Error> {
+    pub(crate) fn read_vec<T: Scalar>(&self) -> Result<Vec<T>, Error> {
         self.check_whole()?;
         match (&self.inline, &self.located) {
             (Some(d), _) => typed_elements(d, &self.pointer),
@@ -467,12 +455,12 @@ impl<'f> Array<'f> {
     ///
     /// # Errors
     /// [`Error::Region`]; as [`Array::read`].
-    pub fn read_region<T: Scalar>(&self, region: &Region) -> Result<Vec<T>, Error> {
+    pub(crate) fn region_vec<T: Scalar>(&self, region: &Region) -> Result<Vec<T>, Error> {
         let sel = self.selection(region)?;
         let err = array_error(&self.pointer);
         if self.located.is_none() {
             // Inline: the tree's elements, already decoded.
-            return Ok(sel.gather_in(&vec![0; self.shape.len()], &self.shape, &self.read::<T>()?));
+            return Ok(sel.gather_in(&vec![0; self.shape.len()], &self.shape, &self.read_vec::<T>()?));
         }
         match self.region_data(&sel)? {
             RegionData::Empty => Ok(Vec::new()),
@@ -490,7 +478,7 @@ impl<'f> Array<'f> {
     ///
     /// # Errors
     /// As [`Array::read_region`]; [`Error::Array`] (`MissingBlock`) for an inline array.
-    pub fn read_region_bytes(&self, region: &Region) -> Result<(Vec<u8>, ByteOrder), Error> {
+    pub(crate) fn region_bytes(&self, region: &Region) -> Result<(Vec<u8>, ByteOrder), Error> {
         let sel = self.selection(region)?;
         let size = self.datatype.size();
         match self.region_data(&sel)? {
@@ -539,15 +527,15 @@ impl<'f> Array<'f> {
         }
     }
 
-    /// [`Array::read_region_bytes`] into `out`, which must hold exactly the region's bytes
+    /// A region's bytes (as [`crate::RegionBytes`] has them) into `out`, which must hold exactly the region's bytes
     /// (its elements times the datatype's size); returns their byte order. A box of a
     /// chunked array (a whole read, a block of rows) is decoded straight into `out`, each
     /// chunk as it arrives: no buffer of the whole region between, which is what a caller
     /// that owns the memory (Python's `bytes`, a numpy array) wants.
     ///
     /// # Errors
-    /// As [`Array::read_region_bytes`]; [`Error::Usage`] when `out` is not the region's size.
-    pub fn read_region_bytes_into(&self, region: &Region, out: &mut [u8]) -> Result<ByteOrder, Error> {
+    /// As [`Array::read_region`]; [`Error::Usage`] when `out` is not the region's size.
+    pub fn read_region_into(&self, region: &Region, out: &mut [u8]) -> Result<ByteOrder, Error> {
         let sel = self.selection(region)?;
         let want = sel.count().saturating_mul(self.datatype.size());
         if out.len() != want {
@@ -566,7 +554,7 @@ impl<'f> Array<'f> {
                 })?;
             return Ok(asdf_chunked::Chunked::byte_order());
         }
-        let (bytes, order) = self.read_region_bytes(region)?;
+        let (bytes, order) = self.region_bytes(region)?;
         out.copy_from_slice(&bytes);
         Ok(order)
     }
@@ -666,63 +654,17 @@ impl<'f> Array<'f> {
         }
     }
 
-    /// The elements into `out` (exactly [`Array::len`] of them), C order, native byte order,
-    /// decoded straight into it: no intermediate copy of the array. A compressed block is
-    /// decoded a piece at a time.
-    ///
-    /// # Errors
-    /// [`Error::Array`] with `ShapeMismatch` when `out` is not the array's length; as
-    /// [`Array::read`].
-    pub fn read_into<T: Scalar>(&self, out: &mut [T]) -> Result<(), Error> {
-        let err = array_error(&self.pointer);
-        if out.len() != self.len() {
-            return Err(err(NdArrayError::ShapeMismatch));
-        }
-        let size = std::mem::size_of::<T>();
-        let mut at = 0usize;
-        let mut overflow = false;
-        self.pieces::<T>(&mut |p| match p {
-            Piece::Bytes(bytes, order) => {
-                let n = bytes.len() / size;
-                let Some(dst) = out.get_mut(at..at + n) else {
-                    overflow = true;
-                    return;
-                };
-                match T::as_native(bytes, order) {
-                    Some(src) => dst.copy_from_slice(src),
-                    None => {
-                        for (d, c) in dst.iter_mut().zip(bytes.chunks_exact(size)) {
-                            *d = T::read(c, order);
-                        }
-                    }
-                }
-                at += n;
-            }
-            Piece::One(x) => match out.get_mut(at) {
-                Some(d) => {
-                    *d = x;
-                    at += 1;
-                }
-                None => overflow = true,
-            },
-        })?;
-        if overflow || at != out.len() {
-            return Err(err(NdArrayError::ShapeMismatch));
-        }
-        Ok(())
-    }
-
     /// The elements as a slice of `T`: borrowed straight from the file's bytes (a memory map,
     /// a file held in memory) when the block is uncompressed, the byte order native, the
     /// layout C-contiguous and the data aligned; a copy otherwise.
     ///
     /// # Errors
     /// As [`Array::read`].
-    pub fn as_slice<T: Scalar + bytemuck::Pod>(&self) -> Result<std::borrow::Cow<'f, [T]>, Error> {
+    pub(crate) fn cow_slice<T: Scalar + bytemuck::Pod>(&self) -> Result<std::borrow::Cow<'f, [T]>, Error> {
         use std::borrow::Cow;
         let err = array_error(&self.pointer);
         let Some((view, at)) = &self.located else {
-            return self.read().map(Cow::Owned);
+            return self.read_vec().map(Cow::Owned);
         };
         let mut view = view.clone();
         match self.file.view_data(&mut view, at.clone(), &self.pointer)? {
@@ -732,17 +674,6 @@ impl<'f> Array<'f> {
             },
             Cow::Owned(b) => view.to_vec(&b).map(Cow::Owned).map_err(err),
         }
-    }
-
-    /// The array as an `ndarray::ArrayD<T>` (feature `ndarray`).
-    ///
-    /// # Errors
-    /// As [`Array::read`].
-    #[cfg(feature = "ndarray")]
-    pub fn to_ndarray<T: Scalar>(&self) -> Result<ndarray::ArrayD<T>, Error> {
-        let v = self.read::<T>()?;
-        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&self.shape), v)
-            .map_err(|_| array_error(&self.pointer)(NdArrayError::ShapeMismatch))
     }
 
     /// One element by index (one per dimension); only its bytes are read from an
@@ -760,77 +691,9 @@ impl<'f> Array<'f> {
         }
     }
 
-    /// One element by index, as `T`.
-    ///
-    /// # Errors
-    /// As [`Array::element`]; `TypeMismatch` when `T` is not the datatype.
-    pub fn get<T: Scalar>(&self, index: &[usize]) -> Result<T, Error> {
-        let err = array_error(&self.pointer);
-        if self.datatype != Datatype::Scalar(T::TYPE) {
-            return Err(err(NdArrayError::TypeMismatch {
-                want: T::TYPE,
-                have: self.datatype.to_string(),
-            }));
-        }
-        let e = self.element(index)?;
-        T::from_element(&e).ok_or_else(|| err(NdArrayError::Invalid("data")))
-    }
-
-    /// Rows `rows` of the first dimension (all of the others), C order: a slice of the
-    /// array. Elements before the first row are skipped, not decoded into memory.
-    ///
-    /// # Errors
-    /// [`Error::Array`] when `rows` is past the end; as [`Array::read`].
-    pub fn read_rows<T: Scalar + 'f>(&self, rows: std::ops::Range<usize>) -> Result<Vec<T>, Error> {
-        let err = array_error(&self.pointer);
-        let first = self.shape.first().copied().unwrap_or(1);
-        if rows.start > rows.end || rows.end > first {
-            return Err(err(NdArrayError::Invalid("rows")));
-        }
-        let row: usize = self.shape.iter().skip(1).product();
-        let (skip, take) = (rows.start * row, (rows.end - rows.start) * row);
-        Ok(self.elements::<T>()?.skip(skip).take(take).collect())
-    }
-
-    /// The elements one by one, C order (the block is decoded once and held while the
-    /// iterator lives; inline arrays are decoded first).
-    ///
-    /// # Errors
-    /// As [`Array::read`].
-    pub fn elements<T: Scalar + 'f>(&self) -> Result<Box<dyn Iterator<Item = T> + 'f>, Error> {
-        if self.nd.source.is_none() {
-            return Ok(Box::new(self.read::<T>()?.into_iter()));
-        }
-        Ok(Box::new(self.iter::<T>()?))
-    }
-
-    /// The elements in chunks of `n` (the last may be shorter), C order: an iterator that can
-    /// stop early, and zip with another array's chunks.
-    ///
-    /// ```no_run
-    /// let f = asdf::open("pair.asdf")?;
-    /// let (a, b) = (f.array("/a")?, f.array("/b")?);
-    /// let mut dot = 0.0;
-    /// for (x, y) in a.chunks::<f64>(4096)?.zip(b.chunks::<f64>(4096)?) {
-    ///     dot += x.iter().zip(&y).map(|(x, y)| x * y).sum::<f64>();
-    /// }
-    /// # Ok::<(), asdf::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`Array::read`]; [`Error::Usage`] when `n` is 0.
-    pub fn chunks<T: Scalar + 'f>(&self, n: usize) -> Result<Chunks<'f, T>, Error> {
-        if n == 0 {
-            return Err(Error::Usage("a chunk of 0 elements"));
-        }
-        Ok(Chunks {
-            inner: self.elements::<T>()?,
-            n,
-        })
-    }
-
     /// Calls `f` on slices of up to [`crate::CHUNK_ELEMENTS`] elements in C order, with
-    /// memory bounded by a piece of the block (see [`Array::read_into`]).
+    /// memory bounded by a piece of the block (a compressed block is decoded a piece at a
+    /// time).
     ///
     /// # Errors
     /// As [`Array::read`].
@@ -875,7 +738,7 @@ impl<'f> Array<'f> {
     ///
     /// # Errors
     /// As [`Array::read`].
-    pub fn with_elements<R>(
+    pub(crate) fn with_elements<R>(
         &self,
         f: impl FnOnce(&[usize], &mut dyn Iterator<Item = Element>) -> R,
     ) -> Result<R, Error> {
@@ -892,26 +755,6 @@ impl<'f> Array<'f> {
             }
             (None, None) => Err(err(NdArrayError::MissingBlock)),
         }
-    }
-}
-
-/// Chunks of an array's elements; see [`Array::chunks`].
-pub struct Chunks<'f, T> {
-    inner: Box<dyn Iterator<Item = T> + 'f>,
-    n: usize,
-}
-
-impl<T> std::fmt::Debug for Chunks<'_, T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Chunks").field("n", &self.n).finish_non_exhaustive()
-    }
-}
-
-impl<T> Iterator for Chunks<'_, T> {
-    type Item = Vec<T>;
-    fn next(&mut self) -> Option<Vec<T>> {
-        let v: Vec<T> = self.inner.by_ref().take(self.n).collect();
-        (!v.is_empty()).then_some(v)
     }
 }
 

@@ -26,7 +26,7 @@ pub enum NewStorage {
 /// let mut file = AsdfFile::new(Version::STANDARD_LATEST)?;
 /// file.put_array("/sci/data", NewArray::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?.compression(Label::ZLIB))?;
 /// file.put_array("/sci/mask", NewArray::from_slice(&[0u8, 1, 0, 0], &[2, 2])?.inline())?;
-/// assert_eq!(file.array("/sci/data")?.read::<f32>()?, [1.0, 2.0, 3.0, 4.0]);
+/// assert_eq!(file.array("/sci/data")?.read::<Vec<f32>>()?, [1.0, 2.0, 3.0, 4.0]);
 /// # Ok::<(), asdf::Error>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -130,8 +130,8 @@ impl NewArray {
     /// let data: Vec<f32> = (0..100 * 80).map(|i| i as f32).collect();
     /// let mut file = AsdfFile::new(Version::STANDARD_LATEST)?;
     /// file.put_array("/image", NewArray::from_slice(&data, &[100, 80])?.chunks(&[32, 32]).compression(Label::ZSTD))?;
-    /// let file = asdf::Open::bytes(file.to_bytes(&asdf::WriteOptions::default())?).open()?;
-    /// let cut = file.array("/image")?.read_region::<f32>(&"10:12, 5:8".parse::<Region>()?)?;
+    /// let file = asdf::Open::bytes(file.write(asdf::Target::Bytes, &asdf::WriteOptions::default())?.into_bytes()).open()?;
+    /// let cut = file.array("/image")?.read_region::<Vec<f32>>(&"10:12, 5:8".parse::<Region>()?)?;
     /// assert_eq!(cut, [805.0, 806.0, 807.0, 885.0, 886.0, 887.0]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -362,7 +362,7 @@ impl AsdfFile {
                 if a.is_masked() {
                     continue;
                 }
-                let (bytes, order) = a.read_region_bytes(&whole)?;
+                let (bytes, order) = a.region_bytes(&whole)?;
                 let block = self
                     .get(&format!("{pointer}/source"))
                     .ok()

@@ -28,13 +28,13 @@ impl AsdfFile {
     /// or encoded with the chain `chain(block index, the array stored in it)` returns (ASDF
     /// 0.1.0 only). A block behind a `quantize` step is written big-endian (what decoding
     /// gives), so its array's `byteorder` becomes `big`. For round trips and for readers of the
-    /// drafts; [`AsdfFile::write_to`] writes today's layout.
+    /// drafts; [`AsdfFile::write`] writes today's layout.
     ///
     /// # Errors
     /// [`crate::Error::Usage`] for arrays added since opening (write the file first) or
     /// [`asdf_layout::Dialect::Asdf`]; a chain that cannot encode its block; read and I/O
     /// errors.
-    pub fn write_draft(
+    pub(crate) fn write_draft(
         &self,
         out: &mut dyn std::io::Write,
         dialect: asdf_layout::Dialect,

@@ -178,8 +178,8 @@ pub enum Error {
         /// Their indices in the file read.
         blocks: Vec<usize>,
     },
-    /// [`AsdfFile::update`] on a file that was not opened from a path.
-    #[error("this file was not opened from a path: write it with write_to")]
+    /// [`crate::AsdfFile::update`] on a file that was not opened from a path.
+    #[error("this file was not opened from a path: write it with `write` to a path")]
     NoPath,
     /// A call this library cannot carry out as asked (an argument out of its range).
     #[error("{0}")]

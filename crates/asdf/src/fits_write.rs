@@ -32,13 +32,13 @@ use asdf_layout::atomic::{Dest, TempFile, destination};
 /// have values longer than those schemas' 60 characters and `CONTINUE` cards.
 pub const FITS_KEY: &str = "_fits";
 
-/// Options for [`AsdfFile::write_fits`].
+/// How FITS is written ([`crate::Form::Fits`]): the ASDF HDU's form, checksums, new HDUs' names,
+/// or a FITS file described by a node of the tree.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct FitsWriteOptions {
-    /// How the embedded ASDF file is written (validation, its own blocks' compression and
-    /// checksums).
-    pub asdf: WriteOptions,
+    /// How the embedded ASDF file is written: the write's own options.
+    pub(crate) asdf: WriteOptions,
     /// The form of the ASDF HDU.
     pub asdf_hdu: AsdfHdu,
     /// Write CHECKSUM and DATASUM cards in every HDU (FITS 4.0, Appendix J). Off, no HDU
@@ -73,13 +73,6 @@ impl FitsWriteOptions {
     #[must_use]
     pub fn asdf_hdu(mut self, form: AsdfHdu) -> Self {
         self.asdf_hdu = form;
-        self
-    }
-
-    /// The options of the embedded ASDF file.
-    #[must_use]
-    pub fn asdf(mut self, options: WriteOptions) -> Self {
-        self.asdf = options;
         self
     }
 
@@ -390,8 +383,8 @@ impl AsdfFile {
     ///
     /// Over the file's own path, the write holds an advisory lock on the file and first checks
     /// that no other writer changed it since it was opened ([`Error::Changed`] otherwise), as
-    /// [`AsdfFile::write_to`] does.
-    pub fn write_fits(&self, path: impl AsRef<Path>, options: &FitsWriteOptions) -> Result<(), Error> {
+    /// [`AsdfFile::write`] does.
+    pub(crate) fn write_fits(&self, path: impl AsRef<Path>, options: &FitsWriteOptions) -> Result<(), Error> {
         let path = path.as_ref();
         let own = self.is_own_file(path);
         if let Some(pointer) = &options.node {
@@ -403,11 +396,11 @@ impl AsdfFile {
         self.write_plan_to(path, plan, Some(doc), options, !own)
     }
 
-    /// The bytes of [`AsdfFile::write_fits`]'s file.
+    /// The bytes of [`AsdfFile::write`] (FITS)'s file.
     ///
     /// # Errors
-    /// As [`AsdfFile::write_fits`].
-    pub fn to_fits_bytes(&self, options: &FitsWriteOptions) -> Result<Vec<u8>, Error> {
+    /// As [`AsdfFile::write`] (FITS).
+    pub(crate) fn to_fits_bytes(&self, options: &FitsWriteOptions) -> Result<Vec<u8>, Error> {
         let (plan, doc) = self.plan_fits(options, options.node.as_deref())?;
         let doc = options.node.is_none().then_some(doc);
         let mut out = std::io::Cursor::new(Vec::new());
@@ -1156,7 +1149,7 @@ fn fits_ndarray(source: String, datatype: &str, shape: &[usize]) -> Node {
     ])
 }
 
-/// An error writing the FITS file (named by [`AsdfFile::write_fits`] when it has a path).
+/// An error writing the FITS file (named by [`AsdfFile::write`] (FITS) when it has a path).
 fn out_io(source: std::io::Error) -> Error {
     Error::Io {
         path: std::path::PathBuf::new(),

@@ -1,7 +1,7 @@
 //! Writers that share a file: what a file looked like when it was opened, an advisory lock
 //! for the time of a write over it, and the check that nobody changed it in between.
 //!
-//! [`AsdfFile::update`](crate::AsdfFile::update) and a [`AsdfFile::write_to`](crate::AsdfFile::write_to)
+//! [`AsdfFile::update`](crate::AsdfFile::update) and a [`AsdfFile::write`](crate::AsdfFile::write)
 //! over the file's own path take an exclusive lock (`flock`) on the file, then check that the
 //! path still names the file that was opened, with the same size and modification time and the
 //! same tree bytes. Two such writers racing on one file are serialised by the lock, and the one

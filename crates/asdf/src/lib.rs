@@ -3,10 +3,10 @@
 //! updating in place, streamed and exploded forms, references.
 //!
 //! Where things are: [`open`] and [`Open`] (reading: paths, bytes, readers, URLs, lazy); [`AsdfFile::array`] and
-//! [`Array`] (typed array handles), [`AsdfFile::blocks`] and [`Block`] (block handles);
+//! [`Array`] (typed array handles), [`AsdfFile::source`] and [`Block`] (block handles);
 //! [`AsdfFile::get`], [`AsdfFile::set`], [`AsdfFile::remove`], [`AsdfFile::move_node`]
 //! (the tree by JSON pointer, aliases kept true); [`AsdfFile::put_array`] with [`NewArray`],
-//! [`AsdfFile::write_to`] and [`WriteOptions`] (writing); [`AsdfFile::update`] (in place);
+//! [`AsdfFile::write`] and [`WriteOptions`] (writing); [`AsdfFile::update`] (in place);
 //! [`Error::kind`] for callers who branch on errors. docs/ARCHITECTURE.md draws the crates.
 //!
 //! ```no_run
@@ -44,7 +44,7 @@ pub use asdf_yaml::pointer::escape as escape_pointer_token;
 pub use asdf_yaml::{Alias, Anchor, Document, Node, NodeKind, Span, Step, Value, Visit, walk};
 /// Re-exported for the `Pod` bounds of zero-copy reads.
 pub use bytemuck;
-/// Re-exported for [`Array::to_ndarray`] (feature `ndarray`).
+/// Re-exported for reads as `ndarray::ArrayD` (feature `ndarray`; see [`FromRegion`]).
 #[cfg(feature = "ndarray")]
 pub use ndarray;
 /// The layer crates, for what the facade does not wrap.
@@ -68,14 +68,16 @@ pub mod json;
 pub mod legacy;
 mod open;
 mod options;
+mod read;
 mod refs;
 mod save;
 mod source;
+mod target;
 mod update;
 mod verify;
 mod write;
 
-pub use array::{Array, ArrayValues, CHUNK_ELEMENTS, Chunks, Storage};
+pub use array::{Array, ArrayValues, CHUNK_ELEMENTS, Storage};
 #[cfg(feature = "zarr")]
 pub use asdf_chunked::{ChunkLayout, ChunkMap, ChunkedError, StoreObject, decode_zarr_chunk, zarr_compressor};
 pub use asdf_core_types::chunk_tags::{
@@ -91,7 +93,9 @@ pub use fits_write::{FITS_KEY, FitsWriteOptions};
 pub use guard::same_file;
 pub use open::{Open, open};
 pub use options::{OpenOptions, ReferencePolicy};
+pub use read::{FromRegion, RegionBytes};
 pub use source::Source;
+pub use target::{DraftChain, Form, Target, Written};
 pub use update::{RewriteReason, Update};
 pub use verify::VerifyReport;
 pub use write::write_atomically;

@@ -1,4 +1,4 @@
-//! Where a write goes: [`AsdfFile::write_to`] writes a path as ASDF, or (over a file read from
+//! Where a write goes: [`AsdfFile::write`] writes a path as ASDF, or (over a file read from
 //! FITS) as the FITS file it came from.
 
 use std::path::Path;
@@ -13,16 +13,16 @@ impl AsdfFile {
     /// renamed over `path`, so a crash leaves either the old file or the new one.
     ///
     /// # Errors
-    /// As [`AsdfFile::to_bytes`], plus I/O errors.
+    /// As [`AsdfFile::write`], plus I/O errors.
     ///
     /// Over the file's own path (the file was opened from `path`), the write holds an advisory
     /// lock on the file and first checks that no other writer changed it since it was opened
     /// ([`Error::Changed`] otherwise; nothing is written).
     ///
     /// A `path` that is a URL of an object store (`s3://`, `gs://`, `az://`; feature `remote`)
-    /// is written there, as [`AsdfFile::write_to_url`] writes it (with the storage options
+    /// is written there, as [`crate::Target::Url`] writes it (with the storage options
     /// this file was opened with when it came from the same store, else the defaults).
-    pub fn write_to(&self, path: impl AsRef<Path>, options: &WriteOptions) -> Result<(), Error> {
+    pub(crate) fn write_path(&self, path: impl AsRef<Path>, options: &WriteOptions) -> Result<(), Error> {
         let path = path.as_ref();
         #[cfg(feature = "remote")]
         if let Some(url) = path.to_str().filter(|p| asdf_remote::is_url(p)) {
@@ -32,13 +32,17 @@ impl AsdfFile {
                 .filter(|(from, _)| asdf_remote::same_origin(from, url))
                 .map(|(_, r)| r.clone())
                 .unwrap_or_default();
-            return self.write_to_url(url, options, &remote);
+            return self.write_url(url, options, &remote);
         }
         let own = self.is_own_file(path);
         if own && let Some(form) = self.fits.as_ref().map(|f| f.asdf_form()) {
             // A file read from FITS, written over itself, stays FITS: its other HDUs, their
             // header cards and FITS readers' access are kept (plain ASDF would lose them).
-            let fo = FitsWriteOptions::default().asdf(options.clone()).asdf_hdu(form);
+            let fo = FitsWriteOptions {
+                asdf: options.clone(),
+                ..FitsWriteOptions::default()
+            }
+            .asdf_hdu(form);
             return self.write_fits(path, &fo);
         }
         let _lock = if own { Some(self.lock_unchanged(path)?) } else { None };
@@ -59,9 +63,9 @@ impl AsdfFile {
     /// (its ETag); over another object, the one there when the write began (or none).
     ///
     /// # Errors
-    /// As [`AsdfFile::to_bytes`]; [`Error::Remote`] for the store's refusal
+    /// As [`AsdfFile::write`]; [`Error::Remote`] for the store's refusal
     /// ([`asdf_remote::Error::is_changed`]: [`crate::ErrorKind::Refused`]) or failure.
-    pub fn write_to_url(
+    pub(crate) fn write_url(
         &self,
         url: &str,
         options: &WriteOptions,
@@ -75,14 +79,14 @@ impl AsdfFile {
         self.upload(url, options, remote, &condition)
     }
 
-    /// As [`AsdfFile::write_to_url`], written only over the version of the object whose
+    /// As [`crate::Target::Url`], written only over the version of the object whose
     /// ETag is `etag` (a read-modify-write whose read was not this file's: the ETag its
     /// reader saw); refused ([`asdf_remote::Error::is_changed`]) when the object is another
     /// version or gone.
     ///
     /// # Errors
-    /// As [`AsdfFile::write_to_url`].
-    pub fn write_to_url_over(
+    /// As [`crate::Target::Url`].
+    pub(crate) fn write_url_over(
         &self,
         url: &str,
         etag: &str,

@@ -58,12 +58,12 @@ impl AsdfFile {
     /// was opened from. In place when possible: the new tree over the old one, padded with
     /// NULs up to the first block, added arrays appended after the last block, a new block
     /// index; the existing blocks stay where they are, unread and unwritten. Otherwise the
-    /// whole file is rewritten atomically, as [`AsdfFile::write_to`] does (with
+    /// whole file is rewritten atomically, as [`AsdfFile::write`] does (with
     /// [`WriteOptions::pad_blocks`] to leave room for later updates). The file is then read
     /// again, so this value shows what is on disk.
     ///
     /// Writing in place is not atomic: a crash while the tree is being written can leave a
-    /// damaged tree (blocks and index are written first). Use [`AsdfFile::write_to`] when
+    /// damaged tree (blocks and index are written first). Use [`AsdfFile::write`] when
     /// that matters more than speed.
     ///
     /// # Errors
@@ -74,7 +74,7 @@ impl AsdfFile {
         if self.fits.is_some() {
             // Writing ASDF over the FITS file would destroy it: the FITS file is written
             // again, atomically, with every HDU and header card it had.
-            self.write_to(&path, options)?;
+            self.write_path(&path, options)?;
             let reopened = crate::Open::path(&path)
                 .options(self.options.clone().validate(false))
                 .open()?;

@@ -12,7 +12,7 @@ use crate::file::absolute_index;
 use crate::{AsdfFile, Error};
 use asdf_layout::atomic::{Dest, TempFile, destination, not_regular};
 
-/// Writes a file atomically, as [`AsdfFile::write_to`] does: `fill` writes into a new
+/// Writes a file atomically, as [`AsdfFile::write`] does: `fill` writes into a new
 /// temporary file beside `path`, which is flushed to disk and renamed over `path` only when
 /// `fill` succeeded; otherwise it is removed and `path` is untouched (a full disk never
 /// leaves half a file in place of the old one). A device or FIFO is written in place.
@@ -86,7 +86,7 @@ pub enum Compression {
     All(Label),
 }
 
-/// Options for [`AsdfFile::write_to`].
+/// Options for [`AsdfFile::write`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct WriteOptions {
@@ -118,6 +118,8 @@ pub struct WriteOptions {
     /// The codecs blocks are written with (default: the built-in ones, with default
     /// settings); see [`WriteOptions::codec`].
     pub codecs: Option<std::sync::Arc<asdf_layout::compression::Registry>>,
+    /// What is written: an ASDF file (the default), FITS, a draft, the exploded form.
+    pub form: crate::target::Form,
 }
 
 /// What a FITS write keeps out of the blocks of the ASDF file it embeds (the data goes into
@@ -155,6 +157,7 @@ impl Default for WriteOptions {
             durable: true,
             unstable_standard: false,
             codecs: None,
+            form: crate::target::Form::Asdf,
         }
     }
 }
@@ -248,6 +251,19 @@ impl WriteOptions {
     pub fn progress(mut self, f: impl Fn(usize, usize) + Send + Sync + 'static) -> Self {
         self.progress = Some(Progress(std::sync::Arc::new(f)));
         self
+    }
+
+    /// What is written (see [`crate::Form`]): FITS, a draft, the exploded form; ASDF by default.
+    #[must_use]
+    pub fn form(mut self, form: crate::target::Form) -> Self {
+        self.form = form;
+        self
+    }
+
+    /// FITS with these options (the form [`crate::Form::Fits`]).
+    #[must_use]
+    pub fn fits(self, fits: crate::fits_write::FitsWriteOptions) -> Self {
+        self.form(crate::target::Form::Fits(Box::new(fits)))
     }
 }
 
@@ -351,7 +367,7 @@ impl AsdfFile {
     ///
     /// # Errors
     /// Validation failures (with `validate`), block read or codec errors.
-    pub fn to_bytes(&self, options: &WriteOptions) -> Result<Vec<u8>, Error> {
+    pub(crate) fn to_bytes(&self, options: &WriteOptions) -> Result<Vec<u8>, Error> {
         let mut out = std::io::Cursor::new(Vec::new());
         self.write_into(&mut out, options)?;
         Ok(out.into_inner())
@@ -365,7 +381,7 @@ impl AsdfFile {
         crate::guard::lock_unchanged(path, self.opened.as_ref(), tree_at, self.reader.tree_bytes())
     }
 
-    /// [`AsdfFile::write_to`] without the lock.
+    /// [`AsdfFile::write`] without the lock.
     /// `release_old`: the file replaced is not read by this write (see
     /// [`TempFile::release_replaced`]).
     pub(crate) fn write_atomic(&self, path: &Path, options: &WriteOptions, release_old: bool) -> Result<(), Error> {
@@ -705,7 +721,7 @@ impl AsdfFile {
     /// the file at `path` (until then it is a temporary file beside it).
     ///
     /// # Errors
-    /// As [`AsdfFile::write_to`].
+    /// As [`AsdfFile::write`].
     pub fn write_streamed(
         &self,
         path: impl AsRef<Path>,
@@ -761,8 +777,8 @@ impl AsdfFile {
     /// relative file name.
     ///
     /// # Errors
-    /// As [`AsdfFile::write_to`].
-    pub fn write_exploded(&self, path: impl AsRef<Path>, options: &WriteOptions) -> Result<Vec<PathBuf>, Error> {
+    /// As [`AsdfFile::write`].
+    pub(crate) fn write_exploded(&self, path: impl AsRef<Path>, options: &WriteOptions) -> Result<Vec<PathBuf>, Error> {
         let path = path.as_ref();
         let stem = path
             .file_stem()

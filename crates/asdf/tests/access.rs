@@ -65,7 +65,7 @@ fn every_element_read_alone_equals_the_full_decode() {
                 assert!(f.array(&a).and_then(|a| a.element(&idx)).is_err(), "{name}{a}");
             }
             if full.datatype == Datatype::Scalar(ScalarType::Float64) {
-                let v = f.array(&a).and_then(|a| a.read::<f64>()).unwrap();
+                let v = f.array(&a).and_then(|a| a.read::<Vec<f64>>()).unwrap();
                 assert_eq!(v.len(), full.elements.len());
                 for (x, e) in v.iter().zip(&full.elements) {
                     assert!(Element::Float(*x).same(e), "{name}{a}");
@@ -96,22 +96,25 @@ fn every_element_read_alone_equals_the_full_decode() {
                     "{name}{a}"
                 );
                 assert_eq!(chunks.len(), v.len());
-                let it: Vec<f64> = f.array(&a).and_then(|a| a.elements::<f64>()).unwrap().collect();
+                let it: Vec<f64> = f.array(&a).and_then(|a| a.read::<Vec<f64>>()).unwrap();
                 assert!(it.iter().zip(&v).all(|(x, y)| x == y || (x.is_nan() && y.is_nan())));
                 assert_eq!(it.len(), v.len());
-                let s = f.array(&a).and_then(|a| a.as_slice::<f64>()).unwrap();
+                let s = f
+                    .array(&a)
+                    .and_then(|a| a.read::<std::borrow::Cow<'_, [f64]>>())
+                    .unwrap();
                 assert_eq!(s.as_ref().len(), v.len());
                 assert!(s.iter().zip(&v).all(|(x, y)| x == y || (x.is_nan() && y.is_nan())));
                 typed += 1;
             }
             if full.datatype == Datatype::Scalar(ScalarType::Int64) {
-                let v = f.array(&a).and_then(|a| a.read::<i64>()).unwrap();
+                let v = f.array(&a).and_then(|a| a.read::<Vec<i64>>()).unwrap();
                 assert!(
                     v.iter().zip(&full.elements).all(|(x, e)| Element::Int(*x).same(e)),
                     "{name}{a}"
                 );
                 assert!(
-                    f.array(&a).and_then(|a| a.read::<f64>()).is_err(),
+                    f.array(&a).and_then(|a| a.read::<Vec<f64>>()).is_err(),
                     "{name}{a}: wrong type accepted"
                 );
                 typed += 1;
@@ -143,7 +146,7 @@ fn one_element_of_a_big_array_reads_only_its_bytes() {
         ),
     )
     .unwrap();
-    f.write_to(&path, &WriteOptions::default()).unwrap();
+    f.write(&path, &WriteOptions::default()).unwrap();
 
     let src = asdf_layout::RecordingSource::new(std::fs::File::open(&path).unwrap());
     let g = asdf::open(&path).unwrap();
@@ -157,7 +160,10 @@ fn one_element_of_a_big_array_reads_only_its_bytes() {
     assert!(g.array("/x").and_then(|a| a.element(&[1000, 0])).is_err());
     assert!(g.array("/x").and_then(|a| a.element(&[1])).is_err());
     // Zero-copy when native and aligned; still right when not.
-    let s = g.array("/x").and_then(|a| a.as_slice::<f64>()).unwrap();
+    let s = g
+        .array("/x")
+        .and_then(|a| a.read::<std::borrow::Cow<'_, [f64]>>())
+        .unwrap();
     assert_eq!(s[999_999], 999_999.0);
     // The map starts on a page boundary, so the data is aligned when its file offset is.
     let aligned = g.source().layout().block(0).unwrap().data_offset.is_multiple_of(8);
@@ -188,7 +194,10 @@ fn big_endian_and_strided_views_read_element_by_element() {
         asdf::NewArray::from_bytes(Datatype::Scalar(ScalarType::Int32), &[2, 3], ByteOrder::Big, data),
     )
     .unwrap();
-    let bytes = f.to_bytes(&WriteOptions::default()).unwrap();
+    let bytes = f
+        .write(asdf::Target::Bytes, &WriteOptions::default())
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let view = text.replacen(
         "a: !core/ndarray-1.1.0",
@@ -200,32 +209,36 @@ fn big_endian_and_strided_views_read_element_by_element() {
     let tree_start = view.find("%YAML").unwrap();
     let tree_end = view.find("\n...\n").unwrap() + 5;
     g.set_tree_yaml(&view.as_bytes()[tree_start..tree_end]).unwrap();
-    let h = asdf::Open::bytes(g.to_bytes(&WriteOptions::default()).unwrap())
-        .options(OpenOptions::default())
-        .open()
-        .unwrap();
+    let h = asdf::Open::bytes(
+        g.write(asdf::Target::Bytes, &WriteOptions::default())
+            .map(asdf::Written::into_bytes)
+            .unwrap(),
+    )
+    .options(OpenOptions::default())
+    .open()
+    .unwrap();
     assert_eq!(h.array("/a").and_then(|a| a.element(&[1, 2])).unwrap(), Element::Int(5));
     assert_eq!(h.array("/t").and_then(|a| a.element(&[2, 1])).unwrap(), Element::Int(5));
     assert_eq!(h.array("/t").and_then(|a| a.element(&[1, 0])).unwrap(), Element::Int(1));
     assert_eq!(
-        h.array("/t").and_then(|a| a.read::<i32>()).unwrap(),
+        h.array("/t").and_then(|a| a.read::<Vec<i32>>()).unwrap(),
         vec![0, 3, 1, 4, 2, 5]
     );
     assert_eq!(
-        h.array("/t")
-            .and_then(|a| a.elements::<i32>())
-            .unwrap()
-            .collect::<Vec<_>>(),
+        h.array("/t").and_then(|a| a.read::<Vec<i32>>()).unwrap(),
         vec![0, 3, 1, 4, 2, 5]
     );
-    assert_eq!(h.array("/a").and_then(|a| a.elements::<i32>()).unwrap().count(), 6);
-    assert!(h.array("/a").and_then(|a| a.elements::<i64>()).is_err());
+    assert_eq!(h.array("/a").and_then(|a| a.read::<Vec<i32>>()).unwrap().len(), 6);
+    assert!(h.array("/a").and_then(|a| a.read::<Vec<i64>>()).is_err());
     assert_eq!(
-        h.array("/a").and_then(|a| a.read::<i32>()).unwrap(),
+        h.array("/a").and_then(|a| a.read::<Vec<i32>>()).unwrap(),
         vec![0, 1, 2, 3, 4, 5]
     );
     // Big-endian data is never lent as a native slice on a little-endian machine.
-    let s = h.array("/a").and_then(|a| a.as_slice::<i32>()).unwrap();
+    let s = h
+        .array("/a")
+        .and_then(|a| a.read::<std::borrow::Cow<'_, [i32]>>())
+        .unwrap();
     assert_eq!(s.as_ref(), &[0, 1, 2, 3, 4, 5]);
     if cfg!(target_endian = "little") {
         assert!(matches!(s, Cow::Owned(_)));
@@ -245,26 +258,35 @@ fn arrays_as_ndarray() {
         asdf::NewArray::from_bytes(Datatype::Scalar(ScalarType::Int32), &[2, 3], ByteOrder::Little, data),
     )
     .unwrap();
-    let g = asdf::Open::bytes(f.to_bytes(&WriteOptions::default()).unwrap())
-        .options(OpenOptions::default())
-        .open()
-        .unwrap();
-    let a = g.array("/a").and_then(|a| a.to_ndarray::<i32>()).unwrap();
+    let g = asdf::Open::bytes(
+        f.write(asdf::Target::Bytes, &WriteOptions::default())
+            .map(asdf::Written::into_bytes)
+            .unwrap(),
+    )
+    .options(OpenOptions::default())
+    .open()
+    .unwrap();
+    let a = g.array("/a").and_then(|a| a.read::<ndarray::ArrayD<i32>>()).unwrap();
     assert_eq!(a.shape(), &[2, 3]);
     assert_eq!(a[[1, 2]], 5);
-    assert!(g.array("/a").and_then(|a| a.to_ndarray::<f64>()).is_err());
+    assert!(g.array("/a").and_then(|a| a.read::<ndarray::ArrayD<f64>>()).is_err());
     // Inline data too.
     let c = asdf_testdata::conformance_dir().join("python-asdf-samples/f_inline_threshold.asdf");
     let h = asdf::open(c).unwrap();
     assert_eq!(
         h.array("/small")
-            .and_then(|a| a.to_ndarray::<i64>())
+            .and_then(|a| a.read::<ndarray::ArrayD<i64>>())
             .unwrap()
             .into_raw_vec_and_offset()
             .0,
         vec![0, 1, 2, 3, 4]
     );
-    assert_eq!(h.array("/large").and_then(|a| a.to_ndarray::<i64>()).unwrap()[[49]], 49);
+    assert_eq!(
+        h.array("/large")
+            .and_then(|a| a.read::<ndarray::ArrayD<i64>>())
+            .unwrap()[[49]],
+        49
+    );
 }
 
 /// A view with a zero stride claims 10^15 elements of an 8-byte block: reading it is an error,
@@ -282,23 +304,24 @@ fn absurd_zero_stride_views_are_errors() {
         ),
     )
     .unwrap();
-    let bytes = f.to_bytes(&WriteOptions::default()).unwrap();
+    let bytes = f
+        .write(asdf::Target::Bytes, &WriteOptions::default())
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     let mut g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
     let yaml = String::from_utf8(asdf::emit_yaml(g.document().unwrap()).unwrap()).unwrap();
     let yaml = yaml.replace("shape: [1]", "shape: [1000000000000000]\n  strides: [0]");
     g.set_tree_yaml(yaml.as_bytes()).unwrap();
     assert!(g.array("/a").and_then(|a| a.values()).is_err());
-    assert!(g.array("/a").and_then(|a| a.read::<f64>()).is_err());
+    assert!(g.array("/a").and_then(|a| a.read::<Vec<f64>>()).is_err());
     assert_eq!(
         g.array("/a").and_then(|a| a.element(&[999_999_999_999_999])).unwrap(),
         Element::Float(1.5)
     );
     assert_eq!(
         g.array("/a")
-            .and_then(|a| a.elements::<f64>())
-            .unwrap()
-            .take(3)
-            .collect::<Vec<_>>(),
+            .and_then(|a| a.read_region::<Vec<f64>>(&"0:3".parse().unwrap()))
+            .unwrap(),
         vec![1.5; 3]
     );
 }
@@ -323,7 +346,11 @@ fn for_each_reads_compressed_blocks_piece_by_piece() {
         .unwrap();
         let label = asdf::Label::from_name(label).unwrap();
         let bytes = f
-            .to_bytes(&WriteOptions::default().compression(asdf::Compression::All(label)))
+            .write(
+                asdf::Target::Bytes,
+                &WriteOptions::default().compression(asdf::Compression::All(label)),
+            )
+            .map(asdf::Written::into_bytes)
             .unwrap();
         let mut g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
         // A second array: a view of the same block at byte offset 4 (elements straddle pieces).
@@ -360,7 +387,7 @@ fn for_each_reads_compressed_blocks_piece_by_piece() {
             .unwrap();
         let whole: Vec<u64> = g
             .array("/y")
-            .and_then(|a| a.read::<f64>())
+            .and_then(|a| a.read::<Vec<f64>>())
             .unwrap()
             .iter()
             .map(|v| v.to_bits())
@@ -392,7 +419,7 @@ fn for_each_reads_compressed_blocks_piece_by_piece() {
                 })
             })
             .unwrap();
-        assert_eq!(zs, g.array("/z").and_then(|a| a.read::<i32>()).unwrap(), "{label}");
+        assert_eq!(zs, g.array("/z").and_then(|a| a.read::<Vec<i32>>()).unwrap(), "{label}");
         let mut zc = Vec::new();
         g.array("/z")
             .and_then(|a| a.for_each_chunk::<i32>(|c| zc.extend_from_slice(c)))
@@ -440,7 +467,7 @@ fn chunks_of_aligned_and_misaligned_mapped_blocks() {
                 m.insert("pad", asdf::Node::str("p".repeat(pad)));
             }
             let path = dir.join(format!("{pad}-{order:?}.asdf"));
-            f.write_to(&path, &WriteOptions::default()).unwrap();
+            f.write(&path, &WriteOptions::default()).unwrap();
             let file = std::fs::read(&path).unwrap();
             let at = file.windows(4).position(|w| w == b"\xd3BLK").unwrap() + 6 + 48;
             starts.insert(at % 8);
@@ -478,7 +505,10 @@ fn block_read_into_vec_follows_the_data_not_the_claim() {
             .compression(asdf::Label::ZLIB),
     )
     .unwrap();
-    let mut bytes = f.to_bytes(&WriteOptions::default().checksums(false)).unwrap();
+    let mut bytes = f
+        .write(asdf::Target::Bytes, &WriteOptions::default().checksums(false))
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     // The honest file first.
     let ok = asdf::Open::bytes(bytes.clone())
         .options(OpenOptions::default())
@@ -523,7 +553,10 @@ fn verify_reports_every_block_and_array_problem() {
         )
         .unwrap();
     }
-    let bytes = f.to_bytes(&WriteOptions::default()).unwrap();
+    let bytes = f
+        .write(asdf::Target::Bytes, &WriteOptions::default())
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     let ok = asdf::Open::bytes(bytes.clone())
         .options(OpenOptions::default())
         .open()
@@ -583,7 +616,10 @@ fn typed_values_by_pointer() {
     .with_tag(tag);
     f.set("/speed", q).unwrap();
     f.set("/name", asdf::Node::str("x")).unwrap();
-    let bytes = f.to_bytes(&asdf::WriteOptions::default()).unwrap();
+    let bytes = f
+        .write(asdf::Target::Bytes, &asdf::WriteOptions::default())
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     let g = asdf::Open::bytes(bytes.clone()).open().unwrap();
     let speed: Quantity = g.get_as("/speed").unwrap();
     assert_eq!(speed.to_string(), "3.5 km / s");
@@ -611,14 +647,14 @@ fn keys_of_one_text_and_two_types_are_never_merged() {
     let text = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
                 m:\n  2: !core/ndarray-1.1.0 {data: [1, 2], datatype: int64, shape: [2]}\n  '2': !core/ndarray-1.1.0 {data: [3, 4], datatype: int64, shape: [2]}\n  true: a\n  'true': b\n  $tag: c\n...\n";
     let f = asdf::Open::bytes(text.as_bytes().to_vec()).open().unwrap();
-    assert_eq!(f.array("/m/2").unwrap().read::<i64>().unwrap(), [3, 4]);
+    assert_eq!(f.array("/m/2").unwrap().read::<Vec<i64>>().unwrap(), [3, 4]);
     assert_eq!(f.get("/m/true").unwrap().as_str(), Some("b"));
     let mut out = Vec::new();
     let warnings = asdf::json::to_json(&f, &mut out).unwrap();
     let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let m = j["m"].as_object().unwrap();
     assert_eq!(m.len(), 5, "{m:?}");
-    assert_eq!(f.array("/m/~e0").unwrap().read::<i64>().unwrap(), [1, 2]);
+    assert_eq!(f.array("/m/~e0").unwrap().read::<Vec<i64>>().unwrap(), [1, 2]);
     assert_eq!(m["2"]["data"], serde_json::json!([3, 4]), "{m:?}");
     assert_eq!(m["2 (2)"]["data"], serde_json::json!([1, 2]), "{m:?}");
     assert_eq!((m["true"].as_str(), m["true (2)"].as_str()), (Some("b"), Some("a")));
@@ -660,12 +696,18 @@ fn overlapping_views_are_held_to_the_block_limit() {
         Err(asdf::Error::ReadTooLarge { bytes, .. }) => assert!(bytes > 1 << 30, "{bytes}"),
         other => panic!("{other:?}"),
     };
-    too_large(a.read::<f64>().map(drop));
+    too_large(a.read::<Vec<f64>>().map(drop));
     too_large(a.values().map(drop));
-    too_large(a.with_elements(|_, _| ()));
-    too_large(a.read_region::<f64>(&"..., ::-1".parse().unwrap()).map(drop));
-    too_large(a.read_region_bytes(&"..., :".parse().unwrap()).map(drop));
+    too_large(a.values().map(drop));
+    too_large(a.read_region::<Vec<f64>>(&"..., ::-1".parse().unwrap()).map(drop));
+    too_large(a.read_region::<asdf::RegionBytes>(&"..., :".parse().unwrap()).map(drop));
     // A region within the limit reads (every element is the block's first).
-    assert_eq!(a.read_region::<f64>(&"0:2, 7:10".parse().unwrap()).unwrap(), [1.5; 6]);
-    assert_eq!(a.read_region::<f64>(&":, 5".parse().unwrap()).unwrap().len(), 200_000);
+    assert_eq!(
+        a.read_region::<Vec<f64>>(&"0:2, 7:10".parse().unwrap()).unwrap(),
+        [1.5; 6]
+    );
+    assert_eq!(
+        a.read_region::<Vec<f64>>(&":, 5".parse().unwrap()).unwrap().len(),
+        200_000
+    );
 }

@@ -55,7 +55,10 @@ fn streamed_runs_cut_anywhere_read_as_the_bytes_do() {
             arr = arr.compression(c);
         }
         f.put_array("/a", arr).unwrap();
-        let bytes = f.to_bytes(&WriteOptions::default()).unwrap();
+        let bytes = f
+            .write(asdf::Target::Bytes, &WriteOptions::default())
+            .map(asdf::Written::into_bytes)
+            .unwrap();
         for at_once in [1, 3, 8] {
             let file = asdf::Open::source(Dribble {
                 bytes: bytes.clone(),
@@ -74,10 +77,14 @@ fn streamed_runs_cut_anywhere_read_as_the_bytes_do() {
                 let a = &a;
                 let want: Vec<f64> = (r0..r1).flat_map(|i| (c0..c1).map(move |j| a[i * cols + j])).collect();
                 // A fresh handle each time: nothing cached from an earlier read.
-                let (got, order) = file
+                let asdf::RegionBytes {
+                    bytes: got,
+                    byte_order: order,
+                    ..
+                } = file
                     .array("/a")
                     .unwrap()
-                    .read_region_bytes(&region.parse::<Region>().unwrap())
+                    .read_region(&region.parse::<Region>().unwrap())
                     .unwrap();
                 let got: Vec<f64> = got
                     .chunks_exact(8)
@@ -114,7 +121,10 @@ fn hostile_base(options: asdf::OpenOptions) -> asdf::AsdfFile {
         .unwrap();
     f.put_array("/m", NewArray::from_slice(&[0i32, 0, 0, 0], &[4]).unwrap())
         .unwrap();
-    let bytes = f.to_bytes(&WriteOptions::default()).unwrap();
+    let bytes = f
+        .write(asdf::Target::Bytes, &WriteOptions::default())
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     asdf::Open::bytes(bytes).options(options).open().unwrap()
 }
 
@@ -124,13 +134,13 @@ fn source_of(f: &asdf::AsdfFile, pointer: &str) -> i64 {
 
 #[test]
 fn hostile_chunk_maps_and_metadata_are_errors_not_panics() {
-    let chunked_err = |f: &asdf::AsdfFile| match f.array("/a").and_then(|a| a.read::<f32>()) {
+    let chunked_err = |f: &asdf::AsdfFile| match f.array("/a").and_then(|a| a.read::<Vec<f32>>()) {
         Err(asdf::Error::Chunked { source, .. }) => source,
         other => panic!("expected a chunked-array error, got {other:?}"),
     };
     let f = hostile_base(asdf::OpenOptions::default());
     let a: Vec<f32> = (0..16u8).map(f32::from).collect();
-    assert_eq!(f.array("/a").unwrap().read::<f32>().unwrap(), a);
+    assert_eq!(f.array("/a").unwrap().read::<Vec<f32>>().unwrap(), a);
     // A map naming a block of another array for every chunk (int32 zeros: /b's block
     // after renumbering is 0): that block is not a zstd chunk.
     let mut g = hostile_base(asdf::OpenOptions::default());
@@ -182,14 +192,14 @@ fn whole_reads_are_held_to_the_block_limit_and_regions_are_not() {
     let f = hostile_base(options);
     let a = f.array("/a").unwrap();
     // Held by the array's check, which every read goes through, before the chunks' own.
-    match a.read::<f32>() {
+    match a.read::<Vec<f32>>() {
         Err(asdf::Error::ReadTooLarge {
             bytes: 64, limit: 48, ..
         }) => {}
         other => panic!("{other:?}"),
     }
     let r: asdf::Region = "1:3, 2:".parse().unwrap();
-    assert_eq!(a.read_region::<f32>(&r).unwrap(), [6.0, 7.0, 10.0, 11.0]);
+    assert_eq!(a.read_region::<Vec<f32>>(&r).unwrap(), [6.0, 7.0, 10.0, 11.0]);
 }
 
 /// Writes at `path` a file whose `/z` is an asdf-zarr array in the store `store` of
@@ -205,7 +215,7 @@ fn write_store_file(path: &Path, store: &str, kind: &str) {
     )])
     .with_tag(format!("{ZARR_TAG_PREFIX}1.0.0"));
     f.set("/z", node).unwrap();
-    f.write_to(path, &asdf::WriteOptions::default()).unwrap();
+    f.write(path, &asdf::WriteOptions::default()).unwrap();
 }
 
 #[test]
@@ -228,7 +238,7 @@ fn stores_outside_the_files_directory_are_refused() {
             .options(asdf::OpenOptions::default().references(policy))
             .open()
             .unwrap();
-        f.array("/z").and_then(|a| a.read::<f64>())
+        f.array("/z").and_then(|a| a.read::<Vec<f64>>())
     };
     for store in ["../outside.zarr", outside.to_str().unwrap()] {
         write(store, "DirectoryStore");
@@ -258,7 +268,7 @@ fn stores_outside_the_files_directory_are_refused() {
         )])
         .with_tag(format!("{ZARR_TAG_PREFIX}1.0.0"));
         f.set("/z", node).unwrap();
-        f.write_to(&path, &asdf::WriteOptions::default()).unwrap();
+        f.write(&path, &asdf::WriteOptions::default()).unwrap();
     };
     for store in ["../outside.zarr", outside.to_str().unwrap()] {
         local_fs(store);
@@ -308,7 +318,7 @@ fn store_files_linked_out_of_the_files_directory_are_refused() {
             .options(asdf::OpenOptions::default().references(policy))
             .open()
             .unwrap();
-        f.array("/z").and_then(|a| a.read::<f64>())
+        f.array("/z").and_then(|a| a.read::<Vec<f64>>())
     };
     match read(asdf::ReferencePolicy::default()) {
         Err(asdf::Error::Chunked {

@@ -19,7 +19,7 @@ fn write_file(path: &std::path::Path, mib: usize, fill: u8) {
         asdf::NewArray::from_bytes(Datatype::Scalar(ScalarType::UInt8), &[n], ByteOrder::Big, vec![fill; n]),
     )
     .unwrap();
-    f.write_to(path, &WriteOptions::default()).unwrap();
+    f.write(path, &WriteOptions::default()).unwrap();
 }
 
 /// `crash_child`'s name as the test harness knows it (`module::crash_child`).

@@ -104,22 +104,25 @@ fn jwst_layout_reads_by_hdu() {
             uri: "fits:SCI,1".into()
         }
     );
-    assert_eq!(a.read::<f32>().unwrap(), sci);
-    assert_eq!(a.get::<f32>(&[2, 3]).unwrap(), sci[11]);
-    assert_eq!(f.array("/dq").unwrap().read::<i32>().unwrap(), dq);
+    assert_eq!(a.read::<Vec<f32>>().unwrap(), sci);
+    assert_eq!(a.read_region::<Vec<f32>>(&"2, 3".parse().unwrap()).unwrap()[0], sci[11]);
+    assert_eq!(f.array("/dq").unwrap().read::<Vec<i32>>().unwrap(), dq);
     // Written as plain ASDF: the HDUs' data become blocks, the sources block numbers.
-    let out = f.to_bytes(&WriteOptions::default()).unwrap();
+    let out = f
+        .write(asdf::Target::Bytes, &WriteOptions::default())
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     let g = asdf::Open::bytes(out)
         .options(OpenOptions::default().strict(true))
         .open()
         .unwrap();
     assert!(g.source().fits_hdus().is_none());
-    assert_eq!(g.array("/data").unwrap().read::<f32>().unwrap(), sci);
+    assert_eq!(g.array("/data").unwrap().read::<Vec<f32>>().unwrap(), sci);
     assert!(matches!(g.array("/dq").unwrap().storage(), Storage::Internal { .. }));
     // An index source and the appendix's IMAGE form.
     let (bytes, sci, _) = jwst(&TREE.replace("fits:SCI,1", "fits:1"), &[]);
     let f = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
-    assert_eq!(f.array("/data").unwrap().read::<f32>().unwrap(), sci);
+    assert_eq!(f.array("/data").unwrap().read::<Vec<f32>>().unwrap(), sci);
 }
 
 #[test]
@@ -276,7 +279,13 @@ fn new_tree() -> asdf::AsdfFile {
 #[test]
 fn a_tree_is_written_as_asdf_in_fits() {
     let f = new_tree();
-    let bytes = f.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    let bytes = f
+        .write(
+            asdf::Target::Bytes,
+            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
+        )
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     assert_eq!(bytes.len() % 2880, 0);
     let hdus = hdus_of(&bytes);
     let names: Vec<(Option<&str>, i64, &HduKind)> = hdus.iter().map(|h| (h.name.as_deref(), h.ver, &h.kind)).collect();
@@ -328,7 +337,10 @@ fn a_tree_is_written_as_asdf_in_fits() {
     let opts = FitsWriteOptions::default()
         .name("/sci", "SCI_A")
         .asdf_hdu(AsdfHdu::Image);
-    let bytes = f.to_fits_bytes(&opts).unwrap();
+    let bytes = f
+        .write(asdf::Target::Bytes, &asdf::WriteOptions::default().fits(opts))
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     let hdus = hdus_of(&bytes);
     assert_eq!(hdus[1].name.as_deref(), Some("SCI_A"));
     let last = hdus.last().unwrap();
@@ -346,7 +358,13 @@ fn a_tree_is_written_as_asdf_in_fits() {
 #[test]
 fn checksums_make_every_hdu_sum_to_minus_zero() {
     let f = new_tree();
-    let bytes = f.to_fits_bytes(&FitsWriteOptions::default().checksums(true)).unwrap();
+    let bytes = f
+        .write(
+            asdf::Target::Bytes,
+            &asdf::WriteOptions::default().fits(FitsWriteOptions::default().checksums(true)),
+        )
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     let hdus = hdus_of(&bytes);
     for (i, h) in hdus.iter().enumerate() {
         let end = hdus.get(i + 1).map_or(bytes.len(), |n| n.header_offset as usize);
@@ -363,9 +381,21 @@ fn checksums_make_every_hdu_sum_to_minus_zero() {
         assert!(code.bytes().all(|b| b.is_ascii_alphanumeric()), "{code}");
     }
     // Without checksums, none (a FITS file's cards are not carried over).
-    let plain = f.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    let plain = f
+        .write(
+            asdf::Target::Bytes,
+            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
+        )
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     let g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
-    let again = g.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    let again = g
+        .write(
+            asdf::Target::Bytes,
+            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
+        )
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     for h in hdus_of(&again) {
         assert!(h.value("CHECKSUM").is_none() && h.value("DATASUM").is_none());
     }
@@ -400,7 +430,13 @@ fn a_fits_file_keeps_its_hdus_and_headers_through_asdf() {
         .open()
         .unwrap();
     // FITS -> FITS: the same HDUs, headers card for card, data byte for byte.
-    let again = f.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    let again = f
+        .write(
+            asdf::Target::Bytes,
+            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
+        )
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     let same = |a: &[u8], b: &[u8]| {
         let (ha, hb) = (hdus_of(a), hdus_of(b));
         assert_eq!(ha.len(), hb.len());
@@ -419,14 +455,17 @@ fn a_fits_file_keeps_its_hdus_and_headers_through_asdf() {
         .open()
         .unwrap();
     assert!(f.keep_fits_headers().unwrap());
-    let plain = f.to_bytes(&WriteOptions::default()).unwrap();
+    let plain = f
+        .write(asdf::Target::Bytes, &WriteOptions::default())
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     let g = asdf::Open::bytes(plain)
         .options(OpenOptions::default().strict(true))
         .open()
         .unwrap();
     assert!(g.source().fits_hdus().is_none());
-    assert_eq!(g.array("/data").unwrap().read::<f32>().unwrap(), sci);
-    assert_eq!(g.array("/dq").unwrap().read::<i32>().unwrap(), dq);
+    assert_eq!(g.array("/data").unwrap().read::<Vec<f32>>().unwrap(), sci);
+    assert_eq!(g.array("/dq").unwrap().read::<Vec<i32>>().unwrap(), dq);
     let header = g
         .get(&format!("/{}/1/header", asdf::FITS_KEY))
         .unwrap()
@@ -434,7 +473,13 @@ fn a_fits_file_keeps_its_hdus_and_headers_through_asdf() {
         .unwrap();
     assert_eq!(header.items[7].as_str(), Some(card("EXTNAME", "'SCI'").as_str()));
     assert_eq!(header.items.len(), 11);
-    let back = g.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    let back = g
+        .write(
+            asdf::Target::Bytes,
+            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
+        )
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     same(&bytes, &back);
     let h = asdf::Open::bytes(back)
         .options(OpenOptions::default().strict(true))
@@ -442,7 +487,7 @@ fn a_fits_file_keeps_its_hdus_and_headers_through_asdf() {
         .unwrap();
     assert!(h.get(&format!("/{}", asdf::FITS_KEY)).is_err());
     assert_eq!(h.get("/data/source").unwrap().as_str(), Some("fits:SCI,1"));
-    assert_eq!(h.array("/data").unwrap().read::<f32>().unwrap(), sci);
+    assert_eq!(h.array("/data").unwrap().read::<Vec<f32>>().unwrap(), sci);
     assert_eq!(h.get("/meta/telescope").unwrap().as_str(), Some("JWST"));
     // An array replaced in the tree goes into its old HDU.
     let mut f = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
@@ -457,7 +502,13 @@ fn a_fits_file_keeps_its_hdus_and_headers_through_asdf() {
         ),
     )
     .unwrap();
-    let out = f.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    let out = f
+        .write(
+            asdf::Target::Bytes,
+            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
+        )
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     let hdus = hdus_of(&out);
     assert_eq!(hdus.len(), 5);
     assert_eq!(
@@ -466,7 +517,7 @@ fn a_fits_file_keeps_its_hdus_and_headers_through_asdf() {
     );
     assert!(card_texts(&out, &hdus[1]).iter().any(|c| c.starts_with("BUNIT")));
     let g = asdf::Open::bytes(out).options(OpenOptions::default()).open().unwrap();
-    assert_eq!(g.array("/data").unwrap().read::<f32>().unwrap(), new);
+    assert_eq!(g.array("/data").unwrap().read::<Vec<f32>>().unwrap(), new);
 }
 
 #[test]
@@ -493,8 +544,11 @@ fn a_fits_node_is_written_card_for_card() {
     let dir = std::env::temp_dir().join(format!("asdf-fits-node-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("node.fits");
-    f.write_fits(&path, &(FitsWriteOptions::default()).clone().node("/hdus"))
-        .unwrap();
+    f.write(
+        &path,
+        &asdf::WriteOptions::default().fits((FitsWriteOptions::default()).clone().node("/hdus")),
+    )
+    .unwrap();
     let bytes = std::fs::read(&path).unwrap();
     let hdus = hdus_of(&bytes);
     assert_eq!(hdus.len(), 2, "no ASDF HDU");
@@ -527,7 +581,10 @@ fn a_fits_node_is_written_card_for_card() {
     f.set("/hdus/1/data", asdf::Node::null()).unwrap();
     let bad = dir.join("bad.fits");
     let err = f
-        .write_fits(&bad, &(FitsWriteOptions::default()).clone().node("/hdus"))
+        .write(
+            &bad,
+            &asdf::WriteOptions::default().fits((FitsWriteOptions::default()).clone().node("/hdus")),
+        )
         .unwrap_err();
     assert!(err.to_string().contains("describes 24 bytes of data"), "{err}");
     f.set(
@@ -536,7 +593,10 @@ fn a_fits_node_is_written_card_for_card() {
     )
     .unwrap();
     let err = f
-        .write_fits(&bad, &(FitsWriteOptions::default()).clone().node("/hdus"))
+        .write(
+            &bad,
+            &asdf::WriteOptions::default().fits((FitsWriteOptions::default()).clone().node("/hdus")),
+        )
         .unwrap_err();
     assert!(err.to_string().contains("`exptime` is not a FITS keyword"), "{err}");
     // An END card before EXTNAME would end the header there and lose the HDU's name: refused,
@@ -552,10 +612,14 @@ fn a_fits_node_is_written_card_for_card() {
         )
         .unwrap();
         f.set("/hdus/1/data", asdf::Node::null()).unwrap();
-        let mut g = asdf::Open::bytes(f.to_bytes(&WriteOptions::default()).unwrap())
-            .options(OpenOptions::default())
-            .open()
-            .unwrap();
+        let mut g = asdf::Open::bytes(
+            f.write(asdf::Target::Bytes, &WriteOptions::default())
+                .map(asdf::Written::into_bytes)
+                .unwrap(),
+        )
+        .options(OpenOptions::default())
+        .open()
+        .unwrap();
         g.put_array(
             "/hdus/1/data",
             NewArray::from_bytes(
@@ -568,7 +632,10 @@ fn a_fits_node_is_written_card_for_card() {
         .unwrap();
         g.set("/hdus/1/header/6", end).unwrap();
         let err = g
-            .write_fits(&bad, &(FitsWriteOptions::default()).clone().node("/hdus"))
+            .write(
+                &bad,
+                &asdf::WriteOptions::default().fits((FitsWriteOptions::default()).clone().node("/hdus")),
+            )
             .unwrap_err();
         assert!(err.to_string().contains("END card"), "{err}");
     }
@@ -582,26 +649,37 @@ fn writes_over_a_fits_file_guard_against_a_second_writer() {
     let dir = std::env::temp_dir().join(format!("asdf-fits-guard-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("obs.fits");
-    new_tree().write_fits(&path, &FitsWriteOptions::default()).unwrap();
+    new_tree()
+        .write(&path, &asdf::WriteOptions::default().fits(FitsWriteOptions::default()))
+        .unwrap();
     // Over its own path: FITS again, then through write_to (the tree checked where it is,
     // inside the ASDF HDU; a FITS file written over itself stays FITS), then FITS once more.
     let f = asdf::open(&path).unwrap();
-    f.write_fits(&path, &FitsWriteOptions::default().checksums(true))
-        .unwrap();
+    f.write(
+        &path,
+        &asdf::WriteOptions::default().fits(FitsWriteOptions::default().checksums(true)),
+    )
+    .unwrap();
     let f = asdf::open(&path).unwrap();
     assert!(f.source().fits_hdus().is_some());
-    f.write_to(&path, &WriteOptions::default()).unwrap();
+    f.write(&path, &WriteOptions::default()).unwrap();
     let g = asdf::open(&path).unwrap();
     assert!(g.source().fits_hdus().is_some());
-    g.write_fits(&path, &FitsWriteOptions::default()).unwrap();
+    g.write(&path, &asdf::WriteOptions::default().fits(FitsWriteOptions::default()))
+        .unwrap();
     // A second writer changes the file after the first opened it: the first is refused and
     // the second's file stays.
     let first = asdf::open(&path).unwrap();
     let second = asdf::open(&path).unwrap();
     second
-        .write_fits(&path, &FitsWriteOptions::default().asdf_hdu(AsdfHdu::Image))
+        .write(
+            &path,
+            &asdf::WriteOptions::default().fits(FitsWriteOptions::default().asdf_hdu(AsdfHdu::Image)),
+        )
         .unwrap();
-    let err = first.write_fits(&path, &FitsWriteOptions::default()).unwrap_err();
+    let err = first
+        .write(&path, &asdf::WriteOptions::default().fits(FitsWriteOptions::default()))
+        .unwrap_err();
     assert!(matches!(err, asdf::Error::Changed { .. }), "{err}");
     let now = asdf::open(&path).unwrap();
     assert_eq!(now.source().fits_hdus().unwrap().last().unwrap().kind, HduKind::Image);
@@ -623,7 +701,13 @@ fn extnames_equal_for_fits_readers_get_their_own_extver() {
         let v: Vec<f32> = (0..4).map(|j| (i * 10 + j) as f32).collect();
         f.put_array(k, NewArray::from_slice(&v, &[4]).unwrap()).unwrap();
     }
-    let bytes = f.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    let bytes = f
+        .write(
+            asdf::Target::Bytes,
+            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
+        )
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     let hdus = hdus_of(&bytes);
     let mut pairs: Vec<(String, i64)> = hdus
         .iter()
@@ -636,7 +720,7 @@ fn extnames_equal_for_fits_readers_get_their_own_extver() {
     let g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
     for (i, k) in keys.iter().enumerate() {
         let want: Vec<f32> = (0..4).map(|j| (i * 10 + j) as f32).collect();
-        assert_eq!(g.array(k).and_then(|a| a.read::<f32>()).unwrap(), want, "{k:?}");
+        assert_eq!(g.array(k).and_then(|a| a.read::<Vec<f32>>()).unwrap(), want, "{k:?}");
     }
 }
 
@@ -645,12 +729,22 @@ fn extnames_equal_for_fits_readers_get_their_own_extver() {
 #[test]
 fn arrays_moved_into_hdus_leave_no_copy_in_the_asdf_hdu() {
     let f = new_tree();
-    let plain = asdf::Open::bytes(f.to_bytes(&WriteOptions::default()).unwrap())
-        .options(OpenOptions::default())
-        .open()
-        .unwrap();
+    let plain = asdf::Open::bytes(
+        f.write(asdf::Target::Bytes, &WriteOptions::default())
+            .map(asdf::Written::into_bytes)
+            .unwrap(),
+    )
+    .options(OpenOptions::default())
+    .open()
+    .unwrap();
     assert!(plain.source().layout().block_count() > 0);
-    let bytes = plain.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    let bytes = plain
+        .write(
+            asdf::Target::Bytes,
+            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
+        )
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     let g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
     // Only the array FITS cannot hold (complex64) keeps a block.
     let internal = g
@@ -695,7 +789,13 @@ fn overlapping_views_do_not_grow_into_images() {
     file.extend_from_slice(&[0u8; 16]);
     file.extend_from_slice(&data);
     let f = asdf::Open::bytes(file).options(OpenOptions::default()).open().unwrap();
-    let bytes = f.to_fits_bytes(&FitsWriteOptions::default()).unwrap();
+    let bytes = f
+        .write(
+            asdf::Target::Bytes,
+            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
+        )
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     assert!(bytes.len() < 200_000, "{} bytes of FITS from a 40 KB file", bytes.len());
     let g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
     assert!(matches!(g.array("/v").unwrap().storage(), Storage::Internal { .. }));
@@ -706,5 +806,5 @@ fn overlapping_views_do_not_grow_into_images() {
             f.array("/v").and_then(|a| a.element(&[i, j])).unwrap()
         );
     }
-    assert_eq!(g.array("/w").and_then(|a| a.read::<u8>()).unwrap(), data[..40]);
+    assert_eq!(g.array("/w").and_then(|a| a.read::<Vec<u8>>()).unwrap(), data[..40]);
 }

@@ -23,7 +23,7 @@ fn written(path: &std::path::Path) {
     if let Some(m) = f.get_mut("").unwrap().as_mapping_mut() {
         m.insert("meta", Node::map(vec![(Node::str("k"), Node::str("v"))]));
     }
-    f.write_to(path, &WriteOptions::default()).unwrap();
+    f.write(path, &WriteOptions::default()).unwrap();
 }
 
 #[test]
@@ -45,8 +45,8 @@ fn a_lazy_open_reads_an_element_without_the_rest_of_the_tree() {
         asdf::Element::Float(3.5)
     );
     assert_eq!(
-        lazy.array("/data").and_then(|a| a.read::<f64>()).unwrap(),
-        eager.array("/data").and_then(|a| a.read::<f64>()).unwrap()
+        lazy.array("/data").and_then(|a| a.read::<Vec<f64>>()).unwrap(),
+        eager.array("/data").and_then(|a| a.read::<Vec<f64>>()).unwrap()
     );
     assert!(matches!(
         lazy.array("/data").and_then(|a| a.element(&[10])),

@@ -393,7 +393,7 @@ fn encoded_files_built_from_seed_001() {
     let e = f.array("/unknown").and_then(|a| a.values()).unwrap_err().to_string();
     assert!(e.contains("unknown encoding `rot13`"), "{e}");
     // The typed handle reads the same values.
-    let both: Vec<f64> = f.array("/both").unwrap().read::<f64>().unwrap();
+    let both: Vec<f64> = f.array("/both").unwrap().read::<Vec<f64>>().unwrap();
     assert_eq!(both, expected3);
 }
 
@@ -553,10 +553,14 @@ fn files_of_today_written_as_drafts() {
     f.put_array("/counts", NewArray::from_slice(&counts, &[7]).unwrap())
         .unwrap();
     f.set("/name", Node::str("a draft")).unwrap();
-    let f = asdf::Open::bytes(f.to_bytes(&WriteOptions::default()).unwrap())
-        .options(OpenOptions::default())
-        .open()
-        .unwrap();
+    let f = asdf::Open::bytes(
+        f.write(asdf::Target::Bytes, &WriteOptions::default())
+            .map(asdf::Written::into_bytes)
+            .unwrap(),
+    )
+    .options(OpenOptions::default())
+    .open()
+    .unwrap();
     let chain = |_: usize, a: Option<&asdf::Array<'_>>| -> Option<Chain> {
         let a = a?;
         let shape = a.shape().to_vec();
@@ -582,7 +586,14 @@ fn files_of_today_written_as_drafts() {
         }))
     };
     let mut draft = Vec::new();
-    f.write_draft(&mut draft, Dialect::Asdf010, &chain).unwrap();
+    f.write(
+        asdf::Target::Writer(&mut draft),
+        &asdf::WriteOptions::default().form(asdf::Form::Draft {
+            dialect: Dialect::Asdf010,
+            chain: Some(std::sync::Arc::new(chain)),
+        }),
+    )
+    .unwrap();
     assert!(draft.starts_with(b"#ASDF 0.1.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/0.1.0/\n"));
     let d = asdf::Open::bytes(draft)
         .options(OpenOptions::default().strict(true))
@@ -602,7 +613,14 @@ fn files_of_today_written_as_drafts() {
     assert_eq!(d.get("/name").unwrap().as_str(), Some("a draft"));
 
     let mut finf = Vec::new();
-    f.write_draft(&mut finf, Dialect::Finf, &|_, _| None).unwrap();
+    f.write(
+        asdf::Target::Writer(&mut finf),
+        &asdf::WriteOptions::default().form(asdf::Form::Draft {
+            dialect: Dialect::Finf,
+            chain: None,
+        }),
+    )
+    .unwrap();
     let text = String::from_utf8_lossy(&finf);
     assert!(text.starts_with("%FINF 0.1.0\n") && text.contains("--- !core/finf") && text.contains("dtype: float64"));
     let d = asdf::Open::bytes(finf)
@@ -615,7 +633,16 @@ fn files_of_today_written_as_drafts() {
         counts.iter().map(|&c| f64::from(c)).collect::<Vec<_>>()
     );
     // FINF blocks have no chains.
-    assert!(f.write_draft(&mut Vec::new(), Dialect::Finf, &chain).is_err());
+    assert!(
+        f.write(
+            asdf::Target::Writer(&mut Vec::new()),
+            &asdf::WriteOptions::default().form(asdf::Form::Draft {
+                dialect: Dialect::Finf,
+                chain: Some(std::sync::Arc::new(chain))
+            })
+        )
+        .is_err()
+    );
 }
 
 /// The quantize rule (a quantized block decodes big-endian, whatever the tree says) holds for a
@@ -694,8 +721,14 @@ fn finf_byte_order_defaults_are_big_for_arrays_and_fields() {
         .unwrap();
     check(&f);
     let mut out = Vec::new();
-    f.write_draft(&mut out, asdf::layout::Dialect::Finf, &|_, _| None)
-        .unwrap();
+    f.write(
+        asdf::Target::Writer(&mut out),
+        &asdf::WriteOptions::default().form(asdf::Form::Draft {
+            dialect: asdf::layout::Dialect::Finf,
+            chain: None,
+        }),
+    )
+    .unwrap();
     let g = asdf::Open::bytes(out)
         .options(OpenOptions::default().strict(true))
         .open()
@@ -736,8 +769,14 @@ fn fields_that_inherit_little_endian_survive_finf() {
         "{before:?}"
     );
     let mut out = Vec::new();
-    f.write_draft(&mut out, asdf::layout::Dialect::Finf, &|_, _| None)
-        .unwrap();
+    f.write(
+        asdf::Target::Writer(&mut out),
+        &asdf::WriteOptions::default().form(asdf::Form::Draft {
+            dialect: asdf::layout::Dialect::Finf,
+            chain: None,
+        }),
+    )
+    .unwrap();
     let g = asdf::Open::bytes(out)
         .options(OpenOptions::default().strict(true))
         .open()

@@ -137,8 +137,8 @@ proptest! {
         let path = dir.join("f.asdf");
         let opts = WriteOptions::default().compression(Compression::All(label));
         match storage {
-            Storage::External => { f.write_exploded(&path, &opts).unwrap(); }
-            _ => f.write_to(&path, &opts).unwrap(),
+            Storage::External => drop(f.write(&path, &opts.form(asdf::Form::Exploded)).unwrap()),
+            _ => drop(f.write(&path, &opts).unwrap()),
         }
         let g = asdf::open(&path).unwrap();
         // Inline uint64 values above 2^63-1 are outside the literals the standard allows: read

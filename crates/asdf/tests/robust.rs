@@ -76,15 +76,14 @@ fn exercise(f: &AsdfFile) {
     for a in common::ndarray_pointers(f, true) {
         let full = f.array(&a).and_then(|a| a.values());
         let _ = f.array(&a).and_then(|a| a.view().cloned());
-        let _ = f.array(&a).and_then(|a| a.read::<f64>());
-        let _ = f.array(&a).and_then(|a| a.read::<i32>());
-        let _ = f.array(&a).and_then(|a| a.as_slice::<f64>());
-        if let Ok(it) = f.array(&a).and_then(|a| a.elements::<u8>()) {
-            let _ = it.fold(0u64, |s, x| s + u64::from(x));
-        }
-        if let Ok(it) = f.array(&a).and_then(|a| a.elements::<f64>()) {
-            let _: f64 = it.take(1000).sum();
-        }
+        let _ = f.array(&a).and_then(|a| a.read::<Vec<f64>>());
+        let _ = f.array(&a).and_then(|a| a.read::<Vec<i32>>());
+        let _ = f.array(&a).and_then(|a| a.read::<std::borrow::Cow<'_, [f64]>>());
+        let _ = f.array(&a).and_then(|a| {
+            let mut sum = 0u64;
+            a.for_each_chunk::<u8>(|c| sum += c.iter().map(|&x| u64::from(x)).sum::<u64>())
+        });
+        let _ = f.array(&a).and_then(|a| a.read::<asdf::RegionBytes>());
         let shape = full.as_ref().map(|x| x.shape.clone()).unwrap_or_else(|_| vec![0]);
         let _ = f.array(&a).and_then(|a| a.element(&vec![0; shape.len()]));
         let _ = f
@@ -144,7 +143,12 @@ fn mutated_files_never_panic() {
             exercise(&f);
             // Writing it out (blocks copied or recompressed), and reading that back.
             for c in [asdf::Compression::Keep, asdf::Compression::All(asdf::Label::ZLIB)] {
-                if let Ok(out) = f.to_bytes(&WriteOptions::default().validate(false).compression(c))
+                if let Ok(out) = f
+                    .write(
+                        asdf::Target::Bytes,
+                        &WriteOptions::default().validate(false).compression(c),
+                    )
+                    .map(asdf::Written::into_bytes)
                     && let Ok(g) = asdf::Open::bytes(out).options(opts.clone()).open()
                 {
                     exercise(&g);

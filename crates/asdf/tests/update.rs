@@ -41,7 +41,7 @@ fn two_arrays(path: &Path, opts: &WriteOptions) {
         .as_mapping_mut()
         .unwrap()
         .insert("note", Node::str("a rather long note that can be shortened later"));
-    f.write_to(path, opts).unwrap();
+    f.write(path, opts).unwrap();
 }
 
 /// The stored bytes of every block (header and data) of the file at `path`.
@@ -58,7 +58,7 @@ fn block_bytes(path: &Path) -> Vec<Vec<u8>> {
 }
 
 fn values(f: &AsdfFile, p: &str) -> Vec<f64> {
-    f.array(p).and_then(|a| a.read::<f64>()).unwrap()
+    f.array(p).and_then(|a| a.read::<Vec<f64>>()).unwrap()
 }
 
 fn check_all(path: &Path) -> AsdfFile {
@@ -212,7 +212,7 @@ fn python_padded_sample_takes_an_array_in_place() {
     assert!(matches!(u, Update::InPlace { appended: 1, .. }), "{u:?}");
     assert_eq!(block_bytes(&path)[..before.len()], before[..]);
     let g = check_all(&path);
-    assert_eq!(g.array("/added").and_then(|a| a.read::<i32>()).unwrap(), [7, 8, 9]);
+    assert_eq!(g.array("/added").and_then(|a| a.read::<Vec<i32>>()).unwrap(), [7, 8, 9]);
     for k in old {
         assert!(g.get(&format!("/{k}")).is_ok(), "{k} lost");
     }
@@ -249,10 +249,14 @@ fn negative_sources_keep_pointing_at_their_block_when_blocks_are_appended() {
 fn files_without_a_path_or_with_a_stream_are_refused_or_rewritten() {
     asdf_testdata::needs_conformance!();
     let f0 = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
-    let mut f = asdf::Open::bytes(f0.to_bytes(&WriteOptions::default()).unwrap())
-        .options(OpenOptions::default())
-        .open()
-        .unwrap();
+    let mut f = asdf::Open::bytes(
+        f0.write(asdf::Target::Bytes, &WriteOptions::default())
+            .map(asdf::Written::into_bytes)
+            .unwrap(),
+    )
+    .options(OpenOptions::default())
+    .open()
+    .unwrap();
     assert!(matches!(f.update(&WriteOptions::default()), Err(asdf::Error::NoPath)));
 
     let dir = tmp("stream");
@@ -384,7 +388,7 @@ fn racing_writers_the_second_refuses() {
         let r = if second_in_place {
             b.update(&WriteOptions::default()).map(|_| ())
         } else {
-            b.write_to(&p, &WriteOptions::default())
+            b.write(&p, &WriteOptions::default()).map(|_| ())
         };
         assert!(matches!(r, Err(asdf::Error::Changed { .. })), "{r:?}");
         assert_eq!(std::fs::read(&p).unwrap(), lost, "the refused write changed the file");
@@ -395,7 +399,7 @@ fn racing_writers_the_second_refuses() {
     // A rewrite first (the path now names a new file), then an in-place update of the old one.
     let a = asdf::open(&p).unwrap();
     let mut b = asdf::open(&p).unwrap();
-    a.write_to(&p, &WriteOptions::default()).unwrap();
+    a.write(&p, &WriteOptions::default()).unwrap();
     b.get_mut("")
         .unwrap()
         .as_mapping_mut()
@@ -460,7 +464,7 @@ fn a_file_truncated_while_open_is_an_error_not_a_crash() {
         .unwrap()
         .set_len(first_block + 3)
         .unwrap();
-    assert!(f.array("/a").and_then(|a| a.read::<f64>()).is_err());
-    assert!(f.array("/b").and_then(|a| a.read::<f64>()).is_err());
+    assert!(f.array("/a").and_then(|a| a.read::<Vec<f64>>()).is_err());
+    assert!(f.array("/b").and_then(|a| a.read::<Vec<f64>>()).is_err());
     assert!(f.source().layout().check_block(1).is_err());
 }

@@ -86,7 +86,10 @@ fn read_write_read_keeps_trees_and_arrays() {
                 .compression(Compression::All(Label::ZLIB))
                 .index(false),
         ] {
-            let bytes = f.to_bytes(&opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let bytes = f
+                .write(asdf::Target::Bytes, &opts)
+                .map(asdf::Written::into_bytes)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
             let g = asdf::Open::bytes(bytes)
                 .options(OpenOptions::default().validate(false))
                 .open()
@@ -166,7 +169,7 @@ fn new_file_with_arrays() {
         Label::LZ4F,
         Label::BLS2,
     ] {
-        f.write_to(
+        f.write(
             &path,
             &WriteOptions::default().compression(Compression::All(compression)),
         )
@@ -203,7 +206,7 @@ fn new_file_with_arrays() {
         );
     }
     assert!(matches!(
-        bad.write_to(&path, &WriteOptions::default()),
+        bad.write(&path, &WriteOptions::default()),
         Err(asdf::Error::Invalid(_))
     ));
     assert_eq!(std::fs::read(&path).unwrap(), before);
@@ -254,7 +257,10 @@ fn streamed_and_exploded() {
     );
     // Exploded: main file plus one file per block; read back, and imploded again.
     let ex = dir.join("ex.asdf");
-    let files = g.write_exploded(&ex, &WriteOptions::default()).unwrap();
+    let files = g
+        .write(&ex, &WriteOptions::default().form(asdf::Form::Exploded))
+        .map(|w| w.files().to_vec())
+        .unwrap();
     assert_eq!(files.len(), 3, "{files:?}");
     assert!(dir.join("ex0000.asdf").exists() && dir.join("ex0001.asdf").exists());
     let e = asdf::open(&ex).unwrap();
@@ -262,7 +268,7 @@ fn streamed_and_exploded() {
     assert!(e.get("/stream/source").unwrap().as_str().is_some());
     assert_eq!(e.array("/stream").and_then(|a| a.values()).unwrap().elements.len(), 200);
     let back = dir.join("imploded.asdf");
-    e.write_to(&back, &WriteOptions::default()).unwrap();
+    e.write(&back, &WriteOptions::default()).unwrap();
     let i = asdf::open(&back).unwrap();
     assert_eq!(i.source().layout().block_count(), 2);
     assert_eq!(
@@ -285,7 +291,10 @@ fn float16_needs_standard_1_6() {
         ),
     )
     .unwrap();
-    match f.to_bytes(&WriteOptions::default()) {
+    match f
+        .write(asdf::Target::Bytes, &WriteOptions::default())
+        .map(asdf::Written::into_bytes)
+    {
         Err(asdf::Error::Invalid(v)) => assert!(v[0].message.contains("float16"), "{}", v[0]),
         other => panic!("{other:?}"),
     }
@@ -300,7 +309,10 @@ fn progress_is_reported_per_block() {
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let s = seen.clone();
     let opts = WriteOptions::default().progress(move |done, total| s.lock().unwrap().push((done, total)));
-    let bytes = f.to_bytes(&opts).unwrap();
+    let bytes = f
+        .write(asdf::Target::Bytes, &opts)
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     assert_eq!(*seen.lock().unwrap(), vec![(0, 3), (1, 3), (2, 3), (3, 3)]);
     let g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
     assert_eq!(g.source().layout().block_count(), 3);
@@ -325,7 +337,7 @@ fn filled_defaults_are_written_only_when_set() {
         "col",
         Node::map(col.entries).with_tag("tag:stsci.edu:asdf/core/column-1.0.0"),
     );
-    f.write_to(&path, &WriteOptions::default()).unwrap();
+    f.write(&path, &WriteOptions::default()).unwrap();
     let raw = |p: &std::path::Path| {
         let r = asdf_layout::Reader::open(std::fs::read(p).unwrap()).unwrap();
         String::from_utf8(r.tree_bytes().unwrap().to_vec()).unwrap()
@@ -346,7 +358,7 @@ fn filled_defaults_are_written_only_when_set() {
         "Python asdf 6.0 does not fill an ndarray's offset"
     );
     let again = dir.join("again.asdf");
-    g.write_to(&again, &WriteOptions::default()).unwrap();
+    g.write(&again, &WriteOptions::default()).unwrap();
     assert!(!raw(&again).contains("description"), "{}", raw(&again));
     assert!(!raw(&again).contains("meta"), "{}", raw(&again));
     // Set by the user (to the default's value): written.
@@ -354,7 +366,7 @@ fn filled_defaults_are_written_only_when_set() {
     if let Some(c) = h.get_mut("").unwrap().get_mut("col").and_then(Node::as_mapping_mut) {
         c.insert("description", Node::str(""));
     }
-    h.write_to(&path, &WriteOptions::default()).unwrap();
+    h.write(&path, &WriteOptions::default()).unwrap();
     assert!(raw(&path).contains("description: ''"), "{}", raw(&path));
     assert!(!raw(&path).contains("meta"), "{}", raw(&path));
     let _ = std::fs::remove_dir_all(&dir);
@@ -378,7 +390,7 @@ fn streamed_arrays_stay_streamed() {
         ),
     ] {
         let out = dir.join(name);
-        f.write_to(&out, &options).unwrap();
+        f.write(&out, &options).unwrap();
         let g = asdf::open(&out).unwrap();
         let shape = g.get("/stream/shape").unwrap().as_sequence().unwrap();
         assert_eq!(shape.items[0].as_str(), Some("*"), "{name}");
@@ -402,11 +414,14 @@ fn standard_1_7_0_is_read_and_written_only_on_opt_in() {
     add_three_bytes(&mut f);
     if std::env::var_os("ASDF_UNSTABLE_CORE_SCHEMAS").is_none() {
         assert!(matches!(
-            f.to_bytes(&WriteOptions::default()),
+            f.write(asdf::Target::Bytes, &WriteOptions::default()).map(asdf::Written::into_bytes),
             Err(asdf::Error::UnstableStandard(x)) if x == v
         ));
     }
-    let bytes = f.to_bytes(&WriteOptions::default().unstable_standard(true)).unwrap();
+    let bytes = f
+        .write(asdf::Target::Bytes, &WriteOptions::default().unstable_standard(true))
+        .map(asdf::Written::into_bytes)
+        .unwrap();
     let text = String::from_utf8_lossy(&bytes[..300]).into_owned();
     assert!(text.contains("#ASDF_STANDARD 1.7.0"), "{text}");
     assert!(text.contains("!core/ndarray-1.2.0"), "{text}");
@@ -429,8 +444,12 @@ fn standard_1_7_0_is_read_and_written_only_on_opt_in() {
         vec![Element::UInt(1), Element::UInt(2), Element::UInt(3)]
     );
     // A schema violation under ndarray-1.2.0 is found.
-    let bad = String::from_utf8_lossy(&f.to_bytes(&WriteOptions::default().unstable_standard(true)).unwrap())
-        .replace("datatype: uint8", "datatype: uint99");
+    let bad = String::from_utf8_lossy(
+        &f.write(asdf::Target::Bytes, &WriteOptions::default().unstable_standard(true))
+            .map(asdf::Written::into_bytes)
+            .unwrap(),
+    )
+    .replace("datatype: uint8", "datatype: uint99");
     let h = asdf::Open::bytes(bad.into_bytes())
         .options(OpenOptions::default())
         .open()
@@ -503,14 +522,12 @@ fn replacing_a_file_releases_its_cached_pages() {
         f
     };
     // Written durably (its pages clean), then read: all of it cached.
-    array(1).write_to(&path, &WriteOptions::default()).unwrap();
+    array(1).write(&path, &WriteOptions::default()).unwrap();
     let old = std::fs::File::open(&path).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     let before = cached_pages(&old);
     assert!(before >= bytes.len() / 4096, "{before} pages cached");
-    array(2)
-        .write_to(&path, &WriteOptions::default().durable(false))
-        .unwrap();
+    array(2).write(&path, &WriteOptions::default().durable(false)).unwrap();
     assert_eq!(cached_pages(&old), 0, "the replaced file's pages are released");
     // The old file's bytes were untouched (still readable through the old handle).
     let mut again = Vec::new();

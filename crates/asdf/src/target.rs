@@ -1,0 +1,256 @@
+//! The one write entry, [`AsdfFile::write`]: a [`Target`] (a path, an object-store URL, bytes,
+//! a stream) and [`WriteOptions`] whose [`Form`] says what is written (ASDF, FITS, a draft
+//! before 1.0.0, the exploded form). Streamed writing ([`AsdfFile::write_streamed`]) and
+//! updating in place ([`AsdfFile::update`]) are operations of their own.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use asdf_drafts::chain::Chain;
+
+use crate::array::Array;
+use crate::error::Error;
+use crate::file::AsdfFile;
+use crate::fits_write::FitsWriteOptions;
+use crate::write::WriteOptions;
+
+/// Where [`AsdfFile::write`] writes.
+#[non_exhaustive]
+pub enum Target<'a> {
+    /// A file, replaced atomically (over the file's own path: locked, and refused when another
+    /// writer changed it since it was opened). A path that is an object-store URL (`s3://`,
+    /// `gs://`, `az://`; feature `remote`) is written there as [`Target::Url`] writes it, with
+    /// the storage options this file was opened with when it came from the same store.
+    Path(Cow<'a, Path>),
+    /// An object in a store, uploaded in parts (nothing visible until the upload completes),
+    /// refused when the object changed meanwhile; with `etag`, written only over that version
+    /// of the object (feature `remote`).
+    #[cfg(feature = "remote")]
+    Url {
+        /// The object's URL.
+        url: &'a str,
+        /// The store's options.
+        remote: &'a asdf_remote::RemoteOptions,
+        /// The version (ETag) the write may replace; `None`: the one read, or the one there
+        /// when the write began (or none).
+        etag: Option<&'a str>,
+    },
+    /// In memory: [`Written::into_bytes`].
+    Bytes,
+    /// To a stream (made in memory first, except a draft, which is written as it goes).
+    Writer(&'a mut dyn std::io::Write),
+}
+
+impl std::fmt::Debug for Target<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Path(p) => f.debug_tuple("Path").field(p).finish(),
+            #[cfg(feature = "remote")]
+            Target::Url { url, etag, .. } => f
+                .debug_struct("Url")
+                .field("url", url)
+                .field("etag", etag)
+                .finish_non_exhaustive(),
+            Target::Bytes => f.write_str("Bytes"),
+            Target::Writer(_) => f.write_str("Writer"),
+        }
+    }
+}
+
+impl<'a> From<&'a Path> for Target<'a> {
+    fn from(p: &'a Path) -> Self {
+        Target::Path(Cow::Borrowed(p))
+    }
+}
+impl<'a> From<&'a PathBuf> for Target<'a> {
+    fn from(p: &'a PathBuf) -> Self {
+        Target::Path(Cow::Borrowed(p.as_path()))
+    }
+}
+impl From<PathBuf> for Target<'_> {
+    fn from(p: PathBuf) -> Self {
+        Target::Path(Cow::Owned(p))
+    }
+}
+impl<'a> From<&'a str> for Target<'a> {
+    fn from(p: &'a str) -> Self {
+        Target::Path(Cow::Borrowed(Path::new(p)))
+    }
+}
+impl<'a> From<&'a String> for Target<'a> {
+    fn from(p: &'a String) -> Self {
+        Target::Path(Cow::Borrowed(Path::new(p.as_str())))
+    }
+}
+impl From<String> for Target<'_> {
+    fn from(p: String) -> Self {
+        Target::Path(Cow::Owned(PathBuf::from(p)))
+    }
+}
+
+/// What a write made.
+#[derive(Debug, Default)]
+pub struct Written {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) files: Vec<PathBuf>,
+}
+
+impl Written {
+    /// The file's bytes, for [`Target::Bytes`] (empty for other targets).
+    #[must_use]
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+
+    /// The files written besides the target: the exploded form's array files.
+    #[must_use]
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+}
+
+/// Which encoding chain each block of a draft is written with: called with the block's index
+/// and the array stored in it; `None` writes the block decoded.
+pub type DraftChain = Arc<dyn Fn(usize, Option<&Array<'_>>) -> Option<Chain> + Send + Sync>;
+
+/// What [`AsdfFile::write`] writes ([`WriteOptions::form`]).
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub enum Form {
+    /// An ASDF file.
+    #[default]
+    Asdf,
+    /// FITS, the tree in an `ASDF` HDU, as JWST's pipelines write it (see
+    /// [`FitsWriteOptions`]); the write's other options are the embedded ASDF file's.
+    Fits(Box<FitsWriteOptions>),
+    /// A draft before 1.0.0 ([`asdf_layout::Dialect::Asdf010`], the ASDF 0.1.0 draft's layout,
+    /// or [`asdf_layout::Dialect::Finf`], FINF 0.1.0): the standard's tags become the draft's
+    /// (`tag:stsci.edu:asdf/0.1.0/X`, FINF's `tag:stsci.edu:finf/0.1.0/X` with `core/finf` at
+    /// the root and `dtype` for `datatype`); each block is written decoded or with the chain
+    /// `chain` gives it (ASDF 0.1.0 only). A block behind a `quantize` step is written
+    /// big-endian (what decoding gives), so its array's `byteorder` becomes `big`.
+    Draft {
+        /// The draft.
+        dialect: asdf_layout::Dialect,
+        /// The chain of each block (`None`: every block decoded).
+        chain: Option<DraftChain>,
+    },
+    /// The exploded form: the target holds the tree, and each array block goes to its own ASDF
+    /// file beside it (`name0000.asdf`, `name0001.asdf`, ...), referenced by relative file
+    /// name ([`Written::files`]).
+    Exploded,
+}
+
+impl std::fmt::Debug for Form {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Form::Asdf => f.write_str("Asdf"),
+            Form::Fits(o) => f.debug_tuple("Fits").field(o).finish(),
+            Form::Draft { dialect, chain } => f
+                .debug_struct("Draft")
+                .field("dialect", dialect)
+                .field("chain", &chain.is_some())
+                .finish(),
+            Form::Exploded => f.write_str("Exploded"),
+        }
+    }
+}
+
+/// A form that cannot go to a target.
+fn unsupported(form: &Form) -> Error {
+    Error::Usage(match form {
+        Form::Fits(_) => "FITS is written to a path, bytes or a stream",
+        Form::Draft { .. } => "a draft is written to a path, bytes or a stream",
+        Form::Exploded => "the exploded form is written to a path (its array files go beside it)",
+        Form::Asdf => "an ASDF file cannot be written there",
+    })
+}
+
+impl AsdfFile {
+    /// Writes the file to `target` (a path, an object-store URL, [`Target::Bytes`], a stream)
+    /// in the form `options.form` says: an ASDF file (this tree, with `asdf_library` naming
+    /// this library, and every array block it references, renumbered in the order the arrays
+    /// appear), FITS, a draft before 1.0.0, or the exploded form.
+    ///
+    /// A path is written atomically: into a temporary file in the same directory, then renamed
+    /// over it, so a crash leaves either the old file or the new one. Over the file's own path
+    /// the write holds an advisory lock and first checks that no other writer changed the
+    /// file since it was opened ([`Error::Changed`] otherwise; nothing is written); a file
+    /// read from FITS, written over itself as ASDF, stays FITS (its other HDUs and their cards
+    /// kept).
+    ///
+    /// ```no_run
+    /// let file = asdf::open("in.asdf")?;
+    /// file.write("out.asdf", &asdf::WriteOptions::default())?;
+    /// let bytes = file.write(asdf::Target::Bytes, &asdf::WriteOptions::default())?.into_bytes();
+    /// # Ok::<(), asdf::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Validation failures (with `validate`), block read or codec errors, I/O errors;
+    /// [`Error::Remote`] for a store's refusal or failure; [`Error::Usage`] for a form the
+    /// target cannot take (FITS, a draft or the exploded form to an object store; the
+    /// exploded form anywhere but a path).
+    pub fn write<'t>(&self, target: impl Into<Target<'t>>, options: &WriteOptions) -> Result<Written, Error> {
+        let target = target.into();
+        let mut written = Written::default();
+        match (&options.form, target) {
+            (Form::Asdf, Target::Path(p)) => self.write_path(&p, options)?,
+            #[cfg(feature = "remote")]
+            (Form::Asdf, Target::Url { url, remote, etag }) => match etag {
+                None => self.write_url(url, options, remote)?,
+                Some(etag) => self.write_url_over(url, etag, options, remote)?,
+            },
+            (Form::Asdf, Target::Bytes) => written.bytes = self.to_bytes(options)?,
+            (Form::Asdf, Target::Writer(w)) => write_out(w, &self.to_bytes(options)?)?,
+            (Form::Fits(fits), target) => {
+                let mut fits = (**fits).clone();
+                fits.asdf = WriteOptions {
+                    form: Form::Asdf,
+                    ..options.clone()
+                };
+                match target {
+                    Target::Path(p) => self.write_fits(&p, &fits)?,
+                    Target::Bytes => written.bytes = self.to_fits_bytes(&fits)?,
+                    Target::Writer(w) => write_out(w, &self.to_fits_bytes(&fits)?)?,
+                    #[cfg(feature = "remote")]
+                    Target::Url { .. } => return Err(unsupported(&options.form)),
+                }
+            }
+            (Form::Draft { dialect, chain }, target) => {
+                let none = |_: usize, _: Option<&Array<'_>>| None;
+                let chain: &dyn Fn(usize, Option<&Array<'_>>) -> Option<Chain> = match chain {
+                    Some(c) => c.as_ref(),
+                    None => &none,
+                };
+                match target {
+                    Target::Bytes => {
+                        self.write_draft(&mut written.bytes, *dialect, chain)?;
+                    }
+                    Target::Writer(w) => {
+                        self.write_draft(w, *dialect, chain)?;
+                    }
+                    Target::Path(p) => {
+                        let mut bytes = Vec::new();
+                        self.write_draft(&mut bytes, *dialect, chain)?;
+                        crate::write::write_atomically(&p, |w| w.write_all(&bytes))?;
+                    }
+                    #[cfg(feature = "remote")]
+                    Target::Url { .. } => return Err(unsupported(&options.form)),
+                }
+            }
+            (Form::Exploded, Target::Path(p)) => written.files = self.write_exploded(&p, options)?,
+            (form @ Form::Exploded, _) => return Err(unsupported(form)),
+        }
+        Ok(written)
+    }
+}
+
+/// `bytes` written to a caller's stream.
+fn write_out(w: &mut dyn std::io::Write, bytes: &[u8]) -> Result<(), Error> {
+    w.write_all(bytes).and_then(|()| w.flush()).map_err(|source| Error::Io {
+        path: PathBuf::from("(the stream written to)"),
+        source,
+    })
+}
