@@ -650,3 +650,121 @@ fn moto_options(endpoint: String) -> asdf::RemoteOptions {
         .setting("secret", "testing")
         .setting("region", "us-east-1")
 }
+
+/// The words of a README command line, as a shell splits them (double and single quotes; a
+/// `#` after a space starts a comment).
+fn shell_words(line: &str) -> Vec<String> {
+    let (mut words, mut word, mut quote, mut any) = (Vec::new(), String::new(), None::<char>, false);
+    let mut prev = ' ';
+    for c in line.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => word.push(c),
+            None if c == '"' || c == '\'' => {
+                quote = Some(c);
+                any = true;
+            }
+            None if c == '#' && prev.is_whitespace() => break,
+            None if c.is_whitespace() => {
+                if any || !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                    any = false;
+                }
+            }
+            None => word.push(c),
+        }
+        prev = c;
+    }
+    if any || !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// Every command line of the README (`asdf-cli ...`, and the `cargo run` of the main job)
+/// runs and succeeds on the bundled example (`examples/data/small.asdf`, standing for the
+/// README's `obs.asdf`, its `/image` for `/sci`), object-store lines on moto's S3 server
+/// (`s3://bucket/` standing for its bucket `data`).
+#[test]
+fn every_command_line_of_the_readme_runs_on_the_bundled_example() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut commands: Vec<Vec<String>> = Vec::new();
+    let mut in_code = false;
+    for line in readme.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        let words = shell_words(line.trim());
+        match words.first().map(String::as_str) {
+            Some("asdf-cli") if in_code => commands.push(words[1..].to_vec()),
+            // The main job: `cargo run ... -p asdf-tools -- ARGS` is `asdf-cli ARGS`.
+            Some("cargo") if in_code && words.iter().any(|w| w == "asdf-tools") => {
+                if let Some(i) = words.iter().position(|w| w == "--") {
+                    commands.push(words[i + 1..].to_vec());
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        commands.len() >= 10,
+        "only {} command lines found in README.md",
+        commands.len()
+    );
+    let d = dir("readme-commands");
+    std::fs::copy(root().join("examples/data/small.asdf"), d.join("obs.asdf")).unwrap();
+    std::fs::create_dir_all(d.join("examples/data")).unwrap();
+    std::fs::copy(
+        root().join("examples/data/small.asdf"),
+        d.join("examples/data/small.asdf"),
+    )
+    .unwrap();
+    let moto = Server::moto();
+    // A prefix for the README's "every file under a prefix".
+    let put = moto
+        .cli()
+        .current_dir(&d)
+        .args(["convert", "obs.asdf", "-o", "s3://data/run42/obs.asdf"])
+        .output()
+        .unwrap();
+    assert!(put.status.success(), "{}", String::from_utf8_lossy(&put.stderr));
+    let mut failed = Vec::new();
+    for words in &commands {
+        let args: Vec<String> = words
+            .iter()
+            .map(|w| match w.as_str() {
+                "/sci" => "/image".to_owned(),
+                w => w.replace("s3://bucket/", "s3://data/"),
+            })
+            .collect();
+        let out = moto.cli().current_dir(&d).args(&args).output().unwrap();
+        if !out.status.success() {
+            failed.push(format!(
+                "asdf-cli {}: {:?}\n{}",
+                words.join(" "),
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "README command lines that fail:\n{}",
+        failed.join("\n")
+    );
+    // What the lines made is there (a FITS file, a cutout, a picture, an object).
+    for made in ["out.fits", "cut.npy", "tiled.asdf", "sci.png"] {
+        assert!(d.join(made).is_file(), "{made} was not made");
+    }
+    assert!(moto.state().0.iter().any(|k| k == "obs.asdf"), "{:?}", moto.state());
+}
+
+#[test]
+fn readme_lines_split_as_a_shell_splits_them() {
+    assert_eq!(
+        shell_words(r#"get obs.asdf /sci --slice "0:100, 50:60" -o cut.npy   # a region"#),
+        ["get", "obs.asdf", "/sci", "--slice", "0:100, 50:60", "-o", "cut.npy"]
+    );
+    assert_eq!(shell_words("a 'b c' \"\" d#e"), ["a", "b c", "", "d#e"]);
+}

@@ -325,7 +325,7 @@ pub enum Warning {
     UnstableStandard(Version),
     /// The tree violates a schema of its tags (with the node's pointer and line, and the
     /// schema's location). Opening reports violations this way unless
-    /// [`OpenOptions::strict`] is set; writing refuses them.
+    /// [`crate::OpenOptions::strict`] is set; writing refuses them.
     Invalid(asdf_schema::Violation),
     /// An ndarray with a `fits:` source whose datatype or shape differs from its HDU's
     /// (Appendix A does not force them to agree; the ndarray's are used).

@@ -95,7 +95,7 @@ impl Open {
     /// A remote file (`http(s)://`, `s3://`; feature `remote`), read with ranged requests:
     /// the header and tree in one or two, the block index from the tail, then only the
     /// blocks, elements or rows asked for. See [`asdf_remote`] for the cache and read-ahead,
-    /// and [`AsdfFile::remote_stats`] for what was fetched.
+    /// and [`crate::Source::remote_stats`] for what was fetched.
     #[cfg(feature = "remote")]
     pub fn url(url: &str) -> Self {
         Self::with(Target::Url(url.to_owned()))

@@ -5,10 +5,10 @@
 #[non_exhaustive]
 pub struct OpenOptions {
     /// Validate the tree against the schemas of its tags (default on). Violations are
-    /// reported as [`Warning::Invalid`] on the file, which opens: reading never refuses a file
+    /// reported as [`crate::Warning::Invalid`] on the file, which opens: reading never refuses a file
     /// whose data Python asdf reads. See [`OpenOptions::strict`].
     pub validate: bool,
-    /// With `validate`: refuse a file whose tree violates its schemas ([`Error::Invalid`])
+    /// With `validate`: refuse a file whose tree violates its schemas ([`crate::Error::Invalid`])
     /// instead of opening it with warnings (default off; `asdf-cli validate` is strict, and
     /// writing always is).
     pub strict: bool,

@@ -92,7 +92,7 @@ fn redirect_aliases(node: &mut Node, redirect: &std::collections::HashMap<Vec<as
 impl AsdfFile {
     /// Resolves every `{$ref: ...}` in the tree: references into this file become YAML aliases
     /// (cycles such as `{$ref: '#'}` are fine); references into other ASDF files (as
-    /// [`OpenOptions::references`] allows: by default relative paths inside the file's
+    /// [`crate::OpenOptions::references`] allows: by default relative paths inside the file's
     /// directory) are copied in, with their arrays made inline. Returns how many were resolved.
     ///
     /// # Errors

@@ -51,7 +51,7 @@ impl<'f> Source<'f> {
     }
 
     /// The byte-layout reader underneath (every block header and raw access); most callers
-    /// want [`AsdfFile::blocks`].
+    /// want [`Source::blocks`].
     #[must_use]
     pub fn layout(&self) -> &'f Reader<Box<dyn ReadAt>> {
         &self.file.reader
