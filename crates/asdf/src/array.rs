@@ -52,18 +52,18 @@ pub enum Storage {
 /// ```
 #[derive(Debug)]
 pub struct Array<'f> {
-    file: &'f AsdfFile,
-    pointer: String,
-    nd: NdArray,
-    shape: Vec<usize>,
-    datatype: Datatype,
+    pub(crate) file: &'f AsdfFile,
+    pub(crate) pointer: String,
+    pub(crate) nd: NdArray,
+    pub(crate) shape: Vec<usize>,
+    pub(crate) datatype: Datatype,
     /// A block-backed array's view (checked against its block) and where its block is:
     /// resolved once, when the handle is made; every read starts from here.
-    located: Option<(View, BlockRef)>,
+    pub(crate) located: Option<(View, BlockRef)>,
     /// An inline array's elements, decoded once (to learn its shape) and kept.
-    inline: Option<asdf_core_types::Decoded>,
+    pub(crate) inline: Option<asdf_core_types::Decoded>,
     /// A compressed block decoded whole by a region read, kept for the handle's life.
-    decoded: std::sync::OnceLock<Vec<u8>>,
+    pub(crate) decoded: std::sync::OnceLock<Vec<u8>>,
 }
 
 /// What a region read decodes (see `Array::region_data`).
@@ -73,7 +73,6 @@ enum RegionData<'f> {
     /// A view of the region's elements over these bytes.
     View(View, std::borrow::Cow<'f, [u8]>),
     /// The C-ordered box around the region (native byte order), starting at `lo`.
-    #[cfg_attr(not(feature = "zarr"), allow(dead_code))]
     Boxed { view: View, bytes: Vec<u8>, lo: Vec<usize> },
 }
 
@@ -100,67 +99,9 @@ impl AsdfFile {
     pub fn array(&self, pointer: &str) -> Result<Array<'_>, Error> {
         match self.ndarray_at(pointer) {
             Ok(nd) => self.array_of(nd, pointer),
-            #[cfg(feature = "zarr")]
             Err(e @ Error::Array { .. }) => self.chunked_array(pointer)?.ok_or(e),
             Err(e) => Err(e),
         }
-    }
-
-    /// The chunked array (asdf-zarr) at `pointer`, if the node there is one.
-    #[cfg(feature = "zarr")]
-    fn chunked_array(&self, pointer: &str) -> Result<Option<Array<'_>>, Error> {
-        // Not a chunked array unless the tree says so: a tree that cannot be had (a strict lazy
-        // open of an invalid tree) or a pointer that misses leaves the ndarray error as it was.
-        let Ok(doc) = self.doc() else { return Ok(None) };
-        let Ok(node) = asdf_yaml::pointer::get(doc, pointer) else {
-            return Ok(None);
-        };
-        let node = doc.resolve(node);
-        if !node
-            .tag
-            .as_deref()
-            .is_some_and(|t| asdf_chunked::is_zarr_tag(t) || asdf_chunked::is_chunked_ndarray_tag(t))
-        {
-            return Ok(None);
-        }
-        let cx = asdf_chunked::Context {
-            reader: &self.reader,
-            absolute: &crate::file::absolute_index,
-            dir: self.dir.as_deref(),
-            policy: self.options.references,
-            max_bytes: self.options.layout_limits.max_block_bytes,
-            #[cfg(feature = "remote")]
-            remote: self.remote_origin.clone(),
-        };
-        let c = asdf_chunked::Chunked::open(&cx, doc, node).map_err(|source| Error::Chunked {
-            pointer: pointer.to_owned(),
-            source,
-        })?;
-        // Read as one block holding the decoded array: C order, native byte order.
-        let nd = NdArray {
-            source: Some(Source::Block(0)),
-            data: None,
-            datatype: Some(c.datatype.clone()),
-            byteorder: asdf_chunked::Chunked::byte_order(),
-            shape: Some(c.shape.iter().map(|&d| asdf_core_types::Dim::Fixed(d)).collect()),
-            offset: 0,
-            strides: None,
-            mask: None,
-            extra: Vec::new(),
-            form: asdf_core_types::ndarray::Form::default(),
-        };
-        let len = c.shape.iter().product::<usize>() * c.datatype.size();
-        let view = View::new(&nd, len as u64).map_err(array_error(pointer))?;
-        Ok(Some(Array {
-            file: self,
-            pointer: pointer.to_owned(),
-            shape: c.shape.clone(),
-            datatype: c.datatype.clone(),
-            nd,
-            located: Some((view, BlockRef::Chunked(std::sync::Arc::new(c)))),
-            inline: None,
-            decoded: std::sync::OnceLock::new(),
-        }))
     }
 
     /// The ndarray at `pointer`: from the tree, or for a lazy file whose tree is not parsed
@@ -303,11 +244,7 @@ impl<'f> Array<'f> {
     #[must_use]
     pub fn storage(&self) -> Storage {
         match (&self.nd.source, self.located.as_ref().map(|(_, at)| at)) {
-            #[cfg(feature = "zarr")]
-            (_, Some(BlockRef::Chunked(c))) => Storage::Chunked {
-                chunks: c.chunks.clone(),
-                compressor: c.compressor.clone(),
-            },
+            (_, Some(BlockRef::Chunked(c))) => crate::zarr::storage(c),
             (None, _) => Storage::Inline,
             (Some(Source::Uri(u)), _) => Storage::External { uri: u.clone() },
             (_, Some(BlockRef::File(i))) => Storage::Internal { block: *i },
@@ -329,11 +266,10 @@ impl<'f> Array<'f> {
 
     /// Where the chunks of this asdf-zarr array are, when they are blocks of the file (`None`
     /// for any other array): for readers that fetch chunks themselves.
-    #[cfg(feature = "zarr")]
     #[must_use]
     pub fn chunk_map(&self) -> Option<crate::ChunkMap> {
         match &self.located {
-            Some((_, BlockRef::Chunked(c))) => c.chunk_map(),
+            Some((_, BlockRef::Chunked(c))) => crate::zarr::chunk_map(c),
             _ => None,
         }
     }
@@ -346,10 +282,9 @@ impl<'f> Array<'f> {
     ///
     /// # Errors
     /// [`Error::Chunked`] for a key that leaves the store or an object that cannot be read.
-    #[cfg(feature = "zarr")]
     pub fn chunk_store_object(&self, key: &str) -> Result<Option<crate::StoreObject>, Error> {
         match &self.located {
-            Some((_, BlockRef::Chunked(c))) => c.store_object(key).map_err(|source| Error::Chunked {
+            Some((_, BlockRef::Chunked(c))) => crate::zarr::store_object(c, key).map_err(|source| Error::Chunked {
                 pointer: self.pointer.clone(),
                 source,
             }),
@@ -541,18 +476,17 @@ impl<'f> Array<'f> {
         if out.len() != want {
             return Err(Error::Usage("the buffer is not the size of the region's bytes"));
         }
-        #[cfg(feature = "zarr")]
         if let Some((_, BlockRef::Chunked(c))) = &self.located
             && sel.is_box()
             && want > 0
         {
             let (lo, extent) = sel.bounding_box();
-            c.decode_chunks_into(&self.file.reader, &lo, &extent, out)
-                .map_err(|source| Error::Chunked {
+            return crate::zarr::decode_into(c, &self.file.reader, &lo, &extent, out).map_err(|source| {
+                Error::Chunked {
                     pointer: self.pointer.clone(),
                     source,
-                })?;
-            return Ok(asdf_chunked::Chunked::byte_order());
+                }
+            });
         }
         let (bytes, order) = self.region_bytes(region)?;
         out.copy_from_slice(&bytes);
@@ -566,31 +500,15 @@ impl<'f> Array<'f> {
     ///
     /// [`AsdfFile::verify`]: crate::AsdfFile::verify
     pub(crate) fn decode_every_chunk(&self) -> Result<(), Error> {
-        #[cfg(feature = "zarr")]
-        if let Some((_, BlockRef::Chunked(c))) = &self.located {
-            let err = |source| Error::Chunked {
-                pointer: self.pointer.clone(),
-                source,
-            };
-            let shape = &c.shape;
-            if shape.contains(&0) {
-                return Ok(());
+        match &self.located {
+            Some((_, BlockRef::Chunked(c))) => {
+                crate::zarr::decode_every_chunk(c, &self.file.reader).map_err(|source| Error::Chunked {
+                    pointer: self.pointer.clone(),
+                    source,
+                })
             }
-            let Some((&rows, _)) = shape.split_first() else {
-                return c.decode_box(&self.file.reader, &[], &[]).map(|_| ()).map_err(err);
-            };
-            let step = c.chunks.first().copied().unwrap_or(1).max(1);
-            let mut start = 0;
-            while start < rows {
-                let mut lo = vec![0; shape.len()];
-                lo[0] = start;
-                let mut extent = shape.clone();
-                extent[0] = step.min(rows - start);
-                c.decode_box(&self.file.reader, &lo, &extent).map_err(err)?;
-                start += extent[0];
-            }
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// What a region read decodes: a view over bytes holding its elements, or (a chunked
@@ -602,12 +520,10 @@ impl<'f> Array<'f> {
             return Ok(RegionData::Empty);
         }
         match at {
-            #[cfg(feature = "zarr")]
             BlockRef::Chunked(c) => {
                 let (lo, extent) = sel.bounding_box();
-                let bytes = c
-                    .decode_box(&self.file.reader, &lo, &extent)
-                    .map_err(|source| Error::Chunked {
+                let bytes =
+                    crate::zarr::decode_box(c, &self.file.reader, &lo, &extent).map_err(|source| Error::Chunked {
                         pointer: self.pointer.clone(),
                         source,
                     })?;
@@ -711,7 +627,6 @@ impl<'f> Array<'f> {
         self.check_whole()?;
         let err = array_error(&self.pointer);
         let block = match &self.located {
-            #[cfg(feature = "zarr")]
             Some((_, at @ BlockRef::Chunked(_))) => Some(self.file.block_data(at.clone(), &self.pointer)?.into_owned()),
             _ => self.file.block_bytes(&self.nd, &self.pointer)?,
         };

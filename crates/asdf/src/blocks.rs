@@ -41,10 +41,8 @@ impl AsdfFile {
             BlockRef::External(u) => Ok(Cow::Owned(self.external_block(&u, pointer)?)),
             BlockRef::Loaded(data) => Ok(Cow::Owned(data)),
             BlockRef::Fits(i) => self.fits_bytes(i, None),
-            #[cfg(feature = "zarr")]
-            BlockRef::Chunked(c) => c
-                .decoded(&self.reader)
-                .map(|d| Cow::Owned(d.to_vec()))
+            BlockRef::Chunked(c) => crate::zarr::decoded(&c, &self.reader)
+                .map(Cow::Owned)
                 .map_err(|source| Error::Chunked {
                     pointer: pointer.to_owned(),
                     source,
@@ -95,7 +93,6 @@ impl AsdfFile {
                 .as_deref()
                 .and_then(|f| f.hdus.get(*i))
                 .map_or(0, |h| h.data_len),
-            #[cfg(feature = "zarr")]
             BlockRef::Chunked(_) => 0,
         };
         Ok((View::new(a, len).map_err(err)?, at))

@@ -31,14 +31,13 @@ pub enum NewStorage {
 /// ```
 #[derive(Debug, Clone)]
 pub struct NewArray {
-    datatype: Datatype,
-    shape: Vec<usize>,
-    byteorder: ByteOrder,
-    data: Vec<u8>,
-    compression: Option<Label>,
-    storage: NewStorage,
-    #[cfg_attr(not(feature = "zarr"), allow(dead_code))]
-    chunks: Option<Vec<usize>>,
+    pub(crate) datatype: Datatype,
+    pub(crate) shape: Vec<usize>,
+    pub(crate) byteorder: ByteOrder,
+    pub(crate) data: Vec<u8>,
+    pub(crate) compression: Option<Label>,
+    pub(crate) storage: NewStorage,
+    pub(crate) chunks: Option<Vec<usize>>,
 }
 
 /// This machine's byte order.
@@ -135,7 +134,6 @@ impl NewArray {
     /// assert_eq!(cut, [805.0, 806.0, 807.0, 885.0, 886.0, 887.0]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    #[cfg(feature = "zarr")]
     #[must_use]
     pub fn chunks(mut self, chunks: &[usize]) -> Self {
         self.chunks = Some(chunks.to_vec());
@@ -206,7 +204,6 @@ impl AsdfFile {
             extra: Vec::new(),
             form: asdf_core_types::ndarray::Form::default(),
         };
-        #[cfg(feature = "zarr")]
         if array.chunks.is_some() {
             let node = self.chunked_node(pointer, array)?;
             self.set(pointer, node)?;
@@ -235,64 +232,6 @@ impl AsdfFile {
         Ok(())
     }
 
-    /// The node of `array` stored chunked (asdf-zarr's layout), its chunks and chunk map
-    /// added as blocks.
-    #[cfg(feature = "zarr")]
-    fn chunked_node(&mut self, pointer: &str, array: NewArray) -> Result<Node, Error> {
-        let chunks = array.chunks.clone().unwrap_or_default();
-        let chunks = chunks.as_slice();
-        let err = |source| Error::Chunked {
-            pointer: pointer.to_owned(),
-            source,
-        };
-        if chunks.len() != array.shape.len() || chunks.contains(&0) {
-            return Err(err(asdf_chunked::ChunkedError::Metadata("chunks")));
-        }
-        let compressor = asdf_chunked::zarr_compressor(array.compression).map_err(err)?;
-        let enc = asdf_chunked::encode(
-            &array.datatype,
-            array.byteorder,
-            &array.shape,
-            chunks,
-            array.data,
-            compressor,
-        )
-        .map_err(err)?;
-        let first = self.reader.block_count() + self.pending.len();
-        // Negative sources count from the last block, which is about to change.
-        crate::file::absolute_sources(&mut self.doc_mut()?.root, i64::try_from(first).unwrap_or(i64::MAX));
-        let mut map = Vec::with_capacity(enc.chunks.len() * 4);
-        for chunk in enc.chunks {
-            let index = match chunk {
-                Some(data) => {
-                    let index = self.reader.block_count() + self.pending.len();
-                    self.pending.push(NewBlock {
-                        data,
-                        compression: None,
-                        as_is: true,
-                    });
-                    i32::try_from(index).map_err(|_| err(asdf_chunked::ChunkedError::TooLarge))?
-                }
-                None => -1,
-            };
-            map.extend_from_slice(&index.to_le_bytes());
-        }
-        let map_index = self.reader.block_count() + self.pending.len();
-        self.pending.push(NewBlock {
-            data: map,
-            compression: None,
-            as_is: true,
-        });
-        Ok(Node::map(vec![
-            (Node::str(".zarray"), asdf_chunked::json_node(&enc.zarray)),
-            (
-                Node::str("chunk_block_map"),
-                Node::int(i64::try_from(map_index).unwrap_or(i64::MAX)),
-            ),
-        ])
-        .with_tag(format!("{}1.0.0", asdf_chunked::ZARR_TAG_PREFIX)))
-    }
-
     /// Stores chunked (as [`NewArray::chunks`] does) every array of the tree in a block that
     /// has as many dimensions as `chunks` (numeric or boolean, not masked, not streamed),
     /// each chunk compressed with `compression` as a Zarr compressor; the blocks they were in
@@ -306,7 +245,6 @@ impl AsdfFile {
     /// # Errors
     /// Read errors of the arrays, [`Error::Chunked`] for a compression with no Zarr
     /// compressor.
-    #[cfg(feature = "zarr")]
     pub fn chunk_arrays(&mut self, chunks: &[usize], compression: Option<Label>) -> Result<Vec<String>, Error> {
         self.chunk_arrays_masked(chunks, compression)
             .map(|(done, _masked)| done)
@@ -317,13 +255,12 @@ impl AsdfFile {
     ///
     /// # Errors
     /// As [`AsdfFile::chunk_arrays`].
-    #[cfg(feature = "zarr")]
     pub fn chunk_arrays_masked(
         &mut self,
         chunks: &[usize],
         compression: Option<Label>,
     ) -> Result<(Vec<String>, Vec<String>), Error> {
-        asdf_chunked::zarr_compressor(compression).map_err(|source| Error::Chunked {
+        crate::zarr::check_compressor(compression).map_err(|source| Error::Chunked {
             pointer: String::new(),
             source,
         })?;

@@ -47,10 +47,10 @@ pub enum Error {
     /// No node at this JSON pointer.
     #[error("no node at {0}")]
     NotFound(String),
-    /// A remote file (`http(s)://`, `s3://`) that cannot be reached (feature `remote`).
-    #[cfg(feature = "remote")]
+    /// A remote file (`http(s)://`, `s3://`) that cannot be reached or written, or a URL
+    /// given to a build without the feature `remote`.
     #[error(transparent)]
-    Remote(Box<asdf_remote::Error>),
+    Remote(Box<crate::net::RemoteError>),
     /// A JSON pointer that is not one (syntax, escapes), or that passes through an alias whose
     /// node was removed.
     #[error(transparent)]
@@ -74,15 +74,15 @@ pub enum Error {
         #[source]
         source: NdArrayError,
     },
-    /// A chunked array (asdf-zarr) that cannot be read.
-    #[cfg(feature = "zarr")]
+    /// A chunked array (asdf-zarr) that cannot be read or written (or, built without the
+    /// feature `zarr`, one asked to be written).
     #[error("{pointer}: {source}")]
     Chunked {
         /// Where the array is.
         pointer: String,
         /// Why.
         #[source]
-        source: asdf_chunked::ChunkedError,
+        source: crate::zarr::ChunkedError,
     },
     /// A region (numpy's basic slicing) that does not fit the array.
     #[error("{pointer}: {source}")]
@@ -279,20 +279,10 @@ impl Error {
             Error::Invalid(_) => ErrorKind::Invalid,
             Error::UnsupportedStandard(_) | Error::UnstableStandard(_) => ErrorKind::Unsupported,
             Error::NotFound(_) => ErrorKind::NotFound,
-            #[cfg(feature = "remote")]
-            Error::Remote(e) if e.is_changed() => ErrorKind::Refused,
-            #[cfg(feature = "remote")]
-            Error::Remote(e) => match **e {
-                asdf_remote::Error::Url { .. }
-                | asdf_remote::Error::Scheme { .. }
-                | asdf_remote::Error::NotWritable { .. }
-                | asdf_remote::Error::Setting { .. } => ErrorKind::Usage,
-                _ => ErrorKind::Io,
-            },
+            Error::Remote(e) => crate::net::remote_kind(e),
             Error::Array { .. } | Error::Typed { .. } => ErrorKind::Array,
             Error::Region { .. } => ErrorKind::Usage,
             Error::ReadTooLarge { .. } | Error::Repeated { .. } => ErrorKind::Array,
-            #[cfg(feature = "zarr")]
             Error::Chunked { .. } => ErrorKind::Array,
             Error::Fits {
                 source: asdf_fits::FitsError::Io { .. },

@@ -35,8 +35,9 @@ pub(crate) enum BlockRef {
     /// The data of HDU `i` of the FITS file this file was read from (`fits:` sources).
     Fits(usize),
     /// A chunked array's chunks (asdf-zarr), decoded as one block.
-    #[cfg(feature = "zarr")]
-    Chunked(std::sync::Arc<asdf_chunked::Chunked>),
+    // (Built without `zarr` its payload has no values: never made there.)
+    #[allow(dead_code)]
+    Chunked(crate::zarr::Chunk),
 }
 
 /// The block of an array added since opening.
@@ -93,11 +94,9 @@ pub struct AsdfFile {
     /// The FITS file this ASDF file was read from (ASDF embedded in FITS).
     pub(crate) fits: Option<std::sync::Arc<FitsFile>>,
     /// What a remote file's source has fetched.
-    #[cfg(feature = "remote")]
-    pub(crate) remote: Option<std::sync::Arc<asdf_remote::Stats>>,
+    pub(crate) remote: Option<std::sync::Arc<crate::net::RemoteStats>>,
     /// The URL a remote file was opened from and its options (for stores beside it).
-    #[cfg(feature = "remote")]
-    pub(crate) remote_origin: Option<(String, asdf_remote::RemoteOptions)>,
+    pub(crate) remote_origin: Option<(String, crate::net::RemoteOptions)>,
 }
 
 impl fmt::Debug for AsdfFile {
@@ -150,9 +149,7 @@ impl AsdfFile {
             replaced: std::collections::HashSet::new(),
             opened: None,
             fits: None,
-            #[cfg(feature = "remote")]
             remote: None,
-            #[cfg(feature = "remote")]
             remote_origin: None,
         }
     }
@@ -255,10 +252,11 @@ impl AsdfFile {
         // asdf-zarr's tags (an extension's, with no schema) are understood with the `zarr`
         // feature, so they are not reported as unknown. ASDF.jl's chunked ndarray tags are read
         // too, but stay reported: they claim the standard's namespace and no manifest lists them.
-        #[cfg(feature = "zarr")]
-        report
-            .warnings
-            .retain(|w| !matches!(w, TagWarning::Unknown { tag, .. } if asdf_core_types::chunk_tags::is_zarr_tag(tag)));
+        if crate::zarr::READS {
+            report.warnings.retain(
+                |w| !matches!(w, TagWarning::Unknown { tag, .. } if asdf_core_types::chunk_tags::is_zarr_tag(tag)),
+            );
+        }
         warnings.extend(report.warnings.into_iter().map(|w| {
             Warning::Tag(match w {
                 TagWarning::Unknown { tag, span } => TagWarning::Unknown {

@@ -32,8 +32,9 @@ pub use asdf_layout::Limits as LayoutLimits;
 pub use asdf_layout::compression;
 #[doc(inline)]
 pub use asdf_layout::{Label, ReadAt, Version};
+/// The remote layer (feature `remote`): HEAD, ranged fetches, uploads, listings.
 #[cfg(feature = "remote")]
-pub use asdf_remote::{self as remote, RemoteOptions, Stats as RemoteStats, is_url};
+pub use asdf_remote as remote;
 #[doc(inline)]
 pub use asdf_schema::{AsdfSchemas, Manifest, Report, TagDef, TagWarning, Violation};
 #[doc(inline)]
@@ -66,6 +67,7 @@ mod fits_write;
 mod guard;
 pub mod json;
 pub mod legacy;
+mod net;
 mod open;
 mod options;
 mod read;
@@ -76,10 +78,9 @@ mod target;
 mod update;
 mod verify;
 mod write;
+mod zarr;
 
 pub use array::{Array, ArrayValues, CHUNK_ELEMENTS, Storage};
-#[cfg(feature = "zarr")]
-pub use asdf_chunked::{ChunkLayout, ChunkMap, ChunkedError, StoreObject, decode_zarr_chunk, zarr_compressor};
 pub use asdf_core_types::chunk_tags::{
     CHUNKED_NDARRAY_TAG_PREFIX, ZARR_TAG_PREFIX, is_chunked_array_tag, is_chunked_ndarray_tag, is_zarr_tag,
 };
@@ -91,6 +92,7 @@ pub use file::AsdfFile;
 pub use fits_source::AsdfHdu;
 pub use fits_write::{FITS_KEY, FitsWriteOptions};
 pub use guard::same_file;
+pub use net::{RemoteError, RemoteOptions, RemoteStats, is_url};
 pub use open::{Open, open};
 pub use options::{OpenOptions, ReferencePolicy};
 pub use read::{FromRegion, RegionBytes};
@@ -100,6 +102,7 @@ pub use update::{RewriteReason, Update};
 pub use verify::VerifyReport;
 pub use write::write_atomically;
 pub use write::{Compression, Progress, StreamingWriter, WriteOptions};
+pub use zarr::exports::*;
 
 /// The schemas and manifests this build carries (the standard's, with the `datatype` and `ndim`
 /// keywords), loaded once.

@@ -46,14 +46,12 @@ pub fn open(path: impl AsRef<Path>) -> Result<AsdfFile, Error> {
 pub struct Open {
     target: Target,
     options: OpenOptions,
-    #[cfg(feature = "remote")]
     remote: crate::RemoteOptions,
 }
 
 enum Target {
     Path(PathBuf),
     PathOrUrl(PathBuf),
-    #[cfg(feature = "remote")]
     Url(String),
     Bytes(Vec<u8>),
     Reader(std::io::Result<Box<dyn ReadAt>>),
@@ -63,7 +61,6 @@ impl std::fmt::Debug for Target {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Target::Path(p) | Target::PathOrUrl(p) => write!(f, "{}", p.display()),
-            #[cfg(feature = "remote")]
             Target::Url(u) => f.write_str(u),
             Target::Bytes(b) => write!(f, "{} bytes", b.len()),
             Target::Reader(_) => f.write_str("a reader"),
@@ -76,7 +73,6 @@ impl Open {
         Open {
             target,
             options: OpenOptions::default(),
-            #[cfg(feature = "remote")]
             remote: crate::RemoteOptions::default(),
         }
     }
@@ -95,8 +91,8 @@ impl Open {
     /// A remote file (`http(s)://`, `s3://`; feature `remote`), read with ranged requests:
     /// the header and tree in one or two, the block index from the tail, then only the
     /// blocks, elements or rows asked for. See [`asdf_remote`] for the cache and read-ahead,
-    /// and [`crate::Source::remote_stats`] for what was fetched.
-    #[cfg(feature = "remote")]
+    /// and [`crate::Source::remote_stats`] for what was fetched. Built without the feature,
+    /// opening one is an error ([`Error::Remote`], of kind `Usage`).
     pub fn url(url: &str) -> Self {
         Self::with(Target::Url(url.to_owned()))
     }
@@ -155,7 +151,6 @@ impl Open {
     }
 
     /// The options of remote reads (feature `remote`): cache, read-ahead, credentials.
-    #[cfg(feature = "remote")]
     pub fn storage_options(mut self, remote: crate::RemoteOptions) -> Self {
         self.remote = remote;
         self
@@ -170,20 +165,17 @@ impl Open {
         let Open {
             target,
             options,
-            #[cfg(feature = "remote")]
             remote,
         } = self;
         match target {
             Target::Path(p) => open_path(&p, options),
             Target::PathOrUrl(p) => {
-                #[cfg(feature = "remote")]
-                if let Some(url) = p.to_str().filter(|s| asdf_remote::is_url(s)) {
-                    return open_url(url, options, &remote);
+                if let Some(url) = p.to_str().filter(|s| crate::net::is_url(s)) {
+                    return crate::net::open_url(url, options, &remote);
                 }
                 open_path(&p, options)
             }
-            #[cfg(feature = "remote")]
-            Target::Url(u) => open_url(&u, options, &remote),
+            Target::Url(u) => crate::net::open_url(&u, options, &remote),
             Target::Bytes(b) => open_source(Box::new(b), None, options),
             Target::Reader(r) => {
                 let r = r.map_err(|source| Error::Io {
@@ -224,19 +216,6 @@ fn open_path(path: &Path, options: OpenOptions) -> Result<AsdfFile, Error> {
     Ok(f)
 }
 
-#[cfg(feature = "remote")]
-fn open_url(url: &str, options: OpenOptions, remote: &crate::RemoteOptions) -> Result<AsdfFile, Error> {
-    let src = asdf_remote::RemoteSource::open(url, remote).map_err(|e| Error::Remote(Box::new(e)))?;
-    let stats = src.stats();
-    // Its blocks past the first are found on first need: an open that reads the tree and
-    // the first block makes no request for the file's tail (its block index).
-    let source = asdf_layout::Prefetched::new(Box::new(src) as Box<dyn ReadAt>).map_err(asdf_layout::Error::from)?;
-    let mut f = open_prefetched(source, None, options, true)?;
-    f.remote = Some(stats);
-    f.remote_origin = Some((url.to_owned(), remote.clone()));
-    Ok(f)
-}
-
 use asdf_layout::source::open_nonblocking;
 
 /// Opens the file `source` holds (`dir`: where its relative references point).
@@ -249,7 +228,7 @@ pub(crate) fn open_source(
     open_prefetched(source, dir, options, false)
 }
 
-fn open_prefetched(
+pub(crate) fn open_prefetched(
     source: asdf_layout::Prefetched<Box<dyn ReadAt>>,
     dir: Option<PathBuf>,
     options: OpenOptions,

@@ -82,17 +82,21 @@ impl<'f> FromRegion<'f> for RegionBytes {
     }
 }
 
+/// Reads as `ndarray::ArrayD<T>` (feature `ndarray`), shaped as the region.
 #[cfg(feature = "ndarray")]
-impl<T: Scalar> sealed::Sealed for ndarray::ArrayD<T> {}
-#[cfg(feature = "ndarray")]
-impl<'f, T: Scalar> FromRegion<'f> for ndarray::ArrayD<T> {
-    fn from_region(array: &Array<'f>, region: Option<&Region>) -> Result<Self, Error> {
-        let (shape, v) = match region {
-            None => (array.shape().to_vec(), array.read_vec::<T>()?),
-            Some(r) => (array.region_shape(r)?, array.region_vec::<T>(r)?),
-        };
-        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), v)
-            .map_err(|_| crate::error::array_error(array.pointer())(asdf_core_types::NdArrayError::ShapeMismatch))
+mod nd {
+    use super::{Array, Error, FromRegion, Region, Scalar, sealed};
+
+    impl<T: Scalar> sealed::Sealed for ndarray::ArrayD<T> {}
+    impl<'f, T: Scalar> FromRegion<'f> for ndarray::ArrayD<T> {
+        fn from_region(array: &Array<'f>, region: Option<&Region>) -> Result<Self, Error> {
+            let (shape, v) = match region {
+                None => (array.shape().to_vec(), array.read_vec::<T>()?),
+                Some(r) => (array.region_shape(r)?, array.region_vec::<T>(r)?),
+            };
+            ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), v)
+                .map_err(|_| crate::error::array_error(array.pointer())(asdf_core_types::NdArrayError::ShapeMismatch))
+        }
     }
 }
 

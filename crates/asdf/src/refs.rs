@@ -327,37 +327,8 @@ impl AsdfFile {
         // A remote file's exploded blocks: a plain relative name beside it, fetched with the
         // same store settings (the reference policy's rule for relative paths, applied to
         // the URL's folder).
-        #[cfg(feature = "remote")]
-        if let Some((url, remote)) = &self.remote_origin {
-            let plain =
-                !uri.contains("://") && !uri.starts_with('/') && !uri.split('/').any(|c| c == ".." || c.is_empty());
-            if !plain || self.options.references == crate::options::ReferencePolicy::None {
-                return Err(Error::Reference {
-                    pointer: pointer.to_owned(),
-                    reference: uri.to_owned(),
-                    problem: ReferenceProblem::NotRelative,
-                });
-            }
-            let base = url.split(['?', '#']).next().unwrap_or(url);
-            let Some(dir) = base.rfind('/').map(|i| &base[..=i]) else {
-                return Err(missing());
-            };
-            let other = format!("{dir}{uri}");
-            let ext = crate::Open::url(&other)
-                .options(self.options.clone().validate(false))
-                .storage_options(remote.clone())
-                .open()
-                .map_err(|e| Error::External {
-                    pointer: pointer.to_owned(),
-                    file: PathBuf::from(&other),
-                    source: Box::new(e),
-                })?;
-            let d = ext.reader.read_data(0).map_err(|e| Error::External {
-                pointer: pointer.to_owned(),
-                file: PathBuf::from(&other),
-                source: Box::new(Error::Layout(e)),
-            })?;
-            return Ok(d.into_owned());
+        if let Some(block) = self.remote_external_block(uri, pointer) {
+            return block;
         }
         let file = match self.referenced_path(uri) {
             Ok(Some(f)) => f,

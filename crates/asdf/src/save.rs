@@ -24,15 +24,8 @@ impl AsdfFile {
     /// this file was opened with when it came from the same store, else the defaults).
     pub(crate) fn write_path(&self, path: impl AsRef<Path>, options: &WriteOptions) -> Result<(), Error> {
         let path = path.as_ref();
-        #[cfg(feature = "remote")]
-        if let Some(url) = path.to_str().filter(|p| asdf_remote::is_url(p)) {
-            let remote = self
-                .remote_origin
-                .as_ref()
-                .filter(|(from, _)| asdf_remote::same_origin(from, url))
-                .map(|(_, r)| r.clone())
-                .unwrap_or_default();
-            return self.write_url(url, options, &remote);
+        if let Some((url, remote)) = self.remote_target(path)? {
+            return self.write_url(&url, options, &remote);
         }
         let own = self.is_own_file(path);
         if own && let Some(form) = self.fits.as_ref().map(|f| f.asdf_form()) {
@@ -47,109 +40,5 @@ impl AsdfFile {
         }
         let _lock = if own { Some(self.lock_unchanged(path)?) } else { None };
         self.write_atomic(path, options, !own)
-    }
-}
-
-#[cfg(feature = "remote")]
-impl AsdfFile {
-    /// Writes the file to an object store (`s3://`, `gs://`, `az://`): made in a temporary
-    /// local file (unnamed, removed when closed; block headers are completed after their
-    /// data, which an upload cannot go back to), then uploaded in parts
-    /// ([`asdf_remote::put_file`]: memory bounded by the parts in flight, nothing visible
-    /// until the upload completes, a failed upload aborted).
-    ///
-    /// The write is refused, and nothing written, when the object changed meanwhile: over
-    /// the object this file was opened from, it must still be the version that was read
-    /// (its ETag); over another object, the one there when the write began (or none).
-    ///
-    /// # Errors
-    /// As [`AsdfFile::write`]; [`Error::Remote`] for the store's refusal
-    /// ([`asdf_remote::Error::is_changed`]: [`crate::ErrorKind::Refused`]) or failure.
-    pub(crate) fn write_url(
-        &self,
-        url: &str,
-        options: &WriteOptions,
-        remote: &asdf_remote::RemoteOptions,
-    ) -> Result<(), Error> {
-        let (condition, just_seen) = self.write_condition(url, remote)?;
-        // Refused before anything is made when the object already changed since it was read.
-        if !just_seen {
-            asdf_remote::check_condition(url, remote, &condition).map_err(|e| Error::Remote(Box::new(e)))?;
-        }
-        self.upload(url, options, remote, &condition)
-    }
-
-    /// As [`crate::Target::Url`], written only over the version of the object whose
-    /// ETag is `etag` (a read-modify-write whose read was not this file's: the ETag its
-    /// reader saw); refused ([`asdf_remote::Error::is_changed`]) when the object is another
-    /// version or gone.
-    ///
-    /// # Errors
-    /// As [`crate::Target::Url`].
-    pub(crate) fn write_url_over(
-        &self,
-        url: &str,
-        etag: &str,
-        options: &WriteOptions,
-        remote: &asdf_remote::RemoteOptions,
-    ) -> Result<(), Error> {
-        let condition = asdf_remote::upload::Condition::Match(etag.to_string());
-        asdf_remote::check_condition(url, remote, &condition).map_err(|e| Error::Remote(Box::new(e)))?;
-        self.upload(url, options, remote, &condition)
-    }
-
-    fn upload(
-        &self,
-        url: &str,
-        options: &WriteOptions,
-        remote: &asdf_remote::RemoteOptions,
-        condition: &asdf_remote::upload::Condition,
-    ) -> Result<(), Error> {
-        use std::io::Write as _;
-        let remote_err = |e| Error::Remote(Box::new(e));
-        let io_err = |source| Error::Io {
-            path: url.into(),
-            source,
-        };
-        let spool = tempfile::tempfile().map_err(io_err)?;
-        let mut w = crate::write::Volatile(std::io::BufWriter::with_capacity(
-            1 << 20,
-            spool.try_clone().map_err(io_err)?,
-        ));
-        self.write_doc_into(self.doc()?, &mut w, options, &crate::write::KeptOut::default())?;
-        w.0.flush().map_err(io_err)?;
-        drop(w);
-        let progress = options.progress.clone();
-        let report = move |done: u64, total: u64| {
-            if let Some(p) = &progress {
-                (p.0)(
-                    usize::try_from(done).unwrap_or(usize::MAX),
-                    usize::try_from(total).unwrap_or(usize::MAX),
-                );
-            }
-        };
-        asdf_remote::put_file(url, remote, &spool, condition, &report).map_err(remote_err)?;
-        Ok(())
-    }
-
-    /// What must hold of the object at `url` for a write to complete, and whether that was
-    /// seen just now (a HEAD of the object), rather than when this file was read.
-    fn write_condition(
-        &self,
-        url: &str,
-        remote: &asdf_remote::RemoteOptions,
-    ) -> Result<(asdf_remote::upload::Condition, bool), Error> {
-        use asdf_remote::upload::Condition;
-        let own = self.remote_origin.as_ref().is_some_and(|(from, _)| from == url);
-        let read = self.remote.as_ref().and_then(|s| s.version());
-        if own && let Some((_, Some(etag))) = read {
-            return Ok((Condition::Match(etag), false));
-        }
-        let now = match asdf_remote::head(url, remote).map_err(|e| Error::Remote(Box::new(e)))? {
-            Some((_, Some(etag))) => Condition::Match(etag),
-            Some((_, None)) => Condition::Overwrite,
-            None => Condition::Create,
-        };
-        Ok((now, true))
     }
 }

@@ -44,9 +44,8 @@ impl<'f> Source<'f> {
 
     /// What this file's remote source has fetched (requests, bytes, ranges); `None` for a
     /// local file (feature `remote`).
-    #[cfg(feature = "remote")]
     #[must_use]
-    pub fn remote_stats(&self) -> Option<std::sync::Arc<asdf_remote::Stats>> {
+    pub fn remote_stats(&self) -> Option<std::sync::Arc<crate::net::RemoteStats>> {
         self.file.remote.clone()
     }
 
@@ -126,16 +125,7 @@ impl<'f> Source<'f> {
             if n.tag.as_deref().is_some_and(crate::is_zarr_tag) {
                 for key in ["store", "meta_store"] {
                     let Some(store) = n.get(key) else { continue };
-                    #[cfg(feature = "zarr")]
-                    let path = asdf_chunked::local_store_path(store);
-                    // (Without chunked arrays read, the directory stores are the folders named.)
-                    #[cfg(not(feature = "zarr"))]
-                    let path = match store.get("type_string").and_then(Node::as_str) {
-                        Some("DirectoryStore" | "NestedDirectoryStore" | "LocalStore") => {
-                            store.get("path").and_then(Node::as_str)
-                        }
-                        _ => None,
-                    };
+                    let path = crate::zarr::local_store_path(store);
                     if let Some(p) = path
                         && let Ok(real) = dir.join(p).canonicalize()
                     {

@@ -25,13 +25,12 @@ pub enum Target<'a> {
     Path(Cow<'a, Path>),
     /// An object in a store, uploaded in parts (nothing visible until the upload completes),
     /// refused when the object changed meanwhile; with `etag`, written only over that version
-    /// of the object (feature `remote`).
-    #[cfg(feature = "remote")]
+    /// of the object (feature `remote`; refused without it).
     Url {
         /// The object's URL.
         url: &'a str,
         /// The store's options.
-        remote: &'a asdf_remote::RemoteOptions,
+        remote: &'a crate::net::RemoteOptions,
         /// The version (ETag) the write may replace; `None`: the one read, or the one there
         /// when the write began (or none).
         etag: Option<&'a str>,
@@ -46,7 +45,6 @@ impl std::fmt::Debug for Target<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Target::Path(p) => f.debug_tuple("Path").field(p).finish(),
-            #[cfg(feature = "remote")]
             Target::Url { url, etag, .. } => f
                 .debug_struct("Url")
                 .field("url", url)
@@ -197,7 +195,6 @@ impl AsdfFile {
         let mut written = Written::default();
         match (&options.form, target) {
             (Form::Asdf, Target::Path(p)) => self.write_path(&p, options)?,
-            #[cfg(feature = "remote")]
             (Form::Asdf, Target::Url { url, remote, etag }) => match etag {
                 None => self.write_url(url, options, remote)?,
                 Some(etag) => self.write_url_over(url, etag, options, remote)?,
@@ -214,7 +211,6 @@ impl AsdfFile {
                     Target::Path(p) => self.write_fits(&p, &fits)?,
                     Target::Bytes => written.bytes = self.to_fits_bytes(&fits)?,
                     Target::Writer(w) => write_out(w, &self.to_fits_bytes(&fits)?)?,
-                    #[cfg(feature = "remote")]
                     Target::Url { .. } => return Err(unsupported(&options.form)),
                 }
             }
@@ -236,7 +232,6 @@ impl AsdfFile {
                         self.write_draft(&mut bytes, *dialect, chain)?;
                         crate::write::write_atomically(&p, |w| w.write_all(&bytes))?;
                     }
-                    #[cfg(feature = "remote")]
                     Target::Url { .. } => return Err(unsupported(&options.form)),
                 }
             }

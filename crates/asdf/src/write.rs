@@ -848,7 +848,6 @@ impl AsdfFile {
                         | crate::file::BlockRef::Fits(_) => {
                             return Err(Error::NotFound(key.clone()));
                         }
-                        #[cfg(feature = "zarr")]
                         crate::file::BlockRef::Chunked(_) => {
                             return Err(Error::NotFound(key.clone()));
                         }
