@@ -104,6 +104,56 @@ impl AsdfFile {
         }
     }
 
+    /// The chunked array (asdf-zarr's, ASDF.jl's) at `pointer`, if the node there is one.
+    fn chunked_array(&self, pointer: &str) -> Result<Option<Array<'_>>, Error> {
+        // Not a chunked array unless the tree says so: a tree that cannot be had (a strict lazy
+        // open of an invalid tree) or a pointer that misses leaves the ndarray error as it was.
+        let Ok(doc) = self.doc() else { return Ok(None) };
+        let Ok(node) = asdf_yaml::pointer::get(doc, pointer) else {
+            return Ok(None);
+        };
+        let place = crate::zarr::Place {
+            reader: &self.reader,
+            absolute: &crate::file::absolute_index,
+            dir: self.dir.as_deref(),
+            policy: self.options.references,
+            max_bytes: self.options.layout_limits.max_block_bytes,
+            remote: self.remote_origin.clone(),
+        };
+        let opened = crate::zarr::open(place, doc, doc.resolve(node)).map_err(|source| Error::Chunked {
+            pointer: pointer.to_owned(),
+            source,
+        })?;
+        let Some(c) = opened else { return Ok(None) };
+        let (shape, datatype) = crate::zarr::shape_and_type(&c);
+        let (shape, datatype) = (shape.to_vec(), datatype.clone());
+        // Read as one block holding the decoded array: C order, native byte order.
+        let nd = NdArray {
+            source: Some(Source::Block(0)),
+            data: None,
+            datatype: Some(datatype.clone()),
+            byteorder: crate::zarr::byte_order(),
+            shape: Some(shape.iter().map(|&d| asdf_core_types::Dim::Fixed(d)).collect()),
+            offset: 0,
+            strides: None,
+            mask: None,
+            extra: Vec::new(),
+            form: asdf_core_types::ndarray::Form::default(),
+        };
+        let len = shape.iter().product::<usize>() * datatype.size();
+        let view = View::new(&nd, len as u64).map_err(array_error(pointer))?;
+        Ok(Some(Array {
+            file: self,
+            pointer: pointer.to_owned(),
+            shape,
+            datatype,
+            nd,
+            located: Some((view, BlockRef::Chunked(c))),
+            inline: None,
+            decoded: std::sync::OnceLock::new(),
+        }))
+    }
+
     /// The ndarray at `pointer`: from the tree, or for a lazy file whose tree is not parsed
     /// yet from a skim of the text for the pointer's first key when the skim can answer.
     pub(crate) fn ndarray_at(&self, pointer: &str) -> Result<NdArray, Error> {
@@ -244,7 +294,10 @@ impl<'f> Array<'f> {
     #[must_use]
     pub fn storage(&self) -> Storage {
         match (&self.nd.source, self.located.as_ref().map(|(_, at)| at)) {
-            (_, Some(BlockRef::Chunked(c))) => crate::zarr::storage(c),
+            (_, Some(BlockRef::Chunked(c))) => {
+                let (chunks, compressor) = crate::zarr::grid(c);
+                Storage::Chunked { chunks, compressor }
+            }
             (None, _) => Storage::Inline,
             (Some(Source::Uri(u)), _) => Storage::External { uri: u.clone() },
             (_, Some(BlockRef::File(i))) => Storage::Internal { block: *i },

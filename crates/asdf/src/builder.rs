@@ -232,6 +232,35 @@ impl AsdfFile {
         Ok(())
     }
 
+    /// The node of `array` stored chunked (asdf-zarr's layout), its chunks and chunk map
+    /// added as blocks.
+    fn chunked_node(&mut self, pointer: &str, array: NewArray) -> Result<Node, Error> {
+        let first = self.reader.block_count() + self.pending.len();
+        let enc = crate::zarr::encode(
+            &array.datatype,
+            array.byteorder,
+            &array.shape,
+            array.chunks.as_deref().unwrap_or_default(),
+            array.data,
+            array.compression,
+            first,
+        )
+        .map_err(|source| Error::Chunked {
+            pointer: pointer.to_owned(),
+            source,
+        })?;
+        // Negative sources count from the last block, which is about to change.
+        crate::file::absolute_sources(&mut self.doc_mut()?.root, i64::try_from(first).unwrap_or(i64::MAX));
+        for data in enc.blocks.into_iter().chain(std::iter::once(enc.map)) {
+            self.pending.push(NewBlock {
+                data,
+                compression: None,
+                as_is: true,
+            });
+        }
+        Ok(enc.node)
+    }
+
     /// Stores chunked (as [`NewArray::chunks`] does) every array of the tree in a block that
     /// has as many dimensions as `chunks` (numeric or boolean, not masked, not streamed),
     /// each chunk compressed with `compression` as a Zarr compressor; the blocks they were in

@@ -22,7 +22,7 @@ use crate::blocks::Piece;
 use crate::error::Error;
 use crate::file::{AsdfFile, BlockRef};
 use crate::fits_source::AsdfHdu;
-use crate::write::WriteOptions;
+use crate::target::FitsWriteOptions;
 use asdf_layout::atomic::{Dest, TempFile, destination};
 
 /// The key of the root mapping that carries a FITS file's HDUs (headers card by card, data
@@ -31,58 +31,6 @@ use asdf_layout::atomic::{Dest, TempFile, destination};
 /// (a list of `{header, data}`), with each card as its 80-character text: real JWST headers
 /// have values longer than those schemas' 60 characters and `CONTINUE` cards.
 pub const FITS_KEY: &str = "_fits";
-
-/// How FITS is written ([`crate::Form::Fits`]): the ASDF HDU's form, checksums, new HDUs' names,
-/// or a FITS file described by a node of the tree.
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct FitsWriteOptions {
-    /// How the embedded ASDF file is written: the write's own options.
-    pub(crate) asdf: WriteOptions,
-    /// The form of the ASDF HDU.
-    pub asdf_hdu: AsdfHdu,
-    /// Write CHECKSUM and DATASUM cards in every HDU (FITS 4.0, Appendix J). Off, no HDU
-    /// carries them (cards of the file read are dropped: they would no longer hold).
-    pub checksums: bool,
-    /// EXTNAMEs for new HDUs, by the JSON pointer of their ndarray (others are named after
-    /// their key, upper case).
-    pub names: Vec<(String, String)>,
-    /// Write the FITS file the `fits/fits-*` node at this JSON pointer describes instead (no
-    /// ASDF HDU): its HDUs in order, each header card for card (a card's `[keyword, value,
-    /// comment]` or its text), each `data` ndarray as the HDU's data (an image's BITPIX and
-    /// NAXISn following the array).
-    pub node: Option<String>,
-}
-
-impl FitsWriteOptions {
-    /// Writes the FITS file the node at `pointer` describes (see [`FitsWriteOptions::node`]).
-    #[must_use]
-    pub fn node(mut self, pointer: &str) -> Self {
-        self.node = Some(pointer.to_owned());
-        self
-    }
-
-    /// CHECKSUM and DATASUM cards on or off.
-    #[must_use]
-    pub fn checksums(mut self, yes: bool) -> Self {
-        self.checksums = yes;
-        self
-    }
-
-    /// The form of the ASDF HDU.
-    #[must_use]
-    pub fn asdf_hdu(mut self, form: AsdfHdu) -> Self {
-        self.asdf_hdu = form;
-        self
-    }
-
-    /// Names the HDU of the ndarray at `pointer` `extname`.
-    #[must_use]
-    pub fn name(mut self, pointer: &str, extname: &str) -> Self {
-        self.names.push((pointer.to_owned(), extname.to_owned()));
-        self
-    }
-}
 
 /// How an ndarray's datatype is stored in FITS: BITPIX, and BZERO when the values are kept
 /// with their sign bit flipped (FITS's unsigned convention).

@@ -90,18 +90,18 @@ pub use builder::{NewArray, NewStorage, tag_for};
 pub use error::{Error, ErrorKind, ReferenceProblem, Warning};
 pub use file::AsdfFile;
 pub use fits_source::AsdfHdu;
-pub use fits_write::{FITS_KEY, FitsWriteOptions};
+pub use fits_write::FITS_KEY;
 pub use guard::same_file;
 pub use net::{RemoteError, RemoteOptions, RemoteStats, is_url};
 pub use open::{Open, open};
 pub use options::{OpenOptions, ReferencePolicy};
 pub use read::{FromRegion, RegionBytes};
 pub use source::Source;
-pub use target::{DraftChain, Form, Target, Written};
+pub use target::{Compression, DraftChain, FitsWriteOptions, Form, Progress, Target, WriteOptions, Written};
 pub use update::{RewriteReason, Update};
 pub use verify::VerifyReport;
+pub use write::StreamingWriter;
 pub use write::write_atomically;
-pub use write::{Compression, Progress, StreamingWriter, WriteOptions};
 pub use zarr::exports::*;
 
 /// The schemas and manifests this build carries (the standard's, with the `datatype` and `ndim`

@@ -1,6 +1,7 @@
 //! Remote files and object stores: the one place the facade meets `asdf-remote` (feature
-//! `remote`). Built without it, the same names exist and answer that this build reads and
-//! writes no URLs (an error of kind `Usage`); nothing else changes.
+//! `remote`): its types, and the calls the open, the writes and the references make. Built
+//! without it, the same names exist and every call answers that this build reads and writes no
+//! URLs (an [`crate::Error::Remote`] of kind `Usage`); nothing else changes.
 
 #[cfg(feature = "remote")]
 #[path = "net/on.rs"]
@@ -10,5 +11,7 @@ mod imp;
 #[path = "net/off.rs"]
 mod imp;
 
+pub(crate) use imp::{
+    Condition, check_condition, head, is_changed, is_usage, open_source, put_file, same_origin, version_read,
+};
 pub use imp::{RemoteError, RemoteOptions, RemoteStats, is_url};
-pub(crate) use imp::{open_url, remote_kind};

@@ -171,11 +171,11 @@ impl Open {
             Target::Path(p) => open_path(&p, options),
             Target::PathOrUrl(p) => {
                 if let Some(url) = p.to_str().filter(|s| crate::net::is_url(s)) {
-                    return crate::net::open_url(url, options, &remote);
+                    return open_url(url, options, &remote);
                 }
                 open_path(&p, options)
             }
-            Target::Url(u) => crate::net::open_url(&u, options, &remote),
+            Target::Url(u) => open_url(&u, options, &remote),
             Target::Bytes(b) => open_source(Box::new(b), None, options),
             Target::Reader(r) => {
                 let r = r.map_err(|source| Error::Io {
@@ -216,6 +216,18 @@ fn open_path(path: &Path, options: OpenOptions) -> Result<AsdfFile, Error> {
     Ok(f)
 }
 
+/// A remote file (feature `remote`; refused without it).
+fn open_url(url: &str, options: OpenOptions, remote: &crate::RemoteOptions) -> Result<AsdfFile, Error> {
+    let (src, stats) = crate::net::open_source(url, remote).map_err(|e| Error::Remote(Box::new(e)))?;
+    // Its blocks past the first are found on first need: an open that reads the tree and
+    // the first block makes no request for the file's tail (its block index).
+    let source = asdf_layout::Prefetched::new(src).map_err(asdf_layout::Error::from)?;
+    let mut f = open_prefetched(source, None, options, true)?;
+    f.remote = Some(stats);
+    f.remote_origin = Some((url.to_owned(), remote.clone()));
+    Ok(f)
+}
+
 use asdf_layout::source::open_nonblocking;
 
 /// Opens the file `source` holds (`dir`: where its relative references point).
@@ -228,7 +240,7 @@ pub(crate) fn open_source(
     open_prefetched(source, dir, options, false)
 }
 
-pub(crate) fn open_prefetched(
+fn open_prefetched(
     source: asdf_layout::Prefetched<Box<dyn ReadAt>>,
     dir: Option<PathBuf>,
     options: OpenOptions,

@@ -357,3 +357,46 @@ impl AsdfFile {
         Ok(d.into_owned())
     }
 }
+
+impl AsdfFile {
+    /// For a file read from a URL, block 0 of the exploded file `uri` beside it (`None` for a
+    /// local file).
+    pub(crate) fn remote_external_block(&self, uri: &str, pointer: &str) -> Option<Result<Vec<u8>, Error>> {
+        let (url, remote) = self.remote_origin.as_ref()?;
+        Some((|| {
+            let missing = || Error::Array {
+                pointer: pointer.to_owned(),
+                source: asdf_core_types::NdArrayError::MissingBlock,
+            };
+            let plain =
+                !uri.contains("://") && !uri.starts_with('/') && !uri.split('/').any(|c| c == ".." || c.is_empty());
+            if !plain || self.options.references == crate::options::ReferencePolicy::None {
+                return Err(Error::Reference {
+                    pointer: pointer.to_owned(),
+                    reference: uri.to_owned(),
+                    problem: ReferenceProblem::NotRelative,
+                });
+            }
+            let base = url.split(['?', '#']).next().unwrap_or(url);
+            let Some(dir) = base.rfind('/').map(|i| &base[..=i]) else {
+                return Err(missing());
+            };
+            let other = format!("{dir}{uri}");
+            let ext = crate::Open::url(&other)
+                .options(self.options.clone().validate(false))
+                .storage_options(remote.clone())
+                .open()
+                .map_err(|e| Error::External {
+                    pointer: pointer.to_owned(),
+                    file: PathBuf::from(&other),
+                    source: Box::new(e),
+                })?;
+            let d = ext.reader.read_data(0).map_err(|e| Error::External {
+                pointer: pointer.to_owned(),
+                file: PathBuf::from(&other),
+                source: Box::new(Error::Layout(e)),
+            })?;
+            Ok(d.into_owned())
+        })())
+    }
+}

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use asdf_layout::{BlockOptions, Writer};
 
-use crate::write::{Compression, WriteOptions};
+use crate::target::{Compression, WriteOptions};
 use crate::{AsdfFile, Error};
 
 /// What [`AsdfFile::update`] did.

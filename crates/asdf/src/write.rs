@@ -9,6 +9,7 @@ use asdf_yaml::{Document, EmitOptions, Node, NodeKind, Step};
 use std::io::Write as _;
 
 use crate::file::absolute_index;
+use crate::target::{Compression, WriteOptions};
 use crate::{AsdfFile, Error};
 use asdf_layout::atomic::{Dest, TempFile, destination, not_regular};
 
@@ -76,52 +77,6 @@ impl std::io::Seek for Volatile {
 
 impl Sink for Volatile {}
 
-/// How blocks are compressed on write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Compression {
-    /// Keep each block's compression (new arrays: none).
-    Keep,
-    /// Write every block with this label (`Label::NONE` removes compression).
-    All(Label),
-}
-
-/// Options for [`AsdfFile::write`].
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct WriteOptions {
-    /// Block compression.
-    pub compression: Compression,
-    /// Write MD5 checksums (default on).
-    pub checksums: bool,
-    /// Write the block index (default on).
-    pub index: bool,
-    /// Validate the tree before writing (default on).
-    pub validate: bool,
-    /// Bring arrays stored in external files (exploded form) into this file (default on).
-    pub internalize: bool,
-    /// Called after each block is written with (blocks written, blocks in all).
-    pub progress: Option<Progress>,
-    /// Leave room to grow, as Python asdf's `pad_blocks=True`: NULs after the tree up to a
-    /// 4 KiB boundary (at least 10% more), and each block allocated 10% more than it uses,
-    /// rounded up to 4 KiB plus 4 KiB. Later [`AsdfFile::update`]s then happen in place.
-    pub pad_blocks: bool,
-    /// Put a new file on disk (fsync) before it replaces the old one, so that a power loss
-    /// leaves one of the two whole (default on). Off, writing is as Python asdf's: the
-    /// rename still happens only after every byte was written without error, but the bytes
-    /// may still be in the page cache when it does. In-place updates always sync (their
-    /// blocks must reach the disk before the tree that names them).
-    pub durable: bool,
-    /// Allow writing a file of an ASDF Standard that is not final ([`crate::UNSTABLE_STANDARDS`];
-    /// default off, also allowed when `ASDF_UNSTABLE_CORE_SCHEMAS` is set).
-    pub unstable_standard: bool,
-    /// The codecs blocks are written with (default: the built-in ones, with default
-    /// settings); see [`WriteOptions::codec`].
-    pub codecs: Option<std::sync::Arc<asdf_layout::compression::Registry>>,
-    /// What is written: an ASDF file (the default), FITS, a draft, the exploded form.
-    pub form: crate::target::Form,
-}
-
 /// What a FITS write keeps out of the blocks of the ASDF file it embeds (the data goes into
 /// HDUs): an argument of the block writer, not an option a caller can set.
 #[derive(Debug, Default)]
@@ -132,139 +87,6 @@ pub(crate) struct KeptOut {
     /// Blocks of the file read whose arrays moved elsewhere: never copied (an empty block
     /// keeps their number where every block keeps its place).
     pub(crate) blocks: std::collections::HashSet<usize>,
-}
-
-/// A progress callback for long writes: (done, total).
-#[derive(Clone)]
-pub struct Progress(pub std::sync::Arc<dyn Fn(usize, usize) + Send + Sync>);
-
-impl std::fmt::Debug for Progress {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Progress(..)")
-    }
-}
-
-impl Default for WriteOptions {
-    fn default() -> Self {
-        Self {
-            compression: Compression::Keep,
-            checksums: true,
-            index: true,
-            validate: true,
-            internalize: true,
-            progress: None,
-            pad_blocks: false,
-            durable: true,
-            unstable_standard: false,
-            codecs: None,
-            form: crate::target::Form::Asdf,
-        }
-    }
-}
-
-impl WriteOptions {
-    /// Writes the blocks of `codec`'s label with this codec: its settings instead of the
-    /// defaults. For example a `bls2` frame of 1 MiB zstd chunks, or one Blosc2 chunk:
-    /// `WriteOptions::default().compression(Compression::All(Label::BLS2)).codec(Arc::new(Blosc2 { chunksize: 1 << 20, codec: Blosc2Codec::Zstd, ..Blosc2::default() }))`.
-    #[must_use]
-    pub fn codec(mut self, codec: std::sync::Arc<dyn asdf_layout::compression::Codec>) -> Self {
-        let mut r = self
-            .codecs
-            .as_deref()
-            .cloned()
-            .unwrap_or_else(|| (*asdf_layout::compression::Registry::shared_default()).clone());
-        r.register(codec);
-        self.codecs = Some(std::sync::Arc::new(r));
-        self
-    }
-
-    /// The compression of a block added since opening whose own is `own`: the one
-    /// [`Compression::All`] names, else its own, else none.
-    pub(crate) fn new_block_label(&self, own: Option<Label>) -> Label {
-        match self.compression {
-            Compression::All(l) => l,
-            Compression::Keep => own.unwrap_or(Label::NONE),
-        }
-    }
-
-    /// The codecs to write with.
-    pub(crate) fn registry(&self) -> std::sync::Arc<asdf_layout::compression::Registry> {
-        self.codecs
-            .clone()
-            .unwrap_or_else(asdf_layout::compression::Registry::shared_default)
-    }
-
-    /// Sets the compression of every block.
-    #[must_use]
-    pub fn compression(mut self, c: Compression) -> Self {
-        self.compression = c;
-        self
-    }
-    /// Sets whether checksums are written.
-    #[must_use]
-    pub fn checksums(mut self, yes: bool) -> Self {
-        self.checksums = yes;
-        self
-    }
-    /// Sets whether the block index is written.
-    #[must_use]
-    pub fn index(mut self, yes: bool) -> Self {
-        self.index = yes;
-        self
-    }
-    /// Sets validation before writing.
-    #[must_use]
-    pub fn validate(mut self, yes: bool) -> Self {
-        self.validate = yes;
-        self
-    }
-    /// Sets whether external (exploded) arrays are brought into the file.
-    #[must_use]
-    pub fn internalize(mut self, yes: bool) -> Self {
-        self.internalize = yes;
-        self
-    }
-
-    /// Sets whether room to grow is left after the tree and in each block.
-    #[must_use]
-    pub fn pad_blocks(mut self, yes: bool) -> Self {
-        self.pad_blocks = yes;
-        self
-    }
-
-    /// Sets whether a file of an ASDF Standard that is not final may be written.
-    #[must_use]
-    pub fn unstable_standard(mut self, yes: bool) -> Self {
-        self.unstable_standard = yes;
-        self
-    }
-
-    /// Sets whether a new file is forced to disk before it replaces the old one.
-    #[must_use]
-    pub fn durable(mut self, yes: bool) -> Self {
-        self.durable = yes;
-        self
-    }
-
-    /// Calls `f(done, total)` after each block is written (for a progress bar).
-    #[must_use]
-    pub fn progress(mut self, f: impl Fn(usize, usize) + Send + Sync + 'static) -> Self {
-        self.progress = Some(Progress(std::sync::Arc::new(f)));
-        self
-    }
-
-    /// What is written (see [`crate::Form`]): FITS, a draft, the exploded form; ASDF by default.
-    #[must_use]
-    pub fn form(mut self, form: crate::target::Form) -> Self {
-        self.form = form;
-        self
-    }
-
-    /// FITS with these options (the form [`crate::Form::Fits`]).
-    #[must_use]
-    pub fn fits(self, fits: crate::fits_write::FitsWriteOptions) -> Self {
-        self.form(crate::target::Form::Fits(Box::new(fits)))
-    }
 }
 
 /// Where a block of the written file comes from.

@@ -16,6 +16,8 @@ mod chunked;
 mod common;
 #[path = "crash.rs"]
 mod crash;
+#[path = "features.rs"]
+mod features;
 #[path = "fits.rs"]
 mod fits;
 #[path = "lazy.rs"]

@@ -1,12 +1,9 @@
-//! Built without the feature `remote`: the same names as `on.rs`, answering that this build
-//! reads and writes no URLs.
+//! Built without the feature `remote`: the same names as `on.rs`, every call answering that
+//! this build reads and writes no URLs.
 
-use std::path::Path;
+use std::sync::Arc;
 
-use crate::error::{Error, ErrorKind};
-use crate::file::AsdfFile;
-use crate::options::OpenOptions;
-use crate::write::WriteOptions;
+use asdf_layout::ReadAt;
 
 /// The options of remote reads and writes (this build has none: feature `remote`).
 #[derive(Debug, Clone, Default)]
@@ -25,8 +22,21 @@ pub struct RemoteError {
     url: String,
 }
 
+/// What must hold of an object for an upload to complete (no uploads in this build: never
+/// looked at).
+#[derive(Debug, Clone)]
+#[allow(dead_code)]
+pub(crate) enum Condition {
+    /// The object is this version.
+    Match(String),
+    /// The object may be replaced.
+    Overwrite,
+    /// There is no object.
+    Create,
+}
+
 /// Whether `s` is a URL of the schemes remote builds read (`http(s)`, `s3`, `gs`, `az`, ...):
-/// such a path is refused here rather than taken for a local file.
+/// such a path is refused here rather than taken for a local file's name.
 #[must_use]
 pub fn is_url(s: &str) -> bool {
     s.split_once("://").is_some_and(|(scheme, rest)| {
@@ -38,41 +48,45 @@ pub fn is_url(s: &str) -> bool {
     })
 }
 
-fn refused(url: &str) -> Error {
-    Error::Remote(Box::new(RemoteError { url: url.to_owned() }))
+fn refused(url: &str) -> RemoteError {
+    RemoteError { url: url.to_owned() }
 }
 
-/// The kind of a remote error: a build without remote files was asked for one.
-pub(crate) fn remote_kind(_: &RemoteError) -> ErrorKind {
-    ErrorKind::Usage
+pub(crate) fn is_changed(_: &RemoteError) -> bool {
+    false
 }
 
-/// Refused: this build opens no URLs.
-pub(crate) fn open_url(url: &str, _: OpenOptions, _: &RemoteOptions) -> Result<AsdfFile, Error> {
+/// Always: asking a build without remote files for a URL is the caller's mistake.
+pub(crate) fn is_usage(_: &RemoteError) -> bool {
+    true
+}
+
+pub(crate) fn open_source(url: &str, _: &RemoteOptions) -> Result<(Box<dyn ReadAt>, Arc<RemoteStats>), RemoteError> {
     Err(refused(url))
 }
 
-impl AsdfFile {
-    /// A path that is a URL is refused (not written as a local file of that name).
-    pub(crate) fn remote_target(&self, path: &Path) -> Result<Option<(String, RemoteOptions)>, Error> {
-        match path.to_str().filter(|p| is_url(p)) {
-            Some(url) => Err(refused(url)),
-            None => Ok(None),
-        }
-    }
+pub(crate) fn same_origin(_: &str, _: &str) -> bool {
+    false
+}
 
-    /// Nothing: no file of this build is read from a URL (a URL it names is refused).
-    pub(crate) fn remote_external_block(&self, _: &str, _: &str) -> Option<Result<Vec<u8>, Error>> {
-        self.remote_origin.as_ref().map(|(url, _)| Err(refused(url)))
-    }
+pub(crate) fn head(url: &str, _: &RemoteOptions) -> Result<Option<(u64, Option<String>)>, RemoteError> {
+    Err(refused(url))
+}
 
-    /// Refused: this build writes no URLs.
-    pub(crate) fn write_url(&self, url: &str, _: &WriteOptions, _: &RemoteOptions) -> Result<(), Error> {
-        Err(refused(url))
-    }
+pub(crate) fn check_condition(url: &str, _: &RemoteOptions, _: &Condition) -> Result<(), RemoteError> {
+    Err(refused(url))
+}
 
-    /// Refused: this build writes no URLs.
-    pub(crate) fn write_url_over(&self, url: &str, _: &str, _: &WriteOptions, _: &RemoteOptions) -> Result<(), Error> {
-        Err(refused(url))
-    }
+pub(crate) fn put_file(
+    url: &str,
+    _: &RemoteOptions,
+    _: &std::fs::File,
+    _: &Condition,
+    _: &(dyn Fn(u64, u64) + Sync),
+) -> Result<(), RemoteError> {
+    Err(refused(url))
+}
+
+pub(crate) fn version_read(_: &RemoteStats) -> Option<String> {
+    None
 }

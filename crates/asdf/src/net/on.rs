@@ -1,199 +1,68 @@
-//! Remote files with the feature `remote`: opening a URL, writing to an object store, an
-//! exploded file's blocks beside a remote file.
+//! Remote files with the feature `remote`: `asdf-remote`'s types and calls, as the facade
+//! uses them.
 
-use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use asdf_layout::ReadAt;
 
-use crate::error::{Error, ErrorKind, ReferenceProblem};
-use crate::file::AsdfFile;
-use crate::options::OpenOptions;
-use crate::write::WriteOptions;
-
 pub use asdf_remote::{Error as RemoteError, RemoteOptions, Stats as RemoteStats, is_url};
 
-/// The kind of a remote error.
-pub(crate) fn remote_kind(e: &RemoteError) -> ErrorKind {
-    if e.is_changed() {
-        return ErrorKind::Refused;
-    }
-    match e {
+/// What must hold of an object for an upload to complete.
+pub(crate) use asdf_remote::upload::Condition;
+
+/// Whether `e` is a store's refusal of a write over an object that changed.
+pub(crate) fn is_changed(e: &RemoteError) -> bool {
+    e.is_changed()
+}
+
+/// Whether `e` is the caller's mistake (a URL, a scheme, a setting, a store not written to).
+pub(crate) fn is_usage(e: &RemoteError) -> bool {
+    matches!(
+        e,
         RemoteError::Url { .. }
-        | RemoteError::Scheme { .. }
-        | RemoteError::NotWritable { .. }
-        | RemoteError::Setting { .. } => ErrorKind::Usage,
-        _ => ErrorKind::Io,
-    }
+            | RemoteError::Scheme { .. }
+            | RemoteError::NotWritable { .. }
+            | RemoteError::Setting { .. }
+    )
 }
 
-pub(crate) fn open_url(url: &str, options: OpenOptions, remote: &RemoteOptions) -> Result<AsdfFile, Error> {
-    let src = asdf_remote::RemoteSource::open(url, remote).map_err(|e| Error::Remote(Box::new(e)))?;
+/// The remote file at `url`, read by ranges, and what it fetches.
+pub(crate) fn open_source(
+    url: &str,
+    remote: &RemoteOptions,
+) -> Result<(Box<dyn ReadAt>, Arc<RemoteStats>), RemoteError> {
+    let src = asdf_remote::RemoteSource::open(url, remote)?;
     let stats = src.stats();
-    // Its blocks past the first are found on first need: an open that reads the tree and
-    // the first block makes no request for the file's tail (its block index).
-    let source = asdf_layout::Prefetched::new(Box::new(src) as Box<dyn ReadAt>).map_err(asdf_layout::Error::from)?;
-    let mut f = crate::open::open_prefetched(source, None, options, true)?;
-    f.remote = Some(stats);
-    f.remote_origin = Some((url.to_owned(), remote.clone()));
-    Ok(f)
+    Ok((Box::new(src), stats))
 }
 
-impl AsdfFile {
-    /// Where a write to `path` goes when `path` is an object store's URL: the URL and the
-    /// storage options (this file's when it came from the same store, else the defaults).
-    pub(crate) fn remote_target(&self, path: &Path) -> Result<Option<(String, RemoteOptions)>, Error> {
-        let Some(url) = path.to_str().filter(|p| is_url(p)) else {
-            return Ok(None);
-        };
-        let remote = self
-            .remote_origin
-            .as_ref()
-            .filter(|(from, _)| asdf_remote::same_origin(from, url))
-            .map(|(_, r)| r.clone())
-            .unwrap_or_default();
-        Ok(Some((url.to_owned(), remote)))
-    }
-
-    /// For a file read from a URL, block 0 of the exploded file `uri` beside it (`None` for a
-    /// local file).
-    pub(crate) fn remote_external_block(&self, uri: &str, pointer: &str) -> Option<Result<Vec<u8>, Error>> {
-        let (url, remote) = self.remote_origin.as_ref()?;
-        Some((|| {
-            let missing = || Error::Array {
-                pointer: pointer.to_owned(),
-                source: asdf_core_types::NdArrayError::MissingBlock,
-            };
-            let plain =
-                !uri.contains("://") && !uri.starts_with('/') && !uri.split('/').any(|c| c == ".." || c.is_empty());
-            if !plain || self.options.references == crate::options::ReferencePolicy::None {
-                return Err(Error::Reference {
-                    pointer: pointer.to_owned(),
-                    reference: uri.to_owned(),
-                    problem: ReferenceProblem::NotRelative,
-                });
-            }
-            let base = url.split(['?', '#']).next().unwrap_or(url);
-            let Some(dir) = base.rfind('/').map(|i| &base[..=i]) else {
-                return Err(missing());
-            };
-            let other = format!("{dir}{uri}");
-            let ext = crate::Open::url(&other)
-                .options(self.options.clone().validate(false))
-                .storage_options(remote.clone())
-                .open()
-                .map_err(|e| Error::External {
-                    pointer: pointer.to_owned(),
-                    file: PathBuf::from(&other),
-                    source: Box::new(e),
-                })?;
-            let d = ext.reader.read_data(0).map_err(|e| Error::External {
-                pointer: pointer.to_owned(),
-                file: PathBuf::from(&other),
-                source: Box::new(Error::Layout(e)),
-            })?;
-            Ok(d.into_owned())
-        })())
-    }
+/// Whether two URLs are objects of one store (the same storage options apply).
+pub(crate) fn same_origin(a: &str, b: &str) -> bool {
+    asdf_remote::same_origin(a, b)
 }
-impl AsdfFile {
-    /// Writes the file to an object store (`s3://`, `gs://`, `az://`): made in a temporary
-    /// local file (unnamed, removed when closed; block headers are completed after their
-    /// data, which an upload cannot go back to), then uploaded in parts
-    /// ([`asdf_remote::put_file`]: memory bounded by the parts in flight, nothing visible
-    /// until the upload completes, a failed upload aborted).
-    ///
-    /// The write is refused, and nothing written, when the object changed meanwhile: over
-    /// the object this file was opened from, it must still be the version that was read
-    /// (its ETag); over another object, the one there when the write began (or none).
-    ///
-    /// # Errors
-    /// As [`AsdfFile::write`]; [`Error::Remote`] for the store's refusal
-    /// ([`asdf_remote::Error::is_changed`]: [`crate::ErrorKind::Refused`]) or failure.
-    pub(crate) fn write_url(
-        &self,
-        url: &str,
-        options: &WriteOptions,
-        remote: &asdf_remote::RemoteOptions,
-    ) -> Result<(), Error> {
-        let (condition, just_seen) = self.write_condition(url, remote)?;
-        // Refused before anything is made when the object already changed since it was read.
-        if !just_seen {
-            asdf_remote::check_condition(url, remote, &condition).map_err(|e| Error::Remote(Box::new(e)))?;
-        }
-        self.upload(url, options, remote, &condition)
-    }
 
-    /// As [`crate::Target::Url`], written only over the version of the object whose
-    /// ETag is `etag` (a read-modify-write whose read was not this file's: the ETag its
-    /// reader saw); refused ([`asdf_remote::Error::is_changed`]) when the object is another
-    /// version or gone.
-    ///
-    /// # Errors
-    /// As [`crate::Target::Url`].
-    pub(crate) fn write_url_over(
-        &self,
-        url: &str,
-        etag: &str,
-        options: &WriteOptions,
-        remote: &asdf_remote::RemoteOptions,
-    ) -> Result<(), Error> {
-        let condition = asdf_remote::upload::Condition::Match(etag.to_string());
-        asdf_remote::check_condition(url, remote, &condition).map_err(|e| Error::Remote(Box::new(e)))?;
-        self.upload(url, options, remote, &condition)
-    }
+/// The object's size and ETag, `None` when there is no object.
+pub(crate) fn head(url: &str, remote: &RemoteOptions) -> Result<Option<(u64, Option<String>)>, RemoteError> {
+    asdf_remote::head(url, remote)
+}
 
-    fn upload(
-        &self,
-        url: &str,
-        options: &WriteOptions,
-        remote: &asdf_remote::RemoteOptions,
-        condition: &asdf_remote::upload::Condition,
-    ) -> Result<(), Error> {
-        use std::io::Write as _;
-        let remote_err = |e| Error::Remote(Box::new(e));
-        let io_err = |source| Error::Io {
-            path: url.into(),
-            source,
-        };
-        let spool = tempfile::tempfile().map_err(io_err)?;
-        let mut w = crate::write::Volatile(std::io::BufWriter::with_capacity(
-            1 << 20,
-            spool.try_clone().map_err(io_err)?,
-        ));
-        self.write_doc_into(self.doc()?, &mut w, options, &crate::write::KeptOut::default())?;
-        w.0.flush().map_err(io_err)?;
-        drop(w);
-        let progress = options.progress.clone();
-        let report = move |done: u64, total: u64| {
-            if let Some(p) = &progress {
-                (p.0)(
-                    usize::try_from(done).unwrap_or(usize::MAX),
-                    usize::try_from(total).unwrap_or(usize::MAX),
-                );
-            }
-        };
-        asdf_remote::put_file(url, remote, &spool, condition, &report).map_err(remote_err)?;
-        Ok(())
-    }
+/// Refused when the object at `url` does not meet `condition`.
+pub(crate) fn check_condition(url: &str, remote: &RemoteOptions, condition: &Condition) -> Result<(), RemoteError> {
+    asdf_remote::check_condition(url, remote, condition)
+}
 
-    /// What must hold of the object at `url` for a write to complete, and whether that was
-    /// seen just now (a HEAD of the object), rather than when this file was read.
-    fn write_condition(
-        &self,
-        url: &str,
-        remote: &asdf_remote::RemoteOptions,
-    ) -> Result<(asdf_remote::upload::Condition, bool), Error> {
-        use asdf_remote::upload::Condition;
-        let own = self.remote_origin.as_ref().is_some_and(|(from, _)| from == url);
-        let read = self.remote.as_ref().and_then(|s| s.version());
-        if own && let Some((_, Some(etag))) = read {
-            return Ok((Condition::Match(etag), false));
-        }
-        let now = match asdf_remote::head(url, remote).map_err(|e| Error::Remote(Box::new(e)))? {
-            Some((_, Some(etag))) => Condition::Match(etag),
-            Some((_, None)) => Condition::Overwrite,
-            None => Condition::Create,
-        };
-        Ok((now, true))
-    }
+/// `file` uploaded to `url` in parts, completed only when `condition` holds.
+pub(crate) fn put_file(
+    url: &str,
+    remote: &RemoteOptions,
+    file: &std::fs::File,
+    condition: &Condition,
+    report: &(dyn Fn(u64, u64) + Sync),
+) -> Result<(), RemoteError> {
+    asdf_remote::put_file(url, remote, file, condition, report).map(drop)
+}
+
+/// The ETag of the object as a file read from it saw it.
+pub(crate) fn version_read(stats: &RemoteStats) -> Option<String> {
+    stats.version().and_then(|(_, etag)| etag)
 }

@@ -2,14 +2,13 @@
 //! ndarray here (reading one says so, as for any node that is not an ndarray), and writing
 //! one is refused.
 
-use asdf_core_types::ByteOrder;
-use asdf_layout::{ReadAt, Reader};
-use asdf_yaml::Node;
+use std::path::Path;
 
-use crate::array::{Array, Storage};
-use crate::builder::NewArray;
-use crate::error::Error;
-use crate::file::AsdfFile;
+use asdf_core_types::{ByteOrder, Datatype};
+use asdf_layout::{Label, ReadAt, Reader};
+use asdf_yaml::{Document, Node};
+
+use crate::options::ReferencePolicy;
 
 /// Why a chunked array cannot be read or written (this build: it has none).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -42,8 +41,59 @@ pub(crate) const READS: bool = false;
 #[derive(Debug, Clone)]
 pub(crate) enum Chunk {}
 
-pub(crate) fn storage(c: &Chunk) -> Storage {
+pub(crate) fn byte_order() -> ByteOrder {
+    if cfg!(target_endian = "big") {
+        ByteOrder::Big
+    } else {
+        ByteOrder::Little
+    }
+}
+
+pub(crate) fn grid(c: &Chunk) -> (Vec<usize>, Option<String>) {
     match *c {}
+}
+
+pub(crate) fn shape_and_type(c: &Chunk) -> (&[usize], &Datatype) {
+    match *c {}
+}
+
+/// Where a chunked array is read from (never, in this build).
+#[allow(dead_code)]
+pub(crate) struct Place<'a> {
+    pub(crate) reader: &'a Reader<Box<dyn ReadAt>>,
+    pub(crate) absolute: &'a dyn Fn(i64, usize) -> Option<usize>,
+    pub(crate) dir: Option<&'a Path>,
+    pub(crate) policy: ReferencePolicy,
+    pub(crate) max_bytes: u64,
+    pub(crate) remote: Option<(String, crate::net::RemoteOptions)>,
+}
+
+/// Nothing: no node is a chunked array in this build.
+#[allow(clippy::unnecessary_wraps, clippy::needless_pass_by_value)]
+pub(crate) fn open(_: Place<'_>, _: &Document, _: &Node) -> Result<Option<Chunk>, ChunkedError> {
+    Ok(None)
+}
+
+/// An array encoded in asdf-zarr's layout (never, in this build).
+#[allow(dead_code)]
+pub(crate) struct Encoded {
+    pub(crate) blocks: Vec<Vec<u8>>,
+    pub(crate) map: Vec<u8>,
+    pub(crate) node: Node,
+}
+
+/// Refused: this build writes no chunked arrays.
+#[allow(clippy::needless_pass_by_value)]
+pub(crate) fn encode(
+    _: &Datatype,
+    _: ByteOrder,
+    _: &[usize],
+    _: &[usize],
+    _: Vec<u8>,
+    _: Option<Label>,
+    _: usize,
+) -> Result<Encoded, ChunkedError> {
+    Err(ChunkedError::Disabled)
 }
 
 pub(crate) fn chunk_map(c: &Chunk) -> Option<ChunkMap> {
@@ -91,23 +141,6 @@ pub(crate) fn local_store_path(store: &Node) -> Option<&str> {
 }
 
 /// Refused: this build writes no chunked arrays.
-pub(crate) fn check_compressor(_: Option<asdf_layout::Label>) -> Result<(), ChunkedError> {
+pub(crate) fn check_compressor(_: Option<Label>) -> Result<(), ChunkedError> {
     Err(ChunkedError::Disabled)
-}
-
-impl AsdfFile {
-    /// Nothing: this build reads no chunked arrays.
-    #[allow(clippy::unnecessary_wraps, clippy::unused_self)]
-    pub(crate) fn chunked_array(&self, _: &str) -> Result<Option<Array<'_>>, Error> {
-        Ok(None)
-    }
-
-    /// Refused: this build writes no chunked arrays.
-    #[allow(clippy::unused_self, clippy::needless_pass_by_value)]
-    pub(crate) fn chunked_node(&mut self, pointer: &str, _: NewArray) -> Result<Node, Error> {
-        Err(Error::Chunked {
-            pointer: pointer.to_owned(),
-            source: ChunkedError::Disabled,
-        })
-    }
 }

@@ -2,16 +2,14 @@
 //! the facade's side of `asdf-chunked`: opening one as an [`Array`], reading its chunks,
 //! writing arrays chunked.
 
+use std::path::Path;
 use std::sync::Arc;
 
-use asdf_core_types::{ByteOrder, NdArray, Source, View};
-use asdf_layout::{ReadAt, Reader};
-use asdf_yaml::Node;
+use asdf_core_types::{ByteOrder, Datatype};
+use asdf_layout::{Label, ReadAt, Reader};
+use asdf_yaml::{Document, Node};
 
-use crate::array::{Array, Storage};
-use crate::builder::NewArray;
-use crate::error::{Error, array_error};
-use crate::file::{AsdfFile, BlockRef, NewBlock};
+use crate::options::ReferencePolicy;
 
 pub use asdf_chunked::{ChunkMap, ChunkedError, StoreObject};
 
@@ -32,12 +30,99 @@ pub(crate) fn byte_order() -> ByteOrder {
     asdf_chunked::Chunked::byte_order()
 }
 
-/// Where a chunked array's data is (its chunk shape and compressor).
-pub(crate) fn storage(c: &Chunk) -> Storage {
-    Storage::Chunked {
-        chunks: c.chunks.clone(),
-        compressor: c.compressor.clone(),
+/// A chunked array's chunk shape and compressor (its numcodecs id).
+pub(crate) fn grid(c: &Chunk) -> (Vec<usize>, Option<String>) {
+    (c.chunks.clone(), c.compressor.clone())
+}
+
+/// A chunked array's shape and datatype.
+pub(crate) fn shape_and_type(c: &Chunk) -> (&[usize], &Datatype) {
+    (&c.shape, &c.datatype)
+}
+
+/// Where a chunked array is read from: the file's blocks and directory, and what may be
+/// opened beside it.
+pub(crate) struct Place<'a> {
+    pub(crate) reader: &'a Reader<Box<dyn ReadAt>>,
+    pub(crate) absolute: &'a dyn Fn(i64, usize) -> Option<usize>,
+    pub(crate) dir: Option<&'a Path>,
+    pub(crate) policy: ReferencePolicy,
+    pub(crate) max_bytes: u64,
+    /// The URL the file was read from, with its options (read by builds with `remote`: the
+    /// stores beside a remote file).
+    #[allow(dead_code)]
+    pub(crate) remote: Option<(String, crate::net::RemoteOptions)>,
+}
+
+/// The chunked array `node` of `doc` is (`None`: the node is not tagged as one).
+pub(crate) fn open(place: Place<'_>, doc: &Document, node: &Node) -> Result<Option<Chunk>, ChunkedError> {
+    if !node
+        .tag
+        .as_deref()
+        .is_some_and(|t| asdf_chunked::is_zarr_tag(t) || asdf_chunked::is_chunked_ndarray_tag(t))
+    {
+        return Ok(None);
     }
+    let cx = asdf_chunked::Context {
+        reader: place.reader,
+        absolute: place.absolute,
+        dir: place.dir,
+        policy: place.policy,
+        max_bytes: place.max_bytes,
+        #[cfg(feature = "remote")]
+        remote: place.remote,
+    };
+    asdf_chunked::Chunked::open(&cx, doc, node).map(|c| Some(Arc::new(c)))
+}
+
+/// An array encoded in asdf-zarr's layout, its chunk blocks to be blocks `first`, `first +
+/// 1`, ...: the chunks stored (a chunk of fill values is not), the chunk map's bytes (the
+/// block after them) and the node.
+pub(crate) struct Encoded {
+    pub(crate) blocks: Vec<Vec<u8>>,
+    pub(crate) map: Vec<u8>,
+    pub(crate) node: Node,
+}
+
+/// `data` (C order, `order`) encoded in chunks of `chunks`, each compressed with
+/// `compression`'s Zarr compressor.
+pub(crate) fn encode(
+    datatype: &Datatype,
+    order: ByteOrder,
+    shape: &[usize],
+    chunks: &[usize],
+    data: Vec<u8>,
+    compression: Option<Label>,
+    first: usize,
+) -> Result<Encoded, ChunkedError> {
+    if chunks.len() != shape.len() || chunks.contains(&0) {
+        return Err(ChunkedError::Metadata("chunks"));
+    }
+    let compressor = asdf_chunked::zarr_compressor(compression)?;
+    let enc = asdf_chunked::encode(datatype, order, shape, chunks, data, compressor)?;
+    let mut blocks = Vec::new();
+    let mut map = Vec::with_capacity(enc.chunks.len() * 4);
+    for chunk in enc.chunks {
+        let index = match chunk {
+            Some(data) => {
+                let index = first + blocks.len();
+                blocks.push(data);
+                i32::try_from(index).map_err(|_| ChunkedError::TooLarge)?
+            }
+            None => -1,
+        };
+        map.extend_from_slice(&index.to_le_bytes());
+    }
+    let map_index = first + blocks.len();
+    let node = Node::map(vec![
+        (Node::str(".zarray"), asdf_chunked::json_node(&enc.zarray)),
+        (
+            Node::str("chunk_block_map"),
+            Node::int(i64::try_from(map_index).unwrap_or(i64::MAX)),
+        ),
+    ])
+    .with_tag(format!("{}1.0.0", asdf_chunked::ZARR_TAG_PREFIX));
+    Ok(Encoded { blocks, map, node })
 }
 
 /// Where the chunks are, when they are blocks of the file.
@@ -108,119 +193,4 @@ pub(crate) fn local_store_path(store: &Node) -> Option<&str> {
 /// Whether `compression` has a Zarr compressor.
 pub(crate) fn check_compressor(compression: Option<asdf_layout::Label>) -> Result<(), ChunkedError> {
     asdf_chunked::zarr_compressor(compression).map(drop)
-}
-
-impl AsdfFile {
-    /// The chunked array (asdf-zarr) at `pointer`, if the node there is one.
-    pub(crate) fn chunked_array(&self, pointer: &str) -> Result<Option<Array<'_>>, Error> {
-        // Not a chunked array unless the tree says so: a tree that cannot be had (a strict lazy
-        // open of an invalid tree) or a pointer that misses leaves the ndarray error as it was.
-        let Ok(doc) = self.doc() else { return Ok(None) };
-        let Ok(node) = asdf_yaml::pointer::get(doc, pointer) else {
-            return Ok(None);
-        };
-        let node = doc.resolve(node);
-        if !node
-            .tag
-            .as_deref()
-            .is_some_and(|t| asdf_chunked::is_zarr_tag(t) || asdf_chunked::is_chunked_ndarray_tag(t))
-        {
-            return Ok(None);
-        }
-        let cx = asdf_chunked::Context {
-            reader: &self.reader,
-            absolute: &crate::file::absolute_index,
-            dir: self.dir.as_deref(),
-            policy: self.options.references,
-            max_bytes: self.options.layout_limits.max_block_bytes,
-            #[cfg(feature = "remote")]
-            remote: self.remote_origin.clone(),
-        };
-        let c = asdf_chunked::Chunked::open(&cx, doc, node).map_err(|source| Error::Chunked {
-            pointer: pointer.to_owned(),
-            source,
-        })?;
-        // Read as one block holding the decoded array: C order, native byte order.
-        let nd = NdArray {
-            source: Some(Source::Block(0)),
-            data: None,
-            datatype: Some(c.datatype.clone()),
-            byteorder: asdf_chunked::Chunked::byte_order(),
-            shape: Some(c.shape.iter().map(|&d| asdf_core_types::Dim::Fixed(d)).collect()),
-            offset: 0,
-            strides: None,
-            mask: None,
-            extra: Vec::new(),
-            form: asdf_core_types::ndarray::Form::default(),
-        };
-        let len = c.shape.iter().product::<usize>() * c.datatype.size();
-        let view = View::new(&nd, len as u64).map_err(array_error(pointer))?;
-        Ok(Some(Array {
-            file: self,
-            pointer: pointer.to_owned(),
-            shape: c.shape.clone(),
-            datatype: c.datatype.clone(),
-            nd,
-            located: Some((view, BlockRef::Chunked(std::sync::Arc::new(c)))),
-            inline: None,
-            decoded: std::sync::OnceLock::new(),
-        }))
-    }
-
-    /// The node of `array` stored chunked (asdf-zarr's layout), its chunks and chunk map
-    /// added as blocks.
-    pub(crate) fn chunked_node(&mut self, pointer: &str, array: NewArray) -> Result<Node, Error> {
-        let chunks = array.chunks.clone().unwrap_or_default();
-        let chunks = chunks.as_slice();
-        let err = |source| Error::Chunked {
-            pointer: pointer.to_owned(),
-            source,
-        };
-        if chunks.len() != array.shape.len() || chunks.contains(&0) {
-            return Err(err(asdf_chunked::ChunkedError::Metadata("chunks")));
-        }
-        let compressor = asdf_chunked::zarr_compressor(array.compression).map_err(err)?;
-        let enc = asdf_chunked::encode(
-            &array.datatype,
-            array.byteorder,
-            &array.shape,
-            chunks,
-            array.data,
-            compressor,
-        )
-        .map_err(err)?;
-        let first = self.reader.block_count() + self.pending.len();
-        // Negative sources count from the last block, which is about to change.
-        crate::file::absolute_sources(&mut self.doc_mut()?.root, i64::try_from(first).unwrap_or(i64::MAX));
-        let mut map = Vec::with_capacity(enc.chunks.len() * 4);
-        for chunk in enc.chunks {
-            let index = match chunk {
-                Some(data) => {
-                    let index = self.reader.block_count() + self.pending.len();
-                    self.pending.push(NewBlock {
-                        data,
-                        compression: None,
-                        as_is: true,
-                    });
-                    i32::try_from(index).map_err(|_| err(asdf_chunked::ChunkedError::TooLarge))?
-                }
-                None => -1,
-            };
-            map.extend_from_slice(&index.to_le_bytes());
-        }
-        let map_index = self.reader.block_count() + self.pending.len();
-        self.pending.push(NewBlock {
-            data: map,
-            compression: None,
-            as_is: true,
-        });
-        Ok(Node::map(vec![
-            (Node::str(".zarray"), asdf_chunked::json_node(&enc.zarray)),
-            (
-                Node::str("chunk_block_map"),
-                Node::int(i64::try_from(map_index).unwrap_or(i64::MAX)),
-            ),
-        ])
-        .with_tag(format!("{}1.0.0", asdf_chunked::ZARR_TAG_PREFIX)))
-    }
 }
