@@ -161,7 +161,10 @@ impl<'a> Differ<'a> {
     /// Compares `na` (first tree) with `nb` (second, resolved): whether their children are
     /// to be compared.
     fn compare(&mut self, na: &Node, nb: &Node, ptr: &str, ptr_b: &str) -> bool {
-        if crate::info::is_ndarray(na) && crate::info::is_ndarray(nb) {
+        // Chunked arrays (asdf-zarr's, ASDF.jl's) are arrays too: their values are compared,
+        // not the chunk maps and metadata their nodes hold.
+        let array = |n: &Node| crate::info::is_ndarray(n) || n.tag.as_deref().is_some_and(asdf::is_chunked_array_tag);
+        if array(na) && array(nb) {
             // Compared by value: the tag's version and the storage may differ.
             self.arrays(ptr, ptr_b);
             return false;
@@ -249,7 +252,10 @@ impl<'a> Differ<'a> {
             f.get(ptr)
                 .ok()
                 .and_then(|n| f.document().ok().map(|d| d.resolve(n)))
-                .is_some_and(|n| n.get("source").is_some() && n.get("mask").is_none())
+                .is_some_and(|n| {
+                    let chunked = n.tag.as_deref().is_some_and(asdf::is_chunked_array_tag);
+                    (chunked || n.get("source").is_some()) && n.get("mask").is_none()
+                })
         };
         if plain(self.a, ptr) && plain(self.b, ptr_b) {
             return self.arrays_streamed(ptr, ptr_b);

@@ -1382,3 +1382,46 @@ fn preview_draws_images_plots_planes_and_sheets() {
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("/nothing"), "{text}");
 }
+
+/// Chunked arrays (asdf-zarr's layout) are compared by their values, as ndarrays are: one
+/// element changed anywhere is a difference (the chunk maps and metadata compared alone said
+/// nothing); a chunked array and an ndarray of the same values are equal.
+#[test]
+fn diff_compares_chunked_arrays_by_value() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-diff-chunked");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (rows, cols) = (37usize, 23usize);
+    let base: Vec<f32> = (0..rows * cols).map(|i| i as f32 * 0.5).collect();
+    let make = |name: &str, data: &[f32], chunks: Option<&[usize]>| {
+        let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
+        let mut a = asdf::NewArray::from_slice(data, &[rows, cols]).unwrap();
+        if let Some(c) = chunks {
+            a = a.chunks(c).compression(asdf::Label::ZLIB);
+        }
+        f.put_array("/img", a).unwrap();
+        let p = dir.join(name);
+        f.write(&p, &asdf::WriteOptions::default()).unwrap();
+        p.display().to_string()
+    };
+    let a = make("a.asdf", &base, Some(&[8, 5]));
+    let plain = make("plain.asdf", &base, None);
+    for (k, at) in [0, rows * cols / 2, rows * cols - 1].into_iter().enumerate() {
+        let mut changed = base.clone();
+        changed[at] += 1.0;
+        let b = make(&format!("b{k}.asdf"), &changed, Some(&[8, 5]));
+        let (code, text) = run(&["diff", &a, &b, "-i", "/asdf_library"]);
+        assert_eq!(code, 1, "{text}");
+        assert!(
+            text.contains(&format!(
+                "/img: 1 of {} elements differ; first at flat index {at}",
+                rows * cols
+            )),
+            "{text}"
+        );
+    }
+    let (code, text) = run(&["diff", &a, &plain, "-i", "/asdf_library"]);
+    assert_eq!(code, 0, "{text}");
+    let again = make("again.asdf", &base, Some(&[8, 5]));
+    let (code, text) = run(&["diff", &a, &again, "-i", "/asdf_library"]);
+    assert_eq!(code, 0, "{text}");
+}

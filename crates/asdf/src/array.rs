@@ -446,6 +446,13 @@ impl<'f> Array<'f> {
     pub(crate) fn region_vec<T: Scalar>(&self, region: &Region) -> Result<Vec<T>, Error> {
         let sel = self.selection(region)?;
         let err = array_error(&self.pointer);
+        // The type is checked whatever the region holds (an empty one too).
+        if self.datatype != Datatype::Scalar(T::TYPE) {
+            return Err(err(NdArrayError::TypeMismatch {
+                want: T::TYPE,
+                have: self.datatype.to_string(),
+            }));
+        }
         if self.located.is_none() {
             // Inline: the tree's elements, already decoded.
             return Ok(sel.gather_in(&vec![0; self.shape.len()], &self.shape, &self.read_vec::<T>()?));
@@ -468,6 +475,7 @@ impl<'f> Array<'f> {
     /// As [`Array::read_region`]; [`Error::Array`] (`MissingBlock`) for an inline array.
     pub(crate) fn region_bytes(&self, region: &Region) -> Result<(Vec<u8>, ByteOrder), Error> {
         let sel = self.selection(region)?;
+        self.refuse_inline()?;
         let size = self.datatype.size();
         match self.region_data(&sel)? {
             RegionData::Empty => Ok((Vec::new(), self.byte_order())),
@@ -525,6 +533,7 @@ impl<'f> Array<'f> {
     /// As [`Array::read_region`]; [`Error::Usage`] when `out` is not the region's size.
     pub fn read_region_into(&self, region: &Region, out: &mut [u8]) -> Result<ByteOrder, Error> {
         let sel = self.selection(region)?;
+        self.refuse_inline()?;
         let want = sel.count().saturating_mul(self.datatype.size());
         if out.len() != want {
             return Err(Error::Usage("the buffer is not the size of the region's bytes"));
@@ -667,7 +676,21 @@ impl<'f> Array<'f> {
     /// # Errors
     /// As [`Array::read`].
     pub fn for_each_chunk<T: Scalar>(&self, f: impl FnMut(&[T])) -> Result<(), Error> {
+        // Memory is bounded, but time follows the claim: a view whose zero strides repeat its
+        // data billions of times is refused, as a whole read is.
+        self.refuse_repeated(&self.shape)?;
         chunks_from_pieces(|g| self.pieces(g), f)
+    }
+
+    /// The bytes of an inline array are not had: its elements are in the tree.
+    fn refuse_inline(&self) -> Result<(), Error> {
+        if self.inline.is_some() {
+            return Err(Error::NotSupported {
+                pointer: self.pointer.clone(),
+                problem: "an inline array's elements are in the tree, not in bytes: read them typed (`Vec<T>`) or with `values`",
+            });
+        }
+        Ok(())
     }
 
     /// The elements as dynamically typed values, with the mask applied as flags (the

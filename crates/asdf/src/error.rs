@@ -178,6 +178,16 @@ pub enum Error {
         /// Their indices in the file read.
         blocks: Vec<usize>,
     },
+    /// What the array at `pointer` cannot do as asked: the bytes of an inline array (its
+    /// elements are in the tree: read them typed or with `values`), a chunked array in the
+    /// exploded form.
+    #[error("{pointer}: {problem}")]
+    NotSupported {
+        /// Where the array is.
+        pointer: String,
+        /// What cannot be done.
+        problem: &'static str,
+    },
     /// [`crate::AsdfFile::update`] on a file that was not opened from a path.
     #[error("this file was not opened from a path: write it with `write` to a path")]
     NoPath,
@@ -297,7 +307,7 @@ impl Error {
             Error::Fits { .. } => ErrorKind::Format,
             Error::External { .. } | Error::Reference { .. } => ErrorKind::Reference,
             Error::Changed { .. } | Error::OutputIsInput { .. } | Error::UnnamedBlocks { .. } => ErrorKind::Refused,
-            Error::Pointer(_) | Error::NoPath | Error::Usage(_) => ErrorKind::Usage,
+            Error::Pointer(_) | Error::NoPath | Error::Usage(_) | Error::NotSupported { .. } => ErrorKind::Usage,
         }
     }
 }

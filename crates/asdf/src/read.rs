@@ -23,7 +23,8 @@ mod sealed {
 ///   held in memory) when the whole array is read from an uncompressed block, in native byte
 ///   order, C-contiguous and aligned; a copy otherwise;
 /// - [`RegionBytes`]: the elements' bytes for any datatype (records, strings, complex), with
-///   their byte order and the region's shape;
+///   their byte order and the region's shape (arrays in blocks: an inline array's elements are
+///   in the tree, [`crate::Error::NotSupported`]);
 /// - `ndarray::ArrayD<T>` (feature `ndarray`): shaped as the region.
 pub trait FromRegion<'f>: Sized + sealed::Sealed {
     /// Reads `region` (`None`: the whole array) of `array`.
@@ -35,7 +36,8 @@ pub trait FromRegion<'f>: Sized + sealed::Sealed {
 }
 
 /// A region's elements as bytes, for any datatype: C order, each element in `byte_order`
-/// (the array's own, or the machine's for a chunked array).
+/// (the array's own, or the machine's for a chunked array; a record's fields each keep the
+/// order its datatype gives them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RegionBytes {

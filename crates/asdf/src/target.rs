@@ -101,7 +101,8 @@ impl Written {
         self.bytes
     }
 
-    /// The files written besides the target: the exploded form's array files.
+    /// The files written by the exploded form: its array files and the target (empty for other
+    /// forms).
     #[must_use]
     pub fn files(&self) -> &[PathBuf] {
         &self.files
@@ -127,7 +128,8 @@ pub enum Form {
     /// (`tag:stsci.edu:asdf/0.1.0/X`, FINF's `tag:stsci.edu:finf/0.1.0/X` with `core/finf` at
     /// the root and `dtype` for `datatype`); each block is written decoded or with the chain
     /// `chain` gives it (ASDF 0.1.0 only). A block behind a `quantize` step is written
-    /// big-endian (what decoding gives), so its array's `byteorder` becomes `big`.
+    /// big-endian (what decoding gives), so its array's `byteorder` becomes `big`. A file with
+    /// arrays added since it was opened is refused: write it first.
     Draft {
         /// The draft.
         dialect: asdf_layout::Dialect,

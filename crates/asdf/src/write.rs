@@ -610,10 +610,29 @@ impl AsdfFile {
         let mut main = AsdfFile::new(self.standard)?;
         main.put_doc(self.doc()?.clone());
         main.dir = self.dir.clone();
+        let doc = self.doc()?;
+        // A chunked array's chunks are blocks its chunk map names by number: the exploded form,
+        // one file per block an ndarray's source names, has no place for them.
+        let mut chunked = None;
+        doc.root.walk(&mut |path, n| {
+            if chunked.is_none()
+                && n.tag
+                    .as_deref()
+                    .is_some_and(asdf_core_types::chunk_tags::is_chunked_array_tag)
+            {
+                chunked = Some(asdf_yaml::pointer::pointer_of(&doc.root, path));
+            }
+            chunked.is_none()
+        });
+        if let Some(pointer) = chunked {
+            return Err(Error::NotSupported {
+                pointer,
+                problem: "a chunked array has no place in the exploded form (its chunks are blocks its chunk map names): write the file whole",
+            });
+        }
         // Blocks that no ndarray names would be left behind (an extension's tag may refer to
         // them by index): refuse, naming them, rather than drop them.
         let total = self.reader.block_count() + self.pending.len();
-        let doc = self.doc()?;
         let named: std::collections::HashSet<usize> = block_arrays(&doc.root)
             .iter()
             .filter_map(|p| doc.root.at_path(p)?.get("source")?.as_i64())

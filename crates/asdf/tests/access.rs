@@ -314,6 +314,9 @@ fn absurd_zero_stride_views_are_errors() {
     g.set_tree_yaml(yaml.as_bytes()).unwrap();
     assert!(g.array("/a").and_then(|a| a.values()).is_err());
     assert!(g.array("/a").and_then(|a| a.read::<Vec<f64>>()).is_err());
+    // Streaming holds memory, not time: refused as the whole read is.
+    let streamed = g.array("/a").and_then(|a| a.for_each_chunk::<f64>(|_| {}));
+    assert!(matches!(streamed, Err(asdf::Error::Repeated { .. })), "{streamed:?}");
     assert_eq!(
         g.array("/a").and_then(|a| a.element(&[999_999_999_999_999])).unwrap(),
         Element::Float(1.5)
@@ -710,4 +713,57 @@ fn overlapping_views_are_held_to_the_block_limit() {
         a.read_region::<Vec<f64>>(&":, 5".parse().unwrap()).unwrap().len(),
         200_000
     );
+}
+
+/// The generic read's edges: an empty region of the wrong type is refused as a whole read is;
+/// an inline array's bytes are refused with a clear error (its typed reads work); a chunked
+/// array is refused by the exploded form, naming it, and nothing is written.
+#[test]
+fn generic_read_and_write_edges() {
+    let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+    let data: Vec<f64> = (0..12).map(f64::from).collect();
+    f.put_array("/a", asdf::NewArray::from_slice(&data, &[3, 4]).unwrap())
+        .unwrap();
+    f.put_array("/i", asdf::NewArray::from_slice(&data, &[12]).unwrap().inline())
+        .unwrap();
+    let bytes = f
+        .write(asdf::Target::Bytes, &WriteOptions::default())
+        .unwrap()
+        .into_bytes();
+    let g = asdf::Open::bytes(bytes).open().unwrap();
+    let a = g.array("/a").unwrap();
+    let empty: asdf::Region = "1:1".parse().unwrap();
+    assert!(a.read_region::<Vec<f32>>(&empty).is_err());
+    assert!(a.read_region::<Vec<f64>>(&empty).unwrap().is_empty());
+    let i = g.array("/i").unwrap();
+    assert_eq!(i.read::<Vec<f64>>().unwrap(), data);
+    assert_eq!(i.read_region::<Vec<f64>>(&"2:4".parse().unwrap()).unwrap(), [2.0, 3.0]);
+    let e = i.read::<asdf::RegionBytes>().unwrap_err();
+    assert!(
+        matches!(e, asdf::Error::NotSupported { ref pointer, .. } if pointer == "/i"),
+        "{e:?}"
+    );
+    assert_eq!(e.kind(), asdf::ErrorKind::Usage);
+    let mut out = vec![0u8; 16];
+    assert!(matches!(
+        i.read_region_into(&"0:2".parse().unwrap(), &mut out),
+        Err(asdf::Error::NotSupported { .. })
+    ));
+    let mut c = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+    c.put_array(
+        "/img",
+        asdf::NewArray::from_slice(&data, &[3, 4]).unwrap().chunks(&[2, 2]),
+    )
+    .unwrap();
+    let dir = std::env::temp_dir().join(format!("asdf-exploded-chunked-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let e = c
+        .write(dir.join("x.asdf"), &WriteOptions::default().form(asdf::Form::Exploded))
+        .unwrap_err();
+    assert!(
+        matches!(e, asdf::Error::NotSupported { ref pointer, .. } if pointer == "/img"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing is written");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
