@@ -1,5 +1,5 @@
 //! Opening: [`open`] for the common case, [`Open`] for everything else (bytes, a reader, a URL,
-//! options, a lazy open). Every way in ends at [`open_source`]: the header and block index
+//! options, a lazy open). Every way in ends at `open_prefetched`: the header and block index
 //! are read there, and the tree is parsed and checked at once ([`AsdfFile::parsed`]) unless the
 //! open is lazy.
 
