@@ -194,10 +194,7 @@ fn big_endian_and_strided_views_read_element_by_element() {
         asdf::NewArray::from_bytes(Datatype::Scalar(ScalarType::Int32), &[2, 3], ByteOrder::Big, data),
     )
     .unwrap();
-    let bytes = f
-        .write(asdf::Target::Bytes, &WriteOptions::default())
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let bytes = crate::common::bytes(&f, &WriteOptions::default()).unwrap();
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let view = text.replacen(
         "a: !core/ndarray-1.1.0",
@@ -209,14 +206,10 @@ fn big_endian_and_strided_views_read_element_by_element() {
     let tree_start = view.find("%YAML").unwrap();
     let tree_end = view.find("\n...\n").unwrap() + 5;
     g.set_tree_yaml(&view.as_bytes()[tree_start..tree_end]).unwrap();
-    let h = asdf::Open::bytes(
-        g.write(asdf::Target::Bytes, &WriteOptions::default())
-            .map(asdf::Written::into_bytes)
-            .unwrap(),
-    )
-    .options(OpenOptions::default())
-    .open()
-    .unwrap();
+    let h = asdf::Open::bytes(crate::common::bytes(&g, &WriteOptions::default()).unwrap())
+        .options(OpenOptions::default())
+        .open()
+        .unwrap();
     assert_eq!(h.array("/a").and_then(|a| a.element(&[1, 2])).unwrap(), Element::Int(5));
     assert_eq!(h.array("/t").and_then(|a| a.element(&[2, 1])).unwrap(), Element::Int(5));
     assert_eq!(h.array("/t").and_then(|a| a.element(&[1, 0])).unwrap(), Element::Int(1));
@@ -258,14 +251,10 @@ fn arrays_as_ndarray() {
         asdf::NewArray::from_bytes(Datatype::Scalar(ScalarType::Int32), &[2, 3], ByteOrder::Little, data),
     )
     .unwrap();
-    let g = asdf::Open::bytes(
-        f.write(asdf::Target::Bytes, &WriteOptions::default())
-            .map(asdf::Written::into_bytes)
-            .unwrap(),
-    )
-    .options(OpenOptions::default())
-    .open()
-    .unwrap();
+    let g = asdf::Open::bytes(crate::common::bytes(&f, &WriteOptions::default()).unwrap())
+        .options(OpenOptions::default())
+        .open()
+        .unwrap();
     let a = g.array("/a").and_then(|a| a.read::<ndarray::ArrayD<i32>>()).unwrap();
     assert_eq!(a.shape(), &[2, 3]);
     assert_eq!(a[[1, 2]], 5);
@@ -304,10 +293,7 @@ fn absurd_zero_stride_views_are_errors() {
         ),
     )
     .unwrap();
-    let bytes = f
-        .write(asdf::Target::Bytes, &WriteOptions::default())
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let bytes = crate::common::bytes(&f, &WriteOptions::default()).unwrap();
     let mut g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
     let yaml = String::from_utf8(asdf::emit_yaml(g.document().unwrap()).unwrap()).unwrap();
     let yaml = yaml.replace("shape: [1]", "shape: [1000000000000000]\n  strides: [0]");
@@ -348,13 +334,8 @@ fn for_each_reads_compressed_blocks_piece_by_piece() {
         )
         .unwrap();
         let label = asdf::Label::from_name(label).unwrap();
-        let bytes = f
-            .write(
-                asdf::Target::Bytes,
-                &WriteOptions::default().compression(asdf::Compression::All(label)),
-            )
-            .map(asdf::Written::into_bytes)
-            .unwrap();
+        let bytes =
+            crate::common::bytes(&f, &WriteOptions::default().compression(asdf::Compression::All(label))).unwrap();
         let mut g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
         // A second array: a view of the same block at byte offset 4 (elements straddle pieces).
         let yaml = String::from_utf8(asdf::emit_yaml(g.document().unwrap()).unwrap()).unwrap();
@@ -508,10 +489,7 @@ fn block_read_into_vec_follows_the_data_not_the_claim() {
             .compression(asdf::Label::ZLIB),
     )
     .unwrap();
-    let mut bytes = f
-        .write(asdf::Target::Bytes, &WriteOptions::default().checksums(false))
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let mut bytes = crate::common::bytes(&f, &WriteOptions::default().checksums(false)).unwrap();
     // The honest file first.
     let ok = asdf::Open::bytes(bytes.clone())
         .options(OpenOptions::default())
@@ -556,10 +534,7 @@ fn verify_reports_every_block_and_array_problem() {
         )
         .unwrap();
     }
-    let bytes = f
-        .write(asdf::Target::Bytes, &WriteOptions::default())
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let bytes = crate::common::bytes(&f, &WriteOptions::default()).unwrap();
     let ok = asdf::Open::bytes(bytes.clone())
         .options(OpenOptions::default())
         .open()
@@ -619,10 +594,7 @@ fn typed_values_by_pointer() {
     .with_tag(tag);
     f.set("/speed", q).unwrap();
     f.set("/name", asdf::Node::str("x")).unwrap();
-    let bytes = f
-        .write(asdf::Target::Bytes, &asdf::WriteOptions::default())
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let bytes = crate::common::bytes(&f, &asdf::WriteOptions::default()).unwrap();
     let g = asdf::Open::bytes(bytes.clone()).open().unwrap();
     let speed: Quantity = g.get_as("/speed").unwrap();
     assert_eq!(speed.to_string(), "3.5 km / s");

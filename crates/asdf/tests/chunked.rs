@@ -55,10 +55,7 @@ fn streamed_runs_cut_anywhere_read_as_the_bytes_do() {
             arr = arr.compression(c);
         }
         f.put_array("/a", arr).unwrap();
-        let bytes = f
-            .write(asdf::Target::Bytes, &WriteOptions::default())
-            .map(asdf::Written::into_bytes)
-            .unwrap();
+        let bytes = crate::common::bytes(&f, &WriteOptions::default()).unwrap();
         for at_once in [1, 3, 8] {
             let file = asdf::Open::source(Dribble {
                 bytes: bytes.clone(),
@@ -121,10 +118,7 @@ fn hostile_base(options: asdf::OpenOptions) -> asdf::AsdfFile {
         .unwrap();
     f.put_array("/m", NewArray::from_slice(&[0i32, 0, 0, 0], &[4]).unwrap())
         .unwrap();
-    let bytes = f
-        .write(asdf::Target::Bytes, &WriteOptions::default())
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let bytes = crate::common::bytes(&f, &WriteOptions::default()).unwrap();
     asdf::Open::bytes(bytes).options(options).open().unwrap()
 }
 

@@ -108,10 +108,7 @@ fn jwst_layout_reads_by_hdu() {
     assert_eq!(a.read_region::<Vec<f32>>(&"2, 3".parse().unwrap()).unwrap()[0], sci[11]);
     assert_eq!(f.array("/dq").unwrap().read::<Vec<i32>>().unwrap(), dq);
     // Written as plain ASDF: the HDUs' data become blocks, the sources block numbers.
-    let out = f
-        .write(asdf::Target::Bytes, &WriteOptions::default())
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let out = crate::common::bytes(&f, &WriteOptions::default()).unwrap();
     let g = asdf::Open::bytes(out)
         .options(OpenOptions::default().strict(true))
         .open()
@@ -279,13 +276,7 @@ fn new_tree() -> asdf::AsdfFile {
 #[test]
 fn a_tree_is_written_as_asdf_in_fits() {
     let f = new_tree();
-    let bytes = f
-        .write(
-            asdf::Target::Bytes,
-            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
-        )
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let bytes = crate::common::fits_bytes(&f, FitsWriteOptions::default()).unwrap();
     assert_eq!(bytes.len() % 2880, 0);
     let hdus = hdus_of(&bytes);
     let names: Vec<(Option<&str>, i64, &HduKind)> = hdus.iter().map(|h| (h.name.as_deref(), h.ver, &h.kind)).collect();
@@ -337,10 +328,7 @@ fn a_tree_is_written_as_asdf_in_fits() {
     let opts = FitsWriteOptions::default()
         .name("/sci", "SCI_A")
         .asdf_hdu(AsdfHdu::Image);
-    let bytes = f
-        .write(asdf::Target::Bytes, &asdf::WriteOptions::default().fits(opts))
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let bytes = crate::common::fits_bytes(&f, opts).unwrap();
     let hdus = hdus_of(&bytes);
     assert_eq!(hdus[1].name.as_deref(), Some("SCI_A"));
     let last = hdus.last().unwrap();
@@ -358,13 +346,7 @@ fn a_tree_is_written_as_asdf_in_fits() {
 #[test]
 fn checksums_make_every_hdu_sum_to_minus_zero() {
     let f = new_tree();
-    let bytes = f
-        .write(
-            asdf::Target::Bytes,
-            &asdf::WriteOptions::default().fits(FitsWriteOptions::default().checksums(true)),
-        )
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let bytes = crate::common::fits_bytes(&f, FitsWriteOptions::default().checksums(true)).unwrap();
     let hdus = hdus_of(&bytes);
     for (i, h) in hdus.iter().enumerate() {
         let end = hdus.get(i + 1).map_or(bytes.len(), |n| n.header_offset as usize);
@@ -381,21 +363,9 @@ fn checksums_make_every_hdu_sum_to_minus_zero() {
         assert!(code.bytes().all(|b| b.is_ascii_alphanumeric()), "{code}");
     }
     // Without checksums, none (a FITS file's cards are not carried over).
-    let plain = f
-        .write(
-            asdf::Target::Bytes,
-            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
-        )
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let plain = crate::common::fits_bytes(&f, FitsWriteOptions::default()).unwrap();
     let g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
-    let again = g
-        .write(
-            asdf::Target::Bytes,
-            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
-        )
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let again = crate::common::fits_bytes(&g, FitsWriteOptions::default()).unwrap();
     for h in hdus_of(&again) {
         assert!(h.value("CHECKSUM").is_none() && h.value("DATASUM").is_none());
     }
@@ -430,13 +400,7 @@ fn a_fits_file_keeps_its_hdus_and_headers_through_asdf() {
         .open()
         .unwrap();
     // FITS -> FITS: the same HDUs, headers card for card, data byte for byte.
-    let again = f
-        .write(
-            asdf::Target::Bytes,
-            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
-        )
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let again = crate::common::fits_bytes(&f, FitsWriteOptions::default()).unwrap();
     let same = |a: &[u8], b: &[u8]| {
         let (ha, hb) = (hdus_of(a), hdus_of(b));
         assert_eq!(ha.len(), hb.len());
@@ -455,10 +419,7 @@ fn a_fits_file_keeps_its_hdus_and_headers_through_asdf() {
         .open()
         .unwrap();
     assert!(f.keep_fits_headers().unwrap());
-    let plain = f
-        .write(asdf::Target::Bytes, &WriteOptions::default())
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let plain = crate::common::bytes(&f, &WriteOptions::default()).unwrap();
     let g = asdf::Open::bytes(plain)
         .options(OpenOptions::default().strict(true))
         .open()
@@ -473,13 +434,7 @@ fn a_fits_file_keeps_its_hdus_and_headers_through_asdf() {
         .unwrap();
     assert_eq!(header.items[7].as_str(), Some(card("EXTNAME", "'SCI'").as_str()));
     assert_eq!(header.items.len(), 11);
-    let back = g
-        .write(
-            asdf::Target::Bytes,
-            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
-        )
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let back = crate::common::fits_bytes(&g, FitsWriteOptions::default()).unwrap();
     same(&bytes, &back);
     let h = asdf::Open::bytes(back)
         .options(OpenOptions::default().strict(true))
@@ -502,13 +457,7 @@ fn a_fits_file_keeps_its_hdus_and_headers_through_asdf() {
         ),
     )
     .unwrap();
-    let out = f
-        .write(
-            asdf::Target::Bytes,
-            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
-        )
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let out = crate::common::fits_bytes(&f, FitsWriteOptions::default()).unwrap();
     let hdus = hdus_of(&out);
     assert_eq!(hdus.len(), 5);
     assert_eq!(
@@ -612,14 +561,10 @@ fn a_fits_node_is_written_card_for_card() {
         )
         .unwrap();
         f.set("/hdus/1/data", asdf::Node::null()).unwrap();
-        let mut g = asdf::Open::bytes(
-            f.write(asdf::Target::Bytes, &WriteOptions::default())
-                .map(asdf::Written::into_bytes)
-                .unwrap(),
-        )
-        .options(OpenOptions::default())
-        .open()
-        .unwrap();
+        let mut g = asdf::Open::bytes(crate::common::bytes(&f, &WriteOptions::default()).unwrap())
+            .options(OpenOptions::default())
+            .open()
+            .unwrap();
         g.put_array(
             "/hdus/1/data",
             NewArray::from_bytes(
@@ -701,13 +646,7 @@ fn extnames_equal_for_fits_readers_get_their_own_extver() {
         let v: Vec<f32> = (0..4).map(|j| (i * 10 + j) as f32).collect();
         f.put_array(k, NewArray::from_slice(&v, &[4]).unwrap()).unwrap();
     }
-    let bytes = f
-        .write(
-            asdf::Target::Bytes,
-            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
-        )
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let bytes = crate::common::fits_bytes(&f, FitsWriteOptions::default()).unwrap();
     let hdus = hdus_of(&bytes);
     let mut pairs: Vec<(String, i64)> = hdus
         .iter()
@@ -729,22 +668,12 @@ fn extnames_equal_for_fits_readers_get_their_own_extver() {
 #[test]
 fn arrays_moved_into_hdus_leave_no_copy_in_the_asdf_hdu() {
     let f = new_tree();
-    let plain = asdf::Open::bytes(
-        f.write(asdf::Target::Bytes, &WriteOptions::default())
-            .map(asdf::Written::into_bytes)
-            .unwrap(),
-    )
-    .options(OpenOptions::default())
-    .open()
-    .unwrap();
-    assert!(plain.source().layout().block_count() > 0);
-    let bytes = plain
-        .write(
-            asdf::Target::Bytes,
-            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
-        )
-        .map(asdf::Written::into_bytes)
+    let plain = asdf::Open::bytes(crate::common::bytes(&f, &WriteOptions::default()).unwrap())
+        .options(OpenOptions::default())
+        .open()
         .unwrap();
+    assert!(plain.source().layout().block_count() > 0);
+    let bytes = crate::common::fits_bytes(&plain, FitsWriteOptions::default()).unwrap();
     let g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
     // Only the array FITS cannot hold (complex64) keeps a block.
     let internal = g
@@ -789,13 +718,7 @@ fn overlapping_views_do_not_grow_into_images() {
     file.extend_from_slice(&[0u8; 16]);
     file.extend_from_slice(&data);
     let f = asdf::Open::bytes(file).options(OpenOptions::default()).open().unwrap();
-    let bytes = f
-        .write(
-            asdf::Target::Bytes,
-            &asdf::WriteOptions::default().fits(FitsWriteOptions::default()),
-        )
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let bytes = crate::common::fits_bytes(&f, FitsWriteOptions::default()).unwrap();
     assert!(bytes.len() < 200_000, "{} bytes of FITS from a 40 KB file", bytes.len());
     let g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
     assert!(matches!(g.array("/v").unwrap().storage(), Storage::Internal { .. }));

@@ -553,14 +553,10 @@ fn files_of_today_written_as_drafts() {
     f.put_array("/counts", NewArray::from_slice(&counts, &[7]).unwrap())
         .unwrap();
     f.set("/name", Node::str("a draft")).unwrap();
-    let f = asdf::Open::bytes(
-        f.write(asdf::Target::Bytes, &WriteOptions::default())
-            .map(asdf::Written::into_bytes)
-            .unwrap(),
-    )
-    .options(OpenOptions::default())
-    .open()
-    .unwrap();
+    let f = asdf::Open::bytes(crate::common::bytes(&f, &WriteOptions::default()).unwrap())
+        .options(OpenOptions::default())
+        .open()
+        .unwrap();
     let chain = |_: usize, a: Option<&asdf::Array<'_>>| -> Option<Chain> {
         let a = a?;
         let shape = a.shape().to_vec();

@@ -234,10 +234,7 @@ fn references_keep_their_aliases_and_read_as_python_asdf_reads_them() {
     }
     assert_eq!(f.get("/d").unwrap().as_i64(), Some(7));
     // And it writes, and reads back the same.
-    let bytes = f
-        .write(asdf::Target::Bytes, &asdf::WriteOptions::default())
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let bytes = crate::common::bytes(&f, &asdf::WriteOptions::default()).unwrap();
     let g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
     for p in ["/a", "/c", "/l/1", "/e"] {
         assert_eq!(g.get(p).unwrap().as_i64(), Some(3), "{p}");

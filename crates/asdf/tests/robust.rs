@@ -143,12 +143,7 @@ fn mutated_files_never_panic() {
             exercise(&f);
             // Writing it out (blocks copied or recompressed), and reading that back.
             for c in [asdf::Compression::Keep, asdf::Compression::All(asdf::Label::ZLIB)] {
-                if let Ok(out) = f
-                    .write(
-                        asdf::Target::Bytes,
-                        &WriteOptions::default().validate(false).compression(c),
-                    )
-                    .map(asdf::Written::into_bytes)
+                if let Ok(out) = crate::common::bytes(&f, &WriteOptions::default().validate(false).compression(c))
                     && let Ok(g) = asdf::Open::bytes(out).options(opts.clone()).open()
                 {
                     exercise(&g);

@@ -249,14 +249,10 @@ fn negative_sources_keep_pointing_at_their_block_when_blocks_are_appended() {
 fn files_without_a_path_or_with_a_stream_are_refused_or_rewritten() {
     asdf_testdata::needs_conformance!();
     let f0 = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
-    let mut f = asdf::Open::bytes(
-        f0.write(asdf::Target::Bytes, &WriteOptions::default())
-            .map(asdf::Written::into_bytes)
-            .unwrap(),
-    )
-    .options(OpenOptions::default())
-    .open()
-    .unwrap();
+    let mut f = asdf::Open::bytes(crate::common::bytes(&f0, &WriteOptions::default()).unwrap())
+        .options(OpenOptions::default())
+        .open()
+        .unwrap();
     assert!(matches!(f.update(&WriteOptions::default()), Err(asdf::Error::NoPath)));
 
     let dir = tmp("stream");

@@ -86,10 +86,7 @@ fn read_write_read_keeps_trees_and_arrays() {
                 .compression(Compression::All(Label::ZLIB))
                 .index(false),
         ] {
-            let bytes = f
-                .write(asdf::Target::Bytes, &opts)
-                .map(asdf::Written::into_bytes)
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let bytes = crate::common::bytes(&f, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
             let g = asdf::Open::bytes(bytes)
                 .options(OpenOptions::default().validate(false))
                 .open()
@@ -291,10 +288,7 @@ fn float16_needs_standard_1_6() {
         ),
     )
     .unwrap();
-    match f
-        .write(asdf::Target::Bytes, &WriteOptions::default())
-        .map(asdf::Written::into_bytes)
-    {
+    match crate::common::bytes(&f, &WriteOptions::default()) {
         Err(asdf::Error::Invalid(v)) => assert!(v[0].message.contains("float16"), "{}", v[0]),
         other => panic!("{other:?}"),
     }
@@ -309,10 +303,7 @@ fn progress_is_reported_per_block() {
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let s = seen.clone();
     let opts = WriteOptions::default().progress(move |done, total| s.lock().unwrap().push((done, total)));
-    let bytes = f
-        .write(asdf::Target::Bytes, &opts)
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let bytes = crate::common::bytes(&f, &opts).unwrap();
     assert_eq!(*seen.lock().unwrap(), vec![(0, 3), (1, 3), (2, 3), (3, 3)]);
     let g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
     assert_eq!(g.source().layout().block_count(), 3);
@@ -414,14 +405,11 @@ fn standard_1_7_0_is_read_and_written_only_on_opt_in() {
     add_three_bytes(&mut f);
     if std::env::var_os("ASDF_UNSTABLE_CORE_SCHEMAS").is_none() {
         assert!(matches!(
-            f.write(asdf::Target::Bytes, &WriteOptions::default()).map(asdf::Written::into_bytes),
+            crate::common::bytes(&f, &WriteOptions::default()),
             Err(asdf::Error::UnstableStandard(x)) if x == v
         ));
     }
-    let bytes = f
-        .write(asdf::Target::Bytes, &WriteOptions::default().unstable_standard(true))
-        .map(asdf::Written::into_bytes)
-        .unwrap();
+    let bytes = crate::common::bytes(&f, &WriteOptions::default().unstable_standard(true)).unwrap();
     let text = String::from_utf8_lossy(&bytes[..300]).into_owned();
     assert!(text.contains("#ASDF_STANDARD 1.7.0"), "{text}");
     assert!(text.contains("!core/ndarray-1.2.0"), "{text}");
@@ -444,12 +432,9 @@ fn standard_1_7_0_is_read_and_written_only_on_opt_in() {
         vec![Element::UInt(1), Element::UInt(2), Element::UInt(3)]
     );
     // A schema violation under ndarray-1.2.0 is found.
-    let bad = String::from_utf8_lossy(
-        &f.write(asdf::Target::Bytes, &WriteOptions::default().unstable_standard(true))
-            .map(asdf::Written::into_bytes)
-            .unwrap(),
-    )
-    .replace("datatype: uint8", "datatype: uint99");
+    let bad =
+        String::from_utf8_lossy(&crate::common::bytes(&f, &WriteOptions::default().unstable_standard(true)).unwrap())
+            .replace("datatype: uint8", "datatype: uint99");
     let h = asdf::Open::bytes(bad.into_bytes())
         .options(OpenOptions::default())
         .open()

@@ -30,3 +30,13 @@ pub fn ndarray_pointers(f: &AsdfFile, nested: bool) -> Vec<String> {
     }
     out
 }
+
+/// The bytes of `f` written as `options` say, in memory.
+pub fn bytes(f: &AsdfFile, options: &asdf::WriteOptions) -> Result<Vec<u8>, asdf::Error> {
+    f.write(asdf::Target::Bytes, options).map(asdf::Written::into_bytes)
+}
+
+/// The bytes of `f` written as FITS, in memory.
+pub fn fits_bytes(f: &AsdfFile, fits: asdf::FitsWriteOptions) -> Result<Vec<u8>, asdf::Error> {
+    bytes(f, &asdf::WriteOptions::default().fits(fits))
+}
