@@ -512,9 +512,9 @@ fn same_as_python(root: &Path, dump: &J, validate: bool) -> (usize, usize, usize
             .options(asdf::OpenOptions::default().validate(validate))
             .open()
             .unwrap_or_else(|e| panic!("{rel}: Python reads it, we fail: {e}"));
-        // And `to-json` (asdf::json, the CLI's) of the same file: the same values.
+        // And `to-json` (asdf_tools::json, the CLI's) of the same file: the same values.
         let mut text = Vec::new();
-        asdf::json::to_json(&f, &mut text).unwrap();
+        asdf_tools::json::to_json(&f, &mut text).unwrap();
         let json: J = serde_json::from_slice(&text).unwrap_or_else(|e| panic!("{rel}: to-json is not JSON: {e}"));
         for (p, want) in items.as_object().unwrap() {
             let ptr = our_pointer(&f, p).unwrap_or_else(|| panic!("{rel}: no node at Python's {p}"));
@@ -1208,7 +1208,7 @@ fn random_fits_files_read_as_astropy_reads_them() {
         let f = asdf::open(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         no_fits_warnings(&f, name);
         let mut text = Vec::new();
-        asdf::json::to_json(&f, &mut text).unwrap();
+        asdf_tools::json::to_json(&f, &mut text).unwrap();
         let json: J = serde_json::from_slice(&text).unwrap();
         for (p, want) in items.as_object().unwrap() {
             let j = json_at(&json, p).unwrap_or_else(|| panic!("{name}{p}: not in to-json's output"));

@@ -517,7 +517,7 @@ fn real_world_files_agree_with_python() {
         compare(&f, &f.document().unwrap().root, "", tree, &mut d, 0);
         // And `to-json` (as `asdf-cli to-json --schema-dir` writes it) against the same tree.
         let mut json = Vec::new();
-        asdf::json::to_json(&f, &mut json).unwrap();
+        asdf_tools::json::to_json(&f, &mut json).unwrap();
         match serde_json::from_slice::<J>(&json) {
             Ok(j) => compare_json(&j, tree, "", &mut d),
             Err(e) => d.push(format!("to-json is not JSON: {e}")),

@@ -20,6 +20,7 @@ mod error;
 mod meta;
 mod read;
 mod runs;
+mod storage;
 mod store;
 
 pub use asdf_core_types::chunk_tags::{ZARR_TAG_PREFIX, is_chunked_ndarray_tag, is_zarr_tag};
@@ -27,4 +28,5 @@ pub use codec::{Encoded, decode_zarr_chunk, encode, zarr_compressor};
 pub use error::ChunkedError;
 pub use meta::{ChunkLayout, json_node};
 pub use read::{ChunkMap, Chunked, Context, StoreObject};
+pub use storage::ChunkedBytes;
 pub use store::local_store_path;

@@ -231,8 +231,8 @@ impl<'a> Differ<'a> {
                 ptr,
                 format!(
                     "{differing} of {count} elements differ; first at flat index {at}: {} != {}",
-                    asdf::json::element_text(&x),
-                    asdf::json::element_text(&y)
+                    asdf_tools::json::element_text(&x),
+                    asdf_tools::json::element_text(&y)
                 ),
             ),
             Ok(_) => {}
@@ -287,8 +287,8 @@ impl<'a> Differ<'a> {
                     "{} of {} elements differ; first at flat index {first}: {} != {}",
                     differing.len(),
                     x.elements.len(),
-                    asdf::json::element_text(&x.elements[first]),
-                    asdf::json::element_text(&y.elements[first])
+                    asdf_tools::json::element_text(&x.elements[first]),
+                    asdf_tools::json::element_text(&y.elements[first])
                 ),
             );
         }

@@ -300,11 +300,11 @@ fn write_json(
     let count = bytes.len() / size;
     if count == 0 || shape.is_empty() {
         // No element (brackets only), or one (0-d).
-        let mut json = asdf::json::array_to_json(datatype, shape, &elements(t, bytes));
+        let mut json = asdf_tools::json::array_to_json(datatype, shape, &elements(t, bytes));
         json.push('\n');
         return w.write_all(json.as_bytes());
     }
-    let head = asdf::json::array_to_json(datatype, shape, &[]);
+    let head = asdf_tools::json::array_to_json(datatype, shape, &[]);
     // `{"datatype": ..., "shape": [...], "data": ` and the data's opening.
     let cut = head.find("\"data\": ").map_or(head.len(), |i| i + "\"data\": ".len());
     w.write_all(&head.as_bytes()[..cut])?;
@@ -328,7 +328,7 @@ fn write_json(
                     text.push('[');
                 }
             }
-            text.push_str(&asdf::json::element_text(e));
+            text.push_str(&asdf_tools::json::element_text(e));
         }
         w.write_all(text.as_bytes())?;
     }

@@ -46,14 +46,14 @@ fn to_json(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
     match out {
         None => {
             let mut o = out::Stdout;
-            warnings = asdf::json::to_json(&file, &mut o).map_err(|source| asdf::Error::Io {
+            warnings = asdf_tools::json::to_json(&file, &mut o).map_err(|source| asdf::Error::Io {
                 path: "<stdout>".into(),
                 source,
             })?;
         }
         Some(out) => {
             asdf::write_atomically(out, |w| {
-                warnings = asdf::json::to_json(&file, w)?;
+                warnings = asdf_tools::json::to_json(&file, w)?;
                 Ok(())
             })?;
             eprintln!("wrote {}", out.display());

@@ -12,7 +12,9 @@
 //! ASDF HDU opened as the file, `fits:` sources read, FITS written from a tree) is in the
 //! facade, `asdf`.
 
+pub mod file;
 pub mod out;
+pub mod write;
 
 use asdf_layout::ReadAt;
 
@@ -75,6 +77,9 @@ pub enum FitsError {
         /// The second.
         second: usize,
     },
+    /// An ndarray of a datatype FITS images do not have, asked to be written as one.
+    #[error("a FITS image cannot hold {0} values")]
+    NoImageType(&'static str),
     /// A `fits:` source that names no HDU, or more than one.
     #[error("source `fits:{text}`: {problem}")]
     Source {

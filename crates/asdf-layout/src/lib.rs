@@ -40,6 +40,7 @@ pub mod md5;
 mod prefault;
 mod reader;
 pub mod source;
+pub mod storage;
 mod version;
 mod writer;
 

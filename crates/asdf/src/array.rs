@@ -1,44 +1,12 @@
 //! Typed handles: [`Array`] for an ndarray of the tree, [`Block`] for a block of the file.
 
-use crate::blocks::Piece;
-use crate::error::{Error, array_error, pointer_error};
-use crate::file::{AsdfFile, BlockRef};
+use crate::blocks::{Bytes, Piece, element_at, pieces_at, view_data};
+use crate::error::{Error, array_error, pointer_error, storage_error};
+use crate::file::{AsdfFile, BlockIndex};
 use asdf_core_types::region::{Region, Selection};
 use asdf_core_types::{ByteOrder, Datatype, Decoded, Element, NdArray, NdArrayError, Scalar, Source, View};
 use asdf_layout::Label;
-
-/// Where an array's data is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Storage {
-    /// In block `block` of this file.
-    Internal {
-        /// The block's index.
-        block: usize,
-    },
-    /// In the tree (`data:` lists).
-    Inline,
-    /// In another file (exploded form), named by `uri`.
-    External {
-        /// The file's URI, relative to this file.
-        uri: String,
-    },
-    /// Added since the file was opened, not yet written.
-    New,
-    /// In chunks (asdf-zarr's chunked arrays), each its own block of this file.
-    Chunked {
-        /// The chunk shape.
-        chunks: Vec<usize>,
-        /// The chunks' compressor (its numcodecs id), `None` when uncompressed.
-        compressor: Option<String>,
-    },
-    /// In the data of HDU `hdu` (zero-based) of the FITS file the ASDF file is in
-    /// (`source: fits:NAME,VER`).
-    Fits {
-        /// The HDU's index.
-        hdu: usize,
-    },
-}
+use asdf_layout::storage::{RangeCost, Storage};
 
 /// An ndarray of the tree: what it is (shape, datatype, byte order, where it is stored and
 /// how it is compressed) without reading its data, and typed reads of that data.
@@ -57,9 +25,11 @@ pub struct Array<'f> {
     pub(crate) nd: NdArray,
     pub(crate) shape: Vec<usize>,
     pub(crate) datatype: Datatype,
-    /// A block-backed array's view (checked against its block) and where its block is:
+    /// A block-backed array's view (checked against its storage's length) and its storage:
     /// resolved once, when the handle is made; every read starts from here.
-    pub(crate) located: Option<(View, BlockRef)>,
+    pub(crate) located: Option<(View, Bytes<'f>)>,
+    /// A chunked array's own handle (its chunk map, its store).
+    pub(crate) chunked: Option<crate::zarr::Chunk>,
     /// An inline array's elements, decoded once (to learn its shape) and kept.
     pub(crate) inline: Option<asdf_core_types::Decoded>,
     /// A compressed block decoded whole by a region read, kept for the handle's life.
@@ -148,7 +118,8 @@ impl AsdfFile {
             shape,
             datatype,
             nd,
-            located: Some((view, BlockRef::Chunked(c))),
+            located: Some((view, crate::zarr::bytes(&c, &self.reader))),
+            chunked: Some(c),
             inline: None,
             decoded: std::sync::OnceLock::new(),
         }))
@@ -216,6 +187,7 @@ impl AsdfFile {
             shape,
             datatype,
             located,
+            chunked: None,
             inline,
             decoded: std::sync::OnceLock::new(),
         })
@@ -293,26 +265,21 @@ impl<'f> Array<'f> {
     /// Where the data is.
     #[must_use]
     pub fn storage(&self) -> Storage {
-        match (&self.nd.source, self.located.as_ref().map(|(_, at)| at)) {
-            (_, Some(BlockRef::Chunked(c))) => {
-                let (chunks, compressor) = crate::zarr::grid(c);
-                Storage::Chunked { chunks, compressor }
-            }
-            (None, _) => Storage::Inline,
-            (Some(Source::Uri(u)), _) => Storage::External { uri: u.clone() },
-            (_, Some(BlockRef::File(i))) => Storage::Internal { block: *i },
-            (_, Some(BlockRef::Fits(i))) => Storage::Fits { hdu: *i },
-            _ => Storage::New,
-        }
+        self.located.as_ref().map_or(Storage::Inline, |(_, at)| at.storage())
     }
 
     /// The compression of the array's block (`Label::NONE` when uncompressed); `None` for
     /// arrays not in a block of this file.
     #[must_use]
     pub fn compression(&self) -> Option<Label> {
-        match self.located.as_ref().map(|(_, at)| at) {
-            Some(BlockRef::File(i)) => self.file.reader.block(*i).ok().map(|b| b.compression()),
-            Some(BlockRef::Pending(k)) => self.file.pending.get(*k).map(|p| p.compression.unwrap_or(Label::NONE)),
+        match (self.storage(), &self.nd.source) {
+            (Storage::Internal { block }, _) => self.file.reader.block(block).ok().map(|b| b.compression()),
+            (Storage::New, Some(Source::Block(i))) => match self.file.block_ref(*i) {
+                Ok(Some(BlockIndex::Pending(k))) => {
+                    self.file.pending.get(k).map(|p| p.compression.unwrap_or(Label::NONE))
+                }
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -321,10 +288,7 @@ impl<'f> Array<'f> {
     /// for any other array): for readers that fetch chunks themselves.
     #[must_use]
     pub fn chunk_map(&self) -> Option<crate::ChunkMap> {
-        match &self.located {
-            Some((_, BlockRef::Chunked(c))) => crate::zarr::chunk_map(c),
-            _ => None,
-        }
+        self.chunked.as_ref().and_then(crate::zarr::chunk_map)
     }
 
     /// For an asdf-zarr array whose chunks are in a store outside the file: the object `key`
@@ -336,12 +300,12 @@ impl<'f> Array<'f> {
     /// # Errors
     /// [`Error::Chunked`] for a key that leaves the store or an object that cannot be read.
     pub fn chunk_store_object(&self, key: &str) -> Result<Option<crate::StoreObject>, Error> {
-        match &self.located {
-            Some((_, BlockRef::Chunked(c))) => crate::zarr::store_object(c, key).map_err(|source| Error::Chunked {
+        match &self.chunked {
+            Some(c) => crate::zarr::store_object(c, key).map_err(|source| Error::Chunked {
                 pointer: self.pointer.clone(),
                 source,
             }),
-            _ => Ok(None),
+            None => Ok(None),
         }
     }
 
@@ -374,7 +338,7 @@ impl<'f> Array<'f> {
                 }
                 Ok(())
             }
-            Some((view, at)) => self.file.pieces_at(view, at, &self.pointer, g),
+            Some((view, at)) => pieces_at(view, &**at, &self.pointer, g),
         }
     }
 
@@ -389,7 +353,7 @@ impl<'f> Array<'f> {
             (Some(d), _) => typed_elements(d, &self.pointer),
             (None, Some((view, at))) => {
                 let mut view = view.clone();
-                let data = self.file.view_data(&mut view, at.clone(), &self.pointer)?;
+                let data = view_data(&mut view, &**at, &self.pointer)?;
                 view.to_vec(&data).map_err(array_error(&self.pointer))
             }
             (None, None) => Err(array_error(&self.pointer)(NdArrayError::MissingBlock)),
@@ -538,38 +502,31 @@ impl<'f> Array<'f> {
         if out.len() != want {
             return Err(Error::Usage("the buffer is not the size of the region's bytes"));
         }
-        if let Some((_, BlockRef::Chunked(c))) = &self.located
+        if let Some((view, at)) = &self.located
             && sel.is_box()
             && want > 0
         {
             let (lo, extent) = sel.bounding_box();
-            return crate::zarr::decode_into(c, &self.file.reader, &lo, &extent, out).map_err(|source| {
-                Error::Chunked {
-                    pointer: self.pointer.clone(),
-                    source,
-                }
-            });
+            if let Some(done) = at.read_box_into(&lo, &extent, out) {
+                done.map_err(storage_error(&self.pointer))?;
+                return Ok(view.byteorder);
+            }
         }
         let (bytes, order) = self.region_bytes(region)?;
         out.copy_from_slice(&bytes);
         Ok(order)
     }
 
-    /// Every stored chunk of a chunked array read and decoded, one row of the chunk grid at
-    /// a time (memory: one such row, decoded); nothing for other arrays. What
-    /// [`AsdfFile::verify`] checks of chunks that are not blocks of the file (a directory
-    /// store's files); a chunk never written is the fill value, not a problem.
+    /// Every byte of the storage decoded, a piece at a time (a chunked array's stored chunks,
+    /// one row of the chunk grid at a time): what [`AsdfFile::verify`] checks of chunks that
+    /// are not blocks of the file (a directory store's files); a chunk never written is the
+    /// fill value, not a problem.
     ///
     /// [`AsdfFile::verify`]: crate::AsdfFile::verify
-    pub(crate) fn decode_every_chunk(&self) -> Result<(), Error> {
+    pub(crate) fn decode_every_piece(&self) -> Result<(), Error> {
         match &self.located {
-            Some((_, BlockRef::Chunked(c))) => {
-                crate::zarr::decode_every_chunk(c, &self.file.reader).map_err(|source| Error::Chunked {
-                    pointer: self.pointer.clone(),
-                    source,
-                })
-            }
-            _ => Ok(()),
+            Some((_, at)) => at.pieces(&mut |_| {}).map_err(storage_error(&self.pointer)),
+            None => Ok(()),
         }
     }
 
@@ -581,55 +538,41 @@ impl<'f> Array<'f> {
         if sel.count() == 0 {
             return Ok(RegionData::Empty);
         }
-        match at {
-            BlockRef::Chunked(c) => {
-                let (lo, extent) = sel.bounding_box();
-                let bytes =
-                    crate::zarr::decode_box(c, &self.file.reader, &lo, &extent).map_err(|source| Error::Chunked {
-                        pointer: self.pointer.clone(),
-                        source,
-                    })?;
-                let view = View {
-                    strides: asdf_core_types::view::c_strides(&extent, view.datatype.size()),
-                    shape: extent,
-                    offset: 0,
-                    ..view.clone()
-                };
-                Ok(RegionData::Boxed { view, bytes, lo })
-            }
-            BlockRef::File(i) => {
-                let mut sub = view.select(sel);
-                let range = sub.byte_range();
-                let b = self.file.reader.block(*i)?;
-                let label = b.compression();
-                if label.is_none() || label == Label::BLS2 {
-                    // A ranged read; a Blosc2 frame decodes only the chunks the range spans.
-                    let data = self.file.reader.read_range(*i, range.clone())?;
-                    sub.offset -= range.start;
-                    return Ok(RegionData::View(sub, data));
-                }
-                let whole = match self.decoded.get() {
-                    Some(d) => d,
-                    None => {
-                        let d = self.file.reader.read_data(*i)?.into_owned();
-                        self.decoded.get_or_init(|| d)
-                    }
-                };
-                // Borrowed from the handle: the touched range copied out to outlive this borrow.
-                let bad = || err(NdArrayError::Invalid("offset"));
-                let (lo, hi) = (
-                    usize::try_from(range.start).map_err(|_| bad())?,
-                    usize::try_from(range.end).map_err(|_| bad())?,
-                );
-                let touched = whole.get(lo..hi).ok_or_else(bad)?.to_vec();
-                Ok(RegionData::View(sub, std::borrow::Cow::Owned(touched)).rebased(range.start))
-            }
-            other => {
-                let mut sub = view.select(sel);
-                let data = self.file.view_data(&mut sub, other.clone(), &self.pointer)?;
-                Ok(RegionData::View(sub, data))
-            }
+        let (lo, extent) = sel.bounding_box();
+        if let Some(bytes) = at.read_box(&lo, &extent) {
+            let bytes = bytes.map_err(storage_error(&self.pointer))?;
+            let view = View {
+                strides: asdf_core_types::view::c_strides(&extent, view.datatype.size()),
+                shape: extent,
+                offset: 0,
+                ..view.clone()
+            };
+            return Ok(RegionData::Boxed { view, bytes, lo });
         }
+        let mut sub = view.select(sel);
+        let range = sub.byte_range();
+        if at.range_cost() != RangeCost::Prefix {
+            // A ranged read; a Blosc2 frame decodes only the chunks the range spans.
+            let data = at.read_range(range.clone()).map_err(storage_error(&self.pointer))?;
+            sub.offset -= range.start;
+            return Ok(RegionData::View(sub, data));
+        }
+        // A compressed stream: decoded whole once, kept for the handle's life.
+        let whole = match self.decoded.get() {
+            Some(d) => d,
+            None => {
+                let d = at.read().map_err(storage_error(&self.pointer))?.into_owned();
+                self.decoded.get_or_init(|| d)
+            }
+        };
+        // Borrowed from the handle: the touched range copied out to outlive this borrow.
+        let bad = || err(NdArrayError::Invalid("offset"));
+        let (lo, hi) = (
+            usize::try_from(range.start).map_err(|_| bad())?,
+            usize::try_from(range.end).map_err(|_| bad())?,
+        );
+        let touched = whole.get(lo..hi).ok_or_else(bad)?.to_vec();
+        Ok(RegionData::View(sub, std::borrow::Cow::Owned(touched)).rebased(range.start))
     }
 
     /// The elements as a slice of `T`: borrowed straight from the file's bytes (a memory map,
@@ -645,7 +588,7 @@ impl<'f> Array<'f> {
             return self.read_vec().map(Cow::Owned);
         };
         let mut view = view.clone();
-        match self.file.view_data(&mut view, at.clone(), &self.pointer)? {
+        match view_data(&mut view, &**at, &self.pointer)? {
             Cow::Borrowed(b) => match view.as_slice::<T>(b) {
                 Some(s) => Ok(Cow::Borrowed(s)),
                 None => view.to_vec(b).map(Cow::Owned).map_err(err),
@@ -661,7 +604,7 @@ impl<'f> Array<'f> {
     /// [`Error::Array`] for an index out of range.
     pub fn element(&self, index: &[usize]) -> Result<Element, Error> {
         match &self.located {
-            Some((view, at)) => self.file.element_at(view, at.clone(), &self.pointer, index),
+            Some((view, at)) => element_at(view, &**at, &self.pointer, index),
             None => match &self.inline {
                 Some(d) => inline_element(d, &self.pointer, index),
                 None => Err(array_error(&self.pointer)(NdArrayError::MissingBlock)),
@@ -703,8 +646,8 @@ impl<'f> Array<'f> {
         self.check_whole()?;
         let err = array_error(&self.pointer);
         let block = match &self.located {
-            Some((_, at @ BlockRef::Chunked(_))) => Some(self.file.block_data(at.clone(), &self.pointer)?.into_owned()),
-            _ => self.file.block_bytes(&self.nd, &self.pointer)?,
+            Some((_, at)) => Some(at.read().map_err(storage_error(&self.pointer))?.into_owned()),
+            None => None,
         };
         let d = self.nd.decode(block.as_deref()).map_err(err)?;
         let mask = match &self.nd.mask {
@@ -721,31 +664,6 @@ impl<'f> Array<'f> {
             elements: d.elements,
             mask,
         })
-    }
-
-    /// Hands `f` the shape and the elements in C order, decoded one at a time and never held
-    /// together (a zero-strided view of 10^9 elements costs nothing to walk); only the block
-    /// is held. Masks are not applied (see [`Array::values`]).
-    ///
-    /// # Errors
-    /// As [`Array::read`].
-    pub(crate) fn with_elements<R>(
-        &self,
-        f: impl FnOnce(&[usize], &mut dyn Iterator<Item = Element>) -> R,
-    ) -> Result<R, Error> {
-        // Walking costs no memory, but time and output follow the claim: held to the limit.
-        self.check_whole()?;
-        let err = array_error(&self.pointer);
-        match (&self.inline, &self.located) {
-            (Some(d), _) => Ok(f(&d.shape, &mut d.elements.iter().cloned())),
-            (None, Some((view, at))) => {
-                let mut view = view.clone();
-                let data = self.file.view_data(&mut view, at.clone(), &self.pointer)?;
-                let mut it = view.elements(&data).map_err(err)?;
-                Ok(f(&view.shape, &mut it))
-            }
-            (None, None) => Err(err(NdArrayError::MissingBlock)),
-        }
     }
 }
 

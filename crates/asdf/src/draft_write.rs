@@ -6,7 +6,7 @@ use asdf_drafts::chain::{Chain, Encoding};
 use asdf_yaml::Node;
 
 use crate::file::AsdfFile;
-use crate::legacy::{fields_explicit, rename_keys, tagged_paths};
+use asdf_drafts::legacy::{fields_explicit, rename_keys, tagged_paths};
 
 /// The draft tag of a 1.x tag of the standard (`tag:stsci.edu:asdf/NAME-x.y.z`), if it is one.
 fn downgrade_tag(tag: &str, dialect: asdf_layout::Dialect) -> Option<String> {

@@ -87,7 +87,7 @@ impl AsdfFile {
             .collect();
         let mut changed = 0;
         let doc = self.doc_mut()?;
-        for path in crate::legacy::tagged_paths(&doc.root) {
+        for path in asdf_drafts::legacy::tagged_paths(&doc.root) {
             let Some(n) = doc.root.at_path_mut(&path) else {
                 continue;
             };

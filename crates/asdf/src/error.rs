@@ -84,6 +84,17 @@ pub enum Error {
         #[source]
         source: crate::zarr::ChunkedError,
     },
+    /// The storage of an array's bytes failed with an error of a kind not listed here (the
+    /// storage trait's owner errors are boxed: FITS's and chunked arrays' are given as
+    /// [`Error::Fits`] and [`Error::Chunked`]).
+    #[error("{pointer}: {source}")]
+    Storage {
+        /// Where the array is.
+        pointer: String,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// A region (numpy's basic slicing) that does not fit the array.
     #[error("{pointer}: {source}")]
     Region {
@@ -296,6 +307,7 @@ impl Error {
             Error::Region { .. } => ErrorKind::Usage,
             Error::ReadTooLarge { .. } | Error::Repeated { .. } => ErrorKind::Array,
             Error::Chunked { .. } => ErrorKind::Array,
+            Error::Storage { .. } => ErrorKind::Io,
             Error::Fits {
                 source: asdf_fits::FitsError::Io { .. },
                 ..
@@ -377,6 +389,30 @@ pub(crate) fn array_error(pointer: &str) -> impl Fn(NdArrayError) -> Error + Cop
     move |source| Error::Array {
         pointer: pointer.to_owned(),
         source,
+    }
+}
+
+/// Turns a storage's error into the error of its kind at `pointer`: the layout's as
+/// [`Error::Layout`], a FITS HDU's as [`Error::Fits`], a chunked array's as [`Error::Chunked`].
+pub(crate) fn storage_error(pointer: &str) -> impl Fn(asdf_layout::storage::StorageError) -> Error + Copy + '_ {
+    move |e| match e {
+        asdf_layout::storage::StorageError::Layout(e) => Error::Layout(e),
+        asdf_layout::storage::StorageError::Owner(b) => match b.downcast::<asdf_fits::FitsError>() {
+            Ok(source) => Error::Fits {
+                pointer: pointer.to_owned(),
+                source: *source,
+            },
+            Err(b) => match b.downcast::<crate::zarr::ChunkedError>() {
+                Ok(source) => Error::Chunked {
+                    pointer: pointer.to_owned(),
+                    source: *source,
+                },
+                Err(source) => Error::Storage {
+                    pointer: pointer.to_owned(),
+                    source,
+                },
+            },
+        },
     }
 }
 

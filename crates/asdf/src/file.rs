@@ -17,27 +17,18 @@ use asdf_schema::{AsdfSchemas, Report, TagWarning};
 use asdf_yaml::{Document, Node, Span};
 
 use crate::error::{Error, Warning, pointer_error};
-use crate::fits_source::FitsFile;
+use crate::guard;
 use crate::options::OpenOptions;
-use crate::{guard, legacy};
+use asdf_drafts::legacy;
+use asdf_fits::file::FitsFile;
 
-/// Where an array's data lives.
-#[derive(Debug, Clone)]
-pub(crate) enum BlockRef {
+/// Which block a block source names: one of the file read, or one added since.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum BlockIndex {
     /// Block `i` of the file read.
     File(usize),
-    /// Data added since opening.
+    /// Block `i` of those added since opening.
     Pending(usize),
-    /// Block 0 of an external file (exploded form).
-    External(String),
-    /// Such a block, already read.
-    Loaded(Vec<u8>),
-    /// The data of HDU `i` of the FITS file this file was read from (`fits:` sources).
-    Fits(usize),
-    /// A chunked array's chunks (asdf-zarr), decoded as one block.
-    // (Built without `zarr` its payload has no values: never made there.)
-    #[allow(dead_code)]
-    Chunked(crate::zarr::Chunk),
 }
 
 /// The block of an array added since opening.
@@ -228,7 +219,7 @@ impl AsdfFile {
         warnings.extend(yaml_warnings.into_iter().map(Warning::Yaml));
         // A FINF tree is validated as written against FINF's own schemas, then mapped.
         let era = if self.options.validate {
-            legacy::validate_era(&doc, &self.reader)?
+            legacy::validate_era(&doc, &self.reader).map_err(Error::BuiltinSchemas)?
         } else {
             None
         };
@@ -465,17 +456,17 @@ impl AsdfFile {
     ///
     /// # Errors
     /// A remote file's blocks past the first are found on first need: what finding them met.
-    pub(crate) fn block_ref(&self, source: i64) -> Result<Option<BlockRef>, Error> {
+    pub(crate) fn block_ref(&self, source: i64) -> Result<Option<BlockIndex>, Error> {
         if source == 0 && self.reader.has_block(0)? {
-            return Ok(Some(BlockRef::File(0)));
+            return Ok(Some(BlockIndex::File(0)));
         }
         let count = self.reader.find_blocks()?;
         let Some(idx) = absolute_index(source, count + self.pending.len()) else {
             return Ok(None);
         };
         Ok(Some(match idx.checked_sub(count) {
-            None => BlockRef::File(idx),
-            Some(k) => BlockRef::Pending(k),
+            None => BlockIndex::File(idx),
+            Some(k) => BlockIndex::Pending(k),
         }))
     }
 }

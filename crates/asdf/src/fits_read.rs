@@ -1,12 +1,11 @@
 //! ASDF embedded in FITS (ASDF Standard 1.6.0, Appendix A): a FITS file opens as the ASDF file
 //! its `ASDF` HDU holds, and ndarrays with `fits:` sources read their HDU's data, by ranges,
-//! from the FITS file. Built on [`asdf_fits`]; writing is in `fits_write`.
+//! from the FITS file ([`asdf_fits::file::HduData`]). Writing is in `fits_write`.
 
 use asdf_fits::{FitsError, Hdu, HduKind};
 
 use crate::error::{Error, Warning};
 use crate::file::AsdfFile;
-use crate::fits_source::fits_io;
 
 impl AsdfFile {
     /// The ndarrays whose `fits:` source names an HDU of `hdus`, with its index, in document
@@ -31,66 +30,21 @@ impl AsdfFile {
         Ok(out)
     }
 
-    /// The HDU a `fits:` source names, checked to be readable as raw bytes.
-    pub(crate) fn fits_hdu(&self, uri: &str, pointer: &str) -> Result<usize, Error> {
+    /// The data of the HDU a `fits:` source names, checked to be readable as raw values.
+    pub(crate) fn fits_data(&self, uri: &str, pointer: &str) -> Result<asdf_fits::file::HduData<'_>, Error> {
+        let text = uri.trim_start_matches("fits:");
         let err = |source| Error::Fits {
             pointer: pointer.to_owned(),
             source,
         };
         let Some(fits) = &self.fits else {
             return Err(err(FitsError::Source {
-                text: uri.trim_start_matches("fits:").to_owned(),
+                text: text.to_owned(),
                 problem: "a fits: source in a file that is not FITS",
             }));
         };
-        let hdu = asdf_fits::resolve_source(&fits.hdus, uri.trim_start_matches("fits:")).map_err(err)?;
-        if hdu.kind == HduKind::CompressedImage {
-            return Err(err(FitsError::Compressed { hdu: hdu.index }));
-        }
-        fits.flips(hdu.index).map_err(err)?;
-        Ok(hdu.index)
-    }
-
-    /// Bytes `range` of HDU `index`'s data (within it: checked by the caller's view), or all.
-    pub(crate) fn fits_bytes(
-        &self,
-        index: usize,
-        range: Option<std::ops::Range<u64>>,
-    ) -> Result<std::borrow::Cow<'_, [u8]>, Error> {
-        let Some(fits) = &self.fits else {
-            return Err(Error::Usage("FITS data asked of a file that is not FITS"));
-        };
-        let hdu = &fits.hdus[index];
-        let r = range.unwrap_or(0..hdu.data_len);
-        if r.end > hdu.data_len || r.start > r.end {
-            return Err(Error::Usage("a range outside the HDU's data"));
-        }
-        if r.end - r.start > self.options.layout_limits.max_block_bytes {
-            return Err(Error::Layout(asdf_layout::Error::Limits(
-                asdf_layout::LimitError::BlockBytes {
-                    block: index,
-                    claimed: r.end - r.start,
-                    limit: self.options.layout_limits.max_block_bytes,
-                },
-            )));
-        }
-        let len = usize::try_from(r.end - r.start).map_err(|_| Error::Usage("a range larger than memory"))?;
-        let bytes = fits
-            .source
-            .bytes_at(hdu.data_offset + r.start, len)
-            .map_err(fits_io(hdu.data_offset + r.start))?;
-        // FITS's unsigned integers (BZERO / TZEROn of 2^(bits-1)) are stored sign-flipped.
-        match fits.flips(index).map_err(|source| Error::Fits {
-            pointer: String::new(),
-            source,
-        })? {
-            None => Ok(bytes),
-            Some(flips) => {
-                let mut owned = bytes.into_owned();
-                flips.apply(&mut owned, r.start);
-                Ok(std::borrow::Cow::Owned(owned))
-            }
-        }
+        let i = fits.source_hdu(text).map_err(err)?;
+        Ok(fits.hdu_data(i, self.options.layout_limits.max_block_bytes))
     }
 
     /// One warning per ndarray whose datatype or shape differs from its HDU's.
@@ -103,7 +57,9 @@ impl AsdfFile {
             let Some(uri) = node.get("source").and_then(crate::Node::as_str) else {
                 continue;
             };
-            let Ok(i) = self.fits_hdu(uri, p) else { continue };
+            let Ok(i) = fits.source_hdu(uri.trim_start_matches("fits:")) else {
+                continue;
+            };
             let hdu = &fits.hdus[i];
             let datatype = node.get("datatype").and_then(crate::Node::as_str);
             let shape: Option<Vec<u64>> = node.get("shape").and_then(crate::Node::as_sequence).map(|s| {

@@ -9,21 +9,25 @@
 //! and the ASDF HDU. The file is written beside the target and renamed into place.
 
 use std::collections::{HashMap, HashSet};
-use std::io::{Seek, SeekFrom, Write};
+use std::io::{Seek, Write};
 use std::path::Path;
 
 use asdf_core_types::{ByteOrder, Datatype, ScalarType};
 use asdf_fits::out::{self as fits_out, CardImage, CardValue};
-use asdf_fits::{CardError, FitsError, Hdu, HduKind};
+use asdf_fits::write::{
+    self as fits_write, DataOut, HduError, PIECE, bitpix_of, derived_name, describe_cards, fits_ndarray, image_cards,
+    name_key, node_cards, strip_checksums,
+};
+use asdf_fits::{FitsError, Hdu, HduKind};
 use asdf_yaml::{Anchor, Document, Node, NodeKind};
 use sha2::Digest as _;
 
 use crate::blocks::Piece;
 use crate::error::Error;
-use crate::file::{AsdfFile, BlockRef};
-use crate::fits_source::AsdfHdu;
+use crate::file::AsdfFile;
 use crate::target::FitsWriteOptions;
 use asdf_layout::atomic::{Dest, TempFile, destination};
+use asdf_layout::storage::Storage;
 
 /// The key of the root mapping that carries a FITS file's HDUs (headers card by card, data
 /// as aliases of the tree's ndarrays) in an ASDF file converted from FITS, so that converting
@@ -31,24 +35,6 @@ use asdf_layout::atomic::{Dest, TempFile, destination};
 /// (a list of `{header, data}`), with each card as its 80-character text: real JWST headers
 /// have values longer than those schemas' 60 characters and `CONTINUE` cards.
 pub const FITS_KEY: &str = "_fits";
-
-/// How an ndarray's datatype is stored in FITS: BITPIX, and BZERO when the values are kept
-/// with their sign bit flipped (FITS's unsigned convention).
-fn bitpix_of(t: ScalarType) -> Option<(i64, Option<&'static str>)> {
-    Some(match t {
-        ScalarType::UInt8 => (8, None),
-        ScalarType::Int8 => (8, Some("-128")),
-        ScalarType::Int16 => (16, None),
-        ScalarType::UInt16 => (16, Some("32768")),
-        ScalarType::Int32 => (32, None),
-        ScalarType::UInt32 => (32, Some("2147483648")),
-        ScalarType::Int64 => (64, None),
-        ScalarType::UInt64 => (64, Some("9223372036854775808")),
-        ScalarType::Float32 => (-32, None),
-        ScalarType::Float64 => (-64, None),
-        _ => return None,
-    })
-}
 
 /// The data of an HDU written.
 enum Data {
@@ -94,171 +80,6 @@ struct Origin {
     was_taken: bool,
 }
 
-fn card_err(hdu: usize) -> impl Fn(CardError) -> Error {
-    move |source| Error::Fits {
-        pointer: String::new(),
-        source: FitsError::Card { hdu, source },
-    }
-}
-
-fn describe(index: usize, cards: &[CardImage]) -> Result<Hdu, Error> {
-    let parsed = cards.iter().filter_map(|c| asdf_fits::parse_card(c)).collect();
-    asdf_fits::describe(index, 0, 0, parsed, u64::MAX).map_err(|source| Error::Fits {
-        pointer: String::new(),
-        source,
-    })
-}
-
-/// The cards of a `header` list of a `fits` node: a card's text, or `[keyword, value,
-/// comment]` as the `fits/fits-*` schemas have it.
-fn node_cards(hdu: usize, header: &Node) -> Result<Vec<CardImage>, Error> {
-    let err = card_err(hdu);
-    let mut out = Vec::new();
-    let items = header.as_sequence().map(|s| s.items.as_slice()).unwrap_or_default();
-    for item in items {
-        if let Some(text) = item.as_str() {
-            out.push(fits_out::raw_card(text).map_err(&err)?);
-            continue;
-        }
-        let parts = item.as_sequence().map(|s| s.items.as_slice()).unwrap_or_default();
-        let keyword = parts.first().and_then(Node::as_str).unwrap_or_default();
-        let commentary = matches!(keyword, "" | "COMMENT" | "HISTORY");
-        let text = |n: Option<&Node>| n.map(scalar_text).unwrap_or_default();
-        let cards = if parts.len() <= 1 || commentary {
-            let t = if parts.len() >= 2 {
-                text(parts.get(1))
-            } else {
-                String::new()
-            };
-            fits_out::format_card(keyword, &CardValue::None, Some(&t))
-        } else {
-            let v = &parts[1];
-            let value = if let Some(b) = v.as_bool() {
-                CardValue::Logical(b)
-            } else if let Some(i) = v.as_i64() {
-                CardValue::Int(i)
-            } else if let Some(x) = v.as_f64() {
-                CardValue::Real(x)
-            } else {
-                CardValue::Str(scalar_text(v))
-            };
-            let comment = parts.get(2).map(scalar_text);
-            fits_out::format_card(keyword, &value, comment.as_deref())
-        };
-        out.extend(cards.map_err(&err)?);
-    }
-    Ok(out)
-}
-
-fn scalar_text(n: &Node) -> String {
-    n.as_scalar().map(|s| s.text.to_string()).unwrap_or_default()
-}
-
-/// An EXTNAME as FITS readers compare them: without case and without trailing blanks.
-fn name_key(name: &str) -> String {
-    name.trim_end().to_ascii_uppercase()
-}
-
-/// The EXTNAME of a new HDU for the ndarray at `pointer`: its key (the last one that is not
-/// a sequence index), upper case.
-fn derived_name(pointer: &str) -> String {
-    let tokens = asdf_yaml::pointer::tokens(pointer).unwrap_or_default();
-    let key = tokens
-        .iter()
-        .rev()
-        .find(|t| !t.bytes().all(|b| b.is_ascii_digit()))
-        .cloned()
-        .unwrap_or_default();
-    let mut name: String = key
-        .chars()
-        .map(|c| {
-            if (' '..='~').contains(&c) {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .take(68)
-        .collect();
-    // Trailing blanks of a FITS string are not significant: `sci ` is `SCI`.
-    name.truncate(name.trim_end().len());
-    if name.trim().is_empty() {
-        name = "DATA".to_owned();
-    }
-    if name.eq_ignore_ascii_case("ASDF") || name.eq_ignore_ascii_case("PRIMARY") {
-        name.push_str("_DATA");
-    }
-    name
-}
-
-/// The cards of an HDU whose data is an ndarray of `scalar` and `shape`: the structural cards
-/// from the data (the original card kept where its value is the same, for its comment), the
-/// BSCALE/BZERO of the unsigned convention, then every other card of `original` in order.
-fn image_cards(
-    hdu: usize,
-    primary: bool,
-    original: &[CardImage],
-    scalar: ScalarType,
-    shape: &[usize],
-) -> Result<Vec<CardImage>, Error> {
-    let err = card_err(hdu);
-    let (bitpix, bzero) = bitpix_of(scalar).ok_or(Error::Usage("a datatype FITS images do not have"))?;
-    let axes: Vec<u64> = shape.iter().rev().map(|&n| n as u64).collect();
-    let kind = if primary { HduKind::Primary } else { HduKind::Image };
-    let find = |keyword: &str| {
-        original
-            .iter()
-            .find(|c| fits_out::card_keyword(c) == keyword)
-            .and_then(|c| asdf_fits::parse_card(c).map(|(_, v)| (c, v)))
-    };
-    let mut out = Vec::new();
-    for (keyword, value, comment) in fits_out::structural_cards(&kind, bitpix, &axes) {
-        let same = find(&keyword).filter(|(_, v)| match &value {
-            CardValue::Int(i) => v.trim().parse::<i64>().ok() == Some(*i),
-            CardValue::Logical(b) => v.trim() == if *b { "T" } else { "F" },
-            CardValue::Str(s) => v.trim() == s,
-            _ => false,
-        });
-        match same {
-            Some((card, _)) => out.push(*card),
-            None => out.extend(
-                fits_out::format_card(&keyword, &value, (!comment.is_empty()).then_some(comment)).map_err(&err)?,
-            ),
-        }
-    }
-    if let Some(zero) = bzero {
-        out.push(fits_out::raw_card(&format!("BSCALE  = {:>20}", 1)).map_err(&err)?);
-        out.push(fits_out::raw_card(&format!("BZERO   = {zero:>20}")).map_err(&err)?);
-    }
-    let float = bitpix < 0;
-    let mut dropping = false;
-    for c in original {
-        let k = fits_out::card_keyword(c);
-        if k == "CONTINUE" && dropping {
-            continue;
-        }
-        dropping = matches!(
-            k,
-            "SIMPLE"
-                | "XTENSION"
-                | "BITPIX"
-                | "NAXIS"
-                | "PCOUNT"
-                | "GCOUNT"
-                | "EXTEND"
-                | "BSCALE"
-                | "BZERO"
-                | "CHECKSUM"
-                | "DATASUM"
-        ) || (k.starts_with("NAXIS") && k[5..].bytes().all(|b| b.is_ascii_digit()))
-            || (float && k == "BLANK");
-        if !dropping {
-            out.push(*c);
-        }
-    }
-    Ok(out)
-}
-
 /// Big-endian bytes of one element.
 trait Be: asdf_core_types::Scalar {
     fn put_be(self, out: &mut Vec<u8>);
@@ -274,44 +95,6 @@ macro_rules! be {
     )*};
 }
 be!(i8, u8, i16, u16, i32, u32, i64, u64, f32, f64);
-
-/// How much data is handed to the output at a time.
-const PIECE: usize = 1 << 20;
-
-/// The output: a file, the running checksum of the current HDU's data.
-struct Out<'w, W: Write + Seek> {
-    w: &'w mut W,
-    sum: u32,
-    carry: Vec<u8>,
-    len: u64,
-}
-
-impl<W: Write + Seek> Out<'_, W> {
-    fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.w.write_all(bytes)?;
-        self.len += bytes.len() as u64;
-        let mut b = bytes;
-        if !self.carry.is_empty() {
-            let take = (4 - self.carry.len()).min(b.len());
-            self.carry.extend_from_slice(&b[..take]);
-            b = &b[take..];
-            if self.carry.len() == 4 {
-                self.sum = fits_out::ones_sum(&self.carry, self.sum);
-                self.carry.clear();
-            }
-        }
-        let whole = b.len() / 4 * 4;
-        self.sum = fits_out::ones_sum(&b[..whole], self.sum);
-        self.carry.extend_from_slice(&b[whole..]);
-        Ok(())
-    }
-
-    fn finish_data(&mut self) -> std::io::Result<u32> {
-        let pad = fits_out::data_padding(self.len);
-        self.put(&vec![0u8; pad])?;
-        Ok(self.sum)
-    }
-}
 
 impl AsdfFile {
     /// Writes this file as FITS at `path`, atomically: arrays of numeric types as IMAGE HDUs
@@ -378,7 +161,8 @@ impl AsdfFile {
         let mut raw_tables = Vec::new();
         for hdu in fits.data_hdus() {
             let cards = fits
-                .header_cards(hdu)?
+                .header_cards(hdu)
+                .map_err(fits_file_error)?
                 .iter()
                 .map(|c| Node::str(String::from_utf8_lossy(c).trim_end().to_owned()))
                 .collect();
@@ -433,7 +217,7 @@ impl AsdfFile {
             let bytes = fits
                 .source
                 .bytes_at(hdu.data_offset, len)
-                .map_err(crate::fits_source::fits_io(hdu.data_offset))?;
+                .map_err(fits_io(hdu.data_offset))?;
             self.put_array(
                 &format!("/{FITS_KEY}/{k}/data"),
                 crate::NewArray::from_bytes(
@@ -519,7 +303,7 @@ impl AsdfFile {
         let mut plan: Vec<Planned> = Vec::new();
         let mut sources: Vec<(String, usize, bool)> = Vec::new();
         if origins.first().is_none_or(|o| o.hdu.kind != HduKind::Primary) {
-            let cards = image_cards(0, true, &[], ScalarType::UInt8, &[])?;
+            let cards = image_cards(0, true, &[], ScalarType::UInt8, &[]).map_err(fits_file_error)?;
             plan.push(Planned {
                 cards,
                 data: Data::None,
@@ -535,7 +319,7 @@ impl AsdfFile {
                     (Some((t, shape)), HduKind::Primary | HduKind::Image) => {
                         sources.push((p.clone(), index, true));
                         (
-                            image_cards(index, primary, &o.cards, t, &shape)?,
+                            image_cards(index, primary, &o.cards, t, &shape).map_err(fits_file_error)?,
                             Data::Image {
                                 pointer: p.clone(),
                                 scalar: t,
@@ -600,15 +384,15 @@ impl AsdfFile {
                 let seen = named.entry(name_key(&name)).or_default();
                 *seen += 1;
                 let ver = *seen;
-                let mut cards = image_cards(index, false, &[], t, &shape)?;
+                let mut cards = image_cards(index, false, &[], t, &shape).map_err(fits_file_error)?;
                 cards.extend(
                     fits_out::format_card("EXTNAME", &CardValue::Str(name.clone()), Some("extension name"))
-                        .map_err(card_err(index))?,
+                        .map_err(|source| fits_file_error(FitsError::Card { hdu: index, source }))?,
                 );
                 if ver > 1 {
                     cards.extend(
                         fits_out::format_card("EXTVER", &CardValue::Int(ver), Some("extension value"))
-                            .map_err(card_err(index))?,
+                            .map_err(|source| fits_file_error(FitsError::Card { hdu: index, source }))?,
                     );
                 }
                 sources.push((p.clone(), index, true));
@@ -670,7 +454,7 @@ impl AsdfFile {
         let mut out = Vec::new();
         for hdu in fits.data_hdus() {
             out.push(Origin {
-                cards: fits.header_cards(hdu)?,
+                cards: fits.header_cards(hdu).map_err(fits_file_error)?,
                 hdu: hdu.clone(),
                 taker: None,
                 raw: Some((hdu.data_offset, hdu.data_len)),
@@ -694,8 +478,8 @@ impl AsdfFile {
             let header = entry
                 .get("header")
                 .ok_or(Error::Usage("an HDU of a fits node without header"))?;
-            let cards = node_cards(k, self.doc()?.resolve(header))?;
-            let hdu = describe(k, &cards)?;
+            let cards = node_cards(k, self.doc()?.resolve(header)).map_err(fits_file_error)?;
+            let hdu = describe_cards(k, &cards).map_err(fits_file_error)?;
             let taker = match entry.get("data") {
                 Some(Node {
                     kind: NodeKind::Alias(a),
@@ -801,36 +585,7 @@ impl AsdfFile {
         let bytes = bytes.into_inner();
         let n = bytes.len();
         let index = count;
-        let err = card_err(index);
-        let mut cards = Vec::new();
-        let mut card = |k: &str, v: CardValue, c: &str| -> Result<(), Error> {
-            cards.extend(fits_out::format_card(k, &v, (!c.is_empty()).then_some(c)).map_err(&err)?);
-            Ok(())
-        };
-        let n64 = i64::try_from(n).unwrap_or(i64::MAX);
-        match options.asdf_hdu {
-            AsdfHdu::Table => {
-                card("XTENSION", CardValue::Str("BINTABLE".into()), "binary table extension")?;
-                card("BITPIX", CardValue::Int(8), "array data type")?;
-                card("NAXIS", CardValue::Int(2), "number of array dimensions")?;
-                card("NAXIS1", CardValue::Int(n64), "length of dimension 1")?;
-                card("NAXIS2", CardValue::Int(1), "length of dimension 2")?;
-                card("PCOUNT", CardValue::Int(0), "number of group parameters")?;
-                card("GCOUNT", CardValue::Int(1), "number of groups")?;
-                card("TFIELDS", CardValue::Int(1), "number of table fields")?;
-                card("TTYPE1", CardValue::Str("ASDF_METADATA".into()), "")?;
-                card("TFORM1", CardValue::Str(format!("{n}B")), "")?;
-            }
-            AsdfHdu::Image => {
-                card("XTENSION", CardValue::Str("IMAGE".into()), "Image extension")?;
-                card("BITPIX", CardValue::Int(8), "array data type")?;
-                card("NAXIS", CardValue::Int(1), "number of array dimensions")?;
-                card("NAXIS1", CardValue::Int(n64), "")?;
-                card("PCOUNT", CardValue::Int(0), "number of parameters")?;
-                card("GCOUNT", CardValue::Int(1), "number of groups")?;
-            }
-        }
-        card("EXTNAME", CardValue::Str("ASDF".into()), "extension name")?;
+        let cards = fits_write::asdf_hdu_cards(index, options.asdf_hdu, n).map_err(fits_file_error)?;
         self.write_hdu(w, index, cards, &Data::Bytes(bytes), options.checksums)?;
         if let Some(p) = &options.asdf.progress {
             (p.0)(count + 1, count + 1);
@@ -844,37 +599,18 @@ impl AsdfFile {
         &self,
         w: &mut W,
         index: usize,
-        mut cards: Vec<CardImage>,
+        cards: Vec<CardImage>,
         data: &Data,
         checksums: bool,
     ) -> Result<Vec<u8>, Error> {
-        let start = w.stream_position().map_err(out_io)?;
-        if checksums {
-            fits_out::add_checksum_cards(&mut cards, 0).map_err(card_err(index))?;
-        }
-        let header = fits_out::header_bytes(&cards);
-        w.write_all(&header).map_err(out_io)?;
-        let mut out = Out {
-            w,
-            sum: 0,
-            carry: Vec::new(),
-            len: 0,
-        };
-        self.write_data(&mut out, data)?;
-        let datasum = out.finish_data().map_err(out_io)?;
-        if !checksums {
-            return Ok(header);
-        }
-        fits_out::add_checksum_cards(&mut cards, datasum).map_err(card_err(index))?;
-        let header = fits_out::header_bytes(&cards);
-        let end = w.stream_position().map_err(out_io)?;
-        w.seek(SeekFrom::Start(start)).map_err(out_io)?;
-        w.write_all(&header).map_err(out_io)?;
-        w.seek(SeekFrom::Start(end)).map_err(out_io)?;
-        Ok(header)
+        fits_write::write_hdu(w, index, cards, checksums, |out| self.write_data(out, data)).map_err(|e| match e {
+            HduError::Fits(e) => fits_file_error(e),
+            HduError::Io(e) => out_io(e),
+            HduError::Data(e) => e,
+        })
     }
 
-    fn write_data<W: Write + Seek>(&self, out: &mut Out<'_, W>, data: &Data) -> Result<(), Error> {
+    fn write_data<W: Write + Seek>(&self, out: &mut DataOut<'_, W>, data: &Data) -> Result<(), Error> {
         match data {
             Data::None => Ok(()),
             Data::Bytes(b) => out.put(b).map_err(out_io),
@@ -893,7 +629,8 @@ impl AsdfFile {
                 // bytes are the bytes to write.
                 if let Some(fits) = &self.fits {
                     let nd = self.ndarray_at(pointer)?;
-                    if let Ok((view, BlockRef::Fits(i))) = self.view_of(&nd, pointer)
+                    if let Ok((view, at)) = self.view_of(&nd, pointer)
+                        && let Storage::Fits { hdu: i } = at.storage()
                         && view.is_c_contiguous()
                         && view.byteorder == ByteOrder::Big
                         && fits.hdus[i].value_datatype() == Some(scalar.name())
@@ -914,8 +651,8 @@ impl AsdfFile {
     fn table_data(&self, pointer: &str, hdu: &Hdu, index: usize) -> Result<Data, Error> {
         let nd = self.ndarray_at(pointer)?;
         let (view, at) = self.view_of(&nd, pointer)?;
-        if let (BlockRef::Fits(i), Some(fits)) = (&at, &self.fits) {
-            let src = &fits.hdus[*i];
+        if let (Storage::Fits { hdu: i }, Some(fits)) = (at.storage(), &self.fits) {
+            let src = &fits.hdus[i];
             if view.is_c_contiguous() && view.byte_range() == (0..src.data_len) && src.data_len == hdu.data_len {
                 return Ok(Data::FitsRaw {
                     offset: src.data_offset,
@@ -973,7 +710,7 @@ impl AsdfFile {
             usize::try_from(r.start).unwrap_or(usize::MAX),
             usize::try_from(r.end).unwrap_or(usize::MAX),
         );
-        let whole = self.block_data(at, pointer)?;
+        let whole = at.read().map_err(crate::error::storage_error(pointer))?;
         whole
             .get(s..e)
             .map(<[u8]>::to_vec)
@@ -981,17 +718,14 @@ impl AsdfFile {
     }
 
     /// Copies `len` bytes of the FITS file read from `offset`, a piece at a time.
-    fn copy_fits<W: Write + Seek>(&self, out: &mut Out<'_, W>, offset: u64, len: u64) -> Result<(), Error> {
+    fn copy_fits<W: Write + Seek>(&self, out: &mut DataOut<'_, W>, offset: u64, len: u64) -> Result<(), Error> {
         let Some(fits) = &self.fits else {
             return Err(Error::Usage("FITS data asked of a file that is not FITS"));
         };
         let mut at = 0u64;
         while at < len {
             let n = usize::try_from((len - at).min(PIECE as u64)).unwrap_or(PIECE);
-            let bytes = fits
-                .source
-                .bytes_at(offset + at, n)
-                .map_err(crate::fits_source::fits_io(offset + at))?;
+            let bytes = fits.source.bytes_at(offset + at, n).map_err(fits_io(offset + at))?;
             out.put(&bytes).map_err(out_io)?;
             at += n as u64;
         }
@@ -1000,7 +734,7 @@ impl AsdfFile {
 
     fn stream_be<W: Write + Seek>(
         &self,
-        out: &mut Out<'_, W>,
+        out: &mut DataOut<'_, W>,
         pointer: &str,
         scalar: ScalarType,
         flip: bool,
@@ -1024,7 +758,7 @@ impl AsdfFile {
     /// unsigned convention when `flip`), a piece at a time.
     fn stream_typed<T: Be, W: Write + Seek>(
         &self,
-        out: &mut Out<'_, W>,
+        out: &mut DataOut<'_, W>,
         pointer: &str,
         flip: bool,
     ) -> Result<(), Error> {
@@ -1079,22 +813,17 @@ impl AsdfFile {
     }
 }
 
-/// An ndarray node (untagged) whose data is FITS data: big-endian, at `source`.
-fn fits_ndarray(source: String, datatype: &str, shape: &[usize]) -> Node {
-    Node::map(vec![
-        (Node::str("source"), Node::str(source)),
-        (Node::str("datatype"), Node::str(datatype)),
-        (Node::str("byteorder"), Node::str("big")),
-        (
-            Node::str("shape"),
-            Node::seq(
-                shape
-                    .iter()
-                    .map(|&d| Node::int(i64::try_from(d).unwrap_or(i64::MAX)))
-                    .collect(),
-            ),
-        ),
-    ])
+/// An error of the FITS file read or written, at no ndarray.
+fn fits_file_error(source: FitsError) -> Error {
+    Error::Fits {
+        pointer: String::new(),
+        source,
+    }
+}
+
+/// An I/O error reading the FITS file read at `offset`.
+fn fits_io(offset: u64) -> impl Fn(std::io::Error) -> Error {
+    move |e| fits_file_error(asdf_fits::file::io(offset)(e))
 }
 
 /// An error writing the FITS file (named by [`AsdfFile::write`] (FITS) when it has a path).
@@ -1103,15 +832,6 @@ fn out_io(source: std::io::Error) -> Error {
         path: std::path::PathBuf::new(),
         source,
     }
-}
-
-/// `cards` without CHECKSUM and DATASUM (they would no longer hold).
-fn strip_checksums(cards: &[CardImage]) -> Vec<CardImage> {
-    cards
-        .iter()
-        .filter(|c| !matches!(fits_out::card_keyword(c), "CHECKSUM" | "DATASUM"))
-        .copied()
-        .collect()
 }
 
 #[cfg(test)]

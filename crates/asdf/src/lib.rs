@@ -62,11 +62,10 @@ mod edit;
 mod error;
 mod file;
 mod fits_read;
-mod fits_source;
 mod fits_write;
 mod guard;
-pub mod json;
-pub mod legacy;
+/// Files of the drafts before ASDF 1.0.0 mapped onto today's data model.
+pub use asdf_drafts::legacy;
 mod net;
 mod open;
 mod options;
@@ -80,16 +79,17 @@ mod verify;
 mod write;
 mod zarr;
 
-pub use array::{Array, ArrayValues, CHUNK_ELEMENTS, Storage};
+pub use array::{Array, ArrayValues, CHUNK_ELEMENTS};
 pub use asdf_core_types::chunk_tags::{
     CHUNKED_NDARRAY_TAG_PREFIX, ZARR_TAG_PREFIX, is_chunked_array_tag, is_chunked_ndarray_tag, is_zarr_tag,
 };
+pub use asdf_fits::file::AsdfHdu;
 pub use asdf_layout::atomic::remove_unfinished_temporaries;
+pub use asdf_layout::storage::Storage;
 pub use blocks::Block;
 pub use builder::{NewArray, NewStorage, tag_for};
 pub use error::{Error, ErrorKind, ReferenceProblem, Warning};
 pub use file::AsdfFile;
-pub use fits_source::AsdfHdu;
 pub use fits_write::FITS_KEY;
 pub use guard::same_file;
 pub use net::{RemoteError, RemoteOptions, RemoteStats, is_url};

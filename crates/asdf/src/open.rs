@@ -10,9 +10,10 @@ use asdf_layout::{ReadAt, ReadOptions, Reader, Version};
 
 use crate::error::Error;
 use crate::file::AsdfFile;
-use crate::fits_source::{FitsFile, Window, file_error, fits_io, is_fits};
+use crate::guard;
 use crate::options::OpenOptions;
-use crate::{guard, legacy};
+use asdf_drafts::legacy;
+use asdf_fits::file::FitsFile;
 
 /// Opens the ASDF file (or FITS file holding one) at `path`, with default options: validated,
 /// warnings for violations, the tree parsed now. Everything else: [`Open`].
@@ -247,7 +248,7 @@ fn open_prefetched(
     lazy_blocks: bool,
 ) -> Result<AsdfFile, Error> {
     // The FITS check reads through the reader's head cache: one read for both.
-    if is_fits(&source) {
+    if asdf_fits::file::starts_as_fits(&source) {
         return open_fits(source.into_inner(), dir, options);
     }
     let ro = ReadOptions::default()
@@ -278,25 +279,13 @@ fn open_prefetched(
 
 /// Opens the ASDF file inside the FITS file `source`, whole.
 fn open_fits(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptions) -> Result<AsdfFile, Error> {
-    let source: Arc<dyn ReadAt> = Arc::from(source);
-    let len = source.size().map_err(fits_io(0))?;
-    let hdus = asdf_fits::read_hdus(&*source, len, asdf_fits::FitsLimits::default()).map_err(file_error)?;
-    let range = asdf_fits::asdf_range(&hdus).map_err(file_error)?;
-    let window = Window {
-        inner: source.clone(),
-        start: range.start,
-        len: range.end - range.start,
-    };
-    let mut file = open_source(Box::new(window), dir, options.lazy(false))?;
-    let flips = hdus.iter().map(|_| std::sync::OnceLock::new()).collect();
-    let origin = file.fits_sources(&hdus)?;
-    file.fits = Some(Arc::new(FitsFile {
+    let (mut fits, window) = FitsFile::open(Arc::from(source)).map_err(|source| Error::Fits {
+        pointer: String::new(),
         source,
-        hdus,
-        origin,
-        asdf_at: range.start,
-        flips,
-    }));
+    })?;
+    let mut file = open_source(Box::new(window), dir, options.lazy(false))?;
+    fits.origin = file.fits_sources(&fits.hdus)?;
+    file.fits = Some(Arc::new(fits));
     let mismatches = file.fits_mismatches();
     if let Some(t) = file.tree.get_mut() {
         t.warnings.extend(mismatches);

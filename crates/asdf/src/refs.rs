@@ -317,8 +317,9 @@ impl AsdfFile {
     pub(crate) fn external_block(&self, uri: &str, pointer: &str) -> Result<Vec<u8>, Error> {
         if uri.starts_with("fits:") {
             // A FITS HDU's data (ASDF embedded in FITS): read whole, to become a block.
-            let i = self.fits_hdu(uri, pointer)?;
-            return Ok(self.fits_bytes(i, None)?.into_owned());
+            use asdf_layout::storage::ArrayBytes as _;
+            let data = self.fits_data(uri, pointer)?;
+            return Ok(data.read().map_err(crate::error::storage_error(pointer))?.into_owned());
         }
         let missing = || Error::Array {
             pointer: pointer.to_owned(),

@@ -12,7 +12,7 @@ use asdf_yaml::Node;
 use crate::blocks::Block;
 use crate::error::Error;
 use crate::file::AsdfFile;
-use crate::fits_source::AsdfHdu;
+use asdf_fits::file::AsdfHdu;
 
 /// The source of an [`AsdfFile`]: see [`AsdfFile::source`].
 #[derive(Debug, Clone, Copy)]

@@ -13,7 +13,7 @@ use asdf_layout::Label;
 use crate::array::Array;
 use crate::error::Error;
 use crate::file::AsdfFile;
-use crate::fits_source::AsdfHdu;
+use asdf_fits::file::AsdfHdu;
 
 /// Where [`AsdfFile::write`] writes.
 #[non_exhaustive]

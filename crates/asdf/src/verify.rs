@@ -100,7 +100,7 @@ impl AsdfFile {
                 self.get(p)
                     .is_ok_and(|n| n.tag.as_deref().is_some_and(crate::is_chunked_array_tag))
             }) {
-                if let Err(e) = self.array(&p).and_then(|a| a.decode_every_chunk()) {
+                if let Err(e) = self.array(&p).and_then(|a| a.decode_every_piece()) {
                     arrays.push((p, e));
                 }
             }

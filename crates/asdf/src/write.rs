@@ -674,8 +674,8 @@ impl AsdfFile {
             } else {
                 let block = match n.get("source").and_then(Node::as_i64) {
                     Some(i) => match self.block_ref(i)?.ok_or_else(|| Error::NotFound(key.clone()))? {
-                        crate::file::BlockRef::Pending(k) => self.pending[k].clone(),
-                        crate::file::BlockRef::File(idx) => {
+                        crate::file::BlockIndex::Pending(k) => self.pending[k].clone(),
+                        crate::file::BlockIndex::File(idx) => {
                             // A corrupt block is not given a fresh checksum in its part.
                             self.reader.verify_checksum(idx)?;
                             crate::file::NewBlock {
@@ -683,14 +683,6 @@ impl AsdfFile {
                                 compression: None,
                                 as_is: false,
                             }
-                        }
-                        crate::file::BlockRef::External(_)
-                        | crate::file::BlockRef::Loaded(_)
-                        | crate::file::BlockRef::Fits(_) => {
-                            return Err(Error::NotFound(key.clone()));
-                        }
-                        crate::file::BlockRef::Chunked(_) => {
-                            return Err(Error::NotFound(key.clone()));
                         }
                     },
                     None => crate::file::NewBlock {

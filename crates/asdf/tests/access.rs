@@ -613,37 +613,6 @@ fn typed_values_by_pointer() {
     assert_eq!(lazy.get_as::<Quantity>("/speed").unwrap(), speed);
 }
 
-/// Keys of one text and different types (`2` and `'2'`, `true` and `'true'`) in one mapping:
-/// the pointer `/2` names the string key (as Python's `tree['2']` does), `/~e0` the integer
-/// key; `to-json` writes the string key under its text and renames the other (whichever comes
-/// first) with a warning that lists the rename, each with its own values.
-#[test]
-fn keys_of_one_text_and_two_types_are_never_merged() {
-    let text = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
-                m:\n  2: !core/ndarray-1.1.0 {data: [1, 2], datatype: int64, shape: [2]}\n  '2': !core/ndarray-1.1.0 {data: [3, 4], datatype: int64, shape: [2]}\n  true: a\n  'true': b\n  $tag: c\n...\n";
-    let f = asdf::Open::bytes(text.as_bytes().to_vec()).open().unwrap();
-    assert_eq!(f.array("/m/2").unwrap().read::<Vec<i64>>().unwrap(), [3, 4]);
-    assert_eq!(f.get("/m/true").unwrap().as_str(), Some("b"));
-    let mut out = Vec::new();
-    let warnings = asdf::json::to_json(&f, &mut out).unwrap();
-    let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    let m = j["m"].as_object().unwrap();
-    assert_eq!(m.len(), 5, "{m:?}");
-    assert_eq!(f.array("/m/~e0").unwrap().read::<Vec<i64>>().unwrap(), [1, 2]);
-    assert_eq!(m["2"]["data"], serde_json::json!([3, 4]), "{m:?}");
-    assert_eq!(m["2 (2)"]["data"], serde_json::json!([1, 2]), "{m:?}");
-    assert_eq!((m["true"].as_str(), m["true (2)"].as_str()), (Some("b"), Some("a")));
-    assert_eq!(m["$tag"], "c");
-    assert!(
-        warnings.iter().any(|w| w.contains("`2` is written as `2 (2)`")),
-        "{warnings:?}"
-    );
-    assert!(
-        warnings.iter().any(|w| w.contains("`true` is written as `true (2)`")),
-        "{warnings:?}"
-    );
-}
-
 /// A view whose strides overlap its block (a 200000 x 200000 float64 array over 16 bytes)
 /// claims 320 GB: every read is held to the limit of a decoded block with a clear error
 /// (never an abort allocating it), the whole array and regions alike; a region within the

@@ -98,12 +98,8 @@ fn jwst_layout_reads_by_hdu() {
     assert_eq!(f.get("/meta/telescope").unwrap().as_str(), Some("JWST"));
     let a = f.array("/data").unwrap();
     assert_eq!(a.shape(), &[3, 4]);
-    assert_eq!(
-        a.storage(),
-        Storage::External {
-            uri: "fits:SCI,1".into()
-        }
-    );
+    // `source: fits:SCI,1`: the data of HDU 1.
+    assert_eq!(a.storage(), Storage::Fits { hdu: 1 });
     assert_eq!(a.read::<Vec<f32>>().unwrap(), sci);
     assert_eq!(a.read_region::<Vec<f32>>(&"2, 3".parse().unwrap()).unwrap()[0], sci[11]);
     assert_eq!(f.array("/dq").unwrap().read::<Vec<i32>>().unwrap(), dq);
@@ -722,7 +718,7 @@ fn overlapping_views_do_not_grow_into_images() {
     assert!(bytes.len() < 200_000, "{} bytes of FITS from a 40 KB file", bytes.len());
     let g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
     assert!(matches!(g.array("/v").unwrap().storage(), Storage::Internal { .. }));
-    assert!(matches!(g.array("/w").unwrap().storage(), Storage::External { .. }));
+    assert!(matches!(g.array("/w").unwrap().storage(), Storage::Fits { .. }));
     for (i, j) in [(0, 0), (5, 7), (n - 1, n - 1)] {
         assert_eq!(
             g.array("/v").and_then(|a| a.element(&[i, j])).unwrap(),

@@ -49,10 +49,6 @@ pub(crate) fn byte_order() -> ByteOrder {
     }
 }
 
-pub(crate) fn grid(c: &Chunk) -> (Vec<usize>, Option<String>) {
-    match *c {}
-}
-
 pub(crate) fn shape_and_type(c: &Chunk) -> (&[usize], &Datatype) {
     match *c {}
 }
@@ -96,38 +92,19 @@ pub(crate) fn encode(
     Err(ChunkedError::Disabled)
 }
 
+/// A chunked array's storage.
+pub(crate) fn bytes<'a>(
+    c: &Chunk,
+    _: &'a Reader<Box<dyn ReadAt>>,
+) -> std::sync::Arc<dyn asdf_layout::storage::ArrayBytes<'a> + 'a> {
+    match *c {}
+}
+
 pub(crate) fn chunk_map(c: &Chunk) -> Option<ChunkMap> {
     match *c {}
 }
 
 pub(crate) fn store_object(c: &Chunk, _: &str) -> Result<Option<StoreObject>, ChunkedError> {
-    match *c {}
-}
-
-pub(crate) fn decoded(c: &Chunk, _: &Reader<Box<dyn ReadAt>>) -> Result<Vec<u8>, ChunkedError> {
-    match *c {}
-}
-
-pub(crate) fn decode_box(
-    c: &Chunk,
-    _: &Reader<Box<dyn ReadAt>>,
-    _: &[usize],
-    _: &[usize],
-) -> Result<Vec<u8>, ChunkedError> {
-    match *c {}
-}
-
-pub(crate) fn decode_into(
-    c: &Chunk,
-    _: &Reader<Box<dyn ReadAt>>,
-    _: &[usize],
-    _: &[usize],
-    _: &mut [u8],
-) -> Result<ByteOrder, ChunkedError> {
-    match *c {}
-}
-
-pub(crate) fn decode_every_chunk(c: &Chunk, _: &Reader<Box<dyn ReadAt>>) -> Result<(), ChunkedError> {
     match *c {}
 }
 

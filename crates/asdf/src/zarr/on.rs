@@ -30,11 +30,6 @@ pub(crate) fn byte_order() -> ByteOrder {
     asdf_chunked::Chunked::byte_order()
 }
 
-/// A chunked array's chunk shape and compressor (its numcodecs id).
-pub(crate) fn grid(c: &Chunk) -> (Vec<usize>, Option<String>) {
-    (c.chunks.clone(), c.compressor.clone())
-}
-
 /// A chunked array's shape and datatype.
 pub(crate) fn shape_and_type(c: &Chunk) -> (&[usize], &Datatype) {
     (&c.shape, &c.datatype)
@@ -125,6 +120,17 @@ pub(crate) fn encode(
     Ok(Encoded { blocks, map, node })
 }
 
+/// A chunked array's storage: its chunks read through the file's reader.
+pub(crate) fn bytes<'a>(
+    c: &Chunk,
+    reader: &'a Reader<Box<dyn ReadAt>>,
+) -> Arc<dyn asdf_layout::storage::ArrayBytes<'a> + 'a> {
+    Arc::new(asdf_chunked::ChunkedBytes {
+        chunked: c.clone(),
+        reader,
+    })
+}
+
 /// Where the chunks are, when they are blocks of the file.
 pub(crate) fn chunk_map(c: &Chunk) -> Option<ChunkMap> {
     c.chunk_map()
@@ -133,56 +139,6 @@ pub(crate) fn chunk_map(c: &Chunk) -> Option<ChunkMap> {
 /// Object `key` of the store outside the file the chunks are in.
 pub(crate) fn store_object(c: &Chunk, key: &str) -> Result<Option<StoreObject>, ChunkedError> {
     c.store_object(key)
-}
-
-/// The whole array decoded.
-pub(crate) fn decoded(c: &Chunk, reader: &Reader<Box<dyn ReadAt>>) -> Result<Vec<u8>, ChunkedError> {
-    c.decoded(reader).map(|d| d.to_vec())
-}
-
-/// The C-ordered box `lo`, `extent` decoded.
-pub(crate) fn decode_box(
-    c: &Chunk,
-    reader: &Reader<Box<dyn ReadAt>>,
-    lo: &[usize],
-    extent: &[usize],
-) -> Result<Vec<u8>, ChunkedError> {
-    c.decode_box(reader, lo, extent)
-}
-
-/// The C-ordered box `lo`, `extent` decoded straight into `out`.
-pub(crate) fn decode_into(
-    c: &Chunk,
-    reader: &Reader<Box<dyn ReadAt>>,
-    lo: &[usize],
-    extent: &[usize],
-    out: &mut [u8],
-) -> Result<ByteOrder, ChunkedError> {
-    c.decode_chunks_into(reader, lo, extent, out)?;
-    Ok(byte_order())
-}
-
-/// Every stored chunk read and decoded, one row of the chunk grid at a time (memory: one such
-/// row, decoded).
-pub(crate) fn decode_every_chunk(c: &Chunk, reader: &Reader<Box<dyn ReadAt>>) -> Result<(), ChunkedError> {
-    let shape = &c.shape;
-    if shape.contains(&0) {
-        return Ok(());
-    }
-    let Some((&rows, _)) = shape.split_first() else {
-        return c.decode_box(reader, &[], &[]).map(|_| ());
-    };
-    let step = c.chunks.first().copied().unwrap_or(1).max(1);
-    let mut start = 0;
-    while start < rows {
-        let mut lo = vec![0; shape.len()];
-        lo[0] = start;
-        let mut extent = shape.clone();
-        extent[0] = step.min(rows - start);
-        c.decode_box(reader, &lo, &extent)?;
-        start += extent[0];
-    }
-    Ok(())
 }
 
 /// The path of a Zarr directory store (`store` or `meta_store` of an asdf-zarr node).

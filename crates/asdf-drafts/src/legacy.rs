@@ -10,19 +10,19 @@
 //!   structured datatypes too;
 //! - an ndarray with a `source` and no `byteorder` gets `byteorder: big`, the drafts' default
 //!   (1.0.0 requires it beside `source`), and so does one whose block is an encoding chain
-//!   with `quantize` (what the decoder produces: [`asdf_drafts::chain`]).
+//!   with `quantize` (what the decoder produces: [`crate::chain`]).
 //!
 //! The tree then validates against the 1.0.0 schemas.
 
 use std::sync::{Arc, OnceLock};
 
-use asdf_drafts::chain::{Chain, ChainCodec, ChainError, Encoding};
+use crate::chain::{Chain, ChainCodec, ChainError, Encoding};
 use asdf_layout::compression::Registry;
 use asdf_layout::{Label, ReadAt, Reader};
 use asdf_yaml::{Document, Node, NodeKind, Step};
 
 /// The codecs a file is opened with: the default ones and the ASDF 0.1.0 draft's encoding chains
-/// ([`asdf_drafts::chain::ChainCodec`] parsing chains with [`parse_chain`]).
+/// ([`crate::chain::ChainCodec`] parsing chains with [`parse_chain`]).
 #[must_use]
 pub fn read_registry() -> Arc<Registry> {
     static REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
@@ -114,19 +114,16 @@ pub fn parse_chain(yaml: &[u8]) -> Result<Chain, ChainError> {
 /// this project has (only their 1.0.0 successors): those trees are validated after mapping.
 ///
 /// # Errors
-/// [`Error::BuiltinSchemas`] (a build defect).
-pub(crate) fn validate_era(
+/// FINF 0.1.0's schemas, built in, that do not load (a build defect).
+pub fn validate_era(
     doc: &Document,
     reader: &Reader<Box<dyn ReadAt>>,
-) -> Result<Option<asdf_schema::Report>, crate::Error> {
+) -> Result<Option<asdf_schema::Report>, &'static asdf_schema::SchemaError> {
     if reader.file_header().dialect != asdf_layout::Dialect::Finf {
         return Ok(None);
     }
     static FINF: OnceLock<Result<asdf_schema::AsdfSchemas, asdf_schema::SchemaError>> = OnceLock::new();
-    let schemas = FINF
-        .get_or_init(asdf_schema::AsdfSchemas::finf)
-        .as_ref()
-        .map_err(crate::Error::BuiltinSchemas)?;
+    let schemas = FINF.get_or_init(asdf_schema::AsdfSchemas::finf).as_ref()?;
     Ok(Some(schemas.validate_document(doc)))
 }
 
@@ -150,7 +147,7 @@ pub fn upgrade_tag(tag: &str) -> Option<String> {
 
 /// Renames key `from` to `to` in a (structured) datatype description: FINF's `dtype` is
 /// today's `datatype`.
-pub(crate) fn rename_keys(n: &mut Node, from: &str, to: &str) {
+pub fn rename_keys(n: &mut Node, from: &str, to: &str) {
     match &mut n.kind {
         NodeKind::Mapping(m) => {
             for (k, v) in &mut m.entries {
@@ -168,7 +165,7 @@ pub(crate) fn rename_keys(n: &mut Node, from: &str, to: &str) {
 /// Writes out the byte order of each field of a structured datatype that names none: `order`,
 /// and for nested fields their enclosing field's when `inherit` (today's rule, written out for
 /// FINF), or `order` again (FINF's own rule: every field defaults to big, when reading).
-pub(crate) fn fields_explicit(dt: &mut Node, order: &str, inherit: bool) {
+pub fn fields_explicit(dt: &mut Node, order: &str, inherit: bool) {
     let Some(fields) = dt.as_sequence_mut() else { return };
     for field in &mut fields.items {
         let Some(f) = field.as_mapping_mut() else { continue };
@@ -202,7 +199,7 @@ fn quantized(reader: &Reader<Box<dyn ReadAt>>, i: usize) -> bool {
         };
         // A `...` at the very end of a partial read may go on (`...x`): read further.
         let whole = n as u64 == b.stored_len;
-        if let Ok((yaml, rest)) = asdf_drafts::chain::split(&head)
+        if let Ok((yaml, rest)) = crate::chain::split(&head)
             && (whole || !rest.is_empty())
         {
             return parse_chain(yaml).is_ok_and(|c| c.0.iter().any(|e| matches!(e, Encoding::Quantize { .. })));
@@ -215,7 +212,7 @@ fn quantized(reader: &Reader<Box<dyn ReadAt>>, i: usize) -> bool {
 }
 
 /// The paths of every tagged node under `root`, in document order (edited afterwards by path).
-pub(crate) fn tagged_paths(root: &Node) -> Vec<Vec<Step>> {
+pub fn tagged_paths(root: &Node) -> Vec<Vec<Step>> {
     let mut tagged = Vec::new();
     root.walk(&mut |path, n| {
         if n.tag.is_some() {
@@ -227,7 +224,7 @@ pub(crate) fn tagged_paths(root: &Node) -> Vec<Vec<Step>> {
 }
 
 /// Maps a pre-1.0 tree onto today's data model (see the module's documentation).
-pub(crate) fn normalize(doc: &mut Document, reader: &Reader<Box<dyn ReadAt>>) {
+pub fn normalize(doc: &mut Document, reader: &Reader<Box<dyn ReadAt>>) {
     if !reader.file_header().dialect.is_legacy() {
         return;
     }

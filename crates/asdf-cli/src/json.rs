@@ -1,4 +1,4 @@
-//! The tree as JSON, arrays decoded (the CLI's `to-json`).
+//! The tree as JSON, arrays decoded (`to-json`; `diff` and `get` write elements the same way).
 //!
 //! The format (also in the README):
 //! - mappings are objects (keys as strings), sequences are arrays, YAML null/bool/int/float are
@@ -17,7 +17,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{AsdfFile, Element, Node, NodeKind, Value, Visit};
+use asdf::{AsdfFile, Element, Node, NodeKind, Value, Visit};
 
 /// Writes the tree of `file` as pretty JSON to `sink` as it goes (arrays element by element:
 /// memory stays bounded by the largest block, whatever the array's shape or strides), and
@@ -35,7 +35,7 @@ pub fn to_json(file: &AsdfFile, sink: &mut dyn std::io::Write) -> std::io::Resul
         open: Vec::new(),
         warnings: Vec::new(),
     };
-    let walked = asdf_yaml::Walker::default().walk(doc, &mut j);
+    let walked = asdf::yaml::Walker::default().walk(doc, &mut j);
     j.out.push('\n');
     j.flush(0);
     if let Some(e) = j.failed {
@@ -138,7 +138,7 @@ fn pad(out: &mut String, indent: usize) {
 impl Json<'_> {
     /// Writes what comes before a node: the comma, the new line and the key in its parent.
     /// Returns the node's indent.
-    fn before(&mut self, at: &asdf_yaml::At<'_, '_>) -> usize {
+    fn before(&mut self, at: &asdf::yaml::At<'_, '_>) -> usize {
         let Some(parent) = self.open.last_mut() else {
             return 0;
         };
@@ -154,8 +154,8 @@ impl Json<'_> {
                 // The key a pointer's text names (the string key of that text) keeps its text;
                 // another key of the same text (the integer `1` beside `'1'`) is renamed.
                 let named = match (at.parent(), at.step()) {
-                    (Some(p), Some(asdf_yaml::Step::Entry(i))) => {
-                        asdf_yaml::pointer::entry_token(p, i).is_none_or(|t| t == asdf_yaml::pointer::escape(key))
+                    (Some(p), Some(asdf::yaml::Step::Entry(i))) => {
+                        asdf::yaml::pointer::entry_token(p, i).is_none_or(|t| t == asdf::yaml::pointer::escape(key))
                     }
                     _ => true,
                 };
@@ -191,15 +191,15 @@ impl Json<'_> {
     }
 }
 
-impl<'a> asdf_yaml::Visitor<'a> for Json<'_> {
-    fn enter(&mut self, at: &asdf_yaml::At<'_, 'a>) -> Visit {
+impl<'a> asdf::yaml::Visitor<'a> for Json<'_> {
+    fn enter(&mut self, at: &asdf::yaml::At<'_, 'a>) -> Visit {
         self.flush(1 << 20);
         let indent = self.before(at);
         let n = at.node();
         let mut error = None;
         if n.tag
             .as_deref()
-            .is_some_and(|t| crate::is_ndarray_tag(t) || crate::is_chunked_array_tag(t))
+            .is_some_and(|t| asdf::is_ndarray_tag(t) || asdf::is_chunked_array_tag(t))
         {
             // The pointer that names exactly this node (`~e<i>` for a key whose text names
             // another entry).
@@ -301,7 +301,7 @@ impl<'a> asdf_yaml::Visitor<'a> for Json<'_> {
         }
     }
 
-    fn leave(&mut self, at: &asdf_yaml::At<'_, 'a>) {
+    fn leave(&mut self, at: &asdf::yaml::At<'_, 'a>) {
         match self.open.pop() {
             Some(Open::Object { first, indent, .. }) => {
                 if !first {
@@ -320,13 +320,13 @@ impl<'a> asdf_yaml::Visitor<'a> for Json<'_> {
         }
     }
 
-    fn cut(&mut self, at: &asdf_yaml::At<'_, 'a>, why: asdf_yaml::Cut) -> Visit {
+    fn cut(&mut self, at: &asdf::yaml::At<'_, 'a>, why: asdf::yaml::Cut) -> Visit {
         self.before(at);
-        if why == asdf_yaml::Cut::Depth {
+        if why == asdf::yaml::Cut::Depth {
             let _ = write!(
                 self.out,
                 "{{\"$error\": \"nested deeper than {} levels\"}}",
-                asdf_yaml::walk::MAX_DEPTH
+                asdf::yaml::walk::MAX_DEPTH
             );
         } else {
             self.out.push_str("{\"$alias\": ");
@@ -358,7 +358,7 @@ impl Json<'_> {
     }
 
     /// An ndarray with a block, written element by element as they are decoded (no mask).
-    fn streamed_array(&mut self, n: &Node, ptr: &str, indent: usize) -> Result<(), crate::Error> {
+    fn streamed_array(&mut self, n: &Node, ptr: &str, indent: usize) -> Result<(), asdf::Error> {
         let array = self.file.array(ptr)?;
         array.refuse_repeated(array.shape())?;
         let view = array.view()?.clone();
@@ -370,8 +370,33 @@ impl Json<'_> {
             self.array(n, &a, indent);
             return Ok(());
         }
-        // The block is read (and checked) before anything of this array is written.
-        array.with_elements(|_, elements| {
+        // The bytes are read (and checked) before anything of this array is written. Memory is
+        // the smaller of the view's elements (a few elements of a block that decodes to
+        // gigabytes) and its block (a view whose zero strides repeat 8 bytes 2e7 times).
+        let elements_bytes = (count as u128).saturating_mul(view.datatype.size() as u128);
+        let block = match array.storage() {
+            asdf::Storage::Internal { block } => Some(self.file.source().block(block)?),
+            _ => None,
+        };
+        let (view, data) = match block {
+            Some(b) if u128::from(b.data_len()?) < elements_bytes => (view, b.read()?.into_owned()),
+            _ => {
+                let bytes: asdf::RegionBytes = array.read()?;
+                let view = asdf::View {
+                    strides: asdf::core_types::view::c_strides(&bytes.shape, view.datatype.size()),
+                    shape: bytes.shape,
+                    offset: 0,
+                    byteorder: bytes.byte_order,
+                    ..view
+                };
+                (view, bytes.bytes)
+            }
+        };
+        let elements = view.elements(&data).map_err(|source| asdf::Error::Array {
+            pointer: ptr.to_owned(),
+            source,
+        })?;
+        {
             self.array_head(n, &view.datatype.to_string(), &shape, indent);
             // Brackets opened and closed as the flat index crosses each dimension's rows.
             let spans: Vec<usize> = (0..shape.len()).map(|d| shape[d..].iter().product::<usize>()).collect();
@@ -392,7 +417,7 @@ impl Json<'_> {
                 element(&mut self.out, &e);
                 self.flush(1 << 20);
                 if self.failed.is_some() {
-                    return;
+                    return Ok(());
                 }
             }
             for _ in &spans {
@@ -400,7 +425,8 @@ impl Json<'_> {
             }
             pad(&mut self.out, indent);
             self.out.push('}');
-        })
+        }
+        Ok(())
     }
 
     fn array_head(&mut self, n: &Node, datatype: &str, shape: &[usize], indent: usize) {
@@ -421,7 +447,7 @@ impl Json<'_> {
         o.push_str("\"data\": ");
     }
 
-    fn array(&mut self, n: &Node, a: &crate::ArrayValues, indent: usize) {
+    fn array(&mut self, n: &Node, a: &asdf::ArrayValues, indent: usize) {
         self.array_head(n, &a.datatype.to_string(), &a.shape, indent);
         let o = &mut self.out;
         nested(o, &a.shape, &a.elements, &mut |o, e| element(o, e));
@@ -480,7 +506,7 @@ fn element(o: &mut String, e: &Element) {
             let _ = write!(o, "{u}");
         }
         Element::Float(f) => float(o, *f),
-        Element::Complex(c) => string(o, &crate::complex::to_python_string(*c)),
+        Element::Complex(c) => string(o, &asdf::complex::to_python_string(*c)),
         Element::Str(s) => string(o, s),
         Element::Record(fields) | Element::Array(fields) => {
             o.push('[');
@@ -506,4 +532,41 @@ pub fn array_to_json(datatype: &str, shape: &[usize], elements: &[Element]) -> S
     nested(&mut o, shape, elements, &mut |o, e| element(o, e));
     o.push('}');
     o
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    /// Keys of one text and different types (`2` and `'2'`, `true` and `'true'`) in one
+    /// mapping: the string key is written under its text and the other (whichever comes
+    /// first) renamed with a warning that lists the rename, each with its own values.
+    #[test]
+    fn keys_of_one_text_and_two_types_are_never_merged() {
+        let text = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+                    m:\n  2: !core/ndarray-1.1.0 {data: [1, 2], datatype: int64, shape: [2]}\n  '2': !core/ndarray-1.1.0 {data: [3, 4], datatype: int64, shape: [2]}\n  true: a\n  'true': b\n  $tag: c\n...\n";
+        let f = asdf::Open::bytes(text.as_bytes().to_vec()).open().unwrap();
+        // The pointer `/2` names the string key (as Python's `tree['2']` does), `/~e0` the
+        // integer key.
+        assert_eq!(f.array("/m/2").unwrap().read::<Vec<i64>>().unwrap(), [3, 4]);
+        assert_eq!(f.array("/m/~e0").unwrap().read::<Vec<i64>>().unwrap(), [1, 2]);
+        assert_eq!(f.get("/m/true").unwrap().as_str(), Some("b"));
+        let mut out = Vec::new();
+        let warnings = super::to_json(&f, &mut out).unwrap();
+        let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let m = j["m"].as_object().unwrap();
+        assert_eq!(m.len(), 5, "{m:?}");
+        assert_eq!(m["2"]["data"], serde_json::json!([3, 4]), "{m:?}");
+        assert_eq!(m["2 (2)"]["data"], serde_json::json!([1, 2]), "{m:?}");
+        assert_eq!((m["true"].as_str(), m["true (2)"].as_str()), (Some("b"), Some("a")));
+        assert_eq!(m["$tag"], "c");
+        assert!(
+            warnings.iter().any(|w| w.contains("`2` is written as `2 (2)`")),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings.iter().any(|w| w.contains("`true` is written as `true (2)`")),
+            "{warnings:?}"
+        );
+    }
 }
