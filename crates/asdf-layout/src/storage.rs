@@ -178,11 +178,21 @@ impl<'r, R: ReadAt> ArrayBytes<'r> for FileBlock<'r, R> {
         Ok(self.reader.read_data(self.index)?)
     }
 
+    /// With `verify_checksums`, a block with a checksum is verified by a whole read, which a
+    /// read of its bytes then is (`Prefix`): ranges are for reads of at most half of it.
     fn range_cost(&self) -> RangeCost {
-        match self.reader.block(self.index).map(|b| b.compression()) {
-            Ok(l) if l.is_none() => RangeCost::Bytes,
-            Ok(l) if l == crate::Label::BLS2 => RangeCost::Chunks,
-            _ => RangeCost::Prefix,
+        let Ok(b) = self.reader.block(self.index) else {
+            return RangeCost::Prefix;
+        };
+        let label = b.compression();
+        if self.reader.options().verify_checksums && b.header.has_checksum() {
+            RangeCost::Prefix
+        } else if label.is_none() {
+            RangeCost::Bytes
+        } else if label == crate::Label::BLS2 {
+            RangeCost::Chunks
+        } else {
+            RangeCost::Prefix
         }
     }
 
