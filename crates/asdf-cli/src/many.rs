@@ -280,32 +280,21 @@ fn file_id(_: &std::fs::Metadata) -> (u64, u64) {
 }
 
 /// `f` of every item, `jobs` at a time, with a progress bar labelled `what`; the results in
-/// the items' order.
+/// the items' order. The items run on the executor's pool of `jobs` threads, and so does the
+/// parallel work inside each (decoding, checksums): `jobs` threads in all.
 pub fn run_all<I: Sync, T: Send>(items: &[I], jobs: usize, what: &str, f: impl Fn(&I) -> T + Sync) -> Vec<T> {
+    use asdf::compression::exec;
     let bar = report::Bar::new(what);
-    let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<T>>> = items.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    std::thread::scope(|s| {
-        for _ in 0..jobs.clamp(1, items.len().max(1)) {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(item) = items.get(i) else { break };
-                    let r = f(item);
-                    if let Ok(mut slot) = results[i].lock() {
-                        *slot = Some(r);
-                    }
-                    bar.update(done.fetch_add(1, Ordering::Relaxed) + 1, items.len());
-                }
-            });
-        }
+    let results = exec::with_threads(Some(jobs.max(1)), || {
+        exec::par_map(items.len(), |i| {
+            let r = f(&items[i]);
+            bar.update(done.fetch_add(1, Ordering::Relaxed) + 1, items.len());
+            r
+        })
     });
     bar.finish();
     results
-        .into_iter()
-        .filter_map(|m| m.into_inner().ok().flatten())
-        .collect()
 }
 
 /// `n` bytes for people (1.2 GB).

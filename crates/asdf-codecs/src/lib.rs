@@ -34,7 +34,7 @@ pub use zlib::Zlib;
 pub use zstd::Zstd;
 
 pub use codec::{Codec, CodecError, Label, PIECE, decode_range_by_pieces, zeroed};
-pub use exec::{set_threads, threads};
+pub use exec::{threads, with_threads};
 pub use registry::Registry;
 
 #[cfg(test)]

@@ -25,35 +25,32 @@ fn hand_over_in(data: &[u8], sink: &mut dyn FnMut(&[u8]), step: usize, ahead: us
             self.0.store(true, Ordering::Relaxed);
         }
     }
-    std::thread::scope(|s| {
-        let (done, stop) = (&done, &stop);
-        let walker = std::thread::Builder::new()
-            .name("asdf-prefault".into())
-            .spawn_scoped(s, move || {
-                let mut at = step;
-                let mut sum = 0u8;
-                while at < data.len() && !stop.load(Ordering::Relaxed) {
-                    if at > done.load(Ordering::Relaxed) + ahead {
-                        std::thread::sleep(std::time::Duration::from_micros(200));
-                        continue;
-                    }
-                    let piece = &data[at..(at + step).min(data.len())];
-                    if !populate(piece) {
-                        for p in piece.iter().step_by(4096) {
-                            // SAFETY: `p` is a valid reference to an initialised byte; the volatile
-                            // read only keeps the load (and so the page fault) from being optimised out.
-                            sum ^= unsafe { std::ptr::read_volatile(p) };
-                        }
-                    }
-                    at += step;
+    let (done, stop) = (&done, &stop);
+    // The walker is a job of the executor's pool; the sink runs here. A walker that starts
+    // late (a busy pool) only walks what the sink has not reached; one that has not started
+    // when the sink is done stops at once.
+    let walker = move || {
+        let mut at = (done.load(Ordering::Relaxed) / step + 1) * step;
+        let mut sum = 0u8;
+        while at < data.len() && !stop.load(Ordering::Relaxed) {
+            if at > done.load(Ordering::Relaxed) + ahead {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                continue;
+            }
+            let piece = &data[at..(at + step).min(data.len())];
+            if !populate(piece) {
+                for p in piece.iter().step_by(4096) {
+                    // SAFETY: `p` is a valid reference to an initialised byte; the volatile
+                    // read only keeps the load (and so the page fault) from being optimised out.
+                    sum ^= unsafe { std::ptr::read_volatile(p) };
                 }
-                std::hint::black_box(sum);
-            });
-        let _stop = Stop(stop);
-        if walker.is_err() {
-            sink(data);
-            return;
+            }
+            at += step;
         }
+        std::hint::black_box(sum);
+    };
+    crate::compression::exec::join(walker, || {
+        let _stop = Stop(stop);
         for (k, piece) in data.chunks(step).enumerate() {
             sink(piece);
             done.store((k + 1) * step, Ordering::Relaxed);

@@ -496,6 +496,10 @@ impl<'f> Array<'f> {
     /// # Errors
     /// As [`Array::read_region`]; [`Error::Usage`] when `out` is not the region's size.
     pub fn read_region_into(&self, region: &Region, out: &mut [u8]) -> Result<ByteOrder, Error> {
+        self.with_threads(|| self.region_into(region, out))
+    }
+
+    fn region_into(&self, region: &Region, out: &mut [u8]) -> Result<ByteOrder, Error> {
         let sel = self.selection(region)?;
         self.refuse_inline()?;
         let want = sel.count().saturating_mul(self.datatype.size());
@@ -622,7 +626,7 @@ impl<'f> Array<'f> {
         // Memory is bounded, but time follows the claim: a view whose zero strides repeat its
         // data billions of times is refused, as a whole read is.
         self.refuse_repeated(&self.shape)?;
-        chunks_from_pieces(|g| self.pieces(g), f)
+        self.with_threads(|| chunks_from_pieces(|g| self.pieces(g), f))
     }
 
     /// The bytes of an inline array are not had: its elements are in the tree.
@@ -643,6 +647,10 @@ impl<'f> Array<'f> {
     /// # Errors
     /// As [`Array::read`].
     pub fn values(&self) -> Result<ArrayValues, Error> {
+        self.with_threads(|| self.all_values())
+    }
+
+    fn all_values(&self) -> Result<ArrayValues, Error> {
         self.check_whole()?;
         let err = array_error(&self.pointer);
         let block = match &self.located {

@@ -39,6 +39,10 @@ pub struct OpenOptions {
     /// standard's keys are strings, integers and booleans, and other keys are refused with
     /// their line). Pointers name such keys by no token.
     pub any_scalar_keys: bool,
+    /// Threads for the parallel work of this file's reads (decoding, checksums, `verify`):
+    /// `None` (the default) is `ASDF_RS_THREADS`, else the machine's cores, at most 8; 1 is
+    /// none beside the caller's. Each count has its own pool, made on first use.
+    pub threads: Option<usize>,
 }
 
 pub use asdf_core_types::ReferencePolicy;
@@ -56,6 +60,7 @@ impl Default for OpenOptions {
             schemas: None,
             lazy: false,
             any_scalar_keys: false,
+            threads: None,
         }
     }
 }
@@ -101,6 +106,12 @@ impl OpenOptions {
     #[must_use]
     pub fn any_scalar_keys(mut self, yes: bool) -> Self {
         self.any_scalar_keys = yes;
+        self
+    }
+    /// Sets the threads of this file's reads (see [`OpenOptions::threads`]).
+    #[must_use]
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = Some(n);
         self
     }
     /// Sets memory mapping.

@@ -117,7 +117,7 @@ impl<'f> Array<'f> {
     /// [`Error::Array`] with `TypeMismatch` when `T` is not the datatype;
     /// [`Error::ReadTooLarge`] past the limit of a decoded block; block and codec errors.
     pub fn read<O: FromRegion<'f>>(&self) -> Result<O, Error> {
-        O::from_region(self, None)
+        self.with_threads(|| O::from_region(self, None))
     }
 
     /// The elements of `region` (numpy's basic slicing: `"100:300, 1400:1600"`, `"2, ..."`,
@@ -130,6 +130,11 @@ impl<'f> Array<'f> {
     /// # Errors
     /// [`Error::Region`] when the region does not fit the array; as [`Array::read`].
     pub fn read_region<O: FromRegion<'f>>(&self, region: &Region) -> Result<O, Error> {
-        O::from_region(self, Some(region))
+        self.with_threads(|| O::from_region(self, Some(region)))
+    }
+
+    /// Runs `f` with the file's thread count ([`crate::OpenOptions::threads`]).
+    pub(crate) fn with_threads<R>(&self, f: impl FnOnce() -> R) -> R {
+        asdf_layout::compression::exec::with_threads(self.file.options.threads, f)
     }
 }

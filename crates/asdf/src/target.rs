@@ -194,6 +194,10 @@ impl AsdfFile {
     /// exploded form anywhere but a path).
     pub fn write<'t>(&self, target: impl Into<Target<'t>>, options: &WriteOptions) -> Result<Written, Error> {
         let target = target.into();
+        asdf_layout::compression::exec::with_threads(options.threads, || self.write_to_target(target, options))
+    }
+
+    fn write_to_target(&self, target: Target<'_>, options: &WriteOptions) -> Result<Written, Error> {
         let mut written = Written::default();
         match (&options.form, target) {
             (Form::Asdf, Target::Path(p)) => self.write_path(&p, options)?,
@@ -266,6 +270,9 @@ pub enum Compression {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct WriteOptions {
+    /// Threads for the write's parallel work (encoding, checksums): `None` (the default) is
+    /// `ASDF_RS_THREADS`, else the machine's cores, at most 8; 1 is none beside the caller's.
+    pub threads: Option<usize>,
     /// Block compression.
     pub compression: Compression,
     /// Write MD5 checksums (default on).
@@ -311,6 +318,7 @@ impl std::fmt::Debug for Progress {
 impl Default for WriteOptions {
     fn default() -> Self {
         Self {
+            threads: None,
             compression: Compression::Keep,
             checksums: true,
             index: true,
@@ -327,6 +335,13 @@ impl Default for WriteOptions {
 }
 
 impl WriteOptions {
+    /// Sets the threads of the write (see [`WriteOptions::threads`]).
+    #[must_use]
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = Some(n);
+        self
+    }
+
     /// Writes the blocks of `codec`'s label with this codec: its settings instead of the
     /// defaults. For example a `bls2` frame of 1 MiB zstd chunks, or one Blosc2 chunk:
     /// `WriteOptions::default().compression(Compression::All(Label::BLS2)).codec(Arc::new(Blosc2 { chunksize: 1 << 20, codec: Blosc2Codec::Zstd, ..Blosc2::default() }))`.

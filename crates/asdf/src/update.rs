@@ -70,6 +70,10 @@ impl AsdfFile {
     /// [`Error::NoPath`] for a file not opened from a path; validation failures (with
     /// `validate`); I/O errors.
     pub fn update(&mut self, options: &WriteOptions) -> Result<Update, Error> {
+        asdf_layout::compression::exec::with_threads(options.threads, || self.update_with(options))
+    }
+
+    fn update_with(&mut self, options: &WriteOptions) -> Result<Update, Error> {
         let path = self.path.clone().ok_or(Error::NoPath)?;
         if self.fits.is_some() {
             // Writing ASDF over the FITS file would destroy it: the FITS file is written

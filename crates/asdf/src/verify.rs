@@ -59,6 +59,10 @@ impl AsdfFile {
     ///
     /// `progress(blocks done, blocks)` is called as blocks are checked.
     pub fn verify(&self, progress: Option<&(dyn Fn(usize, usize) + Sync)>) -> VerifyReport {
+        asdf_layout::compression::exec::with_threads(self.options.threads, || self.verify_all(progress))
+    }
+
+    fn verify_all(&self, progress: Option<&(dyn Fn(usize, usize) + Sync)>) -> VerifyReport {
         let progress = progress.unwrap_or(&|_, _| {});
         let r = &self.reader;
         let count = r.block_count();

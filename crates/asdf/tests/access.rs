@@ -743,3 +743,56 @@ fn whole_reads_verify_checksums_when_asked() {
         }
     }
 }
+
+/// A zlib codec that records how many threads the executor gives the work it runs in.
+#[derive(Debug, Default)]
+struct CountingZlib(std::sync::Mutex<Vec<usize>>);
+
+impl asdf::compression::Codec for CountingZlib {
+    fn label(&self) -> asdf::Label {
+        asdf::Label::ZLIB
+    }
+    fn decode(&self, input: &[u8], output: &mut [u8]) -> Result<(), asdf::compression::CodecError> {
+        asdf::compression::Zlib::default().decode(input, output)
+    }
+    fn encode(&self, input: &[u8], output: &mut Vec<u8>) -> Result<(), asdf::compression::CodecError> {
+        self.0.lock().unwrap().push(asdf::compression::exec::threads());
+        asdf::compression::Zlib::default().encode(input, output)
+    }
+}
+
+/// The thread count is the call's: `WriteOptions::threads` for a write, `OpenOptions::threads`
+/// for reads, nothing process-wide; the values written and read are the same whatever the
+/// counts.
+#[test]
+fn thread_counts_are_per_call_and_change_no_byte() {
+    let data: Vec<f64> = (0..3_000_000).map(|i| f64::from(i % 977) * 0.5).collect();
+    let mut f = AsdfFile::new(Version::STANDARD_LATEST).unwrap();
+    f.put_array("/x", asdf::NewArray::from_slice(&data, &[data.len()]).unwrap())
+        .unwrap();
+    let mut files = Vec::new();
+    for n in [1, 3] {
+        let codec = std::sync::Arc::new(CountingZlib::default());
+        let opts = WriteOptions::default()
+            .compression(asdf::Compression::All(asdf::Label::ZLIB))
+            .codec(codec.clone())
+            .threads(n);
+        files.push(crate::common::bytes(&f, &opts).unwrap());
+        let seen = codec.0.lock().unwrap().clone();
+        assert_eq!(seen, [n], "threads seen by the codec of a write with threads({n})");
+    }
+    // (zlib on several threads compresses in pieces: the bytes differ, the values do not.)
+    for (file, n) in files.iter().flat_map(|f| [(f, 1), (f, 4)]) {
+        let g = asdf::Open::bytes(file.clone())
+            .options(OpenOptions::default().threads(n))
+            .open()
+            .unwrap();
+        assert_eq!(g.array("/x").unwrap().read::<Vec<f64>>().unwrap(), data);
+        assert!(g.verify(None).is_ok(), "threads({n})");
+    }
+    // Outside a call, the default holds.
+    assert_eq!(
+        asdf::compression::exec::threads(),
+        asdf::compression::exec::with_threads(None, asdf::compression::exec::threads)
+    );
+}
