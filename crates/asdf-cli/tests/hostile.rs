@@ -568,3 +568,74 @@ fn outputs_that_are_fifos_or_links_are_written_through() {
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     assert!(std::fs::read_to_string(&real).unwrap().contains("\"$tag\""));
 }
+
+/// Two 2-element arrays at the start and the end of one zstd block that decodes to 1 GiB
+/// (a file of a few kilobytes): `get`, `to-json` and `diff` keep the bytes each array spans,
+/// not the decoded block (review of the storage trait: all three held 2 GiB or more).
+#[test]
+fn tiny_arrays_of_a_big_compressed_block_cost_their_own_bytes() {
+    let d = scratch("tiny-in-bomb");
+    let n = GIB;
+    let tree = format!(
+        "b: !core/ndarray-1.0.0 {{source: 0, datatype: float64, byteorder: little, shape: [2]}}\n\
+         a: !core/ndarray-1.0.0 {{source: 0, datatype: float64, byteorder: little, shape: [2], offset: {}}}\n",
+        n - 16
+    );
+    let mut f = head(&tree);
+    f.extend(block(b"zstd", &zstd_zeros(n), n, [0; 16]));
+    let p = put(&d, "tiny.asdf", &f);
+    let out = d.join("a.npy").to_string_lossy().into_owned();
+    for args in [
+        vec!["get", p.as_str(), "/a", "-o", out.as_str()],
+        vec!["to-json", p.as_str()],
+        vec!["diff", p.as_str(), p.as_str()],
+    ] {
+        let o = run_measured(&args, Duration::from_secs(300));
+        row("2 elements of a 1 GiB zstd block", args[0], &o);
+        clean(&o, args[0]);
+        assert_eq!(o.code, 0, "{args:?}: {}{}", o.stdout, o.stderr);
+        assert!(o.peak_mib <= 64.0, "{args:?}: {:.1} MiB", o.peak_mib);
+        if args[0] == "to-json" {
+            assert_eq!(o.stdout.matches("\"data\": [0.0, 0.0]").count(), 2, "{}", o.stdout);
+        }
+    }
+}
+
+/// A sliding window: int8 of shape [100000, 100000] with strides [1, 1] over 200 kB (schema
+/// valid, read by numpy as a view). Writing it out element by element would take hours:
+/// `to-json` writes the refusal as the array's `$error`, `diff` reports it, both at once;
+/// a region of it reads.
+#[test]
+fn overlapping_strides_are_refused_where_elements_are_written_out() {
+    let d = scratch("sliding");
+    let m = 100_000u64;
+    let tree = format!(
+        "w: !core/ndarray-1.0.0 {{source: 0, datatype: int8, byteorder: little, shape: [{m}, {m}], strides: [1, 1]}}\n"
+    );
+    let mut f = head(&tree);
+    let data: Vec<u8> = (0..2 * m).map(|i| (i % 100) as u8).collect();
+    f.extend(block(&[0; 4], &data, 2 * m, [0; 16]));
+    let p = put(&d, "sliding.asdf", &f);
+    let o = run_measured(&["to-json", &p], Duration::from_secs(60));
+    row("sliding window, 1e10 elements", "to-json", &o);
+    clean(&o, "to-json");
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout.contains("strides repeat"),
+        "{}",
+        &o.stdout[..o.stdout.len().min(2000)]
+    );
+    let o = run_measured(&["diff", &p, &p], Duration::from_secs(60));
+    row("sliding window, 1e10 elements", "diff", &o);
+    clean(&o, "diff");
+    assert!(
+        o.stdout.contains("strides repeat") || o.stderr.contains("strides repeat"),
+        "{}{}",
+        o.stdout,
+        o.stderr
+    );
+    let o = run_measured(&["get", &p, "/w", "--slice", "5, 10:14"], Duration::from_secs(60));
+    clean(&o, "get");
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("15") && o.stdout.contains("18"), "{}", o.stdout);
+}

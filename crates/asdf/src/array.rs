@@ -32,7 +32,8 @@ pub struct Array<'f> {
     pub(crate) chunked: Option<crate::zarr::Chunk>,
     /// An inline array's elements, decoded once (to learn its shape) and kept.
     pub(crate) inline: Option<asdf_core_types::Decoded>,
-    /// A compressed block decoded whole by a region read, kept for the handle's life.
+    /// The bytes the view spans of a compressed stream (from `view.byte_range().start`),
+    /// decoded by a region read and kept for the handle's life.
     pub(crate) decoded: std::sync::OnceLock<Vec<u8>>,
 }
 
@@ -208,27 +209,24 @@ impl<'f> Array<'f> {
     }
 
     /// Refuses to write out a region of `shape` (the whole array: [`Array::shape`]) that this
-    /// array's zero strides make far larger than the data it views: over 1 GiB and over 64
-    /// times that data (a 200-byte file can claim 12.8 GB this way; numpy keeps such a view
-    /// as strides, but a reader that writes every element out, as JSON, `.npy` or a
-    /// comparison, would run for hours). Arrays without zero strides always pass.
+    /// array's strides make far larger than the data it views: over 1 GiB and over 64 times
+    /// the bytes its view spans. Zero strides repeat data (a 200-byte file can claim 12.8 GB),
+    /// and so do overlapping ones (a sliding window: `strides: [1, 1]` over 2 MB claims a
+    /// terabyte); numpy keeps such a view as strides, but a reader that writes every element
+    /// out, as JSON, `.npy` or a comparison, would run for hours. Other arrays always pass.
     ///
     /// # Errors
     /// [`Error::Repeated`].
     pub fn refuse_repeated(&self, shape: &[usize]) -> Result<(), Error> {
         let Ok(view) = self.view() else { return Ok(()) };
-        if !view.strides.contains(&0) {
-            return Ok(());
-        }
         let size = self.datatype.size() as u128;
         let bytes = shape.iter().fold(size, |n, &d| n.saturating_mul(d as u128));
-        let data = view
-            .shape
-            .iter()
-            .zip(&view.strides)
-            .filter(|(_, s)| **s != 0)
-            .fold(size, |n, (&d, _)| n.saturating_mul(d as u128));
-        if bytes > 1 << 30 && bytes > data.saturating_mul(64) {
+        if bytes <= 1 << 30 {
+            return Ok(());
+        }
+        let span = view.byte_range();
+        let data = u128::from(span.end.saturating_sub(span.start)).max(size);
+        if bytes > data.saturating_mul(64) {
             return Err(Error::Repeated {
                 pointer: self.pointer.clone(),
                 bytes,
@@ -561,21 +559,26 @@ impl<'f> Array<'f> {
             sub.offset -= range.start;
             return Ok(RegionData::View(sub, data));
         }
-        // A compressed stream: decoded whole once, kept for the handle's life.
-        let whole = match self.decoded.get() {
+        // A compressed stream: the bytes the whole array spans decoded once (the stream read up
+        // to their end, a piece at a time) and kept for the handle's life: the next regions
+        // are cut from them. A 2-element array in a block that decodes to gigabytes keeps 16
+        // bytes, not the block.
+        let span = view.byte_range();
+        let kept = match self.decoded.get() {
             Some(d) => d,
             None => {
-                let d = at.read().map_err(storage_error(&self.pointer))?.into_owned();
+                let d = at
+                    .read_range(span.clone())
+                    .map_err(storage_error(&self.pointer))?
+                    .into_owned();
                 self.decoded.get_or_init(|| d)
             }
         };
         // Borrowed from the handle: the touched range copied out to outlive this borrow.
         let bad = || err(NdArrayError::Invalid("offset"));
-        let (lo, hi) = (
-            usize::try_from(range.start).map_err(|_| bad())?,
-            usize::try_from(range.end).map_err(|_| bad())?,
-        );
-        let touched = whole.get(lo..hi).ok_or_else(bad)?.to_vec();
+        let cut = |at: u64| at.checked_sub(span.start).and_then(|d| usize::try_from(d).ok());
+        let (lo, hi) = (cut(range.start).ok_or_else(bad)?, cut(range.end).ok_or_else(bad)?);
+        let touched = kept.get(lo..hi).ok_or_else(bad)?.to_vec();
         Ok(RegionData::View(sub, std::borrow::Cow::Owned(touched)).rebased(range.start))
     }
 

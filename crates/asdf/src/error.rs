@@ -118,10 +118,10 @@ pub enum Error {
         /// The limit.
         limit: u64,
     },
-    /// A view whose zero strides repeat its data far beyond what the file holds, refused
+    /// A view whose strides (zero or overlapping) repeat its data far beyond what it spans, refused
     /// where its elements would be written out one by one ([`crate::Array::refuse_repeated`]).
     #[error(
-        "{pointer}: the array is {bytes} bytes written out, from {data} bytes of data that its zero strides repeat (numpy keeps such a view as strides); read a region of it"
+        "{pointer}: the array is {bytes} bytes written out, from {data} bytes of data that its strides repeat (zero or overlapping strides; numpy keeps such a view as strides); read a region of it"
     )]
     Repeated {
         /// Where the array is.
