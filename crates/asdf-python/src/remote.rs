@@ -180,43 +180,50 @@ pub(crate) fn decode_zarr_chunk(
     bytes_of(py, out)
 }
 
-/// Runs `work` on a thread of its own without the GIL, looking at Python's signals every
-/// tenth of a second: on an interrupt (Ctrl-C's `KeyboardInterrupt`, or what a signal handler
-/// raises), sets `cancel`, waits for `work` to wind up (an upload aborts: nothing written),
-/// and raises the interrupt.
+/// Runs `work` on a thread of the executor's pool (`asdf_codecs::exec`, two threads at
+/// least) without the GIL, looking at Python's signals every tenth of a second: on an
+/// interrupt (Ctrl-C's `KeyboardInterrupt`, or what a signal handler raises), sets `cancel`,
+/// waits for `work` to wind up (an upload aborts: nothing written), and raises the interrupt.
 pub(crate) fn interruptible<T: Send>(
     py: Python<'_>,
     cancel: &std::sync::atomic::AtomicBool,
     work: impl FnOnce() -> T + Send,
 ) -> PyResult<T> {
+    use asdf::compression::exec;
     use std::sync::mpsc::RecvTimeoutError;
-    std::thread::scope(|s| {
-        let (tx, mut rx) = std::sync::mpsc::channel();
-        s.spawn(move || {
-            let _ = tx.send(work());
-        });
-        loop {
-            // The receiver goes to the GIL-free closure and back (it is not `Sync`).
-            let (answer, back) = py.detach(move || (rx.recv_timeout(std::time::Duration::from_millis(100)), rx));
-            rx = back;
-            match answer {
-                Ok(v) => return Ok(v),
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(PyRuntimeError::new_err(
-                        "asdf_rs: the writing thread ended without an answer",
-                    ));
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    if let Err(interrupt) = py.check_signals() {
-                        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-                        // The work sees the flag before its next part and winds up.
-                        let _ = py.detach(move || rx.recv());
-                        return Err(interrupt);
-                    }
+    let (tx, mut rx) = std::sync::mpsc::channel();
+    let watch = move || loop {
+        // The receiver goes to the GIL-free closure and back (it is not `Sync`).
+        let (answer, back) = py.detach(move || (rx.recv_timeout(std::time::Duration::from_millis(100)), rx));
+        rx = back;
+        match answer {
+            Ok(v) => return Ok(v),
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(PyRuntimeError::new_err(
+                    "asdf_rs: the writing thread ended without an answer",
+                ));
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                if let Err(interrupt) = py.check_signals() {
+                    cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                    // The work sees the flag before its next part and winds up.
+                    let _ = py.detach(move || rx.recv());
+                    return Err(interrupt);
                 }
             }
         }
-    })
+    };
+    let two = exec::threads().max(2);
+    // `watch` holds the GIL between its waits; the work runs without it on the pool.
+    let ((), answer) = exec::with_threads(Some(two), || {
+        exec::join(
+            move || {
+                let _ = tx.send(work());
+            },
+            watch,
+        )
+    });
+    answer
 }
 
 /// Sets the command started to guard each multipart upload (`asdf_rs` sets its interpreter

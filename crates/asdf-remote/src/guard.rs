@@ -133,14 +133,14 @@ pub(crate) fn start(url: &str, opts: &RemoteOptions) -> Option<(Running, String)
         s.write_all(request.as_bytes()).and_then(|()| s.flush()).is_ok()
     });
     // The answer: the first line that is one (a line the interpreter or a library prints on
-    // the way is passed over), read on a thread of its own so that a guard that hangs does
-    // not hang the write: after the store's deadline and half a minute more, the write goes
-    // on unguarded.
+    // the way is passed over), read on the I/O runtime's blocking pool so that a guard that
+    // hangs does not hang the write: after the store's deadline and half a minute more, the
+    // write goes on unguarded.
     let (tx, rx) = std::sync::mpsc::channel();
     // Without a reader (the request could not be written: the guard is gone) the channel is
     // closed at once: no wait.
     if let (true, Some(out)) = (written, stdout) {
-        std::thread::spawn(move || {
+        in_background(move || {
             // At most 1 MiB of it: a guard that prints without end is no answer.
             for line in std::io::BufReader::new(std::io::Read::take(out, 1 << 20)).lines() {
                 let Ok(line) = line else { break };
@@ -165,9 +165,9 @@ pub(crate) fn start(url: &str, opts: &RemoteOptions) -> Option<(Running, String)
         ));
     }
     // No upload for this write: the pipe closes without `done`, so a guard that made one late
-    // aborts it; its exit is waited for on a thread of its own.
+    // aborts it; its exit is waited for in the background.
     drop(stdin);
-    std::thread::spawn(move || child.wait());
+    in_background(move || drop(child.wait()));
     match line.strip_prefix("failed ") {
         Some(why) => warn(&format!("could not create the upload ({})", unescape(why))),
         // The bucket is not there: the write says so itself, and nothing is to guard.
@@ -192,11 +192,20 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         // Not settled: the pipe closes without `done` and the guard aborts the upload; its
-        // exit is waited for on a thread of its own (no zombie in a long-lived process).
+        // exit is waited for in the background (no zombie in a long-lived process).
         drop(self.stdin.take());
         if let Some(mut c) = self.child.take() {
-            std::thread::spawn(move || c.wait());
+            in_background(move || drop(c.wait()));
         }
+    }
+}
+
+/// Runs `f` (a wait on the guard's pipe or exit) on the I/O runtime's blocking pool; without
+/// a runtime (none could be made: then no upload was either), here.
+fn in_background(f: impl FnOnce() + Send + 'static) {
+    match crate::store::runtime() {
+        Ok(rt) => drop(rt.spawn_blocking(f)),
+        Err(_) => f(),
     }
 }
 

@@ -40,17 +40,19 @@ pub(crate) fn run<T: Send + 'static>(fut: impl std::future::Future<Output = T> +
 
 /// Runs `fut` (which may borrow the caller's buffers) on the I/O runtime and waits for it:
 /// on this thread, or, when this thread is itself inside an async runtime (where blocking on
-/// another would panic), on a scoped thread of its own.
+/// another would panic), on a thread of the executor's pool (`asdf_codecs::exec`, two
+/// threads at least), which is in none.
 pub(crate) fn block_on<F: std::future::Future + Send>(fut: F) -> Result<F::Output, Error>
 where
     F::Output: Send,
 {
+    use asdf_layout::compression::exec;
     let rt = runtime()?;
     if tokio::runtime::Handle::try_current().is_err() {
         return Ok(rt.block_on(fut));
     }
-    std::thread::scope(|s| s.spawn(|| rt.block_on(fut)).join())
-        .map_err(|_| Error::Runtime(io::Error::other("a read's thread panicked")))
+    let two = exec::threads().max(2);
+    Ok(exec::with_threads(Some(two), || exec::join(|| rt.block_on(fut), || ())).0)
 }
 
 pub(crate) use crate::error::CONNECT_TIMEOUT;
