@@ -100,6 +100,10 @@ pub fn block_problems(file: &AsdfFile, bar: Option<&report::Bar>) -> (Vec<String
     if let Some(b) = bar {
         b.finish();
     }
+    let hdu_lines = report.hdus.iter().filter_map(|(i, r)| match r {
+        Ok(true) => Some(format!("HDU {i}: checksum cards ok")),
+        _ => None,
+    });
     let lines = report
         .blocks
         .iter()
@@ -116,6 +120,7 @@ pub fn block_problems(file: &AsdfFile, bar: Option<&report::Bar>) -> (Vec<String
                 format!("block {i}: {what}")
             })
         })
+        .chain(hdu_lines)
         .collect();
     (lines, report.problems())
 }
@@ -131,7 +136,17 @@ fn verify(path: &std::path::Path) -> Result<ExitCode, asdf::Error> {
         report::warning(&w.to_string());
     }
     if problems.is_empty() {
-        println!("{}: {} blocks verified", crate::many::show(path), r.block_count());
+        let hdus = lines.iter().filter(|l| l.starts_with("HDU ")).count();
+        let and_hdus = if hdus > 0 {
+            format!(", {hdus} HDUs' checksum cards")
+        } else {
+            String::new()
+        };
+        println!(
+            "{}: {} blocks{and_hdus} verified",
+            crate::many::show(path),
+            r.block_count()
+        );
         return Ok(ExitCode::SUCCESS);
     }
     for p in &problems {

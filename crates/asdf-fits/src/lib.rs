@@ -77,6 +77,16 @@ pub enum FitsError {
         /// The second.
         second: usize,
     },
+    /// An HDU whose DATASUM or CHECKSUM card does not match its bytes (FITS 4.0, Appendix J).
+    #[error("HDU {hdu}: its {card} does not match its bytes (the {part} changed since it was written)")]
+    Checksum {
+        /// Index of the HDU.
+        hdu: usize,
+        /// `DATASUM` or `CHECKSUM`.
+        card: &'static str,
+        /// What changed: the data, or the header.
+        part: &'static str,
+    },
     /// An ndarray of a datatype FITS images do not have, asked to be written as one.
     #[error("a FITS image cannot hold {0} values")]
     NoImageType(&'static str),

@@ -16,13 +16,16 @@ pub struct VerifyReport {
     /// The arrays (JSON pointers) whose view does not fit their block, or whose data (inline
     /// arrays, masks) could not be read.
     pub arrays: Vec<(String, Error)>,
+    /// For a file in FITS: each HDU's `DATASUM` and `CHECKSUM` cards checked against its bytes
+    /// (`Ok(false)`: it has neither), in HDU order.
+    pub hdus: Vec<(usize, Result<bool, Error>)>,
 }
 
 impl VerifyReport {
     /// Whether every block and every array passed.
     #[must_use]
     pub fn is_ok(&self) -> bool {
-        self.arrays.is_empty() && self.blocks.iter().all(|(_, r)| r.is_ok())
+        self.arrays.is_empty() && self.blocks.iter().all(|(_, r)| r.is_ok()) && self.hdus.iter().all(|(_, r)| r.is_ok())
     }
 
     /// Every problem as one line that says where it is (`block 3: ...`, `/data: ...`), each
@@ -37,6 +40,16 @@ impl VerifyReport {
                     m
                 } else {
                     format!("block {i}: {m}")
+                });
+            }
+        }
+        for (i, r) in &self.hdus {
+            if let Err(e) = r {
+                let m = e.to_string();
+                out.push(if m.starts_with("HDU ") {
+                    m
+                } else {
+                    format!("HDU {i}: {m}")
                 });
             }
         }
@@ -109,7 +122,18 @@ impl AsdfFile {
                 }
             }
         }
-        VerifyReport { blocks, arrays }
+        let hdus = self.fits.as_ref().map_or_else(Vec::new, |fits| {
+            (0..fits.hdus.len())
+                .map(|i| {
+                    let r = fits.verify_checksums(i).map_err(|source| Error::Fits {
+                        pointer: String::new(),
+                        source,
+                    });
+                    (i, r)
+                })
+                .collect()
+        });
+        VerifyReport { blocks, arrays, hdus }
     }
 
     /// For an ndarray whose block is in another file (the exploded form): that file's own

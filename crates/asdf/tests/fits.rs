@@ -727,3 +727,53 @@ fn overlapping_views_do_not_grow_into_images() {
     }
     assert_eq!(g.array("/w").and_then(|a| a.read::<Vec<u8>>()).unwrap(), data[..40]);
 }
+
+/// `verify` checks each HDU's DATASUM and CHECKSUM against its bytes (as astropy does on
+/// open with `checksum=True`): a file written with them passes; one bit of an image's data
+/// changed fails its DATASUM, one bit of a header's comment its CHECKSUM; a file without
+/// them has nothing to check there.
+#[test]
+fn verify_checks_fits_checksums() {
+    let f = new_tree();
+    let bytes = crate::common::fits_bytes(&f, FitsWriteOptions::default().checksums(true)).unwrap();
+    let g = asdf::Open::bytes(bytes.clone()).open().unwrap();
+    let report = g.verify(None);
+    assert!(report.is_ok(), "{:?}", report.problems());
+    assert!(!report.hdus.is_empty());
+    assert!(
+        report.hdus.iter().all(|(_, r)| matches!(r, Ok(true))),
+        "{:?}",
+        report.hdus
+    );
+    let hdus = hdus_of(&bytes);
+    let image = hdus
+        .iter()
+        .position(|h| h.data_len > 0 && h.value("EXTNAME").is_some_and(|n| n != "ASDF"))
+        .unwrap();
+    // A bit of the image's data.
+    let mut data_flip = bytes.clone();
+    data_flip[hdus[image].data_offset as usize + 1] ^= 0x04;
+    let report = asdf::Open::bytes(data_flip).open().unwrap().verify(None);
+    assert!(!report.is_ok());
+    let problems = report.problems().join("\n");
+    assert!(
+        problems.contains(&format!("HDU {image}: its DATASUM does not match")),
+        "{problems}"
+    );
+    // A bit of a comment in the primary header (the cards still parse).
+    let mut header_flip = bytes.clone();
+    let at = bytes[..hdus[0].data_offset as usize]
+        .windows(6)
+        .position(|w| w == b"BITPIX")
+        .unwrap()
+        + 40;
+    header_flip[at] = if header_flip[at] == b'x' { b'y' } else { b'x' };
+    let report = asdf::Open::bytes(header_flip).open().unwrap().verify(None);
+    let problems = report.problems().join("\n");
+    assert!(problems.contains("HDU 0: its CHECKSUM does not match"), "{problems}");
+    // Without the cards, nothing to check and nothing wrong.
+    let plain = crate::common::fits_bytes(&f, FitsWriteOptions::default()).unwrap();
+    let report = asdf::Open::bytes(plain).open().unwrap().verify(None);
+    assert!(report.is_ok(), "{:?}", report.problems());
+    assert!(report.hdus.iter().all(|(_, r)| matches!(r, Ok(false))));
+}
