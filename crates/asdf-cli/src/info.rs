@@ -314,7 +314,10 @@ fn info(
                 h.ver,
                 kind,
                 h.shape(),
-                h.datatype().unwrap_or("?")
+                // The values' type, as FITS readers give it (uint16 under BZERO 32768), or
+                // the stored type of data scaled otherwise.
+                h.value_datatype()
+                    .map_or_else(|| format!("{} scaled", h.datatype().unwrap_or("?")), str::to_owned)
             );
         }
     }

@@ -1694,3 +1694,37 @@ fn keys_of_one_value_are_one_key_and_yes_keys_are_reachable() {
     assert_eq!(r.code, Some(0), "{}", r.text());
     assert!(r.stdout.contains("[8]"), "{}", r.stdout);
 }
+
+/// `info` of a FITS file lists each HDU's values' type as FITS readers give it: a uint16
+/// image is stored as BITPIX 16 under BZERO 32768 and listed as uint16 (as astropy reads it,
+/// and as `to-json` and `verify` say), an int8 one (BITPIX 8, BZERO -128) as int8.
+#[test]
+fn info_lists_the_values_type_of_bzero_images() {
+    let d = std::env::temp_dir().join(format!("asdf-cli-info-bzero-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
+    let u: Vec<u16> = (0..12).map(|i| 60_000 + i).collect();
+    f.put_array("/u", asdf::NewArray::from_slice(&u, &[3, 4]).unwrap())
+        .unwrap();
+    let i: Vec<i8> = (-6..6).collect();
+    f.put_array("/i", asdf::NewArray::from_slice(&i, &[12]).unwrap())
+        .unwrap();
+    let p = d.join("bzero.fits");
+    f.write(
+        &p,
+        &asdf::WriteOptions::default().fits(asdf::FitsWriteOptions::default()),
+    )
+    .unwrap();
+    let r = run(&["info", &s(&p)]);
+    assert_eq!(r.code, Some(0), "{}", r.text());
+    let line = |name: &str| {
+        r.stdout
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(name))
+            .unwrap_or_else(|| panic!("no HDU {name} in {}", r.stdout))
+            .to_owned()
+    };
+    assert!(line("U").ends_with(" uint16"), "{}", r.stdout);
+    assert!(line("I").ends_with(" int8"), "{}", r.stdout);
+    std::fs::remove_dir_all(&d).ok();
+}
