@@ -5,7 +5,7 @@ both byte orders, records (fields of their own byte orders, nested fields, sub-a
 ASCII and UCS-4 strings, shapes of 0 to 3 dimensions (empty ones too), views (slices with
 steps and offsets, transposes), inline storage, every compression label Python asdf and
 asdf-compression write, checksums on or off, padded blocks, streamed blocks, arrays shared
-by two keys, masked arrays, scalars and nested lists and mappings; some files are then updated
+by two keys, masked arrays (some inline, `null` where masked), scalars and nested lists and mappings; some files are then updated
 in place. What Python reads back from each (tests/interop/dump_conformance.py OUT) is what
 our reading is compared with, value by value.
 """
@@ -117,9 +117,13 @@ def one_file(rng, path):
         arrays.append(a)
     if arrays and rng.random() < 0.15:
         tree['same'] = arrays[0]
+    masked_inline = False
     if rng.random() < 0.15:
         m = values(rng, np.dtype('f8'), (5,))
         tree['masked'] = np.ma.array(m, mask=rng.random(5) < 0.4)
+        # Half of them inline (`null` at the masked places, as Python asdf writes them),
+        # decided without drawing from rng (the other files stay as they were).
+        masked_inline = bool(m[0] >= 0)
     tree['meta'] = {'n': int(rng.integers(-10**6, 10**6)), 'x': float(rng.normal()), 'flag': bool(rng.random() < 0.5),
                     'name': 'run ' + str(int(rng.integers(1000))), 'none': None,
                     'list': [int(rng.integers(10)), 'two', [3.5, {'four': 4}]]}
@@ -135,6 +139,8 @@ def one_file(rng, path):
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
         af = asdf.AsdfFile(tree, version=version)
+        if masked_inline:
+            af.set_array_storage(tree['masked'], 'inline')
         for a in arrays:
             comp = COMPRESSION[rng.integers(len(COMPRESSION))]
             if a.size <= 8 and rng.random() < 0.3 and a.dtype.names is None:

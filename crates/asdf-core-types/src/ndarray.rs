@@ -219,6 +219,10 @@ pub struct Decoded {
     pub shape: Vec<usize>,
     /// The elements, C order.
     pub elements: Vec<Element>,
+    /// Where inline data had `null` (C-order indices): masked values, as the standard and
+    /// Python asdf write them, decoded as zero (numpy's data under the mask) and masked by
+    /// [`NdArray::mask_flags`]. Empty for block data.
+    pub nulls: Vec<usize>,
 }
 
 fn scalar_from_block(t: ScalarType, b: &[u8], order: ByteOrder) -> Element {
@@ -582,14 +586,23 @@ impl NdArray {
             }
             shape = given;
         }
-        let elements = leaves
-            .into_iter()
-            .map(|l| inline_value(l, &dt))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut nulls = Vec::new();
+        let mut elements = Vec::with_capacity(leaves.len());
+        for (i, l) in leaves.into_iter().enumerate() {
+            match (&dt, l.as_scalar().map(|s| &s.value)) {
+                // A masked value: zero, as Python asdf decodes it (under the mask).
+                (Datatype::Scalar(t), Some(Value::Null)) if l.tag.is_none() => {
+                    nulls.push(i);
+                    elements.push(zero(*t));
+                }
+                _ => elements.push(inline_value(l, &dt)?),
+            }
+        }
         Ok(Decoded {
             datatype: dt,
             shape,
             elements,
+            nulls,
         })
     }
 
@@ -598,6 +611,20 @@ impl NdArray {
     /// # Errors
     /// As [`NdArray::decode`] for a mask array (given its own block).
     pub fn mask_flags(&self, decoded: &Decoded, mask_block: Option<&[u8]>) -> Result<Option<Vec<bool>>, NdArrayError> {
+        let mut flags = self.own_mask_flags(decoded, mask_block)?;
+        if !decoded.nulls.is_empty() {
+            let f = flags.get_or_insert_with(|| vec![false; decoded.elements.len()]);
+            for &i in &decoded.nulls {
+                if let Some(x) = f.get_mut(i) {
+                    *x = true;
+                }
+            }
+        }
+        Ok(flags)
+    }
+
+    /// The flags of the `mask` key alone.
+    fn own_mask_flags(&self, decoded: &Decoded, mask_block: Option<&[u8]>) -> Result<Option<Vec<bool>>, NdArrayError> {
         match &self.mask {
             None => Ok(None),
             Some(Mask::Value(v)) => Ok(Some(
@@ -615,6 +642,17 @@ impl NdArray {
                 Ok(Some(d.elements.iter().map(Element::truthy).collect()))
             }
         }
+    }
+}
+
+/// The zero of scalar type `t` (a masked inline value's data).
+fn zero(t: ScalarType) -> Element {
+    match t {
+        ScalarType::Bool8 => Element::Bool(false),
+        ScalarType::UInt8 | ScalarType::UInt16 | ScalarType::UInt32 | ScalarType::UInt64 => Element::UInt(0),
+        ScalarType::Float16 | ScalarType::Float32 | ScalarType::Float64 => Element::Float(0.0),
+        ScalarType::Complex64 | ScalarType::Complex128 => Element::Complex(Complex::new(0.0, 0.0)),
+        _ => Element::Int(0),
     }
 }
 

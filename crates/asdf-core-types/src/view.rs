@@ -28,6 +28,7 @@ impl NdArray {
             datatype: view.datatype,
             shape: view.shape,
             elements,
+            nulls: Vec::new(),
         })
     }
 }

@@ -310,7 +310,7 @@ impl<'f> Array<'f> {
     /// Whether the ndarray has a mask (read it with [`Array::values`]).
     #[must_use]
     pub fn is_masked(&self) -> bool {
-        self.nd.mask.is_some()
+        self.nd.mask.is_some() || self.inline.as_ref().is_some_and(|d| !d.nulls.is_empty())
     }
 
     /// How the elements lie in the array's block (datatype, byte order, shape, strides in
@@ -662,7 +662,8 @@ impl<'f> Array<'f> {
         };
         let d = self.nd.decode(block.as_deref()).map_err(err)?;
         let mask = match &self.nd.mask {
-            None => None,
+            // Inline `null`s mask their places without a `mask` key.
+            None => self.nd.mask_flags(&d, None).map_err(err)?,
             Some(asdf_core_types::Mask::Array(m)) => {
                 let mb = self.file.block_bytes(m, &self.pointer)?;
                 self.nd.mask_flags(&d, mb.as_deref()).map_err(err)?

@@ -796,3 +796,31 @@ fn thread_counts_are_per_call_and_change_no_byte() {
         asdf::compression::exec::with_threads(None, asdf::compression::exec::threads)
     );
 }
+
+/// Masked values in inline data are `null`, as the standard allows and Python asdf writes a
+/// masked array stored inline (`data: [1.0, null, 3.0, null]` beside its `mask`, or alone):
+/// the array opens and validates, `values` masks them (with the `mask` key's flags too), and
+/// typed reads give zero there, as numpy's data under the mask (asdf 6.0's reader).
+#[test]
+fn inline_nulls_are_masked_values() {
+    let text = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+                m: !core/ndarray-1.1.0\n  data: [1.0, null, 3.0, 4.0]\n  mask: !core/ndarray-1.1.0 {data: [false, true, false, true], datatype: bool8, shape: [4]}\n  datatype: float64\n  shape: [4]\n\
+                n: !core/ndarray-1.1.0 {data: [[1, null], [3, 4]], datatype: int32, shape: [2, 2]}\n...\n";
+    let f = asdf::Open::bytes(text.as_bytes().to_vec())
+        .options(OpenOptions::default().strict(true))
+        .open()
+        .unwrap();
+    let m = f.array("/m").unwrap();
+    assert!(m.is_masked());
+    let v = m.values().unwrap();
+    assert_eq!(v.mask, Some(vec![false, true, false, true]));
+    assert_eq!(m.read::<Vec<f64>>().unwrap(), [1.0, 0.0, 3.0, 4.0]);
+    let n = f.array("/n").unwrap();
+    assert!(n.is_masked(), "a null alone masks its place");
+    assert_eq!(n.values().unwrap().mask, Some(vec![false, true, false, false]));
+    assert_eq!(n.read::<Vec<i32>>().unwrap(), [1, 0, 3, 4]);
+    // A null in a record's field, or where no value can be, is still refused.
+    let bad = text.replace("[[1, null], [3, 4]]", "[[1, 2], null]");
+    let g = asdf::Open::bytes(bad.into_bytes()).open().unwrap();
+    assert!(g.array("/n").is_err());
+}
