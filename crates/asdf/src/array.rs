@@ -32,9 +32,9 @@ pub struct Array<'f> {
     pub(crate) chunked: Option<crate::zarr::Chunk>,
     /// An inline array's elements, decoded once (to learn its shape) and kept.
     pub(crate) inline: Option<asdf_core_types::Decoded>,
-    /// The bytes the view spans of a compressed stream (from `view.byte_range().start`),
-    /// decoded by a region read and kept for the handle's life.
-    pub(crate) decoded: std::sync::OnceLock<Vec<u8>>,
+    /// Bytes of a compressed stream decoded by a region read, from the offset given, kept for
+    /// the handle's life: the whole block, or the span of a view over at most half of it.
+    pub(crate) decoded: std::sync::OnceLock<(u64, Vec<u8>)>,
 }
 
 /// What a region read decodes (see `Array::region_data`).
@@ -559,24 +559,29 @@ impl<'f> Array<'f> {
             sub.offset -= range.start;
             return Ok(RegionData::View(sub, data));
         }
-        // A compressed stream: the bytes the whole array spans decoded once (the stream read up
-        // to their end, a piece at a time) and kept for the handle's life: the next regions
-        // are cut from them. A 2-element array in a block that decodes to gigabytes keeps 16
+        // A compressed stream: decoded once and kept for the handle's life, the next regions
+        // cut from it. A 2-element array in a block that decodes to gigabytes keeps its 16
         // bytes, not the block.
         let span = view.byte_range();
-        let kept = match self.decoded.get() {
-            Some(d) => d,
+        let (start, kept) = match self.decoded.get() {
+            Some((start, d)) => (*start, d),
             None => {
-                let d = at
-                    .read_range(span.clone())
-                    .map_err(storage_error(&self.pointer))?
-                    .into_owned();
-                self.decoded.get_or_init(|| d)
+                let len = at.len().map_err(storage_error(&self.pointer))?;
+                // An array over most of the block takes the whole decode (the codec's own,
+                // parallel where it has one); a small one its span, streamed up to its end.
+                let d = if span.end - span.start > len / 2 {
+                    (0, at.read().map_err(storage_error(&self.pointer))?.into_owned())
+                } else {
+                    let d = at.read_range(span.clone()).map_err(storage_error(&self.pointer))?;
+                    (span.start, d.into_owned())
+                };
+                let (start, d) = self.decoded.get_or_init(|| d);
+                (*start, d)
             }
         };
         // Borrowed from the handle: the touched range copied out to outlive this borrow.
         let bad = || err(NdArrayError::Invalid("offset"));
-        let cut = |at: u64| at.checked_sub(span.start).and_then(|d| usize::try_from(d).ok());
+        let cut = |at: u64| at.checked_sub(start).and_then(|d| usize::try_from(d).ok());
         let (lo, hi) = (cut(range.start).ok_or_else(bad)?, cut(range.end).ok_or_else(bad)?);
         let touched = kept.get(lo..hi).ok_or_else(bad)?.to_vec();
         Ok(RegionData::View(sub, std::borrow::Cow::Owned(touched)).rebased(range.start))
