@@ -30,4 +30,4 @@ pub use datatype::{ByteOrder, Datatype, DatatypeError, Field, ScalarType};
 pub use keywords::{KeywordFailure, SchemaCheck, check_embedded_schemas, compile_options, schemas};
 pub use ndarray::{Decoded, Dim, Element, Mask, NdArray, NdArrayError, Source, is_ndarray_tag};
 pub use references::ReferencePolicy;
-pub use view::{Elements, Scalar, View};
+pub use view::{Elements, Piece, Scalar, View};

@@ -597,3 +597,12 @@ mod tests {
         assert!(bool::as_native(&b, ByteOrder::Little).is_none());
     }
 }
+
+/// Elements handed over in order, as bytes of whole elements where they lie so, else one by one.
+#[derive(Debug)]
+pub enum Piece<'a, T> {
+    /// The bytes of whole elements in this byte order.
+    Bytes(&'a [u8], crate::ByteOrder),
+    /// One element.
+    One(T),
+}

@@ -8,10 +8,11 @@
 //! HDU data eagerly through its own readers) or bind CFITSIO (fitsio, a C library to install);
 //! locating HDUs takes a header parser of a hundred lines (see docs/ARCHITECTURE.md).
 //!
-//! Writing: [`out`] (header cards formatted, checksums). What FITS means to an ASDF file (the
-//! ASDF HDU opened as the file, `fits:` sources read, FITS written from a tree) is in the
-//! facade, `asdf`.
+//! Writing: [`out`] (header cards formatted, checksums), [`write`] (cards and HDUs) and
+//! [`convert`] (an ASDF file written as FITS, through the [`convert::Tree`] the facade
+//! implements). Opening the ASDF HDU as a file and reading `fits:` sources are in [`file`].
 
+pub mod convert;
 pub mod file;
 pub mod out;
 pub mod write;

@@ -366,3 +366,18 @@ pub fn fits_ndarray(source: String, datatype: &str, shape: &[usize]) -> Node {
         ),
     ])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_hdus_are_named_after_their_key() {
+        assert_eq!(derived_name("/sci"), "SCI");
+        assert_eq!(derived_name("/slits/3/data"), "DATA");
+        assert_eq!(derived_name("/slits/3"), "SLITS");
+        assert_eq!(derived_name("/asdf"), "ASDF_DATA");
+        assert_eq!(derived_name("/a~1b"), "A/B");
+        assert_eq!(derived_name(""), "DATA");
+    }
+}

@@ -5,20 +5,14 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use asdf_core_types::{ByteOrder, Datatype, Element, NdArray, NdArrayError, Scalar, Source, View};
+use asdf_core_types::{Datatype, Element, NdArray, NdArrayError, Scalar, Source, View};
 use asdf_layout::storage::{ArrayBytes, FileBlock, Held, RangeCost, Storage};
 use asdf_layout::{BlockHeader, ChecksumStatus, Label};
 
 use crate::error::{Error, array_error, storage_error};
 use crate::file::{AsdfFile, BlockIndex};
 
-/// How elements are handed over internally: whole elements' bytes, or one at a time.
-pub(crate) enum Piece<'a, T> {
-    /// The bytes of whole elements in this byte order.
-    Bytes(&'a [u8], ByteOrder),
-    /// One element.
-    One(T),
-}
+pub(crate) use asdf_core_types::Piece;
 
 /// Where an array's decoded bytes come from: a block of this file, bytes added since or read
 /// from another file, a FITS HDU's data, a chunked array's chunks, each implemented by the
