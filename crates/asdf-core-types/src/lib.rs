@@ -20,6 +20,7 @@ pub mod datatype;
 pub mod integer;
 mod keywords;
 pub mod ndarray;
+pub mod numbering;
 pub mod references;
 pub mod region;
 pub mod typed;

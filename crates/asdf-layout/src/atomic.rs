@@ -291,6 +291,57 @@ pub fn clean_stale_temps_older_than(target: &Path, age: std::time::Duration) {
     }
 }
 
+/// Where a file is written: memory, or a file that can be flushed to disk early.
+pub trait Sink: std::io::Write + std::io::Seek {
+    /// Starts putting what was written so far on disk (called while a checksum is still
+    /// being computed on another thread, so the two overlap).
+    fn flush_early(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Sink for std::io::Cursor<Vec<u8>> {}
+
+impl<S: Sink + ?Sized> Sink for &mut S {
+    fn flush_early(&mut self) -> std::io::Result<()> {
+        (**self).flush_early()
+    }
+}
+
+impl Sink for std::io::BufWriter<std::fs::File> {
+    fn flush_early(&mut self) -> std::io::Result<()> {
+        self.flush()?;
+        self.get_ref().sync_data()
+    }
+}
+
+/// A buffered file written without forcing anything to disk (`WriteOptions::durable(false)`).
+#[derive(Debug)]
+pub struct Volatile(pub std::io::BufWriter<std::fs::File>);
+
+impl std::io::Write for Volatile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.0.write_all(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl std::io::Seek for Volatile {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.0.seek(pos)
+    }
+    fn stream_position(&mut self) -> std::io::Result<u64> {
+        self.0.stream_position()
+    }
+}
+
+impl Sink for Volatile {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

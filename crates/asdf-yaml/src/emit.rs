@@ -161,6 +161,86 @@ impl Edits {
         self.get(original)
     }
 
+    /// Schema defaults filled in on reading a file older than 1.6.0 are not written (Python asdf
+    /// fills them in memory only): each smallest subtree holding entries still marked
+    /// [`crate::Span::FILLED`] (key and value as filled; a value the user replaced is written)
+    /// is written as a copy without them, with the edits already made inside it carried over.
+    /// Filled entries come last in their mappings, so leaving them out moves no other entry (and
+    /// no alias's target).
+    pub fn leave_out_filled(&mut self, doc: &Document) {
+        let edits = self;
+        fn filled(k: &Node, v: &Node) -> bool {
+            k.span.is_filled() && v.span.is_filled()
+        }
+        fn holds_filled(n: &Node) -> bool {
+            let mut stack = vec![n];
+            while let Some(n) = stack.pop() {
+                match &n.kind {
+                    NodeKind::Mapping(m) => {
+                        if m.entries.iter().any(|(k, v)| filled(k, v)) {
+                            return true;
+                        }
+                        stack.extend(m.entries.iter().map(|(_, v)| v));
+                    }
+                    NodeKind::Sequence(s) => stack.extend(s.items.iter()),
+                    _ => {}
+                }
+            }
+            false
+        }
+        fn copy(n: &Node, edits: &Edits) -> Node {
+            if let Some(r) = edits.replacement(n) {
+                return r.clone();
+            }
+            let kind = match &n.kind {
+                NodeKind::Mapping(m) => NodeKind::Mapping(crate::Mapping {
+                    entries: m
+                        .entries
+                        .iter()
+                        .filter(|(k, v)| !filled(k, v))
+                        .map(|(k, v)| (copy(k, edits), copy(v, edits)))
+                        .collect(),
+                    flow: m.flow,
+                }),
+                NodeKind::Sequence(s) => NodeKind::Sequence(crate::Sequence {
+                    items: s.items.iter().map(|i| copy(i, edits)).collect(),
+                    flow: s.flow,
+                }),
+                other => other.clone(),
+            };
+            Node {
+                tag: n.tag.clone(),
+                anchor: n.anchor.clone(),
+                span: n.span,
+                kind,
+            }
+        }
+        if !holds_filled(&doc.root) {
+            return;
+        }
+        let mut copies = Vec::new();
+        let mut stack: Vec<&Node> = vec![&doc.root];
+        while let Some(n) = stack.pop() {
+            let direct = n
+                .as_mapping()
+                .is_some_and(|m| m.entries.iter().any(|(k, v)| filled(k, v)));
+            // The root is never copied (the library entry is an edit of its own): its filled
+            // entries, if any, are written.
+            if direct && !std::ptr::eq(n, &doc.root) {
+                copies.push((n, copy(n, edits)));
+                continue;
+            }
+            match &n.kind {
+                NodeKind::Mapping(m) => stack.extend(m.entries.iter().map(|(_, v)| v).filter(|v| holds_filled(v))),
+                NodeKind::Sequence(s) => stack.extend(s.items.iter().filter(|v| holds_filled(v))),
+                _ => {}
+            }
+        }
+        for (n, c) in copies {
+            edits.replace(n, c);
+        }
+    }
+
     fn get(&self, n: &Node) -> Option<&Node> {
         if self.replace.is_empty() {
             return None;

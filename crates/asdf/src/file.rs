@@ -471,16 +471,7 @@ impl AsdfFile {
     }
 }
 
-/// The absolute index of block `source` among `total` blocks (`-1` is the last): the one place
-/// negative sources are counted.
-pub(crate) fn absolute_index(source: i64, total: usize) -> Option<usize> {
-    let abs = if source < 0 {
-        i64::try_from(total).ok()?.checked_add(source)?
-    } else {
-        source
-    };
-    usize::try_from(abs).ok().filter(|i| *i < total)
-}
+pub(crate) use asdf_core_types::numbering::absolute_index;
 
 /// Rewrites every negative ndarray `source` under `node` as the block number it stands for
 /// in a file of `blocks` blocks.

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, ReferenceProblem, array_error};
 use crate::file::AsdfFile;
-use crate::options::ReferencePolicy;
+use asdf_core_types::references::local_path;
 use asdf_core_types::{NdArray, NdArrayError};
 use asdf_yaml::{Node, NodeKind};
 use std::path::PathBuf;
@@ -12,56 +12,14 @@ impl AsdfFile {
     /// The file another file refers to by `uri`, as the reference policy allows: `Ok(None)`
     /// when this file has no directory (opened from memory).
     pub(crate) fn referenced_path(&self, uri: &str) -> Result<Option<PathBuf>, ReferenceProblem> {
-        if uri.starts_with("http://") || uri.starts_with("https://") {
-            return Err(ReferenceProblem::Remote);
-        }
-        let policy = self.options.references;
-        if policy == ReferencePolicy::None {
-            return Err(ReferenceProblem::NoneAllowed);
-        }
-        // A reference is a URI: its path percent-decoded, as Python asdf opens it (`my%20file.asdf`
-        // is `my file.asdf`), and the policy applied to what is opened (`..%2Fx.asdf` is
-        // `../x.asdf`).
-        let local = uri.strip_prefix("file://").unwrap_or(uri);
-        // (Escapes that do not decode to UTF-8 leave the text as written.)
-        let decoded = PathBuf::from(
-            percent_encoding::percent_decode_str(local)
-                .decode_utf8()
-                .map_or_else(|_| local.to_owned(), std::borrow::Cow::into_owned),
-        );
-        let rel = decoded.as_path();
-        let plain = !uri.contains("://")
-            && !rel.is_absolute()
-            && !rel.components().any(|c| matches!(c, std::path::Component::ParentDir));
-        if !plain && policy != ReferencePolicy::AnyLocalPath {
-            return Err(ReferenceProblem::NotRelative);
-        }
-        if local.contains("://") {
-            return Err(ReferenceProblem::Scheme);
-        }
-        if rel.is_absolute() {
-            return Ok(Some(rel.to_path_buf()));
-        }
-        let Some(dir) = &self.dir else { return Ok(None) };
-        let joined = dir.join(rel);
-        if policy == ReferencePolicy::RelativeOnly {
-            // Symbolic links are followed to where they lead, which must still be inside the
-            // file's directory.
-            // (A path that does not resolve is left for the open to report.)
-            // The file's own folder always resolves (it was opened from it); if it does not
-            // now, nothing is opened on its behalf.
-            let real_dir = dir
-                .canonicalize()
-                .map_err(|_| ReferenceProblem::OutsideDirectory(dir.clone()))?;
-            if let Ok(real) = joined.canonicalize() {
-                if !real.starts_with(&real_dir) {
-                    return Err(ReferenceProblem::OutsideDirectory(real));
-                }
-                // Opened where the link leads, as checked.
-                return Ok(Some(real));
-            }
-        }
-        Ok(Some(joined))
+        use asdf_core_types::references::Refused;
+        local_path(uri, self.dir.as_deref(), self.options.references).map_err(|r| match r {
+            Refused::Remote => ReferenceProblem::Remote,
+            Refused::NoneAllowed => ReferenceProblem::NoneAllowed,
+            Refused::NotRelative => ReferenceProblem::NotRelative,
+            Refused::Scheme => ReferenceProblem::Scheme,
+            Refused::OutsideDirectory(p) => ReferenceProblem::OutsideDirectory(p),
+        })
     }
 }
 

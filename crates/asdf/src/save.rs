@@ -116,7 +116,7 @@ impl AsdfFile {
             source,
         };
         let spool = tempfile::tempfile().map_err(io_err)?;
-        let mut w = crate::write::Volatile(std::io::BufWriter::with_capacity(
+        let mut w = asdf_layout::atomic::Volatile(std::io::BufWriter::with_capacity(
             1 << 20,
             spool.try_clone().map_err(io_err)?,
         ));

@@ -5,13 +5,15 @@ use std::path::{Path, PathBuf};
 
 use asdf_core_types::{NdArray, Source};
 use asdf_layout::{BlockOptions, Label, Writer};
-use asdf_yaml::{Document, EmitOptions, Node, NodeKind, Step};
+use asdf_yaml::{Document, EmitOptions, Node};
 use std::io::Write as _;
 
-use crate::file::absolute_index;
 use crate::target::{Compression, WriteOptions};
 use crate::{AsdfFile, Error};
-use asdf_layout::atomic::{Dest, TempFile, destination, not_regular};
+use asdf_core_types::numbering::{
+    BlockSrc, Facts, Numbering, NumberingError, absolute_index, block_arrays, number_blocks,
+};
+use asdf_layout::atomic::{Dest, Sink, TempFile, Volatile, destination, not_regular};
 
 /// Writes a file atomically, as [`AsdfFile::write`] does: `fill` writes into a new
 /// temporary file beside `path`, which is flushed to disk and renamed over `path` only when
@@ -27,56 +29,6 @@ pub fn write_atomically(
     Ok(asdf_layout::atomic::write_atomically(path, fill)?)
 }
 
-/// Where a file is written: memory, or a file that can be flushed to disk early.
-pub(crate) trait Sink: std::io::Write + std::io::Seek {
-    /// Starts putting what was written so far on disk (called while a checksum is still
-    /// being computed on another thread, so the two overlap).
-    fn flush_early(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Sink for std::io::Cursor<Vec<u8>> {}
-
-impl<S: Sink + ?Sized> Sink for &mut S {
-    fn flush_early(&mut self) -> std::io::Result<()> {
-        (**self).flush_early()
-    }
-}
-
-impl Sink for std::io::BufWriter<std::fs::File> {
-    fn flush_early(&mut self) -> std::io::Result<()> {
-        self.flush()?;
-        self.get_ref().sync_data()
-    }
-}
-
-/// A buffered file written without forcing anything to disk (`WriteOptions::durable(false)`).
-pub(crate) struct Volatile(pub std::io::BufWriter<std::fs::File>);
-
-impl std::io::Write for Volatile {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.write(buf)
-    }
-    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        self.0.write_all(buf)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.0.flush()
-    }
-}
-
-impl std::io::Seek for Volatile {
-    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
-        self.0.seek(pos)
-    }
-    fn stream_position(&mut self) -> std::io::Result<u64> {
-        self.0.stream_position()
-    }
-}
-
-impl Sink for Volatile {}
-
 /// What a FITS write keeps out of the blocks of the ASDF file it embeds (the data goes into
 /// HDUs): an argument of the block writer, not an option a caller can set.
 #[derive(Debug, Default)]
@@ -87,100 +39,6 @@ pub(crate) struct KeptOut {
     /// Blocks of the file read whose arrays moved elsewhere: never copied (an empty block
     /// keeps their number where every block keeps its place).
     pub(crate) blocks: std::collections::HashSet<usize>,
-}
-
-/// Where a block of the written file comes from.
-enum BlockSrc {
-    /// Block `i` of the file that was opened.
-    Existing(usize),
-    /// Pending data added with [`AsdfFile::put_array`].
-    New(usize),
-    /// Block 0 of an external file (exploded form), brought into this file.
-    External(String),
-    /// An empty block in the place of one whose array moved elsewhere.
-    Empty,
-    /// Bytes made for this write (a chunked array's renumbered chunk map).
-    Made(Vec<u8>),
-}
-
-/// The number block `old` gets in the file written: its place in `order`, where it is put
-/// when first met (`existing`: how many blocks the file read has; later ones are pending).
-fn place(
-    map: &mut std::collections::HashMap<usize, usize>,
-    order: &mut Vec<BlockSrc>,
-    old: usize,
-    existing: usize,
-) -> usize {
-    *map.entry(old).or_insert_with(|| {
-        order.push(if old < existing {
-            BlockSrc::Existing(old)
-        } else {
-            BlockSrc::New(old - existing)
-        });
-        order.len() - 1
-    })
-}
-
-/// A chunked array (asdf-zarr) of the tree with chunks in blocks: where it is, and its chunk
-/// map's block and chunk blocks (absolute indices; negative: a chunk not stored).
-struct ChunkedBlocks {
-    path: Vec<Step>,
-    map_block: usize,
-    chunks: Vec<i32>,
-}
-
-impl AsdfFile {
-    /// The chunked arrays of `doc` with chunks in blocks whose chunk maps can be read (of
-    /// the size their metadata gives, naming blocks the file has).
-    fn chunked_blocks(&self, doc: &Document, total: usize) -> Vec<ChunkedBlocks> {
-        let mut found = Vec::new();
-        doc.root.walk(&mut |path, n| {
-            if n.tag.as_deref().is_some_and(asdf_core_types::chunk_tags::is_zarr_tag)
-                && let Some(src) = n.get("chunk_block_map").and_then(Node::as_i64)
-            {
-                found.push((path.to_vec(), src));
-            }
-            true
-        });
-        found
-            .into_iter()
-            .filter_map(|(path, src)| {
-                let map_block = absolute_index(src, total)?;
-                let bytes: std::borrow::Cow<'_, [u8]> = match map_block.checked_sub(self.reader.block_count()) {
-                    Some(k) => std::borrow::Cow::Borrowed(self.pending.get(k)?.data.as_slice()),
-                    None => self.reader.read_data(map_block).ok()?,
-                };
-                if !bytes.len().is_multiple_of(4) {
-                    return None;
-                }
-                let chunks: Vec<i32> = bytes
-                    .chunks_exact(4)
-                    .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                    .collect();
-                chunks
-                    .iter()
-                    .all(|&b| b < 0 || usize::try_from(b).is_ok_and(|b| b < total))
-                    .then_some(ChunkedBlocks {
-                        path,
-                        map_block,
-                        chunks,
-                    })
-            })
-            .collect()
-    }
-}
-
-/// The ndarrays of the tree with block sources (masks included, after their array), in the
-/// order they are met.
-fn block_arrays(root: &Node) -> Vec<Vec<Step>> {
-    let mut out = Vec::new();
-    root.walk(&mut |path, n| {
-        if n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag) && n.get("source").is_some() {
-            out.push(path.to_vec());
-        }
-        true
-    });
-    out
 }
 
 impl AsdfFile {
@@ -296,155 +154,42 @@ impl AsdfFile {
         kept: &KeptOut,
         stream_target: bool,
     ) -> Result<(Writer<W>, Option<usize>), Error> {
-        // Renumber block sources in order of appearance (as edits applied while the tree is
-        // written: the tree itself is neither changed nor copied).
-        let mut edits = asdf_yaml::Edits::default();
-        let arrays = block_arrays(&doc.root);
-        let total = self.reader.block_count() + self.pending.len();
-        let mut order: Vec<BlockSrc> = Vec::new();
-        let mut map: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
-        let mut ext_map: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        // A block of the file read that no ndarray names by number may be named by something
-        // else (an extension's tag referring to blocks by index, as asdf-zarr's
-        // chunk_block_map does): then every block of the file keeps its place and its index,
-        // so such references stay true, and nothing is dropped. Otherwise blocks are written
-        // in the order their arrays appear.
         let existing = self.reader.block_count();
-        let mut named: std::collections::HashSet<usize> = arrays
-            .iter()
-            .filter_map(|p| doc.root.at_path(p)?.get("source")?.as_i64())
-            .filter_map(|src| absolute_index(src, total))
-            .collect();
-        // Chunked arrays name their blocks through their chunk maps: those are renumbered with
-        // the rest (a new map written); a map that cannot be read leaves its blocks unnamed,
-        // so every block keeps its place.
-        let chunked = self.chunked_blocks(doc, total);
-        for c in &chunked {
-            named.insert(c.map_block);
-            named.extend(c.chunks.iter().filter_map(|&b| usize::try_from(b).ok()));
-        }
-        let gone = |i: usize| (kept.blocks.contains(&i) || self.replaced.contains(&i)) && !named.contains(&i);
-        let keep_places = (0..existing).any(|i| !named.contains(&i) && !gone(i));
-        // The file's own streamed block (the last one), unless a new stream replaces it.
-        let old_stream = existing
-            .checked_sub(1)
-            .filter(|_| !stream_target)
-            .filter(|&i| self.reader.block(i).is_ok_and(|b| b.header.is_streamed()));
-        let is_streamed = |n: &Node| {
-            n.get("shape")
-                .and_then(Node::as_sequence)
-                .is_some_and(|s| s.items.iter().any(|d| d.as_str() == Some("*")))
+        let gone = |i: usize| kept.blocks.contains(&i) || self.replaced.contains(&i);
+        let data = |i: usize| match i.checked_sub(existing) {
+            Some(k) => Some(std::borrow::Cow::Borrowed(self.pending.get(k)?.data.as_slice())),
+            None => self.reader.read_data(i).ok(),
         };
-        let keep_stream = old_stream.filter(|&i| {
-            arrays.iter().any(|p| {
-                doc.root.at_path(p).is_some_and(|n| {
-                    is_streamed(n)
-                        && n.get("source")
-                            .and_then(Node::as_i64)
-                            .is_some_and(|src| absolute_index(src, total) == Some(i))
-                })
-            })
-        });
-        if keep_places {
-            for i in (0..existing).filter(|i| Some(*i) != keep_stream) {
-                map.insert(i, i);
-                order.push(if gone(i) {
-                    BlockSrc::Empty
-                } else {
-                    BlockSrc::Existing(i)
-                });
+        let len = |i: usize| self.reader.block(i).map(|b| b.data_len());
+        let facts = Facts {
+            existing,
+            pending: self.pending.len(),
+            gone: &gone,
+            old_stream: existing
+                .checked_sub(1)
+                .filter(|&i| self.reader.block(i).is_ok_and(|b| b.header.is_streamed())),
+            internalize: options.internalize,
+            kept_sources: &kept.sources,
+            stream_target,
+            data: &data,
+            len: &len,
+        };
+        let Numbering {
+            edits,
+            order,
+            as_is,
+            keep_stream,
+        } = number_blocks(doc, &facts).map_err(|e| match e {
+            NumberingError::NoBlock { source, total } => {
+                Error::NotFound(format!("block {source} (the file has {total})"))
             }
-        }
-        for path in &arrays {
-            let Some(n) = doc.root.at_path(path) else {
-                continue;
-            };
-            if let Some(uri) = n.get("source").and_then(Node::as_str).map(str::to_owned) {
-                if !options.internalize || kept.sources.contains(&asdf_yaml::pointer::pointer_of(&doc.root, path)) {
-                    continue;
-                }
-                // Exploded form: the external file's block comes into this file.
-                let new = *ext_map.entry(uri.clone()).or_insert_with(|| {
-                    order.push(BlockSrc::External(uri.clone()));
-                    order.len() - 1
-                });
-                if let Some(s) = n.get("source") {
-                    edits.replace(s, Node::int(i64::try_from(new).unwrap_or(i64::MAX)));
-                }
-                continue;
-            }
-            let Some(src) = n.get("source").and_then(Node::as_i64) else {
-                continue;
-            };
-            let streamed = n
-                .get("shape")
-                .and_then(Node::as_sequence)
-                .is_some_and(|s| s.items.iter().any(|d| d.as_str() == Some("*")));
-            if streamed && src == -1 && stream_target {
-                // The array being streamed by `write_streamed`: its block comes last.
-                continue;
-            }
-            if streamed && keep_stream.is_some_and(|i| absolute_index(src, total) == Some(i)) {
-                // The file's streamed array stays streamed: its block is written last.
-                if let Some(s) = n.get("source") {
-                    edits.replace(s, Node::int(-1));
-                }
-                continue;
-            }
-            if streamed {
-                // A streamed array of the file read becomes an ordinary array of fixed shape.
-                let idx = absolute_index(src, total)
-                    .ok_or_else(|| Error::NotFound(format!("block {src} (the file has {total})")))?;
-                let a = NdArray::from_node(n, &Document::new(Node::null())).map_err(|source| Error::Array {
-                    pointer: String::new(),
-                    source,
-                })?;
-                let len = self.reader.block(idx)?.data_len();
-                let shape = a.resolved_shape(Some(len)).map_err(|source| Error::Array {
-                    pointer: String::new(),
-                    source,
-                })?;
-                if let Some(sh) = n.get("shape") {
-                    edits.replace(
-                        sh,
-                        Node::seq(
-                            shape
-                                .iter()
-                                .map(|d| Node::int(i64::try_from(*d).unwrap_or(i64::MAX)))
-                                .collect(),
-                        ),
-                    );
-                }
-            }
-            let old = absolute_index(src, total)
-                .ok_or_else(|| Error::NotFound(format!("block {src} (the file has {total})")))?;
-            let new = place(&mut map, &mut order, old, self.reader.block_count());
-            if let Some(s) = n.get("source") {
-                edits.replace(s, Node::int(i64::try_from(new).unwrap_or(i64::MAX)));
-            }
-        }
-        // Blocks written as they are (chunks compressed by their own codec, chunk maps).
-        let mut as_is: std::collections::HashSet<usize> = std::collections::HashSet::new();
-        for c in &chunked {
-            let mut new_map = Vec::with_capacity(c.chunks.len() * 4);
-            for &b in &c.chunks {
-                let new = match usize::try_from(b) {
-                    Ok(old) => {
-                        let new = place(&mut map, &mut order, old, self.reader.block_count());
-                        as_is.insert(new);
-                        i32::try_from(new)
-                            .map_err(|_| Error::NotFound(format!("block {new} (a chunk map holds int32)")))?
-                    }
-                    Err(_) => -1,
-                };
-                new_map.extend_from_slice(&new.to_le_bytes());
-            }
-            order.push(BlockSrc::Made(new_map));
-            as_is.insert(order.len() - 1);
-            if let Some(m) = doc.root.at_path(&c.path).and_then(|n| n.get("chunk_block_map")) {
-                edits.replace(m, Node::int(i64::try_from(order.len() - 1).unwrap_or(i64::MAX)));
-            }
-        }
+            NumberingError::TooMany(new) => Error::NotFound(format!("block {new} (a chunk map holds int32)")),
+            NumberingError::Array(source) => Error::Array {
+                pointer: String::new(),
+                source,
+            },
+            NumberingError::Block(e) => e.into(),
+        })?;
         let tree = self.finished_tree(doc, edits, options)?;
         let mut w = Writer::with_comments(out, self.standard, &[], options.registry())?;
         w.write_tree(&tree)?;
@@ -784,7 +529,7 @@ impl AsdfFile {
                 return Err(Error::Invalid(r.violations));
             }
         }
-        leave_out_filled_defaults(doc, &mut edits);
+        edits.leave_out_filled(doc);
         if let Some(m) = doc.root.as_mapping() {
             let lib = self.library_node()?;
             match m.get("asdf_library") {
@@ -803,85 +548,6 @@ impl AsdfFile {
             (Node::str("version"), Node::str(env!("CARGO_PKG_VERSION"))),
         ])
         .with_tag(self.tag_for("core/software")?))
-    }
-}
-
-/// Schema defaults filled in on reading a file older than 1.6.0 are not written (Python asdf
-/// fills them in memory only): each smallest subtree holding entries still marked
-/// [`asdf_yaml::Span::FILLED`] (key and value as filled; a value the user replaced is written)
-/// is written as a copy without them, with the edits already made inside it carried over.
-/// Filled entries come last in their mappings, so leaving them out moves no other entry (and
-/// no alias's target).
-fn leave_out_filled_defaults(doc: &Document, edits: &mut asdf_yaml::Edits) {
-    fn filled(k: &Node, v: &Node) -> bool {
-        k.span.is_filled() && v.span.is_filled()
-    }
-    fn holds_filled(n: &Node) -> bool {
-        let mut stack = vec![n];
-        while let Some(n) = stack.pop() {
-            match &n.kind {
-                NodeKind::Mapping(m) => {
-                    if m.entries.iter().any(|(k, v)| filled(k, v)) {
-                        return true;
-                    }
-                    stack.extend(m.entries.iter().map(|(_, v)| v));
-                }
-                NodeKind::Sequence(s) => stack.extend(s.items.iter()),
-                _ => {}
-            }
-        }
-        false
-    }
-    fn copy(n: &Node, edits: &asdf_yaml::Edits) -> Node {
-        if let Some(r) = edits.replacement(n) {
-            return r.clone();
-        }
-        let kind = match &n.kind {
-            NodeKind::Mapping(m) => NodeKind::Mapping(asdf_yaml::Mapping {
-                entries: m
-                    .entries
-                    .iter()
-                    .filter(|(k, v)| !filled(k, v))
-                    .map(|(k, v)| (copy(k, edits), copy(v, edits)))
-                    .collect(),
-                flow: m.flow,
-            }),
-            NodeKind::Sequence(s) => NodeKind::Sequence(asdf_yaml::Sequence {
-                items: s.items.iter().map(|i| copy(i, edits)).collect(),
-                flow: s.flow,
-            }),
-            other => other.clone(),
-        };
-        Node {
-            tag: n.tag.clone(),
-            anchor: n.anchor.clone(),
-            span: n.span,
-            kind,
-        }
-    }
-    if !holds_filled(&doc.root) {
-        return;
-    }
-    let mut copies = Vec::new();
-    let mut stack: Vec<&Node> = vec![&doc.root];
-    while let Some(n) = stack.pop() {
-        let direct = n
-            .as_mapping()
-            .is_some_and(|m| m.entries.iter().any(|(k, v)| filled(k, v)));
-        // The root is never copied (the library entry is an edit of its own): its filled
-        // entries, if any, are written.
-        if direct && !std::ptr::eq(n, &doc.root) {
-            copies.push((n, copy(n, edits)));
-            continue;
-        }
-        match &n.kind {
-            NodeKind::Mapping(m) => stack.extend(m.entries.iter().map(|(_, v)| v).filter(|v| holds_filled(v))),
-            NodeKind::Sequence(s) => stack.extend(s.items.iter().filter(|v| holds_filled(v))),
-            _ => {}
-        }
-    }
-    for (n, c) in copies {
-        edits.replace(n, c);
     }
 }
 
