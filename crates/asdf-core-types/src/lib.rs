@@ -23,6 +23,7 @@ pub mod ndarray;
 pub mod numbering;
 pub mod references;
 pub mod region;
+pub mod stored;
 pub mod typed;
 pub mod view;
 

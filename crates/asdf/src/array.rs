@@ -1,12 +1,13 @@
 //! Typed handles: [`Array`] for an ndarray of the tree, [`Block`] for a block of the file.
 
-use crate::blocks::{Bytes, Piece, element_at, pieces_at, view_data};
+use crate::blocks::Piece;
 use crate::error::{Error, array_error, pointer_error, storage_error};
 use crate::file::{AsdfFile, BlockIndex};
 use asdf_core_types::region::{Region, Selection};
+use asdf_core_types::stored::{ReadError, Stored};
 use asdf_core_types::{ByteOrder, Datatype, Decoded, Element, NdArray, NdArrayError, Scalar, Source, View};
 use asdf_layout::Label;
-use asdf_layout::storage::{RangeCost, Storage};
+use asdf_layout::storage::Storage;
 
 /// An ndarray of the tree: what it is (shape, datatype, byte order, where it is stored and
 /// how it is compressed) without reading its data, and typed reads of that data.
@@ -27,37 +28,11 @@ pub struct Array<'f> {
     pub(crate) datatype: Datatype,
     /// A block-backed array's view (checked against its storage's length) and its storage:
     /// resolved once, when the handle is made; every read starts from here.
-    pub(crate) located: Option<(View, Bytes<'f>)>,
+    pub(crate) located: Option<Stored<'f>>,
     /// A chunked array's own handle (its chunk map, its store).
     pub(crate) chunked: Option<crate::zarr::Chunk>,
     /// An inline array's elements, decoded once (to learn its shape) and kept.
     pub(crate) inline: Option<asdf_core_types::Decoded>,
-    /// Bytes of a compressed stream decoded by a region read, from the offset given, kept for
-    /// the handle's life: the whole block, or the span of a view over at most half of it.
-    pub(crate) decoded: std::sync::OnceLock<(u64, Vec<u8>)>,
-}
-
-/// What a region read decodes (see `Array::region_data`).
-enum RegionData<'f> {
-    /// Nothing: the region is empty.
-    Empty,
-    /// A view of the region's elements over these bytes.
-    View(View, std::borrow::Cow<'f, [u8]>),
-    /// The C-ordered box around the region (native byte order), starting at `lo`.
-    Boxed { view: View, bytes: Vec<u8>, lo: Vec<usize> },
-}
-
-impl RegionData<'_> {
-    /// A view whose bytes were cut from its block at `start`: its offset moved to match.
-    fn rebased(self, start: u64) -> Self {
-        match self {
-            RegionData::View(mut v, d) => {
-                v.offset -= start;
-                RegionData::View(v, d)
-            }
-            other => other,
-        }
-    }
 }
 
 impl AsdfFile {
@@ -119,10 +94,9 @@ impl AsdfFile {
             shape,
             datatype,
             nd,
-            located: Some((view, crate::zarr::bytes(&c, &self.reader))),
+            located: Some(Stored::new(view, crate::zarr::bytes(&c, &self.reader))),
             chunked: Some(c),
             inline: None,
-            decoded: std::sync::OnceLock::new(),
         }))
     }
 
@@ -179,7 +153,12 @@ impl AsdfFile {
             (d.shape.clone(), d.datatype.clone(), None, Some(d))
         } else {
             let (view, at) = self.view_of(&nd, pointer)?;
-            (view.shape.clone(), view.datatype.clone(), Some((view, at)), None)
+            (
+                view.shape.clone(),
+                view.datatype.clone(),
+                Some(Stored::new(view, at)),
+                None,
+            )
         };
         Ok(Array {
             file: self,
@@ -190,7 +169,6 @@ impl AsdfFile {
             located,
             chunked: None,
             inline,
-            decoded: std::sync::OnceLock::new(),
         })
     }
 }
@@ -263,7 +241,7 @@ impl<'f> Array<'f> {
     /// Where the data is.
     #[must_use]
     pub fn storage(&self) -> Storage {
-        self.located.as_ref().map_or(Storage::Inline, |(_, at)| at.storage())
+        self.located.as_ref().map_or(Storage::Inline, |s| s.at.storage())
     }
 
     /// The compression of the array's block (`Label::NONE` when uncompressed); `None` for
@@ -322,7 +300,7 @@ impl<'f> Array<'f> {
     pub fn view(&self) -> Result<&View, Error> {
         self.located
             .as_ref()
-            .map(|(v, _)| v)
+            .map(|s| &s.view)
             .ok_or_else(|| array_error(&self.pointer)(NdArrayError::MissingBlock))
     }
 
@@ -336,7 +314,7 @@ impl<'f> Array<'f> {
                 }
                 Ok(())
             }
-            Some((view, at)) => pieces_at(view, &**at, &self.pointer, g),
+            Some(s) => s.pieces(g).map_err(self.read_error()),
         }
     }
 
@@ -349,11 +327,7 @@ impl<'f> Array<'f> {
         self.check_whole()?;
         match (&self.inline, &self.located) {
             (Some(d), _) => typed_elements(d, &self.pointer),
-            (None, Some((view, at))) => {
-                let mut view = view.clone();
-                let data = view_data(&mut view, &**at, &self.pointer)?;
-                view.to_vec(&data).map_err(array_error(&self.pointer))
-            }
+            (None, Some(s)) => s.to_vec().map_err(self.read_error()),
             (None, None) => Err(array_error(&self.pointer)(NdArrayError::MissingBlock)),
         }
     }
@@ -415,17 +389,10 @@ impl<'f> Array<'f> {
                 have: self.datatype.to_string(),
             }));
         }
-        if self.located.is_none() {
+        match &self.located {
             // Inline: the tree's elements, already decoded.
-            return Ok(sel.gather_in(&vec![0; self.shape.len()], &self.shape, &self.read_vec::<T>()?));
-        }
-        match self.region_data(&sel)? {
-            RegionData::Empty => Ok(Vec::new()),
-            RegionData::View(sub, data) => sub.to_vec(&data).map_err(err),
-            RegionData::Boxed { view, bytes, lo } => {
-                let v: Vec<T> = view.to_vec(&bytes).map_err(err)?;
-                Ok(sel.gather_in(&lo, &view.shape, &v))
-            }
+            None => Ok(sel.gather_in(&vec![0; self.shape.len()], &self.shape, &self.read_vec::<T>()?)),
+            Some(s) => s.region_vec(&sel).map_err(self.read_error()),
         }
     }
 
@@ -438,51 +405,11 @@ impl<'f> Array<'f> {
     pub(crate) fn region_bytes(&self, region: &Region) -> Result<(Vec<u8>, ByteOrder), Error> {
         let sel = self.selection(region)?;
         self.refuse_inline()?;
-        let size = self.datatype.size();
-        match self.region_data(&sel)? {
-            RegionData::Empty => Ok((Vec::new(), self.byte_order())),
-            RegionData::View(sub, data) => {
-                // Reserved fallibly: within the limit, but perhaps not within this machine.
-                let mut out = Vec::new();
-                out.try_reserve_exact(sub.count().saturating_mul(size))
-                    .map_err(|_| Error::ReadTooLarge {
-                        pointer: self.pointer.clone(),
-                        bytes: sub.count() as u128 * size as u128,
-                        limit: self.file.options.layout_limits.max_block_bytes,
-                    })?;
-                let bad = || array_error(&self.pointer)(NdArrayError::Invalid("offset"));
-                // The elements in C order, the last axis fastest (an odometer over the index).
-                let mut index = vec![0usize; sub.shape.len()];
-                loop {
-                    let o = index
-                        .iter()
-                        .zip(&sub.strides)
-                        .fold(i128::from(sub.offset), |acc, (&k, &st)| {
-                            acc + k as i128 * i128::from(st)
-                        });
-                    let at = usize::try_from(o).map_err(|_| bad())?;
-                    out.extend_from_slice(data.get(at..at + size).ok_or_else(bad)?);
-                    let mut d = index.len();
-                    loop {
-                        if d == 0 {
-                            return Ok((out, sub.byteorder));
-                        }
-                        d -= 1;
-                        index[d] += 1;
-                        if index[d] < sub.shape[d] {
-                            break;
-                        }
-                        index[d] = 0;
-                    }
-                }
-            }
-            // The decoded box is the selection when the selection is a box (a whole read):
-            // no copy; otherwise rows copied out of it.
-            RegionData::Boxed { view, bytes, .. } if sel.is_box() => Ok((bytes, view.byteorder)),
-            RegionData::Boxed { view, bytes, lo } => {
-                Ok((sel.gather_bytes_in(&lo, &view.shape, &bytes, size), view.byteorder))
-            }
-        }
+        let s = self
+            .located
+            .as_ref()
+            .ok_or_else(|| array_error(&self.pointer)(NdArrayError::MissingBlock))?;
+        s.region_bytes(&sel).map_err(self.read_error())
     }
 
     /// A region's bytes (as [`crate::RegionBytes`] has them) into `out`, which must hold exactly the region's bytes
@@ -504,19 +431,11 @@ impl<'f> Array<'f> {
         if out.len() != want {
             return Err(Error::Usage("the buffer is not the size of the region's bytes"));
         }
-        if let Some((view, at)) = &self.located
-            && sel.is_box()
-            && want > 0
-        {
-            let (lo, extent) = sel.bounding_box();
-            if let Some(done) = at.read_box_into(&lo, &extent, out) {
-                done.map_err(storage_error(&self.pointer))?;
-                return Ok(view.byteorder);
-            }
-        }
-        let (bytes, order) = self.region_bytes(region)?;
-        out.copy_from_slice(&bytes);
-        Ok(order)
+        let s = self
+            .located
+            .as_ref()
+            .ok_or_else(|| array_error(&self.pointer)(NdArrayError::MissingBlock))?;
+        s.region_into(&sel, out).map_err(self.read_error())
     }
 
     /// Every byte of the storage decoded, a piece at a time (a chunked array's stored chunks,
@@ -527,64 +446,9 @@ impl<'f> Array<'f> {
     /// [`AsdfFile::verify`]: crate::AsdfFile::verify
     pub(crate) fn decode_every_piece(&self) -> Result<(), Error> {
         match &self.located {
-            Some((_, at)) => at.pieces(&mut |_| {}).map_err(storage_error(&self.pointer)),
+            Some(s) => s.at.pieces(&mut |_| {}).map_err(storage_error(&self.pointer)),
             None => Ok(()),
         }
-    }
-
-    /// What a region read decodes: a view over bytes holding its elements, or (a chunked
-    /// array) the C-ordered box around it.
-    fn region_data(&self, sel: &Selection) -> Result<RegionData<'f>, Error> {
-        let err = array_error(&self.pointer);
-        let (view, at) = self.located.as_ref().ok_or_else(|| err(NdArrayError::MissingBlock))?;
-        if sel.count() == 0 {
-            return Ok(RegionData::Empty);
-        }
-        let (lo, extent) = sel.bounding_box();
-        if let Some(bytes) = at.read_box(&lo, &extent) {
-            let bytes = bytes.map_err(storage_error(&self.pointer))?;
-            let view = View {
-                strides: asdf_core_types::view::c_strides(&extent, view.datatype.size()),
-                shape: extent,
-                offset: 0,
-                ..view.clone()
-            };
-            return Ok(RegionData::Boxed { view, bytes, lo });
-        }
-        let mut sub = view.select(sel);
-        let range = sub.byte_range();
-        if at.range_cost() != RangeCost::Prefix {
-            // A ranged read; a Blosc2 frame decodes only the chunks the range spans.
-            let data = at.read_range(range.clone()).map_err(storage_error(&self.pointer))?;
-            sub.offset -= range.start;
-            return Ok(RegionData::View(sub, data));
-        }
-        // A compressed stream: decoded once and kept for the handle's life, the next regions
-        // cut from it. A 2-element array in a block that decodes to gigabytes keeps its 16
-        // bytes, not the block.
-        let span = view.byte_range();
-        let (start, kept) = match self.decoded.get() {
-            Some((start, d)) => (*start, d),
-            None => {
-                let len = at.len().map_err(storage_error(&self.pointer))?;
-                // An array over most of the block takes the whole decode (the codec's own,
-                // parallel where it has one); a small one its span, streamed up to its end.
-                let d = if span.end - span.start > len / 2 {
-                    (0, at.read().map_err(storage_error(&self.pointer))?.into_owned())
-                } else {
-                    let d = at.read_range(span.clone()).map_err(storage_error(&self.pointer))?;
-                    (span.start, d.into_owned())
-                };
-                let (start, d) = self.decoded.get_or_init(|| d);
-                (*start, d)
-            }
-        };
-        // Borrowed from the handle: the touched range copied out to outlive this borrow.
-        let bad = || err(NdArrayError::Invalid("offset"));
-        let cut = |at: u64| at.checked_sub(start).and_then(|d| usize::try_from(d).ok());
-        let (lo, hi) = (cut(range.start).ok_or_else(bad)?, cut(range.end).ok_or_else(bad)?);
-        let touched = kept.get(lo..hi).ok_or_else(bad)?.to_vec();
-        Ok(RegionData::View(sub, std::borrow::Cow::Owned(touched)).rebased(range.start))
     }
 
     /// The elements as a slice of `T`: borrowed straight from the file's bytes (a memory map,
@@ -594,18 +458,9 @@ impl<'f> Array<'f> {
     /// # Errors
     /// As [`Array::read`].
     pub(crate) fn cow_slice<T: Scalar + bytemuck::Pod>(&self) -> Result<std::borrow::Cow<'f, [T]>, Error> {
-        use std::borrow::Cow;
-        let err = array_error(&self.pointer);
-        let Some((view, at)) = &self.located else {
-            return self.read_vec().map(Cow::Owned);
-        };
-        let mut view = view.clone();
-        match view_data(&mut view, &**at, &self.pointer)? {
-            Cow::Borrowed(b) => match view.as_slice::<T>(b) {
-                Some(s) => Ok(Cow::Borrowed(s)),
-                None => view.to_vec(b).map(Cow::Owned).map_err(err),
-            },
-            Cow::Owned(b) => view.to_vec(&b).map(Cow::Owned).map_err(err),
+        match &self.located {
+            None => self.read_vec().map(std::borrow::Cow::Owned),
+            Some(s) => s.cow_slice().map_err(self.read_error()),
         }
     }
 
@@ -616,7 +471,7 @@ impl<'f> Array<'f> {
     /// [`Error::Array`] for an index out of range.
     pub fn element(&self, index: &[usize]) -> Result<Element, Error> {
         match &self.located {
-            Some((view, at)) => element_at(view, &**at, &self.pointer, index),
+            Some(s) => s.element(index).map_err(self.read_error()),
             None => match &self.inline {
                 Some(d) => inline_element(d, &self.pointer, index),
                 None => Err(array_error(&self.pointer)(NdArrayError::MissingBlock)),
@@ -635,6 +490,19 @@ impl<'f> Array<'f> {
         // data billions of times is refused, as a whole read is.
         self.refuse_repeated(&self.shape)?;
         self.with_threads(|| chunks_from_pieces(|g| self.pieces(g), f))
+    }
+
+    /// The facade's error for a read of the stored elements.
+    fn read_error(&self) -> impl Fn(ReadError) -> Error + '_ {
+        |e| match e {
+            ReadError::Storage(source) => storage_error(&self.pointer)(source),
+            ReadError::Array(source) => array_error(&self.pointer)(source),
+            ReadError::TooLarge(bytes) => Error::ReadTooLarge {
+                pointer: self.pointer.clone(),
+                bytes,
+                limit: self.file.options.layout_limits.max_block_bytes,
+            },
+        }
     }
 
     /// The bytes of an inline array are not had: its elements are in the tree.
@@ -662,7 +530,7 @@ impl<'f> Array<'f> {
         self.check_whole()?;
         let err = array_error(&self.pointer);
         let block = match &self.located {
-            Some((_, at)) => Some(at.read().map_err(storage_error(&self.pointer))?.into_owned()),
+            Some(s) => Some(s.at.read().map_err(storage_error(&self.pointer))?.into_owned()),
             None => None,
         };
         let d = self.nd.decode(block.as_deref()).map_err(err)?;

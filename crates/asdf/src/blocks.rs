@@ -5,8 +5,8 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use asdf_core_types::{Datatype, Element, NdArray, NdArrayError, Scalar, Source, View};
-use asdf_layout::storage::{ArrayBytes, FileBlock, Held, RangeCost, Storage};
+use asdf_core_types::{NdArray, NdArrayError, Source, View};
+use asdf_layout::storage::{FileBlock, Held, Storage};
 use asdf_layout::{BlockHeader, ChecksumStatus, Label};
 
 use crate::error::{Error, array_error, storage_error};
@@ -17,7 +17,7 @@ pub(crate) use asdf_core_types::Piece;
 /// Where an array's decoded bytes come from: a block of this file, bytes added since or read
 /// from another file, a FITS HDU's data, a chunked array's chunks, each implemented by the
 /// crate that owns it ([`asdf_layout::storage`]).
-pub(crate) type Bytes<'f> = Arc<dyn ArrayBytes<'f> + 'f>;
+pub(crate) use asdf_core_types::stored::Bytes;
 
 impl AsdfFile {
     /// Where the data of `a` (an ndarray of this file at `pointer`) lives (`None`: inline);
@@ -62,87 +62,6 @@ impl AsdfFile {
             Some(at) => Ok(Some(at.read().map_err(storage_error(pointer))?.into_owned())),
         }
     }
-}
-
-/// The bytes `view` reads from `at`: only the range it touches where a range costs its
-/// bytes, or (compressed) where it touches at most half of the data (Blosc2 frames decode just
-/// the chunks it spans, streaming codecs stop at its end), `view` then rebased onto that range.
-/// A 4-element view over a block that decodes to gigabytes costs its 4 elements' chunk.
-pub(crate) fn view_data<'a>(view: &mut View, at: &dyn ArrayBytes<'a>, pointer: &str) -> Result<Cow<'a, [u8]>, Error> {
-    let range = view.byte_range();
-    let len = at.len().map_err(storage_error(pointer))?;
-    let ranged = match at.range_cost() {
-        RangeCost::Bytes => true,
-        RangeCost::Chunks | RangeCost::Prefix => range.end - range.start <= len / 2,
-    };
-    if ranged && range.end <= len {
-        let data = at.read_range(range.clone()).map_err(storage_error(pointer))?;
-        view.offset -= range.start;
-        return Ok(data);
-    }
-    at.read().map_err(storage_error(pointer))
-}
-
-/// One element of the block-backed array `view` describes over `at`: only its bytes read.
-pub(crate) fn element_at(
-    view: &View,
-    at: &dyn ArrayBytes<'_>,
-    pointer: &str,
-    index: &[usize],
-) -> Result<Element, Error> {
-    let err = array_error(pointer);
-    let off = view.element_offset(index).map_err(err)?;
-    let size = view.datatype.size() as u64;
-    let bytes = at.read_range(off..off + size).map_err(storage_error(pointer))?;
-    view.decode_one(&bytes).map_err(err)
-}
-
-/// Hands `g` the elements of the block-backed array `view` describes over `at`, in C order:
-/// the bytes of whole elements with their byte order, or (strided views, another datatype)
-/// elements one by one; bounded memory where the storage hands its bytes in pieces (a
-/// compressed block decoded about 1 MiB at a time, a chunked array a row of chunks at a time).
-pub(crate) fn pieces_at<T: Scalar>(
-    view: &View,
-    at: &dyn ArrayBytes<'_>,
-    pointer: &str,
-    g: &mut dyn FnMut(Piece<'_, T>),
-) -> Result<(), Error> {
-    let err = array_error(pointer);
-    let size = std::mem::size_of::<T>();
-    if view.datatype != Datatype::Scalar(T::TYPE) || !view.is_c_contiguous() {
-        let mut view = view.clone();
-        let data = view_data(&mut view, at, pointer)?;
-        for x in view.iter::<T>(data).map_err(err)? {
-            g(Piece::One(x));
-        }
-        return Ok(());
-    }
-    let range = view.byte_range();
-    let order = view.byteorder;
-    // Position in the decoded data, and the bytes of an element split between pieces.
-    let (mut pos, mut carry) = (0u64, Vec::<u8>::with_capacity(size));
-    at.pieces(&mut |piece: &[u8]| {
-        let start = pos;
-        pos += piece.len() as u64;
-        let lo = usize::try_from(range.start.saturating_sub(start).min(piece.len() as u64)).unwrap_or(0);
-        let hi = usize::try_from(range.end.saturating_sub(start).min(piece.len() as u64)).unwrap_or(0);
-        let mut part = &piece[lo..hi.max(lo)];
-        if !carry.is_empty() {
-            let take = (size - carry.len()).min(part.len());
-            carry.extend_from_slice(&part[..take]);
-            part = &part[take..];
-            if carry.len() == size {
-                g(Piece::Bytes(&carry, order));
-                carry.clear();
-            }
-        }
-        let whole = part.len() - part.len() % size;
-        if whole > 0 {
-            g(Piece::Bytes(&part[..whole], order));
-        }
-        carry.extend_from_slice(&part[whole..]);
-    })
-    .map_err(storage_error(pointer))
 }
 
 /// A block of the file: its header, where it is, its checksum, and its data.

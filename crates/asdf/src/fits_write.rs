@@ -50,7 +50,7 @@ impl Tree for AsFits<'_> {
             datatype: a.datatype().clone(),
             shape: a.shape().to_vec(),
             masked: a.is_masked(),
-            located: a.located,
+            located: a.located.map(|s| (s.view, s.at)),
         })
     }
 
