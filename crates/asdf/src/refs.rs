@@ -3,7 +3,7 @@
 
 use crate::error::{Error, ReferenceProblem, array_error};
 use crate::file::AsdfFile;
-use asdf_core_types::references::local_path;
+use asdf_core_types::references::{RefProblem, find_references, local_path, put_references};
 use asdf_core_types::{NdArray, NdArrayError};
 use asdf_yaml::{Node, NodeKind};
 use std::path::PathBuf;
@@ -23,30 +23,6 @@ impl AsdfFile {
     }
 }
 
-/// Every alias in `node` to a node of `redirect` (a reference, by path, that became an alias)
-/// made that alias.
-fn redirect_aliases(node: &mut Node, redirect: &std::collections::HashMap<Vec<asdf_yaml::Step>, asdf_yaml::Alias>) {
-    match &mut node.kind {
-        NodeKind::Alias(a) => {
-            if let Some(to) = redirect.get(&a.target) {
-                *a = to.clone();
-            }
-        }
-        NodeKind::Mapping(m) => {
-            for (k, v) in &mut m.entries {
-                redirect_aliases(k, redirect);
-                redirect_aliases(v, redirect);
-            }
-        }
-        NodeKind::Sequence(s) => {
-            for item in &mut s.items {
-                redirect_aliases(item, redirect);
-            }
-        }
-        _ => {}
-    }
-}
-
 impl AsdfFile {
     /// Resolves every `{$ref: ...}` in the tree: references into this file become YAML aliases
     /// (cycles such as `{$ref: '#'}` are fine); references into other ASDF files (as
@@ -57,167 +33,44 @@ impl AsdfFile {
     /// [`Error::Reference`] for a missing file, a bad fragment, or a file the policy does not
     /// allow.
     pub fn resolve_references(&mut self) -> Result<usize, Error> {
-        // (path, pointer text, reference), found by the one walk (aliases not followed).
-        struct Refs(Vec<(Vec<asdf_yaml::Step>, String, String)>);
-        impl<'a> asdf_yaml::Visitor<'a> for Refs {
-            fn enter(&mut self, at: &asdf_yaml::At<'_, 'a>) -> asdf_yaml::Visit {
-                // A mapping with a `$ref` string is a reference, its other members ignored (as
-                // JSON Reference says, and Python asdf does).
-                if let NodeKind::Mapping(m) = &at.node().kind
-                    && let Some(r) = m
-                        .entries
-                        .iter()
-                        .find(|(k, _)| k.as_str() == Some("$ref"))
-                        .and_then(|(_, v)| v.as_str())
-                {
-                    self.0.push((at.path().to_vec(), at.pointer(), r.to_owned()));
-                    return asdf_yaml::Visit::SkipChildren;
-                }
-                asdf_yaml::Visit::Continue
-            }
-        }
-        let mut found = Refs(Vec::new());
-        asdf_yaml::Walker::new(asdf_yaml::Aliases::Never)
-            .max_depth(usize::MAX)
-            .walk(self.doc()?, &mut found);
-        let refs = found.0;
-        let count = refs.len();
-        // A fragment is percent-decoded, then read as a JSON pointer (RFC 6901, section 6:
-        // `#/b%20c` is the key `b c`), as Python asdf reads it.
-        let normalize = |frag: &str| {
-            let frag = percent_encoding::percent_decode_str(frag)
-                .decode_utf8()
-                .map_or_else(|_| frag.to_owned(), std::borrow::Cow::into_owned);
-            if frag.is_empty() || frag.starts_with('/') {
-                frag
-            } else {
-                format!("/{frag}")
-            }
-        };
-        let mut externals: std::collections::HashMap<String, AsdfFile> = std::collections::HashMap::new();
-        let mut internal = Vec::new();
-        for (path, ptr, r) in refs {
+        let found = find_references(self.doc()?);
+        let count = found.len();
+        // Other files' nodes, copied with their arrays made inline.
+        let mut externals: std::collections::HashMap<&str, AsdfFile> = std::collections::HashMap::new();
+        let mut copied = Vec::new();
+        for f in found.iter().filter(|f| !f.file.is_empty()) {
             let bad = |problem: ReferenceProblem| Error::Reference {
-                pointer: ptr.clone(),
-                reference: r.clone(),
+                pointer: f.pointer.clone(),
+                reference: f.reference.clone(),
                 problem,
             };
-            let (file, frag) = r.split_once('#').unwrap_or((r.as_str(), ""));
-            let frag = normalize(frag);
-            if file.is_empty() {
-                internal.push((path, ptr.clone(), r.clone(), frag));
-                continue;
-            }
-            let target = self
-                .referenced_path(file)
-                .map_err(&bad)?
-                .ok_or_else(|| bad(ReferenceProblem::NoDirectory))?;
-            if !externals.contains_key(file) {
+            if !externals.contains_key(f.file.as_str()) {
+                let target = self
+                    .referenced_path(&f.file)
+                    .map_err(&bad)?
+                    .ok_or_else(|| bad(ReferenceProblem::NoDirectory))?;
                 let ext = crate::Open::path(target)
                     .options(self.options.clone().validate(false))
                     .open()
                     .map_err(|e| bad(ReferenceProblem::Open(Box::new(e))))?;
-                externals.insert(file.to_owned(), ext);
+                externals.insert(&f.file, ext);
             }
-            let ext = &externals[file];
-            let target = asdf_yaml::pointer::get(ext.doc()?, &frag).map_err(|e| bad(ReferenceProblem::Fragment(e)))?;
-            let copied = ext.inline_arrays(target, &frag)?;
-            let slot = self
-                .doc_mut()?
-                .root
-                .at_path_mut(&path)
-                .ok_or_else(|| bad(ReferenceProblem::Moved))?;
-            // Aliases of the reference (`a: &R {$ref: ...}`, `c: *R`) now mean what it copied.
-            let mut copied = copied;
-            copied.anchor = slot.anchor.take().or(copied.anchor);
-            *slot = copied;
+            let ext = &externals[f.file.as_str()];
+            let target =
+                asdf_yaml::pointer::get(ext.doc()?, &f.fragment).map_err(|e| bad(ReferenceProblem::Fragment(e)))?;
+            copied.push(ext.inline_arrays(target, &f.fragment)?);
         }
-        // A reference whose target is another reference takes that one's target: a chain
-        // that comes back to itself reaches no node, and would be an alias to an alias (read
-        // as null). (A target that does not resolve is reported by the loop below.)
-        let at: std::collections::HashMap<&[asdf_yaml::Step], usize> =
-            internal.iter().enumerate().map(|(i, r)| (r.0.as_slice(), i)).collect();
-        let targets: Vec<Option<Vec<asdf_yaml::Step>>> = internal
-            .iter()
-            .map(|(.., frag)| asdf_yaml::pointer::resolve_path(self.doc().ok()?, frag).ok())
-            .collect();
-        // Where each reference's chain ends (itself when it points at a node).
-        let mut ends = Vec::with_capacity(internal.len());
-        for (i, (_, ptr, r, _)) in internal.iter().enumerate() {
-            let mut chain = vec![i];
-            let mut j = i;
-            while let Some(&k) = targets[j].as_deref().and_then(|t| at.get(t)) {
-                if chain.contains(&k) {
-                    let mut names: Vec<String> = chain[chain.iter().position(|&c| c == k).unwrap_or(0)..]
-                        .iter()
-                        .map(|&c| {
-                            if internal[c].1.is_empty() {
-                                "/".to_owned()
-                            } else {
-                                internal[c].1.clone()
-                            }
-                        })
-                        .collect();
-                    if let Some(first) = names.first().cloned() {
-                        names.push(first);
-                    }
-                    return Err(Error::Reference {
-                        pointer: ptr.clone(),
-                        reference: r.clone(),
-                        problem: ReferenceProblem::Cycle(names),
-                    });
-                }
-                chain.push(k);
-                j = k;
-            }
-            ends.push(j);
-        }
-        // Internal references that had an anchor: the alias each became.
-        let mut redirect = std::collections::HashMap::new();
-        for (i, (path, ptr, r, _)) in internal.iter().enumerate() {
-            let bad = |problem: ReferenceProblem| Error::Reference {
-                pointer: ptr.clone(),
-                reference: r.clone(),
-                problem,
-            };
-            // The alias is to the node at the chain's end (an alias to a reference replaced
-            // by an alias would lose its anchor).
-            let end = ends.get(i).copied().unwrap_or(i);
-            let target = match &targets[end] {
-                Some(t) => t.clone(),
-                None => asdf_yaml::pointer::resolve_path(self.doc()?, &internal[end].3)
-                    .map_err(|e| bad(ReferenceProblem::Fragment(e)))?,
-            };
-            let anchor = {
-                let t = self
-                    .doc_mut()?
-                    .root
-                    .at_path_mut(&target)
-                    .ok_or_else(|| bad(ReferenceProblem::NoSuchNode))?;
-                t.anchor
-                    .get_or_insert_with(|| asdf_yaml::Anchor::from(format!("ref{}", i + 1)))
-                    .clone()
-            };
-            let slot = self
-                .doc_mut()?
-                .root
-                .at_path_mut(path)
-                .ok_or_else(|| bad(ReferenceProblem::Moved))?;
-            let alias = asdf_yaml::Alias { anchor, target };
-            if slot.anchor.is_some() {
-                // Aliases of the reference itself are made aliases of its target below.
-                redirect.insert(path.clone(), alias.clone());
-            }
-            *slot = Node {
-                tag: None,
-                anchor: None,
-                span: slot.span,
-                kind: NodeKind::Alias(alias),
-            };
-        }
-        if !redirect.is_empty() {
-            redirect_aliases(&mut self.doc_mut()?.root, &redirect);
-        }
+        drop(externals);
+        put_references(self.doc_mut()?, found, copied).map_err(|u| Error::Reference {
+            pointer: u.pointer,
+            reference: u.reference,
+            problem: match u.problem {
+                RefProblem::Fragment(e) => ReferenceProblem::Fragment(e),
+                RefProblem::Moved => ReferenceProblem::Moved,
+                RefProblem::NoSuchNode => ReferenceProblem::NoSuchNode,
+                RefProblem::Cycle(names) => ReferenceProblem::Cycle(names),
+            },
+        })?;
         Ok(count)
     }
 
