@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
+pub use asdf_layout::copy::BlockSrc;
 use asdf_yaml::{Document, Edits, Node, Step};
 
 use crate::{NdArray, NdArrayError};
@@ -20,21 +21,6 @@ pub fn absolute_index(source: i64, total: usize) -> Option<usize> {
         source
     };
     usize::try_from(abs).ok().filter(|i| *i < total)
-}
-
-/// Where a block of the written file comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BlockSrc {
-    /// Block `i` of the file that was opened.
-    Existing(usize),
-    /// The `k`th block added since it was opened.
-    New(usize),
-    /// Block 0 of an external file (exploded form), brought into this file.
-    External(String),
-    /// An empty block in the place of one whose array moved elsewhere.
-    Empty,
-    /// Bytes made for this write (a chunked array's renumbered chunk map).
-    Made(Vec<u8>),
 }
 
 /// What the numbering needs to know of the blocks.

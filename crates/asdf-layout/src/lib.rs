@@ -30,6 +30,7 @@
 
 pub mod atomic;
 pub mod block;
+pub mod copy;
 mod dialect;
 mod error;
 pub mod header;

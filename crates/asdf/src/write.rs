@@ -4,15 +4,13 @@
 use std::path::{Path, PathBuf};
 
 use asdf_core_types::{NdArray, Source};
-use asdf_layout::{BlockOptions, Label, Writer};
+use asdf_layout::{BlockOptions, Label, Writer, copy};
 use asdf_yaml::{Document, EmitOptions, Node};
 use std::io::Write as _;
 
 use crate::target::{Compression, WriteOptions};
 use crate::{AsdfFile, Error};
-use asdf_core_types::numbering::{
-    BlockSrc, Facts, Numbering, NumberingError, absolute_index, block_arrays, number_blocks,
-};
+use asdf_core_types::numbering::{Facts, Numbering, NumberingError, absolute_index, block_arrays, number_blocks};
 use asdf_layout::atomic::{Dest, Sink, TempFile, Volatile, destination, not_regular};
 
 /// Writes a file atomically, as [`AsdfFile::write`] does: `fill` writes into a new
@@ -198,87 +196,31 @@ impl AsdfFile {
             let used = w.position();
             w.write_padding(asdf_layout::padded_size(used) - used, 0)?;
         }
-        let label = match options.compression {
-            Compression::All(l) => Some(l),
-            Compression::Keep => None,
+        let new = |k: usize| {
+            let b = &self.pending[k];
+            let l = if b.as_is {
+                b.compression.unwrap_or(Label::NONE)
+            } else {
+                options.new_block_label(b.compression)
+            };
+            (b.data.as_slice(), l)
         };
-        let opts = BlockOptions::default()
-            .checksum(options.checksums)
-            .pad_blocks(options.pad_blocks);
-        for (done, src) in order.iter().enumerate() {
-            if let Some(p) = &options.progress {
-                (p.0)(done, order.len());
-            }
-            // A block written as it is keeps its own compression.
-            let label = if as_is.contains(&done) { None } else { label };
-            match src {
-                BlockSrc::Existing(i) => {
-                    let b = self.reader.block(*i)?;
-                    // An encoding chain of the ASDF 0.1.0 draft is not a block compression of today's: its
-                    // blocks are decoded and written as the options say (none by default).
-                    // A pre-1.0 draft's block is always decoded and written afresh: its
-                    // checksum's meaning was "TBD" in every draft (those of 2015-03-17 match
-                    // no bytes of their blocks), so it is not carried over or required to
-                    // match; `asdf-cli verify` still reports a mismatch.
-                    let legacy = self.reader.file_header().dialect.is_legacy();
-                    let same = !legacy
-                        && label.is_none_or(|l| l == b.compression())
-                        && b.compression() != Label::ENCODING_CHAIN;
-                    // A block whose checksum does not match is never written again with a
-                    // fresh, valid one: the corruption would be laundered.
-                    if same && !b.header.is_streamed() {
-                        // Copied without decoding, a piece at a time (bounded memory), hashed
-                        // on the way; a stored checksum that is not of these bytes is checked
-                        // against the decoded ones (older files), and otherwise fails the write.
-                        let (_, md5) = w.write_encoded_block_from(
-                            b.header,
-                            b.stored_len,
-                            &opts.compression(b.compression()),
-                            &mut |sink| self.reader.read_stored_pieces(*i, sink),
-                        )?;
-                        if b.header.has_checksum() && md5 != b.header.checksum {
-                            self.reader.verify_checksum(*i)?;
-                        }
-                    } else {
-                        if !legacy {
-                            self.reader.verify_checksum(*i)?;
-                        }
-                        let data = self.reader.read_data(*i)?;
-                        w.write_block_overlapped_with(
-                            &data,
-                            &opts.compression(label.unwrap_or(Label::NONE)),
-                            &mut Sink::flush_early,
-                        )?;
-                    }
-                }
-                BlockSrc::New(k) => {
-                    let b = &self.pending[*k];
-                    let l = if b.as_is {
-                        b.compression.unwrap_or(Label::NONE)
-                    } else {
-                        options.new_block_label(b.compression)
-                    };
-                    w.write_block_overlapped_with(&b.data, &opts.compression(l), &mut Sink::flush_early)?;
-                }
-                BlockSrc::Made(data) => {
-                    w.write_block_overlapped_with(data, &opts.compression(Label::NONE), &mut Sink::flush_early)?;
-                }
-                BlockSrc::Empty => {
-                    w.write_block_overlapped_with(&[], &opts.compression(Label::NONE), &mut Sink::flush_early)?;
-                }
-                BlockSrc::External(uri) => {
-                    let data = self.external_block(uri, "")?;
-                    w.write_block_overlapped_with(
-                        &data,
-                        &opts.compression(label.unwrap_or(Label::NONE)),
-                        &mut Sink::flush_early,
-                    )?;
-                }
-            }
-        }
-        if let Some(p) = &options.progress {
-            (p.0)(order.len(), order.len());
-        }
+        let external = |uri: &str| self.external_block(uri, "");
+        let sources = copy::Sources {
+            reader: &self.reader,
+            new: &new,
+            external: &external,
+            recompress: match options.compression {
+                Compression::All(l) => Some(l),
+                Compression::Keep => None,
+            },
+            as_is: &as_is,
+            options: BlockOptions::default()
+                .checksum(options.checksums)
+                .pad_blocks(options.pad_blocks),
+            progress: options.progress.as_ref().map(|p| &*p.0),
+        };
+        copy::write_blocks(&mut w, &order, &sources)?;
         Ok((w, keep_stream))
     }
 
