@@ -42,6 +42,7 @@ mod prefault;
 mod reader;
 pub mod source;
 pub mod storage;
+pub mod update;
 mod version;
 mod writer;
 
