@@ -274,3 +274,59 @@ pub fn normalize(doc: &mut Document, reader: &Reader<Box<dyn ReadAt>>) {
     doc.tag_directives
         .insert(0, ("!".to_owned(), "tag:stsci.edu:asdf/".to_owned()));
 }
+
+/// The draft tag of a 1.x tag of the standard (`tag:stsci.edu:asdf/NAME-x.y.z`), if it is one.
+fn downgrade_tag(tag: &str, dialect: asdf_layout::Dialect) -> Option<String> {
+    let (name, _) = tag.strip_prefix("tag:stsci.edu:asdf/")?.rsplit_once('-')?;
+    Some(match dialect {
+        asdf_layout::Dialect::Finf => {
+            let name = if name == "core/asdf" { "core/finf" } else { name };
+            format!("tag:stsci.edu:finf/0.1.0/{name}")
+        }
+        _ => format!("tag:stsci.edu:asdf/0.1.0/{name}"),
+    })
+}
+
+/// The tree `doc` of today's standard as the draft `dialect` writes it (the ASDF 0.1.0 draft,
+/// FINF 0.1.0): the standard's tags become the draft's (`tag:stsci.edu:asdf/0.1.0/X`, FINF's
+/// `tag:stsci.edu:finf/0.1.0/X` with `core/finf` at the root and `dtype` for `datatype`, each
+/// field's byte order written out), with the draft's `%TAG !` directive; the ndarrays at the
+/// pointers `big_endian` (behind a `quantize` step) become big-endian.
+pub fn downgrade(doc: &mut Document, dialect: asdf_layout::Dialect, big_endian: &[&str]) {
+    for p in big_endian {
+        if let Ok(n) = asdf_yaml::pointer::get_mut(doc, p)
+            && let Some(m) = n.as_mapping_mut()
+        {
+            m.insert("byteorder", Node::str("big"));
+        }
+    }
+    for path in tagged_paths(&doc.root) {
+        let Some(n) = doc.root.at_path_mut(&path) else { continue };
+        let ndarray = n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag);
+        if let Some(t) = n.tag.as_deref().and_then(|t| downgrade_tag(t, dialect)) {
+            n.tag = Some(t.into());
+        }
+        if ndarray
+            && dialect == asdf_layout::Dialect::Finf
+            && let Some(m) = n.as_mapping_mut()
+        {
+            // FINF's fields default to big, not to the array's byte order: each field's
+            // (inherited) byte order is written out.
+            let order = m.get("byteorder").and_then(Node::as_str).unwrap_or("big").to_owned();
+            if let Some(dt) = m.get_mut("datatype") {
+                fields_explicit(dt, &order, true);
+            }
+            for (k, v) in &mut m.entries {
+                if k.as_str() == Some("datatype") {
+                    *k = Node::str("dtype");
+                    rename_keys(v, "datatype", "dtype");
+                }
+            }
+        }
+    }
+    let prefix = match dialect {
+        asdf_layout::Dialect::Finf => "tag:stsci.edu:finf/0.1.0/",
+        _ => "tag:stsci.edu:asdf/0.1.0/",
+    };
+    doc.tag_directives = vec![("!".to_owned(), prefix.to_owned())];
+}

@@ -3,22 +3,9 @@
 //! encoding chain. Reading them is in `legacy`.
 
 use asdf_drafts::chain::{Chain, Encoding};
-use asdf_yaml::Node;
 
 use crate::file::AsdfFile;
-use asdf_drafts::legacy::{fields_explicit, rename_keys, tagged_paths};
-
-/// The draft tag of a 1.x tag of the standard (`tag:stsci.edu:asdf/NAME-x.y.z`), if it is one.
-fn downgrade_tag(tag: &str, dialect: asdf_layout::Dialect) -> Option<String> {
-    let (name, _) = tag.strip_prefix("tag:stsci.edu:asdf/")?.rsplit_once('-')?;
-    Some(match dialect {
-        asdf_layout::Dialect::Finf => {
-            let name = if name == "core/asdf" { "core/finf" } else { name };
-            format!("tag:stsci.edu:finf/0.1.0/{name}")
-        }
-        _ => format!("tag:stsci.edu:asdf/0.1.0/{name}"),
-    })
-}
+use asdf_drafts::legacy::downgrade;
 
 impl AsdfFile {
     /// Writes this file as a draft before 1.0.0 (`dialect`: [`asdf_layout::Dialect::Asdf010`],
@@ -72,45 +59,16 @@ impl AsdfFile {
         }
         let chains: Vec<Option<Chain>> = owner.iter().enumerate().map(|(i, a)| chain(i, a.as_ref())).collect();
         // Arrays behind a quantize step are written big-endian.
-        for (i, c) in chains.iter().enumerate() {
-            if c.as_ref()
-                .is_some_and(|c| c.0.iter().any(|e| matches!(e, Encoding::Quantize { .. })))
-                && let Some(a) = &owner[i]
-                && let Ok(n) = asdf_yaml::pointer::get_mut(&mut doc, a.pointer())
-                && let Some(m) = n.as_mapping_mut()
-            {
-                m.insert("byteorder", Node::str("big"));
-            }
-        }
-        for path in tagged_paths(&doc.root) {
-            let Some(n) = doc.root.at_path_mut(&path) else { continue };
-            let ndarray = n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag);
-            if let Some(t) = n.tag.as_deref().and_then(|t| downgrade_tag(t, dialect)) {
-                n.tag = Some(t.into());
-            }
-            if ndarray
-                && dialect == asdf_layout::Dialect::Finf
-                && let Some(m) = n.as_mapping_mut()
-            {
-                // FINF's fields default to big, not to the array's byte order: each field's
-                // (inherited) byte order is written out.
-                let order = m.get("byteorder").and_then(Node::as_str).unwrap_or("big").to_owned();
-                if let Some(dt) = m.get_mut("datatype") {
-                    fields_explicit(dt, &order, true);
-                }
-                for (k, v) in &mut m.entries {
-                    if k.as_str() == Some("datatype") {
-                        *k = Node::str("dtype");
-                        rename_keys(v, "datatype", "dtype");
-                    }
-                }
-            }
-        }
-        let prefix = match dialect {
-            asdf_layout::Dialect::Finf => "tag:stsci.edu:finf/0.1.0/",
-            _ => "tag:stsci.edu:asdf/0.1.0/",
-        };
-        doc.tag_directives = vec![("!".to_owned(), prefix.to_owned())];
+        let big: Vec<&str> = chains
+            .iter()
+            .zip(&owner)
+            .filter(|(c, _)| {
+                c.as_ref()
+                    .is_some_and(|c| c.0.iter().any(|e| matches!(e, Encoding::Quantize { .. })))
+            })
+            .filter_map(|(_, a)| a.as_ref().map(crate::Array::pointer))
+            .collect();
+        downgrade(&mut doc, dialect, &big);
         let tree = asdf_yaml::emit(&doc, &asdf_yaml::EmitOptions::default())?;
         let data: Vec<Vec<u8>> = (0..self.reader.block_count())
             .map(|i| self.reader.read_data(i).map(std::borrow::Cow::into_owned))
