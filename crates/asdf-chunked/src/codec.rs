@@ -182,3 +182,63 @@ pub fn decode_zarr_chunk(metadata: &str, index: &[u64], stored: Option<Vec<u8>>)
         .map_err(|_| ChunkedError::Dtype("variable-length".to_owned()))?
         .into_owned())
 }
+
+/// An array encoded in asdf-zarr's layout with its chunks as blocks of an ASDF file: the
+/// chunks stored (a chunk of fill values is not), the chunk map's bytes (the block after them)
+/// and the node.
+#[derive(Debug)]
+pub struct AsBlocks {
+    /// The stored chunks, to be blocks `first`, `first + 1`, ...
+    pub blocks: Vec<Vec<u8>>,
+    /// The chunk map (int32 block numbers, little-endian; -1: not stored).
+    pub map: Vec<u8>,
+    /// The array's node (tag `zarr-1.0.0`).
+    pub node: asdf_yaml::Node,
+}
+
+/// `data` (C order, `order`) encoded in chunks of `chunks`, each compressed with
+/// `compression`'s Zarr compressor ([`zarr_compressor`]), its chunks to be blocks `first`,
+/// `first + 1`, ... of an ASDF file and its chunk map the block after them.
+///
+/// # Errors
+/// Chunks that do not fit the shape, a compression with no Zarr compressor, a datatype Zarr
+/// does not have, more blocks than a chunk map can name.
+pub fn encode_as_blocks(
+    datatype: &Datatype,
+    order: ByteOrder,
+    shape: &[usize],
+    chunks: &[usize],
+    data: Vec<u8>,
+    compression: Option<asdf_layout::Label>,
+    first: usize,
+) -> Result<AsBlocks, ChunkedError> {
+    use asdf_yaml::Node;
+    if chunks.len() != shape.len() || chunks.contains(&0) {
+        return Err(ChunkedError::Metadata("chunks"));
+    }
+    let compressor = zarr_compressor(compression)?;
+    let enc = encode(datatype, order, shape, chunks, data, compressor)?;
+    let mut blocks = Vec::new();
+    let mut map = Vec::with_capacity(enc.chunks.len() * 4);
+    for chunk in enc.chunks {
+        let index = match chunk {
+            Some(data) => {
+                let index = first + blocks.len();
+                blocks.push(data);
+                i32::try_from(index).map_err(|_| ChunkedError::TooLarge)?
+            }
+            None => -1,
+        };
+        map.extend_from_slice(&index.to_le_bytes());
+    }
+    let map_index = first + blocks.len();
+    let node = Node::map(vec![
+        (Node::str(".zarray"), crate::json_node(&enc.zarray)),
+        (
+            Node::str("chunk_block_map"),
+            Node::int(i64::try_from(map_index).unwrap_or(i64::MAX)),
+        ),
+    ])
+    .with_tag(format!("{}1.0.0", crate::ZARR_TAG_PREFIX));
+    Ok(AsBlocks { blocks, map, node })
+}

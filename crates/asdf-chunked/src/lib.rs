@@ -24,7 +24,7 @@ mod storage;
 mod store;
 
 pub use asdf_core_types::chunk_tags::{ZARR_TAG_PREFIX, is_chunked_ndarray_tag, is_zarr_tag};
-pub use codec::{Encoded, decode_zarr_chunk, encode, zarr_compressor};
+pub use codec::{AsBlocks, Encoded, decode_zarr_chunk, encode, encode_as_blocks, zarr_compressor};
 pub use error::ChunkedError;
 pub use meta::{ChunkLayout, json_node};
 pub use read::{ChunkMap, Chunked, Context, StoreObject};

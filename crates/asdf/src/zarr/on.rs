@@ -70,17 +70,10 @@ pub(crate) fn open(place: Place<'_>, doc: &Document, node: &Node) -> Result<Opti
     asdf_chunked::Chunked::open(&cx, doc, node).map(|c| Some(Arc::new(c)))
 }
 
-/// An array encoded in asdf-zarr's layout, its chunk blocks to be blocks `first`, `first +
-/// 1`, ...: the chunks stored (a chunk of fill values is not), the chunk map's bytes (the
-/// block after them) and the node.
-pub(crate) struct Encoded {
-    pub(crate) blocks: Vec<Vec<u8>>,
-    pub(crate) map: Vec<u8>,
-    pub(crate) node: Node,
-}
+pub(crate) use asdf_chunked::AsBlocks as Encoded;
 
 /// `data` (C order, `order`) encoded in chunks of `chunks`, each compressed with
-/// `compression`'s Zarr compressor.
+/// `compression`'s Zarr compressor, as blocks `first`, `first + 1`, ... and their chunk map.
 pub(crate) fn encode(
     datatype: &Datatype,
     order: ByteOrder,
@@ -90,34 +83,7 @@ pub(crate) fn encode(
     compression: Option<Label>,
     first: usize,
 ) -> Result<Encoded, ChunkedError> {
-    if chunks.len() != shape.len() || chunks.contains(&0) {
-        return Err(ChunkedError::Metadata("chunks"));
-    }
-    let compressor = asdf_chunked::zarr_compressor(compression)?;
-    let enc = asdf_chunked::encode(datatype, order, shape, chunks, data, compressor)?;
-    let mut blocks = Vec::new();
-    let mut map = Vec::with_capacity(enc.chunks.len() * 4);
-    for chunk in enc.chunks {
-        let index = match chunk {
-            Some(data) => {
-                let index = first + blocks.len();
-                blocks.push(data);
-                i32::try_from(index).map_err(|_| ChunkedError::TooLarge)?
-            }
-            None => -1,
-        };
-        map.extend_from_slice(&index.to_le_bytes());
-    }
-    let map_index = first + blocks.len();
-    let node = Node::map(vec![
-        (Node::str(".zarray"), asdf_chunked::json_node(&enc.zarray)),
-        (
-            Node::str("chunk_block_map"),
-            Node::int(i64::try_from(map_index).unwrap_or(i64::MAX)),
-        ),
-    ])
-    .with_tag(format!("{}1.0.0", asdf_chunked::ZARR_TAG_PREFIX));
-    Ok(Encoded { blocks, map, node })
+    asdf_chunked::encode_as_blocks(datatype, order, shape, chunks, data, compression, first)
 }
 
 /// A chunked array's storage: its chunks read through the file's reader.
