@@ -129,9 +129,8 @@ fn edit(path: &std::path::Path, in_place: bool) -> Result<ExitCode, asdf::Error>
             "updated {} in place (tree {tree_bytes} of {room} bytes; blocks untouched)",
             path.display()
         ),
-        Ok(Some(asdf::Update::Rewritten(why))) => println!("rewrote {} ({why:?})", path.display()),
-        Ok(Some(other)) => println!("wrote {} ({other:?})", path.display()),
-        Ok(None) => println!("wrote {}", path.display()),
+        Ok(Some(asdf::Update::Rewritten(why))) => println!("rewrote {} whole: {why}", path.display()),
+        Ok(_) => println!("wrote {}", path.display()),
         Err(e @ asdf::Error::Changed { .. }) => {
             // Another writer got there first: its bytes stay, the user's text is kept.
             report::error(&e.to_string());

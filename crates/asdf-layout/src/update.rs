@@ -48,6 +48,24 @@ pub enum RewriteReason {
     Fits,
 }
 
+impl std::fmt::Display for RewriteReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RewriteReason::TreeTooLarge { need, room } => write!(
+                f,
+                "the new tree needs {need} bytes and the old one left room for {room}"
+            ),
+            RewriteReason::NoBlocks => f.write_str("the file has no blocks to write the tree up to"),
+            RewriteReason::StreamedBlock => {
+                f.write_str("the file ends with a streamed block, after which nothing can be appended")
+            }
+            RewriteReason::Recompress => f.write_str("every block is to be compressed anew"),
+            RewriteReason::Layout => f.write_str("the file has no tree, or its last block cannot be read"),
+            RewriteReason::Fits => f.write_str("the file is ASDF in FITS: the FITS file is written again"),
+        }
+    }
+}
+
 /// What stands in the way of an update in place of the file `reader` reads, if anything
 /// (`recompress`: every block is to be compressed anew).
 #[must_use]
