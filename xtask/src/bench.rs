@@ -436,9 +436,36 @@ pub(crate) fn parse_run(out: &std::process::Output, what: &str) -> Result<Run> {
 }
 
 fn ours(args: &[&str]) -> Result<Run> {
-    let exe = std::env::current_exe()?;
+    let exe = match (USE_BASELINE.get(), BASELINE.get()) {
+        (true, Some(base)) => base.clone(),
+        _ => std::env::current_exe()?,
+    };
+    LAST_CHILD.set(Some(args.join(" ")));
     let out = Command::new(exe).arg("bench-child").args(args).output()?;
     parse_run(&out, &format!("bench-child {}", args.join(" ")))
+}
+
+/// `--against XTASK`: another build's xtask (an earlier commit's), whose `bench-child` runs
+/// take turns with ours in every row of ours, for the ratio of each row before and after a
+/// change, measured side by side in one run.
+static BASELINE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+/// Each row of ours run against the baseline: its child's arguments, our median seconds, the
+/// baseline's (NaN: the baseline build has no such workload).
+static AGAINST: std::sync::Mutex<Vec<(String, f64, f64)>> = std::sync::Mutex::new(Vec::new());
+
+thread_local! {
+    /// The job now running calls the baseline's children, not ours.
+    static USE_BASELINE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The arguments of the last child of ours started on this thread.
+    static LAST_CHILD: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// `job` run with the baseline's children.
+fn as_baseline(job: &mut dyn FnMut() -> Result<Run>) -> Result<Run> {
+    USE_BASELINE.set(true);
+    let r = job();
+    USE_BASELINE.set(false);
+    r
 }
 
 /// The peer crate's bench binary (xtask/peer, its own workspace), built once per run.
@@ -562,10 +589,46 @@ fn python(args: &[&str]) -> Result<Run> {
 /// that a machine whose speed drifts during the benchmark weighs on all of them alike.
 fn medians(n: usize, jobs: &mut [&mut dyn FnMut() -> Result<Run>]) -> Result<Vec<Run>> {
     let mut all: Vec<Vec<Run>> = vec![Vec::new(); jobs.len()];
-    for _ in 0..n {
-        for (job, runs) in jobs.iter_mut().zip(&mut all) {
-            runs.push(job()?);
+    // With a baseline: each job that runs a child of ours runs again with the baseline's, the
+    // two in turn (which goes first alternates by round).
+    let against = BASELINE.get().is_some();
+    let mut base: Vec<Vec<Run>> = vec![Vec::new(); jobs.len()];
+    let mut child: Vec<Option<String>> = vec![None; jobs.len()];
+    let mut base_failed = vec![false; jobs.len()];
+    for round in 0..n {
+        for (k, job) in jobs.iter_mut().enumerate() {
+            let base_first = against && round % 2 == 1 && child[k].is_some() && !base_failed[k];
+            if base_first {
+                match as_baseline(&mut **job) {
+                    Ok(r) => base[k].push(r),
+                    Err(_) => base_failed[k] = true,
+                }
+            }
+            LAST_CHILD.set(None);
+            all[k].push(job()?);
+            if let Some(c) = LAST_CHILD.take() {
+                child[k] = Some(c);
+            }
+            if against && !base_first && child[k].is_some() && !base_failed[k] {
+                match as_baseline(&mut **job) {
+                    Ok(r) => base[k].push(r),
+                    Err(_) => base_failed[k] = true,
+                }
+            }
         }
+    }
+    for (k, c) in child.iter().enumerate() {
+        let Some(c) = c else { continue };
+        let median = |runs: &[Run]| {
+            let mut s: Vec<f64> = runs.iter().map(|r| r.secs).collect();
+            s.sort_by(f64::total_cmp);
+            s.get(s.len() / 2).copied().unwrap_or(f64::NAN)
+        };
+        let old = if base_failed[k] { f64::NAN } else { median(&base[k]) };
+        AGAINST
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((c.clone(), median(&all[k]), old));
     }
     all.into_iter()
         .map(|mut runs| {
@@ -842,7 +905,10 @@ impl Table {
     }
 }
 
-/// `cargo xtask bench [--runs N] [WORKLOAD...]`; workloads: write, sum, element, stream, codecs, tree.
+/// `cargo xtask bench [--runs N] [--against XTASK] [WORKLOAD...]`; workloads: write, sum,
+/// element, stream, codecs, tree. `--against`: another build's xtask binary (an earlier
+/// commit's `target/debug/xtask`), whose runs take turns with ours in each row of ours; a table
+/// of each row's ratio (ours / the baseline's median seconds) follows the others.
 pub fn bench(args: &[String]) -> Result<()> {
     let mut runs = 3;
     let mut picked: Vec<String> = Vec::new();
@@ -850,6 +916,15 @@ pub fn bench(args: &[String]) -> Result<()> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--runs" => runs = it.next().context("--runs N")?.parse()?,
+            "--against" => {
+                let exe = PathBuf::from(it.next().context("--against XTASK")?);
+                if !exe.is_file() {
+                    bail!("--against {}: no such program", exe.display());
+                }
+                BASELINE
+                    .set(exe)
+                    .map_err(|_| anyhow::anyhow!("--against given twice"))?;
+            }
             w => picked.push(w.to_owned()),
         }
     }
@@ -1378,5 +1453,26 @@ pub fn bench(args: &[String]) -> Result<()> {
         None
     };
     table.print(floors.as_ref());
+    if let Some(base) = BASELINE.get() {
+        let rows = AGAINST.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        println!(
+            "\nagainst {} (medians of the same runs, taking turns): ours / baseline per row",
+            base.display()
+        );
+        println!(
+            "  {:<60} {:>10} {:>10} {:>7}",
+            "bench-child", "ours s", "base s", "ratio"
+        );
+        for (child, new, old) in rows.iter() {
+            let ratio = new / old;
+            let mark = if ratio > 1.1 { "  over 10% slower" } else { "" };
+            println!(
+                "  {child:<60} {:>10} {:>10} {:>7.3}{mark}",
+                secs(*new),
+                if old.is_nan() { "n/a".to_owned() } else { secs(*old) },
+                ratio
+            );
+        }
+    }
     Ok(())
 }
