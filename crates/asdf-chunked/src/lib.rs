@@ -15,18 +15,39 @@
 //! the file's directory under the default reference policy) and, for a file opened from a
 //! URL, `FSStore`s on the file's own origin.
 
+// Built without the feature `zarrs` (the `asdf` facade without its feature `zarr`), the names
+// the facade uses exist and no node is a chunked array: see `off`.
+#[cfg(not(feature = "zarrs"))]
+mod off;
+#[cfg(not(feature = "zarrs"))]
+pub use off::*;
+
+#[cfg(feature = "zarrs")]
 mod codec;
+#[cfg(feature = "zarrs")]
 mod error;
+#[cfg(feature = "zarrs")]
 mod meta;
+mod place;
+#[cfg(feature = "zarrs")]
 mod read;
+#[cfg(feature = "zarrs")]
 mod runs;
+#[cfg(feature = "zarrs")]
 mod storage;
+#[cfg(feature = "zarrs")]
 mod store;
 
 pub use asdf_core_types::chunk_tags::{ZARR_TAG_PREFIX, is_chunked_ndarray_tag, is_zarr_tag};
-pub use codec::{AsBlocks, Encoded, decode_zarr_chunk, encode, encode_as_blocks, zarr_compressor};
-pub use error::ChunkedError;
-pub use meta::{ChunkLayout, json_node};
-pub use read::{ChunkMap, Chunked, Context, StoreObject};
-pub use storage::ChunkedBytes;
-pub use store::local_store_path;
+pub use place::{Context, local_store_path};
+#[cfg(feature = "zarrs")]
+pub use {
+    codec::{AsBlocks, Encoded, decode_zarr_chunk, encode, encode_as_blocks, zarr_compressor},
+    error::ChunkedError,
+    meta::{ChunkLayout, json_node},
+    read::{ChunkMap, Chunked, StoreObject, open},
+    storage::ChunkedBytes,
+};
+
+/// Whether this build reads chunked arrays (without the feature `zarrs`, no node is one).
+pub const READS: bool = cfg!(feature = "zarrs");

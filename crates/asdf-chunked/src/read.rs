@@ -1,22 +1,26 @@
 //! A chunked array opened from its node (Zarr in blocks or a store, ASDF.jl's tiles) and read:
 //! whole, or the chunks a region meets.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use asdf_core_types::{ByteOrder, Datatype, ReferencePolicy};
+use asdf_core_types::{ByteOrder, Datatype};
 use asdf_yaml::Node;
 use zarrs::storage::WritableStorageTraits as _;
 
 use asdf_core_types::chunk_tags::is_chunked_ndarray_tag;
 
+use crate::Context;
 use crate::codec::lz4_decode;
 use crate::error::ChunkedError;
 use crate::meta::{ChunkLayout, for_zarrs, native_order, to_json, usize_list, without_lz4};
 use crate::runs::{MAX_RUN_BYTES, Reader, block_end, copy_box, grid_of, neighbour_runs, stream_run};
 use crate::store::{MAX_METADATA_BYTES, read_store_file, store_dir};
 #[cfg(feature = "remote")]
-use crate::store::{fetch_object, local_fs_store, store_key_url, url_store};
+use crate::{
+    place::local_fs_store,
+    store::{fetch_object, store_key_url, url_store},
+};
 
 /// Where a chunked array's chunks are.
 #[derive(Debug)]
@@ -137,23 +141,20 @@ pub struct Chunked {
     decoded: OnceLock<Vec<u8>>,
 }
 
-/// Where a chunked array is read from: the file's blocks, its directory and what may be
-/// opened beside it.
-#[allow(missing_debug_implementations)] // `absolute` is a closure
-pub struct Context<'a> {
-    /// The file's blocks.
-    pub reader: &'a Reader,
-    /// Turns a block source (negative: from the end) into a block index.
-    pub absolute: &'a dyn Fn(i64, usize) -> Option<usize>,
-    /// The file's directory (for stores beside it).
-    pub dir: Option<&'a Path>,
-    /// Which stores beside the file may be opened.
-    pub policy: ReferencePolicy,
-    /// The largest whole array decoded into memory.
-    pub max_bytes: u64,
-    /// The URL the file was opened from and the options it was opened with (a remote file).
-    #[cfg(feature = "remote")]
-    pub remote: Option<(String, asdf_remote::RemoteOptions)>,
+/// The chunked array `node` of `doc` is (`None`: the node is not tagged as one), shared: its
+/// storage ([`Chunked::storage`]) and the caller's handle hold it.
+///
+/// # Errors
+/// As [`Chunked::open`].
+pub fn open(cx: &Context<'_>, doc: &asdf_yaml::Document, node: &Node) -> Result<Option<Arc<Chunked>>, ChunkedError> {
+    if !node
+        .tag
+        .as_deref()
+        .is_some_and(|t| crate::is_zarr_tag(t) || is_chunked_ndarray_tag(t))
+    {
+        return Ok(None);
+    }
+    Chunked::open(cx, doc, node).map(|c| Some(Arc::new(c)))
 }
 
 impl Chunked {
@@ -777,6 +778,24 @@ impl Chunked {
     /// The byte order of the decoded bytes.
     pub fn byte_order() -> ByteOrder {
         native_order()
+    }
+
+    /// The array's shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The element type.
+    pub fn datatype(&self) -> &Datatype {
+        &self.datatype
+    }
+
+    /// The array's decoded bytes as storage read through `reader` (the file it is in).
+    pub fn storage<'a>(self: &Arc<Self>, reader: &'a Reader) -> Arc<dyn asdf_layout::storage::ArrayBytes<'a> + 'a> {
+        Arc::new(crate::ChunkedBytes {
+            chunked: self.clone(),
+            reader,
+        })
     }
 }
 

@@ -8,6 +8,7 @@ use asdf_core_types::ReferencePolicy;
 use asdf_yaml::Node;
 
 use crate::error::ChunkedError;
+use crate::place::{local_fs_store, local_store_path};
 
 /// The directory of the store `store` (a `store:` or `meta_store:` mapping as asdf-zarr
 /// writes it), checked against `policy`: under the default policy it must be inside `dir`,
@@ -49,37 +50,6 @@ pub(crate) fn store_dir(
         return Ok((canon, Some(base)));
     }
     Ok((canon, None))
-}
-
-/// The folder of a store on the local file system as written (a directory store's, or a local
-/// `FSStore`'s): `None` for other stores.
-pub fn local_store_path(store: &Node) -> Option<&str> {
-    match store.get("type_string").and_then(Node::as_str)? {
-        "DirectoryStore" | "NestedDirectoryStore" | "LocalStore" => store.get("path").and_then(Node::as_str),
-        _ => local_fs_store(store),
-    }
-}
-
-/// The folder of an `FSStore` on the local file system (zarr-python's `FSStore` of a path, whose
-/// `fs` is fsspec's local file system, or a `file://` path): read as a directory store, under
-/// the reference policy. `None` for other stores.
-pub(crate) fn local_fs_store(store: &Node) -> Option<&str> {
-    if store.get("type_string").and_then(Node::as_str) != Some("FSStore") {
-        return None;
-    }
-    let path = store.get("path").and_then(Node::as_str)?;
-    if let Some(local) = path.strip_prefix("file://") {
-        return Some(local);
-    }
-    if path.contains("://") {
-        return None;
-    }
-    // fsspec's description of its file system (JSON text): a local one says so.
-    let fs: serde_json::Value = serde_json::from_str(store.get("fs").and_then(Node::as_str)?).ok()?;
-    let local = |p: &serde_json::Value| matches!(p.as_str(), Some("file" | "local"));
-    let protocol = fs.get("protocol")?;
-    let is_local = local(protocol) || protocol.as_array().is_some_and(|a| a.iter().any(local));
-    is_local.then_some(path)
 }
 
 /// The URL of the key `key` of the store at `url`, built by the remote crate's encoding (never

@@ -306,3 +306,166 @@ pub fn number_blocks<E>(doc: &Document, facts: &Facts<'_, E>) -> Result<Numberin
         keep_stream,
     })
 }
+
+/// Where the block of one part of an exploded write comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PartSource {
+    /// A block source of the tree (negative: from the end).
+    Block(i64),
+    /// Another file's block, by the URI the tree gives.
+    External(String),
+}
+
+/// One part of an exploded write: a file of its own holding one block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    /// Where its block comes from.
+    pub source: PartSource,
+    /// Its file name, beside the main file (`stem0000.asdf`, `stem0001.asdf`, ...).
+    pub name: String,
+}
+
+/// An exploded write planned: the parts, in the order their arrays first appear, and the tree
+/// of the main file with each ndarray's source naming its part's file.
+#[derive(Debug, Clone)]
+pub struct Exploded {
+    /// One per distinct block source (arrays sharing a block share its part).
+    pub parts: Vec<Part>,
+    /// The main file's tree.
+    pub doc: Document,
+}
+
+/// Why a tree cannot be written in exploded form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExplodeError {
+    /// The chunked array at this JSON pointer: its chunks are blocks its chunk map names by
+    /// number, which the exploded form has no place for.
+    Chunked(String),
+    /// Blocks of the file read that no ndarray names (an extension's tag may refer to them by
+    /// index): they would be left behind.
+    Unnamed(Vec<usize>),
+}
+
+/// The exploded form of `doc` (a file of `file_blocks` blocks read): each distinct ndarray
+/// source becomes a part named `stem` and its number. Pure: the caller reads the blocks and
+/// writes the files.
+///
+/// # Errors
+/// [`ExplodeError`].
+pub fn explode(doc: &Document, file_blocks: usize, total_blocks: usize, stem: &str) -> Result<Exploded, ExplodeError> {
+    let mut chunked = None;
+    doc.root.walk(&mut |path, n| {
+        if chunked.is_none() && n.tag.as_deref().is_some_and(crate::chunk_tags::is_chunked_array_tag) {
+            chunked = Some(asdf_yaml::pointer::pointer_of(&doc.root, path));
+        }
+        chunked.is_none()
+    });
+    if let Some(pointer) = chunked {
+        return Err(ExplodeError::Chunked(pointer));
+    }
+    let arrays = block_arrays(&doc.root);
+    let named: HashSet<usize> = arrays
+        .iter()
+        .filter_map(|p| doc.root.at_path(p)?.get("source")?.as_i64())
+        .filter_map(|i| absolute_index(i, total_blocks))
+        .collect();
+    let left: Vec<usize> = (0..file_blocks).filter(|i| !named.contains(i)).collect();
+    if !left.is_empty() {
+        return Err(ExplodeError::Unnamed(left));
+    }
+    let mut main = doc.clone();
+    let mut parts = Vec::new();
+    let mut names: HashMap<String, String> = HashMap::new();
+    for p in arrays {
+        let Some(source) = doc.root.at_path(&p).and_then(|n| n.get("source")) else {
+            continue;
+        };
+        let key = source.as_scalar().map(|x| x.text.to_string()).unwrap_or_default();
+        let name = names
+            .entry(key.clone())
+            .or_insert_with(|| {
+                let name = format!("{stem}{:04}.asdf", parts.len());
+                let source = source.as_i64().map_or(PartSource::External(key), PartSource::Block);
+                parts.push(Part {
+                    source,
+                    name: name.clone(),
+                });
+                name
+            })
+            .clone();
+        if let Some(s) = main.root.at_path_mut(&p).and_then(|n| n.get_mut("source")) {
+            *s = Node::str(name);
+        }
+    }
+    Ok(Exploded { parts, doc: main })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str) -> Document {
+        asdf_yaml::parse(text.as_bytes(), &asdf_yaml::Limits::default())
+            .unwrap()
+            .document
+    }
+
+    #[test]
+    fn explode_shares_a_part_per_source_and_renames_sources() {
+        let d = doc(concat!(
+            "a: !<tag:stsci.edu:asdf/core/ndarray-1.1.0> {source: 1, datatype: uint8, shape: [2]}\n",
+            "b: !<tag:stsci.edu:asdf/core/ndarray-1.1.0> {source: 0, datatype: uint8, shape: [2]}\n",
+            "c: !<tag:stsci.edu:asdf/core/ndarray-1.1.0> {source: -1, datatype: uint8, shape: [2]}\n",
+            "d: !<tag:stsci.edu:asdf/core/ndarray-1.1.0> {source: other.asdf, datatype: uint8, shape: [2]}\n",
+            "e: !<tag:stsci.edu:asdf/core/ndarray-1.1.0> {source: 1, datatype: uint8, shape: [2]}\n",
+        ));
+        let x = explode(&d, 2, 2, "obs").unwrap();
+        let sources: Vec<_> = x.parts.iter().map(|p| (p.source.clone(), p.name.as_str())).collect();
+        // `-1` names block 1 too, but by another text: a part of its own, as the tree wrote it.
+        assert_eq!(
+            sources,
+            [
+                (PartSource::Block(1), "obs0000.asdf"),
+                (PartSource::Block(0), "obs0001.asdf"),
+                (PartSource::Block(-1), "obs0002.asdf"),
+                (PartSource::External("other.asdf".to_owned()), "obs0003.asdf"),
+            ]
+        );
+        let src = |k: &str| {
+            x.doc
+                .root
+                .get(k)
+                .unwrap()
+                .get("source")
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(
+            ["a", "b", "c", "d", "e"].map(src),
+            [
+                "obs0000.asdf",
+                "obs0001.asdf",
+                "obs0002.asdf",
+                "obs0003.asdf",
+                "obs0000.asdf"
+            ]
+        );
+    }
+
+    #[test]
+    fn explode_refuses_unnamed_blocks_and_chunked_arrays() {
+        let d = doc("a: !<tag:stsci.edu:asdf/core/ndarray-1.1.0> {source: 1, datatype: uint8, shape: [2]}\n");
+        assert_eq!(explode(&d, 3, 3, "x").unwrap_err(), ExplodeError::Unnamed(vec![0, 2]));
+        let d = doc(concat!(
+            "a: !<tag:stsci.edu:asdf/core/ndarray-1.1.0> {source: 0, datatype: uint8, shape: [2]}\n",
+            "z: {inner: !<asdf://asdf-format.org/zarr/tags/zarr-1.0.0> {chunk_block_map: 1}}\n",
+        ));
+        assert_eq!(
+            explode(&d, 1, 1, "x").unwrap_err(),
+            ExplodeError::Chunked("/z/inner".to_owned())
+        );
+    }
+}

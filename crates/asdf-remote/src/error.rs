@@ -169,6 +169,16 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether the error is the caller's mistake (a URL, a scheme, a setting, a store not
+    /// written to) rather than the store's or the network's.
+    #[must_use]
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            Error::Url { .. } | Error::Scheme { .. } | Error::NotWritable { .. } | Error::Setting { .. }
+        )
+    }
+
     /// Whether an upload was refused because the object changed since it was read (or was
     /// created since the write began).
     #[must_use]

@@ -29,35 +29,60 @@
 //! (`ASDF_RS_REQUEST_TIMEOUT`, `ASDF_RS_DEADLINE`), `cross_origin_redirects`
 //! (`ASDF_RS_CROSS_ORIGIN_REDIRECTS`); the messages that meet these limits name both ways.
 
+// Built without the feature `network` (the `asdf` facade without its feature `remote`), the
+// same names exist and every call answers that this build reads and writes no URLs: see `off`.
+#[cfg(not(feature = "network"))]
+mod off;
+#[cfg(not(feature = "network"))]
+pub use off::*;
+
+#[cfg(feature = "network")]
 mod cancel;
+#[cfg(feature = "network")]
 mod error;
+#[cfg(feature = "network")]
 mod guard;
+#[cfg(feature = "network")]
 mod listing;
+#[cfg(feature = "network")]
 mod location;
+#[cfg(feature = "network")]
 mod options;
+#[cfg(feature = "network")]
 mod profiles;
+#[cfg(feature = "network")]
 mod redact;
+#[cfg(feature = "network")]
 mod source;
+#[cfg(feature = "network")]
 mod store;
+#[cfg(feature = "network")]
 mod transfer;
+#[cfg(feature = "network")]
 pub mod upload;
+#[cfg(feature = "network")]
 mod warn;
 
-pub use cancel::{cancel_uploads, uploading, uploads_cancelled};
-pub use error::{Error, KeyProblem};
-pub use guard::{GuardOutcome, run_upload_guard, set_upload_guard};
-pub use listing::{Listed, list, list_entries};
-pub use location::child_url;
-pub use options::{
-    CROSS_ORIGIN_REDIRECTS_ENV, DEADLINE_ENV, PART, REQUEST_TIMEOUT_ENV, RemoteOptions, WHOLE_LIMIT, WHOLE_LIMIT_ENV,
+#[cfg(feature = "network")]
+pub use {
+    cancel::{cancel_uploads, uploading, uploads_cancelled},
+    error::{Error, KeyProblem},
+    guard::{GuardOutcome, run_upload_guard, set_upload_guard},
+    listing::{Listed, list, list_entries},
+    location::child_url,
+    options::{
+        CROSS_ORIGIN_REDIRECTS_ENV, DEADLINE_ENV, PART, REQUEST_TIMEOUT_ENV, RemoteOptions, WHOLE_LIMIT,
+        WHOLE_LIMIT_ENV,
+    },
+    redact::{RedactedError, redact},
+    source::{RemoteSource, Stats, open},
+    transfer::{check_condition, fetch_range, head, put_file},
+    warn::{WarningHook, set_warning_hook},
 };
-pub use redact::{RedactedError, redact};
-pub use source::{RemoteSource, Stats};
-pub use transfer::{check_condition, fetch_range, head, put_file};
-pub use warn::{WarningHook, set_warning_hook};
 
 /// Whether the URLs `a` and `b` have the same origin: scheme, host and port (for S3, the
 /// bucket is the host).
+#[cfg(feature = "network")]
 #[must_use]
 pub fn same_origin(a: &str, b: &str) -> bool {
     let origin = |u: &str| {

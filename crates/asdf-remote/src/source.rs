@@ -1064,3 +1064,14 @@ impl ReadAt for RemoteSource {
         Ok(n)
     }
 }
+
+/// The remote file at `url` as a source the layout reader reads (by ranges), and what it
+/// fetches.
+///
+/// # Errors
+/// As [`RemoteSource::open`].
+pub fn open(url: &str, opts: &RemoteOptions) -> Result<(Box<dyn asdf_layout::ReadAt>, Arc<Stats>), Error> {
+    let src = RemoteSource::open(url, opts)?;
+    let stats = src.stats();
+    Ok((Box::new(src), stats))
+}

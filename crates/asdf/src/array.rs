@@ -30,7 +30,7 @@ pub struct Array<'f> {
     /// resolved once, when the handle is made; every read starts from here.
     pub(crate) located: Option<Stored<'f>>,
     /// A chunked array's own handle (its chunk map, its store).
-    pub(crate) chunked: Option<crate::zarr::Chunk>,
+    pub(crate) chunked: Option<std::sync::Arc<asdf_chunked::Chunked>>,
     /// An inline array's elements, decoded once (to learn its shape) and kept.
     pub(crate) inline: Option<asdf_core_types::Decoded>,
 }
@@ -58,27 +58,27 @@ impl AsdfFile {
         let Ok(node) = asdf_yaml::pointer::get(doc, pointer) else {
             return Ok(None);
         };
-        let place = crate::zarr::Place {
+        let cx = asdf_chunked::Context {
             reader: &self.reader,
             absolute: &crate::file::absolute_index,
             dir: self.dir.as_deref(),
             policy: self.options.references,
             max_bytes: self.options.layout_limits.max_block_bytes,
+            #[cfg(feature = "remote")]
             remote: self.remote_origin.clone(),
         };
-        let opened = crate::zarr::open(place, doc, doc.resolve(node)).map_err(|source| Error::Chunked {
+        let opened = asdf_chunked::open(&cx, doc, doc.resolve(node)).map_err(|source| Error::Chunked {
             pointer: pointer.to_owned(),
             source,
         })?;
         let Some(c) = opened else { return Ok(None) };
-        let (shape, datatype) = crate::zarr::shape_and_type(&c);
-        let (shape, datatype) = (shape.to_vec(), datatype.clone());
+        let (shape, datatype) = (c.shape().to_vec(), c.datatype().clone());
         // Read as one block holding the decoded array: C order, native byte order.
         let nd = NdArray {
             source: Some(Source::Block(0)),
             data: None,
             datatype: Some(datatype.clone()),
-            byteorder: crate::zarr::byte_order(),
+            byteorder: asdf_chunked::Chunked::byte_order(),
             shape: Some(shape.iter().map(|&d| asdf_core_types::Dim::Fixed(d)).collect()),
             offset: 0,
             strides: None,
@@ -94,7 +94,7 @@ impl AsdfFile {
             shape,
             datatype,
             nd,
-            located: Some(Stored::new(view, crate::zarr::bytes(&c, &self.reader))),
+            located: Some(Stored::new(view, c.storage(&self.reader))),
             chunked: Some(c),
             inline: None,
         }))
@@ -264,7 +264,7 @@ impl<'f> Array<'f> {
     /// for any other array): for readers that fetch chunks themselves.
     #[must_use]
     pub fn chunk_map(&self) -> Option<crate::ChunkMap> {
-        self.chunked.as_ref().and_then(crate::zarr::chunk_map)
+        self.chunked.as_ref().and_then(|c| c.chunk_map())
     }
 
     /// For an asdf-zarr array whose chunks are in a store outside the file: the object `key`
@@ -277,7 +277,7 @@ impl<'f> Array<'f> {
     /// [`Error::Chunked`] for a key that leaves the store or an object that cannot be read.
     pub fn chunk_store_object(&self, key: &str) -> Result<Option<crate::StoreObject>, Error> {
         match &self.chunked {
-            Some(c) => crate::zarr::store_object(c, key).map_err(|source| Error::Chunked {
+            Some(c) => c.store_object(key).map_err(|source| Error::Chunked {
                 pointer: self.pointer.clone(),
                 source,
             }),

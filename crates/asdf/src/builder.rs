@@ -236,7 +236,7 @@ impl AsdfFile {
     /// added as blocks.
     fn chunked_node(&mut self, pointer: &str, array: NewArray) -> Result<Node, Error> {
         let first = self.reader.block_count() + self.pending.len();
-        let enc = crate::zarr::encode(
+        let enc = asdf_chunked::encode_as_blocks(
             &array.datatype,
             array.byteorder,
             &array.shape,
@@ -289,10 +289,12 @@ impl AsdfFile {
         chunks: &[usize],
         compression: Option<Label>,
     ) -> Result<(Vec<String>, Vec<String>), Error> {
-        crate::zarr::check_compressor(compression).map_err(|source| Error::Chunked {
-            pointer: String::new(),
-            source,
-        })?;
+        asdf_chunked::zarr_compressor(compression)
+            .map(drop)
+            .map_err(|source| Error::Chunked {
+                pointer: String::new(),
+                source,
+            })?;
         if chunks.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }

@@ -82,7 +82,7 @@ pub enum Error {
         pointer: String,
         /// Why.
         #[source]
-        source: crate::zarr::ChunkedError,
+        source: asdf_chunked::ChunkedError,
     },
     /// The storage of an array's bytes failed with an error of a kind not listed here (the
     /// storage trait's owner errors are boxed: FITS's and chunked arrays' are given as
@@ -300,8 +300,8 @@ impl Error {
             Error::Invalid(_) => ErrorKind::Invalid,
             Error::UnsupportedStandard(_) | Error::UnstableStandard(_) => ErrorKind::Unsupported,
             Error::NotFound(_) => ErrorKind::NotFound,
-            Error::Remote(e) if crate::net::is_changed(e) => ErrorKind::Refused,
-            Error::Remote(e) if crate::net::is_usage(e) => ErrorKind::Usage,
+            Error::Remote(e) if e.is_changed() => ErrorKind::Refused,
+            Error::Remote(e) if e.is_usage() => ErrorKind::Usage,
             Error::Remote(_) => ErrorKind::Io,
             Error::Array { .. } | Error::Typed { .. } => ErrorKind::Array,
             Error::Region { .. } => ErrorKind::Usage,
@@ -402,7 +402,7 @@ pub(crate) fn storage_error(pointer: &str) -> impl Fn(asdf_layout::storage::Stor
                 pointer: pointer.to_owned(),
                 source: *source,
             },
-            Err(b) => match b.downcast::<crate::zarr::ChunkedError>() {
+            Err(b) => match b.downcast::<asdf_chunked::ChunkedError>() {
                 Ok(source) => Error::Chunked {
                     pointer: pointer.to_owned(),
                     source: *source,

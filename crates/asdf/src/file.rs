@@ -243,7 +243,7 @@ impl AsdfFile {
         // asdf-zarr's tags (an extension's, with no schema) are understood with the `zarr`
         // feature, so they are not reported as unknown. ASDF.jl's chunked ndarray tags are read
         // too, but stay reported: they claim the standard's namespace and no manifest lists them.
-        if crate::zarr::READS {
+        if asdf_chunked::READS {
             report.warnings.retain(
                 |w| !matches!(w, TagWarning::Unknown { tag, .. } if asdf_core_types::chunk_tags::is_zarr_tag(tag)),
             );

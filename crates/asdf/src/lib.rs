@@ -77,9 +77,11 @@ mod target;
 mod update;
 mod verify;
 mod write;
-mod zarr;
 
 pub use array::{Array, ArrayValues, CHUNK_ELEMENTS};
+#[cfg(feature = "zarr")]
+pub use asdf_chunked::{ChunkLayout, decode_zarr_chunk, zarr_compressor};
+pub use asdf_chunked::{ChunkMap, ChunkedError, StoreObject};
 pub use asdf_core_types::chunk_tags::{
     CHUNKED_NDARRAY_TAG_PREFIX, ZARR_TAG_PREFIX, is_chunked_array_tag, is_chunked_ndarray_tag, is_zarr_tag,
 };
@@ -102,7 +104,6 @@ pub use update::{RewriteReason, Update};
 pub use verify::VerifyReport;
 pub use write::StreamingWriter;
 pub use write::write_atomically;
-pub use zarr::exports::*;
 
 /// The schemas and manifests this build carries (the standard's, with the `datatype` and `ndim`
 /// keywords), loaded once.

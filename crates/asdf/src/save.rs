@@ -145,7 +145,7 @@ impl AsdfFile {
     ) -> Result<(crate::net::Condition, bool), Error> {
         use crate::net::Condition;
         let own = self.remote_origin.as_ref().is_some_and(|(from, _)| from == url);
-        let read = self.remote.as_deref().and_then(crate::net::version_read);
+        let read = self.remote.as_deref().and_then(|s| s.version()?.1);
         if own && let Some(etag) = read {
             return Ok((Condition::Match(etag), false));
         }

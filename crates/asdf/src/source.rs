@@ -125,7 +125,7 @@ impl<'f> Source<'f> {
             if n.tag.as_deref().is_some_and(crate::is_zarr_tag) {
                 for key in ["store", "meta_store"] {
                     let Some(store) = n.get(key) else { continue };
-                    let path = crate::zarr::local_store_path(store);
+                    let path = asdf_chunked::local_store_path(store);
                     if let Some(p) = path
                         && let Ok(real) = dir.join(p).canonicalize()
                     {

@@ -10,7 +10,7 @@ use std::io::Write as _;
 
 use crate::target::{Compression, WriteOptions};
 use crate::{AsdfFile, Error};
-use asdf_core_types::numbering::{Facts, Numbering, NumberingError, absolute_index, block_arrays, number_blocks};
+use asdf_core_types::numbering::{ExplodeError, Facts, Numbering, NumberingError, PartSource, explode, number_blocks};
 use asdf_layout::atomic::{Dest, Sink, TempFile, Volatile, destination, not_regular};
 
 /// Writes a file atomically, as [`AsdfFile::write`] does: `fill` writes into a new
@@ -294,51 +294,23 @@ impl AsdfFile {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let mut main = AsdfFile::new(self.standard)?;
-        main.put_doc(self.doc()?.clone());
-        main.dir = self.dir.clone();
-        let doc = self.doc()?;
-        // A chunked array's chunks are blocks its chunk map names by number: the exploded form,
-        // one file per block an ndarray's source names, has no place for them.
-        let mut chunked = None;
-        doc.root.walk(&mut |path, n| {
-            if chunked.is_none()
-                && n.tag
-                    .as_deref()
-                    .is_some_and(asdf_core_types::chunk_tags::is_chunked_array_tag)
-            {
-                chunked = Some(asdf_yaml::pointer::pointer_of(&doc.root, path));
-            }
-            chunked.is_none()
-        });
-        if let Some(pointer) = chunked {
-            return Err(Error::NotSupported {
+        let (file_blocks, total) = (
+            self.reader.block_count(),
+            self.reader.block_count() + self.pending.len(),
+        );
+        let plan = explode(self.doc()?, file_blocks, total, &stem).map_err(|e| match e {
+            ExplodeError::Chunked(pointer) => Error::NotSupported {
                 pointer,
                 problem: "a chunked array has no place in the exploded form (its chunks are blocks its chunk map names): write the file whole",
-            });
-        }
-        // Blocks that no ndarray names would be left behind (an extension's tag may refer to
-        // them by index): refuse, naming them, rather than drop them.
-        let total = self.reader.block_count() + self.pending.len();
-        let named: std::collections::HashSet<usize> = block_arrays(&doc.root)
-            .iter()
-            .filter_map(|p| doc.root.at_path(p)?.get("source")?.as_i64())
-            .filter_map(|i| absolute_index(i, total))
-            .collect();
-        let left: Vec<usize> = (0..self.reader.block_count()).filter(|i| !named.contains(i)).collect();
-        if !left.is_empty() {
-            return Err(Error::UnnamedBlocks { blocks: left });
-        }
+            },
+            ExplodeError::Unnamed(blocks) => Error::UnnamedBlocks { blocks },
+            _ => Error::NotFound("the exploded form".to_owned()),
+        })?;
         // No output may be the input (or a file it refers to): it would be replaced before
         // everything was read from it.
         let inputs = self.source().input_files();
-        let parts = block_arrays(&self.doc()?.root).len();
-        for k in 0..=parts {
-            let out = if k == parts {
-                path.to_path_buf()
-            } else {
-                dir.join(format!("{stem}{k:04}.asdf"))
-            };
+        let outputs = plan.parts.iter().map(|p| dir.join(&p.name));
+        for out in outputs.chain(std::iter::once(path.to_path_buf())) {
             if let Some(i) = inputs.iter().find(|i| crate::guard::same_file(&out, i)) {
                 return Err(Error::OutputIsInput {
                     output: out,
@@ -347,51 +319,35 @@ impl AsdfFile {
             }
         }
         let mut staged = Vec::new();
-        let mut names: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-        for p in block_arrays(&self.doc()?.root) {
-            let Some(n) = self.doc()?.root.at_path(&p) else {
-                continue;
-            };
-            let key = match n.get("source") {
-                Some(s) => s.as_scalar().map(|x| x.text.to_string()).unwrap_or_default(),
-                None => continue,
-            };
-            let file_name = if let Some(f) = names.get(&key) {
-                f.clone()
-            } else {
-                let block = match n.get("source").and_then(Node::as_i64) {
-                    Some(i) => match self.block_ref(i)?.ok_or_else(|| Error::NotFound(key.clone()))? {
-                        crate::file::BlockIndex::Pending(k) => self.pending[k].clone(),
-                        crate::file::BlockIndex::File(idx) => {
-                            // A corrupt block is not given a fresh checksum in its part.
-                            self.reader.verify_checksum(idx)?;
-                            crate::file::NewBlock {
-                                data: self.reader.read_data(idx)?.into_owned(),
-                                compression: None,
-                                as_is: false,
-                            }
+        for part in &plan.parts {
+            let block = match &part.source {
+                PartSource::Block(i) => match self
+                    .block_ref(*i)?
+                    .ok_or_else(|| Error::NotFound(format!("block {i}")))?
+                {
+                    crate::file::BlockIndex::Pending(k) => self.pending[k].clone(),
+                    crate::file::BlockIndex::File(idx) => {
+                        // A corrupt block is not given a fresh checksum in its part.
+                        self.reader.verify_checksum(idx)?;
+                        crate::file::NewBlock {
+                            data: self.reader.read_data(idx)?.into_owned(),
+                            compression: None,
+                            as_is: false,
                         }
-                    },
-                    None => crate::file::NewBlock {
-                        data: self.external_block(&key, "")?,
-                        compression: None,
-                        as_is: false,
-                    },
-                };
-                let name = format!("{stem}{:04}.asdf", names.len());
-                // Each block file is a complete ASDF file holding just that block.
-                let mut part = AsdfFile::new(self.standard)?;
-                part.pending.push(block);
-                staged.push(part.write_blocks_raw(part.doc()?.clone(), dir.join(&name), options)?);
-                names.insert(key, name.clone());
-                name
+                    }
+                },
+                PartSource::External(uri) => crate::file::NewBlock {
+                    data: self.external_block(uri, "")?,
+                    compression: None,
+                    as_is: false,
+                },
             };
-            if let Some(node) = main.doc_mut()?.root.at_path_mut(&p)
-                && let Some(s) = node.get_mut("source")
-            {
-                *s = Node::str(file_name);
-            }
+            // Each block file is a complete ASDF file holding just that block.
+            staged.push(self.stage_part(dir.join(&part.name), &block, options)?);
         }
+        let mut main = AsdfFile::new(self.standard)?;
+        main.put_doc(plan.doc);
+        main.dir = self.dir.clone();
         // Nothing is put in place until every file is complete: a failure on the way (a full
         // disk, an output that is a folder) leaves every existing file as it was.
         let main_staged = main.stage_atomic(path, &options.clone().internalize(false), true)?;
@@ -414,14 +370,12 @@ impl AsdfFile {
         Ok(written)
     }
 
-    /// Writes `doc` and every pending block (in order) to `path`, atomically; used for the
-    /// block files of the exploded form, whose trees reference no block.
-    /// A file of this file's pending blocks under `doc`, complete in a temporary file beside
-    /// `path` that the caller commits.
-    fn write_blocks_raw(
+    /// A file of `block` alone under a tree naming this library, complete in a temporary file
+    /// beside `path` that the caller commits: a part of the exploded form.
+    fn stage_part(
         &self,
-        doc: Document,
         path: PathBuf,
+        block: &crate::file::NewBlock,
         options: &WriteOptions,
     ) -> Result<(PathBuf, TempFile, std::fs::File), Error> {
         let path = match destination(&path) {
@@ -429,21 +383,18 @@ impl AsdfFile {
             Dest::InPlace => return Err(not_regular(&path).into()),
         };
         let (tmp, file) = TempFile::create(&path)?;
-        let mut doc = doc;
+        let mut doc = AsdfFile::new(self.standard)?.doc()?.clone();
         if let Some(m) = doc.root.as_mapping_mut() {
             m.insert("asdf_library", self.library_node()?);
         }
         let tree = asdf_yaml::emit(&doc, &EmitOptions::default())?;
         let mut w = Writer::with_comments(std::io::BufWriter::new(file), self.standard, &[], options.registry())?;
         w.write_tree(&tree)?;
-        for b in &self.pending {
-            w.write_block_overlapped(
-                &b.data,
-                &BlockOptions::default()
-                    .checksum(options.checksums)
-                    .compression(options.new_block_label(b.compression)),
-            )?;
-        }
+        let label = options.new_block_label(block.compression);
+        w.write_block_overlapped(
+            &block.data,
+            &BlockOptions::default().checksum(options.checksums).compression(label),
+        )?;
         let out = w.finish(options.index)?;
         let f = out.into_inner().map_err(|e| tmp.error(e.into_error()))?;
         Ok((path, tmp, f))
