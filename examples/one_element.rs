@@ -8,9 +8,9 @@
 /// The element at `index` of the array at `pointer`, opened lazily; then the warnings of the
 /// whole file (the tree is parsed and checked when it is first needed).
 pub fn one_element(path: &str, pointer: &str, index: &[usize]) -> Result<asdf::Element, asdf::Error> {
-    let file = asdf::Open::path(path).lazy(true).open()?;
-    let x = file.array(pointer)?.element(index)?;
-    file.tree()?; // now the whole tree, checked as an eager open checks it
+    let lazy = asdf::Open::path(path).open_lazy()?;
+    let x = lazy.array(pointer)?.element(index)?;
+    let file = lazy.parse()?; // now the whole tree, checked as an eager open checks it
     for w in file.warnings() {
         eprintln!("{w}");
     }

@@ -55,7 +55,7 @@ fn elem_eq(e: &Element, j: &J) -> bool {
 }
 
 fn node_eq(n: &Node, j: &J, file: &AsdfFile) -> bool {
-    let n = file.document().unwrap().resolve(n);
+    let n = file.document().resolve(n);
     match (&n.kind, j) {
         // Every key given must match (the file may have more, such as arrays).
         (NodeKind::Mapping(_), J::Object(o)) => o.iter().all(|(k, v)| n.get(k).is_some_and(|x| node_eq(x, v, file))),
@@ -77,7 +77,7 @@ fn ptr(key: &str) -> String {
 /// Every ndarray in the tree (pointers), to read them all.
 fn ndarrays(file: &AsdfFile) -> Vec<String> {
     let mut out = Vec::new();
-    let mut stack: Vec<(&Node, String)> = vec![(file.tree().unwrap(), String::new())];
+    let mut stack: Vec<(&Node, String)> = vec![(file.tree(), String::new())];
     while let Some((n, p)) = stack.pop() {
         if n.tag.as_deref().is_some_and(|t| t.contains("core/ndarray")) {
             out.push(p.clone());
@@ -154,7 +154,7 @@ fn check_values(case: &J, f: &AsdfFile, name: &str) {
     }
     if let Some(n) = case.get("tree_len").and_then(J::as_u64) {
         assert_eq!(
-            f.tree().unwrap().as_mapping().map(|m| m.entries.len()),
+            f.tree().as_mapping().map(|m| m.entries.len()),
             Some(n as usize),
             "{name}: tree_len"
         );

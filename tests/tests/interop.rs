@@ -475,11 +475,11 @@ fn we_write_python_reads() {
 /// Our pointer for a Python path: keys matched by text, or by value for integer and boolean
 /// keys (Python reads the key `00000000` as the integer 0).
 fn our_pointer(f: &AsdfFile, path: &str) -> Option<String> {
-    let mut node = f.tree().unwrap();
+    let mut node = f.tree();
     let mut out = String::new();
     for tok in path.split('/').skip(1) {
         let tok = tok.replace("~1", "/").replace("~0", "~");
-        let node_r = f.document().unwrap().resolve(node);
+        let node_r = f.document().resolve(node);
         let (next, text) = match &node_r.kind {
             asdf::NodeKind::Mapping(m) => m.entries.iter().find_map(|(k, v)| {
                 let s = k.as_scalar()?;
@@ -581,7 +581,7 @@ fn same_as_python(root: &Path, dump: &J, validate: bool) -> (usize, usize, usize
                 assert_eq!(big_integer(&f, &ptr), v.as_str().unwrap(), "{rel}{ptr}");
                 scalars += 1;
             } else if let Some(v) = want.get("scalar") {
-                let n = f.document().unwrap().resolve(f.get(&ptr).unwrap());
+                let n = f.document().resolve(f.get(&ptr).unwrap());
                 let s = n.as_scalar().unwrap_or_else(|| panic!("{rel}{ptr}: not a scalar here"));
                 let ok = match (v, &s.value) {
                     (J::Null, asdf::Value::Null) => true,
@@ -1075,7 +1075,7 @@ fn upgraded_legacy_files_python_reads() {
         f.write(dir.join(format!("{name}.asdf")), &WriteOptions::default())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut arr = serde_json::Map::new();
-        for p in original.array_pointers().unwrap() {
+        for p in original.array_pointers() {
             let key = p.strip_prefix('/').unwrap();
             assert!(!key.contains('/'), "{name}: nested array {p}");
             let got = original.array(&p).and_then(|a| a.values()).unwrap();
@@ -1354,7 +1354,7 @@ fn stdatamodels_fits_files_read_as_astropy_reads_them() {
         no_fits_warnings(&f, name);
         assert!(f.source().fits_hdus().is_some(), "{name}");
         let want = e["arrays"].as_object().unwrap();
-        let mut ours = f.array_pointers().unwrap();
+        let mut ours = f.array_pointers();
         ours.sort();
         let mut theirs: Vec<String> = want.keys().cloned().collect();
         theirs.sort();
@@ -1371,7 +1371,7 @@ fn stdatamodels_fits_files_read_as_astropy_reads_them() {
             arrays += 1;
         }
         let mut mine = serde_json::Map::new();
-        tree_scalars(f.document().unwrap(), f.tree().unwrap(), String::new(), &mut mine);
+        tree_scalars(f.document(), f.tree(), String::new(), &mut mine);
         assert_eq!(&J::Object(mine.clone()), &e["scalars"], "{name}: tree scalars");
         scalars += mine.len();
         files += 1;

@@ -103,7 +103,7 @@ fn python_timestamp(text: &str) -> String {
 /// Compares our node at `ptr` with Python's `py` (realworld.py's `enc`), pushing each
 /// difference found.
 fn compare(f: &AsdfFile, node: &Node, ptr: &str, py: &J, diffs: &mut Vec<String>, depth: usize) {
-    let node = f.document().unwrap().resolve(node);
+    let node = f.document().resolve(node);
     if depth > 256 {
         return;
     }
@@ -354,7 +354,7 @@ fn compare_json(ours: &J, py: &J, ptr: &str, diffs: &mut Vec<String>) {
 /// The pointers of the tree's core ndarrays.
 fn arrays(f: &AsdfFile) -> Vec<String> {
     fn walk(f: &AsdfFile, n: &Node, ptr: String, out: &mut Vec<String>, depth: usize) {
-        let n = f.document().unwrap().resolve(n);
+        let n = f.document().resolve(n);
         if depth > 256 {
             return;
         }
@@ -378,7 +378,7 @@ fn arrays(f: &AsdfFile) -> Vec<String> {
         }
     }
     let mut out = Vec::new();
-    walk(f, &f.document().unwrap().root, String::new(), &mut out, 0);
+    walk(f, &f.document().root, String::new(), &mut out, 0);
     out
 }
 
@@ -514,7 +514,7 @@ fn real_world_files_agree_with_python() {
             }
             continue;
         };
-        compare(&f, &f.document().unwrap().root, "", tree, &mut d, 0);
+        compare(&f, &f.document().root, "", tree, &mut d, 0);
         // And `to-json` (as `asdf-cli to-json --schema-dir` writes it) against the same tree.
         let mut json = Vec::new();
         asdf_tools::json::to_json(&f, &mut json).unwrap();

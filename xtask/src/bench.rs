@@ -192,7 +192,7 @@ pub fn child(args: &[String]) -> Result<()> {
             let faults = std::env::var_os("BENCH_FAULTS").map(|_| minor_faults());
             let t = Instant::now();
             let opts = OpenOptions::default().validate(false).memmap(true);
-            let f = asdf::Open::path(arg(1)).options(opts).lazy(true).open()?;
+            let f = asdf::Open::path(arg(1)).options(opts).open_lazy()?;
             let n = f.array("/data").and_then(|a| a.view().cloned())?.shape[0];
             let v = match f.array("/data").and_then(|a| a.element(&[n / 2 + 7]))? {
                 asdf::Element::Float(x) => x,

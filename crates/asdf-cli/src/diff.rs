@@ -24,13 +24,13 @@ pub fn diff(a: &AsdfFile, b: &AsdfFile, ignore: &[String]) -> Result<Outcome, as
     let mut d = Differ {
         a,
         b,
-        doc_b: b.document()?,
+        doc_b: b.document(),
         ignore,
         out: Vec::new(),
         unreadable: Vec::new(),
         second: Vec::new(),
     };
-    let walked = asdf::walk::Walker::default().walk(a.document()?, &mut d);
+    let walked = asdf::walk::Walker::default().walk(a.document(), &mut d);
     if let Some(w) = walked.warning() {
         crate::report::warning(&w);
     }
@@ -249,13 +249,10 @@ impl<'a> Differ<'a> {
 
     fn arrays(&mut self, ptr: &str, ptr_b: &str) {
         let plain = |f: &AsdfFile, ptr: &str| {
-            f.get(ptr)
-                .ok()
-                .and_then(|n| f.document().ok().map(|d| d.resolve(n)))
-                .is_some_and(|n| {
-                    let chunked = n.tag.as_deref().is_some_and(asdf::is_chunked_array_tag);
-                    (chunked || n.get("source").is_some()) && n.get("mask").is_none()
-                })
+            f.get(ptr).ok().map(|n| f.document().resolve(n)).is_some_and(|n| {
+                let chunked = n.tag.as_deref().is_some_and(asdf::is_chunked_array_tag);
+                (chunked || n.get("source").is_some()) && n.get("mask").is_none()
+            })
         };
         if plain(self.a, ptr) && plain(self.b, ptr_b) {
             return self.arrays_streamed(ptr, ptr_b);

@@ -34,7 +34,7 @@ fn edit(path: &std::path::Path, in_place: bool) -> Result<ExitCode, asdf::Error>
     crate::output::refuse_inputs(&file, &[path.to_path_buf()], crate::output::Own::Rewritten)?;
     let original = match file.source().layout().tree_bytes() {
         Some(t) => t.to_vec(),
-        None => asdf::emit_yaml(file.document()?)?,
+        None => asdf::emit_yaml(file.document())?,
     };
     let stem = path
         .file_stem()

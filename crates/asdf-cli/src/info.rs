@@ -235,7 +235,7 @@ fn summary_line(target: &std::path::PathBuf) -> Result<String, String> {
         .open()
         .map_err(|e| e.to_string())?;
     let size = file.source().layout().get_ref().size().unwrap_or(0);
-    let arrays = file.array_pointers().map_err(|e| e.to_string())?;
+    let arrays = file.array_pointers();
     let mut line = format!(
         "ASDF Standard {}, {}, {} blocks, {} arrays",
         file.standard_version(),
@@ -321,7 +321,7 @@ fn info(
             );
         }
     }
-    let doc = file.document()?;
+    let doc = file.document();
     let mut p = Printer {
         doc,
         lines: Vec::new(),

@@ -26,7 +26,7 @@ use asdf::{AsdfFile, Element, Node, NodeKind, Value, Visit};
 /// # Errors
 /// Writing to `sink`.
 pub fn to_json(file: &AsdfFile, sink: &mut dyn std::io::Write) -> std::io::Result<Vec<String>> {
-    let doc = file.document().map_err(std::io::Error::other)?;
+    let doc = file.document();
     let mut j = Json {
         file,
         out: String::new(),

@@ -187,7 +187,7 @@ fn relative_stores(file: &AsdfFile, sources: bool) -> Result<Vec<String>, asdf::
         }
     }
     let mut find = Find(Vec::new(), sources);
-    asdf::walk::Walker::default().walk(file.document()?, &mut find);
+    asdf::walk::Walker::default().walk(file.document(), &mut find);
     Ok(find.0)
 }
 

@@ -102,7 +102,7 @@ impl Explode {
             return Ok(ExitCode::from(2));
         }
         let f = asdf::Open::path_or_url(&self.file).options(read_options()).open()?;
-        let arrays = f.array_pointers()?.len().max(f.source().layout().block_count());
+        let arrays = f.array_pointers().len().max(f.source().layout().block_count());
         output::refuse_inputs(&f, &output::exploded_names(&self.output, arrays), output::Own::Refused)?;
         if let Err(code) = output::refuse_moved_stores(&f, &self.file, &self.output, false) {
             return Ok(code);

@@ -27,7 +27,7 @@ pub struct Hit {
 /// warning when aliases were too many to follow all.
 pub fn search(file: &AsdfFile, q: &Query, on_hit: &mut dyn FnMut(&Hit)) -> Result<(u64, Option<String>), asdf::Error> {
     let mut w = Walk { q, on_hit, count: 0 };
-    let walked = asdf::walk::Walker::default().walk(file.document()?, &mut w);
+    let walked = asdf::walk::Walker::default().walk(file.document(), &mut w);
     Ok((w.count, walked.warning()))
 }
 

@@ -41,12 +41,12 @@ fn to_yaml(path: &std::path::Path, out: Option<&std::path::Path>) -> Result<Exit
     if let Some(o) = out {
         crate::output::refuse_inputs(&file, &[o.to_path_buf()], crate::output::Own::Refused)?;
     }
-    let mut doc = file.document()?.clone();
+    let mut doc = file.document().clone();
     // Chunked arrays too (asdf-zarr's, ASDF.jl's): inlined as core ndarrays of the file's
     // standard (their chunks in blocks would be lost: the output has no blocks).
-    let ndarrays: std::collections::HashSet<String> = file.array_pointers()?.into_iter().collect();
+    let ndarrays: std::collections::HashSet<String> = file.array_pointers().into_iter().collect();
     let ndarray_tag = asdf::tag_for(file.standard_version(), "core/ndarray")?;
-    for p in file.all_array_pointers()? {
+    for p in file.all_array_pointers() {
         // Inline YAML is built as a tree before it is written: arrays are inlined up to a
         // size whose tree fits in memory comfortably (to-json streams any size).
         if let Ok(v) = file.array(&p).and_then(|a| a.view().cloned())

@@ -2,6 +2,7 @@
 //! window onto the ASDF HDU's data that an ASDF reader reads, and an HDU's data as the
 //! storage of an ndarray with a `fits:` source ([`HduData`]).
 
+use asdf_yaml::Node;
 use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
@@ -124,6 +125,83 @@ impl FitsFile {
             Ok(f) => Ok(f.as_ref()),
             Err(e) => Err(e.clone()),
         }
+    }
+
+    /// The ndarrays of `doc` (not through aliases, masks left with their array) whose `fits:`
+    /// source names an HDU of this file, with that HDU's index, in document order.
+    #[must_use]
+    pub fn sources_in(&self, doc: &asdf_yaml::Document) -> Vec<(String, usize)> {
+        let root = &doc.root;
+        let mut out = Vec::new();
+        root.walk_with(&mut |path, n| {
+            if !n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag) {
+                return asdf_yaml::Visit::Continue;
+            }
+            if let Some(text) = n
+                .get("source")
+                .and_then(Node::as_str)
+                .and_then(|u| u.strip_prefix("fits:"))
+                && let Ok(h) = crate::resolve_source(&self.hdus, text)
+            {
+                out.push((asdf_yaml::pointer::pointer_of(root, path), h.index));
+            }
+            asdf_yaml::Visit::SkipChildren
+        });
+        out
+    }
+
+    /// What differs between each ndarray of [`FitsFile::origin`] and its HDU (datatype and
+    /// BITPIX, byte order, shape), as (JSON pointer, problem): warnings of an open.
+    #[must_use]
+    pub fn mismatches(&self, doc: &asdf_yaml::Document) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (p, _) in &self.origin {
+            let Ok(node) = asdf_yaml::pointer::get(doc, p) else {
+                continue;
+            };
+            let Some(uri) = node.get("source").and_then(Node::as_str) else {
+                continue;
+            };
+            let Ok(i) = self.source_hdu(uri.trim_start_matches("fits:")) else {
+                continue;
+            };
+            let hdu = &self.hdus[i];
+            let datatype = node.get("datatype").and_then(Node::as_str);
+            let shape: Option<Vec<u64>> = node.get("shape").and_then(Node::as_sequence).map(|s| {
+                s.items
+                    .iter()
+                    .filter_map(|n| n.as_i64().and_then(|v| u64::try_from(v).ok()))
+                    .collect()
+            });
+            if datatype.is_some()
+                && matches!(hdu.kind, HduKind::Image | HduKind::Primary)
+                && datatype != hdu.value_datatype()
+            {
+                let problem = format!(
+                    "datatype {} differs from HDU {}'s BITPIX {} ({})",
+                    datatype.unwrap_or_default(),
+                    hdu.index,
+                    hdu.bitpix,
+                    hdu.value_datatype().unwrap_or("?")
+                );
+                out.push((p.clone(), problem));
+            }
+            if node.get("byteorder").and_then(Node::as_str) == Some("little") {
+                let problem = format!("byteorder little, but FITS data (HDU {}) is big-endian", hdu.index);
+                out.push((p.clone(), problem));
+            }
+            if let Some(shape) = shape
+                && shape != hdu.array_shape()
+            {
+                let problem = format!(
+                    "shape {shape:?} differs from HDU {}'s {:?}",
+                    hdu.index,
+                    hdu.array_shape()
+                );
+                out.push((p.clone(), problem));
+            }
+        }
+        out
     }
 
     /// The HDU a `fits:` source (the text after `fits:`) names, checked to be readable as

@@ -33,6 +33,7 @@ pub mod block;
 pub mod copy;
 mod dialect;
 mod error;
+pub mod guard;
 pub mod header;
 pub mod index;
 pub mod legacy;

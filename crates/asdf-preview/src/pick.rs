@@ -156,7 +156,7 @@ fn image_like(shape: &[usize], d: &Datatype) -> bool {
 /// The file's.
 pub fn image_pointers(file: &AsdfFile) -> Result<Vec<String>, Error> {
     let mut out = Vec::new();
-    for p in file.array_pointers()? {
+    for p in file.array_pointers() {
         if let Ok(a) = file.array(&p)
             && image_like(a.shape(), a.datatype())
         {

@@ -159,7 +159,7 @@ impl NativeFile {
     ) -> PyResult<(String, Option<String>, Py<PyAny>)> {
         let f = &self.file;
         let node = node_at(f, pointer).map_err(|e| py_err(py, &e))?;
-        let doc = f.document().map_err(|e| py_err(py, &e))?;
+        let doc = f.document();
         let node = doc.resolve(node);
         let tag = node.tag.as_deref().map(str::to_string);
         if !raw
@@ -215,7 +215,7 @@ impl NativeFile {
     pub(crate) fn node_id(&self, py: Python<'_>, pointer: &str) -> PyResult<usize> {
         let f = &self.file;
         let node = node_at(f, pointer).map_err(|e| py_err(py, &e))?;
-        let doc = f.document().map_err(|e| py_err(py, &e))?;
+        let doc = f.document();
         Ok(std::ptr::from_ref(doc.resolve(node)) as usize)
     }
 
@@ -246,7 +246,7 @@ impl NativeFile {
     ) -> PyResult<Py<PyAny>> {
         let f = &self.file;
         let node = node_at(f, pointer).map_err(|e| py_err(py, &e))?;
-        let doc = f.document().map_err(|e| py_err(py, &e))?;
+        let doc = f.document();
         let mut c = Converter {
             doc,
             array,
@@ -428,7 +428,7 @@ impl NativeFile {
     /// ndarray is written as a bare sequence).
     pub(crate) fn inline_data(&self, py: Python<'_>, pointer: &str) -> PyResult<Py<PyAny>> {
         let f = &self.file;
-        let doc = f.document().map_err(|e| py_err(py, &e))?;
+        let doc = f.document();
         let node = doc.resolve(node_at(f, pointer).map_err(|e| py_err(py, &e))?);
         let data = match &node.kind {
             NodeKind::Mapping(_) => node
@@ -554,7 +554,7 @@ impl NativeFile {
     pub(crate) fn yaml(&self, py: Python<'_>) -> PyResult<String> {
         let f = Arc::clone(&self.file);
         let bytes = py
-            .detach(move || f.document().and_then(asdf::emit_yaml))
+            .detach(move || asdf::emit_yaml(f.document()))
             .map_err(|e| py_err(py, &e))?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
@@ -625,8 +625,8 @@ impl NativeFile {
     /// tree's order.
     /// Their tokens are one-to-one (see `node`): two arrays under keys of the same text have
     /// two pointers.
-    pub(crate) fn array_pointers(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        let root = &self.file.document().map_err(|e| py_err(py, &e))?.root;
+    pub(crate) fn array_pointers(&self, _py: Python<'_>) -> PyResult<Vec<String>> {
+        let root = &self.file.document().root;
         let mut out = Vec::new();
         root.walk_with(&mut |path, n| {
             if matches!(path.last(), Some(asdf::Step::Key(_))) {
@@ -646,8 +646,8 @@ impl NativeFile {
 
     /// `[(pointer, key text)]` of every mapping key the standard does not allow (null, a
     /// float, a timestamp, a tagged key), for the warning Python asdf gives reading them.
-    pub(crate) fn invalid_keys(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
-        let root = &self.file.document().map_err(|e| py_err(py, &e))?.root;
+    pub(crate) fn invalid_keys(&self, _py: Python<'_>) -> PyResult<Vec<(String, String)>> {
+        let root = &self.file.document().root;
         let mut out = Vec::new();
         for path in asdf::yaml::keys::nonstandard_keys(root) {
             let Some((_, parent)) = path.split_last() else { continue };

@@ -75,7 +75,7 @@ pub(crate) fn layout_info(f: &AsdfFile, pointer: &str) -> Result<Result<LayoutIn
 
 /// The layout an exploded array's node gives (`None` for other nodes), its file not opened.
 pub(crate) fn written_external(f: &AsdfFile, pointer: &str) -> Result<Option<LayoutInfo>, Error> {
-    let doc = f.document()?;
+    let doc = f.document();
     let node = node_at(f, pointer)?;
     let Ok(nd) = asdf::NdArray::from_node(node, doc) else {
         return Ok(None);
@@ -103,7 +103,7 @@ pub(crate) fn written_external(f: &AsdfFile, pointer: &str) -> Result<Option<Lay
 /// [`entry_tokens`]): the facade finds arrays by JSON pointer, so the node is read here. An
 /// ndarray in a block of this file or in the tree; `Ok(Err(what))` for other storage.
 pub(crate) fn layout_by_entry(f: &AsdfFile, pointer: &str) -> Result<Result<LayoutInfo, &'static str>, Error> {
-    let doc = f.document()?;
+    let doc = f.document();
     let node = node_at(f, pointer)?;
     if node.tag.as_deref().is_some_and(asdf::is_chunked_array_tag) {
         return Ok(Err("a chunked array"));
@@ -246,7 +246,7 @@ pub(crate) type Target4 = (
 /// Why the chunked array at `pointer` is not read, when its Zarr dtype is one asdf_rs's
 /// chunked arrays do not hold (records, strings): the message names the array and the dtype.
 pub(crate) fn zarr_dtype_refusal(f: &AsdfFile, pointer: &str) -> Option<String> {
-    let doc = f.document().ok()?;
+    let doc = f.document();
     let node = doc.resolve(node_at(f, pointer).ok()?);
     if !node.tag.as_deref().is_some_and(asdf::is_chunked_array_tag) {
         return None;

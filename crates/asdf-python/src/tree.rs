@@ -401,7 +401,7 @@ pub(crate) fn node_at<'a>(f: &'a AsdfFile, pointer: &str) -> Result<&'a Node, Er
     if !pointer.contains(ENTRY) {
         return f.get(pointer);
     }
-    let doc = f.document()?;
+    let doc = f.document();
     let not_found = || Error::NotFound(pointer.to_owned());
     let rest = pointer.strip_prefix('/').ok_or_else(not_found)?;
     let mut n = doc.resolve(&doc.root);

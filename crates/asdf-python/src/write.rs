@@ -521,7 +521,7 @@ pub(crate) fn write(
         )?;
     }
     // The root keeps the tag the new file gave it (`core/asdf`).
-    let tag = file.tree().map_err(|e| py_err(py, &e))?.tag.clone();
+    let tag = file.tree().tag.clone();
     root.tag = tag;
     file.set("", root).map_err(|e| py_err(py, &e))?;
     let options = asdf::WriteOptions::default().checksums(checksums).validate(validate);

@@ -72,13 +72,8 @@ impl Session {
     /// What the viewer shows of the file: version, tree, blocks, validation, warnings.
     #[must_use]
     pub fn describe(&self) -> J {
-        let tree = match self.file.tree() {
-            Ok(root) => {
-                let mut budget = MAX_NODES;
-                self.node(root, "", None, 0, &mut budget)
-            }
-            Err(e) => json!({ "error": e.to_string() }),
-        };
+        let mut budget = MAX_NODES;
+        let tree = self.node(self.file.tree(), "", None, 0, &mut budget);
         let blocks: Vec<J> = self
             .file
             .source()

@@ -131,6 +131,20 @@ pub enum Warning {
     },
 }
 
+impl Warning {
+    /// The warning with its position `lines` further down (as [`Error::shifted`]).
+    #[must_use]
+    pub fn shifted(mut self, lines: u64) -> Self {
+        match &mut self {
+            Warning::IntOutOfRange { span, .. }
+            | Warning::DuplicateKey { span, .. }
+            | Warning::NonstandardKey { span, .. } => *span = span.shifted(lines),
+            Warning::YamlVersion { .. } => {}
+        }
+        self
+    }
+}
+
 impl std::fmt::Display for Warning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -159,6 +173,20 @@ impl std::fmt::Display for Warning {
 }
 
 impl Error {
+    /// The error with its position `lines` further down (a tree's lines as lines of the file
+    /// holding it).
+    #[must_use]
+    pub fn shifted(mut self, lines: u64) -> Self {
+        match &mut self {
+            Error::Syntax { span, .. }
+            | Error::Construct { span, .. }
+            | Error::Subset { span, .. }
+            | Error::Limits { span, .. } => *span = span.shifted(lines),
+            Error::Encoding { .. } | Error::Emit(_) | Error::OrphanAlias(_) => {}
+        }
+        self
+    }
+
     /// The position in the text, when known.
     #[must_use]
     pub fn span(&self) -> Option<Span> {

@@ -31,6 +31,15 @@ impl Span {
     pub fn is_filled(&self) -> bool {
         *self == Self::FILLED
     }
+
+    /// The span `lines` further down (a tree's lines as lines of the file holding it).
+    #[must_use]
+    pub fn shifted(self, lines: u64) -> Span {
+        Span {
+            line: self.line.saturating_add(u32::try_from(lines).unwrap_or(u32::MAX)),
+            ..self
+        }
+    }
 }
 
 impl std::fmt::Display for Span {

@@ -2,12 +2,13 @@
 
 use crate::blocks::Piece;
 use crate::error::{Error, array_error, pointer_error, storage_error};
-use crate::file::{AsdfFile, BlockIndex};
+use crate::file::{AsdfFile, BlockIndex, Core};
 use asdf_core_types::region::{Region, Selection};
 use asdf_core_types::stored::{ReadError, Stored};
 use asdf_core_types::{ByteOrder, Datatype, Decoded, Element, NdArray, NdArrayError, Scalar, Source, View};
 use asdf_layout::Label;
 use asdf_layout::storage::Storage;
+use asdf_yaml::Document;
 
 /// An ndarray of the tree: what it is (shape, datatype, byte order, where it is stored and
 /// how it is compressed) without reading its data, and typed reads of that data.
@@ -21,7 +22,7 @@ use asdf_layout::storage::Storage;
 /// ```
 #[derive(Debug)]
 pub struct Array<'f> {
-    pub(crate) file: &'f AsdfFile,
+    pub(crate) file: &'f Core,
     pub(crate) pointer: String,
     pub(crate) nd: NdArray,
     pub(crate) shape: Vec<usize>,
@@ -43,18 +44,35 @@ impl AsdfFile {
     /// [`Error::NotFound`]; [`Error::Array`] when the node is not a valid ndarray or its
     /// block does not hold it.
     pub fn array(&self, pointer: &str) -> Result<Array<'_>, Error> {
-        match self.ndarray_at(pointer) {
+        self.core.array_in(self.doc(), pointer)
+    }
+
+    /// The ndarray at `pointer`.
+    pub(crate) fn ndarray_at(&self, pointer: &str) -> Result<NdArray, Error> {
+        self.core.ndarray_in(self.doc(), pointer)
+    }
+}
+
+impl Core {
+    /// The array at `pointer` of `doc` (the tree of a file of this source).
+    pub(crate) fn array_in(&self, doc: &Document, pointer: &str) -> Result<Array<'_>, Error> {
+        match self.ndarray_in(doc, pointer) {
             Ok(nd) => self.array_of(nd, pointer),
-            Err(e @ Error::Array { .. }) => self.chunked_array(pointer)?.ok_or(e),
+            Err(e @ Error::Array { .. }) => self.chunked_array(doc, pointer)?.ok_or(e),
             Err(e) => Err(e),
         }
     }
 
+    /// The ndarray at `pointer` of `doc`.
+    pub(crate) fn ndarray_in(&self, doc: &Document, pointer: &str) -> Result<NdArray, Error> {
+        let node = asdf_yaml::pointer::get(doc, pointer).map_err(|e| pointer_error(pointer, e))?;
+        NdArray::from_node(node, doc).map_err(array_error(pointer))
+    }
+
     /// The chunked array (asdf-zarr's, ASDF.jl's) at `pointer`, if the node there is one.
-    fn chunked_array(&self, pointer: &str) -> Result<Option<Array<'_>>, Error> {
-        // Not a chunked array unless the tree says so: a tree that cannot be had (a strict lazy
-        // open of an invalid tree) or a pointer that misses leaves the ndarray error as it was.
-        let Ok(doc) = self.doc() else { return Ok(None) };
+    pub(crate) fn chunked_array(&self, doc: &Document, pointer: &str) -> Result<Option<Array<'_>>, Error> {
+        // Not a chunked array unless the tree says so: a pointer that misses leaves the
+        // ndarray error as it was.
         let Ok(node) = asdf_yaml::pointer::get(doc, pointer) else {
             return Ok(None);
         };
@@ -100,53 +118,8 @@ impl AsdfFile {
         }))
     }
 
-    /// The ndarray at `pointer`: from the tree, or for a lazy file whose tree is not parsed
-    /// yet from a skim of the text for the pointer's first key when the skim can answer.
-    pub(crate) fn ndarray_at(&self, pointer: &str) -> Result<NdArray, Error> {
-        if self.tree.get().is_none()
-            && let Some(nd) = self.skimmed_ndarray(pointer)?
-        {
-            return Ok(nd);
-        }
-        let doc = self.doc()?;
-        let node = asdf_yaml::pointer::get(doc, pointer).map_err(|e| pointer_error(pointer, e))?;
-        NdArray::from_node(node, doc).map_err(array_error(pointer))
-    }
-
-    /// The ndarray at `pointer` from a skim of the tree's text (`None`: the skim cannot say).
-    fn skimmed_ndarray(&self, pointer: &str) -> Result<Option<NdArray>, Error> {
-        let Some(text) = self.reader.tree_bytes() else {
-            return Ok(None);
-        };
-        if text.len() > self.options.yaml_limits.max_bytes {
-            return Ok(None);
-        }
-        let not_found = |e| pointer_error(pointer, e);
-        // A pointer with a `~e<i>` token (a key by position) is for the parsed tree.
-        let Ok(tokens) = asdf_yaml::pointer::tokens(pointer) else {
-            return Ok(None);
-        };
-        let Some((first, rest)) = tokens.split_first() else {
-            return Ok(None);
-        };
-        let doc = match self.skimmed.get() {
-            Some((key, doc)) if key == first => doc,
-            Some(_) => return Ok(None),
-            None => match asdf_yaml::skim::top_level_value(text, first) {
-                Some(doc) => &self.skimmed.get_or_init(|| (first.clone(), doc)).1,
-                None => return Ok(None),
-            },
-        };
-        let rest: String = rest
-            .iter()
-            .map(|t| format!("/{}", asdf_yaml::pointer::escape(t)))
-            .collect();
-        let node = asdf_yaml::pointer::get(doc, &rest).map_err(not_found)?;
-        NdArray::from_node(node, doc).map(Some).map_err(array_error(pointer))
-    }
-
     /// The handle of the ndarray `nd` found at `pointer`.
-    fn array_of(&self, nd: NdArray, pointer: &str) -> Result<Array<'_>, Error> {
+    pub(crate) fn array_of(&self, nd: NdArray, pointer: &str) -> Result<Array<'_>, Error> {
         let err = array_error(pointer);
         let (shape, datatype, located, inline) = if nd.source.is_none() {
             let d = nd.decode(None).map_err(err)?;

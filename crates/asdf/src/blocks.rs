@@ -10,7 +10,7 @@ use asdf_layout::storage::{FileBlock, Held, Storage};
 use asdf_layout::{BlockHeader, ChecksumStatus, Label};
 
 use crate::error::{Error, array_error, storage_error};
-use crate::file::{AsdfFile, BlockIndex};
+use crate::file::{BlockIndex, Core};
 
 pub(crate) use asdf_core_types::Piece;
 
@@ -19,7 +19,7 @@ pub(crate) use asdf_core_types::Piece;
 /// crate that owns it ([`asdf_layout::storage`]).
 pub(crate) use asdf_core_types::stored::Bytes;
 
-impl AsdfFile {
+impl Core {
     /// Where the data of `a` (an ndarray of this file at `pointer`) lives (`None`: inline);
     /// another file's block (exploded form) is read now.
     pub(crate) fn locate(&self, a: &NdArray, pointer: &str) -> Result<Option<Bytes<'_>>, Error> {
@@ -55,6 +55,23 @@ impl AsdfFile {
         Ok((View::new(a, len).map_err(err)?, at))
     }
 
+    /// The data of the HDU a `fits:` source names, checked to be readable as raw values.
+    pub(crate) fn fits_data(&self, uri: &str, pointer: &str) -> Result<asdf_fits::file::HduData<'_>, Error> {
+        let text = uri.trim_start_matches("fits:");
+        let err = |source| Error::Fits {
+            pointer: pointer.to_owned(),
+            source,
+        };
+        let Some(fits) = &self.fits else {
+            return Err(err(asdf_fits::FitsError::Source {
+                text: text.to_owned(),
+                problem: "a fits: source in a file that is not FITS",
+            }));
+        };
+        let i = fits.source_hdu(text).map_err(err)?;
+        Ok(fits.hdu_data(i, self.options.layout_limits.max_block_bytes))
+    }
+
     /// The decoded bytes of `a`'s block (`None`: inline).
     pub(crate) fn block_bytes(&self, a: &NdArray, pointer: &str) -> Result<Option<Vec<u8>>, Error> {
         match self.locate(a, pointer)? {
@@ -67,7 +84,7 @@ impl AsdfFile {
 /// A block of the file: its header, where it is, its checksum, and its data.
 #[derive(Debug, Clone, Copy)]
 pub struct Block<'f> {
-    pub(crate) file: &'f AsdfFile,
+    pub(crate) file: &'f Core,
     pub(crate) index: usize,
 }
 

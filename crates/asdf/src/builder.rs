@@ -168,11 +168,11 @@ impl AsdfFile {
         // A file with only its header: no bytes are made or read (the first write lays out
         // the tree and blocks).
         let reader = asdf_layout::Reader::empty(Box::new(Vec::new()) as Box<dyn asdf_layout::ReadAt>, standard);
-        let mut file = AsdfFile::unparsed(reader, standard, crate::OpenOptions::default());
-        file.source_warnings.clear();
-        file.tree_line = 3;
-        file.put_doc(doc);
-        Ok(file)
+        let mut core = crate::file::Core::new(reader, standard, crate::OpenOptions::default());
+        core.source_warnings.clear();
+        core.tree_line = 3;
+        let tree = core.tree_of(doc);
+        Ok(AsdfFile::of(core, tree))
     }
 
     /// Puts `array` at `pointer`, creating the mappings on the way that do not exist yet
@@ -218,7 +218,7 @@ impl AsdfFile {
                 let index = self.reader.block_count() + self.pending.len();
                 let source = i64::try_from(index).unwrap_or(i64::MAX);
                 // Negative sources count from the last block, which is about to change.
-                crate::file::absolute_sources(&mut self.doc_mut()?.root, source);
+                crate::file::absolute_sources(&mut self.doc_mut().root, source);
                 self.pending.push(NewBlock {
                     data: array.data,
                     compression: array.compression,
@@ -250,7 +250,7 @@ impl AsdfFile {
             source,
         })?;
         // Negative sources count from the last block, which is about to change.
-        crate::file::absolute_sources(&mut self.doc_mut()?.root, i64::try_from(first).unwrap_or(i64::MAX));
+        crate::file::absolute_sources(&mut self.doc_mut().root, i64::try_from(first).unwrap_or(i64::MAX));
         for data in enc.blocks.into_iter().chain(std::iter::once(enc.map)) {
             self.pending.push(NewBlock {
                 data,
@@ -300,7 +300,7 @@ impl AsdfFile {
         }
         let mut found = Vec::new();
         let mut masked = Vec::new();
-        let root = &self.doc()?.root;
+        let root = &self.doc().root;
         root.walk_with(&mut |path, n| {
             if !n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag) {
                 return asdf_yaml::Visit::Continue;
@@ -321,7 +321,7 @@ impl AsdfFile {
         let whole: crate::Region = "...".parse().map_err(|_| Error::NotFound("region".to_owned()))?;
         let mut done = Vec::new();
         for path in found {
-            let pointer = asdf_yaml::pointer::pointer_of(&self.doc()?.root, &path);
+            let pointer = asdf_yaml::pointer::pointer_of(&self.doc().root, &path);
             let (array, block) = {
                 let a = self.array(&pointer)?;
                 let Datatype::Scalar(t) = a.datatype().clone() else {

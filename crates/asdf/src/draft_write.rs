@@ -45,10 +45,10 @@ impl AsdfFile {
                 .open()?;
             return plain.write_draft(out, dialect, chain);
         }
-        let mut doc = self.doc()?.clone();
+        let mut doc = self.doc().clone();
         // The arrays stored in each block, and the chains.
         let mut owner: Vec<Option<crate::Array<'_>>> = (0..self.reader.block_count()).map(|_| None).collect();
-        for p in self.array_pointers()? {
+        for p in self.array_pointers() {
             if let Ok(a) = self.array(&p)
                 && let crate::Storage::Internal { block } = a.storage()
                 && let Some(slot) = owner.get_mut(block)

@@ -19,7 +19,7 @@ impl AsdfFile {
     /// # Errors
     /// [`Error::NotFound`], [`Error::Pointer`].
     pub fn get_mut(&mut self, pointer: &str) -> Result<&mut Node, Error> {
-        pointer::get_mut(self.doc_mut()?, pointer).map_err(|e| pointer_error(pointer, e))
+        pointer::get_mut(self.doc_mut(), pointer).map_err(|e| pointer_error(pointer, e))
     }
 
     /// Sets the node at `pointer`: replaces a value, adds a mapping key, or appends to a
@@ -30,7 +30,7 @@ impl AsdfFile {
     /// [`Error::NotFound`] when the parent does not exist; [`Error::Pointer`] when `node` holds
     /// an alias to an anchor that is not in the tree (nothing is changed then).
     pub fn set(&mut self, pointer: &str, node: Node) -> Result<Option<Node>, Error> {
-        pointer::set_checked(self.doc_mut()?, pointer, node).map_err(|e| pointer_error(pointer, e))
+        pointer::set_checked(self.doc_mut(), pointer, node).map_err(|e| pointer_error(pointer, e))
     }
 
     /// Adds `node` at `pointer` as JSON Patch's `add` does: in a sequence, inserted before the
@@ -39,7 +39,7 @@ impl AsdfFile {
     /// # Errors
     /// As [`AsdfFile::set`].
     pub fn insert(&mut self, pointer: &str, node: Node) -> Result<Option<Node>, Error> {
-        pointer::insert(self.doc_mut()?, pointer, node).map_err(|e| pointer_error(pointer, e))
+        pointer::insert(self.doc_mut(), pointer, node).map_err(|e| pointer_error(pointer, e))
     }
 
     /// Removes the node at `pointer` and returns it. Aliases elsewhere to anchored nodes inside
@@ -48,7 +48,7 @@ impl AsdfFile {
     /// # Errors
     /// [`Error::NotFound`] (the root cannot be removed), [`Error::Pointer`].
     pub fn remove(&mut self, pointer: &str) -> Result<Node, Error> {
-        pointer::remove(self.doc_mut()?, pointer).map_err(|e| pointer_error(pointer, e))
+        pointer::remove(self.doc_mut(), pointer).map_err(|e| pointer_error(pointer, e))
     }
 
     /// Moves the node at `from` to `to` (JSON Patch's `move`; `to` is read in the tree without
@@ -57,7 +57,7 @@ impl AsdfFile {
     /// # Errors
     /// [`Error::NotFound`], [`Error::Pointer`]; nothing is changed then.
     pub fn move_node(&mut self, from: &str, to: &str) -> Result<(), Error> {
-        pointer::move_node(self.doc_mut()?, from, to).map_err(|e| pointer_error(to, e))
+        pointer::move_node(self.doc_mut(), from, to).map_err(|e| pointer_error(to, e))
     }
 }
 
@@ -86,7 +86,7 @@ impl AsdfFile {
             })
             .collect();
         let mut changed = 0;
-        let doc = self.doc_mut()?;
+        let doc = self.doc_mut();
         for path in asdf_drafts::legacy::tagged_paths(&doc.root) {
             let Some(n) = doc.root.at_path_mut(&path) else {
                 continue;

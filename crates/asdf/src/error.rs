@@ -416,6 +416,15 @@ pub(crate) fn storage_error(pointer: &str) -> impl Fn(asdf_layout::storage::Stor
     }
 }
 
+impl From<asdf_layout::guard::LockError> for Error {
+    fn from(e: asdf_layout::guard::LockError) -> Self {
+        match e {
+            asdf_layout::guard::LockError::Changed { path, what } => Error::Changed { path, what },
+            asdf_layout::guard::LockError::Io(e) => e.into(),
+        }
+    }
+}
+
 impl From<asdf_layout::atomic::WriteError> for Error {
     fn from(e: asdf_layout::atomic::WriteError) -> Self {
         Error::Io {

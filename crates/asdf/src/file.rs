@@ -3,10 +3,11 @@
 //! guard checks) plus the blocks added since. Reading arrays is in `array`, editing in `edit`
 //! and `builder`, writing in `write`, `update` and `fits_write`.
 //!
-//! The tree is in one of two states, which [`Tree`] names: parsed and checked (every eager
-//! open, every new file), or not parsed yet (a lazy open, [`crate::Open::lazy`]). What needs
-//! the tree parses it on first need, through [`AsdfFile::doc`], with exactly the checks an eager
-//! open makes; an array read of a lazy file may answer from a skim of the text instead.
+//! What is there is in the types: an [`AsdfFile`] holds its tree, parsed and checked (every
+//! open, every new file), so nothing that reads it can fail for want of it; a
+//! [`crate::LazyFile`] (a lazy open, `lazy.rs`) holds the same source and a tree still to be
+//! parsed. Both are a [`Core`] (the source: reader, blocks added since, options, where the file
+//! came from), which array and block reads need and nothing more.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -14,10 +15,9 @@ use std::sync::OnceLock;
 
 use asdf_layout::{ReadAt, Reader, Version};
 use asdf_schema::{AsdfSchemas, Report, TagWarning};
-use asdf_yaml::{Document, Node, Span};
+use asdf_yaml::{Document, Node};
 
 use crate::error::{Error, Warning, pointer_error};
-use crate::guard;
 use crate::options::OpenOptions;
 use asdf_drafts::legacy;
 use asdf_fits::file::FitsFile;
@@ -56,14 +56,17 @@ pub(crate) struct Tree {
 }
 
 /// An ASDF file: opened ([`crate::open`], [`crate::Open`]) or made in memory
-/// ([`AsdfFile::new`]).
+/// ([`AsdfFile::new`]), its tree parsed and checked.
 pub struct AsdfFile {
+    pub(crate) core: Core,
+    pub(crate) tree: Tree,
+}
+
+/// The source of a file, eager or lazy: what array and block reads need (not the tree).
+/// Public only as the target of the files' internal `Deref`; it has no public items.
+#[allow(unnameable_types)]
+pub struct Core {
     pub(crate) reader: Reader<Box<dyn ReadAt>>,
-    /// The tree: set at open (eager) or on first need (lazy).
-    pub(crate) tree: OnceLock<Tree>,
-    /// A lazy file's first top-level value skimmed, by key (array reads before the tree is
-    /// parsed).
-    pub(crate) skimmed: OnceLock<(String, Document)>,
     /// The path opened (for updates in place).
     pub(crate) path: Option<PathBuf>,
     pub(crate) dir: Option<PathBuf>,
@@ -81,13 +84,38 @@ pub struct AsdfFile {
     /// left out of writes unless something still names them.
     pub(crate) replaced: std::collections::HashSet<usize>,
     /// What the file at `path` looked like when it was opened (for writes over it).
-    pub(crate) opened: Option<guard::Fingerprint>,
+    pub(crate) opened: Option<asdf_layout::guard::Fingerprint>,
     /// The FITS file this ASDF file was read from (ASDF embedded in FITS).
     pub(crate) fits: Option<std::sync::Arc<FitsFile>>,
     /// What a remote file's source has fetched.
     pub(crate) remote: Option<std::sync::Arc<crate::net::RemoteStats>>,
     /// The URL a remote file was opened from and its options (for stores beside it).
     pub(crate) remote_origin: Option<(String, crate::net::RemoteOptions)>,
+}
+
+// The two file types reach their source's fields and methods as their own (`self.reader`).
+#[doc(hidden)]
+impl std::ops::Deref for AsdfFile {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.core
+    }
+}
+
+#[doc(hidden)]
+impl std::ops::DerefMut for AsdfFile {
+    fn deref_mut(&mut self) -> &mut Core {
+        &mut self.core
+    }
+}
+
+impl fmt::Debug for Core {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Core")
+            .field("standard", &self.standard)
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
 }
 
 impl fmt::Debug for AsdfFile {
@@ -102,33 +130,22 @@ impl fmt::Debug for AsdfFile {
         f.debug_struct("AsdfFile")
             .field("standard", &self.standard)
             .field("blocks", blocks)
-            .field("parsed", &self.tree.get().is_some())
             .field("warnings", &self.warnings())
             .finish_non_exhaustive()
     }
 }
 
-/// `span` moved down by `lines` (a tree's lines as lines of its file).
-pub(crate) fn shift(span: Span, lines: u64) -> Span {
-    Span {
-        line: span.line.saturating_add(u32::try_from(lines).unwrap_or(u32::MAX)),
-        ..span
-    }
-}
-
-impl AsdfFile {
-    /// A file over `reader` whose tree is still to be parsed.
-    pub(crate) fn unparsed(reader: Reader<Box<dyn ReadAt>>, standard: Version, options: OpenOptions) -> Self {
+impl Core {
+    /// The source of a file over `reader`, its tree still to be parsed.
+    pub(crate) fn new(reader: Reader<Box<dyn ReadAt>>, standard: Version, options: OpenOptions) -> Self {
         let layout_at_open = reader.warnings().len();
         let mut source_warnings: Vec<Warning> = reader.warnings().iter().cloned().map(Warning::Layout).collect();
         if crate::UNSTABLE_STANDARDS.contains(&standard) {
             source_warnings.push(Warning::UnstableStandard(standard));
         }
         let tree_line = reader.file_header().comments.len() as u64 + 1;
-        AsdfFile {
+        Core {
             reader,
-            tree: OnceLock::new(),
-            skimmed: OnceLock::new(),
             path: None,
             dir: None,
             source_warnings,
@@ -145,44 +162,32 @@ impl AsdfFile {
         }
     }
 
-    /// The tree, parsed and checked on first need.
-    pub(crate) fn parsed(&self) -> Result<&Tree, Error> {
-        if let Some(t) = self.tree.get() {
-            return Ok(t);
-        }
-        let t = self.parse_and_check()?;
-        Ok(self.tree.get_or_init(|| t))
-    }
-
-    /// The document, parsed on first need.
-    pub(crate) fn doc(&self) -> Result<&Document, Error> {
-        self.parsed().map(|t| &t.doc)
-    }
-
-    /// The document to edit, parsed on first need.
-    pub(crate) fn doc_mut(&mut self) -> Result<&mut Document, Error> {
-        if self.tree.get().is_none() {
-            let t = self.parse_and_check()?;
-            self.tree = OnceLock::from(t);
-        }
-        self.tree
-            .get_mut()
-            .map(|t| &mut t.doc)
-            .ok_or_else(|| Error::NotFound("the tree".to_owned()))
-    }
-
-    /// Replaces the document (the warnings stay).
-    pub(crate) fn put_doc(&mut self, doc: Document) {
-        let (warnings, layout_seen) = self.tree.take().map_or_else(
-            || (self.source_warnings.clone(), self.layout_at_open),
-            |t| (t.warnings, t.layout_seen),
-        );
-        self.tree = OnceLock::from(Tree {
+    /// The tree `doc`, with the source's warnings and none of its own.
+    pub(crate) fn tree_of(&self, doc: Document) -> Tree {
+        Tree {
             doc,
-            warnings,
-            layout_seen,
+            warnings: self.source_warnings.clone(),
+            layout_seen: self.layout_at_open,
             late: OnceLock::new(),
-        });
+        }
+    }
+
+    /// The warnings of a file of this source with tree `t` (`None`: not parsed yet).
+    pub(crate) fn warnings_with<'a>(&'a self, t: Option<&'a Tree>) -> &'a [Warning] {
+        let Some(t) = t else {
+            return &self.source_warnings;
+        };
+        // A remote file's blocks past the first are found on first need: what finding them
+        // warned of comes after the tree's warnings (the reader's are fixed once found).
+        let layout = self.reader.warnings();
+        match layout.get(t.layout_seen..) {
+            Some(late) if !late.is_empty() => t.late.get_or_init(|| {
+                let mut all = t.warnings.clone();
+                all.extend(late.iter().cloned().map(Warning::Layout));
+                all
+            }),
+            _ => &t.warnings,
+        }
     }
 
     /// The tree of the file's text, parsed (errors and warnings at lines of the file).
@@ -195,16 +200,12 @@ impl AsdfFile {
                 } else {
                     asdf_yaml::parse
                 };
-                let mut parsed = parse(t, &self.options.yaml_limits).map_err(|e| shift_error(e, tree_line))?;
+                let mut parsed = parse(t, &self.options.yaml_limits).map_err(|e| Error::Yaml(e.shifted(tree_line)))?;
                 if self.options.any_scalar_keys {
                     let keys = asdf_yaml::keys::nonstandard_key_warnings(&parsed.document.root);
                     parsed.warnings.extend(keys);
                 }
-                let warnings = parsed
-                    .warnings
-                    .into_iter()
-                    .map(|w| shift_warning(w, tree_line))
-                    .collect();
+                let warnings = parsed.warnings.into_iter().map(|w| w.shifted(tree_line)).collect();
                 (parsed.document, warnings)
             }
             None => (Document::new(Node::map(Vec::new())), Vec::new()),
@@ -213,7 +214,7 @@ impl AsdfFile {
 
     /// The tree parsed, mapped from older eras, its tags checked and (when asked) validated:
     /// the part of an open that reads the tree.
-    fn parse_and_check(&self) -> Result<Tree, Error> {
+    pub(crate) fn parse_and_check(&self) -> Result<Tree, Error> {
         let (mut doc, yaml_warnings) = self.parse_text()?;
         let mut warnings = self.source_warnings.clone();
         warnings.extend(yaml_warnings.into_iter().map(Warning::Yaml));
@@ -252,14 +253,14 @@ impl AsdfFile {
             Warning::Tag(match w {
                 TagWarning::Unknown { tag, span } => TagWarning::Unknown {
                     tag,
-                    span: shift(span, tree_line),
+                    span: span.shifted(tree_line),
                 },
                 other => other,
             })
         }));
         if self.options.validate && !report.violations.is_empty() {
             let violations = report.violations.into_iter().map(|mut v| {
-                v.span = shift(v.span, tree_line);
+                v.span = v.span.shifted(tree_line);
                 v
             });
             if self.options.strict {
@@ -277,32 +278,51 @@ impl AsdfFile {
 
     /// Whether `path` names the file this one was opened from.
     pub(crate) fn is_own_file(&self, path: &Path) -> bool {
-        self.path.as_deref().is_some_and(|own| guard::same_file(path, own))
+        self.path
+            .as_deref()
+            .is_some_and(|own| asdf_layout::guard::same_file(path, own))
+    }
+}
+
+impl AsdfFile {
+    /// The file of `core` whose tree is `tree`.
+    pub(crate) fn of(core: Core, tree: Tree) -> Self {
+        AsdfFile { core, tree }
     }
 
-    /// The root of the tree (a lazy file's tree is parsed and checked now).
-    ///
-    /// # Errors
-    /// For a lazy file, what an eager open would have said of the tree ([`Error::Yaml`],
-    /// [`Error::Invalid`] when strict).
-    pub fn tree(&self) -> Result<&Node, Error> {
-        self.doc().map(|d| &d.root)
+    /// The document.
+    pub(crate) fn doc(&self) -> &Document {
+        &self.tree.doc
     }
 
-    /// The parsed YAML document (its root and anchors), parsed now for a lazy file.
-    ///
-    /// # Errors
-    /// As [`AsdfFile::tree`].
-    pub fn document(&self) -> Result<&Document, Error> {
-        self.doc()
+    /// The document to edit.
+    pub(crate) fn doc_mut(&mut self) -> &mut Document {
+        &mut self.tree.doc
+    }
+
+    /// Replaces the document (the warnings stay).
+    pub(crate) fn put_doc(&mut self, doc: Document) {
+        *self.doc_mut() = doc;
+    }
+
+    /// The root of the tree.
+    #[must_use]
+    pub fn tree(&self) -> &Node {
+        &self.tree.doc.root
+    }
+
+    /// The parsed YAML document (its root and anchors).
+    #[must_use]
+    pub fn document(&self) -> &Document {
+        &self.tree.doc
     }
 
     /// The node at a JSON pointer (`/sci/data`), aliases followed.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; as [`AsdfFile::tree`].
+    /// [`Error::NotFound`], [`Error::Pointer`].
     pub fn get(&self, pointer: &str) -> Result<&Node, Error> {
-        asdf_yaml::pointer::get(self.doc()?, pointer).map_err(|e| pointer_error(pointer, e))
+        asdf_yaml::pointer::get(self.doc(), pointer).map_err(|e| pointer_error(pointer, e))
     }
 
     /// The node at `pointer` as a typed value of its tag: a quantity, a unit, a table, a
@@ -321,8 +341,7 @@ impl AsdfFile {
     /// [`Error::NotFound`]; [`Error::Typed`] when the node is tagged otherwise (a node with no
     /// tag is read as the type asks) or lacks what the type needs.
     pub fn get_as<T: asdf_core_types::typed::Typed>(&self, pointer: &str) -> Result<T, Error> {
-        let doc = self.doc()?;
-        let node = doc.resolve(self.get(pointer)?);
+        let node = self.doc().resolve(self.get(pointer)?);
         let err = |source| Error::Typed {
             pointer: pointer.to_owned(),
             source,
@@ -338,24 +357,10 @@ impl AsdfFile {
         T::from_node(node).map_err(err)
     }
 
-    /// Warnings met while opening: the source's, then (once the tree is parsed: at open, or
-    /// for a lazy file on first need) the tree's, tags' and schemas'.
+    /// Warnings met while opening: the source's, then the tree's, tags' and schemas'.
     #[must_use]
     pub fn warnings(&self) -> &[Warning] {
-        let Some(t) = self.tree.get() else {
-            return &self.source_warnings;
-        };
-        // A remote file's blocks past the first are found on first need: what finding them
-        // warned of comes after the tree's warnings (the reader's are fixed once found).
-        let layout = self.reader.warnings();
-        match layout.get(t.layout_seen..) {
-            Some(late) if !late.is_empty() => t.late.get_or_init(|| {
-                let mut all = t.warnings.clone();
-                all.extend(late.iter().cloned().map(Warning::Layout));
-                all
-            }),
-            _ => &t.warnings,
-        }
+        self.core.warnings_with(Some(&self.tree))
     }
 
     /// The file's ASDF Standard version.
@@ -369,7 +374,7 @@ impl AsdfFile {
     /// tree against that schema as well (Python asdf's `custom_schema`).
     ///
     /// # Errors
-    /// [`Error::Schema`] when `custom` is not one of `schemas`; as [`AsdfFile::tree`].
+    /// [`Error::Schema`] when `custom` is not one of `schemas`.
     pub fn validate(&self, schemas: Option<&AsdfSchemas>, custom: Option<&str>) -> Result<Report, Error> {
         let builtin;
         let schemas = match schemas {
@@ -379,7 +384,7 @@ impl AsdfFile {
                 &*builtin
             }
         };
-        let own = self.doc()?;
+        let own = self.doc();
         // Before 1.6.0, the defaults of these schemas (an extension's too) are filled in
         // before validating, as Python asdf does: a required property with a default is not
         // missing. (In a copy: the file's tree is not changed.)
@@ -398,7 +403,7 @@ impl AsdfFile {
             r.violations.extend(vs);
         }
         for v in &mut r.violations {
-            v.span = shift(v.span, self.tree_line);
+            v.span = v.span.shifted(self.tree_line);
         }
         Ok(r)
     }
@@ -421,9 +426,8 @@ impl AsdfFile {
     /// aliases, so an array is listed once; a mask array belongs to its ndarray and is not
     /// listed).
     ///
-    /// # Errors
-    /// As [`AsdfFile::tree`].
-    pub fn array_pointers(&self) -> Result<Vec<String>, Error> {
+    #[must_use]
+    pub fn array_pointers(&self) -> Vec<String> {
         self.pointers_tagged(asdf_core_types::is_ndarray_tag)
     }
 
@@ -431,15 +435,14 @@ impl AsdfFile {
     /// [`AsdfFile::array_pointers`] and the chunked arrays (asdf-zarr's, ASDF.jl's), in
     /// document order.
     ///
-    /// # Errors
-    /// As [`AsdfFile::tree`].
-    pub fn all_array_pointers(&self) -> Result<Vec<String>, Error> {
+    #[must_use]
+    pub fn all_array_pointers(&self) -> Vec<String> {
         self.pointers_tagged(|t| asdf_core_types::is_ndarray_tag(t) || crate::is_chunked_array_tag(t))
     }
 
     /// The pointers of the nodes whose tag `wanted` accepts (not those inside them).
-    fn pointers_tagged(&self, wanted: impl Fn(&str) -> bool) -> Result<Vec<String>, Error> {
-        let root = &self.doc()?.root;
+    fn pointers_tagged(&self, wanted: impl Fn(&str) -> bool) -> Vec<String> {
+        let root = &self.doc().root;
         let mut out = Vec::new();
         root.walk_with(&mut |path, n| {
             if n.tag.as_deref().is_some_and(&wanted) {
@@ -448,9 +451,11 @@ impl AsdfFile {
             }
             asdf_yaml::Visit::Continue
         });
-        Ok(out)
+        out
     }
+}
 
+impl Core {
     /// Where block `source` (`-1` is the last) lives, among the file's blocks and those added
     /// since (`None` past the end).
     ///
@@ -493,49 +498,5 @@ pub(crate) fn absolute_sources(node: &mut Node, blocks: i64) {
         {
             *s = Node::int(blocks + i);
         }
-    }
-}
-
-fn shift_error(e: asdf_yaml::Error, lines: u64) -> Error {
-    use asdf_yaml::Error as Y;
-    Error::Yaml(match e {
-        Y::Syntax { span, problem, context } => Y::Syntax {
-            span: shift(span, lines),
-            problem,
-            context,
-        },
-        Y::Construct { span, kind } => Y::Construct {
-            span: shift(span, lines),
-            kind,
-        },
-        Y::Subset { span, kind } => Y::Subset {
-            span: shift(span, lines),
-            kind,
-        },
-        Y::Limits { span, kind } => Y::Limits {
-            span: shift(span, lines),
-            kind,
-        },
-        other => other,
-    })
-}
-
-fn shift_warning(w: asdf_yaml::Warning, lines: u64) -> asdf_yaml::Warning {
-    use asdf_yaml::Warning as W;
-    match w {
-        W::IntOutOfRange { span, text } => W::IntOutOfRange {
-            span: shift(span, lines),
-            text,
-        },
-        W::DuplicateKey { span, key } => W::DuplicateKey {
-            span: shift(span, lines),
-            key,
-        },
-        W::NonstandardKey { span, pointer, key } => W::NonstandardKey {
-            span: shift(span, lines),
-            pointer,
-            key,
-        },
-        other => other,
     }
 }

@@ -29,7 +29,7 @@ impl Tree for AsFits<'_> {
     type Error = Error;
 
     fn doc(&self) -> Result<&Document, Error> {
-        self.file.doc()
+        Ok(self.file.doc())
     }
 
     fn get(&self, pointer: &str) -> Result<&Node, Error> {
@@ -41,7 +41,7 @@ impl Tree for AsFits<'_> {
     }
 
     fn array_pointers(&self) -> Result<Vec<String>, Error> {
-        self.file.array_pointers()
+        Ok(self.file.array_pointers())
     }
 
     fn array(&self, pointer: &str) -> Result<ArrayFacts<'_>, Error> {
@@ -61,7 +61,7 @@ impl Tree for AsFits<'_> {
 
     fn fits_sources(&self) -> Result<Vec<(String, usize)>, Error> {
         match &self.file.fits {
-            Some(fits) => self.file.fits_sources(&fits.hdus),
+            Some(fits) => Ok(fits.sources_in(self.file.doc())),
             None => Ok(Vec::new()),
         }
     }
@@ -179,7 +179,7 @@ impl AsdfFile {
         };
         // The first ndarray naming each HDU.
         let mut takers: HashMap<usize, String> = HashMap::new();
-        for (p, i) in self.fits_sources(&fits.hdus)? {
+        for (p, i) in fits.sources_in(self.doc()) {
             takers.entry(i).or_insert(p);
         }
         let ndarray_tag = self.tag_for("core/ndarray")?;
@@ -222,7 +222,7 @@ impl AsdfFile {
             ]));
         }
         let root = self
-            .doc_mut()?
+            .doc_mut()
             .root
             .as_mapping_mut()
             .ok_or(Error::Usage("a tree whose root is not a mapping"))?;
@@ -254,7 +254,7 @@ impl AsdfFile {
                 ),
             )?;
         }
-        self.doc_mut()?.relink();
+        self.doc_mut().relink();
         Ok(true)
     }
 

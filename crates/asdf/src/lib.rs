@@ -61,9 +61,8 @@ mod draft_write;
 mod edit;
 mod error;
 mod file;
-mod fits_read;
 mod fits_write;
-mod guard;
+mod lazy;
 /// Files of the drafts before ASDF 1.0.0 mapped onto today's data model.
 pub use asdf_drafts::legacy;
 mod net;
@@ -87,13 +86,14 @@ pub use asdf_core_types::chunk_tags::{
 };
 pub use asdf_fits::file::AsdfHdu;
 pub use asdf_layout::atomic::remove_unfinished_temporaries;
+pub use asdf_layout::guard::same_file;
 pub use asdf_layout::storage::Storage;
 pub use blocks::Block;
 pub use builder::{NewArray, NewStorage, tag_for};
 pub use error::{Error, ErrorKind, ReferenceProblem, Warning};
 pub use file::AsdfFile;
 pub use fits_write::FITS_KEY;
-pub use guard::same_file;
+pub use lazy::LazyFile;
 pub use net::{RemoteError, RemoteOptions, RemoteStats, is_url};
 pub use open::{Open, open};
 pub use options::{OpenOptions, ReferencePolicy};

@@ -1,16 +1,16 @@
 //! Opening: [`open`] for the common case, [`Open`] for everything else (bytes, a reader, a URL,
 //! options, a lazy open). Every way in ends at `open_prefetched`: the header and block index
-//! are read there, and the tree is parsed and checked at once ([`AsdfFile::parsed`]) unless the
-//! open is lazy.
+//! are read there, into a [`LazyFile`]; an eager open parses and checks its tree at once
+//! ([`LazyFile::parse`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use asdf_layout::{ReadAt, ReadOptions, Reader, Version};
 
-use crate::error::Error;
-use crate::file::AsdfFile;
-use crate::guard;
+use crate::error::{Error, Warning};
+use crate::file::{AsdfFile, Core};
+use crate::lazy::LazyFile;
 use crate::options::OpenOptions;
 use asdf_drafts::legacy;
 use asdf_fits::file::FitsFile;
@@ -35,7 +35,7 @@ pub fn open(path: impl AsRef<Path>) -> Result<AsdfFile, Error> {
 /// ```no_run
 /// use asdf::Open;
 /// // Only the header and block index now; the tree when something needs it.
-/// let f = Open::path("big.asdf").lazy(true).open()?;
+/// let f = Open::path("big.asdf").open_lazy()?;
 /// let x = f.array("/data")?.element(&[7])?;
 /// // From memory, strictly validated.
 /// let bytes = std::fs::read("obs.asdf")?;
@@ -140,29 +140,28 @@ impl Open {
         self
     }
 
-    /// Read the header and block index now and the tree on first need (default off). The
-    /// file is the same [`AsdfFile`]: an array read by pointer may answer from a skim of the
-    /// text for the pointer's first key (as Python asdf and this library lay trees out), and
-    /// anything else that needs the tree parses and checks it then, as an eager open would
-    /// have, and reports its errors there. FITS files and files of the drafts before 1.0.0
-    /// are read whole at once.
-    pub fn lazy(mut self, yes: bool) -> Self {
-        self.options = self.options.lazy(yes);
-        self
-    }
-
     /// The options of remote reads (feature `remote`): cache, read-ahead, credentials.
     pub fn storage_options(mut self, remote: crate::RemoteOptions) -> Self {
         self.remote = remote;
         self
     }
 
-    /// Opens it.
+    /// Opens it: the header, the block index and the tree, parsed and checked.
     ///
     /// # Errors
-    /// See [`Error`]; [`Error::Remote`] when a URL cannot be reached. A lazy open reports
-    /// errors of the tree when the tree is first needed.
+    /// See [`Error`]; [`Error::Remote`] when a URL cannot be reached.
     pub fn open(self) -> Result<AsdfFile, Error> {
+        self.open_lazy()?.parse()
+    }
+
+    /// Opens it lazily: the header and block index now, the tree when something needs it
+    /// ([`LazyFile`]: an array read by pointer may answer from a skim of the tree's text;
+    /// [`LazyFile::parse`] parses and checks the rest as [`Open::open`] would have, and reports
+    /// its errors then). FITS files and files of the drafts before 1.0.0 are read whole now.
+    ///
+    /// # Errors
+    /// See [`Error`]; [`Error::Remote`] when a URL cannot be reached.
+    pub fn open_lazy(self) -> Result<LazyFile, Error> {
         let Open {
             target,
             options,
@@ -189,7 +188,7 @@ impl Open {
     }
 }
 
-fn open_path(path: &Path, options: OpenOptions) -> Result<AsdfFile, Error> {
+fn open_path(path: &Path, options: OpenOptions) -> Result<LazyFile, Error> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
@@ -212,20 +211,22 @@ fn open_path(path: &Path, options: OpenOptions) -> Result<AsdfFile, Error> {
     };
     let source = asdf_layout::Prefetched::with_len(source, len);
     let mut f = open_prefetched(source, Some(file_dir(path)), options, false)?;
-    f.path = Some(path.to_path_buf());
-    f.opened = Some(guard::Fingerprint::of(&opened));
+    let core = f.core_mut();
+    core.path = Some(path.to_path_buf());
+    core.opened = Some(asdf_layout::guard::Fingerprint::of(&opened));
     Ok(f)
 }
 
 /// A remote file (feature `remote`; refused without it).
-fn open_url(url: &str, options: OpenOptions, remote: &crate::RemoteOptions) -> Result<AsdfFile, Error> {
+fn open_url(url: &str, options: OpenOptions, remote: &crate::RemoteOptions) -> Result<LazyFile, Error> {
     let (src, stats) = crate::net::open_source(url, remote).map_err(|e| Error::Remote(Box::new(e)))?;
     // Its blocks past the first are found on first need: an open that reads the tree and
     // the first block makes no request for the file's tail (its block index).
     let source = asdf_layout::Prefetched::new(src).map_err(asdf_layout::Error::from)?;
     let mut f = open_prefetched(source, None, options, true)?;
-    f.remote = Some(stats);
-    f.remote_origin = Some((url.to_owned(), remote.clone()));
+    let core = f.core_mut();
+    core.remote = Some(stats);
+    core.remote_origin = Some((url.to_owned(), remote.clone()));
     Ok(f)
 }
 
@@ -236,7 +237,7 @@ pub(crate) fn open_source(
     source: Box<dyn ReadAt>,
     dir: Option<PathBuf>,
     options: OpenOptions,
-) -> Result<AsdfFile, Error> {
+) -> Result<LazyFile, Error> {
     let source = asdf_layout::Prefetched::new(source).map_err(asdf_layout::Error::from)?;
     open_prefetched(source, dir, options, false)
 }
@@ -246,7 +247,7 @@ fn open_prefetched(
     dir: Option<PathBuf>,
     options: OpenOptions,
     lazy_blocks: bool,
-) -> Result<AsdfFile, Error> {
+) -> Result<LazyFile, Error> {
     // The FITS check reads through the reader's head cache: one read for both.
     if asdf_fits::file::starts_as_fits(&source) {
         return open_fits(source.into_inner(), dir, options);
@@ -268,29 +269,27 @@ fn open_prefetched(
     if !crate::reads_standard(standard) {
         return Err(Error::UnsupportedStandard(standard));
     }
-    let lazy = options.lazy && !legacy;
-    let mut file = AsdfFile::unparsed(reader, standard, options);
-    file.dir = dir;
-    if !lazy {
-        file.parsed()?;
-    }
-    Ok(file)
+    let mut core = Core::new(reader, standard, options);
+    core.dir = dir;
+    let file = LazyFile::new(core);
+    Ok(if legacy { LazyFile::parsed(file.parse()?) } else { file })
 }
 
 /// Opens the ASDF file inside the FITS file `source`, whole.
-fn open_fits(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptions) -> Result<AsdfFile, Error> {
+fn open_fits(source: Box<dyn ReadAt>, dir: Option<PathBuf>, options: OpenOptions) -> Result<LazyFile, Error> {
     let (mut fits, window) = FitsFile::open(Arc::from(source)).map_err(|source| Error::Fits {
         pointer: String::new(),
         source,
     })?;
-    let mut file = open_source(Box::new(window), dir, options.lazy(false))?;
-    fits.origin = file.fits_sources(&fits.hdus)?;
+    let mut file = open_source(Box::new(window), dir, options)?.parse()?;
+    fits.origin = fits.sources_in(file.doc());
+    let mismatches = fits.mismatches(file.doc());
+    let mismatches = mismatches
+        .into_iter()
+        .map(|(pointer, problem)| Warning::FitsMismatch { pointer, problem });
+    file.tree.warnings.extend(mismatches);
     file.fits = Some(Arc::new(fits));
-    let mismatches = file.fits_mismatches();
-    if let Some(t) = file.tree.get_mut() {
-        t.warnings.extend(mismatches);
-    }
-    Ok(file)
+    Ok(LazyFile::parsed(file))
 }
 
 /// The folder of the file at `path`, absolute: a bare name (`a.asdf`) is in the current

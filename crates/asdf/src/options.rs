@@ -32,8 +32,6 @@ pub struct OpenOptions {
     /// [`crate::schemas_to_extend`] and [`asdf_schema::AsdfSchemas::add_dir`] (an extension's
     /// schemas and manifests, as Python asdf has them from its installed packages).
     pub schemas: Option<std::sync::Arc<asdf_schema::AsdfSchemas>>,
-    /// Parse the tree on first need, not at open (default off): see [`crate::Open::lazy`].
-    pub lazy: bool,
     /// Take any scalar as a mapping key (null, floats, timestamps), as PyYAML and so Python
     /// asdf read them, each with a warning (`YamlWarning::NonstandardKey`; default off: the
     /// standard's keys are strings, integers and booleans, and other keys are refused with
@@ -58,7 +56,6 @@ impl Default for OpenOptions {
             yaml_limits: asdf_yaml::Limits::default(),
             references: ReferencePolicy::default(),
             schemas: None,
-            lazy: false,
             any_scalar_keys: false,
             threads: None,
         }
@@ -94,12 +91,6 @@ impl OpenOptions {
     #[must_use]
     pub fn schemas(mut self, schemas: std::sync::Arc<asdf_schema::AsdfSchemas>) -> Self {
         self.schemas = Some(schemas);
-        self
-    }
-    /// Sets a lazy open (the tree parsed on first need).
-    #[must_use]
-    pub fn lazy(mut self, yes: bool) -> Self {
-        self.lazy = yes;
         self
     }
     /// Sets whether any scalar may be a mapping key (see [`OpenOptions::any_scalar_keys`]).

@@ -2,13 +2,13 @@
 //! opened as the [`ReferencePolicy`] allows.
 
 use crate::error::{Error, ReferenceProblem, array_error};
-use crate::file::AsdfFile;
+use crate::file::{AsdfFile, Core};
 use asdf_core_types::references::{RefProblem, find_references, local_path, put_references};
 use asdf_core_types::{NdArray, NdArrayError};
 use asdf_yaml::{Node, NodeKind};
 use std::path::PathBuf;
 
-impl AsdfFile {
+impl Core {
     /// The file another file refers to by `uri`, as the reference policy allows: `Ok(None)`
     /// when this file has no directory (opened from memory).
     pub(crate) fn referenced_path(&self, uri: &str) -> Result<Option<PathBuf>, ReferenceProblem> {
@@ -33,7 +33,7 @@ impl AsdfFile {
     /// [`Error::Reference`] for a missing file, a bad fragment, or a file the policy does not
     /// allow.
     pub fn resolve_references(&mut self) -> Result<usize, Error> {
-        let found = find_references(self.doc()?);
+        let found = find_references(self.doc());
         let count = found.len();
         // Other files' nodes, copied with their arrays made inline.
         let mut externals: std::collections::HashMap<&str, AsdfFile> = std::collections::HashMap::new();
@@ -57,11 +57,11 @@ impl AsdfFile {
             }
             let ext = &externals[f.file.as_str()];
             let target =
-                asdf_yaml::pointer::get(ext.doc()?, &f.fragment).map_err(|e| bad(ReferenceProblem::Fragment(e)))?;
+                asdf_yaml::pointer::get(ext.doc(), &f.fragment).map_err(|e| bad(ReferenceProblem::Fragment(e)))?;
             copied.push(ext.inline_arrays(target, &f.fragment)?);
         }
         drop(externals);
-        put_references(self.doc_mut()?, found, copied).map_err(|u| Error::Reference {
+        put_references(self.doc_mut(), found, copied).map_err(|u| Error::Reference {
             pointer: u.pointer,
             reference: u.reference,
             problem: match u.problem {
@@ -77,9 +77,9 @@ impl AsdfFile {
     /// A copy of `node` (from this file) with every ndarray that lives in a block turned into
     /// inline data, so that it can be placed in another file's tree.
     pub(crate) fn inline_arrays(&self, node: &Node, pointer: &str) -> Result<Node, Error> {
-        let node = self.doc()?.resolve(node);
+        let node = self.doc().resolve(node);
         if node.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag) {
-            let a = NdArray::from_node(node, self.doc()?).map_err(array_error(pointer))?;
+            let a = NdArray::from_node(node, self.doc()).map_err(array_error(pointer))?;
             if a.source.is_none() {
                 return Ok(node.clone());
             }
@@ -122,7 +122,9 @@ impl AsdfFile {
             }),
         }
     }
+}
 
+impl Core {
     /// The decoded block 0 of the external ASDF file `uri` (exploded form; relative paths inside
     /// this file's directory only).
     pub(crate) fn external_block(&self, uri: &str, pointer: &str) -> Result<Vec<u8>, Error> {
@@ -170,7 +172,7 @@ impl AsdfFile {
     }
 }
 
-impl AsdfFile {
+impl Core {
     /// For a file read from a URL, block 0 of the exploded file `uri` beside it (`None` for a
     /// local file).
     pub(crate) fn remote_external_block(&self, uri: &str, pointer: &str) -> Option<Result<Vec<u8>, Error>> {

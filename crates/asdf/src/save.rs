@@ -120,7 +120,7 @@ impl AsdfFile {
             1 << 20,
             spool.try_clone().map_err(io_err)?,
         ));
-        self.write_doc_into(self.doc()?, &mut w, options, &crate::write::KeptOut::default())?;
+        self.write_doc_into(self.doc(), &mut w, options, &crate::write::KeptOut::default())?;
         w.0.flush().map_err(io_err)?;
         drop(w);
         let progress = options.progress.clone();

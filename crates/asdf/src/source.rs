@@ -37,7 +37,7 @@ impl<'f> Source<'f> {
     #[must_use]
     pub fn unchanged_on_disk(&self) -> bool {
         match (&self.file.path, &self.file.opened) {
-            (Some(p), Some(fp)) => std::fs::metadata(p).is_ok_and(|m| crate::guard::Fingerprint::of(&m) == *fp),
+            (Some(p), Some(fp)) => std::fs::metadata(p).is_ok_and(|m| asdf_layout::guard::Fingerprint::of(&m) == *fp),
             _ => false,
         }
     }
@@ -100,7 +100,7 @@ impl<'f> Source<'f> {
     #[must_use]
     pub fn input_files(&self) -> Vec<PathBuf> {
         let mut out: Vec<PathBuf> = self.file.path.iter().cloned().collect();
-        let Ok(doc) = self.file.doc() else { return out };
+        let doc = self.file.doc();
         doc.root.walk(&mut |_, n| {
             if let Some(src) = n.get("source").and_then(Node::as_str)
                 && let Ok(Some(p)) = self.file.referenced_path(src)
@@ -119,7 +119,7 @@ impl<'f> Source<'f> {
     #[must_use]
     pub fn input_folders(&self) -> Vec<PathBuf> {
         let mut out = Vec::new();
-        let Ok(doc) = self.file.doc() else { return out };
+        let doc = self.file.doc();
         let dir = self.file.dir.clone().unwrap_or_else(|| PathBuf::from("."));
         doc.root.walk(&mut |_, n| {
             if n.tag.as_deref().is_some_and(crate::is_zarr_tag) {

@@ -78,7 +78,7 @@ impl AsdfFile {
         path: &Path,
         options: &WriteOptions,
     ) -> Result<Result<Update, RewriteReason>, Error> {
-        let tree = self.finished_tree(self.doc()?, asdf_yaml::Edits::default(), options)?;
+        let tree = self.finished_tree(self.doc(), asdf_yaml::Edits::default(), options)?;
         let new: Vec<(&[u8], asdf_layout::Label)> = self
             .pending
             .iter()

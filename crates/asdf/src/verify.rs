@@ -88,32 +88,26 @@ impl AsdfFile {
             (i, result)
         });
         let mut arrays = Vec::new();
-        match self.array_pointers() {
-            // A lazy file's tree that does not parse: nothing of it can be checked.
-            Err(e) => arrays.push((String::new(), e)),
-            Ok(pointers) => {
-                for p in pointers {
-                    // A block-backed array's view was checked against its block when its
-                    // handle was made; inline arrays and masks are decoded to check them.
-                    let checked = self.array(&p).and_then(|a| {
-                        if a.view().is_ok() && !a.is_masked() {
-                            Ok(())
-                        } else {
-                            a.values().map(|_| ())
-                        }
-                    });
-                    if let Err(e) = checked {
-                        arrays.push((p, e));
-                    } else if let Some(e) = self.external_problem(&p) {
-                        arrays.push((p, e));
-                    }
+        for p in self.array_pointers() {
+            // A block-backed array's view was checked against its block when its handle was
+            // made; inline arrays and masks are decoded to check them.
+            let checked = self.array(&p).and_then(|a| {
+                if a.view().is_ok() && !a.is_masked() {
+                    Ok(())
+                } else {
+                    a.values().map(|_| ())
                 }
+            });
+            if let Err(e) = checked {
+                arrays.push((p, e));
+            } else if let Some(e) = self.external_problem(&p) {
+                arrays.push((p, e));
             }
         }
         // Chunked arrays: chunks that are blocks of the file were checked with the blocks;
         // those in a directory store beside it (or any other) are read and decoded here.
-        if let Ok(all) = self.all_array_pointers() {
-            for p in all.into_iter().filter(|p| {
+        {
+            for p in self.all_array_pointers().into_iter().filter(|p| {
                 self.get(p)
                     .is_ok_and(|n| n.tag.as_deref().is_some_and(crate::is_chunked_array_tag))
             }) {
@@ -140,7 +134,7 @@ impl AsdfFile {
     /// blocks verified (a part whose checksum fails fails its array, as Python asdf's read
     /// with checksums does); `None` when it passes or the array is not external.
     fn external_problem(&self, pointer: &str) -> Option<Error> {
-        let doc = self.doc().ok()?;
+        let doc = self.doc();
         let uri = asdf_yaml::pointer::get(doc, pointer).ok()?.get("source")?.as_str()?;
         if uri.starts_with("fits:") {
             return None;

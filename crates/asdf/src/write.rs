@@ -56,7 +56,12 @@ impl AsdfFile {
         // In a FITS file, the tree is in the ASDF HDU's data.
         let inside = self.fits.as_ref().map_or(0, |f| f.asdf_at);
         let tree_at = inside + self.reader.tree_range().map_or(0, |r| r.start);
-        crate::guard::lock_unchanged(path, self.opened.as_ref(), tree_at, self.reader.tree_bytes())
+        Ok(asdf_layout::guard::lock_unchanged(
+            path,
+            self.opened.as_ref(),
+            tree_at,
+            self.reader.tree_bytes(),
+        )?)
     }
 
     /// [`AsdfFile::write`] without the lock.
@@ -104,7 +109,7 @@ impl AsdfFile {
     }
 
     fn write_into<W: Sink>(&self, out: &mut W, options: &WriteOptions) -> Result<(), Error> {
-        self.write_doc_into(self.doc()?, out, options, &KeptOut::default())
+        self.write_doc_into(self.doc(), out, options, &KeptOut::default())
     }
 
     /// Writes the file with the tree `doc` (this file's, or an edited copy of it).
@@ -258,7 +263,7 @@ impl AsdfFile {
             extra: Vec::new(),
             form: asdf_core_types::ndarray::Form::default(),
         };
-        let mut doc = self.doc()?.clone();
+        let mut doc = self.doc().clone();
         asdf_yaml::pointer::set(&mut doc, pointer, a.to_node(&self.tag_for("core/ndarray")?))
             .map_err(|_| Error::NotFound(pointer.to_owned()))?;
         let path = match destination(&path) {
@@ -298,7 +303,7 @@ impl AsdfFile {
             self.reader.block_count(),
             self.reader.block_count() + self.pending.len(),
         );
-        let plan = explode(self.doc()?, file_blocks, total, &stem).map_err(|e| match e {
+        let plan = explode(self.doc(), file_blocks, total, &stem).map_err(|e| match e {
             ExplodeError::Chunked(pointer) => Error::NotSupported {
                 pointer,
                 problem: "a chunked array has no place in the exploded form (its chunks are blocks its chunk map names): write the file whole",
@@ -311,7 +316,7 @@ impl AsdfFile {
         let inputs = self.source().input_files();
         let outputs = plan.parts.iter().map(|p| dir.join(&p.name));
         for out in outputs.chain(std::iter::once(path.to_path_buf())) {
-            if let Some(i) = inputs.iter().find(|i| crate::guard::same_file(&out, i)) {
+            if let Some(i) = inputs.iter().find(|i| asdf_layout::guard::same_file(&out, i)) {
                 return Err(Error::OutputIsInput {
                     output: out,
                     input: i.clone(),
@@ -383,7 +388,7 @@ impl AsdfFile {
             Dest::InPlace => return Err(not_regular(&path).into()),
         };
         let (tmp, file) = TempFile::create(&path)?;
-        let mut doc = AsdfFile::new(self.standard)?.doc()?.clone();
+        let mut doc = AsdfFile::new(self.standard)?.doc().clone();
         if let Some(m) = doc.root.as_mapping_mut() {
             m.insert("asdf_library", self.library_node()?);
         }

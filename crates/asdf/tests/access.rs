@@ -295,7 +295,7 @@ fn absurd_zero_stride_views_are_errors() {
     .unwrap();
     let bytes = crate::common::bytes(&f, &WriteOptions::default()).unwrap();
     let mut g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
-    let yaml = String::from_utf8(asdf::emit_yaml(g.document().unwrap()).unwrap()).unwrap();
+    let yaml = String::from_utf8(asdf::emit_yaml(g.document()).unwrap()).unwrap();
     let yaml = yaml.replace("shape: [1]", "shape: [1000000000000000]\n  strides: [0]");
     g.set_tree_yaml(yaml.as_bytes()).unwrap();
     assert!(g.array("/a").and_then(|a| a.values()).is_err());
@@ -338,7 +338,7 @@ fn for_each_reads_compressed_blocks_piece_by_piece() {
             crate::common::bytes(&f, &WriteOptions::default().compression(asdf::Compression::All(label))).unwrap();
         let mut g = asdf::Open::bytes(bytes).options(OpenOptions::default()).open().unwrap();
         // A second array: a view of the same block at byte offset 4 (elements straddle pieces).
-        let yaml = String::from_utf8(asdf::emit_yaml(g.document().unwrap()).unwrap()).unwrap();
+        let yaml = String::from_utf8(asdf::emit_yaml(g.document()).unwrap()).unwrap();
         let view = format!(
             "y: !core/ndarray-1.1.0 {{source: 0, datatype: float64, byteorder: little, shape: [{}], offset: 4}}\n\
              z: !core/ndarray-1.1.0 {{source: 0, datatype: int32, byteorder: little, shape: [{}], offset: 4, strides: [8]}}\n...\n",
@@ -609,7 +609,7 @@ fn typed_values_by_pointer() {
     // An untagged node is read as the type asks: a string is not a quantity.
     assert!(matches!(g.get_as::<Quantity>("/name"), Err(asdf::Error::Typed { .. })));
     // The same through a lazy open.
-    let lazy = asdf::Open::bytes(bytes).lazy(true).open().unwrap();
+    let lazy = asdf::Open::bytes(bytes).open_lazy().unwrap().parse().unwrap();
     assert_eq!(lazy.get_as::<Quantity>("/speed").unwrap(), speed);
 }
 

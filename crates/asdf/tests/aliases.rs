@@ -57,17 +57,13 @@ fn expand(doc: &Document, n: &Node, open: &mut Vec<usize>) -> String {
 /// What the tree resolves to in memory, and what the YAML written for it reads back as: they
 /// must be the same.
 fn agree(f: &AsdfFile) -> String {
-    let ours = expand(f.document().unwrap(), &f.document().unwrap().root, &mut Vec::new());
+    let ours = expand(f.document(), &f.document().root, &mut Vec::new());
     let bytes = crate::common::bytes(f, &WriteOptions::default().validate(false)).unwrap();
     let back = asdf::Open::bytes(bytes)
         .options(asdf::OpenOptions::default().validate(false))
         .open()
         .unwrap();
-    let theirs = expand(
-        back.document().unwrap(),
-        &back.document().unwrap().root,
-        &mut Vec::new(),
-    );
+    let theirs = expand(back.document(), &back.document().root, &mut Vec::new());
     assert_eq!(ours, theirs, "resolution and the written YAML differ");
     assert!(!ours.contains("ORPHAN"), "{ours}");
     ours
@@ -217,9 +213,9 @@ e: plain
         for _ in 0..12 {
             // Every pointer of the tree, not through aliases.
             let mut pointers = Vec::new();
-            f.document().unwrap().root.walk(&mut |path, n| {
+            f.document().root.walk(&mut |path, n| {
                 if !path.is_empty() && !matches!(path.last(), Some(asdf::Step::Key(_))) {
-                    pointers.push(asdf_yaml::pointer::pointer_of(&f.document().unwrap().root, path));
+                    pointers.push(asdf_yaml::pointer::pointer_of(&f.document().root, path));
                 }
                 let _ = n;
                 true
@@ -239,7 +235,7 @@ e: plain
                 done[op] += 1;
             }
             assert!(
-                f.document().unwrap().orphans().is_empty(),
+                f.document().orphans().is_empty(),
                 "round {round}: op {op} on {p} {q} orphaned an alias"
             );
             agree(&f);

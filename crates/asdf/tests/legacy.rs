@@ -92,19 +92,14 @@ fn historic_reference_files_read_as_their_twins() {
                 .open()
                 .map_err(|e| format!("open twin: {e}"))?;
             let (mut a, mut b) = (BTreeMap::new(), BTreeMap::new());
-            scalars(ours.document().unwrap(), ours.tree().unwrap(), String::new(), &mut a);
-            scalars(
-                theirs.document().unwrap(),
-                theirs.tree().unwrap(),
-                String::new(),
-                &mut b,
-            );
+            scalars(ours.document(), ours.tree(), String::new(), &mut a);
+            scalars(theirs.document(), theirs.tree(), String::new(), &mut b);
             if a != b {
                 return Err(format!("trees differ:\n{a:?}\n{b:?}"));
             }
-            let pointers = theirs.array_pointers().unwrap();
-            if ours.array_pointers().unwrap() != pointers || pointers.is_empty() {
-                return Err(format!("arrays {:?} vs {pointers:?}", ours.array_pointers().unwrap()));
+            let pointers = theirs.array_pointers();
+            if ours.array_pointers() != pointers || pointers.is_empty() {
+                return Err(format!("arrays {:?} vs {pointers:?}", ours.array_pointers()));
             }
             for p in &pointers {
                 let x = ours
@@ -272,7 +267,7 @@ fn finf_files_built_from_the_seed() {
     assert_eq!(f64s(&f, "/small"), vec![1.0, 2.0, 3.0]);
     assert_eq!(f.get("/note").unwrap().as_str(), Some("hello"));
     assert_eq!(
-        f.tree().unwrap().tag.as_deref(),
+        f.tree().tag.as_deref(),
         Some("tag:stsci.edu:asdf/core/asdf-1.0.0"),
         "FINF's root maps to today's"
     );
@@ -404,10 +399,7 @@ fn ff_file_format_0_1_0_now_reads() {
     let c = asdf_testdata::conformance!();
     let f = asdf::open(c.join("asdf-pytests-data/inline/ff_file_format_0.1.0.asdf")).unwrap();
     assert_eq!(f.get("/foo").unwrap().as_str(), Some("bar"));
-    assert_eq!(
-        f.tree().unwrap().tag.as_deref(),
-        Some("tag:stsci.edu:asdf/core/asdf-1.0.0")
-    );
+    assert_eq!(f.tree().tag.as_deref(), Some("tag:stsci.edu:asdf/core/asdf-1.0.0"));
 }
 
 // ---------------------------------------------------------------------------------------

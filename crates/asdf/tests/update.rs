@@ -191,7 +191,6 @@ fn python_padded_sample_takes_an_array_in_place() {
     let mut f = asdf::open(&path).unwrap();
     let old: Vec<String> = f
         .tree()
-        .unwrap()
         .as_mapping()
         .unwrap()
         .entries

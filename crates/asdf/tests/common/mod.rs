@@ -6,7 +6,7 @@ use asdf::{AsdfFile, Node, NodeKind};
 /// ndarrays inside ndarrays (mask arrays).
 pub fn ndarray_pointers(f: &AsdfFile, nested: bool) -> Vec<String> {
     let mut out = Vec::new();
-    let mut stack: Vec<(&Node, String)> = vec![(f.tree().unwrap(), String::new())];
+    let mut stack: Vec<(&Node, String)> = vec![(f.tree(), String::new())];
     while let Some((n, p)) = stack.pop() {
         if n.tag.as_deref().is_some_and(asdf::is_ndarray_tag) {
             out.push(p.clone());

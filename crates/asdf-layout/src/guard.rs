@@ -1,29 +1,47 @@
 //! Writers that share a file: what a file looked like when it was opened, an advisory lock
 //! for the time of a write over it, and the check that nobody changed it in between.
 //!
-//! [`AsdfFile::update`](crate::AsdfFile::update) and a [`AsdfFile::write`](crate::AsdfFile::write)
-//! over the file's own path take an exclusive lock (`flock`) on the file, then check that the
-//! path still names the file that was opened, with the same size and modification time and the
-//! same tree bytes. Two such writers racing on one file are serialised by the lock, and the one
-//! that comes second finds the file changed and refuses ([`Error::Changed`]) instead of writing
-//! from stale offsets: no bytes of the first writer are lost.
+//! The `asdf` facade's update in place and its writes over the file's own path take an
+//! exclusive lock (`flock`) on the file, then check that the path still names the file that was
+//! opened, with the same size and modification time and the same tree bytes. Two such writers
+//! racing on one file are serialised by the lock, and the one that comes second finds the file
+//! changed and refuses ([`LockError::Changed`]) instead of writing from stale offsets: no bytes
+//! of the first writer are lost.
 
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::Error;
+use crate::atomic::WriteError;
+
+/// Why a file could not be locked for a write over it.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// Opening, locking or reading it failed.
+    #[error(transparent)]
+    Io(#[from] WriteError),
+    /// It is not the file that was opened any more.
+    #[error("{}: not written: the file changed since it was opened ({what}); open it again and redo the change", path.display())]
+    Changed {
+        /// The file.
+        path: PathBuf,
+        /// What changed.
+        what: &'static str,
+    },
+}
 
 /// What a file looked like when it was opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Fingerprint {
+pub struct Fingerprint {
     len: u64,
     modified: Option<SystemTime>,
     id: (u64, u64),
 }
 
 impl Fingerprint {
-    pub(crate) fn of(meta: &std::fs::Metadata) -> Self {
+    /// The fingerprint of the file `meta` describes.
+    #[must_use]
+    pub fn of(meta: &std::fs::Metadata) -> Self {
         Self {
             len: meta.len(),
             modified: meta.modified().ok(),
@@ -59,16 +77,21 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 /// Opens `path` for writing, waits for an exclusive lock on it, and checks that it is still
 /// the file described by `opened` whose tree bytes (at `tree_at`) were `tree`. The lock lasts
 /// as long as the returned file is open.
-pub(crate) fn lock_unchanged(
+///
+/// # Errors
+/// [`LockError`].
+pub fn lock_unchanged(
     path: &Path,
     opened: Option<&Fingerprint>,
     tree_at: u64,
     tree: Option<&[u8]>,
-) -> Result<File, Error> {
+) -> Result<File, LockError> {
     use std::io::{Read as _, Seek as _, SeekFrom};
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
+    let io = |source| {
+        LockError::Io(WriteError {
+            path: path.to_path_buf(),
+            source,
+        })
     };
     let mut f = std::fs::OpenOptions::new()
         .read(true)
@@ -76,7 +99,7 @@ pub(crate) fn lock_unchanged(
         .open(path)
         .map_err(io)?;
     f.lock().map_err(io)?;
-    let changed = |what: &'static str| Error::Changed {
+    let changed = |what: &'static str| LockError::Changed {
         path: path.to_path_buf(),
         what,
     };
