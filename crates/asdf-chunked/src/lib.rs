@@ -33,6 +33,7 @@ mod place;
 mod read;
 #[cfg(feature = "zarrs")]
 mod runs;
+mod select;
 #[cfg(feature = "zarrs")]
 mod storage;
 #[cfg(feature = "zarrs")]
@@ -40,6 +41,7 @@ mod store;
 
 pub use asdf_core_types::chunk_tags::{ZARR_TAG_PREFIX, is_chunked_ndarray_tag, is_zarr_tag};
 pub use place::{Context, local_store_path};
+pub use select::chunkable;
 #[cfg(feature = "zarrs")]
 pub use {
     codec::{AsBlocks, Encoded, decode_zarr_chunk, encode, encode_as_blocks, zarr_compressor},

@@ -242,6 +242,20 @@ pub fn schemas() -> Result<Arc<asdf_schema::AsdfSchemas>, &'static asdf_schema::
     }
 }
 
+/// The full tag ASDF Standard `v` (major, minor, patch) lists for `name` (such as
+/// `core/ndarray`: `tag:stsci.edu:asdf/core/ndarray-1.1.0` for 1.6.0), if it lists one.
+///
+/// # Errors
+/// As [`schemas`].
+pub fn standard_tag(v: (u32, u32, u32), name: &str) -> Result<Option<String>, &'static asdf_schema::SchemaError> {
+    let prefix = format!("{}{name}-", asdf_yaml::node::tags::ASDF);
+    Ok(schemas()?
+        .tags_for_standard(v)
+        .into_iter()
+        .map(|t| t.tag)
+        .find(|t| t.starts_with(&prefix)))
+}
+
 /// What [`check_embedded_schemas`] found.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct SchemaCheck {

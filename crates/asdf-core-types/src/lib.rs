@@ -17,6 +17,7 @@ pub mod astro;
 pub mod chunk_tags;
 pub mod complex;
 pub mod datatype;
+pub mod finish;
 pub mod integer;
 mod keywords;
 pub mod ndarray;
@@ -29,7 +30,7 @@ pub mod view;
 
 pub use complex::Complex;
 pub use datatype::{ByteOrder, Datatype, DatatypeError, Field, ScalarType};
-pub use keywords::{KeywordFailure, SchemaCheck, check_embedded_schemas, compile_options, schemas};
+pub use keywords::{KeywordFailure, SchemaCheck, check_embedded_schemas, compile_options, schemas, standard_tag};
 pub use ndarray::{Decoded, Dim, Element, Mask, NdArray, NdArrayError, Source, is_ndarray_tag};
 pub use references::ReferencePolicy;
 pub use view::{Elements, Piece, Scalar, View};

@@ -225,6 +225,20 @@ pub struct Decoded {
     pub nulls: Vec<usize>,
 }
 
+impl Decoded {
+    /// The element at `index` (one index per dimension).
+    ///
+    /// # Errors
+    /// [`NdArrayError::Invalid`] for an index outside the shape.
+    pub fn element(&self, index: &[usize]) -> Result<Element, NdArrayError> {
+        if index.len() != self.shape.len() || index.iter().zip(&self.shape).any(|(i, n)| i >= n) {
+            return Err(NdArrayError::Invalid("index"));
+        }
+        let flat = index.iter().zip(&self.shape).fold(0usize, |acc, (i, n)| acc * n + i);
+        self.elements.get(flat).cloned().ok_or(NdArrayError::Invalid("index"))
+    }
+}
+
 fn scalar_from_block(t: ScalarType, b: &[u8], order: ByteOrder) -> Element {
     macro_rules! rd {
         ($ty:ty) => {{
@@ -762,6 +776,24 @@ impl NdArray {
             datatype: Some(datatype),
             byteorder: ByteOrder::Little,
             shape: Some(shape.iter().map(|d| Dim::Fixed(*d)).collect()),
+            offset: 0,
+            strides: None,
+            mask: None,
+            extra: Vec::new(),
+            form: Form::default(),
+        }
+    }
+
+    /// An array in block `source` (C order, no offset): `shape`'s dimensions, the first
+    /// [`Dim::Streamed`] for a streamed array.
+    #[must_use]
+    pub fn in_block(source: i64, datatype: Datatype, byteorder: ByteOrder, shape: Vec<Dim>) -> Self {
+        NdArray {
+            source: Some(Source::Block(source)),
+            data: None,
+            datatype: Some(datatype),
+            byteorder,
+            shape: Some(shape),
             offset: 0,
             strides: None,
             mask: None,

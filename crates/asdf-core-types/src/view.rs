@@ -125,6 +125,22 @@ impl View {
         Some((lo, hi))
     }
 
+    /// For a region of `shape` (the whole view: its own shape) that its strides make far
+    /// larger than the data the view spans (over 1 GiB, and over 64 times those bytes: zero or
+    /// overlapping strides repeat data), the bytes it claims and the bytes behind them:
+    /// writing every element out would run for hours. `None` for every other region.
+    #[must_use]
+    pub fn repeated(&self, shape: &[usize]) -> Option<(u128, u128)> {
+        let size = self.datatype.size() as u128;
+        let bytes = shape.iter().fold(size, |n, &d| n.saturating_mul(d as u128));
+        if bytes <= 1 << 30 {
+            return None;
+        }
+        let span = self.byte_range();
+        let data = u128::from(span.end.saturating_sub(span.start)).max(size);
+        (bytes > data.saturating_mul(64)).then_some((bytes, data))
+    }
+
     /// The bytes of the block this view touches (empty for an empty array).
     #[must_use]
     pub fn byte_range(&self) -> Range<u64> {
@@ -605,4 +621,78 @@ pub enum Piece<'a, T> {
     Bytes(&'a [u8], crate::ByteOrder),
     /// One element.
     One(T),
+}
+
+/// Elements per slice [`chunks_from_pieces`] hands over (64 KiB of `f64`): the `asdf` facade's
+/// `Array::for_each_chunk`.
+pub const CHUNK_ELEMENTS: usize = 8192;
+
+/// The elements `pieces` hands over, given to `f` in chunks of [`CHUNK_ELEMENTS`] (the last
+/// shorter): straight from the bytes where they need no conversion, else converted into one
+/// reused buffer.
+///
+/// # Errors
+/// What `pieces` returns.
+pub fn chunks_from_pieces<T: Scalar, E>(
+    pieces: impl FnOnce(&mut dyn FnMut(Piece<'_, T>)) -> Result<(), E>,
+    mut f: impl FnMut(&[T]),
+) -> Result<(), E> {
+    let size = std::mem::size_of::<T>();
+    let mut buf: Vec<T> = Vec::with_capacity(CHUNK_ELEMENTS);
+    pieces(&mut |p| match p {
+        Piece::Bytes(mut bytes, order) => {
+            // Whole chunks straight from the bytes where they need no conversion (native
+            // order, aligned: a mapped block usually is), without a copy.
+            if buf.is_empty()
+                && let Some(all) = T::as_native(bytes, order)
+            {
+                let mut it = all.chunks_exact(CHUNK_ELEMENTS);
+                for c in &mut it {
+                    f(c);
+                }
+                let rest = it.remainder();
+                buf.extend_from_slice(rest);
+                bytes = &[];
+            }
+            while !bytes.is_empty() {
+                let n = (CHUNK_ELEMENTS - buf.len()).min(bytes.len() / size);
+                T::extend_from_bytes(&mut buf, &bytes[..n * size], order);
+                bytes = &bytes[n * size..];
+                if buf.len() == CHUNK_ELEMENTS {
+                    f(&buf);
+                    buf.clear();
+                }
+            }
+        }
+        Piece::One(x) => {
+            buf.push(x);
+            if buf.len() == CHUNK_ELEMENTS {
+                f(&buf);
+                buf.clear();
+            }
+        }
+    })?;
+    if !buf.is_empty() {
+        f(&buf);
+    }
+    Ok(())
+}
+
+impl Decoded {
+    /// The elements as `T`, C order.
+    ///
+    /// # Errors
+    /// [`NdArrayError::TypeMismatch`] when `T` is not the datatype.
+    pub fn typed<T: Scalar>(&self) -> Result<Vec<T>, NdArrayError> {
+        if self.datatype != Datatype::Scalar(T::TYPE) {
+            return Err(NdArrayError::TypeMismatch {
+                want: T::TYPE,
+                have: self.datatype.to_string(),
+            });
+        }
+        self.elements
+            .iter()
+            .map(|e| T::from_element(e).ok_or(NdArrayError::Invalid("data")))
+            .collect()
+    }
 }

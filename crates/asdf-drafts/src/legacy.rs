@@ -330,3 +330,86 @@ pub fn downgrade(doc: &mut Document, dialect: asdf_layout::Dialect, big_endian: 
     };
     doc.tag_directives = vec![("!".to_owned(), prefix.to_owned())];
 }
+
+/// Moves `doc` to ASDF Standard `to` (`to`: major, minor, patch): every tag of the standard's
+/// own schemas (`tag:stsci.edu:asdf/NAME-x.y.z`) becomes the version `to` lists for `NAME`
+/// (tags `to` does not list are kept), and the core extension the history names becomes
+/// `to`'s (Python asdf warns on every open of a 1.6.0 file whose history lists `core-1.5.0`).
+/// Returns how many tags changed.
+///
+/// # Errors
+/// The built-in schemas, when they cannot be loaded.
+pub fn retag(doc: &mut Document, to: (u32, u32, u32)) -> Result<usize, &'static asdf_schema::SchemaError> {
+    let schemas = asdf_core_types::schemas()?;
+    let prefix = "tag:stsci.edu:asdf/";
+    let name_of = |tag: &str| Some(tag.strip_prefix(prefix)?.rsplit_once('-')?.0.to_owned());
+    let targets: std::collections::HashMap<String, String> = schemas
+        .tags_for_standard(to)
+        .into_iter()
+        .filter_map(|t| Some((name_of(&t.tag)?, t.tag)))
+        .collect();
+    let mut changed = 0;
+    for path in tagged_paths(&doc.root) {
+        let Some(n) = doc.root.at_path_mut(&path) else {
+            continue;
+        };
+        if let Some(new) = n.tag.as_deref().and_then(name_of).and_then(|name| targets.get(&name))
+            && n.tag.as_deref() != Some(new.as_str())
+        {
+            n.tag = Some(new.as_str().into());
+            changed += 1;
+        }
+    }
+    let core = "asdf://asdf-format.org/core/extensions/core-";
+    let new_uri = format!("{core}{}.{}.{}", to.0, to.1, to.2);
+    if let Some(exts) = doc
+        .root
+        .get_mut("history")
+        .and_then(|h| h.get_mut("extensions"))
+        .and_then(Node::as_sequence_mut)
+    {
+        for e in &mut exts.items {
+            if let Some(uri) = e.get_mut("extension_uri")
+                && uri.as_str().is_some_and(|u| u.starts_with(core) && u != new_uri)
+            {
+                *uri = Node::str(new_uri.clone());
+            }
+        }
+    }
+    Ok(changed)
+}
+
+/// A tree just parsed, checked as an open checks it: a FINF tree validated as written against
+/// FINF 0.1.0's schemas (with `validate`); every era's tree mapped onto 1.0.0 ([`normalize`]);
+/// defaults filled in memory (`fill`: a file before ASDF Standard 1.6.0); then validated
+/// against `schemas`, or only its tags checked. Unknown tags that `known` accepts (an
+/// extension this build reads without a schema) are not reported.
+///
+/// # Errors
+/// FINF 0.1.0's built-in schemas, when they do not load.
+pub fn check(
+    doc: &mut Document,
+    reader: &Reader<Box<dyn ReadAt>>,
+    schemas: &asdf_schema::AsdfSchemas,
+    fill: bool,
+    validate: bool,
+    known: &dyn Fn(&str) -> bool,
+) -> Result<asdf_schema::Report, &'static asdf_schema::SchemaError> {
+    let era = if validate { validate_era(doc, reader)? } else { None };
+    normalize(doc, reader);
+    if fill {
+        schemas.fill_defaults(doc);
+    }
+    let mut report = if validate {
+        schemas.validate_document(doc)
+    } else {
+        schemas.check_tags(doc)
+    };
+    if let Some(era) = era {
+        report.violations.extend(era.violations);
+    }
+    report
+        .warnings
+        .retain(|w| !matches!(w, asdf_schema::TagWarning::Unknown { tag, .. } if known(tag)));
+    Ok(report)
+}

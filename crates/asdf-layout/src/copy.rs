@@ -133,3 +133,29 @@ pub fn write_blocks<W: Sink, S: crate::ReadAt, E: From<Error>>(
     }
     Ok(())
 }
+
+/// Ends the file `w` writes with block `i` of `reader` as its streamed block (as Python asdf
+/// writes a file read with one: last, no block index after it), its data copied in the pieces
+/// the reader reads.
+///
+/// # Errors
+/// Read errors of the block; I/O errors.
+pub fn finish_streamed<W: std::io::Write, S: crate::ReadAt>(
+    w: Writer<W>,
+    reader: &Reader<S>,
+    i: usize,
+) -> Result<W, Error> {
+    let mut s = w.start_stream()?;
+    let mut failed = None;
+    reader.read_data_pieces(i, &mut |piece| {
+        if failed.is_none()
+            && let Err(e) = std::io::Write::write_all(&mut s, piece)
+        {
+            failed = Some(e);
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    s.finish()
+}

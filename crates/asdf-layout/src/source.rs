@@ -724,3 +724,28 @@ pub fn open_nonblocking(path: &std::path::Path) -> std::io::Result<std::fs::File
     std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NONBLOCK | libc::O_NOCTTY);
     o.open(path)
 }
+
+/// The regular file at `path` as a source for a reader, opened as [`open_nonblocking`] opens
+/// it (anything but a regular file refused), read by positioned reads or mapped (`memmap`),
+/// its first and last bytes read once ([`Prefetched`]); and what it was when opened.
+///
+/// # Errors
+/// Opening or mapping it; [`io::ErrorKind::InvalidInput`] for anything but a regular file.
+pub fn open_regular(
+    path: &std::path::Path,
+    memmap: bool,
+) -> io::Result<(Prefetched<Box<dyn ReadAt>>, std::fs::Metadata)> {
+    // The length is the one `fstat`'s (no `stat` of the path first).
+    let file = open_nonblocking(path)?;
+    let opened = file.metadata()?;
+    if !opened.is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let len = opened.len();
+    let source: Box<dyn ReadAt> = if memmap {
+        Box::new(crate::MmapSource::from_file_len(file, len)?)
+    } else {
+        Box::new(file)
+    };
+    Ok((Prefetched::with_len(source, len), opened))
+}

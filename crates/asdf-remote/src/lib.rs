@@ -76,7 +76,7 @@ pub use {
     },
     redact::{RedactedError, redact},
     source::{RemoteSource, Stats, open},
-    transfer::{check_condition, fetch_range, head, put_file},
+    transfer::{check_condition, fetch_range, head, put_file, write_condition},
     warn::{WarningHook, set_warning_hook},
 };
 

@@ -82,6 +82,14 @@ pub fn head(url: &str, _: &RemoteOptions) -> Result<Option<(u64, Option<String>)
     Err(Error::new(url))
 }
 
+/// Refused: this build writes no URLs.
+///
+/// # Errors
+/// Always.
+pub fn write_condition(url: &str, _: &RemoteOptions, _: Option<String>) -> Result<upload::Condition, Error> {
+    Err(Error::new(url))
+}
+
 /// Refused: this build reads no URLs.
 ///
 /// # Errors

@@ -223,3 +223,22 @@ pub fn put_file(
         })
     })
 }
+
+/// What must hold of the object at `url` for a write over it to complete: still the version
+/// `read` (the ETag the written file was read at), checked now (refused, `is_changed`, when
+/// it is another version or gone); else what is there now (one HEAD): that version, or none.
+///
+/// # Errors
+/// [`Error::Upload`] when the object is not the version read; the store's failure.
+pub fn write_condition(url: &str, opts: &RemoteOptions, read: Option<String>) -> Result<upload::Condition, Error> {
+    if let Some(etag) = read {
+        let condition = upload::Condition::Match(etag);
+        check_condition(url, opts, &condition)?;
+        return Ok(condition);
+    }
+    Ok(match head(url, opts)? {
+        Some((_, Some(etag))) => upload::Condition::Match(etag),
+        Some((_, None)) => upload::Condition::Overwrite,
+        None => upload::Condition::Create,
+    })
+}

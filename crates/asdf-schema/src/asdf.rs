@@ -189,6 +189,21 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report with its positions `lines` further down (a tree's lines as lines of the file
+    /// holding it).
+    #[must_use]
+    pub fn shifted(mut self, lines: u64) -> Self {
+        for v in &mut self.violations {
+            v.span = v.span.shifted(lines);
+        }
+        for w in &mut self.warnings {
+            if let TagWarning::Unknown { span, .. } = w {
+                *span = span.shifted(lines);
+            }
+        }
+        self
+    }
+
     /// Whether there are no violations.
     #[must_use]
     pub fn is_valid(&self) -> bool {

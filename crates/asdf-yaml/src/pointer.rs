@@ -44,6 +44,27 @@ pub enum PointerError {
     },
 }
 
+/// Makes an empty mapping of every parent of `pointer` that is missing (a mapping or a
+/// sequence on the way is kept).
+///
+/// # Errors
+/// [`PointerError::NotAContainer`] for a scalar on the way; as [`tokens`] and [`set`].
+pub fn create_parents(doc: &mut Document, pointer: &str) -> Result<(), PointerError> {
+    let toks = tokens(pointer)?;
+    for i in 1..toks.len() {
+        let at = join(&toks[..i]);
+        match get(doc, &at) {
+            Ok(n) if matches!(n.kind, NodeKind::Mapping(_) | NodeKind::Sequence(_)) => {}
+            Ok(_) => return Err(PointerError::NotAContainer { pointer: at }),
+            Err(PointerError::NotFound { .. }) => {
+                set(doc, &at, Node::map(Vec::new()))?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// Splits a pointer into unescaped tokens.
 ///
 /// # Errors

@@ -16,6 +16,17 @@
 use crate::node::{Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span};
 use crate::resolve::{Value, resolve_plain};
 
+/// A JSON pointer as the skim reads it: its first token (a top-level key) and the pointer of
+/// the rest within that key's value. `None` for the root and for a pointer with a `~e<i>`
+/// token (a key by position, for the parsed tree).
+#[must_use]
+pub fn split_pointer(pointer: &str) -> Option<(String, String)> {
+    let tokens = crate::pointer::tokens(pointer).ok()?;
+    let (first, rest) = tokens.split_first()?;
+    let rest = rest.iter().map(|t| format!("/{}", crate::pointer::escape(t))).collect();
+    Some((first.clone(), rest))
+}
+
 /// The value of top-level key `key` of the tree `text`, as the root of a document of its own,
 /// when the text is within the skim's subset; `None` otherwise (parse the whole tree then).
 #[must_use]

@@ -5,7 +5,7 @@ use crate::error::{Error, array_error, pointer_error, storage_error};
 use crate::file::{AsdfFile, BlockIndex, Core};
 use asdf_core_types::region::{Region, Selection};
 use asdf_core_types::stored::{ReadError, Stored};
-use asdf_core_types::{ByteOrder, Datatype, Decoded, Element, NdArray, NdArrayError, Scalar, Source, View};
+use asdf_core_types::{ByteOrder, Datatype, Element, NdArray, NdArrayError, Scalar, Source, View};
 use asdf_layout::Label;
 use asdf_layout::storage::Storage;
 use asdf_yaml::Document;
@@ -92,18 +92,8 @@ impl Core {
         let Some(c) = opened else { return Ok(None) };
         let (shape, datatype) = (c.shape().to_vec(), c.datatype().clone());
         // Read as one block holding the decoded array: C order, native byte order.
-        let nd = NdArray {
-            source: Some(Source::Block(0)),
-            data: None,
-            datatype: Some(datatype.clone()),
-            byteorder: asdf_chunked::Chunked::byte_order(),
-            shape: Some(shape.iter().map(|&d| asdf_core_types::Dim::Fixed(d)).collect()),
-            offset: 0,
-            strides: None,
-            mask: None,
-            extra: Vec::new(),
-            form: asdf_core_types::ndarray::Form::default(),
-        };
+        let dims = shape.iter().map(|&d| asdf_core_types::Dim::Fixed(d)).collect();
+        let nd = NdArray::in_block(0, datatype.clone(), asdf_chunked::Chunked::byte_order(), dims);
         let len = shape.iter().product::<usize>() * datatype.size();
         let view = View::new(&nd, len as u64).map_err(array_error(pointer))?;
         Ok(Some(Array {
@@ -169,22 +159,14 @@ impl<'f> Array<'f> {
     /// # Errors
     /// [`Error::Repeated`].
     pub fn refuse_repeated(&self, shape: &[usize]) -> Result<(), Error> {
-        let Ok(view) = self.view() else { return Ok(()) };
-        let size = self.datatype.size() as u128;
-        let bytes = shape.iter().fold(size, |n, &d| n.saturating_mul(d as u128));
-        if bytes <= 1 << 30 {
-            return Ok(());
-        }
-        let span = view.byte_range();
-        let data = u128::from(span.end.saturating_sub(span.start)).max(size);
-        if bytes > data.saturating_mul(64) {
-            return Err(Error::Repeated {
+        match self.view().ok().and_then(|v| v.repeated(shape)) {
+            Some((bytes, data)) => Err(Error::Repeated {
                 pointer: self.pointer.clone(),
                 bytes,
                 data,
-            });
+            }),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// How many elements (the product of the shape).
@@ -299,7 +281,7 @@ impl<'f> Array<'f> {
     pub(crate) fn read_vec<T: Scalar>(&self) -> Result<Vec<T>, Error> {
         self.check_whole()?;
         match (&self.inline, &self.located) {
-            (Some(d), _) => typed_elements(d, &self.pointer),
+            (Some(d), _) => d.typed().map_err(array_error(&self.pointer)),
             (None, Some(s)) => s.to_vec().map_err(self.read_error()),
             (None, None) => Err(array_error(&self.pointer)(NdArrayError::MissingBlock)),
         }
@@ -446,7 +428,7 @@ impl<'f> Array<'f> {
         match &self.located {
             Some(s) => s.element(index).map_err(self.read_error()),
             None => match &self.inline {
-                Some(d) => inline_element(d, &self.pointer, index),
+                Some(d) => d.element(index).map_err(array_error(&self.pointer)),
                 None => Err(array_error(&self.pointer)(NdArrayError::MissingBlock)),
             },
         }
@@ -462,7 +444,7 @@ impl<'f> Array<'f> {
         // Memory is bounded, but time follows the claim: a view whose zero strides repeat its
         // data billions of times is refused, as a whole read is.
         self.refuse_repeated(&self.shape)?;
-        self.with_threads(|| chunks_from_pieces(|g| self.pieces(g), f))
+        self.with_threads(|| asdf_core_types::view::chunks_from_pieces(|g| self.pieces(g), f))
     }
 
     /// The facade's error for a read of the stored elements.
@@ -525,22 +507,6 @@ impl<'f> Array<'f> {
     }
 }
 
-/// One element of an inline array's decoded elements.
-fn inline_element(d: &Decoded, pointer: &str, index: &[usize]) -> Result<Element, Error> {
-    let err = array_error(pointer);
-    if index.len() != d.shape.len() || index.iter().zip(&d.shape).any(|(i, n)| i >= n) {
-        return Err(err(NdArrayError::Invalid("index")));
-    }
-    let flat = index.iter().zip(&d.shape).fold(0usize, |acc, (i, n)| acc * n + i);
-    d.elements
-        .get(flat)
-        .cloned()
-        .ok_or_else(|| err(NdArrayError::Invalid("index")))
-}
-
-/// Elements per slice handed over by [`Array::for_each_chunk`] (64 KiB of `f64`).
-pub const CHUNK_ELEMENTS: usize = 8192;
-
 /// costs the array's own size, not 32 bytes per element.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArrayValues {
@@ -552,66 +518,4 @@ pub struct ArrayValues {
     pub elements: Vec<Element>,
     /// True for masked elements.
     pub mask: Option<Vec<bool>>,
-}
-
-/// The decoded elements of an inline array as `T` (which must be its datatype).
-pub(crate) fn typed_elements<T: Scalar>(d: &Decoded, pointer: &str) -> Result<Vec<T>, Error> {
-    let err = array_error(pointer);
-    if d.datatype != Datatype::Scalar(T::TYPE) {
-        return Err(err(NdArrayError::TypeMismatch {
-            want: T::TYPE,
-            have: d.datatype.to_string(),
-        }));
-    }
-    d.elements
-        .iter()
-        .map(|e| T::from_element(e).ok_or_else(|| err(NdArrayError::Invalid("data"))))
-        .collect()
-}
-
-/// Elements handed over in pieces (see [`Array::for_each_chunk`]) as slices of up to
-/// [`CHUNK_ELEMENTS`], native byte order.
-pub(crate) fn chunks_from_pieces<T: Scalar>(
-    pieces: impl FnOnce(&mut dyn FnMut(Piece<'_, T>)) -> Result<(), Error>,
-    mut f: impl FnMut(&[T]),
-) -> Result<(), Error> {
-    let size = std::mem::size_of::<T>();
-    let mut buf: Vec<T> = Vec::with_capacity(CHUNK_ELEMENTS);
-    pieces(&mut |p| match p {
-        Piece::Bytes(mut bytes, order) => {
-            // Whole chunks straight from the bytes where they need no conversion (native
-            // order, aligned: a mapped block usually is), without a copy.
-            if buf.is_empty()
-                && let Some(all) = T::as_native(bytes, order)
-            {
-                let mut it = all.chunks_exact(CHUNK_ELEMENTS);
-                for c in &mut it {
-                    f(c);
-                }
-                let rest = it.remainder();
-                buf.extend_from_slice(rest);
-                bytes = &[];
-            }
-            while !bytes.is_empty() {
-                let n = (CHUNK_ELEMENTS - buf.len()).min(bytes.len() / size);
-                T::extend_from_bytes(&mut buf, &bytes[..n * size], order);
-                bytes = &bytes[n * size..];
-                if buf.len() == CHUNK_ELEMENTS {
-                    f(&buf);
-                    buf.clear();
-                }
-            }
-        }
-        Piece::One(x) => {
-            buf.push(x);
-            if buf.len() == CHUNK_ELEMENTS {
-                f(&buf);
-                buf.clear();
-            }
-        }
-    })?;
-    if !buf.is_empty() {
-        f(&buf);
-    }
-    Ok(())
 }

@@ -6,7 +6,7 @@ use crate::file::{AsdfFile, NewBlock};
 use asdf_core_types::{ByteOrder, Datatype, Dim, NdArray, NdArrayError, Scalar, Source};
 use asdf_layout::Label;
 use asdf_layout::Version;
-use asdf_yaml::{Document, Node, NodeKind};
+use asdf_yaml::{Document, Node};
 
 /// Where a new array's data goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -163,7 +163,7 @@ impl AsdfFile {
         if !crate::reads_standard(standard) {
             return Err(Error::UnsupportedStandard(standard));
         }
-        let root_tag = standard_tag(standard, "core/asdf")?.ok_or(Error::UnsupportedStandard(standard))?;
+        let root_tag = tag_for(standard, "core/asdf")?;
         let doc = Document::new(Node::map(Vec::new()).with_tag(root_tag));
         // A file with only its header: no bytes are made or read (the first write lays out
         // the tree and blocks).
@@ -190,20 +190,11 @@ impl AsdfFile {
         if count.and_then(|n| n.checked_mul(array.datatype.size())) != Some(array.data.len()) {
             return Err(err(NdArrayError::ShapeMismatch));
         }
-        self.create_parents(pointer)?;
+        asdf_yaml::pointer::create_parents(self.doc_mut(), pointer)
+            .map_err(|e| crate::error::pointer_error(pointer, e))?;
         let tag = self.tag_for("core/ndarray")?;
-        let mut nd = NdArray {
-            source: Some(Source::Block(0)),
-            data: None,
-            datatype: Some(array.datatype.clone()),
-            byteorder: array.byteorder,
-            shape: Some(array.shape.iter().map(|d| Dim::Fixed(*d)).collect()),
-            offset: 0,
-            strides: None,
-            mask: None,
-            extra: Vec::new(),
-            form: asdf_core_types::ndarray::Form::default(),
-        };
+        let dims = array.shape.iter().map(|d| Dim::Fixed(*d)).collect();
+        let mut nd = NdArray::in_block(0, array.datatype.clone(), array.byteorder, dims);
         if array.chunks.is_some() {
             let node = self.chunked_node(pointer, array)?;
             self.set(pointer, node)?;
@@ -298,25 +289,7 @@ impl AsdfFile {
         if chunks.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }
-        let mut found = Vec::new();
-        let mut masked = Vec::new();
-        let root = &self.doc().root;
-        root.walk_with(&mut |path, n| {
-            if !n.tag.as_deref().is_some_and(asdf_core_types::is_ndarray_tag) {
-                return asdf_yaml::Visit::Continue;
-            }
-            let candidate = n.get("source").and_then(Node::as_i64).is_some()
-                && n.get("shape")
-                    .and_then(Node::as_sequence)
-                    .is_some_and(|s| s.items.len() == chunks.len() && s.items.iter().all(|d| d.as_i64().is_some()));
-            if candidate && n.get("mask").is_some() {
-                masked.push(asdf_yaml::pointer::pointer_of(root, path));
-            } else if candidate {
-                found.push(path.to_vec());
-            }
-            // An ndarray's mask (an ndarray too) belongs to it: never chunked on its own.
-            asdf_yaml::Visit::SkipChildren
-        });
+        let (found, masked) = asdf_chunked::chunkable(&self.doc().root, chunks.len());
         let total = self.reader.block_count() + self.pending.len();
         let whole: crate::Region = "...".parse().map_err(|_| Error::NotFound("region".to_owned()))?;
         let mut done = Vec::new();
@@ -353,34 +326,6 @@ impl AsdfFile {
         }
         Ok((done, masked))
     }
-
-    /// Makes a mapping of every missing parent of `pointer`.
-    fn create_parents(&mut self, pointer: &str) -> Result<(), Error> {
-        let toks = asdf_yaml::pointer::tokens(pointer).map_err(|e| crate::error::pointer_error(pointer, e))?;
-        for i in 1..toks.len() {
-            let at = asdf_yaml::pointer::join(&toks[..i]);
-            match self.get(&at) {
-                Ok(n) if matches!(n.kind, NodeKind::Mapping(_) | NodeKind::Sequence(_)) => {}
-                Ok(_) => return Err(Error::NotFound(format!("{at} (not a mapping)"))),
-                Err(Error::NotFound(_)) => {
-                    self.set(&at, Node::map(Vec::new()))?;
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The full tag ASDF Standard `v` lists for `name` (such as `core/ndarray`), if it lists one.
-pub(crate) fn standard_tag(v: asdf_layout::Version, name: &str) -> Result<Option<String>, Error> {
-    let schemas = asdf_core_types::schemas().map_err(Error::BuiltinSchemas)?;
-    let prefix = format!("{}{name}-", asdf_yaml::node::tags::ASDF);
-    Ok(schemas
-        .tags_for_standard((v.major, v.minor, v.patch))
-        .into_iter()
-        .map(|t| t.tag)
-        .find(|t| t.starts_with(&prefix)))
 }
 
 /// The full tag ASDF Standard `v` uses for `name` (`core/ndarray` ->
@@ -390,5 +335,7 @@ pub(crate) fn standard_tag(v: asdf_layout::Version, name: &str) -> Result<Option
 /// # Errors
 /// [`Error::NotFound`] when the standard version has no such tag.
 pub fn tag_for(v: Version, name: &str) -> Result<String, Error> {
-    standard_tag(v, name)?.ok_or_else(|| Error::NotFound(format!("tag {name} in ASDF Standard {v}")))
+    asdf_core_types::standard_tag((v.major, v.minor, v.patch), name)
+        .map_err(Error::BuiltinSchemas)?
+        .ok_or_else(|| Error::NotFound(format!("tag {name} in ASDF Standard {v}")))
 }

@@ -75,57 +75,8 @@ impl AsdfFile {
         if !crate::reads_standard(to) {
             return Err(Error::UnsupportedStandard(to));
         }
-        let schemas = asdf_core_types::schemas().map_err(Error::BuiltinSchemas)?;
-        let prefix = "tag:stsci.edu:asdf/";
-        let targets: std::collections::HashMap<String, String> = schemas
-            .tags_for_standard((to.major, to.minor, to.patch))
-            .into_iter()
-            .filter_map(|t| {
-                let name = t.tag.strip_prefix(prefix)?.rsplit_once('-')?.0.to_owned();
-                Some((name, t.tag))
-            })
-            .collect();
-        let mut changed = 0;
-        let doc = self.doc_mut();
-        for path in asdf_drafts::legacy::tagged_paths(&doc.root) {
-            let Some(n) = doc.root.at_path_mut(&path) else {
-                continue;
-            };
-            let Some(name) = n
-                .tag
-                .as_deref()
-                .and_then(|t| t.strip_prefix(prefix))
-                .and_then(|t| t.rsplit_once('-'))
-                .map(|(name, _)| name.to_owned())
-            else {
-                continue;
-            };
-            if let Some(new) = targets.get(&name)
-                && n.tag.as_deref() != Some(new.as_str())
-            {
-                n.tag = Some(new.as_str().into());
-                changed += 1;
-            }
-        }
-        // The core extension the history names is the new standard's: Python asdf warns on
-        // every open of a 1.6.0 file whose history lists `core-1.5.0` (an extension it does
-        // not enable for that standard).
-        let core = "asdf://asdf-format.org/core/extensions/core-";
-        let new_uri = format!("{core}{to}");
-        if let Some(exts) = doc
-            .root
-            .get_mut("history")
-            .and_then(|h| h.get_mut("extensions"))
-            .and_then(Node::as_sequence_mut)
-        {
-            for e in &mut exts.items {
-                if let Some(uri) = e.get_mut("extension_uri")
-                    && uri.as_str().is_some_and(|u| u.starts_with(core) && u != new_uri)
-                {
-                    *uri = Node::str(new_uri.clone());
-                }
-            }
-        }
+        let changed = asdf_drafts::legacy::retag(self.doc_mut(), (to.major, to.minor, to.patch))
+            .map_err(Error::BuiltinSchemas)?;
         self.standard = to;
         Ok(changed)
     }

@@ -425,6 +425,18 @@ impl From<asdf_layout::guard::LockError> for Error {
     }
 }
 
+impl From<asdf_core_types::finish::FinishError> for Error {
+    fn from(e: asdf_core_types::finish::FinishError) -> Self {
+        use asdf_core_types::finish::FinishError as F;
+        match e {
+            F::Schemas(e) => Error::BuiltinSchemas(e),
+            F::Invalid(v) => Error::Invalid(v),
+            F::NoSoftwareTag(_) => Error::NotFound("tag core/software in this ASDF Standard".to_owned()),
+            F::Yaml(e) => Error::Yaml(e),
+        }
+    }
+}
+
 impl From<asdf_layout::atomic::WriteError> for Error {
     fn from(e: asdf_layout::atomic::WriteError) -> Self {
         Error::Io {

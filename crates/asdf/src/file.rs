@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use asdf_layout::{ReadAt, Reader, Version};
-use asdf_schema::{AsdfSchemas, Report, TagWarning};
+use asdf_schema::{AsdfSchemas, Report};
 use asdf_yaml::{Document, Node};
 
 use crate::error::{Error, Warning, pointer_error};
@@ -216,58 +216,26 @@ impl Core {
     /// the part of an open that reads the tree.
     pub(crate) fn parse_and_check(&self) -> Result<Tree, Error> {
         let (mut doc, yaml_warnings) = self.parse_text()?;
-        let mut warnings = self.source_warnings.clone();
-        warnings.extend(yaml_warnings.into_iter().map(Warning::Yaml));
-        // A FINF tree is validated as written against FINF's own schemas, then mapped.
-        let era = if self.options.validate {
-            legacy::validate_era(&doc, &self.reader).map_err(Error::BuiltinSchemas)?
-        } else {
-            None
-        };
-        legacy::normalize(&mut doc, &self.reader);
-        let tree_line = self.tree_line;
         let schemas = match &self.options.schemas {
             Some(s) => s.clone(),
             None => crate::schemas()?,
         };
-        if self.standard < Version::new(1, 6, 0) {
-            schemas.fill_defaults(&mut doc);
+        let fill = self.standard < Version::new(1, 6, 0);
+        // asdf-zarr's tags (an extension's, with no schema) are understood when this build
+        // reads chunked arrays. ASDF.jl's chunked ndarray tags are read too, but stay
+        // reported: they claim the standard's namespace and no manifest lists them.
+        let known = |t: &str| asdf_chunked::READS && asdf_core_types::chunk_tags::is_zarr_tag(t);
+        let validate = self.options.validate;
+        let report = legacy::check(&mut doc, &self.reader, &schemas, fill, validate, &known)
+            .map_err(Error::BuiltinSchemas)?
+            .shifted(self.tree_line);
+        let mut warnings = self.source_warnings.clone();
+        warnings.extend(yaml_warnings.into_iter().map(Warning::Yaml));
+        warnings.extend(report.warnings.into_iter().map(Warning::Tag));
+        if validate && self.options.strict && !report.violations.is_empty() {
+            return Err(Error::Invalid(report.violations));
         }
-        let mut report = if self.options.validate {
-            schemas.validate_document(&doc)
-        } else {
-            schemas.check_tags(&doc)
-        };
-        if let Some(era) = era {
-            report.violations.extend(era.violations);
-        }
-        // asdf-zarr's tags (an extension's, with no schema) are understood with the `zarr`
-        // feature, so they are not reported as unknown. ASDF.jl's chunked ndarray tags are read
-        // too, but stay reported: they claim the standard's namespace and no manifest lists them.
-        if asdf_chunked::READS {
-            report.warnings.retain(
-                |w| !matches!(w, TagWarning::Unknown { tag, .. } if asdf_core_types::chunk_tags::is_zarr_tag(tag)),
-            );
-        }
-        warnings.extend(report.warnings.into_iter().map(|w| {
-            Warning::Tag(match w {
-                TagWarning::Unknown { tag, span } => TagWarning::Unknown {
-                    tag,
-                    span: span.shifted(tree_line),
-                },
-                other => other,
-            })
-        }));
-        if self.options.validate && !report.violations.is_empty() {
-            let violations = report.violations.into_iter().map(|mut v| {
-                v.span = v.span.shifted(tree_line);
-                v
-            });
-            if self.options.strict {
-                return Err(Error::Invalid(violations.collect()));
-            }
-            warnings.extend(violations.map(Warning::Invalid));
-        }
+        warnings.extend(report.violations.into_iter().map(Warning::Invalid));
         Ok(Tree {
             doc,
             warnings,

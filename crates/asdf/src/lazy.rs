@@ -119,27 +119,18 @@ impl LazyFile {
         if text.len() > self.core.options.yaml_limits.max_bytes {
             return Ok(None);
         }
-        let not_found = |e| pointer_error(pointer, e);
-        // A pointer with a `~e<i>` token (a key by position) is for the parsed tree.
-        let Ok(tokens) = asdf_yaml::pointer::tokens(pointer) else {
-            return Ok(None);
-        };
-        let Some((first, rest)) = tokens.split_first() else {
+        let Some((first, rest)) = asdf_yaml::skim::split_pointer(pointer) else {
             return Ok(None);
         };
         let doc = match self.skimmed.get() {
-            Some((key, doc)) if key == first => doc,
+            Some((key, doc)) if *key == first => doc,
             Some(_) => return Ok(None),
-            None => match asdf_yaml::skim::top_level_value(text, first) {
-                Some(doc) => &self.skimmed.get_or_init(|| (first.clone(), doc)).1,
+            None => match asdf_yaml::skim::top_level_value(text, &first) {
+                Some(doc) => &self.skimmed.get_or_init(|| (first, doc)).1,
                 None => return Ok(None),
             },
         };
-        let rest: String = rest
-            .iter()
-            .map(|t| format!("/{}", asdf_yaml::pointer::escape(t)))
-            .collect();
-        let node = asdf_yaml::pointer::get(doc, &rest).map_err(not_found)?;
+        let node = asdf_yaml::pointer::get(doc, &rest).map_err(|e| pointer_error(pointer, e))?;
         NdArray::from_node(node, doc).map(Some).map_err(array_error(pointer))
     }
 }

@@ -77,13 +77,14 @@ mod update;
 mod verify;
 mod write;
 
-pub use array::{Array, ArrayValues, CHUNK_ELEMENTS};
+pub use array::{Array, ArrayValues};
 #[cfg(feature = "zarr")]
 pub use asdf_chunked::{ChunkLayout, decode_zarr_chunk, zarr_compressor};
 pub use asdf_chunked::{ChunkMap, ChunkedError, StoreObject};
 pub use asdf_core_types::chunk_tags::{
     CHUNKED_NDARRAY_TAG_PREFIX, ZARR_TAG_PREFIX, is_chunked_array_tag, is_chunked_ndarray_tag, is_zarr_tag,
 };
+pub use asdf_core_types::view::CHUNK_ELEMENTS;
 pub use asdf_fits::file::AsdfHdu;
 pub use asdf_layout::atomic::remove_unfinished_temporaries;
 pub use asdf_layout::guard::same_file;

@@ -4,4 +4,4 @@
 
 pub(crate) use asdf_remote::upload::Condition;
 pub use asdf_remote::{Error as RemoteError, RemoteOptions, Stats as RemoteStats, is_url};
-pub(crate) use asdf_remote::{check_condition, head, open as open_source, put_file, same_origin};
+pub(crate) use asdf_remote::{open as open_source, put_file, same_origin, write_condition};

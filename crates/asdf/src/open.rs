@@ -189,27 +189,10 @@ impl Open {
 }
 
 fn open_path(path: &Path, options: OpenOptions) -> Result<LazyFile, Error> {
-    let io = |source| Error::Io {
+    let (source, opened) = asdf_layout::source::open_regular(path, options.memmap).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,
-    };
-    // Opened without waiting (a FIFO would block until a writer comes), then checked: only
-    // regular files, whose length the one `fstat` gives (no `stat` of the path first).
-    let file = open_nonblocking(path).map_err(io)?;
-    let opened = file.metadata().map_err(io)?;
-    if !opened.is_file() {
-        return Err(io(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file",
-        )));
-    }
-    let len = opened.len();
-    let source: Box<dyn ReadAt> = if options.memmap {
-        Box::new(asdf_layout::MmapSource::from_file_len(file, len).map_err(io)?)
-    } else {
-        Box::new(file)
-    };
-    let source = asdf_layout::Prefetched::with_len(source, len);
+    })?;
     let mut f = open_prefetched(source, Some(file_dir(path)), options, false)?;
     let core = f.core_mut();
     core.path = Some(path.to_path_buf());
@@ -229,8 +212,6 @@ fn open_url(url: &str, options: OpenOptions, remote: &crate::RemoteOptions) -> R
     core.remote_origin = Some((url.to_owned(), remote.clone()));
     Ok(f)
 }
-
-use asdf_layout::source::open_nonblocking;
 
 /// Opens the file `source` holds (`dir`: where its relative references point).
 pub(crate) fn open_source(

@@ -155,19 +155,21 @@ impl Core {
                 });
             }
         };
-        let ext = crate::Open::path(&file)
+        self.block_zero(crate::Open::path(&file), file, pointer)
+    }
+
+    /// Block 0 of the other file `open` opens (named `file` in errors), decoded.
+    fn block_zero(&self, open: crate::Open, file: PathBuf, pointer: &str) -> Result<Vec<u8>, Error> {
+        let external = |source| Error::External {
+            pointer: pointer.to_owned(),
+            file: file.clone(),
+            source: Box::new(source),
+        };
+        let ext = open
             .options(self.options.clone().validate(false))
             .open()
-            .map_err(|e| Error::External {
-                pointer: pointer.to_owned(),
-                file: file.clone(),
-                source: Box::new(e),
-            })?;
-        let d = ext.reader.read_data(0).map_err(|e| Error::External {
-            pointer: pointer.to_owned(),
-            file,
-            source: Box::new(Error::Layout(e)),
-        })?;
+            .map_err(external)?;
+        let d = ext.reader.read_data(0).map_err(|e| external(Error::Layout(e)))?;
         Ok(d.into_owned())
     }
 }
@@ -196,21 +198,8 @@ impl Core {
                 return Err(missing());
             };
             let other = format!("{dir}{uri}");
-            let ext = crate::Open::url(&other)
-                .options(self.options.clone().validate(false))
-                .storage_options(remote.clone())
-                .open()
-                .map_err(|e| Error::External {
-                    pointer: pointer.to_owned(),
-                    file: PathBuf::from(&other),
-                    source: Box::new(e),
-                })?;
-            let d = ext.reader.read_data(0).map_err(|e| Error::External {
-                pointer: pointer.to_owned(),
-                file: PathBuf::from(&other),
-                source: Box::new(Error::Layout(e)),
-            })?;
-            Ok(d.into_owned())
+            let open = crate::Open::url(&other).storage_options(remote.clone());
+            self.block_zero(open, PathBuf::from(&other), pointer)
         })())
     }
 }

@@ -75,11 +75,9 @@ impl AsdfFile {
         options: &WriteOptions,
         remote: &crate::RemoteOptions,
     ) -> Result<(), Error> {
-        let (condition, just_seen) = self.write_condition(url, remote)?;
-        // Refused before anything is made when the object already changed since it was read.
-        if !just_seen {
-            crate::net::check_condition(url, remote, &condition).map_err(|e| Error::Remote(Box::new(e)))?;
-        }
+        let own = self.remote_origin.as_ref().is_some_and(|(from, _)| from == url);
+        let read = self.remote.as_deref().filter(|_| own).and_then(|s| s.version()?.1);
+        let condition = crate::net::write_condition(url, remote, read).map_err(|e| Error::Remote(Box::new(e)))?;
         self.upload(url, options, remote, &condition)
     }
 
@@ -97,8 +95,8 @@ impl AsdfFile {
         options: &WriteOptions,
         remote: &crate::RemoteOptions,
     ) -> Result<(), Error> {
-        let condition = crate::net::Condition::Match(etag.to_string());
-        crate::net::check_condition(url, remote, &condition).map_err(|e| Error::Remote(Box::new(e)))?;
+        let condition =
+            crate::net::write_condition(url, remote, Some(etag.to_owned())).map_err(|e| Error::Remote(Box::new(e)))?;
         self.upload(url, options, remote, &condition)
     }
 
@@ -134,26 +132,5 @@ impl AsdfFile {
         };
         crate::net::put_file(url, remote, &spool, condition, &report).map_err(remote_err)?;
         Ok(())
-    }
-
-    /// What must hold of the object at `url` for a write to complete, and whether that was
-    /// seen just now (a HEAD of the object), rather than when this file was read.
-    fn write_condition(
-        &self,
-        url: &str,
-        remote: &crate::RemoteOptions,
-    ) -> Result<(crate::net::Condition, bool), Error> {
-        use crate::net::Condition;
-        let own = self.remote_origin.as_ref().is_some_and(|(from, _)| from == url);
-        let read = self.remote.as_deref().and_then(|s| s.version()?.1);
-        if own && let Some(etag) = read {
-            return Ok((Condition::Match(etag), false));
-        }
-        let now = match crate::net::head(url, remote).map_err(|e| Error::Remote(Box::new(e)))? {
-            Some((_, Some(etag))) => Condition::Match(etag),
-            Some((_, None)) => Condition::Overwrite,
-            None => Condition::Create,
-        };
-        Ok((now, true))
     }
 }

@@ -39,12 +39,7 @@ impl AsdfFile {
             // Writing ASDF over the FITS file would destroy it: the FITS file is written
             // again, atomically, with every HDU and header card it had.
             self.write_path(&path, options)?;
-            let reopened = crate::Open::path(&path)
-                .options(self.options.clone().validate(false))
-                .open()?;
-            let kept = self.options.clone();
-            *self = reopened;
-            self.options = kept;
+            self.reopen(&path)?;
             return Ok(Update::Rewritten(RewriteReason::Fits));
         }
         // Held until the file is written: another writer waits, then finds it changed.
@@ -63,13 +58,18 @@ impl AsdfFile {
         // A `File` has nothing to drop on wasm32 (no files of its own there).
         #[cfg_attr(target_arch = "wasm32", allow(clippy::drop_non_drop))]
         drop(lock);
-        let reopened = crate::Open::path(&path)
-            .options(self.options.clone().validate(false))
-            .open()?;
-        let options = self.options.clone();
-        *self = reopened;
-        self.options = options;
+        self.reopen(&path)?;
         Ok(result)
+    }
+
+    /// This file, as written at `path`, opened again with its options.
+    fn reopen(&mut self, path: &Path) -> Result<(), Error> {
+        let options = self.options.clone();
+        *self = crate::Open::path(path)
+            .options(options.clone().validate(false))
+            .open()?;
+        self.options = options;
+        Ok(())
     }
 
     fn try_in_place(

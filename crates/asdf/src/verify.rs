@@ -106,14 +106,13 @@ impl AsdfFile {
         }
         // Chunked arrays: chunks that are blocks of the file were checked with the blocks;
         // those in a directory store beside it (or any other) are read and decoded here.
-        {
-            for p in self.all_array_pointers().into_iter().filter(|p| {
-                self.get(p)
-                    .is_ok_and(|n| n.tag.as_deref().is_some_and(crate::is_chunked_array_tag))
-            }) {
-                if let Err(e) = self.array(&p).and_then(|a| a.decode_every_piece()) {
-                    arrays.push((p, e));
-                }
+        let chunked = |p: &String| {
+            self.get(p)
+                .is_ok_and(|n| n.tag.as_deref().is_some_and(crate::is_chunked_array_tag))
+        };
+        for p in self.all_array_pointers().into_iter().filter(chunked) {
+            if let Err(e) = self.array(&p).and_then(|a| a.decode_every_piece()) {
+                arrays.push((p, e));
             }
         }
         let hdus = self.fits.as_ref().map_or_else(Vec::new, |fits| {

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use asdf_core_types::{NdArray, Source};
+use asdf_core_types::NdArray;
 use asdf_layout::{BlockOptions, Label, Writer, copy};
 use asdf_yaml::{Document, EmitOptions, Node};
 use std::io::Write as _;
@@ -125,19 +125,7 @@ impl AsdfFile {
             // The file's streamed block stays streamed (as Python asdf writes it): last, with
             // no block index after it.
             Some(i) => {
-                let mut s = w.start_stream()?;
-                let mut failed = None;
-                self.reader.read_data_pieces(i, &mut |piece| {
-                    if failed.is_none()
-                        && let Err(e) = s.write_all(piece)
-                    {
-                        failed = Some(e);
-                    }
-                })?;
-                if let Some(e) = failed {
-                    return Err(asdf_layout::Error::from(e).into());
-                }
-                s.finish()?;
+                copy::finish_streamed(w, &self.reader, i)?;
             }
             None => {
                 w.finish(options.index)?;
@@ -247,22 +235,10 @@ impl AsdfFile {
     ) -> Result<StreamingWriter, Error> {
         let path = path.as_ref().to_path_buf();
         let row_bytes = datatype.size() * row_shape.iter().product::<usize>();
-        let a = NdArray {
-            source: Some(Source::Block(-1)),
-            data: None,
-            datatype: Some(datatype),
-            byteorder,
-            shape: Some(
-                std::iter::once(asdf_core_types::Dim::Streamed)
-                    .chain(row_shape.iter().map(|d| asdf_core_types::Dim::Fixed(*d)))
-                    .collect(),
-            ),
-            offset: 0,
-            strides: None,
-            mask: None,
-            extra: Vec::new(),
-            form: asdf_core_types::ndarray::Form::default(),
-        };
+        let dims = std::iter::once(asdf_core_types::Dim::Streamed)
+            .chain(row_shape.iter().map(|d| asdf_core_types::Dim::Fixed(*d)))
+            .collect();
+        let a = NdArray::in_block(-1, datatype, byteorder, dims);
         let mut doc = self.doc().clone();
         asdf_yaml::pointer::set(&mut doc, pointer, a.to_node(&self.tag_for("core/ndarray")?))
             .map_err(|_| Error::NotFound(pointer.to_owned()))?;
@@ -410,7 +386,7 @@ impl AsdfFile {
     pub(crate) fn finished_tree(
         &self,
         doc: &Document,
-        mut edits: asdf_yaml::Edits,
+        edits: asdf_yaml::Edits,
         options: &WriteOptions,
     ) -> Result<Vec<u8>, Error> {
         let validate = options.validate;
@@ -420,32 +396,18 @@ impl AsdfFile {
         {
             return Err(Error::UnstableStandard(self.standard));
         }
-        if validate {
-            let schemas = asdf_core_types::schemas().map_err(Error::BuiltinSchemas)?;
-            let r = schemas.validate_document(doc);
-            if !r.violations.is_empty() {
-                return Err(Error::Invalid(r.violations));
-            }
-        }
-        edits.leave_out_filled(doc);
-        if let Some(m) = doc.root.as_mapping() {
-            let lib = self.library_node()?;
-            match m.get("asdf_library") {
-                Some(v) => edits.replace(v, lib),
-                None => edits.prepend_to_root(Node::str("asdf_library"), lib),
-            }
-        }
-        edits.default_version((1, 1));
-        Ok(asdf_yaml::emit_edited(doc, &EmitOptions::default(), &edits)?)
+        let v = self.standard;
+        Ok(asdf_core_types::finish::finished_tree(
+            doc,
+            edits,
+            (v.major, v.minor, v.patch),
+            validate,
+        )?)
     }
 
     fn library_node(&self) -> Result<Node, Error> {
-        Ok(Node::map(vec![
-            (Node::str("author"), Node::str("The asdf-rs developers")),
-            (Node::str("name"), Node::str("asdf-rs")),
-            (Node::str("version"), Node::str(env!("CARGO_PKG_VERSION"))),
-        ])
-        .with_tag(self.tag_for("core/software")?))
+        let v = self.standard;
+        Ok(asdf_core_types::finish::library_node((v.major, v.minor, v.patch))?)
     }
 }
 
