@@ -56,7 +56,7 @@ pub fn parse_chunks(s: &str) -> Result<ChunkShape, String> {
 /// Stores the arrays of `file` of `chunks`'s rank chunked, and says how many (and which
 /// masked arrays stay ndarrays: an asdf-zarr array has no mask).
 pub fn chunk(file: &mut asdf::AsdfFile, chunks: &[usize], compression: Option<asdf::Label>) -> Result<(), asdf::Error> {
-    let (done, masked) = file.chunk_arrays_masked(chunks, compression)?;
+    let (done, masked) = file.chunk_arrays(chunks, compression)?;
     if !masked.is_empty() {
         crate::report::warning(&format!(
             "masked arrays left unchunked, as ndarrays with their masks (an asdf-zarr array has no mask): {}",

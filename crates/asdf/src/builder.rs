@@ -255,27 +255,16 @@ impl AsdfFile {
     /// Stores chunked (as [`NewArray::chunks`] does) every array of the tree in a block that
     /// has as many dimensions as `chunks` (numeric or boolean, not masked, not streamed),
     /// each chunk compressed with `compression` as a Zarr compressor; the blocks they were in
-    /// are left out of the next write. Returns the pointers of the arrays it chunked.
-    ///
-    /// Masked arrays are left as they are (an asdf-zarr array has no mask, and Python asdf
-    /// reads an ndarray's mask only from an ndarray): [`AsdfFile::chunk_arrays_masked`] names
-    /// them. A mask is never chunked, nor anything else inside an ndarray's node; nor are 0-d
-    /// arrays (`chunks` empty: nothing is chunked).
+    /// are left out of the next write. Returns the pointers of the arrays it chunked, and
+    /// those of the masked arrays of that many dimensions it left as they are (an asdf-zarr
+    /// array has no mask, and Python asdf reads an ndarray's mask only from an ndarray: for a
+    /// warning that says so). A mask is never chunked, nor anything else inside an ndarray's
+    /// node; nor are 0-d arrays (`chunks` empty: nothing is chunked).
     ///
     /// # Errors
     /// Read errors of the arrays, [`Error::Chunked`] for a compression with no Zarr
     /// compressor.
-    pub fn chunk_arrays(&mut self, chunks: &[usize], compression: Option<Label>) -> Result<Vec<String>, Error> {
-        self.chunk_arrays_masked(chunks, compression)
-            .map(|(done, _masked)| done)
-    }
-
-    /// As [`AsdfFile::chunk_arrays`], also returning the pointers of the masked arrays of that
-    /// many dimensions it left unchunked (for a warning that says so).
-    ///
-    /// # Errors
-    /// As [`AsdfFile::chunk_arrays`].
-    pub fn chunk_arrays_masked(
+    pub fn chunk_arrays(
         &mut self,
         chunks: &[usize],
         compression: Option<Label>,
