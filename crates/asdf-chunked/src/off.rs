@@ -1,6 +1,6 @@
-//! Built without the feature `zarrs`: the names the `asdf` facade uses. No node is a chunked
-//! array here ([`open`] finds none, so reading one says what any node that is not an ndarray
-//! says), and writing one is refused ([`ChunkedError::Disabled`]).
+//! Built without the feature `zarrs`: the names the `asdf` facade uses. A chunked array is
+//! neither read nor written here: both are refused with [`ChunkedError::Disabled`], which names
+//! the missing feature.
 
 use std::sync::Arc;
 
@@ -79,12 +79,16 @@ impl Chunked {
     }
 }
 
-/// Nothing: no node is a chunked array in this build.
+/// `None` for a node not tagged as a chunked array; for one that is, refused: this build reads
+/// none (so a read names the missing feature rather than calling the node no array).
 ///
 /// # Errors
-/// Never.
-pub fn open(_: &Context<'_>, _: &Document, _: &Node) -> Result<Option<Arc<Chunked>>, ChunkedError> {
-    Ok(None)
+/// [`ChunkedError::Disabled`] for a node tagged as a chunked array.
+pub fn open(_: &Context<'_>, _: &Document, node: &Node) -> Result<Option<Arc<Chunked>>, ChunkedError> {
+    match node.tag.as_deref() {
+        Some(t) if crate::is_zarr_tag(t) || crate::is_chunked_ndarray_tag(t) => Err(ChunkedError::Disabled),
+        _ => Ok(None),
+    }
 }
 
 /// An array encoded in asdf-zarr's layout (never, in this build).

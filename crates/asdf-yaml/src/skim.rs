@@ -31,6 +31,9 @@ pub fn split_pointer(pointer: &str) -> Option<(String, String)> {
 /// when the text is within the skim's subset; `None` otherwise (parse the whole tree then).
 #[must_use]
 pub fn top_level_value(text: &[u8], key: &str) -> Option<Document> {
+    if other_line_breaks(text) {
+        return None;
+    }
     let mut lines = Lines { text, pos: 0, line: 0 };
     let mut directives: Vec<(String, String)> = Vec::new();
     let mut version = None;
@@ -154,6 +157,17 @@ impl<'a> Lines<'a> {
         self.line = self.line.saturating_add(1);
         Some((start, n, &rest[..len]))
     }
+}
+
+/// Whether `text` breaks a line other than at `\n`: YAML 1.1 also breaks at `\r`, NEL, LS and
+/// PS, even inside a comment, where a key could follow unseen by a reading line by line.
+fn other_line_breaks(text: &[u8]) -> bool {
+    text.iter().enumerate().any(|(i, &b)| match b {
+        b'\r' => true,
+        0xC2 => text.get(i + 1) == Some(&0x85),
+        0xE2 => text.get(i + 1) == Some(&0x80) && matches!(text.get(i + 2), Some(0xA8 | 0xA9)),
+        _ => false,
+    })
 }
 
 fn is_key_char(c: u8) -> bool {
@@ -469,6 +483,18 @@ mod tests {
             format!("{ARRAY}---\nb: 1\n"),
             format!("a:\t1\n{ARRAY}...\n"),
             "data: !x!ndarray-1.1.0\n  source: 0\n...\n".to_owned(),
+            // a line break other than `\n` (LS, PS, NEL, CR), in a comment or a value: the
+            // parser sees a key there (here a duplicate, whose later value wins)
+            format!("{ARRAY}# note\u{2028}data: 5\n...\n"),
+            format!("{ARRAY}# note\u{2029}data: 5\n...\n"),
+            format!("{ARRAY}# note\u{85}data: 5\n...\n"),
+            format!("{ARRAY}# note\rdata: 5\n...\n"),
+            ARRAY.replace(
+                "  byteorder: little\n",
+                "  byteorder: little # c\u{2028}  byteorder: big\n",
+            ),
+            // a merge key
+            "base: &b {source: 0, datatype: float64}\ndata: !core/ndarray-1.1.0\n  <<: *b\n...\n".to_owned(),
             // more entries than an ndarray has
             format!(
                 "data:\n{}...\n",

@@ -17,6 +17,12 @@ use crate::file::{AsdfFile, Core, Tree};
 /// A file opened lazily: its source, and its tree still to be parsed. Read arrays with
 /// [`LazyFile::array`]; [`LazyFile::parse`] gives the [`AsdfFile`] for everything else.
 ///
+/// What an array read checks: the node it reads (a YAML or schema error in it is reported, as
+/// the eager open reports it). When the skim answers, the rest of the tree is not read: a
+/// YAML error, a schema violation under `strict`, or a limit met elsewhere in it comes from
+/// [`LazyFile::parse`] (which reports exactly what [`crate::Open::open`] would have), not from
+/// the read. Open eagerly where a file must be refused whole before any of it is used.
+///
 /// ```no_run
 /// let lazy = asdf::Open::path("big.asdf").open_lazy()?;
 /// let x = lazy.array("/data")?.element(&[7])?;

@@ -60,3 +60,19 @@ fn a_build_without_zarr_refuses_to_write_chunks() {
     assert_eq!(g.array("/a").unwrap().read::<Vec<f32>>().unwrap(), data);
     assert!(f.chunk_arrays(&[4, 4], None).is_err());
 }
+
+/// Read in a build without `zarr`, a chunked array is refused by a message that names the
+/// feature (not called "not an ndarray"), and the file's other arrays read as ever.
+#[cfg(not(feature = "zarr"))]
+#[test]
+fn a_build_without_zarr_names_the_feature_reading_a_chunked_array() {
+    let tree = "#ASDF 1.0.0\n#ASDF_STANDARD 1.6.0\n%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\n\
+        plain: !core/ndarray-1.1.0 {data: [1, 2, 3], datatype: int64, shape: [3]}\n\
+        z: !<asdf://asdf-format.org/zarr/tags/zarr-1.0.0>\n  chunk_block_map: 0\n  \
+        .zarray: {chunks: [2], compressor: null, dtype: <i8, fill_value: 0, filters: null, order: C, shape: [3], zarr_format: 2}\n...\n";
+    let f = asdf::Open::bytes(tree.as_bytes().to_vec()).open().unwrap();
+    let err = f.array("/z").unwrap_err();
+    assert!(matches!(err, asdf::Error::Chunked { .. }), "{err:?}");
+    assert!(err.to_string().contains("feature `zarr`"), "{err}");
+    assert_eq!(f.array("/plain").unwrap().read::<Vec<i64>>().unwrap(), [1, 2, 3]);
+}

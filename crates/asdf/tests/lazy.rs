@@ -224,3 +224,44 @@ fn lazy_opens_agree_with_open_on_the_corpus() {
     println!("{files} files, {arrays} top-level arrays, {skimmed} top-level values skimmed");
     assert!(files > 100 && arrays > 50 && skimmed > 50, "{files} {arrays} {skimmed}");
 }
+
+/// YAML 1.1 breaks lines at CR, NEL, LS and PS too, in a comment as anywhere: a key behind one
+/// (here a second `data`, whose later value wins, or a second `byteorder`) is the parser's to
+/// see, so the skim gives up and a lazy read answers what the eager open answers (found by an
+/// independent review).
+#[test]
+fn line_breaks_other_than_lf_never_make_a_lazy_read_differ() {
+    let path = temp("breaks.asdf");
+    written(&path);
+    let bytes = std::fs::read(&path).unwrap();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let end = text.find("\n...\n").expect("the tree's end");
+    let little = text.find("byteorder: little").expect("written little-endian");
+    let mut cases = Vec::new();
+    for br in ["\u{2028}", "\u{2029}", "\u{85}", "\r"] {
+        let mut b = bytes[..=end].to_vec();
+        b.extend_from_slice(format!("# note{br}data: 5").as_bytes());
+        b.extend_from_slice(&bytes[end..]);
+        cases.push(b);
+        let mut b = bytes[..little + 17].to_vec();
+        b.extend_from_slice(format!(" # c{br}  byteorder: big").as_bytes());
+        b.extend_from_slice(&bytes[little + 17..]);
+        cases.push(b);
+    }
+    for (i, b) in cases.into_iter().enumerate() {
+        let p = temp(&format!("breaks{i}.asdf"));
+        std::fs::write(&p, &b).unwrap();
+        let options = OpenOptions::default().validate(false);
+        let eager = asdf::Open::path(&p).options(options.clone()).open();
+        let lazy = asdf::Open::path(&p).options(options).open_lazy().unwrap();
+        let lazy_read = lazy.array("/data").and_then(|a| a.read::<Vec<f64>>());
+        match eager {
+            Ok(e) => assert_eq!(
+                format!("{lazy_read:?}"),
+                format!("{:?}", e.array("/data").and_then(|a| a.read::<Vec<f64>>())),
+                "case {i}"
+            ),
+            Err(e) => assert_eq!(lazy.parse().unwrap_err().to_string(), e.to_string(), "case {i}"),
+        }
+    }
+}
