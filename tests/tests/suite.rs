@@ -26,3 +26,5 @@ mod remote;
 mod slices;
 #[path = "structure.rs"]
 mod structure;
+#[path = "wcs.rs"]
+mod wcs;

@@ -1,0 +1,434 @@
+//! gwcs's `wcs`: steps of frames and transforms, evaluated pixel to world and back as gwcs's
+//! `__call__` and `invert` do (bounding box, footprint, units).
+
+use rayon::prelude::*;
+
+use crate::error::Error;
+use crate::frames::{self, Frame};
+use crate::model::{Col, Interval, Kind, Transform};
+use crate::parse::{self, At, GWCS, tag_parts};
+
+/// Points evaluated together (one task of the CPU pool).
+const CHUNK: usize = 4096;
+
+/// A step of the pipeline: a frame and the transform from it to the next step's frame.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// The frame.
+    pub frame: Frame,
+    /// The transform to the next frame (`None` for the last).
+    pub transform: Option<Transform>,
+}
+
+/// A gwcs WCS read from a file: its steps, ready to evaluate.
+#[derive(Debug, Clone)]
+pub struct Wcs {
+    name: String,
+    steps: Vec<Step>,
+    forward: Transform,
+    bbox: Option<Vec<Option<Interval>>>,
+    pointer: String,
+}
+
+impl Wcs {
+    /// Reads the WCS at `pointer` (a node tagged `tag:stsci.edu:gwcs/wcs-*`).
+    ///
+    /// # Errors
+    /// [`Error::File`] when there is no such node; [`Error::Unsupported`] naming the first
+    /// transform or frame not evaluated; [`Error::Malformed`] where a node is not what its tag
+    /// says.
+    pub fn read(file: &asdf::AsdfFile, pointer: &str) -> Result<Wcs, Error> {
+        let node = file.get(pointer)?;
+        let at = At::new(file, node);
+        match tag_parts(at.tag(), GWCS) {
+            Some(("wcs", _)) => {}
+            _ => {
+                return Err(Error::Malformed {
+                    pointer: pointer.to_owned(),
+                    reason: format!("not a gwcs WCS (tag {:?})", at.tag()),
+                });
+            }
+        }
+        let items = at
+            .get("steps")
+            .and_then(|s| s.items())
+            .ok_or_else(|| at.malformed("a WCS without `steps`"))?;
+        if items.len() < 2 {
+            return Err(at.malformed("a WCS needs at least two steps"));
+        }
+        let mut steps = Vec::with_capacity(items.len());
+        for (i, s) in items.iter().enumerate() {
+            match tag_parts(s.tag(), GWCS) {
+                Some(("step", _)) => {}
+                _ => return Err(s.unsupported(format!("the step {:?}", s.tag()))),
+            }
+            let frame = frames::frame(s.get("frame").ok_or_else(|| s.malformed("a step without a frame"))?)?;
+            let transform = match s.get("transform") {
+                Some(t) if !t.node.is_null() => Some(parse::transform(t)?),
+                _ => None,
+            };
+            if transform.is_none() && i + 1 < items.len() {
+                return Err(s.malformed("a step before the last without a transform"));
+            }
+            steps.push(Step { frame, transform });
+        }
+        let mut ts: Vec<Transform> = steps.iter().filter_map(|s| s.transform.clone()).collect();
+        for w in ts.windows(2) {
+            if w[0].n_out != w[1].n_in {
+                return Err(Error::Malformed {
+                    pointer: w[1].pointer.clone(),
+                    reason: format!("takes {} coordinates, the step before gives {}", w[1].n_in, w[0].n_out),
+                });
+            }
+        }
+        let bbox = ts.first().and_then(|t| t.bbox.clone());
+        let mut forward = ts.remove(0);
+        for t in ts {
+            let (n_in, n_out) = (forward.n_in, t.n_out);
+            forward = Transform {
+                pointer: forward.pointer.clone(),
+                tag: "compose".to_owned(),
+                kind: Kind::Compose(Box::new(forward), Box::new(t)),
+                n_in,
+                n_out,
+                inverse: None,
+                bbox: None,
+                quantity_params: None,
+            };
+        }
+        for (k, s) in [(0, &steps[0]), (1, &steps[steps.len() - 1])] {
+            let n = if k == 0 { forward.n_in } else { forward.n_out };
+            if !s.frame.axes.is_empty() && s.frame.naxes() != n {
+                return Err(at.malformed(format!(
+                    "the frame {:?} has {} axes, the transform {} coordinates",
+                    s.frame.name,
+                    s.frame.naxes(),
+                    n
+                )));
+            }
+        }
+        Ok(Wcs {
+            name: at.key_str("name").unwrap_or_default().to_owned(),
+            steps,
+            forward,
+            bbox,
+            pointer: pointer.to_owned(),
+        })
+    }
+
+    /// The WCS's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The steps.
+    #[must_use]
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+
+    /// The input (pixel) frame.
+    #[must_use]
+    pub fn input_frame(&self) -> &Frame {
+        &self.steps[0].frame
+    }
+
+    /// The output (world) frame.
+    #[must_use]
+    pub fn output_frame(&self) -> &Frame {
+        &self.steps[self.steps.len() - 1].frame
+    }
+
+    /// How many pixel coordinates.
+    #[must_use]
+    pub fn pixel_n_dim(&self) -> usize {
+        self.forward.n_in
+    }
+
+    /// How many world coordinates.
+    #[must_use]
+    pub fn world_n_dim(&self) -> usize {
+        self.forward.n_out
+    }
+
+    /// The bounding box of the pixel coordinates, per axis (`None` for an axis it ignores).
+    #[must_use]
+    pub fn bounding_box(&self) -> Option<&[Option<(f64, f64)>]> {
+        self.bbox.as_deref()
+    }
+
+    /// Pixel to world, as gwcs's `wcs(x, y, ...)`: one slice per pixel axis (all the same
+    /// length), one vector per world axis, in the output frame's units. Points outside the
+    /// bounding box give NaN. Evaluated on the CPU pool.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] when the slices are not one per axis of equal length; [`Error::Units`]
+    /// or [`Error::OutOfTable`] where astropy raises too.
+    pub fn pixel_to_world(&self, pixel: &[&[f64]]) -> Result<Vec<Vec<f64>>, Error> {
+        self.run(&self.forward, pixel, Direction::Forward)
+    }
+
+    /// World to pixel, as gwcs's `invert`: the inverse the file gives or the analytic one;
+    /// points outside the footprint of the bounding box, or landing outside it, give NaN.
+    ///
+    /// # Errors
+    /// [`Error::NoInverse`] when a transform of the pipeline has no inverse (gwcs then iterates
+    /// numerically; that is not done here); as [`Wcs::pixel_to_world`].
+    pub fn world_to_pixel(&self, world: &[&[f64]]) -> Result<Vec<Vec<f64>>, Error> {
+        let backward = self.forward.inverse().map_err(|e| match e {
+            Error::NoInverse { pointer, what, .. } => Error::NoInverse {
+                pointer,
+                what,
+                hint: " (gwcs would invert the WCS numerically there; asdf-rs does not yet)",
+            },
+            e => e,
+        })?;
+        let mut owned: Vec<Vec<f64>>;
+        let world = if self.bbox.is_some() {
+            owned = world.iter().map(|w| w.to_vec()).collect();
+            self.outside_footprint(&mut owned)?;
+            owned.iter().map(Vec::as_slice).collect::<Vec<_>>()
+        } else {
+            world.to_vec()
+        };
+        let mut out = self.run(&backward, &world, Direction::Backward)?;
+        if let Some(bb) = &self.bbox {
+            for (col, iv) in out.iter_mut().zip(bb) {
+                if let Some((lo, hi)) = iv {
+                    for v in col.iter_mut() {
+                        if *v < *lo || *v > *hi {
+                            *v = f64::NAN;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// gwcs's `footprint`: the world coordinates of the bounding box's corners (clockwise
+    /// from the lower left for a 2-D frame of spatial axes; every corner otherwise), one row
+    /// per corner.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] when the WCS has no bounding box; as [`Wcs::pixel_to_world`].
+    pub fn footprint(&self) -> Result<Vec<Vec<f64>>, Error> {
+        let bb = self
+            .bbox
+            .as_ref()
+            .ok_or_else(|| Error::Usage("the WCS has no bounding box".into()))?;
+        let bb: Vec<(f64, f64)> = bb
+            .iter()
+            .map(|i| i.ok_or_else(|| Error::Usage("the bounding box ignores an axis".into())))
+            .collect::<Result<_, _>>()?;
+        let out_frame = self.output_frame();
+        let all_spatial = !out_frame.axes.is_empty()
+            && out_frame
+                .axes
+                .iter()
+                .all(|a| a.axis_type.eq_ignore_ascii_case("spatial"));
+        let vertices: Vec<Vec<f64>> = if bb.len() == 2 && all_spatial && out_frame.naxes() > 1 {
+            let (x, y) = (bb[0], bb[1]);
+            vec![vec![x.0, x.0, x.1, x.1], vec![y.0, y.1, y.1, y.0]]
+        } else {
+            let n = bb.len();
+            let count = 1usize << n.min(20);
+            let mut cols = vec![Vec::with_capacity(count); n];
+            for k in 0..count {
+                for (d, col) in cols.iter_mut().enumerate() {
+                    // itertools.product: the last axis changes fastest.
+                    let bit = (k >> (n - 1 - d)) & 1;
+                    col.push(if bit == 0 { bb[d].0 } else { bb[d].1 });
+                }
+            }
+            cols
+        };
+        let refs: Vec<&[f64]> = vertices.iter().map(Vec::as_slice).collect();
+        let world = self.run(&self.forward, &refs, Direction::Unbounded)?;
+        let n = world.first().map_or(0, Vec::len);
+        Ok((0..n).map(|k| world.iter().map(|c| c[k]).collect()).collect())
+    }
+
+    /// gwcs's `outside_footprint`: world coordinates outside the footprint's range become NaN.
+    fn outside_footprint(&self, world: &mut [Vec<f64>]) -> Result<(), Error> {
+        let fp = self.footprint()?;
+        let frame = self.output_frame();
+        let types: Vec<String> = frame.axes.iter().map(|a| a.axis_type.clone()).collect();
+        let mut distinct = types.clone();
+        distinct.sort();
+        distinct.dedup();
+        for axtyp in &distinct {
+            let in_type = types.iter().filter(|t| *t == axtyp).count();
+            for (idim, coord) in world.iter_mut().enumerate() {
+                let range: Vec<f64> = if in_type > 1 {
+                    fp.iter()
+                        .map(|row| row.get(idim).copied().unwrap_or(f64::NAN))
+                        .collect()
+                } else {
+                    fp.iter().flatten().copied().collect()
+                };
+                let (min, max) = nan_min_max(&range);
+                let phys = frame
+                    .axes
+                    .get(idim)
+                    .and_then(|a| a.physical_type.as_deref())
+                    .unwrap_or("");
+                if axtyp == "SPATIAL" && (phys.ends_with(".ra") || phys.ends_with(".lon")) && (max - min) > 180.0 {
+                    let d = 0.5 * (min + max);
+                    let lower: Vec<f64> = range.iter().copied().filter(|v| *v <= d).collect();
+                    let upper: Vec<f64> = range
+                        .iter()
+                        .copied()
+                        .filter(|v| {
+                            v.partial_cmp(&d) != Some(std::cmp::Ordering::Less)
+                                && v.partial_cmp(&d) != Some(std::cmp::Ordering::Equal)
+                        })
+                        .collect();
+                    let (_, lo) = nan_min_max(&lower);
+                    let (hi, _) = nan_min_max(&upper);
+                    for v in coord.iter_mut() {
+                        if *v > lo && *v < hi {
+                            *v = f64::NAN;
+                        }
+                    }
+                } else {
+                    for v in coord.iter_mut() {
+                        if *v < min || *v > max {
+                            *v = f64::NAN;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn run(&self, t: &Transform, ins: &[&[f64]], dir: Direction) -> Result<Vec<Vec<f64>>, Error> {
+        if ins.len() != t.n_in {
+            return Err(Error::Usage(format!(
+                "{}: {} coordinates given, {} expected",
+                self.pointer,
+                ins.len(),
+                t.n_in
+            )));
+        }
+        let n = ins.first().map_or(0, |c| c.len());
+        if ins.iter().any(|c| c.len() != n) {
+            return Err(Error::Usage("the coordinates differ in length".into()));
+        }
+        let (from, to) = match dir {
+            Direction::Backward => (self.output_frame(), self.input_frame()),
+            _ => (self.input_frame(), self.output_frame()),
+        };
+        let uses_q = t.uses_quantity();
+        let bbox = match dir {
+            Direction::Forward => self.bbox.as_deref(),
+            _ => None,
+        };
+        let chunks: Vec<usize> = (0..n.div_ceil(CHUNK)).collect();
+        let parts = chunks
+            .par_iter()
+            .map(|&c| {
+                let lo = c * CHUNK;
+                let hi = (lo + CHUNK).min(n);
+                self.chunk(t, ins, lo, hi, bbox, uses_q, from, to)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut out = vec![Vec::with_capacity(n); t.n_out];
+        for p in parts {
+            for (o, c) in out.iter_mut().zip(p) {
+                o.extend(c);
+            }
+        }
+        Ok(out)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn chunk(
+        &self,
+        t: &Transform,
+        ins: &[&[f64]],
+        lo: usize,
+        hi: usize,
+        bbox: Option<&[Option<Interval>]>,
+        uses_q: bool,
+        from: &Frame,
+        to: &Frame,
+    ) -> Result<Vec<Vec<f64>>, Error> {
+        // The points inside the bounding box (astropy evaluates only those).
+        let inside: Option<Vec<bool>> = bbox.map(|bb| {
+            (lo..hi)
+                .map(|k| {
+                    bb.iter()
+                        .zip(ins)
+                        .all(|(iv, c)| iv.is_none_or(|(a, b)| !(c[k] < a || c[k] > b)))
+                })
+                .collect()
+        });
+        let cols: Vec<Col> = ins
+            .iter()
+            .enumerate()
+            .map(|(d, c)| {
+                let v: Vec<f64> = match &inside {
+                    None => c[lo..hi].to_vec(),
+                    Some(m) => c[lo..hi].iter().zip(m).filter(|(_, k)| **k).map(|(v, _)| *v).collect(),
+                };
+                let u = if uses_q {
+                    from.axes.get(d).and_then(|a| a.parsed_unit)
+                } else {
+                    None
+                };
+                Col { v, u }
+            })
+            .collect();
+        let outs = t.eval(cols)?;
+        let mut result = Vec::with_capacity(outs.len());
+        for (d, mut c) in outs.into_iter().enumerate() {
+            if let (Some(cu), Some(fu)) = (c.u, to.axes.get(d).and_then(|a| a.parsed_unit)) {
+                let f = cu.factor_to(&fu).ok_or_else(|| Error::Units {
+                    pointer: t.pointer.clone(),
+                    reason: format!(
+                        "output {d} does not convert to the unit of the frame {:?} ({})",
+                        to.name,
+                        to.axes[d].unit.as_deref().unwrap_or("")
+                    ),
+                })?;
+                if f != 1.0 {
+                    for v in &mut c.v {
+                        *v *= f;
+                    }
+                }
+            }
+            match &inside {
+                None => result.push(c.v),
+                Some(m) => {
+                    let mut it = c.v.into_iter();
+                    result.push(
+                        m.iter()
+                            .map(|k| if *k { it.next().unwrap_or(f64::NAN) } else { f64::NAN })
+                            .collect(),
+                    );
+                }
+            }
+        }
+        Ok(result)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Forward,
+    Backward,
+    Unbounded,
+}
+
+/// numpy's `min` and `max`: NaN when any value is NaN (or there is none).
+fn nan_min_max(v: &[f64]) -> (f64, f64) {
+    if v.is_empty() || v.iter().any(|x| x.is_nan()) {
+        return (f64::NAN, f64::NAN);
+    }
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (min, max)
+}
