@@ -11,7 +11,7 @@ fn workspace() -> PathBuf {
 }
 
 /// The library crates, lowest first.
-const LAYERS: [&str; 14] = [
+const LAYERS: [&str; 15] = [
     "asdf-codecs",
     "asdf-layout",
     "asdf-remote",
@@ -23,6 +23,7 @@ const LAYERS: [&str; 14] = [
     "asdf-chunked",
     "asdf",
     "asdf-preview",
+    "asdf-wcs",
     "asdf-cli",
     "asdf-python",
     "asdf-web",

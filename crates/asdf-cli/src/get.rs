@@ -373,7 +373,7 @@ fn elements(t: ScalarType, b: &[u8]) -> Vec<Element> {
 /// so that the data starts on a 64-byte boundary, then the data (C order). Written by hand:
 /// the element type is known only at run time, and the header is a few lines of a documented
 /// format (numpy's `lib.format`), checked by numpy loading what we write.
-fn write_npy(w: &mut dyn std::io::Write, descr: &str, shape: &[usize], data: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_npy(w: &mut dyn std::io::Write, descr: &str, shape: &[usize], data: &[u8]) -> std::io::Result<()> {
     let dims = match shape {
         [] => String::new(),
         [d] => format!("{d},"),

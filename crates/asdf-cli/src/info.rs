@@ -370,6 +370,13 @@ fn info(
             );
         }
     }
+    // The world coordinate systems (gwcs), with their frames.
+    for pointer in asdf_wcs::WcsExt::wcs_pointers(&file) {
+        match asdf_wcs::WcsExt::wcs(&file, &pointer) {
+            Ok(w) => println!("{}", crate::wcs::describe(&pointer, &w).trim_end()),
+            Err(e) => println!("WCS {pointer}: not evaluated: {e}"),
+        }
+    }
     for w in file.warnings() {
         report::warning(&w.to_string());
     }

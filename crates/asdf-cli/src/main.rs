@@ -38,6 +38,7 @@ mod to_json;
 mod to_yaml;
 mod validate;
 mod verify;
+mod wcs;
 
 #[derive(Parser, Debug)]
 #[command(name = "asdf-cli", version, about = "Inspect ASDF files")]
@@ -84,6 +85,7 @@ enum Command {
     Get(get::Args),
     Preview(preview::Args),
     Edit(edit::Args),
+    Wcs(wcs::Args),
     Tags(schemas::Tags),
     /// List the ids of every schema known (this build's, and those given).
     Schemas,
@@ -116,6 +118,7 @@ impl Command {
             Command::Get(a) => Some(&a.file),
             Command::Preview(a) => Some(&a.file),
             Command::Edit(a) => Some(&a.file),
+            Command::Wcs(a) => Some(&a.file),
             Command::Diff(_) | Command::Tags(_) | Command::Schemas | Command::Extensions => None,
         }
     }
@@ -176,6 +179,7 @@ fn main() -> ExitCode {
         Command::Get(a) => a.run(),
         Command::Preview(a) => a.run(),
         Command::Edit(a) => a.run(),
+        Command::Wcs(a) => a.run(),
         Command::Tags(a) => a.run(),
         Command::Schemas => schemas::list_schemas(),
         Command::Extensions => schemas::list_extensions(),

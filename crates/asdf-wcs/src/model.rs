@@ -513,11 +513,10 @@ impl Transform {
 
     fn tabular(&self, t: &Table, mut ins: Vec<Col>) -> Result<Col, Error> {
         for c in &mut ins {
-            match t.points_unit {
-                Some(pu) => self.convert(c, pu, true, "a tabular input")?,
-                // A table of plain points takes a quantity's values as they are (astropy
-                // hands the values to scipy).
-                None => {}
+            // A table of plain points takes a quantity's values as they are (astropy hands the
+            // values to scipy).
+            if let Some(pu) = t.points_unit {
+                self.convert(c, pu, true, "a tabular input")?;
             }
         }
         let n = ins.first().map_or(0, |c| c.v.len());
