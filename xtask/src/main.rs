@@ -7,6 +7,7 @@ mod bench;
 mod cutout;
 mod fuzz;
 mod order;
+mod wcs;
 mod web;
 
 struct Task {
@@ -75,6 +76,16 @@ const TASKS: &[Task] = &[
         name: "bench-cutout",
         help: "[--runs N]: a 512 x 512 cutout of a 16384 x 16384 float32 image, local and over HTTP on loopback: asdf-zarr chunks (ours, Python asdf + asdf-zarr, zarr-python on the same chunks as a store), one uncompressed block, a Blosc2 frame, one zstd block; times, bytes read or fetched",
         run: cutout::bench,
+    },
+    Task {
+        name: "bench-wcs",
+        help: "[--runs N]: a 4096 x 4096 grid of pixel -> world through gwcs's NIRCam WCS: gwcs (Python), asdf-wcs (Rust), asdf_rs.wcs (Python); times, peak RSS",
+        run: wcs::bench,
+    },
+    Task {
+        name: "bench-wcs-child",
+        help: "(internal) one run of `bench-wcs` in this process",
+        run: wcs::child,
     },
     Task {
         name: "bench-cutout-child",

@@ -621,6 +621,33 @@ impl NativeFile {
         Ok(Some((o.metadata, o.metadata_key, bytes)))
     }
 
+    /// The gwcs WCS at `pointer` (the first of the file when `None`), read and ready to
+    /// evaluate; `None` when the file has none.
+    #[pyo3(signature = (pointer=None))]
+    pub(crate) fn wcs(&self, py: Python<'_>, pointer: Option<String>) -> PyResult<Option<crate::wcs::NativeWcs>> {
+        use asdf_wcs::WcsExt;
+        let f = Arc::clone(&self.file);
+        let read = py.detach(move || {
+            let p = match pointer {
+                Some(p) => p,
+                None => match f.wcs_pointers().into_iter().next() {
+                    Some(p) => p,
+                    None => return Ok(None),
+                },
+            };
+            f.wcs(&p).map(Some)
+        });
+        match read {
+            Ok(w) => Ok(w.map(|wcs| crate::wcs::NativeWcs { wcs })),
+            Err(e) => Err(crate::wcs::wcs_err(&e)),
+        }
+    }
+
+    /// The JSON pointers of the gwcs WCS nodes, in the tree's order.
+    pub(crate) fn wcs_pointers(&self, _py: Python<'_>) -> Vec<String> {
+        asdf_wcs::WcsExt::wcs_pointers(&*self.file)
+    }
+
     /// The JSON pointers of every array in the tree (ndarrays and chunked arrays), in the
     /// tree's order.
     /// Their tokens are one-to-one (see `node`): two arrays under keys of the same text have

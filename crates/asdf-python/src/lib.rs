@@ -13,6 +13,7 @@ mod file;
 mod layout;
 mod remote;
 mod tree;
+mod wcs;
 mod write;
 
 use pyo3::prelude::*;
@@ -28,6 +29,7 @@ use crate::remote::{
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeFile>()?;
+    m.add_class::<wcs::NativeWcs>()?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(read_range, m)?)?;
     m.add_function(wrap_pyfunction!(list, m)?)?;

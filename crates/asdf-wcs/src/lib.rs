@@ -19,7 +19,9 @@ mod error;
 mod frames;
 mod model;
 mod parse;
+mod pool;
 mod sky;
+mod trig;
 pub mod units;
 mod wcs;
 

@@ -2,14 +2,17 @@
 //! them (the same formulas, the same treatment of units).
 
 use crate::error::Error;
+use crate::pool;
 use crate::sky::{self, Mat3, Projection};
+use crate::trig;
 use crate::units::Unit;
 
 /// A number with its unit (`None`: a plain number, not a quantity).
 pub(crate) type Q = (f64, Option<Unit>);
 
-/// One coordinate of many points, with its unit (`None`: plain numbers).
-#[derive(Debug, Clone)]
+/// One coordinate of many points, with its unit (`None`: plain numbers). Its buffer goes
+/// back to the thread's pool when it is dropped.
+#[derive(Debug)]
 pub(crate) struct Col {
     pub(crate) v: Vec<f64>,
     pub(crate) u: Option<Unit>,
@@ -18,6 +21,25 @@ pub(crate) struct Col {
 impl Col {
     pub(crate) fn plain(v: Vec<f64>) -> Col {
         Col { v, u: None }
+    }
+
+    /// The values, taken out.
+    pub(crate) fn take(mut self) -> Vec<f64> {
+        std::mem::take(&mut self.v)
+    }
+}
+
+impl Clone for Col {
+    fn clone(&self) -> Col {
+        let mut v = pool::take(self.v.len());
+        v.extend_from_slice(&self.v);
+        Col { v, u: self.u }
+    }
+}
+
+impl Drop for Col {
+    fn drop(&mut self) {
+        pool::give(std::mem::take(&mut self.v));
     }
 }
 
@@ -273,7 +295,7 @@ impl Transform {
                 let mut given = ins.into_iter();
                 for i in 0..m.n_in {
                     match fixed.iter().find(|(k, _)| *k == i) {
-                        Some((_, v)) => full.push(Col::plain(vec![*v; n])),
+                        Some((_, v)) => full.push(Col::plain(filled(*v, n))),
                         None => full.push(given.next().ok_or_else(|| Error::Usage("too few inputs".into()))?),
                     }
                 }
@@ -281,7 +303,12 @@ impl Transform {
             }
             Kind::Mapping(map) => map.iter().map(|&i| ins[i].clone()).collect(),
             Kind::Identity => ins,
-            Kind::Constant((a, au)) => (0..self.n_out).map(|_| Col { v: vec![*a; n], u: *au }).collect(),
+            Kind::Constant((a, au)) => (0..self.n_out)
+                .map(|_| Col {
+                    v: filled(*a, n),
+                    u: *au,
+                })
+                .collect(),
             Kind::Shift(q) => vec![self.add_q(one(ins), *q)?],
             Kind::Scale((f, fu)) => {
                 let mut c = one(ins);
@@ -317,10 +344,10 @@ impl Transform {
                         self.convert(c, *u, true, "an input")?;
                     }
                 }
-                let y = ins.pop().map(|c| c.v).unwrap_or_default();
-                let x = ins.pop().map(|c| c.v).unwrap_or_default();
-                let mut ox = Vec::with_capacity(n);
-                let mut oy = Vec::with_capacity(n);
+                let y = ins.pop().map(Col::take).unwrap_or_default();
+                let x = ins.pop().map(Col::take).unwrap_or_default();
+                let mut ox = pool::take(n);
+                let mut oy = pool::take(n);
                 for (x, y) in x.iter().zip(&y) {
                     ox.push(m[0] * x + m[1] * y + t[0]);
                     oy.push(m[2] * x + m[3] * y + t[1]);
@@ -344,15 +371,19 @@ impl Transform {
                 vec![x, y]
             }
             Kind::Poly1d { c, map } => {
-                let mut x = one(ins);
+                let x = one(ins);
                 if x.u.is_some() {
                     return Err(self.units_err("a polynomial of plain coefficients given a quantity".into()));
                 }
-                for v in &mut x.v {
-                    let t = map.map_or(*v, |(off, scl)| off + scl * *v);
-                    *v = c.iter().rev().fold(0.0, |acc, k| acc * t + k);
+                let t = mapped(x, *map);
+                let mut out = filled(0.0, t.len());
+                for &k in c.iter().rev() {
+                    for (o, tv) in out.iter_mut().zip(&t) {
+                        *o = *o * tv + k;
+                    }
                 }
-                vec![x]
+                pool::give(t);
+                vec![Col::plain(out)]
             }
             Kind::Poly2d { degree, c, xmap, ymap } => {
                 let y = ins.pop().unwrap_or_else(|| Col::plain(Vec::new()));
@@ -361,24 +392,34 @@ impl Transform {
                     return Err(self.units_err("a polynomial of plain coefficients given a quantity".into()));
                 }
                 let d = *degree;
-                let mut out = Vec::with_capacity(n);
-                let mut inner = vec![0.0; d + 1];
-                for (xv, yv) in x.v.iter().zip(&y.v) {
-                    let xt = xmap.map_or(*xv, |(o, s)| o + s * xv);
-                    let yt = ymap.map_or(*yv, |(o, s)| o + s * yv);
-                    for (i, slot) in inner.iter_mut().enumerate() {
-                        // sum over j of c[i][j] y^j, for j <= d - i
-                        let row = &c[i * (d + 1)..i * (d + 1) + (d + 1 - i)];
-                        *slot = row.iter().rev().fold(0.0, |acc, k| acc * yt + k);
+                let xt = mapped(x, *xmap);
+                let yt = mapped(y, *ymap);
+                // Horner in x over rows that are each Horner in y, a pass over the points per
+                // coefficient (the same operations per point as point by point).
+                let mut out = filled(0.0, xt.len());
+                let mut inner = filled(0.0, xt.len());
+                for i in (0..=d).rev() {
+                    let row = &c[i * (d + 1)..i * (d + 1) + (d + 1 - i)];
+                    let (last, rest) = row.split_last().unwrap_or((&0.0, &[]));
+                    inner.fill(*last);
+                    for &k in rest.iter().rev() {
+                        for (v, yv) in inner.iter_mut().zip(&yt) {
+                            *v = *v * yv + k;
+                        }
                     }
-                    out.push(inner.iter().rev().fold(0.0, |acc, k| acc * xt + k));
+                    for ((o, v), xv) in out.iter_mut().zip(&inner).zip(&xt) {
+                        *o = *o * xv + v;
+                    }
                 }
+                pool::give(inner);
+                pool::give(xt);
+                pool::give(yt);
                 vec![Col::plain(out)]
             }
             Kind::Euler { m, wrap } => {
                 let (lon, lat, quantity) = self.degrees_in(ins)?;
-                let mut a = Vec::with_capacity(n);
-                let mut b = Vec::with_capacity(n);
+                let mut a = pool::take(n);
+                let mut b = pool::take(n);
                 for (lo, la) in lon.iter().zip(&lat) {
                     let (mut p, t) = sky::to_spherical(sky::apply(m, sky::to_cartesian(*lo, *la)));
                     if *wrap && p < 0.0 {
@@ -391,8 +432,8 @@ impl Transform {
             }
             Kind::RotSeq { m, spherical: true } => {
                 let (lon, lat, quantity) = self.degrees_in(ins)?;
-                let mut a = Vec::with_capacity(n);
-                let mut b = Vec::with_capacity(n);
+                let mut a = pool::take(n);
+                let mut b = pool::take(n);
                 for (lo, la) in lon.iter().zip(&lat) {
                     let (p, t) = sky::to_spherical(sky::apply(m, sky::to_cartesian(*lo, *la)));
                     a.push(p);
@@ -411,8 +452,8 @@ impl Transform {
             }
             Kind::Proj { p, pix2sky } => {
                 let (a, b, quantity) = self.degrees_in(ins)?;
-                let mut oa = Vec::with_capacity(n);
-                let mut ob = Vec::with_capacity(n);
+                let mut oa = pool::take(n);
+                let mut ob = pool::take(n);
                 for (x, y) in a.iter().zip(&b) {
                     let (u, v) = if *pix2sky { p.pix2sky(*x, *y) } else { p.sky2pix(*x, *y) };
                     oa.push(u);
@@ -422,12 +463,12 @@ impl Transform {
             }
             Kind::SphToCart { .. } => {
                 let (lon, lat, quantity) = self.degrees_in(ins)?;
-                let mut x = Vec::with_capacity(n);
-                let mut y = Vec::with_capacity(n);
-                let mut z = Vec::with_capacity(n);
+                let mut x = pool::take(n);
+                let mut y = pool::take(n);
+                let mut z = pool::take(n);
                 for (lo, la) in lon.iter().zip(&lat) {
-                    let (sl, cl) = lo.to_radians().sin_cos();
-                    let (sb, cb) = la.to_radians().sin_cos();
+                    let (sl, cl) = trig::sin_cos(lo.to_radians());
+                    let (sb, cb) = trig::sin_cos(la.to_radians());
                     x.push(cb * cl);
                     y.push(cb * sl);
                     z.push(sb);
@@ -440,17 +481,24 @@ impl Transform {
                 let y = ins.pop().unwrap_or_else(|| Col::plain(Vec::new()));
                 let x = ins.pop().unwrap_or_else(|| Col::plain(Vec::new()));
                 let quantity = x.u.is_some();
-                let mut lon = Vec::with_capacity(n);
-                let mut lat = Vec::with_capacity(n);
+                let mut lon = pool::take(n);
+                let mut lat = pool::take(n);
                 for ((x, y), z) in x.v.iter().zip(&y.v).zip(&z.v) {
-                    let h = x.hypot(*y);
-                    lat.push(z.atan2(h).to_degrees());
-                    let mut l = y.atan2(*x).to_degrees();
+                    let h = (x * x + y * y).sqrt();
+                    lat.push(trig::atan2(*z, h).to_degrees());
+                    let mut l = trig::atan2(*y, *x).to_degrees();
                     if h == 0.0 {
                         l *= 0.0;
                     }
                     if !wrap180 && l.is_finite() {
-                        l = py_mod(l, 360.0);
+                        // numpy's mod by 360 (the longitude is in [-180, 180] here).
+                        l = if l < 0.0 {
+                            l + 360.0
+                        } else if l == 0.0 {
+                            0.0
+                        } else {
+                            l
+                        };
                     }
                     lon.push(l);
                 }
@@ -468,7 +516,7 @@ impl Transform {
         let quantity = a.u.is_some() || b.u.is_some();
         self.convert(&mut a, Unit::DEGREE, true, "the first angle")?;
         self.convert(&mut b, Unit::DEGREE, true, "the second angle")?;
-        Ok((a.v, b.v, quantity))
+        Ok((a.take(), b.take(), quantity))
     }
 
     fn arith(&self, op: Op, mut x: Col, mut y: Col) -> Result<Col, Error> {
@@ -521,7 +569,7 @@ impl Transform {
         }
         let n = ins.first().map_or(0, |c| c.v.len());
         let dims: Vec<usize> = t.points.iter().map(Vec::len).collect();
-        let mut out = Vec::with_capacity(n);
+        let mut out = pool::take(n);
         let mut idx = vec![0usize; dims.len()];
         let mut frac = vec![0.0f64; dims.len()];
         'points: for k in 0..n {
@@ -729,6 +777,27 @@ impl Transform {
     }
 }
 
+/// The values mapped from a polynomial's domain to its window (`off + scl x`, as astropy's
+/// `poly_map_domain`; nothing to do for the identity, whose result is `x` exactly).
+fn mapped(c: Col, map: Option<(f64, f64)>) -> Vec<f64> {
+    match map {
+        Some((off, scl)) if off != 0.0 || scl != 1.0 => {
+            let mut v = c.take();
+            for x in &mut v {
+                *x = off + scl * *x;
+            }
+            v
+        }
+        _ => c.take(),
+    }
+}
+
+fn filled(x: f64, n: usize) -> Vec<f64> {
+    let mut v = pool::take(n);
+    v.resize(n, x);
+    v
+}
+
 fn one(mut ins: Vec<Col>) -> Col {
     ins.pop().unwrap_or_else(|| Col::plain(Vec::new()))
 }
@@ -740,10 +809,4 @@ fn degrees_out(cols: Vec<Vec<f64>>, quantity: bool) -> Vec<Col> {
             u: quantity.then_some(Unit::DEGREE),
         })
         .collect()
-}
-
-/// Python's `%` for floats (the sign of the divisor).
-pub(crate) fn py_mod(a: f64, b: f64) -> f64 {
-    let r = a % b;
-    if r != 0.0 && (r < 0.0) != (b < 0.0) { r + b } else { r }
 }

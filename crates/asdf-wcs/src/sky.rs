@@ -3,6 +3,8 @@
 //! on the left) and the map projections of the FITS WCS papers (Calabretta & Greisen 2002, as
 //! wcslib computes them for astropy), all in degrees.
 
+use crate::trig;
+
 /// A 3 × 3 matrix, rows first.
 pub(crate) type Mat3 = [[f64; 3]; 3];
 
@@ -70,16 +72,16 @@ pub(crate) fn apply(m: &Mat3, v: [f64; 3]) -> [f64; 3] {
 /// Longitude and latitude (degrees) to the unit vector.
 #[inline]
 pub(crate) fn to_cartesian(lon: f64, lat: f64) -> [f64; 3] {
-    let (sa, ca) = lon.to_radians().sin_cos();
-    let (sd, cd) = lat.to_radians().sin_cos();
+    let (sa, ca) = trig::sin_cos(lon.to_radians());
+    let (sd, cd) = trig::sin_cos(lat.to_radians());
     [ca * cd, cd * sa, sd]
 }
 
 /// A vector to longitude (in (-180, 180]) and latitude, degrees.
 #[inline]
 pub(crate) fn to_spherical(v: [f64; 3]) -> (f64, f64) {
-    let h = v[0].hypot(v[1]);
-    (v[1].atan2(v[0]).to_degrees(), v[2].atan2(h).to_degrees())
+    let h = (v[0] * v[0] + v[1] * v[1]).sqrt();
+    (trig::atan2(v[1], v[0]).to_degrees(), trig::atan2(v[2], h).to_degrees())
 }
 
 /// The projections evaluated (the others of astropy are refused by name).

@@ -1,6 +1,8 @@
 //! gwcs's `wcs`: steps of frames and transforms, evaluated pixel to world and back as gwcs's
 //! `__call__` and `invert` do (bounding box, footprint, units).
 
+use std::mem::MaybeUninit;
+
 use rayon::prelude::*;
 
 use crate::error::Error;
@@ -169,6 +171,16 @@ impl Wcs {
         self.run(&self.forward, pixel, Direction::Forward)
     }
 
+    /// [`Wcs::pixel_to_world`] into `world` (one slice per world axis, each as long as the
+    /// pixel slices): no allocation of the results.
+    ///
+    /// # Errors
+    /// As [`Wcs::pixel_to_world`]; [`Error::Usage`] when `world` is not one slice per world
+    /// axis of the points' length.
+    pub fn pixel_to_world_into(&self, pixel: &[&[f64]], world: &mut [&mut [f64]]) -> Result<(), Error> {
+        self.run_into(&self.forward, pixel, Direction::Forward, &mut as_uninit(world))
+    }
+
     /// World to pixel, as gwcs's `invert`: the inverse the file gives or the analytic one;
     /// points outside the footprint of the bounding box, or landing outside it, give NaN.
     ///
@@ -176,6 +188,18 @@ impl Wcs {
     /// [`Error::NoInverse`] when a transform of the pipeline has no inverse (gwcs then iterates
     /// numerically; that is not done here); as [`Wcs::pixel_to_world`].
     pub fn world_to_pixel(&self, world: &[&[f64]]) -> Result<Vec<Vec<f64>>, Error> {
+        let n = world.first().map_or(0, |c| c.len());
+        let mut out = vec![vec![0.0; n]; self.pixel_n_dim()];
+        let mut refs: Vec<&mut [f64]> = out.iter_mut().map(Vec::as_mut_slice).collect();
+        self.world_to_pixel_into(world, &mut refs)?;
+        Ok(out)
+    }
+
+    /// [`Wcs::world_to_pixel`] into `pixel`.
+    ///
+    /// # Errors
+    /// As [`Wcs::world_to_pixel`] and [`Wcs::pixel_to_world_into`].
+    pub fn world_to_pixel_into(&self, world: &[&[f64]], pixel: &mut [&mut [f64]]) -> Result<(), Error> {
         let backward = self.forward.inverse().map_err(|e| match e {
             Error::NoInverse { pointer, what, .. } => Error::NoInverse {
                 pointer,
@@ -192,9 +216,9 @@ impl Wcs {
         } else {
             world.to_vec()
         };
-        let mut out = self.run(&backward, &world, Direction::Backward)?;
+        self.run_into(&backward, &world, Direction::Backward, &mut as_uninit(pixel))?;
         if let Some(bb) = &self.bbox {
-            for (col, iv) in out.iter_mut().zip(bb) {
+            for (col, iv) in pixel.iter_mut().zip(bb) {
                 if let Some((lo, hi)) = iv {
                     for v in col.iter_mut() {
                         if *v < *lo || *v > *hi {
@@ -204,7 +228,7 @@ impl Wcs {
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// gwcs's `footprint`: the world coordinates of the bounding box's corners (clockwise
@@ -305,6 +329,33 @@ impl Wcs {
     }
 
     fn run(&self, t: &Transform, ins: &[&[f64]], dir: Direction) -> Result<Vec<Vec<f64>>, Error> {
+        let n = ins.first().map_or(0, |c| c.len());
+        // The outputs' pages are first touched by the threads that write them (zeroed or
+        // filled here first, their faults were taken by one thread: a fifth of a 16-million
+        // point grid's time).
+        let mut out: Vec<Vec<f64>> = (0..t.n_out).map(|_| Vec::with_capacity(n)).collect();
+        {
+            let mut dest: Vec<&mut [MaybeUninit<f64>]> =
+                out.iter_mut().map(|c| &mut c.spare_capacity_mut()[..n]).collect();
+            self.run_into(t, ins, dir, &mut dest)?;
+        }
+        for col in &mut out {
+            // SAFETY: `run_into` returned Ok, so it wrote every element of every output slice
+            // (see there); those are the first `n` elements, within the capacity `n`.
+            unsafe { col.set_len(n) };
+        }
+        Ok(out)
+    }
+
+    /// Evaluates `t` at the points `ins` into `out`, on the CPU pool; on Ok every element of
+    /// every slice of `out` was written.
+    fn run_into(
+        &self,
+        t: &Transform,
+        ins: &[&[f64]],
+        dir: Direction,
+        out: &mut [&mut [MaybeUninit<f64>]],
+    ) -> Result<(), Error> {
         if ins.len() != t.n_in {
             return Err(Error::Usage(format!(
                 "{}: {} coordinates given, {} expected",
@@ -317,6 +368,12 @@ impl Wcs {
         if ins.iter().any(|c| c.len() != n) {
             return Err(Error::Usage("the coordinates differ in length".into()));
         }
+        if out.len() != t.n_out || out.iter().any(|c| c.len() != n) {
+            return Err(Error::Usage(format!(
+                "{}: the outputs must be {} slices of {n} values",
+                self.pointer, t.n_out
+            )));
+        }
         let (from, to) = match dir {
             Direction::Backward => (self.output_frame(), self.input_frame()),
             _ => (self.input_frame(), self.output_frame()),
@@ -326,22 +383,18 @@ impl Wcs {
             Direction::Forward => self.bbox.as_deref(),
             _ => None,
         };
-        let chunks: Vec<usize> = (0..n.div_ceil(CHUNK)).collect();
-        let parts = chunks
-            .par_iter()
-            .map(|&c| {
-                let lo = c * CHUNK;
-                let hi = (lo + CHUNK).min(n);
-                self.chunk(t, ins, lo, hi, bbox, uses_q, from, to)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut out = vec![Vec::with_capacity(n); t.n_out];
-        for p in parts {
-            for (o, c) in out.iter_mut().zip(p) {
-                o.extend(c);
+        // Each task writes its points' coordinates straight into the outputs.
+        let mut per_chunk: Vec<Vec<&mut [MaybeUninit<f64>]>> = (0..n.div_ceil(CHUNK)).map(|_| Vec::new()).collect();
+        for col in out.iter_mut() {
+            for (k, piece) in col.chunks_mut(CHUNK).enumerate() {
+                per_chunk[k].push(piece);
             }
         }
-        Ok(out)
+        per_chunk.into_par_iter().enumerate().try_for_each(|(c, mut dest)| {
+            let lo = c * CHUNK;
+            let hi = (lo + CHUNK).min(n);
+            self.chunk(t, ins, lo, hi, bbox, uses_q, from, to, &mut dest)
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -355,7 +408,8 @@ impl Wcs {
         uses_q: bool,
         from: &Frame,
         to: &Frame,
-    ) -> Result<Vec<Vec<f64>>, Error> {
+        dest: &mut [&mut [MaybeUninit<f64>]],
+    ) -> Result<(), Error> {
         // The points inside the bounding box (astropy evaluates only those).
         let inside: Option<Vec<bool>> = bbox.map(|bb| {
             (lo..hi)
@@ -370,10 +424,11 @@ impl Wcs {
             .iter()
             .enumerate()
             .map(|(d, c)| {
-                let v: Vec<f64> = match &inside {
-                    None => c[lo..hi].to_vec(),
-                    Some(m) => c[lo..hi].iter().zip(m).filter(|(_, k)| **k).map(|(v, _)| *v).collect(),
-                };
+                let mut v = crate::pool::take(hi - lo);
+                match &inside {
+                    None => v.extend_from_slice(&c[lo..hi]),
+                    Some(m) => v.extend(c[lo..hi].iter().zip(m).filter(|(_, k)| **k).map(|(v, _)| *v)),
+                }
                 let u = if uses_q {
                     from.axes.get(d).and_then(|a| a.parsed_unit)
                 } else {
@@ -382,9 +437,22 @@ impl Wcs {
                 Col { v, u }
             })
             .collect();
+        if inside.as_ref().is_some_and(|m| !m.contains(&true)) {
+            for d in dest.iter_mut() {
+                d.fill(MaybeUninit::new(f64::NAN));
+            }
+            return Ok(());
+        }
         let outs = t.eval(cols)?;
-        let mut result = Vec::with_capacity(outs.len());
-        for (d, mut c) in outs.into_iter().enumerate() {
+        if outs.len() != dest.len() {
+            return Err(Error::Usage(format!(
+                "{}: gives {} coordinates, {} expected",
+                t.pointer,
+                outs.len(),
+                dest.len()
+            )));
+        }
+        for (d, (mut c, dst)) in outs.into_iter().zip(dest.iter_mut()).enumerate() {
             if let (Some(cu), Some(fu)) = (c.u, to.axes.get(d).and_then(|a| a.parsed_unit)) {
                 let f = cu.factor_to(&fu).ok_or_else(|| Error::Units {
                     pointer: t.pointer.clone(),
@@ -401,19 +469,38 @@ impl Wcs {
                 }
             }
             match &inside {
-                None => result.push(c.v),
+                None => {
+                    for (o, v) in dst.iter_mut().zip(c.v.iter().chain(std::iter::repeat(&f64::NAN))) {
+                        o.write(*v);
+                    }
+                }
                 Some(m) => {
-                    let mut it = c.v.into_iter();
-                    result.push(
-                        m.iter()
-                            .map(|k| if *k { it.next().unwrap_or(f64::NAN) } else { f64::NAN })
-                            .collect(),
-                    );
+                    let mut it = c.v.iter();
+                    for (o, k) in dst.iter_mut().zip(m) {
+                        o.write(if *k {
+                            it.next().copied().unwrap_or(f64::NAN)
+                        } else {
+                            f64::NAN
+                        });
+                    }
                 }
             }
         }
-        Ok(result)
+        Ok(())
     }
+}
+
+/// Initialised slices seen as slices that may be written.
+fn as_uninit<'a>(s: &'a mut [&mut [f64]]) -> Vec<&'a mut [MaybeUninit<f64>]> {
+    s.iter_mut()
+        .map(|c| {
+            let p = std::ptr::from_mut::<[f64]>(*c) as *mut [MaybeUninit<f64>];
+            // SAFETY: `MaybeUninit<f64>` has the layout of `f64`, the slice is the same memory
+            // borrowed for as long, and only initialised values are written through it (never
+            // `MaybeUninit::uninit()`), so it stays a valid `[f64]`.
+            unsafe { &mut *p }
+        })
+        .collect()
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

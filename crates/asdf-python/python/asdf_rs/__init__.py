@@ -463,6 +463,25 @@ class File:
 
         return to_objects(self, pointer)
 
+    def wcs(self, pointer=None):
+        """The gwcs WCS at `pointer` (default: the file's first), evaluated natively: `w(x, y)`
+        gives world values as gwcs's `wcs(x, y)` does, `w.invert(...)` pixels, and
+        `w.pixel_to_world(...)` astropy objects. Raises NotImplementedError naming a transform
+        or frame asdf_rs does not evaluate (never a partial answer); LookupError when the file
+        has no WCS."""
+        if pointer is not None and not pointer.startswith("/"):
+            pointer = "/" + pointer
+        native = self._native.wcs(pointer)
+        if native is None:
+            raise LookupError("the file has no gwcs WCS")
+        from ._wcs import Wcs
+
+        return Wcs(native, pointer or self._native.wcs_pointers()[0])
+
+    def wcs_pointers(self):
+        """The JSON pointers of the file's gwcs WCS nodes."""
+        return self._native.wcs_pointers()
+
     def array(self, pointer):
         """The ndarray at `pointer` as a read-only numpy array, read (decoded) straight into
         memory; with `open(..., memmap=True)`, mapped from the file for an uncompressed block

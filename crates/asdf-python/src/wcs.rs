@@ -1,0 +1,203 @@
+//! World coordinates: a file's gwcs WCS evaluated natively (asdf-wcs), for `AsdfFile.wcs`.
+//! Coordinates cross as native float64: the points as `bytes` (numpy's `tobytes`), the results
+//! written into new `bytearray`s (numpy's `frombuffer` makes writable arrays of them, no copy);
+//! the GIL is released while the points are evaluated. (The buffer protocol is not in the
+//! stable ABI of Python 3.10, which the extension is built for.)
+
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes};
+
+use crate::errors::usage;
+
+/// A WCS read from a file (it holds no reference to the file).
+#[pyclass(module = "asdf_rs._native", frozen)]
+pub(crate) struct NativeWcs {
+    pub(crate) wcs: asdf_wcs::Wcs,
+}
+
+pub(crate) fn wcs_err(e: &asdf_wcs::Error) -> PyErr {
+    match e {
+        asdf_wcs::Error::Unsupported { .. } | asdf_wcs::Error::NoInverse { .. } => {
+            pyo3::exceptions::PyNotImplementedError::new_err(e.to_string())
+        }
+        asdf_wcs::Error::Units { .. } => pyo3::exceptions::PyValueError::new_err(format!("UnitsError: {e}")),
+        asdf_wcs::Error::OutOfTable { .. } | asdf_wcs::Error::Usage(_) => {
+            pyo3::exceptions::PyValueError::new_err(e.to_string())
+        }
+        _ => usage(e.to_string()),
+    }
+}
+
+/// Where a `bytes` object's data is, and its length: `bytes` are immutable and do not move, so
+/// the data may be read without the GIL while the object is held.
+fn span(b: &Bound<'_, PyBytes>) -> (usize, usize) {
+    let data = b.as_bytes();
+    (data.as_ptr() as usize, data.len())
+}
+
+/// Output arrays and where their data is.
+type Outputs<'py> = (Vec<Bound<'py, PyByteArray>>, Vec<(usize, usize)>);
+
+/// New `bytearray`s of `n` float64 each (numpy makes writable arrays of them without a copy),
+/// and where their data is.
+fn new_outputs(py: Python<'_>, count: usize, n: usize) -> PyResult<Outputs<'_>> {
+    let len = n.checked_mul(8).ok_or_else(|| usage("too many points"))?;
+    let size = pyo3::ffi::Py_ssize_t::try_from(len).map_err(|_| usage("too many points"))?;
+    let mut arrays = Vec::with_capacity(count);
+    let mut spans = Vec::with_capacity(count);
+    for _ in 0..count {
+        // SAFETY: `PyByteArray_FromStringAndSize(NULL, n)` returns a new reference to a
+        // `bytearray` of `n` bytes (not initialised), or NULL with an exception set (the error).
+        let a = unsafe {
+            Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyByteArray_FromStringAndSize(std::ptr::null(), size))?
+                .cast_into_unchecked::<PyByteArray>()
+        };
+        // SAFETY: the object is a `bytearray` (made just above); its buffer is `len` bytes.
+        let at = unsafe { pyo3::ffi::PyByteArray_AsString(a.as_ptr()) };
+        if at.is_null() {
+            return Err(usage("a bytearray without a buffer"));
+        }
+        spans.push((at as usize, len));
+        arrays.push(a);
+    }
+    Ok((arrays, spans))
+}
+
+/// Evaluates `f` with the GIL released on the points (`ins`: spans of `bytes`) into the
+/// outputs (`outs`: spans of new `bytearray`s), each seen as float64.
+fn evaluate<'py>(
+    py: Python<'py>,
+    cols: &[Bound<'py, PyBytes>],
+    n_out: usize,
+    f: impl FnOnce(&[&[f64]], &mut [&mut [f64]]) -> Result<(), asdf_wcs::Error> + Send,
+) -> PyResult<Vec<Bound<'py, PyByteArray>>> {
+    let ins: Vec<(usize, usize)> = cols.iter().map(span).collect();
+    if ins.iter().any(|(_, len)| len % 8 != 0) {
+        return Err(usage("coordinates must be float64"));
+    }
+    let n = ins.first().map_or(0, |(_, len)| len / 8);
+    let (arrays, outs) = new_outputs(py, n_out, n)?;
+    py.detach(move || {
+        // SAFETY: each span is the data of a `bytes` object held by `cols` for this whole call
+        // (immutable: nothing writes it), `len` bytes long.
+        let raw: Vec<&[u8]> = ins
+            .iter()
+            .map(|&(at, len)| unsafe { std::slice::from_raw_parts(at as *const u8, len) })
+            .collect();
+        // Seen as float64 in place where aligned (always, in practice), else copied.
+        let copies: Vec<Option<Vec<f64>>> = raw
+            .iter()
+            .map(|r| match asdf::bytemuck::try_cast_slice::<u8, f64>(r) {
+                Ok(_) => None,
+                Err(_) => Some(
+                    r.chunks_exact(8)
+                        .map(|c| f64::from_ne_bytes(c.try_into().unwrap_or([0; 8])))
+                        .collect(),
+                ),
+            })
+            .collect();
+        let points: Vec<&[f64]> = raw
+            .iter()
+            .zip(&copies)
+            .map(|(r, c)| {
+                c.as_deref()
+                    .unwrap_or_else(|| asdf::bytemuck::try_cast_slice(r).unwrap_or(&[]))
+            })
+            .collect();
+        // SAFETY: each span is the buffer of a new `bytearray` made above for this call and
+        // held by `arrays` until it returns; no other code has seen it yet, so nothing else
+        // reads, writes or resizes it; the spans do not overlap.
+        let mut out_raw: Vec<&mut [u8]> = outs
+            .iter()
+            .map(|&(at, len)| unsafe { std::slice::from_raw_parts_mut(at as *mut u8, len) })
+            .collect();
+        let aligned = out_raw
+            .iter()
+            .all(|o| asdf::bytemuck::try_cast_slice::<u8, f64>(o).is_ok());
+        if aligned {
+            let mut slices: Vec<&mut [f64]> = out_raw
+                .iter_mut()
+                .map(|o| asdf::bytemuck::try_cast_slice_mut(o).unwrap_or(&mut []))
+                .collect();
+            f(&points, &mut slices)
+        } else {
+            let mut tmp = vec![vec![0.0f64; n]; out_raw.len()];
+            let mut slices: Vec<&mut [f64]> = tmp.iter_mut().map(Vec::as_mut_slice).collect();
+            f(&points, &mut slices)?;
+            for (o, t) in out_raw.iter_mut().zip(&tmp) {
+                o.copy_from_slice(asdf::bytemuck::cast_slice(t));
+            }
+            Ok(())
+        }
+    })
+    .map_err(|e| wcs_err(&e))?;
+    Ok(arrays)
+}
+
+/// `(name, kind, [(axis name, unit, axis type, physical type)], reference frame tag)`.
+type FrameTuple = (
+    String,
+    String,
+    Vec<(String, Option<String>, String, Option<String>)>,
+    Option<String>,
+);
+
+fn frame_tuple(f: &asdf_wcs::Frame) -> FrameTuple {
+    (
+        f.name.clone(),
+        format!("{:?}", f.kind),
+        f.axes
+            .iter()
+            .map(|a| {
+                (
+                    a.name.clone(),
+                    a.unit.clone(),
+                    a.axis_type.clone(),
+                    a.physical_type.clone(),
+                )
+            })
+            .collect(),
+        f.reference_frame.clone(),
+    )
+}
+
+#[pymethods]
+impl NativeWcs {
+    /// Pixel to world (gwcs's `__call__`): one `bytes` of native float64 per pixel axis in, one
+    /// `bytearray` of float64 per world axis out.
+    fn forward<'py>(&self, py: Python<'py>, cols: Vec<Bound<'py, PyBytes>>) -> PyResult<Vec<Bound<'py, PyByteArray>>> {
+        evaluate(py, &cols, self.wcs.world_n_dim(), |p, o| {
+            self.wcs.pixel_to_world_into(p, o)
+        })
+    }
+
+    /// World to pixel (gwcs's `invert`), as `forward`.
+    fn backward<'py>(&self, py: Python<'py>, cols: Vec<Bound<'py, PyBytes>>) -> PyResult<Vec<Bound<'py, PyByteArray>>> {
+        evaluate(py, &cols, self.wcs.pixel_n_dim(), |p, o| {
+            self.wcs.world_to_pixel_into(p, o)
+        })
+    }
+
+    /// `(pixel axes, world axes)`.
+    fn dims(&self) -> (usize, usize) {
+        (self.wcs.pixel_n_dim(), self.wcs.world_n_dim())
+    }
+
+    /// The input and output frames.
+    fn frames(&self) -> (FrameTuple, FrameTuple) {
+        (
+            frame_tuple(self.wcs.input_frame()),
+            frame_tuple(self.wcs.output_frame()),
+        )
+    }
+
+    /// The bounding box per pixel axis (`None` for an axis it ignores), or `None`.
+    fn bounding_box(&self) -> Option<Vec<Option<(f64, f64)>>> {
+        self.wcs.bounding_box().map(<[_]>::to_vec)
+    }
+
+    /// The footprint: the world coordinates of the bounding box's corners, a row per corner.
+    fn footprint(&self, py: Python<'_>) -> PyResult<Vec<Vec<f64>>> {
+        py.detach(|| self.wcs.footprint()).map_err(|e| wcs_err(&e))
+    }
+}
