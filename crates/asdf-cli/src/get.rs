@@ -22,15 +22,21 @@ pub struct Args {
     #[arg(long, allow_hyphen_values = true)]
     slice: Option<String>,
     /// Output file, its format named by its extension: `.npy` (numpy's format: `<f2`, `<c8`,
-    /// `<c16`... little-endian) or `.json` (as `to-json` writes arrays: complex values as
-    /// strings such as "(1+2j)"); another extension is a usage error; a device or FIFO gets
-    /// JSON. Default: JSON on standard output. Never one of the files read.
+    /// `<c16`... little-endian), `.json` (as `to-json` writes arrays: complex values as
+    /// strings such as "(1+2j)") or `.asdf` (the region at `/data`, and the file's WCS moved to
+    /// the cutout at `/wcs`: its pixel (0, 0) is the region's corner); another extension is a
+    /// usage error; a device or FIFO gets JSON. Default: JSON on standard output. Never one of
+    /// the files read.
     #[arg(short, long)]
     output: Option<std::path::PathBuf>,
+    /// The gwcs WCS an `.asdf` cutout carries (its JSON pointer); default: the file's first,
+    /// when the region keeps every axis with step 1.
+    #[arg(long, value_name = "POINTER")]
+    wcs: Option<String>,
 }
 
 /// The extensions `get` writes (the first is what a device or FIFO gets).
-const WRITES: &[&str] = &["json", "npy"];
+const WRITES: &[&str] = &["json", "npy", "asdf"];
 
 impl Args {
     pub fn run(&self) -> Result<ExitCode, asdf::Error> {
@@ -76,6 +82,10 @@ impl Args {
             ));
             return Ok(ExitCode::from(1));
         };
+        if format == "asdf" {
+            let out = self.output.as_deref().unwrap_or(std::path::Path::new(""));
+            return write_cutout(&file, &a, &region, &shape, bytes, self.wcs.as_deref(), out);
+        }
         if format == "npy" {
             let out = self.output.as_deref().unwrap_or(std::path::Path::new(""));
             asdf::write_atomically(out, |w| write_npy(w, descr, &shape, &bytes))?;
@@ -109,6 +119,66 @@ impl Args {
         }
         Ok(ExitCode::SUCCESS)
     }
+}
+
+/// An ASDF file of the region (`/data`) and the WCS moved to it (`/wcs`).
+fn write_cutout(
+    file: &asdf::AsdfFile,
+    a: &asdf::Array<'_>,
+    region: &asdf::Region,
+    shape: &[usize],
+    bytes: Vec<u8>,
+    wcs: Option<&str>,
+    out: &std::path::Path,
+) -> Result<ExitCode, asdf::Error> {
+    use asdf_wcs::WcsExt as _;
+    let mut new = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST)?;
+    let datatype = a.datatype().clone();
+    new.put_array(
+        "/data",
+        asdf::NewArray::from_bytes(datatype, shape, ByteOrder::Little, bytes),
+    )?;
+    let pointer = match wcs {
+        Some(p) => Some(p.to_owned()),
+        None => file.wcs_pointers().into_iter().next(),
+    };
+    if let Some(p) = pointer {
+        let sel = region.resolve(a.shape()).map_err(|e| asdf::Error::Region {
+            pointer: a.pointer().to_owned(),
+            source: e,
+        })?;
+        // The WCS's pixel axes are the array's axes reversed (x, the last array axis, first).
+        let fits = sel.spans.iter().all(|s| s.keep && s.step == 1);
+        match (fits, wcs.is_some()) {
+            (true, _) => {
+                #[allow(clippy::cast_precision_loss)]
+                let origin: Vec<f64> = sel.spans.iter().rev().map(|s| s.start as f64).collect();
+                let size: Vec<usize> = sel.spans.iter().rev().map(|s| s.count).collect();
+                match asdf_wcs::cutout_node(file, &p, &origin, &size) {
+                    Ok(node) => {
+                        new.set("/wcs", node)?;
+                    }
+                    Err(e) if wcs.is_some() => {
+                        crate::report::error(&e.to_string());
+                        return Ok(ExitCode::from(1));
+                    }
+                    Err(e) => crate::report::warning(&format!("the cutout carries no WCS: {e}")),
+                }
+            }
+            (false, true) => {
+                crate::report::error(
+                    "--wcs: a cutout carries a WCS only when the region keeps every axis, with step 1",
+                );
+                return Ok(ExitCode::from(2));
+            }
+            (false, false) => {
+                crate::report::warning("the cutout carries no WCS: the region drops an axis or steps by more than 1")
+            }
+        }
+    }
+    new.write(out, &asdf::WriteOptions::default())?;
+    eprintln!("wrote {}", out.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 /// numpy's type string of a scalar type, little-endian (`None` for types `get` does not write).

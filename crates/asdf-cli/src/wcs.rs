@@ -20,7 +20,7 @@ pub struct Args {
     pub file: std::path::PathBuf,
     /// The WCS's JSON pointer (`/meta/wcs`), then the coordinates of one point; without a
     /// pointer, the file's first WCS.
-    #[arg(allow_hyphen_values = true)]
+    #[arg(allow_negative_numbers = true)]
     args: Vec<String>,
     /// From world coordinates to pixel coordinates.
     #[arg(long)]

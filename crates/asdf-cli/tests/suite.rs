@@ -8,3 +8,5 @@ mod cli;
 mod edges;
 #[path = "object_store.rs"]
 mod object_store;
+#[path = "wcs.rs"]
+mod wcs;

@@ -15,6 +15,7 @@
 //! of the crate's README. A transform or frame that is not evaluated is refused by name
 //! ([`Error::Unsupported`]); a coordinate never comes from part of a pipeline.
 
+mod cutout;
 mod error;
 mod frames;
 mod model;
@@ -25,6 +26,7 @@ mod trig;
 pub mod units;
 mod wcs;
 
+pub use cutout::cutout_node;
 pub use error::Error;
 pub use frames::{Axis, Frame, FrameKind};
 pub use model::Transform;
