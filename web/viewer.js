@@ -109,6 +109,10 @@ $("url-form").addEventListener("submit", (e) => {
 
 worker.onmessage = (e) => {
   const m = e.data;
+  if (m.type === "world" || m.type === "grid") {
+    (m.type === "world" ? showWorld : drawGrid)(m);
+    return;
+  }
   state.busy = false;
   if (m.type === "error") {
     showError(m.message);
@@ -383,6 +387,13 @@ function showPicture(m) {
   }
   if (h.kind === "plot") state.zoom = 1;
   applyZoom();
+  // A coordinate grid, when the file has a WCS for this array and it is asked for.
+  const evaluable = (state.info && state.info.wcs || []).some((w) => !w.error);
+  $("grid-box").hidden = !(h.kind === "image" && evaluable);
+  $("world").textContent = "";
+  if (h.kind === "image" && evaluable && $("grid").checked) {
+    worker.postMessage({ type: "grid", request: { op: "grid", pointer: h.pointer, slice: h.region, width: h.full[0], height: h.full[1] } });
+  }
   setStatus(`${state.opened ? state.opened.name + ": " : ""}${h.pointer} drawn in ${m.ms.toFixed(0)} ms`);
 }
 
@@ -416,7 +427,78 @@ $("canvas").addEventListener("mousemove", (e) => {
   const f = d.header.full[0] / d.header.width;
   const row = Math.floor((d.header.height - 1 - y) * f), col = Math.floor(x * f);
   $("pixel").textContent = `[${row}, ${col}]${f > 1 ? " (mean of " + Math.ceil(f) + "×" + Math.ceil(f) + ")" : ""} = ${Number.isNaN(v) ? "NaN / masked" : v.toPrecision(7)}`;
+  // The world coordinates of that pixel, when the file has a WCS (one request at a time).
+  if ((state.info && state.info.wcs || []).some((w) => !w.error)) {
+    const req = { op: "world", pointer: d.header.pointer, slice: d.header.region, points: [[col, row]], id: `${row},${col}` };
+    if (state.worldBusy) state.worldNext = req;
+    else {
+      state.worldBusy = true;
+      worker.postMessage({ type: "world", request: req });
+    }
+  }
 });
+
+function showWorld(m) {
+  state.worldBusy = false;
+  if (state.worldNext) {
+    const next = state.worldNext;
+    state.worldNext = null;
+    state.worldBusy = true;
+    worker.postMessage({ type: "world", request: next });
+  }
+  if (m.answer.error) {
+    $("world").textContent = `world: ${m.answer.error}`;
+    return;
+  }
+  const a = m.answer.ok;
+  state.world = a;
+  const parts = a.axes.map((ax, i) => {
+    const v = a.world[i][0];
+    return `${ax.name || "axis " + i} ${v === null ? "NaN (outside)" : v.toFixed(ax.unit === "deg" ? 7 : 6)}${ax.unit ? " " + ax.unit : ""}`;
+  });
+  $("world").textContent = `[${m.id}] → ${parts.join(", ")}`;
+}
+
+// Lines of constant world coordinate over the image, in the picture's pixels (the first row
+// drawn at the bottom; a reduced picture covers f × f values).
+function drawGrid(m) {
+  const d = state.drawn;
+  if (!d || m.answer.error || !$("grid").checked) return;
+  const g = $("canvas").getContext("2d");
+  const f = d.header.full[0] / d.header.width;
+  const H = d.header.height;
+  const colours = ["#4fc3f7", "#ffb74d"];
+  g.lineWidth = 1;
+  g.font = "11px sans-serif";
+  for (const line of m.answer.ok.lines) {
+    g.strokeStyle = colours[line.axis % 2];
+    g.fillStyle = colours[line.axis % 2];
+    g.beginPath();
+    for (const [c0, r0, c1, r1] of line.segments) {
+      g.moveTo(c0 / f + 0.5, H - r0 / f - 0.5);
+      g.lineTo(c1 / f + 0.5, H - r1 / f - 0.5);
+    }
+    g.stroke();
+    const [c, r] = line.segments[Math.floor(line.segments.length / 2)];
+    const ax = m.answer.ok.axes[line.axis];
+    g.fillText(`${ax.name || "axis " + line.axis} ${formatWorld(line.value, ax.unit)}`, c / f + 3, H - r / f - 3);
+  }
+  state.gridDrawn = m.answer.ok.lines.length;
+}
+
+// An angle in degrees as d°m's" (other units as numbers).
+function formatWorld(v, unit) {
+  if (unit !== "deg") return `${+v.toPrecision(6)}${unit ? " " + unit : ""}`;
+  const sign = v < 0 ? "-" : "";
+  let s = Math.round(Math.abs(v) * 3600);
+  const d = Math.floor(s / 3600);
+  s -= d * 3600;
+  const mm = Math.floor(s / 60);
+  s -= mm * 60;
+  return `${sign}${d}°${String(mm).padStart(2, "0")}'${String(s).padStart(2, "0")}"`;
+}
+
+$("grid").addEventListener("change", request);
 
 // ---- A URL in the address (?url=...) opens at once ----
 

@@ -170,6 +170,16 @@ function draw(request) {
   postMessage({ type: "drawn", header, ms: performance.now() - t0, rgba, values }, [rgba.buffer].concat(values ? [values.buffer] : []));
 }
 
+// World coordinates of pixels, or a coordinate grid (answers without a picture).
+function world(type, request) {
+  const bytes = encoder.encode(JSON.stringify(request));
+  const ptr = wasm.asdf_alloc(bytes.length);
+  new Uint8Array(wasm.memory.buffer, ptr, bytes.length).set(bytes);
+  const answer = output(wasm.asdf_draw(ptr, bytes.length));
+  wasm.asdf_free(ptr, bytes.length);
+  postMessage({ type, answer, id: request.id });
+}
+
 onmessage = async (e) => {
   const m = e.data;
   if (m.type === "init") {
@@ -186,6 +196,8 @@ onmessage = async (e) => {
       open(size, reader, m.url, notice);
     } else if (m.type === "draw") {
       draw(m.request);
+    } else if (m.type === "world" || m.type === "grid") {
+      world(m.type, m.request);
     }
   } catch (err) {
     let message = String(err && err.message ? err.message : err);

@@ -98,6 +98,21 @@ try {
   // (The pointer lands on a whole CSS pixel: a column either side is as good.)
   check(/^\[(99|100|101), (49|50|51)\] = \d+\.\d+$/.test(pixel), "the value under the cursor names its array index", pixel);
   summary.pixel = pixel;
+  // The world coordinates under the cursor (the file's gwcs WCS, evaluated in the module).
+  await page.waitForFunction(() => /→ lon -?\d/.test(document.getElementById("world").textContent), null, { timeout: 30000 });
+  const world = await page.locator("#world").textContent();
+  check(/^\[\d+,\d+\] → lon \d+\.\d{7} deg, lat -?\d+\.\d{7} deg$/.test(world), "the world coordinates under the cursor are shown", world);
+  summary.world = await page.evaluate(() => ({ text: document.getElementById("world").textContent, world: window.viewer.world }));
+  // The coordinate grid, drawn over the image.
+  await page.check("#grid");
+  await page.waitForFunction(() => window.viewer.gridDrawn > 0, null, { timeout: 30000 });
+  summary.grid_lines = await page.evaluate(() => window.viewer.gridDrawn);
+  check(summary.grid_lines >= 4, "a coordinate grid is drawn", summary.grid_lines);
+  await page.mouse.move(box.x + 50.5 * (box.width / 320), box.y + (255 - 100 + 0.5) * (box.height / 256));
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: path.join(shotDir, "viewer-wcs.png") });
+  await page.uncheck("#grid");
+  await drawn(() => window.viewer.drawn && !window.viewer.busy);
   // Stretch and colour map.
   await page.selectOption("#cmap", "viridis");
   await drawn(() => window.viewer.drawn && !window.viewer.busy && document.getElementById("array-title").textContent.startsWith("/data"));

@@ -132,7 +132,7 @@ fn jwst_like(path: &Path) {
         .collect();
     let mut f = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).unwrap();
     f.set_tree_yaml(
-        b"%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nmeta:\n  telescope: JWST\n  model_type: ImageModel\n  instrument: {name: NIRCAM, detector: NRCA1, filter: F200W, pupil: CLEAR}\n  exposure: {type: NRC_IMAGE, start_time: 60000.5, duration: 1288.5, nframes: 4}\n  target: {proposer_name: NGC 1234, ra: 53.16, dec: -27.78}\n...\n",
+        b"%YAML 1.1\n%TAG ! tag:stsci.edu:asdf/\n--- !core/asdf-1.1.0\nmeta:\n  telescope: JWST\n  model_type: ImageModel\n  instrument: {name: NIRCAM, detector: NRCA1, filter: F200W, pupil: CLEAR}\n  exposure: {type: NRC_IMAGE, start_time: 60000.5, duration: 1288.5, nframes: 4}\n  target: {proposer_name: NGC 1234, ra: 53.16, dec: -27.78}\n  wcs: !<tag:stsci.edu:gwcs/wcs-1.2.0>\n    name: ''\n    steps:\n    - !<tag:stsci.edu:gwcs/step-1.1.0>\n      frame: !<tag:stsci.edu:gwcs/frame2d-1.0.0>\n        axes_names: [x, y]\n        axes_order: [0, 1]\n        name: detector\n        unit: [!unit/unit-1.0.0 pixel, !unit/unit-1.0.0 pixel]\n      transform: !transform/compose-1.2.0\n        forward:\n        - !transform/concatenate-1.2.0\n          forward:\n          - !transform/shift-1.2.0 {offset: -160.0}\n          - !transform/shift-1.2.0 {offset: -128.0}\n        - !transform/compose-1.2.0\n          forward:\n          - !transform/concatenate-1.2.0\n            forward:\n            - !transform/scale-1.2.0 {factor: 0.00025}\n            - !transform/scale-1.2.0 {factor: 0.00025}\n          - !transform/compose-1.2.0\n            forward:\n            - !transform/gnomonic-1.2.0 {direction: pix2sky}\n            - !transform/rotate3d-1.3.0 {direction: native2celestial, phi: 53.16, theta: -27.78, psi: 180.0}\n    - !<tag:stsci.edu:gwcs/step-1.1.0>\n      frame: !<tag:stsci.edu:gwcs/celestial_frame-1.0.0>\n        axes_names: [lon, lat]\n        axes_order: [0, 1]\n        axis_physical_types: [pos.eq.ra, pos.eq.dec]\n        name: world\n        reference_frame: !<tag:astropy.org:astropy/coordinates/frames/icrs-1.1.0> {frame_attributes: {}}\n        unit: [!unit/unit-1.0.0 deg, !unit/unit-1.0.0 deg]\n...\n",
     )
     .unwrap();
     f.put_array("/data", f32s(&data, &[h, w])).unwrap();
@@ -240,4 +240,23 @@ fn the_viewer_works_in_chromium() {
         summary["gib_read_by_viewer"]["requests"], summary["gib_served"]["requests"]
     ));
     assert!(read < 1 << 20 && served < 1 << 20);
+    // The world coordinates the page showed under the cursor are asdf-wcs's (the same library
+    // the CLI and Python use) at that pixel.
+    let shown = &summary["world"]["world"];
+    let pixel: Vec<f64> = shown["pixel"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c[0].as_f64().unwrap())
+        .collect();
+    let wcs = asdf_wcs::WcsExt::wcs(&jwst, "/meta/wcs").unwrap();
+    let want = wcs.pixel_to_world(&[&[pixel[0]], &[pixel[1]]]).unwrap();
+    for (axis, w) in want.iter().enumerate() {
+        let got = shown["world"][axis][0].as_f64().unwrap();
+        assert!((got - w[0]).abs() < 1e-12, "axis {axis}: page {got}, library {}", w[0]);
+    }
+    loud(&format!(
+        "browser test: under the cursor {}; a grid of {} lines",
+        summary["world"]["text"], summary["grid_lines"]
+    ));
 }

@@ -3,6 +3,7 @@
 
 use std::mem::MaybeUninit;
 
+#[cfg(feature = "parallel")]
 use rayon::prelude::*;
 
 use crate::error::Error;
@@ -98,17 +99,9 @@ impl Wcs {
                 quantity_params: None,
             };
         }
-        for (k, s) in [(0, &steps[0]), (1, &steps[steps.len() - 1])] {
-            let n = if k == 0 { forward.n_in } else { forward.n_out };
-            if !s.frame.axes.is_empty() && s.frame.naxes() != n {
-                return Err(at.malformed(format!(
-                    "the frame {:?} has {} axes, the transform {} coordinates",
-                    s.frame.name,
-                    s.frame.naxes(),
-                    n
-                )));
-            }
-        }
+        // A frame whose axes are not as many as the transform's coordinates is accepted, as
+        // gwcs accepts it: the coordinates are the transform's (units from the frame where it
+        // has one for the coordinate).
         Ok(Wcs {
             name: at.key_str("name").unwrap_or_default().to_owned(),
             steps,
@@ -390,7 +383,11 @@ impl Wcs {
                 per_chunk[k].push(piece);
             }
         }
-        per_chunk.into_par_iter().enumerate().try_for_each(|(c, mut dest)| {
+        #[cfg(feature = "parallel")]
+        let tasks = per_chunk.into_par_iter();
+        #[cfg(not(feature = "parallel"))]
+        let tasks = per_chunk.into_iter();
+        tasks.enumerate().try_for_each(|(c, mut dest)| {
             let lo = c * CHUNK;
             let hi = (lo + CHUNK).min(n);
             self.chunk(t, ins, lo, hi, bbox, uses_q, from, to, &mut dest)

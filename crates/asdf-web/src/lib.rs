@@ -12,6 +12,7 @@
 
 mod session;
 mod source;
+mod world;
 
 pub use session::{Drawn, Session};
 pub use source::{Fetch, HostSource};
@@ -57,14 +58,30 @@ pub fn open_with(size: u64, fetch: Fetch) -> Result<serde_json::Value, String> {
     Ok(d)
 }
 
-/// Draws what `request` (JSON) asks of the open file.
+/// Draws what `request` (JSON) asks of the open file; with `"op": "world"` or `"grid"`, the
+/// world coordinates of pixels or a coordinate grid (JSON only).
 ///
 /// # Errors
 /// A message: no file open, a bad request, the array's error.
 pub fn draw_json(request: &[u8]) -> Result<Drawn, String> {
     let req: serde_json::Value = serde_json::from_slice(request).map_err(|e| format!("request: {e}"))?;
     with_state(|s| match &s.session {
-        Some(session) => session.draw(&req),
+        Some(session) => match req["op"].as_str() {
+            // World coordinates: an answer without a picture.
+            Some(op @ ("world" | "grid")) => {
+                let header = if op == "world" {
+                    world::world(session.file(), &req)
+                } else {
+                    world::grid(session.file(), &req)
+                }?;
+                Ok(Drawn {
+                    header,
+                    rgba: Vec::new(),
+                    values: Vec::new(),
+                })
+            }
+            _ => session.draw(&req),
+        },
         None => Err("no file is open".to_owned()),
     })
     .unwrap_or_else(|| Err("the viewer's state was lost".to_owned()))

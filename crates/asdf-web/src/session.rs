@@ -63,6 +63,12 @@ impl Session {
         Ok(Session { file, source })
     }
 
+    /// The open file.
+    #[must_use]
+    pub fn file(&self) -> &AsdfFile {
+        &self.file
+    }
+
     /// Bytes and requests the host served so far.
     #[must_use]
     pub fn host_stats(&self) -> (u64, u64) {
@@ -109,6 +115,7 @@ impl Session {
             "validation": validation,
             "warnings": self.file.warnings().iter().map(ToString::to_string).collect::<Vec<_>>(),
             "images": asdf_preview::image_pointers(&self.file).unwrap_or_default(),
+            "wcs": crate::world::describe(&self.file),
         })
     }
 

@@ -1,0 +1,132 @@
+"""`AsdfFile.wcs`: gwcs WCSs evaluated natively, against gwcs itself (the reference) on the
+files the gwcs package ships and on pipelines built here; astropy objects as gwcs gives them;
+refusals by name; the GIL released while points are evaluated."""
+import pathlib
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import asdf
+import asdf_rs
+import gwcs
+from astropy import coordinates as coord
+from astropy import units as u
+from astropy.modeling import models as m
+from gwcs import coordinate_frames as cf
+from gwcs import wcs as gwcs_wcs
+
+DATA = pathlib.Path(gwcs.__file__).parent / "tests" / "data"
+
+
+@pytest.mark.parametrize("name", ["nircamwcs.asdf", "miriwcs.asdf", "miri_lrs_wcs.asdf"])
+def test_package_files_match_gwcs(name):
+    path = DATA / name
+    ref = asdf.open(path)["wcs"]
+    with asdf_rs.open(path) as f:
+        w = f.wcs()
+    assert w.pixel_n_dim == ref.pixel_n_dim and w.world_n_dim == ref.world_n_dim
+    rng = np.random.default_rng(3)
+    bb = ref.bounding_box
+    x = rng.uniform(bb[0][0] - 20, bb[0][1] + 20, 2000)
+    y = rng.uniform(bb[1][0] - 20, bb[1][1] + 20, 2000)
+    ours, theirs = w(x, y), ref(x, y)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        ok = ~np.isnan(b)
+        assert np.max(np.abs(a[ok] - b[ok])) < 1e-9
+    back, back_ref = w.invert(*theirs), ref.invert(*theirs)
+    for a, b in zip(back, back_ref):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        ok = ~np.isnan(b)
+        assert np.max(np.abs(a[ok] - b[ok]), initial=0) < 1e-6
+
+
+def test_shapes_scalars_and_objects():
+    path = DATA / "nircamwcs.asdf"
+    ref = asdf.open(path)["wcs"]
+    w = asdf_rs.open(path).wcs("/wcs")
+    # Scalars give floats; arrays keep their shape (broadcast).
+    ra, dec = w(100, 200)
+    assert isinstance(ra, float) and abs(ra - ref(100, 200)[0]) < 1e-9
+    grid = w(np.arange(6.0).reshape(2, 3), 100.0)
+    assert grid[0].shape == (2, 3)
+    assert grid[0].flags.writeable
+    # Astropy objects, as gwcs's pixel_to_world gives them.
+    sky = w.pixel_to_world(100, 200)
+    want = ref.pixel_to_world(100, 200)
+    assert isinstance(sky, coord.SkyCoord) and sky.frame.name == "icrs"
+    assert sky.separation(want).to_value(u.arcsec) < 1e-5
+    x, y = w.world_to_pixel(want)
+    assert abs(x - 100) < 0.05 and abs(y - 200) < 0.05
+    assert w.output_frame.axes_names == ("lon", "lat") and w.output_frame.unit == ("deg", "deg")
+    assert w.bounding_box == ((-0.5, 2047.5), (-0.5, 2047.5))
+    np.testing.assert_allclose(w.footprint(), ref.footprint(), atol=1e-9)
+    assert asdf_rs.open(path).wcs_pointers() == ["/wcs"]
+
+
+def test_units_and_a_composite_frame(tmp_path):
+    # DKIST's form: quantities in pixels and arcseconds, a spectral axis beside the sky.
+    sky = (
+        (m.Shift(-10 * u.pix) & m.Shift(-20 * u.pix))
+        | (m.Multiply(0.5 * u.arcsec / u.pix) & m.Multiply(0.5 * u.arcsec / u.pix))
+        | m.AffineTransformation2D(matrix=np.eye(2) * u.arcsec, translation=[0, 0] * u.arcsec)
+        | m.Pix2Sky_Gnomonic()
+        | m.RotateNative2Celestial(30 * u.arcsec, 40 * u.arcsec, 180 * u.deg)
+    )
+    t = sky & m.Linear1D(0.01 * u.nm / u.pix, 500 * u.nm)
+    frame = cf.CompositeFrame(
+        [
+            cf.CelestialFrame(reference_frame=coord.ICRS(), unit=(u.arcsec, u.arcsec), axes_order=(0, 1)),
+            cf.SpectralFrame(axes_order=(2,), unit=(u.nm,)),
+        ]
+    )
+    ref = gwcs_wcs.WCS([(cf.CoordinateFrame(3, ["PIXEL"] * 3, (0, 1, 2), unit=[u.pix] * 3, name="p"), t), (frame, None)])
+    asdf.AsdfFile({"wcs": ref}).write_to(tmp_path / "u.asdf")
+    w = asdf_rs.open(tmp_path / "u.asdf").wcs()
+    p = [np.linspace(0, 50, 20)] * 3
+    for a, b in zip(w(*p), ref(*p)):
+        assert np.max(np.abs(a - b)) < 1e-9 * max(1, np.max(np.abs(b)))
+
+
+def test_refused_by_name(tmp_path):
+    ref = gwcs_wcs.WCS([(cf.Frame2D(name="d"), m.Gaussian1D() & m.Shift(1)), (cf.Frame2D(name="w"), None)])
+    asdf.AsdfFile({"wcs": ref}).write_to(tmp_path / "g.asdf")
+    with pytest.raises(NotImplementedError, match="gaussian1d"):
+        asdf_rs.open(tmp_path / "g.asdf").wcs()
+    asdf.AsdfFile({"a": 1}).write_to(tmp_path / "n.asdf")
+    with pytest.raises(LookupError):
+        asdf_rs.open(tmp_path / "n.asdf").wcs()
+    w = asdf_rs.open(DATA / "nircamwcs.asdf").wcs()
+    with pytest.raises(TypeError):
+        w(1.0)
+    # A polynomial pipeline with no inverse: gwcs inverts it numerically; refused here.
+    poly = gwcs_wcs.WCS([(cf.Frame2D(name="d"), m.Mapping((0, 1, 0, 1)) | (m.Polynomial2D(2, c1_0=1, c0_1=0.5) & m.Polynomial2D(1, c0_1=1))), (cf.Frame2D(name="w"), None)])
+    asdf.AsdfFile({"wcs": poly}).write_to(tmp_path / "p.asdf")
+    with pytest.raises(NotImplementedError, match="no inverse"):
+        asdf_rs.open(tmp_path / "p.asdf").wcs().invert(1.0, 2.0)
+
+
+def test_the_gil_is_released_while_points_are_evaluated():
+    w = asdf_rs.open(DATA / "nircamwcs.asdf").wcs()
+    y, x = np.mgrid[0:1500, 0:1500].astype(float)
+    ticks = []
+    stop = threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    t = threading.Thread(target=tick)
+    t.start()
+    t0 = time.perf_counter()
+    for _ in range(3):
+        w(x, y)
+    spent = time.perf_counter() - t0
+    stop.set()
+    t.join()
+    # The other thread ran throughout (a held GIL would leave a gap as long as the call).
+    during = [b - a for a, b in zip(ticks, ticks[1:]) if t0 <= a <= t0 + spent]
+    assert during and max(during) < max(0.05, spent / 3)
