@@ -98,16 +98,19 @@ def distortion(rng):
                 kw.update({"x_window": (-1, 1), "y_window": (-2, 2)})
         p = m.Polynomial2D(deg, **kw)
         # A distortion as real ones are: each order smaller than the last over the detector.
+        # With a domain mapped to (-1, 1), the coefficients are in pixels per unit of the
+        # window (about 1000); without, per pixel.
+        out = 1000.0 if kw else 1.0
         scale = 1.0 if kw else 1000.0
         for name in p.param_names:
             i, j = (int(v) for v in name[1:].split("_"))
-            setattr(p, name, rng.normal() * 1e-3 / scale ** max(i + j - 1, 0))
-        p.c1_0 = 1.0 + rng.normal() * 1e-3
-        return p
+            setattr(p, name, out * rng.normal() * 1e-3 / scale ** max(i + j - 1, 0))
+        p.c1_0 = out * (1.0 + rng.normal() * 1e-3)
+        return p, out
 
-    px, py = poly(), poly()
+    (px, _), (py, out_y) = poly(), poly()
     py.c1_0 = 0.0
-    py.c0_1 = 1.0 + rng.normal() * 1e-3
+    py.c0_1 = out_y * (1.0 + rng.normal() * 1e-3)
     d = m.Mapping((0, 1, 0, 1)) | (px & py)
     if rng.random() < 0.5:
         # An approximate inverse as JWST's files carry (evaluated as written).
@@ -130,7 +133,8 @@ def imaging(rng):
     if rng.random() < 0.4:
         t = distortion(rng) | t
         kind += "+distortion"
-    scale = rng.uniform(1e-5, 1e-2)
+    # A field of at most a few degrees (a map of the sphere that does not fold over it).
+    scale = rng.uniform(1e-5, 1e-3)
     t = t | (m.Scale(scale) & m.Scale(scale))
     if rng.random() < 0.25:
         # JWST's v2v3 to sky: spherical <-> cartesian and a sequence of rotations.
@@ -147,6 +151,16 @@ def imaging(rng):
         t = t | m.RotateCelestial2Native(rng.uniform(0, 360), rng.uniform(-80, 80), 180.0)
         t = t | celestial(rng).right.inverse | celestial(rng)
         kind += "+rotations"
+        if rng.random() < 0.5:
+            axes = "".join(rng.choice(list("xyz"), size=3))
+            t = t | m.EulerAngleRotation(*rng.uniform(-180, 180, size=3), axes_order=axes)
+            kind += "+euler"
+        if rng.random() < 0.5:
+            # A reprojection: back to a plane by one projection, to the sphere by another.
+            k = int(rng.integers(len(PROJECTIONS)))
+            t = t | m.RotateCelestial2Native(rng.uniform(0, 360), rng.uniform(-30, 80), 180.0) | PROJECTIONS[k]().inverse
+            t = t | PROJECTIONS[k]() | m.RotateNative2Celestial(rng.uniform(0, 360), rng.uniform(-80, 80), 180.0)
+            kind += "+sky2pix"
     else:
         t = t | celestial(rng)
         kind += "+celestial"
@@ -214,10 +228,12 @@ def table2d(rng):
     shape = (int(rng.integers(3, 9)), int(rng.integers(3, 9)))
     pts = (np.sort(rng.uniform(0, 50, size=shape[0])), np.sort(rng.uniform(0, 50, size=shape[1])))
     lut = rng.normal(size=shape)
-    t = m.Mapping((0, 1, 0, 1, 0)) | (
-        m.Tabular2D(points=pts, lookup_table=lut, bounds_error=False, fill_value=-1.0)
-        & m.fix_inputs(m.Polynomial2D(2, c0_0=1, c1_0=0.5, c0_1=0.25, c1_1=0.01), {"y": 3.5})
-        & m.Const1D(7.0)
+    method = "linear" if rng.random() < 0.6 else "nearest"
+    fixed = {"y": 3.5} if rng.random() < 0.5 else {0: 2.5}
+    t = m.Mapping((0, 1, 0, 1, 0, 1)) | (
+        m.Tabular2D(points=pts, lookup_table=lut, bounds_error=False, fill_value=-1.0, method=method)
+        & m.fix_inputs(m.Polynomial2D(2, c0_0=1, c1_0=0.5, c0_1=0.25, c1_1=0.01), fixed)
+        & m.Const2D(7.0)
     )
     frame = cf.CoordinateFrame(naxes=3, axes_type=["CUSTOM"] * 3, axes_order=(0, 1, 2), name="out", unit=[u.one] * 3)
     return t, det_frame(2), frame, "tabular2d+fix_inputs+constant"
@@ -281,10 +297,24 @@ def evaluate(w, pix):
     world = np.array([values(c) for c in world])
     res["world"] = world
     try:
+        w.backward_transform
+    except NotImplementedError:
+        # gwcs inverts this WCS numerically (to its tolerance, 1e-5 pixels).
+        res["numerical"] = True
+    try:
         back = w.invert(*world)
         if w.pixel_n_dim == 1:
             back = (back,)
         res["back"] = np.array([values(c) for c in back])
+        if res.get("numerical"):
+            # Where gwcs's iteration did not converge its answer does not map back to the world
+            # coordinates it was given: those points are marked (compared by round trip only).
+            again = w(*res["back"], with_bounding_box=False)
+            if w.world_n_dim == 1:
+                again = (again,)
+            d = np.abs(np.array([values(c) for c in again]) - world)
+            d = np.minimum(d, np.abs(360 - d))
+            res["back_ok"] = np.all((d < 1e-7) | np.isnan(d), axis=0)
     except Exception as e:  # noqa: BLE001
         res["back_error"] = f"{type(e).__name__}: {e}"
     return res
@@ -353,6 +383,18 @@ def file_refs(out, files):
     rng = np.random.default_rng(1)
     written = points_total = 0
     for path in files:
+        if path.endswith(".fits"):
+            # ASDF in FITS: read by the data model package (Python asdf reads no FITS).
+            from stdatamodels.jwst import datamodels as dm
+
+            with dm.open(path) as model:
+                w = model.meta.wcs
+                pix = points(rng, w, N_POINTS)
+                res = evaluate(w, pix)
+            asdf.AsdfFile({"source": path, "pointer": "/meta/wcs", **res}).write_to(f"{out}/file-{written}.asdf")
+            written += 1
+            points_total += N_POINTS
+            continue
         with asdf.open(path, lazy_load=False, memmap=False) as af:
             raw = asdf.util.load_yaml(path, tagged=True)
             for pointer in find_wcs(raw):
@@ -372,8 +414,28 @@ def file_refs(out, files):
     print(written, points_total)
 
 
+def makers(out):
+    """Files the pipelines' data model packages make: a Roman level 2 image
+    (roman_datamodels' fake data: its WCS is a TAN projection), and a JWST image model
+    (stdatamodels) carrying gwcs's NIRCam WCS, as ASDF and as FITS with its ASDF extension."""
+    import pathlib
+
+    import roman_datamodels.datamodels as rdm
+    from stdatamodels.jwst import datamodels as dm
+
+    rdm.ImageModel.create_fake_data(shape=(8, 64, 64)).save(f"{out}/roman_image.asdf")
+    w = asdf.open(pathlib.Path(gwcs_wcs.__file__).parent.parent / "tests" / "data" / "nircamwcs.asdf")["wcs"]
+    for ext in ("asdf", "fits"):
+        j = dm.ImageModel((64, 64))
+        j.meta.wcs = w
+        j.save(f"{out}/jwst_image.{ext}")
+    print(3, 0)
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "random":
+    if sys.argv[1] == "makers":
+        makers(sys.argv[2])
+    elif sys.argv[1] == "random":
         random_files(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     else:
         file_refs(sys.argv[2], sys.argv[3:])

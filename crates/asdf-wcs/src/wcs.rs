@@ -193,14 +193,20 @@ impl Wcs {
     /// # Errors
     /// As [`Wcs::world_to_pixel`] and [`Wcs::pixel_to_world_into`].
     pub fn world_to_pixel_into(&self, world: &[&[f64]], pixel: &mut [&mut [f64]]) -> Result<(), Error> {
-        let backward = self.forward.inverse().map_err(|e| match e {
-            Error::NoInverse { pointer, what, .. } => Error::NoInverse {
-                pointer,
-                what,
-                hint: " (gwcs would invert the WCS numerically there; asdf-rs does not yet)",
-            },
-            e => e,
-        })?;
+        let backward = match self.forward.inverse() {
+            Ok(b) => Some(b),
+            // No inverse in the file and none analytic: gwcs iterates numerically (pixel and
+            // world axes as many), and so does this.
+            Err(Error::NoInverse { .. }) if self.pixel_n_dim() == self.world_n_dim() => None,
+            Err(Error::NoInverse { pointer, what, .. }) => {
+                return Err(Error::NoInverse {
+                    pointer,
+                    what,
+                    hint: " (and the WCS has not as many world axes as pixel axes, which a numerical inverse needs, in gwcs too)",
+                });
+            }
+            Err(e) => return Err(e),
+        };
         let mut owned: Vec<Vec<f64>>;
         let world = if self.bbox.is_some() {
             owned = world.iter().map(|w| w.to_vec()).collect();
@@ -209,7 +215,10 @@ impl Wcs {
         } else {
             world.to_vec()
         };
-        self.run_into(&backward, &world, Direction::Backward, &mut as_uninit(pixel))?;
+        match &backward {
+            Some(b) => self.run_into(b, &world, Direction::Backward, &mut as_uninit(pixel))?,
+            None => self.numerical_inverse(&world, pixel)?,
+        }
         if let Some(bb) = &self.bbox {
             for (col, iv) in pixel.iter_mut().zip(bb) {
                 if let Some((lo, hi)) = iv {
@@ -222,6 +231,230 @@ impl Wcs {
             }
         }
         Ok(())
+    }
+
+    /// World to pixel by Newton's method, for a WCS without an inverse (gwcs's
+    /// `numerical_inverse` does it by a fixed-point iteration from a fitted approximate
+    /// inverse, to 1e-5 pixels): from an affine fit of the inverse over the bounding box (or
+    /// pixel 1, as gwcs), the Jacobian by central differences, a step that makes the residual
+    /// grow halved, until a step is below 1e-10 pixels or the residual at the floor of the
+    /// arithmetic (at most 100 steps); a point that does not converge is NaN. Longitudes are
+    /// compared modulo 360.
+    fn numerical_inverse(&self, world: &[&[f64]], pixel: &mut [&mut [f64]]) -> Result<(), Error> {
+        let n = self.pixel_n_dim();
+        let count = world.first().map_or(0, |c| c.len());
+        if pixel.len() != n || pixel.iter().any(|c| c.len() != count) || world.len() != n {
+            return Err(Error::Usage(format!(
+                "{}: the outputs must be {n} slices of {count} values",
+                self.pointer
+            )));
+        }
+        let frame = self.output_frame();
+        let wraps: Vec<bool> = (0..n)
+            .map(|i| {
+                frame.axes.get(i).is_some_and(|a| {
+                    a.unit.as_deref() == Some("deg")
+                        && a.physical_type
+                            .as_deref()
+                            .is_some_and(|p| p.ends_with(".ra") || p.ends_with(".lon"))
+                })
+            })
+            .collect();
+        let start: Vec<f64> = match &self.bbox {
+            Some(bb) => bb.iter().map(|iv| iv.map_or(1.0, |(a, b)| 0.5 * (a + b))).collect(),
+            None => vec![1.0; n],
+        };
+        // x: the current guess of every point still iterating: from an affine fit of pixel on
+        // world over a grid of the bounding box (as gwcs starts from a fitted approximate
+        // inverse: the branch inside the image where the WCS is not one-to-one), else the
+        // centre.
+        let mut x: Vec<Vec<f64>> = start.iter().map(|s| vec![*s; count]).collect();
+        if let Some(fit) = self.affine_start(&wraps)? {
+            for k in 0..count {
+                let dw: Vec<f64> = (0..n)
+                    .map(|o| {
+                        let d = world[o][k] - fit.centre[o];
+                        if wraps[o] {
+                            (d + 180.0).rem_euclid(360.0) - 180.0
+                        } else {
+                            d
+                        }
+                    })
+                    .collect();
+                for (d, row) in fit.coef.iter().enumerate() {
+                    let v = row[0] + row[1..].iter().zip(&dw).map(|(c, w)| c * w).sum::<f64>();
+                    if v.is_finite() {
+                        x[d][k] = v;
+                    }
+                }
+            }
+        }
+        let mut active: Vec<usize> = (0..count).filter(|&k| world.iter().all(|w| w[k].is_finite())).collect();
+        let mut done = vec![false; count];
+        // Per point: the last accepted guess, its step and its residual (a step that makes the
+        // residual grow is halved: damped Newton).
+        let mut last: Vec<Option<Accepted>> = vec![None; count];
+        let h = 1e-4;
+        for _ in 0..100 {
+            if active.is_empty() {
+                break;
+            }
+            let m = active.len();
+            // The guess and its 2n neighbours, evaluated together.
+            let mut probe: Vec<Vec<f64>> = vec![Vec::with_capacity(m * (2 * n + 1)); n];
+            for (d, col) in probe.iter_mut().enumerate() {
+                for shift in 0..=2 * n {
+                    let delta = match shift {
+                        0 => 0.0,
+                        s if (s - 1) / 2 == d => {
+                            if s % 2 == 1 {
+                                h
+                            } else {
+                                -h
+                            }
+                        }
+                        _ => 0.0,
+                    };
+                    col.extend(active.iter().map(|&k| x[d][k] + delta));
+                }
+            }
+            let refs: Vec<&[f64]> = probe.iter().map(Vec::as_slice).collect();
+            let f = self.run(&self.forward, &refs, Direction::Unbounded)?;
+            let mut still = Vec::with_capacity(m);
+            for (j, &k) in active.iter().enumerate() {
+                let at = |out: usize, shift: usize| f[out][shift * m + j];
+                // The residual and the Jacobian (rows: world axes; columns: pixel axes).
+                let mut r = vec![0.0; n];
+                let mut jac = vec![vec![0.0; n]; n];
+                for o in 0..n {
+                    let diff = |a: f64, b: f64| {
+                        let d = a - b;
+                        if wraps[o] {
+                            (d + 180.0).rem_euclid(360.0) - 180.0
+                        } else {
+                            d
+                        }
+                    };
+                    r[o] = diff(at(o, 0), world[o][k]);
+                    for (d, c) in jac[o].iter_mut().enumerate() {
+                        *c = diff(at(o, 1 + 2 * d), at(o, 2 + 2 * d)) / (2.0 * h);
+                    }
+                }
+                let norm = r.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                // At the floor of the arithmetic (a few units in the last place of the world
+                // coordinates): done.
+                let floor = 8.0 * f64::EPSILON * (0..n).fold(1.0f64, |m, o| m.max(world[o][k].abs()));
+                if norm <= floor {
+                    done[k] = true;
+                    continue;
+                }
+                if let Some((px, pdx, pnorm)) = &mut last[k]
+                    && (norm > *pnorm || norm.is_nan())
+                {
+                    // Worse than before: back to half the last step.
+                    let mut tiny = true;
+                    for d in 0..n {
+                        pdx[d] *= 0.5;
+                        x[d][k] = px[d] - pdx[d];
+                        tiny &= pdx[d].abs() < 1e-13 * (1.0 + px[d].abs());
+                    }
+                    if !tiny {
+                        still.push(k);
+                    }
+                    continue;
+                }
+                let step = solve(jac, r);
+                match step {
+                    Some(dx) if dx.iter().all(|v| v.is_finite()) => {
+                        let here: Vec<f64> = (0..n).map(|d| x[d][k]).collect();
+                        let mut biggest: f64 = 0.0;
+                        for d in 0..n {
+                            x[d][k] -= dx[d];
+                            biggest = biggest.max(dx[d].abs());
+                        }
+                        last[k] = Some((here, dx, norm));
+                        if biggest < 1e-10 {
+                            done[k] = true;
+                        } else {
+                            still.push(k);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            active = still;
+        }
+        for (d, out) in pixel.iter_mut().enumerate() {
+            for (k, v) in out.iter_mut().enumerate() {
+                *v = if done[k] { x[d][k] } else { f64::NAN };
+            }
+        }
+        Ok(())
+    }
+
+    /// The least-squares affine map from world to pixel over a 16 x 16 grid of the bounding
+    /// box (`None` without a bounding box of every axis, or when the fit fails).
+    fn affine_start(&self, wraps: &[bool]) -> Result<Option<AffineFit>, Error> {
+        let Some(bb) = &self.bbox else { return Ok(None) };
+        let Some(bb) = bb.iter().copied().collect::<Option<Vec<(f64, f64)>>>() else {
+            return Ok(None);
+        };
+        let n = bb.len();
+        if n > 3 {
+            return Ok(None);
+        }
+        const G: usize = 16;
+        let total = G.pow(u32::try_from(n).unwrap_or(1));
+        let mut grid: Vec<Vec<f64>> = vec![Vec::with_capacity(total); n];
+        for k in 0..total {
+            let mut rest = k;
+            for (d, col) in grid.iter_mut().enumerate() {
+                let i = rest % G;
+                rest /= G;
+                #[allow(clippy::cast_precision_loss)]
+                col.push(bb[d].0 + (bb[d].1 - bb[d].0) * i as f64 / (G - 1) as f64);
+            }
+        }
+        let refs: Vec<&[f64]> = grid.iter().map(Vec::as_slice).collect();
+        let world = self.run(&self.forward, &refs, Direction::Unbounded)?;
+        let centre: Vec<f64> = world.iter().map(|w| w[total / 2]).collect();
+        if centre.iter().any(|c| !c.is_finite()) {
+            return Ok(None);
+        }
+        // Normal equations of pixel_d = c0 + sum_o c_o (world_o - centre_o).
+        let m = n + 1;
+        let mut ata = vec![vec![0.0; m]; m];
+        let mut atb = vec![vec![0.0; m]; n];
+        for k in 0..total {
+            let mut row = vec![1.0];
+            for o in 0..n {
+                let d = world[o][k] - centre[o];
+                row.push(if wraps.get(o).copied().unwrap_or(false) {
+                    (d + 180.0).rem_euclid(360.0) - 180.0
+                } else {
+                    d
+                });
+            }
+            if row.iter().any(|v| !v.is_finite()) {
+                continue;
+            }
+            for i in 0..m {
+                for j in 0..m {
+                    ata[i][j] += row[i] * row[j];
+                }
+                for d in 0..n {
+                    atb[d][i] += row[i] * grid[d][k];
+                }
+            }
+        }
+        let mut coef = Vec::with_capacity(n);
+        for b in atb {
+            match solve(ata.clone(), b) {
+                Some(c) => coef.push(c),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(AffineFit { centre, coef }))
     }
 
     /// gwcs's `footprint`: the world coordinates of the bounding box's corners (clockwise
@@ -485,6 +718,42 @@ impl Wcs {
         }
         Ok(())
     }
+}
+
+/// A Newton step taken: the guess it started from, the step, the residual there.
+type Accepted = (Vec<f64>, Vec<f64>, f64);
+
+/// An affine map from world to pixel (`pixel_d = coef[d][0] + sum_o coef[d][1 + o] (world_o -
+/// centre_o)`).
+struct AffineFit {
+    centre: Vec<f64>,
+    coef: Vec<Vec<f64>>,
+}
+
+/// Solves `a x = b` (Gaussian elimination with partial pivoting); `None` when singular.
+fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
+    let n = b.len();
+    for c in 0..n {
+        let p = (c..n).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))?;
+        if a[p][c] == 0.0 || !a[p][c].is_finite() {
+            return None;
+        }
+        a.swap(c, p);
+        b.swap(c, p);
+        for r in c + 1..n {
+            let f = a[r][c] / a[c][c];
+            for k in c..n {
+                a[r][k] -= f * a[c][k];
+            }
+            b[r] -= f * b[c];
+        }
+    }
+    let mut x = vec![0.0; n];
+    for c in (0..n).rev() {
+        let s: f64 = (c + 1..n).map(|k| a[c][k] * x[k]).sum();
+        x[c] = (b[c] - s) / a[c][c];
+    }
+    Some(x)
 }
 
 /// Initialised slices seen as slices that may be written.
