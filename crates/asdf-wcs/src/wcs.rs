@@ -740,10 +740,11 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
         }
         a.swap(c, p);
         b.swap(c, p);
+        let pivot = a[c].clone();
         for r in c + 1..n {
-            let f = a[r][c] / a[c][c];
-            for k in c..n {
-                a[r][k] -= f * a[c][k];
+            let f = a[r][c] / pivot[c];
+            for (v, q) in a[r].iter_mut().zip(&pivot).skip(c) {
+                *v -= f * q;
             }
             b[r] -= f * b[c];
         }
