@@ -3,9 +3,6 @@
 
 use std::mem::MaybeUninit;
 
-#[cfg(feature = "parallel")]
-use rayon::prelude::*;
-
 use crate::error::Error;
 use crate::frames::{self, Frame};
 use crate::model::{Col, Interval, Kind, Transform};
@@ -616,15 +613,18 @@ impl Wcs {
                 per_chunk[k].push(piece);
             }
         }
-        #[cfg(feature = "parallel")]
-        let tasks = per_chunk.into_par_iter();
-        #[cfg(not(feature = "parallel"))]
-        let tasks = per_chunk.into_iter();
-        tasks.enumerate().try_for_each(|(c, mut dest)| {
+        // On the library's executor (its thread count: `ASDF_RS_THREADS`, else the cores, at
+        // most 8; one thread in the browser's build).
+        let tasks: Vec<std::sync::Mutex<Vec<&mut [MaybeUninit<f64>]>>> =
+            per_chunk.into_iter().map(std::sync::Mutex::new).collect();
+        asdf::compression::exec::par_map(tasks.len(), |c| {
             let lo = c * CHUNK;
             let hi = (lo + CHUNK).min(n);
+            let mut dest = tasks[c].lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             self.chunk(t, ins, lo, hi, bbox, uses_q, from, to, &mut dest)
         })
+        .into_iter()
+        .collect()
     }
 
     #[allow(clippy::too_many_arguments)]
