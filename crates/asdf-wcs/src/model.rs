@@ -417,27 +417,22 @@ impl Transform {
                 vec![Col::plain(out)]
             }
             Kind::Euler { m, wrap } => {
-                let (lon, lat, quantity) = self.degrees_in(ins)?;
-                let mut a = pool::take(n);
-                let mut b = pool::take(n);
-                for (lo, la) in lon.iter().zip(&lat) {
+                // (In place: the columns' buffers are the results'.)
+                let (mut a, mut b, quantity) = self.degrees_in(ins)?;
+                for (lo, la) in a.iter_mut().zip(b.iter_mut()) {
                     let (mut p, t) = sky::to_spherical(sky::apply(m, sky::to_cartesian(*lo, *la)));
                     if *wrap && p < 0.0 {
                         p += 360.0;
                     }
-                    a.push(p);
-                    b.push(t);
+                    *lo = p;
+                    *la = t;
                 }
                 degrees_out(vec![a, b], quantity)
             }
             Kind::RotSeq { m, spherical: true } => {
-                let (lon, lat, quantity) = self.degrees_in(ins)?;
-                let mut a = pool::take(n);
-                let mut b = pool::take(n);
-                for (lo, la) in lon.iter().zip(&lat) {
-                    let (p, t) = sky::to_spherical(sky::apply(m, sky::to_cartesian(*lo, *la)));
-                    a.push(p);
-                    b.push(t);
+                let (mut a, mut b, quantity) = self.degrees_in(ins)?;
+                for (lo, la) in a.iter_mut().zip(b.iter_mut()) {
+                    (*lo, *la) = sky::to_spherical(sky::apply(m, sky::to_cartesian(*lo, *la)));
                 }
                 degrees_out(vec![a, b], quantity)
             }
@@ -451,27 +446,21 @@ impl Transform {
                 vec![x, y, z]
             }
             Kind::Proj { p, pix2sky } => {
-                let (a, b, quantity) = self.degrees_in(ins)?;
-                let mut oa = pool::take(n);
-                let mut ob = pool::take(n);
-                for (x, y) in a.iter().zip(&b) {
-                    let (u, v) = if *pix2sky { p.pix2sky(*x, *y) } else { p.sky2pix(*x, *y) };
-                    oa.push(u);
-                    ob.push(v);
+                let (mut a, mut b, quantity) = self.degrees_in(ins)?;
+                for (x, y) in a.iter_mut().zip(b.iter_mut()) {
+                    (*x, *y) = if *pix2sky { p.pix2sky(*x, *y) } else { p.sky2pix(*x, *y) };
                 }
-                degrees_out(vec![oa, ob], quantity)
+                degrees_out(vec![a, b], quantity)
             }
             Kind::SphToCart { .. } => {
-                let (lon, lat, quantity) = self.degrees_in(ins)?;
-                let mut x = pool::take(n);
-                let mut y = pool::take(n);
-                let mut z = pool::take(n);
-                for (lo, la) in lon.iter().zip(&lat) {
+                let (mut x, mut y, quantity) = self.degrees_in(ins)?;
+                let mut z = filled(0.0, x.len());
+                for ((lo, la), z) in x.iter_mut().zip(y.iter_mut()).zip(z.iter_mut()) {
                     let (sl, cl) = trig::sin_cos(lo.to_radians());
                     let (sb, cb) = trig::sin_cos(la.to_radians());
-                    x.push(cb * cl);
-                    y.push(cb * sl);
-                    z.push(sb);
+                    *lo = cb * cl;
+                    *la = cb * sl;
+                    *z = sb;
                 }
                 let u = quantity.then_some(Unit::ONE);
                 vec![Col { v: x, u }, Col { v: y, u }, Col { v: z, u }]
@@ -481,11 +470,11 @@ impl Transform {
                 let y = ins.pop().unwrap_or_else(|| Col::plain(Vec::new()));
                 let x = ins.pop().unwrap_or_else(|| Col::plain(Vec::new()));
                 let quantity = x.u.is_some();
-                let mut lon = pool::take(n);
-                let mut lat = pool::take(n);
-                for ((x, y), z) in x.v.iter().zip(&y.v).zip(&z.v) {
-                    let h = (x * x + y * y).sqrt();
-                    lat.push(trig::atan2(*z, h).to_degrees());
+                // (In place: x's and y's buffers become the longitude's and latitude's.)
+                let (mut lon, mut lat) = (x.take(), y.take());
+                for ((x, y), z) in lon.iter_mut().zip(lat.iter_mut()).zip(&z.v) {
+                    let h = (*x * *x + *y * *y).sqrt();
+                    let b = trig::atan2(*z, h).to_degrees();
                     let mut l = trig::atan2(*y, *x).to_degrees();
                     if h == 0.0 {
                         l *= 0.0;
@@ -500,7 +489,8 @@ impl Transform {
                             l
                         };
                     }
-                    lon.push(l);
+                    *x = l;
+                    *y = b;
                 }
                 degrees_out(vec![lon, lat], quantity)
             }

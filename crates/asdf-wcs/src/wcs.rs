@@ -650,6 +650,8 @@ impl Wcs {
                 })
                 .collect()
         });
+        // Every point inside: no compaction.
+        let inside = inside.filter(|m| m.contains(&false));
         let cols: Vec<Col> = ins
             .iter()
             .enumerate()
