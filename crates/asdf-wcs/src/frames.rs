@@ -151,7 +151,10 @@ pub(crate) fn frame(at: At<'_>) -> Result<Frame, Error> {
             FrameKind::Spectral | FrameKind::Temporal | FrameKind::Stokes => 1,
             _ => names.len().max(units.len()).max(types.len()),
         });
-    let naxes = naxes.max(names.len().min(64)).max(units.len().min(64));
+    let naxes = naxes.max(names.len()).max(units.len());
+    if naxes > crate::parse::MAX_AXES {
+        return Err(at.malformed(format!("a frame of more than {} axes", crate::parse::MAX_AXES)));
+    }
     let reference = at.get("reference_frame").map(|r| r.tag().to_owned());
     let default_type = match kind {
         FrameKind::Frame2d | FrameKind::Celestial => "SPATIAL",

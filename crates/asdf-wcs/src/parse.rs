@@ -14,6 +14,10 @@ pub(crate) type Values = (Vec<f64>, Vec<usize>, Option<Unit>);
 /// Nesting deeper than this is refused (a pipeline of real files is a few dozen deep).
 const MAX_DEPTH: usize = 256;
 
+/// The most coordinates a transform takes or gives (gwcs's have a handful; a count beyond
+/// this is refused before anything is allocated for it).
+pub(crate) const MAX_AXES: usize = 64;
+
 /// The transform tags' prefix.
 const TRANSFORM: &str = "tag:stsci.edu:asdf/transform/";
 /// gwcs's tags' prefix.
@@ -312,6 +316,9 @@ pub(crate) fn transform(at: At<'_>) -> Result<Transform, Error> {
         ("transform", "concatenate") => {
             let (a, b) = pair(&at)?;
             let (i, o) = (a.n_in + b.n_in, a.n_out + b.n_out);
+            if i > MAX_AXES || o > MAX_AXES {
+                return Err(at.malformed(format!("a concatenation of more than {MAX_AXES} coordinates")));
+            }
             (Kind::Concat(Box::new(a), Box::new(b)), i, o)
         }
         ("transform", op @ ("add" | "subtract" | "multiply" | "divide" | "power")) => {
@@ -388,6 +395,9 @@ pub(crate) fn transform(at: At<'_>) -> Result<Transform, Error> {
             if map.iter().any(|m| *m >= n) {
                 return Err(at.malformed("the mapping names an input beyond n_inputs"));
             }
+            if n > MAX_AXES || map.len() > MAX_AXES {
+                return Err(at.malformed(format!("a mapping of more than {MAX_AXES} coordinates")));
+            }
             let o = map.len();
             (Kind::Mapping(map), n, o)
         }
@@ -400,6 +410,9 @@ pub(crate) fn transform(at: At<'_>) -> Result<Transform, Error> {
                     .ok_or_else(|| n.malformed("`n_dims` must be a count"))?,
                 None => 1,
             };
+            if n > MAX_AXES {
+                return Err(at.malformed(format!("`n_dims` beyond {MAX_AXES}")));
+            }
             (Kind::Identity, n, n)
         }
         ("transform", "constant") => {
