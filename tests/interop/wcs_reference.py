@@ -118,8 +118,15 @@ def distortion(rng):
     return d
 
 
+def projection(rng, k=None):
+    k = int(rng.integers(len(PROJECTIONS))) if k is None else k
+    if PROJECTIONS[k] is m.Pix2Sky_CylindricalEqualArea:
+        return PROJECTIONS[k](lam=rng.uniform(0.3, 1.5))
+    return PROJECTIONS[k]()
+
+
 def celestial(rng, units=False):
-    proj = PROJECTIONS[int(rng.integers(len(PROJECTIONS)))]()
+    proj = projection(rng)
     lon = rng.uniform(0, 360)
     lat = rng.uniform(-89, 89)
     pole = 180.0 if rng.random() < 0.7 else rng.uniform(0, 360)
@@ -158,8 +165,9 @@ def imaging(rng):
         if rng.random() < 0.5:
             # A reprojection: back to a plane by one projection, to the sphere by another.
             k = int(rng.integers(len(PROJECTIONS)))
-            t = t | m.RotateCelestial2Native(rng.uniform(0, 360), rng.uniform(-30, 80), 180.0) | PROJECTIONS[k]().inverse
-            t = t | PROJECTIONS[k]() | m.RotateNative2Celestial(rng.uniform(0, 360), rng.uniform(-80, 80), 180.0)
+            p = projection(rng, k)
+            t = t | m.RotateCelestial2Native(rng.uniform(0, 360), rng.uniform(-30, 80), 180.0) | p.inverse
+            t = t | p | m.RotateNative2Celestial(rng.uniform(0, 360), rng.uniform(-80, 80), 180.0)
             kind += "+sky2pix"
     else:
         t = t | celestial(rng)

@@ -63,6 +63,8 @@ struct Tally {
     worst_world_rel: f64,
     worst_pixel: f64,
     worst_pixel_numerical: f64,
+    worst_pixel_at: String,
+    worst_pixel_far: f64,
     inverted: usize,
     numerical: usize,
     worst_round_trip: f64,
@@ -184,7 +186,13 @@ fn compare(t: &mut Tally, name: &str, wcs: &asdf_wcs::Wcs, reference: &asdf::Asd
                         let ok = dlt <= tol * b.abs().max(1.0);
                         if ok && numerical {
                             t.worst_pixel_numerical = t.worst_pixel_numerical.max(dlt);
+                        } else if ok && b.abs() > 1e4 {
+                            // Far outside any image (no bounding box): the relative difference.
+                            t.worst_pixel_far = t.worst_pixel_far.max(dlt / b.abs());
                         } else if ok {
+                            if dlt > t.worst_pixel {
+                                t.worst_pixel_at = format!("{name}: axis {d}, ours {a}, gwcs {b}");
+                            }
                             t.worst_pixel = t.worst_pixel.max(dlt);
                         }
                         ok
@@ -234,6 +242,10 @@ fn report(t: &Tally) {
         t.gwcs_failed_inverse,
         t.gwcs_unconverged,
         t.other_preimage
+    );
+    eprintln!(
+        "  worst pixel (analytic, |pixel| <= 1e4): {}; beyond 1e4 pixels, relative {:.1e}",
+        t.worst_pixel_at, t.worst_pixel_far
     );
     for r in t.refused_inverse.iter().take(5) {
         eprintln!("  refused: {r}");

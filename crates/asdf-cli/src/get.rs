@@ -154,7 +154,7 @@ fn write_cutout(
                 #[allow(clippy::cast_precision_loss)]
                 let origin: Vec<f64> = sel.spans.iter().rev().map(|s| s.start as f64).collect();
                 let size: Vec<usize> = sel.spans.iter().rev().map(|s| s.count).collect();
-                match asdf_wcs::cutout_node(file, &p, &origin, &size) {
+                match asdf_wcs::cutout_node(file, &p, &origin, &size, asdf::Version::STANDARD_LATEST) {
                     Ok(node) => {
                         new.set("/wcs", node)?;
                     }

@@ -2,6 +2,7 @@
 //! WCS, evaluated natively; `info`'s summary of a file's WCS frames.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use asdf_wcs::{Wcs, WcsExt};
@@ -89,20 +90,25 @@ impl Args {
         } else {
             wcs.pixel_n_dim()
         };
-        let points: Vec<Vec<f64>> = if let Some(p) = &self.points {
+        // The points: given (one on the command line, or a file's), or a grid made block by
+        // block as it is evaluated and written (memory: a block's, whatever the grid's size).
+        let points: Points = if let Some(p) = &self.points {
             if !values.is_empty() {
                 return usage("give the coordinates on the command line or in --points, not both");
             }
+            if self.output.as_deref().is_some_and(|o| asdf::same_file(p, o)) {
+                return usage(&format!("refusing to write over {}, which is being read", p.display()));
+            }
             match read_points(p, n_in) {
-                Ok(c) => c,
+                Ok(c) => Points::Given(c),
                 Err(m) => return usage(&m),
             }
         } else if self.grid {
             if !values.is_empty() || self.inverse {
                 return usage("--grid takes no coordinates and no --inverse");
             }
-            match grid(&wcs, &self.shape, self.step) {
-                Ok(c) => c,
+            match GridSpec::new(&wcs, &self.shape, self.step) {
+                Ok(g) => Points::Grid(g),
                 Err(m) => return usage(&m),
             }
         } else if values.is_empty() {
@@ -116,24 +122,29 @@ impl Args {
                     values.len()
                 ));
             }
-            values.into_iter().map(|v| vec![v]).collect()
+            Points::Given(values.into_iter().map(|v| vec![v]).collect())
         };
-        let refs: Vec<&[f64]> = points.iter().map(Vec::as_slice).collect();
-        let result = if self.inverse {
-            wcs.world_to_pixel(&refs)
-        } else {
-            wcs.pixel_to_world(&refs)
-        };
-        let result = match result {
-            Ok(r) => r,
-            Err(e) => return fail(&e),
+        let total = points.len();
+        let eval = |lo: usize, hi: usize| -> Result<Vec<Vec<f64>>, asdf_wcs::Error> {
+            let cols = points.block(lo, hi);
+            let refs: Vec<&[f64]> = cols.iter().map(Vec::as_slice).collect();
+            if self.inverse {
+                wcs.world_to_pixel(&refs)
+            } else {
+                wcs.pixel_to_world(&refs)
+            }
         };
         let frame = if self.inverse {
             wcs.input_frame()
         } else {
             wcs.output_frame()
         };
-        let labels: Vec<(String, String)> = (0..result.len())
+        let n_out = if self.inverse {
+            wcs.pixel_n_dim()
+        } else {
+            wcs.world_n_dim()
+        };
+        let labels: Vec<(String, String)> = (0..n_out)
             .map(|i| {
                 let a = frame.axes.get(i);
                 let name = a
@@ -143,43 +154,86 @@ impl Args {
                 (name, a.and_then(|a| a.unit.clone()).unwrap_or_default())
             })
             .collect();
-        let n = result.first().map_or(0, Vec::len);
-        match (format, &self.output) {
-            (Some("npy"), Some(o)) => {
-                let mut bytes = Vec::with_capacity(n * result.len() * 8);
-                for k in 0..n {
-                    for c in &result {
-                        bytes.extend_from_slice(&c[k].to_le_bytes());
+        // A WCS error inside a write: carried out as an I/O error, reported as the WCS's.
+        let failed: std::cell::RefCell<Option<asdf_wcs::Error>> = std::cell::RefCell::new(None);
+        let blocks = |f: &mut dyn FnMut(&[Vec<f64>]) -> std::io::Result<()>| -> std::io::Result<()> {
+            let mut lo = 0;
+            while lo < total {
+                let hi = (lo + BLOCK).min(total);
+                match eval(lo, hi) {
+                    Ok(r) => f(&r)?,
+                    Err(e) => {
+                        *failed.borrow_mut() = Some(e);
+                        return Err(std::io::Error::other("the WCS could not be evaluated"));
                     }
                 }
-                asdf::write_atomically(o, |w| crate::get::write_npy(w, "<f8", &[n, result.len()], &bytes))?;
-                eprintln!("wrote {n} point(s) x {} coordinate(s) to {}", result.len(), o.display());
+                lo = hi;
             }
-            (Some(_), Some(o)) => {
-                let mut text = String::new();
+            Ok(())
+        };
+        let written = match (format, &self.output) {
+            (Some("npy"), Some(o)) => asdf::write_atomically(o, |w| {
+                let mut w = std::io::BufWriter::new(w);
+                crate::get::write_npy(&mut w, "<f8", &[total, n_out], &[])?;
+                blocks(&mut |r| {
+                    for k in 0..r.first().map_or(0, Vec::len) {
+                        for c in r {
+                            w.write_all(&c[k].to_le_bytes())?;
+                        }
+                    }
+                    Ok(())
+                })?;
+                w.flush()
+            }),
+            (Some(_), Some(o)) => asdf::write_atomically(o, |w| {
+                let mut w = std::io::BufWriter::new(w);
                 let head: Vec<String> = labels
                     .iter()
                     .map(|(n, u)| if u.is_empty() { n.clone() } else { format!("{n} [{u}]") })
                     .collect();
-                let _ = writeln!(text, "{}", head.join(","));
-                for k in 0..n {
-                    let row: Vec<String> = result.iter().map(|c| c[k].to_string()).collect();
-                    let _ = writeln!(text, "{}", row.join(","));
-                }
-                asdf::write_atomically(o, |w| w.write_all(text.as_bytes()))?;
-                eprintln!("wrote {n} point(s) to {}", o.display());
-            }
-            _ if n == 1 => {
-                for ((name, unit), c) in labels.iter().zip(&result) {
+                writeln!(w, "{}", head.join(","))?;
+                blocks(&mut |r| {
+                    for k in 0..r.first().map_or(0, Vec::len) {
+                        let row: Vec<String> = r.iter().map(|c| c[k].to_string()).collect();
+                        writeln!(w, "{}", row.join(","))?;
+                    }
+                    Ok(())
+                })?;
+                w.flush()
+            }),
+            _ if total == 1 => {
+                let r = match eval(0, 1) {
+                    Ok(r) => r,
+                    Err(e) => return fail(&e),
+                };
+                for ((name, unit), c) in labels.iter().zip(&r) {
                     println!("{name} = {} {unit}", c[0]);
                 }
+                Ok(())
             }
             _ => {
-                for k in 0..n {
-                    let row: Vec<String> = result.iter().map(|c| c[k].to_string()).collect();
-                    println!("{}", row.join(" "));
+                let r = blocks(&mut |r| {
+                    for k in 0..r.first().map_or(0, Vec::len) {
+                        let row: Vec<String> = r.iter().map(|c| c[k].to_string()).collect();
+                        println!("{}", row.join(" "));
+                    }
+                    Ok(())
+                });
+                if let Some(e) = failed.borrow_mut().take() {
+                    return fail(&e);
                 }
+                r.map_err(|source| asdf::Error::Io {
+                    path: "<stdout>".into(),
+                    source,
+                })
             }
+        };
+        if let Some(e) = failed.borrow_mut().take() {
+            return fail(&e);
+        }
+        written?;
+        if let Some(o) = &self.output {
+            eprintln!("wrote {total} point(s) x {n_out} coordinate(s) to {}", o.display());
         }
         Ok(ExitCode::SUCCESS)
     }
@@ -233,63 +287,111 @@ fn read_points(path: &std::path::Path, n: usize) -> Result<Vec<Vec<f64>>, String
     Ok(cols)
 }
 
-/// Every pixel centre of the bounding box (or of `shape`), every `step`, x fastest.
-fn grid(wcs: &Wcs, shape: &[usize], step: u64) -> Result<Vec<Vec<f64>>, String> {
-    let n = wcs.pixel_n_dim();
-    let step = usize::try_from(step).unwrap_or(usize::MAX);
-    let ranges: Vec<(i64, i64)> = if !shape.is_empty() {
-        if shape.len() != n {
-            return Err(format!("--shape needs {n} sizes"));
+/// Points evaluated and written at a time.
+const BLOCK: usize = 1 << 20;
+
+/// The points of a `wcs` run.
+enum Points {
+    /// One column per coordinate.
+    Given(Vec<Vec<f64>>),
+    /// A grid, made block by block.
+    Grid(GridSpec),
+}
+
+impl Points {
+    fn len(&self) -> usize {
+        match self {
+            Points::Given(c) => c.first().map_or(0, Vec::len),
+            Points::Grid(g) => g.total,
         }
-        shape
+    }
+
+    /// Points `lo..hi`, one column per coordinate.
+    fn block(&self, lo: usize, hi: usize) -> Vec<Vec<f64>> {
+        match self {
+            Points::Given(c) => c.iter().map(|col| col[lo..hi].to_vec()).collect(),
+            Points::Grid(g) => g.block(lo, hi),
+        }
+    }
+}
+
+/// Every pixel centre of the bounding box (or of `--shape`), every `step`, x fastest.
+struct GridSpec {
+    /// Per axis: the first pixel, how many, the step.
+    first: Vec<i64>,
+    counts: Vec<usize>,
+    step: usize,
+    total: usize,
+}
+
+impl GridSpec {
+    fn new(wcs: &Wcs, shape: &[usize], step: u64) -> Result<GridSpec, String> {
+        let n = wcs.pixel_n_dim();
+        let step = usize::try_from(step).unwrap_or(usize::MAX);
+        let ranges: Vec<(i64, i64)> = if !shape.is_empty() {
+            if shape.len() != n {
+                return Err(format!("--shape needs {n} sizes"));
+            }
+            shape
+                .iter()
+                .map(|s| (0, i64::try_from(*s).unwrap_or(i64::MAX) - 1))
+                .collect()
+        } else if let Some(bb) = wcs.bounding_box() {
+            bb.iter()
+                .enumerate()
+                .map(|(i, iv)| {
+                    let (lo, hi) = iv.ok_or(format!(
+                        "the bounding box ignores pixel axis {i}: give the grid's size with --shape"
+                    ))?;
+                    if !(lo.is_finite() && hi.is_finite()) {
+                        return Err(format!(
+                            "the bounding box of pixel axis {i} is not finite: give --shape"
+                        ));
+                    }
+                    #[allow(clippy::cast_possible_truncation)]
+                    Ok((lo.ceil() as i64, hi.floor() as i64))
+                })
+                .collect::<Result<_, String>>()?
+        } else {
+            return Err("the WCS has no bounding box: give the grid's size with --shape".into());
+        };
+        let counts: Vec<usize> = ranges
             .iter()
-            .map(|s| (0, i64::try_from(*s).unwrap_or(i64::MAX) - 1))
-            .collect()
-    } else if let Some(bb) = wcs.bounding_box() {
-        bb.iter()
-            .map(|iv| {
-                let (lo, hi) = iv.ok_or("the bounding box ignores an axis: give --shape")?;
-                #[allow(clippy::cast_possible_truncation)]
-                Ok((lo.ceil() as i64, hi.floor() as i64))
+            .map(|(lo, hi)| {
+                if hi < lo {
+                    0
+                } else {
+                    usize::try_from(hi - lo).unwrap_or(0) / step + 1
+                }
             })
-            .collect::<Result<_, String>>()?
-    } else {
-        return Err("the WCS has no bounding box: give the grid's size with --shape".into());
-    };
-    let counts: Vec<usize> = ranges
-        .iter()
-        .map(|(lo, hi)| {
-            if hi < lo {
-                0
-            } else {
-                usize::try_from(hi - lo).unwrap_or(0) / step + 1
-            }
+            .collect();
+        let total = counts
+            .iter()
+            .try_fold(1usize, |a, c| a.checked_mul(*c))
+            .ok_or("the grid has more points than can be counted; use a larger --step")?;
+        Ok(GridSpec {
+            first: ranges.iter().map(|r| r.0).collect(),
+            counts,
+            step,
+            total,
         })
-        .collect();
-    let total = counts
-        .iter()
-        .try_fold(1usize, |a, c| a.checked_mul(*c))
-        .ok_or("the grid is too large")?;
-    if total > 1 << 31 {
-        return Err(format!("the grid has {total} points; use a larger --step"));
     }
-    let mut cols = vec![Vec::with_capacity(total); n];
-    let mut idx = vec![0usize; n];
-    for _ in 0..total {
-        for d in 0..n {
-            #[allow(clippy::cast_precision_loss)]
-            cols[d].push((ranges[d].0 + i64::try_from(idx[d] * step).unwrap_or(0)) as f64);
-        }
-        // x (axis 0) fastest
-        for d in 0..n {
-            idx[d] += 1;
-            if idx[d] < counts[d] {
-                break;
+
+    #[allow(clippy::cast_precision_loss)]
+    fn block(&self, lo: usize, hi: usize) -> Vec<Vec<f64>> {
+        let n = self.counts.len();
+        let mut cols = vec![Vec::with_capacity(hi - lo); n];
+        for k in lo..hi {
+            let mut rest = k;
+            for (d, col) in cols.iter_mut().enumerate() {
+                let i = rest % self.counts[d].max(1);
+                rest /= self.counts[d].max(1);
+                let offset = i64::try_from(i.saturating_mul(self.step)).unwrap_or(i64::MAX);
+                col.push(self.first[d].saturating_add(offset) as f64);
             }
-            idx[d] = 0;
         }
+        cols
     }
-    Ok(cols)
 }
 
 /// The frames and steps of a WCS, for `info` and `wcs FILE`.

@@ -179,6 +179,35 @@ fn a_cutout_carries_a_wcs_gwcs_evaluates_as_the_original() {
     let (_, a, _) = cli(&["wcs", cut.to_str().unwrap(), "10", "20"]);
     let (_, b, _) = cli(&["wcs", img.to_str().unwrap(), "1410", "120"]);
     assert_eq!(values(&a), values(&b));
+    // A WCS whose transforms take pixels as quantities: the shift of its cutout is one too
+    // (gwcs evaluates such a WCS with a bounding box one point at a time: arrays fail in it).
+    let units = d.join("units.asdf");
+    python(&format!(
+        "import asdf, numpy as np; from astropy.modeling import models as m; from astropy import units as u, coordinates as coord; \
+         from gwcs import wcs, coordinate_frames as cf; \
+         det = cf.Frame2D(name='detector', axes_names=('x', 'y'), unit=(u.pix, u.pix)); \
+         sky = cf.CelestialFrame(reference_frame=coord.ICRS(), name='sky', unit=(u.deg, u.deg)); \
+         f = (m.Shift(-10 * u.pix) & m.Shift(-20 * u.pix)) | (m.Multiply(0.1 * u.arcsec / u.pix) & m.Multiply(0.1 * u.arcsec / u.pix)) | m.Pix2Sky_TAN() | m.RotateNative2Celestial(5 * u.deg, -30 * u.deg, 180 * u.deg); \
+         w = wcs.WCS(forward_transform=f, input_frame=det, output_frame=sky); \
+         asdf.AsdfFile({{'data': np.zeros((50, 60)), 'wcs': w}}).write_to({units:?})"
+    ));
+    let ucut = d.join("ucut.asdf");
+    let (code, _, err) = cli(&[
+        "get",
+        units.to_str().unwrap(),
+        "/data",
+        "--slice",
+        "10:20, 5:15",
+        "-o",
+        ucut.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let py = python(&format!(
+        "import asdf, numpy as np; o = asdf.open({units:?})['wcs']; c = asdf.open({ucut:?})['wcs']; \
+         d = [np.subtract(c(float(i), float(j)), o(i + 5.0, j + 10.0)) for i in range(10) for j in range(0, 10, 3)]; \
+         print(np.max(np.abs(d)))"
+    ));
+    assert!(py.split_whitespace().all(|v| v.parse::<f64>().unwrap() == 0.0), "{py}");
     // A region with a step carries no WCS: said, and the data is still written.
     let (code, _, err) = cli(&[
         "get",
@@ -224,9 +253,21 @@ fn refusals_are_clear() {
     let (code, _, err) = cli(&["wcs", plain.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no gwcs WCS"), "{err}");
-    // Never writes over its input.
+    // Never writes over its input: the file, nor the points read.
     let (code, _, _) = cli(&["wcs", &f, "--grid", "-o", &f]);
     assert_ne!(code, 0);
     assert!(Path::new(&f).is_file());
+    let pts = d.join("p.csv");
+    std::fs::write(&pts, "1 2\n3 4\n").unwrap();
+    let (code, _, err) = cli(&[
+        "wcs",
+        &f,
+        "--points",
+        pts.to_str().unwrap(),
+        "-o",
+        pts.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(std::fs::read_to_string(&pts).unwrap(), "1 2\n3 4\n");
     let _ = std::fs::remove_dir_all(&d);
 }

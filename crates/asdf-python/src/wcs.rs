@@ -134,12 +134,14 @@ fn evaluate<'py>(
     Ok(arrays)
 }
 
-/// `(name, kind, [(axis name, unit, axis type, physical type)], reference frame tag)`.
+/// `(name, kind, [(axis name, unit, axis type, physical type)], reference frame tag, a temporal
+/// frame's reference time (value, scale))`.
 type FrameTuple = (
     String,
     String,
     Vec<(String, Option<String>, String, Option<String>)>,
     Option<String>,
+    Option<(String, Option<String>)>,
 );
 
 fn frame_tuple(f: &asdf_wcs::Frame) -> FrameTuple {
@@ -158,6 +160,7 @@ fn frame_tuple(f: &asdf_wcs::Frame) -> FrameTuple {
             })
             .collect(),
         f.reference_frame.clone(),
+        f.reference_time.clone(),
     )
 }
 

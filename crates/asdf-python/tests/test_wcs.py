@@ -101,11 +101,61 @@ def test_refused_by_name(tmp_path):
     w = asdf_rs.open(DATA / "nircamwcs.asdf").wcs()
     with pytest.raises(TypeError):
         w(1.0)
-    # A polynomial pipeline with no inverse: gwcs inverts it numerically; refused here.
-    poly = gwcs_wcs.WCS([(cf.Frame2D(name="d"), m.Mapping((0, 1, 0, 1)) | (m.Polynomial2D(2, c1_0=1, c0_1=0.5) & m.Polynomial2D(1, c0_1=1))), (cf.Frame2D(name="w"), None)])
+    # A polynomial pipeline with no inverse: gwcs inverts it numerically, and so does asdf_rs.
+    poly = gwcs_wcs.WCS([(cf.Frame2D(name="d"), m.Mapping((0, 1, 0, 1)) | (m.Polynomial2D(2, c1_0=1, c0_1=0.5, c2_0=1e-4) & m.Polynomial2D(1, c0_1=1))), (cf.Frame2D(name="w"), None)])
+    poly.bounding_box = ((-0.5, 99.5), (-0.5, 99.5))
     asdf.AsdfFile({"wcs": poly}).write_to(tmp_path / "p.asdf")
-    with pytest.raises(NotImplementedError, match="no inverse"):
-        asdf_rs.open(tmp_path / "p.asdf").wcs().invert(1.0, 2.0)
+    w = asdf_rs.open(tmp_path / "p.asdf").wcs()
+    world = poly(20.0, 30.0)
+    np.testing.assert_allclose(w.invert(*world), poly.invert(*world), atol=2e-5)
+    np.testing.assert_allclose(w.invert(*world), (20.0, 30.0), atol=1e-9)
+    # An inverse in the file that cannot be evaluated: the forward direction still is (as gwcs).
+    bad = gwcs_wcs.WCS([(cf.Frame2D(name="d"), m.Shift(1) & m.Shift(2)), (cf.Frame2D(name="w"), None)])
+    bad.forward_transform.inverse = m.Gaussian1D() & m.Gaussian1D()
+    asdf.AsdfFile({"wcs": bad}).write_to(tmp_path / "b.asdf")
+    wb = asdf_rs.open(tmp_path / "b.asdf").wcs()
+    assert wb(1.0, 1.0) == (2.0, 3.0)
+    with pytest.raises(NotImplementedError, match="gaussian1d"):
+        wb.invert(1.0, 1.0)
+
+
+def test_projection_parameters_and_quantities(tmp_path):
+    # CEA's lambda, as asdf-astropy writes it (`lam`).
+    t = (m.Scale(0.01) & m.Scale(0.01)) | m.Pix2Sky_CEA(lam=0.5) | m.RotateNative2Celestial(10, 20, 180)
+    ref = gwcs_wcs.WCS([(cf.Frame2D(name="d"), t), (cf.CelestialFrame(reference_frame=coord.ICRS(), name="sky", unit=(u.deg, u.deg)), None)])
+    asdf.AsdfFile({"wcs": ref}).write_to(tmp_path / "cea.asdf")
+    w = asdf_rs.open(tmp_path / "cea.asdf").wcs()
+    x, y = np.linspace(-900, 900, 50), np.linspace(-500, 800, 50)
+    for a, b in zip(w(x, y), ref(x, y)):
+        assert np.max(np.abs(a - b)) < 1e-9
+    # Quantities are converted to the frames' units, as gwcs converts them.
+    ra, dec = ref(10.0, 20.0)
+    got = w.invert(np.deg2rad(ra) * u.rad, dec * u.deg)
+    np.testing.assert_allclose(got, (10.0, 20.0), atol=1e-6)
+    with pytest.raises(u.UnitConversionError):
+        w.invert(1 * u.m, 1 * u.deg)
+
+
+def test_objects_of_spectral_and_temporal_axes(tmp_path):
+    from astropy.coordinates import SpectralCoord
+    from astropy.time import Time
+
+    t = m.Scale(0.1) & m.Shift(5.0)
+    frame = cf.CompositeFrame(
+        [
+            cf.SpectralFrame(axes_order=(0,), unit=(u.nm,), name="wave"),
+            cf.TemporalFrame(Time("2020-01-01T00:00:00"), axes_order=(1,), unit=(u.s,), name="time"),
+        ]
+    )
+    ref = gwcs_wcs.WCS([(cf.CoordinateFrame(2, ["PIXEL"] * 2, (0, 1), unit=[u.pix] * 2, name="p"), t), (frame, None)])
+    asdf.AsdfFile({"wcs": ref}).write_to(tmp_path / "st.asdf")
+    w = asdf_rs.open(tmp_path / "st.asdf").wcs()
+    ours, theirs = w.pixel_to_world(3.0, 4.0), ref.pixel_to_world(3.0, 4.0)
+    assert isinstance(ours[0], SpectralCoord) and isinstance(ours[1], Time)
+    assert abs(ours[0].to_value(u.nm) - theirs[0].to_value(u.nm)) < 1e-9
+    assert abs((ours[1] - theirs[1]).to_value(u.s)) < 1e-6
+    back = w.world_to_pixel(*theirs)
+    np.testing.assert_allclose(back, (3.0, 4.0), atol=1e-9)
 
 
 def test_the_gil_is_released_while_points_are_evaluated():

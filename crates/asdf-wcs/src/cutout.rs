@@ -28,12 +28,18 @@ fn names(list: &[String]) -> Node {
 
 /// The node of the WCS at `pointer` for a cutout whose pixel `(0, 0, ...)` is pixel `origin`
 /// of the original (x first, as the WCS's pixel axes) and whose size is `size` pixels per
-/// axis.
+/// axis, for a file of ASDF Standard `standard` (its tags of quantities and units).
 ///
 /// # Errors
 /// As [`Wcs::read`]; [`Error::Usage`] when `origin` or `size` do not give one value per pixel
 /// axis; [`Error::Unsupported`] for a masked array inside the WCS.
-pub fn cutout_node(file: &AsdfFile, pointer: &str, origin: &[f64], size: &[usize]) -> Result<Node, Error> {
+pub fn cutout_node(
+    file: &AsdfFile,
+    pointer: &str,
+    origin: &[f64],
+    size: &[usize],
+    standard: asdf::Version,
+) -> Result<Node, Error> {
     let wcs = Wcs::read(file, pointer)?;
     let n = wcs.pixel_n_dim();
     if origin.len() != n || size.len() != n {
@@ -65,11 +71,28 @@ pub fn cutout_node(file: &AsdfFile, pointer: &str, origin: &[f64], size: &[usize
     if let Some(m) = old.as_mapping_mut() {
         m.remove("bounding_box");
     }
+    // Where the pipeline takes quantities, the shift is one too, in the frame's unit (a plain
+    // number added to pixels in a unit is an error in astropy).
+    let quantity = wcs.uses_quantity();
+    let quantity_tag = asdf::tag_for(standard, "unit/quantity")?;
+    let unit_tag = asdf::tag_for(standard, "unit/unit")?;
+    let units: Vec<Option<String>> = (0..n)
+        .map(|i| wcs.input_frame().axes.get(i).and_then(|a| a.unit.clone()))
+        .collect();
     let shifts: Vec<Node> = origin
         .iter()
-        .map(|o| {
+        .zip(&units)
+        .map(|(o, unit)| {
+            let offset = match unit {
+                Some(u) if quantity => Node::map(vec![
+                    (key("value"), Node::float(*o)),
+                    (key("unit"), Node::str(u.as_str()).with_tag(unit_tag.as_str())),
+                ])
+                .with_tag(quantity_tag.as_str()),
+                _ => Node::float(*o),
+            };
             Node::map(vec![
-                (key("offset"), Node::float(*o)),
+                (key("offset"), offset),
                 (key("inputs"), names(&["x".to_owned()])),
                 (key("outputs"), names(&["y".to_owned()])),
             ])
@@ -95,7 +118,16 @@ pub fn cutout_node(file: &AsdfFile, pointer: &str, origin: &[f64], size: &[usize
             lo = lo.max(a - origin[i]);
             hi = hi.min(b - origin[i]);
         }
-        intervals.push((key(name), Node::seq(vec![Node::float(lo), Node::float(hi)])));
+        // In the frame's unit where the pipeline takes quantities (astropy compares them).
+        let bound = |v: f64| match &units[i] {
+            Some(u) if quantity => Node::map(vec![
+                (key("value"), Node::float(v)),
+                (key("unit"), Node::str(u.as_str()).with_tag(unit_tag.as_str())),
+            ])
+            .with_tag(quantity_tag.as_str()),
+            _ => Node::float(v),
+        };
+        intervals.push((key(name), Node::seq(vec![bound(lo), bound(hi)])));
     }
     let bbox = Node::map(vec![
         (key("intervals"), Node::map(intervals)),

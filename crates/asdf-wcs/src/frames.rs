@@ -50,6 +50,9 @@ pub struct Frame {
     /// The reference frame's tag (`tag:astropy.org:astropy/coordinates/frames/icrs-1.1.0`), for
     /// a celestial frame.
     pub reference_frame: Option<String>,
+    /// A temporal frame's reference time: its value as written (`2022-09-27T02:16:18.414`) and
+    /// its scale when the file gives one (`utc`).
+    pub reference_time: Option<(String, Option<String>)>,
 }
 
 impl Frame {
@@ -66,6 +69,7 @@ impl Frame {
             kind: FrameKind::Generic,
             axes: Vec::new(),
             reference_frame: None,
+            reference_time: None,
         }
     }
 }
@@ -75,7 +79,7 @@ pub(crate) fn frame(at: At<'_>) -> Result<Frame, Error> {
         return Ok(Frame::named(s));
     }
     let tag = at.tag();
-    let Some((name, _)) = tag_parts(tag, GWCS) else {
+    let Some((name, _)) = tag_parts(tag, GWCS).filter(|(_, v)| crate::parse::known_major(v)) else {
         return Err(at.unsupported(format!("the frame {tag:?}")));
     };
     let kind = match name {
@@ -97,6 +101,7 @@ pub(crate) fn frame(at: At<'_>) -> Result<Frame, Error> {
         let mut placed: Vec<Option<Axis>> = Vec::new();
         let mut next = 0usize;
         let mut reference = None;
+        let mut reference_time = None;
         for s in subs {
             let f = frame(s)?;
             let order = axes_order(&s, f.axes.len(), next)?;
@@ -113,6 +118,9 @@ pub(crate) fn frame(at: At<'_>) -> Result<Frame, Error> {
             if reference.is_none() {
                 reference = f.reference_frame;
             }
+            if reference_time.is_none() {
+                reference_time = f.reference_time;
+            }
         }
         let axes = placed
             .into_iter()
@@ -124,6 +132,7 @@ pub(crate) fn frame(at: At<'_>) -> Result<Frame, Error> {
             kind,
             axes,
             reference_frame: reference,
+            reference_time,
         });
     }
     let names: Vec<String> = at
@@ -193,11 +202,23 @@ pub(crate) fn frame(at: At<'_>) -> Result<Frame, Error> {
             parsed_unit,
         });
     }
+    let reference_time = if kind == FrameKind::Temporal {
+        at.get("reference_frame").and_then(|r| {
+            if let Some(v) = r.node.as_scalar() {
+                return Some((v.text.to_string(), None));
+            }
+            let value = r.get("value")?.node.as_scalar()?.text.to_string();
+            Some((value, r.key_str("scale").map(str::to_owned)))
+        })
+    } else {
+        None
+    };
     Ok(Frame {
         name: fname,
         kind,
         axes,
         reference_frame: reference,
+        reference_time,
     })
 }
 

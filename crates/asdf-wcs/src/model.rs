@@ -126,6 +126,15 @@ pub(crate) enum Kind {
     Tabular(Box<Table>),
 }
 
+/// An inverse in the file that could not be read.
+#[derive(Debug, Clone)]
+pub(crate) struct BadInverse {
+    pub(crate) pointer: String,
+    pub(crate) message: String,
+    /// It holds a transform not evaluated (else it is malformed).
+    pub(crate) unsupported: bool,
+}
+
 /// An interval of an input: points outside it give NaN.
 pub(crate) type Interval = (f64, f64);
 
@@ -136,7 +145,8 @@ pub struct Transform {
     pub(crate) kind: Kind,
     pub(crate) n_in: usize,
     pub(crate) n_out: usize,
-    pub(crate) inverse: Option<Box<Transform>>,
+    /// The inverse the file gives: read, or why it could not be (said when it is used).
+    pub(crate) inverse: Option<Result<Box<Transform>, BadInverse>>,
     /// Per input (in input order): `None` for an ignored input.
     pub(crate) bbox: Option<Vec<Option<Interval>>>,
     pub(crate) pointer: String,
@@ -632,8 +642,21 @@ impl Transform {
     /// # Errors
     /// [`Error::NoInverse`] when there is none.
     pub fn inverse(&self) -> Result<Transform, Error> {
-        if let Some(i) = &self.inverse {
-            return Ok((**i).clone());
+        match &self.inverse {
+            Some(Ok(i)) => return Ok((**i).clone()),
+            Some(Err(bad)) if bad.unsupported => {
+                return Err(Error::Unsupported {
+                    pointer: bad.pointer.clone(),
+                    what: format!("the inverse the file gives ({})", bad.message),
+                });
+            }
+            Some(Err(bad)) => {
+                return Err(Error::Malformed {
+                    pointer: bad.pointer.clone(),
+                    reason: format!("the inverse the file gives cannot be used: {}", bad.message),
+                });
+            }
+            None => {}
         }
         let none = |hint| Error::NoInverse {
             pointer: self.pointer.clone(),

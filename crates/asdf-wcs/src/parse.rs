@@ -31,6 +31,13 @@ pub(crate) struct At<'f> {
     pub(crate) depth: usize,
 }
 
+/// Whether a tag's version is of a major version this library knows (1.x: every version the
+/// transform and gwcs schemas have had); a later one is refused, as Python asdf does not read
+/// it either.
+pub(crate) fn known_major(version: &str) -> bool {
+    version.split('.').next() == Some("1")
+}
+
 /// Splits `tag` after `prefix` into its name and version (`shift`, `1.2.0`).
 pub(crate) fn tag_parts<'t>(tag: &'t str, prefix: &str) -> Option<(&'t str, &'t str)> {
     tag.strip_prefix(prefix)?.rsplit_once('-')
@@ -83,9 +90,13 @@ impl<'f> At<'f> {
     }
 
     pub(crate) fn malformed(&self, reason: impl Into<String>) -> Error {
+        let reason = reason.into();
         Error::Malformed {
             pointer: self.pointer(),
-            reason: reason.into(),
+            reason: match self.node.tag.as_deref() {
+                Some(t) => format!("{} ({t})", reason),
+                None => reason,
+            },
         }
     }
 
@@ -216,7 +227,7 @@ impl<'f> At<'f> {
     }
 
     /// A list of strings (a transform's input names).
-    fn names(&self, key: &str) -> Vec<String> {
+    pub(crate) fn names(&self, key: &str) -> Vec<String> {
         self.get(key)
             .and_then(|a| a.items())
             .map(|it| it.iter().filter_map(|a| a.str().map(str::to_owned)).collect())
@@ -251,8 +262,23 @@ fn steps_to_pointer(file: &AsdfFile, steps: &[asdf::Step]) -> String {
     out
 }
 
+/// The most transforms one WCS may hold (aliases can make a small file name millions).
+pub(crate) const MAX_TRANSFORMS: usize = 100_000;
+
+thread_local! {
+    /// Transforms read so far for the WCS being read on this thread.
+    pub(crate) static READ: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Reads the transform at `at`.
 pub(crate) fn transform(at: At<'_>) -> Result<Transform, Error> {
+    let count = READ.get() + 1;
+    READ.set(count);
+    if count > MAX_TRANSFORMS {
+        return Err(at.malformed(format!(
+            "more than {MAX_TRANSFORMS} transforms (aliases repeating one?)"
+        )));
+    }
     if at.depth > MAX_DEPTH {
         return Err(at.malformed("transforms nested too deeply"));
     }
@@ -260,9 +286,9 @@ pub(crate) fn transform(at: At<'_>) -> Result<Transform, Error> {
     if at.node.as_mapping().is_none() {
         return Err(at.malformed(format!("a transform must be a mapping (tag {tag:?})")));
     }
-    let (name, family) = if let Some((n, _)) = tag_parts(tag, TRANSFORM) {
+    let (name, family) = if let Some((n, _)) = tag_parts(tag, TRANSFORM).filter(|(_, v)| known_major(v)) {
         (n, "transform")
-    } else if let Some((n, _)) = tag_parts(tag, GWCS) {
+    } else if let Some((n, _)) = tag_parts(tag, GWCS).filter(|(_, v)| known_major(v)) {
         (n, "gwcs")
     } else {
         return Err(at.unsupported(if tag.is_empty() {
@@ -560,8 +586,16 @@ pub(crate) fn transform(at: At<'_>) -> Result<Transform, Error> {
     if let Some(inv) = at.get("inverse") {
         // Not checked against the transform here: astropy accepts any inverse (gwcs's MIRI LRS
         // file gives a mapping of 2 to 4 coordinates the identity of 2 as its inverse); one
-        // that does not fit is an error where it is used.
-        t.inverse = Some(Box::new(transform(inv)?));
+        // that does not fit is an error where it is used. One that cannot be read is an error
+        // only when the inverse is asked for (gwcs evaluates the forward direction).
+        t.inverse = Some(match transform(inv) {
+            Ok(i) => Ok(Box::new(i)),
+            Err(e) => Err(crate::model::BadInverse {
+                pointer: inv.pointer(),
+                unsupported: matches!(e, Error::Unsupported { .. }),
+                message: e.to_string(),
+            }),
+        });
     }
     if let Some(bb) = at.get("bounding_box") {
         t.bbox = Some(bounding_box(&bb, &at, n_in)?);
@@ -654,7 +688,11 @@ fn projection(at: &At<'_>, name: &str) -> Result<Option<Projection>, Error> {
             Projection::Sin
         }
         "cylindrical_equal_area" => {
-            let lambda = at.key_number("lambda", Some(1.0))?.0;
+            // asdf-astropy writes astropy's parameter name, `lam`; the schema names it `lambda`.
+            let lambda = match at.get("lam") {
+                Some(_) => at.key_number("lam", None)?.0,
+                None => at.key_number("lambda", Some(1.0))?.0,
+            };
             if lambda == 0.0 {
                 return Err(at.malformed("cylindrical_equal_area: lambda must not be 0"));
             }
@@ -812,6 +850,21 @@ fn bounding_box(bb: &At<'_>, t: &At<'_>, n_in: usize) -> Result<Vec<Option<Inter
             (0..n_in).map(|i| format!("x{i}")).collect()
         };
         let names = if names.len() == n_in { names } else { defaults };
+        match bb.key_str("order") {
+            None | Some("F" | "C") => {}
+            Some(o) => return Err(bb.malformed(format!("a bounding box's order must be F or C, not {o:?}"))),
+        }
+        let ignored: Vec<String> = bb.names("ignore");
+        for i in &ignored {
+            if !names.contains(i) {
+                return Err(bb.malformed(format!(
+                    "the bounding box ignores {i:?}, which is no input of the transform"
+                )));
+            }
+            if intervals.get(i).is_some() {
+                return Err(bb.malformed(format!("the bounding box both ignores {i:?} and gives it an interval")));
+            }
+        }
         let mut out = vec![None; n_in];
         let mut unplaced = Vec::new();
         for (k, _) in &m.entries {
@@ -825,6 +878,13 @@ fn bounding_box(bb: &At<'_>, t: &At<'_>, n_in: usize) -> Result<Vec<Option<Inter
         }
         if !unplaced.is_empty() {
             return Err(bb.malformed("a bounding box interval names no input of the transform"));
+        }
+        if let Some((i, _)) = out
+            .iter()
+            .enumerate()
+            .find(|(i, iv)| iv.is_none() && !ignored.contains(&names[*i]))
+        {
+            return Err(bb.malformed(format!("the bounding box gives no interval for input {:?}", names[i])));
         }
         return Ok(out);
     }

@@ -40,8 +40,9 @@ impl Wcs {
     pub fn read(file: &asdf::AsdfFile, pointer: &str) -> Result<Wcs, Error> {
         let node = file.get(pointer)?;
         let at = At::new(file, node);
+        parse::READ.set(0);
         match tag_parts(at.tag(), GWCS) {
-            Some(("wcs", _)) => {}
+            Some(("wcs", v)) if parse::known_major(v) => {}
             _ => {
                 return Err(Error::Malformed {
                     pointer: pointer.to_owned(),
@@ -59,7 +60,7 @@ impl Wcs {
         let mut steps = Vec::with_capacity(items.len());
         for (i, s) in items.iter().enumerate() {
             match tag_parts(s.tag(), GWCS) {
-                Some(("step", _)) => {}
+                Some(("step", v)) if parse::known_major(v) => {}
                 _ => return Err(s.unsupported(format!("the step {:?}", s.tag()))),
             }
             let frame = frames::frame(s.get("frame").ok_or_else(|| s.malformed("a step without a frame"))?)?;
@@ -118,6 +119,12 @@ impl Wcs {
     #[must_use]
     pub fn steps(&self) -> &[Step] {
         &self.steps
+    }
+
+    /// Whether the pipeline takes quantities (astropy's `uses_quantity`: a parameter is one, or
+    /// there is no parameter): the pixel coordinates then carry the input frame's units.
+    pub(crate) fn uses_quantity(&self) -> bool {
+        self.forward.uses_quantity()
     }
 
     /// The input (pixel) frame.

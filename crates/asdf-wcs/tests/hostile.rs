@@ -137,7 +137,7 @@ fn exercise(f: &asdf::AsdfFile) -> bool {
             let _ = w.world_to_pixel(&wr);
         }
         let _ = w.footprint();
-        let _ = asdf_wcs::cutout_node(f, &p, &vec![3.0; n], &vec![10; n]);
+        let _ = asdf_wcs::cutout_node(f, &p, &vec![3.0; n], &vec![10; n], asdf::Version::STANDARD_LATEST);
     }
     read
 }
