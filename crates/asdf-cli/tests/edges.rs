@@ -237,16 +237,16 @@ fn output_extensions_the_command_does_not_write_are_usage_errors() {
     let out = |name: &str| s(&d.path().join(name));
     let cases: Vec<(Vec<String>, &str)> = vec![
         (
-            vec!["get".into(), x.clone(), "/x".into(), "-o".into(), out("o.asdf")],
-            ".json or .npy",
+            vec!["get".into(), x.clone(), "/x".into(), "-o".into(), out("o.fits")],
+            ".json, .npy or .asdf",
         ),
         (
             vec!["get".into(), x.clone(), "/x".into(), "-o".into(), out("o")],
-            ".json or .npy",
+            ".json, .npy or .asdf",
         ),
         (
             vec!["get".into(), x.clone(), "/x".into(), "-o".into(), out("o.NPZ")],
-            ".json or .npy",
+            ".json, .npy or .asdf",
         ),
         (
             vec!["preview".into(), x.clone(), "/x".into(), "-o".into(), out("o.jpg")],
