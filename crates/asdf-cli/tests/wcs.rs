@@ -144,6 +144,20 @@ fn a_grid_and_a_list_of_points_match_gwcs() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// `asdf-cli get FILE /data --slice REGION -o OUT`, which must succeed.
+fn cutout(file: &Path, region: &str, out: &Path) {
+    let (code, _, err) = cli(&[
+        "get",
+        file.to_str().unwrap(),
+        "/data",
+        "--slice",
+        region,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+}
+
 #[test]
 fn a_cutout_carries_a_wcs_gwcs_evaluates_as_the_original() {
     let f = nircam();
@@ -154,16 +168,7 @@ fn a_cutout_carries_a_wcs_gwcs_evaluates_as_the_original() {
          asdf.AsdfFile({{'data': np.arange(2048 * 2048, dtype='f4').reshape(2048, 2048), 'wcs': w}}).write_to({img:?})"
     ));
     let cut = d.join("cut.asdf");
-    let (code, _, err) = cli(&[
-        "get",
-        img.to_str().unwrap(),
-        "/data",
-        "--slice",
-        "100:300, 1400:1650",
-        "-o",
-        cut.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    cutout(&img, "100:300, 1400:1650", &cut);
     let py = python(&format!(
         "import asdf, numpy as np; o = asdf.open({img:?}); c = asdf.open({cut:?}); \
          same = np.array_equal(c['data'], o['data'][100:300, 1400:1650]); \
@@ -192,16 +197,7 @@ fn a_cutout_carries_a_wcs_gwcs_evaluates_as_the_original() {
          asdf.AsdfFile({{'data': np.zeros((50, 60)), 'wcs': w}}).write_to({units:?})"
     ));
     let ucut = d.join("ucut.asdf");
-    let (code, _, err) = cli(&[
-        "get",
-        units.to_str().unwrap(),
-        "/data",
-        "--slice",
-        "10:20, 5:15",
-        "-o",
-        ucut.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
+    cutout(&units, "10:20, 5:15", &ucut);
     let py = python(&format!(
         "import asdf, numpy as np; o = asdf.open({units:?})['wcs']; c = asdf.open({ucut:?})['wcs']; \
          d = [np.subtract(c(float(i), float(j)), o(i + 5.0, j + 10.0)) for i in range(10) for j in range(0, 10, 3)]; \

@@ -135,17 +135,24 @@ impl<'f> At<'f> {
         t.starts_with("tag:stsci.edu:asdf/unit/quantity-") || t.starts_with("tag:astropy.org:astropy/units/quantity-")
     }
 
+    /// A quantity's value node and unit (`None` when the node is no quantity).
+    fn quantity(&self) -> Result<Option<(At<'f>, Unit)>, Error> {
+        if !self.is_quantity() {
+            return Ok(None);
+        }
+        let v = self
+            .get("value")
+            .ok_or_else(|| self.malformed("a quantity without a value"))?;
+        let u = self
+            .get("unit")
+            .ok_or_else(|| self.malformed("a quantity without a unit"))?;
+        Ok(Some((v, u.unit()?)))
+    }
+
     /// A number, or a quantity of one value.
     pub(crate) fn number(&self) -> Result<Q, Error> {
-        if self.is_quantity() {
-            let v = self
-                .get("value")
-                .ok_or_else(|| self.malformed("a quantity without a value"))?;
-            let u = self
-                .get("unit")
-                .ok_or_else(|| self.malformed("a quantity without a unit"))?;
-            let (x, _) = v.number()?;
-            return Ok((x, Some(u.unit()?)));
+        if let Some((v, u)) = self.quantity()? {
+            return Ok((v.number()?.0, Some(u)));
         }
         match self.node.as_f64() {
             Some(v) => Ok((v, None)),
@@ -168,15 +175,9 @@ impl<'f> At<'f> {
         if self.depth > MAX_DEPTH {
             return Err(self.malformed("nested too deeply"));
         }
-        if self.is_quantity() {
-            let v = self
-                .get("value")
-                .ok_or_else(|| self.malformed("a quantity without a value"))?;
-            let u = self
-                .get("unit")
-                .ok_or_else(|| self.malformed("a quantity without a unit"))?;
+        if let Some((v, u)) = self.quantity()? {
             let (vals, shape, _) = v.array()?;
-            return Ok((vals, shape, Some(u.unit()?)));
+            return Ok((vals, shape, Some(u)));
         }
         let tag = self.tag();
         if tag.starts_with("tag:stsci.edu:asdf/core/ndarray-") {
