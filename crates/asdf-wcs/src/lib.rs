@@ -18,6 +18,7 @@
 mod cutout;
 mod error;
 mod frames;
+mod kernels;
 mod model;
 mod parse;
 mod pool;

@@ -2,9 +2,9 @@
 //! them (the same formulas, the same treatment of units).
 
 use crate::error::Error;
+use crate::kernels;
 use crate::pool;
 use crate::sky::{self, Mat3, Projection};
-use crate::trig;
 use crate::units::Unit;
 
 /// A number with its unit (`None`: a plain number, not a quantity).
@@ -386,12 +386,8 @@ impl Transform {
                     return Err(self.units_err("a polynomial of plain coefficients given a quantity".into()));
                 }
                 let t = mapped(x, *map);
-                let mut out = filled(0.0, t.len());
-                for &k in c.iter().rev() {
-                    for (o, tv) in out.iter_mut().zip(&t) {
-                        *o = *o * tv + k;
-                    }
-                }
+                let mut out = pool::take(t.len());
+                kernels::poly1d(c, &t, &mut out);
                 pool::give(t);
                 vec![Col::plain(out)]
             }
@@ -404,47 +400,27 @@ impl Transform {
                 let d = *degree;
                 let xt = mapped(x, *xmap);
                 let yt = mapped(y, *ymap);
-                // Horner in x over rows that are each Horner in y, a pass over the points per
-                // coefficient (the same operations per point as point by point).
-                let mut out = filled(0.0, xt.len());
-                let mut inner = filled(0.0, xt.len());
-                for i in (0..=d).rev() {
-                    let row = &c[i * (d + 1)..i * (d + 1) + (d + 1 - i)];
-                    let (last, rest) = row.split_last().unwrap_or((&0.0, &[]));
-                    inner.fill(*last);
-                    for &k in rest.iter().rev() {
-                        for (v, yv) in inner.iter_mut().zip(&yt) {
-                            *v = *v * yv + k;
-                        }
-                    }
-                    for ((o, v), xv) in out.iter_mut().zip(&inner).zip(&xt) {
-                        *o = *o * xv + v;
-                    }
-                }
-                pool::give(inner);
+                let mut out = pool::take(xt.len());
+                kernels::poly2d(c, d, &xt, &yt, &mut out);
                 pool::give(xt);
                 pool::give(yt);
                 vec![Col::plain(out)]
             }
             Kind::Euler { m, wrap } => {
-                // (In place: the columns' buffers are the results'.)
-                let (mut a, mut b, quantity) = self.degrees_in(ins)?;
-                for (lo, la) in a.iter_mut().zip(b.iter_mut()) {
-                    let (mut p, t) = sky::to_spherical(sky::apply(m, sky::to_cartesian(*lo, *la)));
-                    if *wrap && p < 0.0 {
-                        p += 360.0;
-                    }
-                    *lo = p;
-                    *la = t;
-                }
-                degrees_out(vec![a, b], quantity)
+                let (a, b, quantity) = self.degrees_in(ins)?;
+                let (mut lon, mut lat) = (pool::take(a.len()), pool::take(a.len()));
+                kernels::rotate_sphere(m, *wrap, &a, &b, &mut lon, &mut lat);
+                pool::give(a);
+                pool::give(b);
+                degrees_out(vec![lon, lat], quantity)
             }
             Kind::RotSeq { m, spherical: true } => {
-                let (mut a, mut b, quantity) = self.degrees_in(ins)?;
-                for (lo, la) in a.iter_mut().zip(b.iter_mut()) {
-                    (*lo, *la) = sky::to_spherical(sky::apply(m, sky::to_cartesian(*lo, *la)));
-                }
-                degrees_out(vec![a, b], quantity)
+                let (a, b, quantity) = self.degrees_in(ins)?;
+                let (mut lon, mut lat) = (pool::take(a.len()), pool::take(a.len()));
+                kernels::rotate_sphere(m, false, &a, &b, &mut lon, &mut lat);
+                pool::give(a);
+                pool::give(b);
+                degrees_out(vec![lon, lat], quantity)
             }
             Kind::RotSeq { m, spherical: false } => {
                 let mut z = ins.pop().unwrap_or_else(|| Col::plain(Vec::new()));
@@ -463,15 +439,12 @@ impl Transform {
                 degrees_out(vec![a, b], quantity)
             }
             Kind::SphToCart { .. } => {
-                let (mut x, mut y, quantity) = self.degrees_in(ins)?;
-                let mut z = filled(0.0, x.len());
-                for ((lo, la), z) in x.iter_mut().zip(y.iter_mut()).zip(z.iter_mut()) {
-                    let (sl, cl) = trig::sin_cos(lo.to_radians());
-                    let (sb, cb) = trig::sin_cos(la.to_radians());
-                    *lo = cb * cl;
-                    *la = cb * sl;
-                    *z = sb;
-                }
+                let (lon, lat, quantity) = self.degrees_in(ins)?;
+                let n = lon.len();
+                let (mut x, mut y, mut z) = (pool::take(n), pool::take(n), pool::take(n));
+                kernels::sph_to_cart(&lon, &lat, &mut x, &mut y, &mut z);
+                pool::give(lon);
+                pool::give(lat);
                 let u = quantity.then_some(Unit::ONE);
                 vec![Col { v: x, u }, Col { v: y, u }, Col { v: z, u }]
             }
@@ -480,28 +453,8 @@ impl Transform {
                 let y = ins.pop().unwrap_or_else(|| Col::plain(Vec::new()));
                 let x = ins.pop().unwrap_or_else(|| Col::plain(Vec::new()));
                 let quantity = x.u.is_some();
-                // (In place: x's and y's buffers become the longitude's and latitude's.)
-                let (mut lon, mut lat) = (x.take(), y.take());
-                for ((x, y), z) in lon.iter_mut().zip(lat.iter_mut()).zip(&z.v) {
-                    let h = (*x * *x + *y * *y).sqrt();
-                    let b = trig::atan2(*z, h).to_degrees();
-                    let mut l = trig::atan2(*y, *x).to_degrees();
-                    if h == 0.0 {
-                        l *= 0.0;
-                    }
-                    if !wrap180 && l.is_finite() {
-                        // numpy's mod by 360 (the longitude is in [-180, 180] here).
-                        l = if l < 0.0 {
-                            l + 360.0
-                        } else if l == 0.0 {
-                            0.0
-                        } else {
-                            l
-                        };
-                    }
-                    *x = l;
-                    *y = b;
-                }
+                let (mut lon, mut lat) = (pool::take(x.v.len()), pool::take(x.v.len()));
+                kernels::cart_to_sph(&x.v, &y.v, &z.v, *wrap180, &mut lon, &mut lat);
                 degrees_out(vec![lon, lat], quantity)
             }
             Kind::Tabular(t) => vec![self.tabular(t, ins)?],

@@ -77,6 +77,24 @@ pub(crate) fn to_cartesian(lon: f64, lat: f64) -> [f64; 3] {
     [ca * cd, cd * sa, sd]
 }
 
+/// [`to_cartesian`] for angles under 1e6 radians (no branch).
+#[inline(always)]
+pub(crate) fn to_cartesian_fast(lon: f64, lat: f64) -> [f64; 3] {
+    let (sa, ca) = trig::sin_cos_fast(lon.to_radians());
+    let (sd, cd) = trig::sin_cos_fast(lat.to_radians());
+    [ca * cd, cd * sa, sd]
+}
+
+/// [`to_spherical`] for a finite vector off the z axis (no branch).
+#[inline(always)]
+pub(crate) fn to_spherical_fast(v: [f64; 3]) -> (f64, f64) {
+    let h = (v[0] * v[0] + v[1] * v[1]).sqrt();
+    (
+        trig::atan2_fast(v[1], v[0]).to_degrees(),
+        trig::atan2_fast(v[2], h).to_degrees(),
+    )
+}
+
 /// A vector to longitude (in (-180, 180]) and latitude, degrees.
 #[inline]
 pub(crate) fn to_spherical(v: [f64; 3]) -> (f64, f64) {

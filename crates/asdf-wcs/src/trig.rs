@@ -51,17 +51,29 @@ pub(crate) fn sin_cos(x: f64) -> (f64, f64) {
     if x.is_nan() || x.abs() >= 1.0e6 {
         return x.sin_cos();
     }
-    // Rounded to the nearest integer by adding and taking away 1.5 × 2^52 (no libm call).
-    let q = (x * FRAC_2_PI + ROUNDER) - ROUNDER;
+    sin_cos_fast(x)
+}
+
+/// (sin x, cos x) for |x| < 1e6, without a branch (the quadrant's swap and signs are selects
+/// and a flip of the sign bit, the same values as negation).
+#[inline(always)]
+pub(crate) fn sin_cos_fast(x: f64) -> (f64, f64) {
+    // Rounded to the nearest integer by adding and taking away 1.5 × 2^52 (no libm call); the
+    // low bits of the sum are the integer's, in two's complement.
+    let k = x * FRAC_2_PI + ROUNDER;
+    let q = k - ROUNDER;
     let r = ((x - q * PIO2_1) - q * PIO2_2) - q * PIO2_3;
     let (s, c) = (sin_kernel(r), cos_kernel(r));
-    #[allow(clippy::cast_possible_truncation)]
-    match (q as i64) & 3 {
-        0 => (s, c),
-        1 => (c, -s),
-        2 => (-s, -c),
-        _ => (-c, s),
-    }
+    let bits = k.to_bits();
+    // Quadrants 1 and 3 swap sine and cosine; the sine is negative in 2 and 3, the cosine in 1
+    // and 2.
+    let (s, c) = if bits & 1 == 0 { (s, c) } else { (c, s) };
+    let sin_neg = (bits >> 1) & 1;
+    let cos_neg = (bits ^ (bits >> 1)) & 1;
+    (
+        f64::from_bits(s.to_bits() ^ (sin_neg << 63)),
+        f64::from_bits(c.to_bits() ^ (cos_neg << 63)),
+    )
 }
 
 /// tan(pi/12).
@@ -93,14 +105,21 @@ fn atan_kernel(t: f64) -> f64 {
     t + t * z * p
 }
 
-/// atan2(y, x), as libm's (the same quadrants and signs). One division and selects, no
-/// branches on the data (so that loops over many points vectorise), except the libm fallback.
+/// atan2(y, x), as libm's (the same quadrants and signs).
 #[inline]
 pub(crate) fn atan2(y: f64, x: f64) -> f64 {
     let (ax, ay) = (x.abs(), y.abs());
     if !(ax.is_finite() && ay.is_finite()) || (ax == 0.0 && ay == 0.0) {
         return y.atan2(x);
     }
+    atan2_fast(y, x)
+}
+
+/// atan2(y, x) for finite `x` and `y` not both zero: one division and selects, no branch (so
+/// that loops over many points vectorise).
+#[inline(always)]
+pub(crate) fn atan2_fast(y: f64, x: f64) -> f64 {
+    let (ax, ay) = (x.abs(), y.abs());
     let swap = ay > ax;
     let (lo, hi) = if swap { (ax, ay) } else { (ay, ax) };
     // t = lo / hi in [0, 1]; past tan(pi/12), atan t = pi/6 + atan((t sqrt3 - 1) / (t + sqrt3)),

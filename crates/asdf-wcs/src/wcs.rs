@@ -647,18 +647,25 @@ impl Wcs {
         to: &Frame,
         dest: &mut [&mut [MaybeUninit<f64>]],
     ) -> Result<(), Error> {
-        // The points inside the bounding box (astropy evaluates only those).
-        let inside: Option<Vec<bool>> = bbox.map(|bb| {
-            (lo..hi)
-                .map(|k| {
-                    bb.iter()
-                        .zip(ins)
-                        .all(|(iv, c)| iv.is_none_or(|(a, b)| !(c[k] < a || c[k] > b)))
-                })
-                .collect()
+        // The points inside the bounding box (astropy evaluates only those), and how many.
+        let inside: Option<(Vec<bool>, usize)> = bbox.map(|bb| {
+            let mut m = vec![true; hi - lo];
+            for (iv, c) in bb.iter().zip(ins) {
+                if let Some((a, b)) = *iv {
+                    crate::kernels::clip(&c[lo..hi], a, b, &mut m);
+                }
+            }
+            let count = m.iter().map(|k| usize::from(*k)).sum();
+            (m, count)
         });
+        if inside.as_ref().is_some_and(|(_, count)| *count == 0) {
+            for d in dest.iter_mut() {
+                d.fill(MaybeUninit::new(f64::NAN));
+            }
+            return Ok(());
+        }
         // Every point inside: no compaction.
-        let inside = inside.filter(|m| m.contains(&false));
+        let inside = inside.filter(|(m, count)| *count < m.len()).map(|(m, _)| m);
         let cols: Vec<Col> = ins
             .iter()
             .enumerate()
@@ -676,12 +683,6 @@ impl Wcs {
                 Col { v, u }
             })
             .collect();
-        if inside.as_ref().is_some_and(|m| !m.contains(&true)) {
-            for d in dest.iter_mut() {
-                d.fill(MaybeUninit::new(f64::NAN));
-            }
-            return Ok(());
-        }
         let outs = t.eval(cols)?;
         if outs.len() != dest.len() {
             return Err(Error::Usage(format!(
