@@ -69,7 +69,7 @@ fn the_python_package_passes_its_pytest_suite() {
 }
 
 /// The package as a user installs it: `maturin build` makes an abi3 wheel (one wheel for
-/// CPython 3.10 and later), which installs with pip into a fresh virtual environment (numpy
+/// CPython 3.11 and later), which installs with pip into a fresh virtual environment (numpy
 /// from the package index) and reads a file there, with its xarray entry point declared.
 #[test]
 fn the_abi3_wheel_installs_in_a_fresh_venv() {
@@ -97,7 +97,7 @@ fn the_abi3_wheel_installs_in_a_fresh_venv() {
         .collect();
     assert_eq!(wheels.len(), 1, "{wheels:?}");
     let name = wheels[0].file_name().unwrap().to_string_lossy().to_string();
-    assert!(name.contains("-cp310-abi3-"), "not an abi3 wheel: {name}");
+    assert!(name.contains("-cp311-abi3-"), "not an abi3 wheel: {name}");
     let fresh = out.join("venv");
     // The interpreter the interop venv was made from: a plain venv of it, nothing installed.
     let base: String = String::from_utf8(

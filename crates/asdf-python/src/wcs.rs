@@ -1,11 +1,11 @@
 //! World coordinates: a file's gwcs WCS evaluated natively (asdf-wcs), for `AsdfFile.wcs`.
-//! Coordinates cross as native float64: the points as `bytes` (numpy's `tobytes`), the results
-//! written into new `bytearray`s (numpy's `frombuffer` makes writable arrays of them, no copy);
-//! the GIL is released while the points are evaluated. (The buffer protocol is not in the
-//! stable ABI of Python 3.10, which the extension is built for.)
+//! The points are read where numpy holds them (the buffer protocol: C-contiguous float64
+//! arrays, no copy); the results are written into new `bytearray`s (numpy's `frombuffer` makes
+//! writable arrays of them, no copy); the GIL is released while the points are evaluated.
 
+use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes};
+use pyo3::types::PyByteArray;
 
 use crate::errors::usage;
 
@@ -26,13 +26,6 @@ pub(crate) fn wcs_err(e: &asdf_wcs::Error) -> PyErr {
         }
         _ => usage(e.to_string()),
     }
-}
-
-/// Where a `bytes` object's data is, and its length: `bytes` are immutable and do not move, so
-/// the data may be read without the GIL while the object is held.
-fn span(b: &Bound<'_, PyBytes>) -> (usize, usize) {
-    let data = b.as_bytes();
-    (data.as_ptr() as usize, data.len())
 }
 
 /// Output arrays and where their data is.
@@ -63,45 +56,41 @@ fn new_outputs(py: Python<'_>, count: usize, n: usize) -> PyResult<Outputs<'_>> 
     Ok((arrays, spans))
 }
 
-/// Evaluates `f` with the GIL released on the points (`ins`: spans of `bytes`) into the
-/// outputs (`outs`: spans of new `bytearray`s), each seen as float64.
+/// Evaluates `f` with the GIL released on the points (`cols`: C-contiguous float64 arrays, read
+/// through the buffer protocol) into new `bytearray`s, each seen as float64.
 fn evaluate<'py>(
     py: Python<'py>,
-    cols: &[Bound<'py, PyBytes>],
+    cols: &[Bound<'py, PyAny>],
     n_out: usize,
     f: impl FnOnce(&[&[f64]], &mut [&mut [f64]]) -> Result<(), asdf_wcs::Error> + Send,
 ) -> PyResult<Vec<Bound<'py, PyByteArray>>> {
-    let ins: Vec<(usize, usize)> = cols.iter().map(span).collect();
-    if ins.iter().any(|(_, len)| len % 8 != 0) {
-        return Err(usage("coordinates must be float64"));
+    let bufs: Vec<PyBuffer<f64>> = cols.iter().map(PyBuffer::get).collect::<PyResult<_>>()?;
+    if bufs
+        .iter()
+        .any(|b| !b.is_c_contiguous() || !(b.buf_ptr() as usize).is_multiple_of(std::mem::align_of::<f64>()))
+    {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "coordinates must be aligned C-contiguous float64 arrays",
+        ));
     }
-    let n = ins.first().map_or(0, |(_, len)| len / 8);
+    let ins: Vec<(usize, usize)> = bufs.iter().map(|b| (b.buf_ptr() as usize, b.item_count())).collect();
+    let n = ins.first().map_or(0, |(_, count)| *count);
     let (arrays, outs) = new_outputs(py, n_out, n)?;
-    py.detach(move || {
-        // SAFETY: each span is the data of a `bytes` object held by `cols` for this whole call
-        // (immutable: nothing writes it), `len` bytes long.
-        let raw: Vec<&[u8]> = ins
+    let result = py.detach(move || {
+        let points: Vec<&[f64]> = ins
             .iter()
-            .map(|&(at, len)| unsafe { std::slice::from_raw_parts(at as *const u8, len) })
-            .collect();
-        // Seen as float64 in place where aligned (always, in practice), else copied.
-        let copies: Vec<Option<Vec<f64>>> = raw
-            .iter()
-            .map(|r| match asdf::bytemuck::try_cast_slice::<u8, f64>(r) {
-                Ok(_) => None,
-                Err(_) => Some(
-                    r.chunks_exact(8)
-                        .map(|c| f64::from_ne_bytes(c.try_into().unwrap_or([0; 8])))
-                        .collect(),
-                ),
-            })
-            .collect();
-        let points: Vec<&[f64]> = raw
-            .iter()
-            .zip(&copies)
-            .map(|(r, c)| {
-                c.as_deref()
-                    .unwrap_or_else(|| asdf::bytemuck::try_cast_slice(r).unwrap_or(&[]))
+            .map(|&(at, count)| {
+                if count == 0 {
+                    &[][..]
+                } else {
+                    // SAFETY: each span is the memory of a C-contiguous buffer of `count` float64 exported
+                    // to `bufs` (the format and item size checked by `PyBuffer::get`, the alignment
+                    // above), which stays exported, so allocated and unmoved, until `bufs` is
+                    // dropped after this closure. This code only reads it. Another Python thread may
+                    // write the array meanwhile, as it may during numpy's own functions, which release the
+                    // GIL too: the values then read are whichever were there, as numpy's would be.
+                    unsafe { std::slice::from_raw_parts(at as *const f64, count) }
+                }
             })
             .collect();
         // SAFETY: each span is the buffer of a new `bytearray` made above for this call and
@@ -129,8 +118,9 @@ fn evaluate<'py>(
             }
             Ok(())
         }
-    })
-    .map_err(|e| wcs_err(&e))?;
+    });
+    drop(bufs);
+    result.map_err(|e| wcs_err(&e))?;
     Ok(arrays)
 }
 
@@ -166,16 +156,16 @@ fn frame_tuple(f: &asdf_wcs::Frame) -> FrameTuple {
 
 #[pymethods]
 impl NativeWcs {
-    /// Pixel to world (gwcs's `__call__`): one `bytes` of native float64 per pixel axis in, one
-    /// `bytearray` of float64 per world axis out.
-    fn forward<'py>(&self, py: Python<'py>, cols: Vec<Bound<'py, PyBytes>>) -> PyResult<Vec<Bound<'py, PyByteArray>>> {
+    /// Pixel to world (gwcs's `__call__`): one C-contiguous float64 array per pixel axis in,
+    /// one `bytearray` of float64 per world axis out.
+    fn forward<'py>(&self, py: Python<'py>, cols: Vec<Bound<'py, PyAny>>) -> PyResult<Vec<Bound<'py, PyByteArray>>> {
         evaluate(py, &cols, self.wcs.world_n_dim(), |p, o| {
             self.wcs.pixel_to_world_into(p, o)
         })
     }
 
     /// World to pixel (gwcs's `invert`), as `forward`.
-    fn backward<'py>(&self, py: Python<'py>, cols: Vec<Bound<'py, PyBytes>>) -> PyResult<Vec<Bound<'py, PyByteArray>>> {
+    fn backward<'py>(&self, py: Python<'py>, cols: Vec<Bound<'py, PyAny>>) -> PyResult<Vec<Bound<'py, PyByteArray>>> {
         evaluate(py, &cols, self.wcs.pixel_n_dim(), |p, o| {
             self.wcs.world_to_pixel_into(p, o)
         })

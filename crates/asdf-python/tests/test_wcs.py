@@ -53,6 +53,30 @@ def test_shapes_scalars_and_objects():
     grid = w(np.arange(6.0).reshape(2, 3), 100.0)
     assert grid[0].shape == (2, 3)
     assert grid[0].flags.writeable
+    # Strided, transposed, big-endian, integer and unaligned inputs give what the same values
+    # in a plain float64 array give (the points are read in place only when they are that).
+    x = np.linspace(-5, 2050, 64).reshape(8, 8)
+    y = x[::-1].T.copy()
+    want = w(x.copy(), y.copy())
+    buf = bytearray(8 * 64 + 1)
+    unaligned = np.frombuffer(buf, dtype=np.float64, count=64, offset=1).reshape(8, 8)
+    unaligned[...] = x
+    assert not unaligned.flags.aligned
+    for xs, ys in [(x.T.T, y), (np.asfortranarray(x), y), (x.astype(">f8"), y), (unaligned, y),
+                   (np.repeat(x, 2, axis=1)[:, ::2], y)]:
+        got = w(xs, ys)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+    got = w(np.arange(64).reshape(8, 8), 7)
+    for a, b in zip(got, w(np.arange(64.0).reshape(8, 8), np.full((8, 8), 7.0))):
+        np.testing.assert_array_equal(a, b)
+    # The native entry takes only C-contiguous aligned float64 buffers: anything else is a
+    # Python error, never a crash.
+    native = w._native
+    for bad in [[b"\0" * 16, b"\0" * 16], [x[:, ::2], x[:, ::2]], [np.zeros(4, np.float32)] * 2,
+                [unaligned.reshape(-1), unaligned.reshape(-1)], [1.0, 2.0], [np.zeros(3), np.zeros(4)]]:
+        with pytest.raises((BufferError, ValueError, TypeError)):
+            native.forward(bad)
     # Astropy objects, as gwcs's pixel_to_world gives them.
     sky = w.pixel_to_world(100, 200)
     want = ref.pixel_to_world(100, 200)

@@ -37,7 +37,7 @@ class Wcs:
             raise TypeError(f"expected {n} coordinates, got {len(args)}")
         arrays = np.broadcast_arrays(*[np.asarray(frame.plain(a, i), dtype=np.float64) for i, a in enumerate(args)])
         shape = arrays[0].shape
-        out = [np.frombuffer(b, dtype=np.float64).reshape(shape) for b in method([a.tobytes() for a in arrays])]
+        out = [np.frombuffer(b, dtype=np.float64).reshape(shape) for b in method([np.require(a, np.float64, ['C', 'A']).reshape(-1) for a in arrays])]
         if shape == ():
             out = [float(o) for o in out]
         return out[0] if len(out) == 1 else tuple(out)
