@@ -11,7 +11,7 @@ fn workspace() -> PathBuf {
 }
 
 /// The library crates, lowest first.
-const LAYERS: [&str; 15] = [
+const LAYERS: [&str; 16] = [
     "asdf-codecs",
     "asdf-layout",
     "asdf-remote",
@@ -27,6 +27,7 @@ const LAYERS: [&str; 15] = [
     "asdf-cli",
     "asdf-python",
     "asdf-web",
+    "asdf-capi",
 ];
 
 #[test]

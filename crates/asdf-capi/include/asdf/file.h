@@ -1,0 +1,153 @@
+/*
+ * asdf/file.h: opening and closing ASDF files, their errors, and the values of their trees
+ * read by path ("a/b/0/c": keys and sequence indices separated by '/', "" for the root).
+ */
+#ifndef ASDF_FILE_H
+#define ASDF_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <asdf/emitter.h>
+#include <asdf/error.h>
+#include <asdf/log.h>
+#include <asdf/parser.h>
+#include <asdf/util.h>
+#include <asdf/value.h>
+
+ASDF_BEGIN_DECLS
+
+typedef struct asdf_file asdf_file_t;
+
+/* How compressed blocks are decompressed (asdf-rs decompresses a block when it is first read,
+ * whatever the mode; the options are accepted for compatibility). */
+typedef enum {
+    ASDF_BLOCK_DECOMP_MODE_AUTO = 0,
+    ASDF_BLOCK_DECOMP_MODE_EAGER,
+    ASDF_BLOCK_DECOMP_MODE_LAZY,
+} asdf_block_decomp_mode_t;
+
+/* Options of the _ex openers (laid out as libasdf's; zero for the defaults). */
+typedef struct {
+    asdf_parser_cfg_t parser;
+    asdf_emitter_cfg_t emitter;
+    asdf_log_cfg_t log;
+    struct {
+        asdf_block_decomp_mode_t mode;
+        size_t max_memory_bytes;
+        double max_memory_threshold;
+        size_t chunk_size;
+        const char *tmp_dir;
+    } decomp;
+} asdf_config_t;
+
+typedef struct asdf_extension asdf_extension_t;
+
+/* asdf_open(source[, arg]): a path (and a mode, "r" by default), a FILE * (and a name for
+ * messages), or memory (and its size); asdf_open(NULL) makes a new empty file. */
+#define ASDF__PP_NARGS(...) ASDF__PP_NARGS_(__VA_ARGS__, 2, 1)
+#define ASDF__PP_NARGS_(_1, _2, N, ...) N
+#define ASDF__PP_CAT(a, b) ASDF__PP_CAT_(a, b)
+#define ASDF__PP_CAT_(a, b) a##b
+
+#define ASDF__OPEN_1(source) \
+    _Generic( \
+        (source), \
+        FILE *: asdf_open_fp(source, NULL), \
+        const char *: asdf_open_file(source, "r"), \
+        char *: asdf_open_file(source, "r"), \
+        void *: asdf_open_mem(NULL, 0))
+
+#define ASDF__OPEN_2(source, ...) \
+    _Generic( \
+        (source), \
+        FILE *: asdf_open_fp, \
+        const char *: asdf_open_file, \
+        char *: asdf_open_file, \
+        const void *: asdf_open_mem)(source, __VA_ARGS__)
+
+#define asdf_open(...) ASDF__PP_CAT(ASDF__OPEN_, ASDF__PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+
+/* asdf_open with options (`config` may be NULL). */
+#define asdf_open_ex(source, ...) \
+    _Generic( \
+        (source), \
+        const char *: asdf_open_file_ex, \
+        char *: asdf_open_file_ex, \
+        FILE *: asdf_open_fp_ex, \
+        void *: asdf_open_mem_ex)(source, __VA_ARGS__)
+
+ASDF_EXPORT asdf_file_t *asdf_open_file_ex(
+    const char *filename, const char *mode, asdf_config_t *config);
+ASDF_EXPORT asdf_file_t *asdf_open_fp_ex(FILE *fp, const char *filename, asdf_config_t *config);
+/* Memory (`buf` NULL and `size` 0: a new empty file); the memory must outlive the file. */
+ASDF_EXPORT asdf_file_t *asdf_open_mem_ex(const void *buf, size_t size, asdf_config_t *config);
+
+static inline asdf_file_t *asdf_open_file(const char *filename, const char *mode) {
+    return asdf_open_file_ex(filename, mode, NULL);
+}
+
+static inline asdf_file_t *asdf_open_fp(FILE *fp, const char *filename) {
+    return asdf_open_fp_ex(fp, filename, NULL);
+}
+
+static inline asdf_file_t *asdf_open_mem(const void *buf, size_t size) {
+    return asdf_open_mem_ex(buf, size, NULL);
+}
+
+/* Closes a file and frees what it holds (NULL is ignored). */
+ASDF_EXPORT void asdf_close(asdf_file_t *file);
+
+/* The last error's message (NULL when there is none), its code and its errno. */
+ASDF_EXPORT const char *asdf_error(asdf_file_t *file);
+ASDF_EXPORT asdf_error_code_t asdf_error_code(asdf_file_t *file);
+ASDF_EXPORT int asdf_error_errno(asdf_file_t *file);
+
+/* The value at `path` (a new handle, asdf_value_destroy), or NULL. */
+ASDF_EXPORT asdf_value_t *asdf_get_value(asdf_file_t *file, const char *path);
+ASDF_EXPORT bool asdf_is_mapping(asdf_file_t *file, const char *path);
+ASDF_EXPORT asdf_value_err_t
+asdf_get_mapping(asdf_file_t *file, const char *path, asdf_mapping_t **out);
+ASDF_EXPORT bool asdf_is_sequence(asdf_file_t *file, const char *path);
+ASDF_EXPORT asdf_value_err_t
+asdf_get_sequence(asdf_file_t *file, const char *path, asdf_sequence_t **out);
+ASDF_EXPORT bool asdf_is_string(asdf_file_t *file, const char *path);
+ASDF_EXPORT asdf_value_err_t
+asdf_get_string(asdf_file_t *file, const char *path, const char **out, size_t *out_len);
+ASDF_EXPORT asdf_value_err_t
+asdf_get_string0(asdf_file_t *file, const char *path, const char **out);
+ASDF_EXPORT bool asdf_is_scalar(asdf_file_t *file, const char *path);
+ASDF_EXPORT asdf_value_err_t
+asdf_get_scalar(asdf_file_t *file, const char *path, const char **out, size_t *out_len);
+ASDF_EXPORT asdf_value_err_t
+asdf_get_scalar0(asdf_file_t *file, const char *path, const char **out);
+ASDF_EXPORT bool asdf_is_bool(asdf_file_t *file, const char *path);
+ASDF_EXPORT asdf_value_err_t asdf_get_bool(asdf_file_t *file, const char *path, bool *out);
+ASDF_EXPORT bool asdf_is_null(asdf_file_t *file, const char *path);
+ASDF_EXPORT bool asdf_is_int(asdf_file_t *file, const char *path);
+ASDF_EXPORT bool asdf_is_int8(asdf_file_t *file, const char *path);
+ASDF_EXPORT asdf_value_err_t asdf_get_int8(asdf_file_t *file, const char *path, int8_t *out);
+ASDF_EXPORT bool asdf_is_int16(asdf_file_t *file, const char *path);
+ASDF_EXPORT asdf_value_err_t asdf_get_int16(asdf_file_t *file, const char *path, int16_t *out);
+ASDF_EXPORT bool asdf_is_int32(asdf_file_t *file, const char *path);
+ASDF_EXPORT asdf_value_err_t asdf_get_int32(asdf_file_t *file, const char *path, int32_t *out);
+ASDF_EXPORT bool asdf_is_int64(asdf_file_t *file, const char *path);
+ASDF_EXPORT asdf_value_err_t asdf_get_int64(asdf_file_t *file, const char *path, int64_t *out);
+ASDF_EXPORT bool asdf_is_uint8(asdf_file_t *file, const char *path);
+ASDF_EXPORT asdf_value_err_t asdf_get_uint8(asdf_file_t *file, const char *path, uint8_t *out);
+ASDF_EXPORT bool asdf_is_uint16(asdf_file_t *file, const char *path);
+ASDF_EXPORT asdf_value_err_t asdf_get_uint16(asdf_file_t *file, const char *path, uint16_t *out);
+ASDF_EXPORT bool asdf_is_uint32(asdf_file_t *file, const char *path);
+ASDF_EXPORT asdf_value_err_t asdf_get_uint32(asdf_file_t *file, const char *path, uint32_t *out);
+ASDF_EXPORT bool asdf_is_uint64(asdf_file_t *file, const char *path);
+ASDF_EXPORT asdf_value_err_t asdf_get_uint64(asdf_file_t *file, const char *path, uint64_t *out);
+ASDF_EXPORT bool asdf_is_float(asdf_file_t *file, const char *path);
+ASDF_EXPORT asdf_value_err_t asdf_get_float(asdf_file_t *file, const char *path, float *out);
+ASDF_EXPORT bool asdf_is_double(asdf_file_t *file, const char *path);
+ASDF_EXPORT asdf_value_err_t asdf_get_double(asdf_file_t *file, const char *path, double *out);
+#define asdf_get_int asdf_get_int64
+
+ASDF_END_DECLS
+
+#endif /* ASDF_FILE_H */

@@ -1,0 +1,194 @@
+/*
+ * asdf/value.h: the values of a file's tree (mappings, sequences, scalars) and the typed
+ * reads of scalars, with libasdf's rules: a plain scalar is null, an integer (the smallest
+ * type that holds it, unsigned when it is not negative), a bool, a float (as double) or else
+ * a string; a quoted or block scalar is always a string; a YAML core tag is followed.
+ *
+ * A value returned to the caller is owned by the caller (asdf_value_destroy); asdf_mapping_t
+ * and asdf_sequence_t are the same objects seen as containers (destroy one or the other).
+ */
+#ifndef ASDF_VALUE_H
+#define ASDF_VALUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <asdf/util.h>
+#include <asdf/yaml.h>
+
+ASDF_BEGIN_DECLS
+
+typedef struct asdf_value asdf_value_t;
+
+typedef enum {
+    ASDF_VALUE_UNKNOWN,
+    ASDF_VALUE_SEQUENCE,
+    ASDF_VALUE_MAPPING,
+    ASDF_VALUE_SCALAR,
+    ASDF_VALUE_STRING,
+    ASDF_VALUE_BOOL,
+    ASDF_VALUE_NULL,
+    ASDF_VALUE_INT8,
+    ASDF_VALUE_INT16,
+    ASDF_VALUE_INT32,
+    ASDF_VALUE_INT64,
+    ASDF_VALUE_UINT8,
+    ASDF_VALUE_UINT16,
+    ASDF_VALUE_UINT32,
+    ASDF_VALUE_UINT64,
+    ASDF_VALUE_FLOAT,
+    ASDF_VALUE_DOUBLE,
+    ASDF_VALUE_EXTENSION
+} asdf_value_type_t;
+
+/* The result of a typed read or a change. */
+typedef enum {
+    ASDF_VALUE_ERR_UNKNOWN = -2,
+    ASDF_VALUE_ERR_NOT_FOUND = -1,
+    ASDF_VALUE_OK = 0,
+    ASDF_VALUE_ERR_TYPE_MISMATCH,
+    ASDF_VALUE_ERR_PARSE_FAILURE,
+    ASDF_VALUE_ERR_EMIT_FAILURE,
+    /* The value was given, cut to the type, but does not fit it. */
+    ASDF_VALUE_ERR_OVERFLOW,
+    ASDF_VALUE_ERR_OOM,
+    ASDF_VALUE_ERR_READ_ONLY
+} asdf_value_err_t;
+
+typedef struct asdf_file asdf_file_t;
+
+/* Frees a value (NULL is ignored). */
+ASDF_EXPORT void asdf_value_destroy(asdf_value_t *value);
+/* A new handle on the same node (its path kept). */
+ASDF_EXPORT asdf_value_t *asdf_value_copy(asdf_value_t *value);
+ASDF_EXPORT asdf_value_type_t asdf_value_get_type(asdf_value_t *value);
+/* The JSON-pointer-like path from the root ("/a/0/b"; "" for a value not in a tree). */
+ASDF_EXPORT const char *asdf_value_path(asdf_value_t *value);
+/* The container holding the value (NULL at the root or outside a tree). */
+ASDF_EXPORT asdf_value_t *asdf_value_parent(asdf_value_t *value);
+ASDF_EXPORT const char *asdf_value_type_string(asdf_value_type_t type);
+/* The node's tag, in full ("tag:stsci.edu:asdf/core/ndarray-1.1.0"), or NULL. */
+ASDF_EXPORT const char *asdf_value_tag(asdf_value_t *value);
+ASDF_EXPORT asdf_file_t *asdf_value_file(asdf_value_t *value);
+
+/* Mappings */
+typedef struct asdf_mapping asdf_mapping_t;
+
+ASDF_EXPORT bool asdf_value_is_mapping(asdf_value_t *value);
+ASDF_EXPORT int asdf_mapping_size(asdf_mapping_t *mapping);
+ASDF_EXPORT asdf_value_err_t asdf_value_as_mapping(asdf_value_t *value, asdf_mapping_t **out);
+ASDF_EXPORT asdf_value_t *asdf_value_of_mapping(asdf_mapping_t *mapping);
+ASDF_EXPORT asdf_mapping_t *asdf_mapping_create(asdf_file_t *file);
+ASDF_EXPORT void asdf_mapping_destroy(asdf_mapping_t *mapping);
+/* The value under `key` (a new handle), or NULL. */
+ASDF_EXPORT asdf_value_t *asdf_mapping_get(asdf_mapping_t *mapping, const char *key);
+
+/* The entry an iterator is on: valid until the next step (copy the value to keep it). */
+typedef struct {
+    const char *key;
+    asdf_value_t *value;
+} asdf_mapping_iter_t;
+
+ASDF_EXPORT asdf_mapping_iter_t *asdf_mapping_iter_init(asdf_mapping_t *mapping);
+ASDF_EXPORT asdf_mapping_iter_t *asdf_mapping_reverse_iter_init(asdf_mapping_t *mapping);
+/* Steps to the next entry; at the end frees the iterator, sets *iter to NULL and returns
+ * false. */
+ASDF_EXPORT bool asdf_mapping_iter_next(asdf_mapping_iter_t **iter);
+ASDF_EXPORT void asdf_mapping_iter_destroy(asdf_mapping_iter_t *iter);
+
+/* Sequences */
+typedef struct asdf_sequence asdf_sequence_t;
+
+ASDF_EXPORT bool asdf_value_is_sequence(asdf_value_t *value);
+ASDF_EXPORT int asdf_sequence_size(asdf_sequence_t *sequence);
+/* The item at `index` (negative: from the end), a new handle, or NULL. */
+ASDF_EXPORT asdf_value_t *asdf_sequence_get(asdf_sequence_t *sequence, int index);
+ASDF_EXPORT asdf_value_err_t asdf_value_as_sequence(asdf_value_t *value, asdf_sequence_t **out);
+ASDF_EXPORT asdf_value_t *asdf_value_of_sequence(asdf_sequence_t *sequence);
+ASDF_EXPORT asdf_sequence_t *asdf_sequence_create(asdf_file_t *file);
+ASDF_EXPORT void asdf_sequence_destroy(asdf_sequence_t *sequence);
+
+typedef struct {
+    asdf_value_t *value;
+    int index;
+} asdf_sequence_iter_t;
+
+ASDF_EXPORT asdf_sequence_iter_t *asdf_sequence_iter_init(asdf_sequence_t *sequence);
+ASDF_EXPORT asdf_sequence_iter_t *asdf_sequence_reverse_iter_init(asdf_sequence_t *sequence);
+ASDF_EXPORT bool asdf_sequence_iter_next(asdf_sequence_iter_t **iter);
+ASDF_EXPORT void asdf_sequence_iter_destroy(asdf_sequence_iter_t *iter);
+
+/* Either kind of container */
+typedef struct {
+    /* The key (mappings) or NULL. */
+    const char *key;
+    /* The index (sequences) or -1. */
+    int index;
+    asdf_value_t *value;
+} asdf_container_iter_t;
+
+ASDF_EXPORT asdf_container_iter_t *asdf_container_iter_init(asdf_value_t *container);
+ASDF_EXPORT asdf_container_iter_t *asdf_container_reverse_iter_init(asdf_value_t *container);
+ASDF_EXPORT bool asdf_container_iter_next(asdf_container_iter_t **iter);
+ASDF_EXPORT void asdf_container_iter_destroy(asdf_container_iter_t *iter);
+ASDF_EXPORT bool asdf_value_is_container(asdf_value_t *value);
+/* The number of entries or items, or -1 for a value that is not a container. */
+ASDF_EXPORT int asdf_container_size(asdf_value_t *container);
+
+/* Scalars */
+ASDF_EXPORT bool asdf_value_is_type(asdf_value_t *value, asdf_value_type_t type);
+ASDF_EXPORT bool asdf_value_is_string(asdf_value_t *value);
+/* The string's text (not NUL-terminated; `len` bytes), owned by the value. */
+ASDF_EXPORT asdf_value_err_t
+asdf_value_as_string(asdf_value_t *value, const char **out, size_t *len);
+ASDF_EXPORT asdf_value_t *asdf_value_of_string(asdf_file_t *file, const char *value, size_t len);
+/* The string's text, NUL-terminated, owned by the value. */
+ASDF_EXPORT asdf_value_err_t asdf_value_as_string0(asdf_value_t *value, const char **out);
+ASDF_EXPORT asdf_value_t *asdf_value_of_string0(asdf_file_t *file, const char *value);
+ASDF_EXPORT bool asdf_value_is_scalar(asdf_value_t *value);
+/* Any scalar's text as written, whatever its type. */
+ASDF_EXPORT asdf_value_err_t
+asdf_value_as_scalar(asdf_value_t *value, const char **out, size_t *len);
+ASDF_EXPORT asdf_value_err_t asdf_value_as_scalar0(asdf_value_t *value, const char **out);
+ASDF_EXPORT bool asdf_value_is_bool(asdf_value_t *value);
+ASDF_EXPORT asdf_value_err_t asdf_value_as_bool(asdf_value_t *value, bool *out);
+ASDF_EXPORT asdf_value_t *asdf_value_of_bool(asdf_file_t *file, bool value);
+ASDF_EXPORT bool asdf_value_is_null(asdf_value_t *value);
+ASDF_EXPORT asdf_value_t *asdf_value_of_null(asdf_file_t *file);
+ASDF_EXPORT bool asdf_value_is_int(asdf_value_t *value);
+ASDF_EXPORT bool asdf_value_is_int8(asdf_value_t *value);
+ASDF_EXPORT asdf_value_err_t asdf_value_as_int8(asdf_value_t *value, int8_t *out);
+ASDF_EXPORT asdf_value_t *asdf_value_of_int8(asdf_file_t *file, int8_t value);
+ASDF_EXPORT bool asdf_value_is_int16(asdf_value_t *value);
+ASDF_EXPORT asdf_value_err_t asdf_value_as_int16(asdf_value_t *value, int16_t *out);
+ASDF_EXPORT asdf_value_t *asdf_value_of_int16(asdf_file_t *file, int16_t value);
+ASDF_EXPORT bool asdf_value_is_int32(asdf_value_t *value);
+ASDF_EXPORT asdf_value_err_t asdf_value_as_int32(asdf_value_t *value, int32_t *out);
+ASDF_EXPORT asdf_value_t *asdf_value_of_int32(asdf_file_t *file, int32_t value);
+ASDF_EXPORT bool asdf_value_is_int64(asdf_value_t *value);
+ASDF_EXPORT asdf_value_err_t asdf_value_as_int64(asdf_value_t *value, int64_t *out);
+ASDF_EXPORT asdf_value_t *asdf_value_of_int64(asdf_file_t *file, int64_t value);
+ASDF_EXPORT bool asdf_value_is_uint8(asdf_value_t *value);
+ASDF_EXPORT asdf_value_err_t asdf_value_as_uint8(asdf_value_t *value, uint8_t *out);
+ASDF_EXPORT asdf_value_t *asdf_value_of_uint8(asdf_file_t *file, uint8_t value);
+ASDF_EXPORT bool asdf_value_is_uint16(asdf_value_t *value);
+ASDF_EXPORT asdf_value_err_t asdf_value_as_uint16(asdf_value_t *value, uint16_t *out);
+ASDF_EXPORT asdf_value_t *asdf_value_of_uint16(asdf_file_t *file, uint16_t value);
+ASDF_EXPORT bool asdf_value_is_uint32(asdf_value_t *value);
+ASDF_EXPORT asdf_value_err_t asdf_value_as_uint32(asdf_value_t *value, uint32_t *out);
+ASDF_EXPORT asdf_value_t *asdf_value_of_uint32(asdf_file_t *file, uint32_t value);
+ASDF_EXPORT bool asdf_value_is_uint64(asdf_value_t *value);
+ASDF_EXPORT asdf_value_err_t asdf_value_as_uint64(asdf_value_t *value, uint64_t *out);
+ASDF_EXPORT asdf_value_t *asdf_value_of_uint64(asdf_file_t *file, uint64_t value);
+ASDF_EXPORT bool asdf_value_is_float(asdf_value_t *value);
+ASDF_EXPORT asdf_value_err_t asdf_value_as_float(asdf_value_t *value, float *out);
+ASDF_EXPORT asdf_value_t *asdf_value_of_float(asdf_file_t *file, float value);
+ASDF_EXPORT bool asdf_value_is_double(asdf_value_t *value);
+ASDF_EXPORT asdf_value_err_t asdf_value_as_double(asdf_value_t *value, double *out);
+ASDF_EXPORT asdf_value_t *asdf_value_of_double(asdf_file_t *file, double value);
+
+ASDF_END_DECLS
+
+#endif /* ASDF_VALUE_H */
