@@ -4,10 +4,6 @@
 use std::cell::RefCell;
 use std::ffi::{CString, c_char, c_int};
 
-use crate::file::File;
-use crate::util::{bytes, guard};
-use crate::value::Value;
-
 /// libasdf's error codes (`asdf_error_code_t`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(i32)]
@@ -32,7 +28,7 @@ pub(crate) enum Code {
 }
 
 impl Code {
-    fn from_raw(c: c_int) -> Code {
+    pub(crate) fn from_raw(c: c_int) -> Code {
         const ALL: [Code; 17] = [
             Code::None,
             Code::UnknownState,
@@ -88,7 +84,7 @@ impl Code {
 pub(crate) struct ErrorState {
     code: Option<Code>,
     message: Option<CString>,
-    errno: c_int,
+    pub(crate) errno: c_int,
 }
 
 impl ErrorState {
@@ -126,121 +122,4 @@ thread_local! {
 /// Records an error on the calling thread (an open that returns NULL).
 pub(crate) fn set_global(code: Code, message: Option<&str>, errno: c_int) {
     GLOBAL.with(|g| g.borrow_mut().set(code, message, errno));
-}
-
-/// For the C part's ASDF_ERROR_* functions: an error on `file`.
-///
-/// # Safety
-/// `file` is NULL or a file of this library; `message` NULL or a C string.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn asdf_capi_file_error(file: *mut File, code: c_int, message: *const c_char, errnum: c_int) {
-    guard((), || {
-        // SAFETY: by the contract above.
-        let message = unsafe { bytes(message) }.map(|m| String::from_utf8_lossy(m).into_owned());
-        // SAFETY: by the contract above.
-        match unsafe { file.as_mut() } {
-            Some(f) => f.error.set(Code::from_raw(code), message.as_deref(), errnum),
-            None => set_global(Code::from_raw(code), message.as_deref(), errnum),
-        }
-    });
-}
-
-/// For the C part's ASDF_ERROR_* functions: an error on the file of `value`.
-///
-/// # Safety
-/// `value` is NULL or a value of this library whose file is open; `message` NULL or a C
-/// string.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn asdf_capi_value_error(value: *mut Value, code: c_int, message: *const c_char, errnum: c_int) {
-    // SAFETY: by the contract above.
-    let file = unsafe { value.as_ref() }.map_or(std::ptr::null_mut(), |v| v.file);
-    // SAFETY: `file` is NULL or the value's open file.
-    unsafe { asdf_capi_file_error(file, code, message, errnum) };
-}
-
-/// `ASDF_ERROR_OOM(file)`.
-///
-/// # Safety
-/// `file` is NULL or a file of this library.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn asdf_file_error_oom(file: *mut File, _src: *const c_char, _line: c_int) {
-    // SAFETY: by the contract above.
-    unsafe { asdf_capi_file_error(file, Code::OutOfMemory as c_int, std::ptr::null(), 0) };
-}
-
-/// `ASDF_ERROR_OOM(value)`.
-///
-/// # Safety
-/// As [`asdf_capi_value_error`].
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn asdf_value_error_oom(value: *mut Value, _src: *const c_char, _line: c_int) {
-    // SAFETY: by the contract above.
-    unsafe { asdf_capi_value_error(value, Code::OutOfMemory as c_int, std::ptr::null(), 0) };
-}
-
-/// `ASDF_ERROR_SYSTEM(file, errnum)`.
-///
-/// # Safety
-/// `file` is NULL or a file of this library.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn asdf_file_error_system(file: *mut File, errnum: c_int, _src: *const c_char, _line: c_int) {
-    // SAFETY: by the contract above.
-    unsafe { asdf_capi_file_error(file, Code::System as c_int, std::ptr::null(), errnum) };
-}
-
-/// `ASDF_ERROR_SYSTEM(value, errnum)`.
-///
-/// # Safety
-/// As [`asdf_capi_value_error`].
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn asdf_value_error_system(value: *mut Value, errnum: c_int, _src: *const c_char, _line: c_int) {
-    // SAFETY: by the contract above.
-    unsafe { asdf_capi_value_error(value, Code::System as c_int, std::ptr::null(), errnum) };
-}
-
-/// The last error's message, or NULL (`file` NULL: the thread's last failed open).
-///
-/// # Safety
-/// `file` is NULL or a file of this library.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn asdf_error(file: *mut File) -> *const c_char {
-    guard(std::ptr::null(), || {
-        // SAFETY: by the contract above.
-        match unsafe { file.as_ref() } {
-            Some(f) => f.error.message_ptr(),
-            // (The thread's state lives as long as the thread; the pointer until its next
-            // failed open.)
-            None => GLOBAL.with(|g| g.borrow().message_ptr()),
-        }
-    })
-}
-
-/// The last error's code (`ASDF_ERR_NONE` when there is none).
-///
-/// # Safety
-/// As [`asdf_error`].
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn asdf_error_code(file: *mut File) -> c_int {
-    guard(0, || {
-        // SAFETY: by the contract above.
-        match unsafe { file.as_ref() } {
-            Some(f) => f.error.code(),
-            None => GLOBAL.with(|g| g.borrow().code()),
-        }
-    })
-}
-
-/// The errno of the last error (0 when it was not a system error).
-///
-/// # Safety
-/// As [`asdf_error`].
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn asdf_error_errno(file: *mut File) -> c_int {
-    guard(0, || {
-        // SAFETY: by the contract above.
-        match unsafe { file.as_ref() } {
-            Some(f) => f.error.errno,
-            None => GLOBAL.with(|g| g.borrow().errno),
-        }
-    })
 }

@@ -11,6 +11,7 @@
 
 mod error;
 mod file;
+mod open;
 mod util;
 mod value;
 mod version;

@@ -7,7 +7,7 @@ use std::ffi::{CString, c_char, c_int};
 
 use asdf_yaml::{Document, Node, NodeKind, ScalarStyle, Step};
 
-use crate::file::File;
+use crate::file::{File, at_index, scalar_text};
 use crate::util::{bytes, c_string, guard};
 
 /// Where a value's node is.
@@ -160,43 +160,6 @@ impl Value {
     fn infer(&self) -> Option<Inferred> {
         let (n, _) = self.node()?;
         Some(infer(n))
-    }
-}
-
-/// The child of `n` named by a path segment: a key of a mapping, or an index of a sequence
-/// (negative from the end).
-pub(crate) fn child<'a>(doc: &'a Document, n: &'a Node, seg: &[u8]) -> Option<(Step, &'a Node)> {
-    match &n.kind {
-        NodeKind::Mapping(m) => {
-            let i = m
-                .entries
-                .iter()
-                .position(|(k, _)| scalar_text(doc.resolve(k)).is_some_and(|t| t == seg))?;
-            Some((Step::Entry(i), doc.resolve(&m.entries[i].1)))
-        }
-        NodeKind::Sequence(q) => {
-            let i = at_index(std::str::from_utf8(seg).ok()?.parse::<i64>().ok()?, q.items.len())?;
-            Some((Step::Item(i), doc.resolve(&q.items[i])))
-        }
-        _ => None,
-    }
-}
-
-/// An index that may count from the end, checked against `len`.
-fn at_index(i: i64, len: usize) -> Option<usize> {
-    let len = i64::try_from(len).ok()?;
-    let i = if i < 0 { len + i } else { i };
-    if (0..len).contains(&i) {
-        usize::try_from(i).ok()
-    } else {
-        None
-    }
-}
-
-fn scalar_text(n: &Node) -> Option<&[u8]> {
-    match &n.kind {
-        NodeKind::Scalar(s) => Some(s.text.as_bytes()),
-        _ => None,
     }
 }
 
