@@ -21,8 +21,11 @@ pub(crate) fn wcs_err(e: &asdf_wcs::Error) -> PyErr {
             pyo3::exceptions::PyNotImplementedError::new_err(e.to_string())
         }
         asdf_wcs::Error::Units { .. } => pyo3::exceptions::PyValueError::new_err(format!("UnitsError: {e}")),
-        asdf_wcs::Error::OutOfTable { .. } | asdf_wcs::Error::Usage(_) => {
+        asdf_wcs::Error::OutOfTable { .. } | asdf_wcs::Error::Usage(_) | asdf_wcs::Error::Malformed { .. } => {
             pyo3::exceptions::PyValueError::new_err(e.to_string())
+        }
+        asdf_wcs::Error::File(f) if f.kind() == asdf::ErrorKind::NotFound => {
+            pyo3::exceptions::PyLookupError::new_err(e.to_string())
         }
         _ => usage(e.to_string()),
     }
@@ -132,6 +135,7 @@ type FrameTuple = (
     Vec<(String, Option<String>, String, Option<String>)>,
     Option<String>,
     Option<(String, Option<String>)>,
+    Vec<(String, Option<(String, Option<String>)>)>,
 );
 
 fn frame_tuple(f: &asdf_wcs::Frame) -> FrameTuple {
@@ -151,6 +155,7 @@ fn frame_tuple(f: &asdf_wcs::Frame) -> FrameTuple {
             .collect(),
         f.reference_frame.clone(),
         f.reference_time.clone(),
+        f.frame_attributes.clone(),
     )
 }
 
@@ -158,16 +163,28 @@ fn frame_tuple(f: &asdf_wcs::Frame) -> FrameTuple {
 impl NativeWcs {
     /// Pixel to world (gwcs's `__call__`): one C-contiguous float64 array per pixel axis in,
     /// one `bytearray` of float64 per world axis out.
-    fn forward<'py>(&self, py: Python<'py>, cols: Vec<Bound<'py, PyAny>>) -> PyResult<Vec<Bound<'py, PyByteArray>>> {
+    #[pyo3(signature = (cols, with_bounding_box = true))]
+    fn forward<'py>(
+        &self,
+        py: Python<'py>,
+        cols: Vec<Bound<'py, PyAny>>,
+        with_bounding_box: bool,
+    ) -> PyResult<Vec<Bound<'py, PyByteArray>>> {
         evaluate(py, &cols, self.wcs.world_n_dim(), |p, o| {
-            self.wcs.pixel_to_world_into(p, o)
+            self.wcs.pixel_to_world_with(p, o, with_bounding_box)
         })
     }
 
     /// World to pixel (gwcs's `invert`), as `forward`.
-    fn backward<'py>(&self, py: Python<'py>, cols: Vec<Bound<'py, PyAny>>) -> PyResult<Vec<Bound<'py, PyByteArray>>> {
+    #[pyo3(signature = (cols, with_bounding_box = true))]
+    fn backward<'py>(
+        &self,
+        py: Python<'py>,
+        cols: Vec<Bound<'py, PyAny>>,
+        with_bounding_box: bool,
+    ) -> PyResult<Vec<Bound<'py, PyByteArray>>> {
         evaluate(py, &cols, self.wcs.pixel_n_dim(), |p, o| {
-            self.wcs.world_to_pixel_into(p, o)
+            self.wcs.world_to_pixel_with(p, o, with_bounding_box)
         })
     }
 

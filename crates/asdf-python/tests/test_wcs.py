@@ -155,7 +155,10 @@ def test_projection_parameters_and_quantities(tmp_path):
     # Quantities are converted to the frames' units, as gwcs converts them.
     ra, dec = ref(10.0, 20.0)
     got = w.invert(np.deg2rad(ra) * u.rad, dec * u.deg)
-    np.testing.assert_allclose(got, (10.0, 20.0), atol=1e-6)
+    # Quantities in, quantities out (as gwcs): the pixels in the input frame's unit.
+    want = ref.invert(np.deg2rad(ra) * u.rad, dec * u.deg)
+    assert all(isinstance(g, u.Quantity) for g in got) and [g.unit for g in got] == [x.unit for x in want]
+    np.testing.assert_allclose([g.value for g in got], (10.0, 20.0), atol=1e-6)
     with pytest.raises(u.UnitConversionError):
         w.invert(1 * u.m, 1 * u.deg)
 
@@ -204,3 +207,103 @@ def test_the_gil_is_released_while_points_are_evaluated():
     # The other thread ran throughout (a held GIL would leave a gap as long as the call).
     during = [b - a for a, b in zip(ticks, ticks[1:]) if t0 <= a <= t0 + spent]
     assert during and max(during) < max(0.05, spent / 3)
+
+
+def _sky_wcs(tmp_path, name, frame, transform=None):
+    det = cf.Frame2D(name="detector", axes_order=(0, 1), unit=(u.pix, u.pix))
+    tan = transform or ((m.Shift(-50) & m.Shift(-50)) | (m.Scale(1e-3) & m.Scale(1e-3)) | m.Pix2Sky_TAN()
+                        | m.RotateNative2Celestial(30, 45, 180))
+    ref = gwcs_wcs.WCS([(det, tan), (cf.CelestialFrame(reference_frame=frame, name="sky", unit=(u.deg, u.deg)), None)])
+    path = tmp_path / name
+    asdf.AsdfFile({"wcs": ref}).write_to(path)
+    return asdf_rs.open(path).wcs(), asdf.open(path)["wcs"]
+
+
+def test_review_frames_keep_their_attributes(tmp_path):
+    # An FK5 frame of equinox J1975: the SkyCoord carries it, and a coordinate given in
+    # another equinox is transformed to it (a review found both dropped: 1083" off).
+    w, ref = _sky_wcs(tmp_path, "fk5.asdf", coord.FK5(equinox="J1975"))
+    ours, theirs = w.pixel_to_world(10.0, 20.0), ref.pixel_to_world(10.0, 20.0)
+    assert ours.frame.equinox == theirs.frame.equinox
+    assert ours.separation(theirs).to_value(u.arcsec) < 1e-6
+    other = theirs.transform_to(coord.FK5(equinox="J2000"))
+    np.testing.assert_allclose(w.world_to_pixel(other), ref.world_to_pixel(other), atol=1e-6)
+    # FK4: equinox and obstime (an alias in the file).
+    w, ref = _sky_wcs(tmp_path, "fk4.asdf", coord.FK4(equinox="B1950"))
+    assert w.pixel_to_world(3.0, 4.0).separation(ref.pixel_to_world(3.0, 4.0)).to_value(u.arcsec) < 1e-6
+    # GCRS carries an observer position, which asdf_rs does not: refused by name, not dropped.
+    w, ref = _sky_wcs(tmp_path, "gcrs.asdf", coord.GCRS(obstime="2020-01-01"))
+    with pytest.raises(NotImplementedError, match="obsgeo"):
+        w.pixel_to_world(10.0, 20.0)
+    np.testing.assert_allclose(w(10.0, 20.0), ref(10.0, 20.0), atol=1e-9)
+
+
+def test_review_footprint_edges_ignored_axes_and_arguments(tmp_path):
+    # A world point on gwcs's footprint is inverted (our corners differ from gwcs's by ulps).
+    path = DATA / "nircamwcs.asdf"
+    w, ref = asdf_rs.open(path).wcs(), asdf.open(path)["wcs"]
+    for corner in ref.footprint():
+        np.testing.assert_allclose(w.invert(*corner), ref.invert(*corner), atol=1e-6)
+    # with_bounding_box and fill_value, as gwcs takes them.
+    x, y = np.array([-10.0, 100.0, 3000.0]), np.array([5.0, 100.0, 5.0])
+    for kw in [dict(with_bounding_box=False), dict(fill_value=-1.0), dict(fill_value=0)]:
+        for a, b in zip(w(x, y, **kw), ref(x, y, **kw)):
+            np.testing.assert_allclose(a, b, atol=1e-9)
+    # Not numbers: refused as gwcs refuses them.
+    for bad in [None, "100", np.array(["1"]), np.array(["2020-01-01"], dtype="datetime64[D]")]:
+        with pytest.raises(TypeError):
+            w(bad, 200.0)
+    # The pointer: a str; the root is "" or "/", and is not a WCS.
+    with asdf_rs.open(path) as f:
+        with pytest.raises(TypeError):
+            f.wcs(5)
+        with pytest.raises(ValueError, match="not a gwcs WCS"):
+            f.wcs("/")
+        with pytest.raises(LookupError):
+            f.wcs("/no/such")
+    # A bounding box that ignores an axis (a cube of sky and spectrum).
+    from astropy.modeling.bounding_box import ModelBoundingBox
+
+    sky = (m.Shift(-50) & m.Shift(-50)) | (m.Scale(1e-3) & m.Scale(1e-3)) | m.Pix2Sky_TAN() | m.RotateNative2Celestial(30, 45, 180)
+    tr = sky & (m.Scale(0.01) | m.Shift(1.0))
+    tr.bounding_box = ModelBoundingBox({"x0": (0, 100), "x1": (0, 100)}, tr, ignored=["x"])
+    det = cf.CoordinateFrame(name="det", naxes=3, axes_order=(0, 1, 2), axes_type=("SPATIAL", "SPATIAL", "SPECTRAL"),
+                             unit=(u.pix, u.pix, u.pix))
+    world = cf.CompositeFrame([cf.CelestialFrame(reference_frame=coord.ICRS(), axes_order=(0, 1), unit=(u.deg, u.deg)),
+                               cf.SpectralFrame(axes_order=(2,), unit=(u.um,))], name="world")
+    ref = gwcs_wcs.WCS([(det, tr), (world, None)])
+    asdf.AsdfFile({"wcs": ref}).write_to(tmp_path / "cube.asdf")
+    w, ref = asdf_rs.open(tmp_path / "cube.asdf").wcs(), asdf.open(tmp_path / "cube.asdf")["wcs"]
+    np.testing.assert_allclose(w.invert(30.0, 45.0, 1.0), ref.invert(30.0, 45.0, 1.0), atol=1e-6)
+    np.testing.assert_allclose(w.footprint()[:, :2], ref.footprint()[:, :2], atol=1e-9)
+    # Objects matched to axes by kind, in any order (as gwcs).
+    from astropy.coordinates import SpectralCoord
+
+    sc, spec = ref.pixel_to_world(10.0, 20.0, 5.0)
+    np.testing.assert_allclose(w.world_to_pixel(SpectralCoord(spec), sc), (10.0, 20.0, 5.0), atol=1e-6)
+
+
+def test_review_numerical_inverse_never_makes_up_a_pixel(tmp_path):
+    # No analytic inverse (a distortion polynomial): the numerical one, checked. A longitude
+    # of 1e20 degrees is the longitude 1e20 mod 360; an answer is verified forward or NaN.
+    poly = m.Mapping((0, 1, 0, 1)) | (m.Polynomial2D(3, c1_0=1e-3, c0_1=1e-5, c2_0=1e-9)
+                                       & m.Polynomial2D(3, c0_1=1e-3, c1_0=-1e-5, c0_2=1e-9))
+    tr = poly | m.Pix2Sky_TAN() | m.RotateNative2Celestial(10, 20, 180)
+    w, ref = _sky_wcs(tmp_path, "poly.asdf", coord.ICRS(), transform=tr)
+    # Longitudes are taken modulo 360.
+    np.testing.assert_allclose(w.invert(-349.5, 20.0), w.invert(10.5, 20.0), atol=1e-6)
+    np.testing.assert_allclose(w(*w.invert(370.0, 20.0)), (10.0, 20.0), atol=1e-9)
+    # Far from any pixel (1e20 degrees is 280 here, beyond the distortion's reach): NaN, or
+    # an answer that maps back, never the starting guess (a review found (1.0, 1.0)).
+    for lon in [1e20, 1e16]:
+        px = w.invert(lon, 20.0)
+        assert not np.allclose(px, (1.0, 1.0))
+        if np.all(np.isfinite(px)):
+            back = w(*px)
+            assert abs(((back[0] - np.fmod(lon, 360.0)) + 180) % 360 - 180) < 1e-8 and abs(back[1] - 20.0) < 1e-8
+    # Infinite pixels through a polynomial give what astropy gives (inf, not NaN).
+    pt = m.Mapping((0, 1, 0, 1)) | (m.Polynomial2D(1, c0_0=1, c1_0=2, c0_1=3) & m.Polynomial2D(1, c1_0=1, c0_1=1))
+    ref = gwcs_wcs.WCS([(cf.Frame2D(name="d"), pt), (cf.Frame2D(name="w"), None)])
+    asdf.AsdfFile({"wcs": ref}).write_to(tmp_path / "p.asdf")
+    w = asdf_rs.open(tmp_path / "p.asdf").wcs()
+    np.testing.assert_array_equal(w(np.inf, 1.0), ref(np.inf, 1.0))

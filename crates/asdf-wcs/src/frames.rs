@@ -38,6 +38,10 @@ pub struct Axis {
     pub(crate) parsed_unit: Option<Unit>,
 }
 
+/// A time as a file writes it: its value (`J2000.000`, `2022-09-27T02:16:18.414`) and its
+/// scale when given (`tt`).
+pub type TimeValue = (String, Option<String>);
+
 /// A frame of a gwcs step.
 #[derive(Debug, Clone)]
 pub struct Frame {
@@ -53,6 +57,9 @@ pub struct Frame {
     /// A temporal frame's reference time: its value as written (`2022-09-27T02:16:18.414`) and
     /// its scale when the file gives one (`utc`).
     pub reference_time: Option<(String, Option<String>)>,
+    /// The reference frame's attributes (`equinox`, `obstime`, ...): for a time, its value as
+    /// written and its scale; `None` for an attribute of another kind (not carried).
+    pub frame_attributes: Vec<(String, Option<TimeValue>)>,
 }
 
 impl Frame {
@@ -70,6 +77,7 @@ impl Frame {
             axes: Vec::new(),
             reference_frame: None,
             reference_time: None,
+            frame_attributes: Vec::new(),
         }
     }
 }
@@ -102,6 +110,7 @@ pub(crate) fn frame(at: At<'_>) -> Result<Frame, Error> {
         let mut next = 0usize;
         let mut reference = None;
         let mut reference_time = None;
+        let mut frame_attributes = Vec::new();
         for s in subs {
             let f = frame(s)?;
             let order = axes_order(&s, f.axes.len(), next)?;
@@ -117,6 +126,7 @@ pub(crate) fn frame(at: At<'_>) -> Result<Frame, Error> {
             }
             if reference.is_none() {
                 reference = f.reference_frame;
+                frame_attributes = f.frame_attributes;
             }
             if reference_time.is_none() {
                 reference_time = f.reference_time;
@@ -133,6 +143,7 @@ pub(crate) fn frame(at: At<'_>) -> Result<Frame, Error> {
             axes,
             reference_frame: reference,
             reference_time,
+            frame_attributes,
         });
     }
     let names: Vec<String> = at
@@ -213,12 +224,37 @@ pub(crate) fn frame(at: At<'_>) -> Result<Frame, Error> {
     } else {
         None
     };
+    let frame_attributes = at
+        .get("reference_frame")
+        .and_then(|r| r.get("frame_attributes"))
+        .and_then(|fa| {
+            let m = fa.node.as_mapping()?;
+            Some(
+                m.entries
+                    .iter()
+                    .filter_map(|(k, _)| {
+                        let name = k.as_scalar()?.text.to_string();
+                        let v = fa.get(&name)?;
+                        let time = v.tag().contains("/time/time-").then(|| {
+                            if let Some(sc) = v.node.as_scalar() {
+                                return Some((sc.text.to_string(), None));
+                            }
+                            let value = v.get("value")?.node.as_scalar()?.text.to_string();
+                            Some((value, v.key_str("scale").map(str::to_owned)))
+                        });
+                        Some((name, time.flatten()))
+                    })
+                    .collect(),
+            )
+        })
+        .unwrap_or_default();
     Ok(Frame {
         name: fname,
         kind,
         axes,
         reference_frame: reference,
         reference_time,
+        frame_attributes,
     })
 }
 

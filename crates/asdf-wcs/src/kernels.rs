@@ -29,8 +29,13 @@ fn lanes<const N: usize>(s: &[f64]) -> [f64; N] {
 /// A 1-D polynomial (`c[k]` the coefficient of `t^k`) by Horner's rule at `N` points.
 #[inline(always)]
 fn poly1d_at<const N: usize>(c: &[f64], t: [f64; N]) -> [f64; N] {
-    let mut o = [0.0; N];
-    for &k in c.iter().rev() {
+    // (From the top coefficient, not from 0 × t: an infinite t gives an infinity, as
+    // astropy's, not 0 × inf = NaN.)
+    let Some((top, rest)) = c.split_last() else {
+        return [0.0; N];
+    };
+    let mut o = [*top; N];
+    for &k in rest.iter().rev() {
         for l in 0..N {
             o[l] = o[l] * t[l] + k;
         }
@@ -56,8 +61,7 @@ pub(crate) fn poly1d(c: &[f64], t: &[f64], out: &mut Vec<f64>) {
 /// Horner in `y`.
 #[inline(always)]
 fn poly2d_at<const N: usize>(c: &[f64], d: usize, x: [f64; N], y: [f64; N]) -> [f64; N] {
-    let mut o = [0.0; N];
-    for i in (0..=d).rev() {
+    let row_at = |i: usize| -> [f64; N] {
         let row = c.get(i * (d + 1)..i * (d + 1) + (d + 1 - i)).unwrap_or(&[]);
         let (last, rest) = row.split_last().unwrap_or((&0.0, &[]));
         let mut inner = [*last; N];
@@ -66,6 +70,12 @@ fn poly2d_at<const N: usize>(c: &[f64], d: usize, x: [f64; N], y: [f64; N]) -> [
                 inner[l] = inner[l] * y[l] + k;
             }
         }
+        inner
+    };
+    // (From the top row, not from 0 × x: see `poly1d_at`.)
+    let mut o = row_at(d);
+    for i in (0..d).rev() {
+        let inner = row_at(i);
         for l in 0..N {
             o[l] = o[l] * x[l] + inner[l];
         }
@@ -314,20 +324,23 @@ mod tests {
             poly2d(&c, d, &x[..n], &y[..n], &mut out);
             prop_assert_eq!(out.len(), n);
             for k in 0..n {
-                let mut o = 0.0;
-                for i in (0..=d).rev() {
+                let row = |i: usize| {
                     let row = &c[i * (d + 1)..i * (d + 1) + (d + 1 - i)];
                     let mut inner = row[row.len() - 1];
                     for &k2 in row[..row.len() - 1].iter().rev() {
                         inner = inner * y[k] + k2;
                     }
-                    o = o * x[k] + inner;
+                    inner
+                };
+                let mut o = row(d);
+                for i in (0..d).rev() {
+                    o = o * x[k] + row(i);
                 }
                 prop_assert_eq!(out[k].to_bits(), o.to_bits());
             }
             poly1d(&c[..=d], &x, &mut out);
             for (k, xv) in x.iter().enumerate() {
-                let o = c[..=d].iter().rev().fold(0.0, |o, k2| o * xv + k2);
+                let o = c[..d].iter().rev().fold(c[d], |o, k2| o * xv + k2);
                 prop_assert_eq!(out[k].to_bits(), o.to_bits());
             }
         }

@@ -11,6 +11,10 @@ use crate::parse::{self, At, GWCS, tag_parts};
 /// Points evaluated together (one task of the CPU pool).
 const CHUNK: usize = 4096;
 
+/// The relative tolerance on the footprint's edges (our corners and gwcs's differ by a few
+/// units in the last place).
+const EDGE: f64 = 1e-12;
+
 /// A step of the pipeline: a frame and the transform from it to the next step's frame.
 #[derive(Debug, Clone)]
 pub struct Step {
@@ -45,7 +49,11 @@ impl Wcs {
             Some(("wcs", v)) if parse::known_major(v) => {}
             _ => {
                 return Err(Error::Malformed {
-                    pointer: pointer.to_owned(),
+                    pointer: if pointer.is_empty() {
+                        "the root".to_owned()
+                    } else {
+                        pointer.to_owned()
+                    },
                     reason: format!("not a gwcs WCS (tag {:?})", at.tag()),
                 });
             }
@@ -178,6 +186,25 @@ impl Wcs {
         self.run_into(&self.forward, pixel, Direction::Forward, &mut as_uninit(world))
     }
 
+    /// [`Wcs::pixel_to_world_into`], or with `with_bounding_box` false every point evaluated
+    /// (gwcs's `with_bounding_box=False`).
+    ///
+    /// # Errors
+    /// As [`Wcs::pixel_to_world_into`].
+    pub fn pixel_to_world_with(
+        &self,
+        pixel: &[&[f64]],
+        world: &mut [&mut [f64]],
+        with_bounding_box: bool,
+    ) -> Result<(), Error> {
+        let dir = if with_bounding_box {
+            Direction::Forward
+        } else {
+            Direction::Unbounded
+        };
+        self.run_into(&self.forward, pixel, dir, &mut as_uninit(world))
+    }
+
     /// World to pixel, as gwcs's `invert`: the inverse the file gives or the analytic one;
     /// points outside the footprint of the bounding box, or landing outside it, give NaN.
     ///
@@ -197,6 +224,20 @@ impl Wcs {
     /// # Errors
     /// As [`Wcs::world_to_pixel`] and [`Wcs::pixel_to_world_into`].
     pub fn world_to_pixel_into(&self, world: &[&[f64]], pixel: &mut [&mut [f64]]) -> Result<(), Error> {
+        self.world_to_pixel_with(world, pixel, true)
+    }
+
+    /// [`Wcs::world_to_pixel_into`], or with `with_bounding_box` false neither the footprint
+    /// nor the bounding box applied (gwcs's `with_bounding_box=False`).
+    ///
+    /// # Errors
+    /// As [`Wcs::world_to_pixel_into`].
+    pub fn world_to_pixel_with(
+        &self,
+        world: &[&[f64]],
+        pixel: &mut [&mut [f64]],
+        with_bounding_box: bool,
+    ) -> Result<(), Error> {
         let backward = match self.forward.inverse() {
             Ok(b) => Some(b),
             // No inverse in the file and none analytic: gwcs iterates numerically (pixel and
@@ -212,7 +253,7 @@ impl Wcs {
             Err(e) => return Err(e),
         };
         let mut owned: Vec<Vec<f64>>;
-        let world = if self.bbox.is_some() {
+        let world = if self.bbox.is_some() && with_bounding_box {
             owned = world.iter().map(|w| w.to_vec()).collect();
             self.outside_footprint(&mut owned)?;
             owned.iter().map(Vec::as_slice).collect::<Vec<_>>()
@@ -223,7 +264,7 @@ impl Wcs {
             Some(b) => self.run_into(b, &world, Direction::Backward, &mut as_uninit(pixel))?,
             None => self.numerical_inverse(&world, pixel)?,
         }
-        if let Some(bb) = &self.bbox {
+        if let Some(bb) = self.bbox.as_ref().filter(|_| with_bounding_box) {
             for (col, iv) in pixel.iter_mut().zip(bb) {
                 if let Some((lo, hi)) = iv {
                     for v in col.iter_mut() {
@@ -293,6 +334,21 @@ impl Wcs {
                 }
             }
         }
+        // Longitudes reduced to [0, 360) first: a huge longitude's residual would otherwise be
+        // below the floor of its own arithmetic at once (and the guess taken for an answer).
+        let reduced: Vec<Vec<f64>> = world
+            .iter()
+            .zip(&wraps)
+            .map(|(w, wrap)| {
+                if *wrap {
+                    w.iter().map(|v| v.rem_euclid(360.0)).collect()
+                } else {
+                    w.to_vec()
+                }
+            })
+            .collect();
+        let world: Vec<&[f64]> = reduced.iter().map(Vec::as_slice).collect();
+        let world = &world[..];
         let mut active: Vec<usize> = (0..count).filter(|&k| world.iter().all(|w| w[k].is_finite())).collect();
         let mut done = vec![false; count];
         // Per point: the last accepted guess, its step and its residual (a step that makes the
@@ -388,6 +444,26 @@ impl Wcs {
             }
             active = still;
         }
+        // Every answer checked: the world coordinates of the pixel found are those asked for
+        // (a step that stalled away from a solution gives NaN, never a made-up pixel).
+        let found: Vec<usize> = (0..count).filter(|&k| done[k]).collect();
+        if !found.is_empty() {
+            let probe: Vec<Vec<f64>> = (0..n).map(|d| found.iter().map(|&k| x[d][k]).collect()).collect();
+            let refs: Vec<&[f64]> = probe.iter().map(Vec::as_slice).collect();
+            let back = self.run(&self.forward, &refs, Direction::Unbounded)?;
+            for (j, &k) in found.iter().enumerate() {
+                let ok = (0..n).all(|o| {
+                    let d = back[o][j] - world[o][k];
+                    let d = if wraps[o] {
+                        (d + 180.0).rem_euclid(360.0) - 180.0
+                    } else {
+                        d
+                    };
+                    d.abs() <= 1e-9 * world[o][k].abs().max(1.0)
+                });
+                done[k] = ok;
+            }
+        }
         for (d, out) in pixel.iter_mut().enumerate() {
             for (k, v) in out.iter_mut().enumerate() {
                 *v = if done[k] { x[d][k] } else { f64::NAN };
@@ -472,10 +548,11 @@ impl Wcs {
             .bbox
             .as_ref()
             .ok_or_else(|| Error::Usage("the WCS has no bounding box".into()))?;
+        // An axis the bounding box ignores spans everything (gwcs: -inf to inf).
         let bb: Vec<(f64, f64)> = bb
             .iter()
-            .map(|i| i.ok_or_else(|| Error::Usage("the bounding box ignores an axis".into())))
-            .collect::<Result<_, _>>()?;
+            .map(|i| i.unwrap_or((f64::NEG_INFINITY, f64::INFINITY)))
+            .collect();
         let out_frame = self.output_frame();
         let all_spatial = !out_frame.axes.is_empty()
             && out_frame
@@ -523,6 +600,13 @@ impl Wcs {
                     fp.iter().flatten().copied().collect()
                 };
                 let (min, max) = nan_min_max(&range);
+                // The footprint's corners are ours, within a few units in the last place of
+                // gwcs's: a point on gwcs's edge is kept (not lost to a difference of 1e-14).
+                let tol = EDGE
+                    * [1.0, min.abs(), max.abs()]
+                        .into_iter()
+                        .filter(|v| v.is_finite())
+                        .fold(0.0, f64::max);
                 let phys = frame
                     .axes
                     .get(idim)
@@ -542,13 +626,13 @@ impl Wcs {
                     let (_, lo) = nan_min_max(&lower);
                     let (hi, _) = nan_min_max(&upper);
                     for v in coord.iter_mut() {
-                        if *v > lo && *v < hi {
+                        if *v > lo + tol && *v < hi - tol {
                             *v = f64::NAN;
                         }
                     }
                 } else {
                     for v in coord.iter_mut() {
-                        if *v < min || *v > max {
+                        if *v < min - tol || *v > max + tol {
                             *v = f64::NAN;
                         }
                     }

@@ -469,14 +469,19 @@ class File:
         `w.pixel_to_world(...)` astropy objects. Raises NotImplementedError naming a transform
         or frame asdf_rs does not evaluate (never a partial answer); LookupError when the file
         has no WCS."""
-        if pointer is not None and not pointer.startswith("/"):
-            pointer = "/" + pointer
+        if pointer is not None:
+            if not isinstance(pointer, str):
+                raise TypeError(f"the WCS's pointer must be a str (a JSON pointer), not {type(pointer).__name__}")
+            if pointer in ("", "/"):
+                pointer = ""
+            elif not pointer.startswith("/"):
+                pointer = "/" + pointer
         native = self._native.wcs(pointer)
         if native is None:
             raise LookupError("the file has no gwcs WCS")
         from ._wcs import Wcs
 
-        return Wcs(native, pointer or self._native.wcs_pointers()[0])
+        return Wcs(native, pointer if pointer is not None else self._native.wcs_pointers()[0])
 
     def wcs_pointers(self):
         """The JSON pointers of the file's gwcs WCS nodes."""
