@@ -3,32 +3,30 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::ffi::{CString, c_char};
+use std::ffi::c_char;
 
 use asdf_yaml::{Document, Node, NodeKind, Step};
 
 use crate::error::{Code, ErrorState};
 
-/// An open file: its tree (parsed when it is opened; a new file has an empty mapping) and
-/// its last error.
+/// An open file: the engine's file (its tree, blocks and arrays; a new file is an empty one)
+/// and its last error.
 #[derive(Debug)]
 pub struct File {
     pub(crate) error: ErrorState,
-    /// The tree (`None` when the file could not be read: its error says why).
-    doc: Option<Document>,
-    /// The file as the engine opened it (its blocks and arrays).
-    #[allow(dead_code)]
+    /// The file (`None` when it could not be read: its error says why).
     asdf: Option<asdf::AsdfFile>,
-    /// NUL-terminated copies of scalars handed out, one per node, kept while the file is open.
-    texts: RefCell<HashMap<Vec<Step>, CString>>,
+    /// NUL-terminated copies of scalars handed out, one per text, kept while the file is open
+    /// (so that a pointer handed out stays valid while the tree changes).
+    texts: RefCell<HashMap<Vec<u8>, Vec<u8>>>,
 }
 
 impl File {
     pub(crate) fn new_empty() -> File {
+        let asdf = asdf::AsdfFile::new(asdf::Version::STANDARD_LATEST).ok();
         File {
             error: ErrorState::default(),
-            doc: Some(Document::new(Node::map(Vec::new()))),
-            asdf: None,
+            asdf,
             texts: RefCell::default(),
         }
     }
@@ -37,7 +35,6 @@ impl File {
         match r {
             Ok(f) => File {
                 error: ErrorState::default(),
-                doc: Some(f.document().clone()),
                 asdf: Some(f),
                 texts: RefCell::default(),
             },
@@ -50,7 +47,6 @@ impl File {
                 error.set(code, Some(&e.to_string()), 0);
                 File {
                     error,
-                    doc: None,
                     asdf: None,
                     texts: RefCell::default(),
                 }
@@ -58,24 +54,48 @@ impl File {
         }
     }
 
-    /// The node at `steps`'s text, NUL-terminated, kept while the file is open.
-    pub(crate) fn text0(&self, steps: &[Step], text: &[u8]) -> *const c_char {
+    /// A scalar's text with a NUL after it (all of it, even with NULs inside), kept while the
+    /// file is open.
+    pub(crate) fn text0(&self, text: &[u8]) -> *const c_char {
         let mut texts = self.texts.borrow_mut();
-        // (A CString's buffer does not move when the map grows.)
+        // (A Vec's buffer does not move when the map grows.)
         texts
-            .entry(steps.to_vec())
-            .or_insert_with(|| crate::util::c_string(text))
+            .entry(text.to_vec())
+            .or_insert_with(|| crate::util::with_nul(text))
             .as_ptr()
+            .cast()
     }
 
     /// The tree, if the file could be read.
     pub(crate) fn doc(&self) -> Option<&Document> {
-        self.doc.as_ref()
+        self.asdf.as_ref().map(asdf::AsdfFile::document)
+    }
+
+    /// The engine's file, to change.
+    pub(crate) fn asdf_mut(&mut self) -> Option<&mut asdf::AsdfFile> {
+        self.asdf.as_mut()
+    }
+
+    /// The node at `steps`, to change (`None` through an alias: a change there would change
+    /// another place of the tree).
+    pub(crate) fn node_at_mut(&mut self, steps: &[Step]) -> Option<&mut Node> {
+        let mut n = self.asdf.as_mut()?.get_mut("").ok()?;
+        for s in steps {
+            n = match (s, &mut n.kind) {
+                (Step::Item(i), NodeKind::Sequence(q)) => q.items.get_mut(*i)?,
+                (Step::Entry(i), NodeKind::Mapping(m)) => &mut m.entries.get_mut(*i)?.1,
+                _ => return None,
+            };
+            if matches!(n.kind, NodeKind::Alias(_)) {
+                return None;
+            }
+        }
+        Some(n)
     }
 
     /// The node at `steps` from the root (aliases followed).
     pub(crate) fn node_at(&self, steps: &[Step]) -> Option<&Node> {
-        let doc = self.doc.as_ref()?;
+        let doc = self.doc()?;
         let mut n = doc.resolve(&doc.root);
         for s in steps {
             n = match (s, &n.kind) {
@@ -91,7 +111,7 @@ impl File {
     /// The steps of a libasdf path (`a/b/0`, `/a/b/0`; "" or "/" for the root): keys of
     /// mappings and indices of sequences (negative from the end), separated by `/`.
     pub(crate) fn steps_of(&self, path: &[u8]) -> Option<Vec<Step>> {
-        let doc = self.doc.as_ref()?;
+        let doc = self.doc()?;
         let mut steps = Vec::new();
         let mut n = doc.resolve(&doc.root);
         for seg in path.split(|b| *b == b'/').filter(|s| !s.is_empty()) {

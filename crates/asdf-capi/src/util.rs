@@ -26,3 +26,12 @@ pub(crate) fn c_string(s: &[u8]) -> std::ffi::CString {
     let end = s.iter().position(|b| *b == 0).unwrap_or(s.len());
     std::ffi::CString::new(&s[..end]).unwrap_or_default()
 }
+
+/// `s` and a NUL after it (all of `s`, NULs inside kept: a length handed out with the pointer
+/// covers it).
+pub(crate) fn with_nul(s: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(s.len() + 1);
+    v.extend_from_slice(s);
+    v.push(0);
+    v
+}

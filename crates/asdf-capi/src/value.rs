@@ -27,7 +27,7 @@ pub struct Value {
     /// `asdf_value_path`'s string (made on first use).
     path: OnceCell<CString>,
     /// NUL-terminated copies handed out (scalar text, tag), kept as long as the value.
-    text: OnceCell<CString>,
+    text: OnceCell<Vec<u8>>,
     tag: OnceCell<Option<CString>>,
 }
 
@@ -155,6 +155,32 @@ impl Value {
                 child.map_or(std::ptr::null_mut(), |c| Value::own(self.file, c.clone()))
             }
         }
+    }
+
+    /// The node, to change (`None` for a tree value reached through an alias).
+    pub(crate) fn node_mut(&mut self) -> Option<&mut Node> {
+        match &mut self.loc {
+            Loc::Own(n) => Some(n),
+            Loc::Tree(steps) => {
+                // SAFETY: as in `file`; the caller holds this value mutably and no other
+                // reference into the file is alive during the change.
+                let f = unsafe { self.file.as_mut() }?;
+                f.node_at_mut(steps)
+            }
+        }
+    }
+
+    /// The value's node, taken out of the value (a copy for a node of a tree).
+    pub(crate) fn into_node(self) -> Option<Node> {
+        match self.loc {
+            Loc::Own(n) => Some(*n),
+            Loc::Tree(ref steps) => self.file().and_then(|f| f.node_at(steps)).cloned(),
+        }
+    }
+
+    /// A handle on a node of its own.
+    pub(crate) fn new_own(file: *mut File, node: Node) -> *mut Value {
+        Value::own(file, node)
     }
 
     fn infer(&self) -> Option<Inferred> {
@@ -1104,13 +1130,14 @@ fn inferred(value: *mut Value) -> Result<Inferred, Err> {
     }
 }
 
-/// The scalar's text: a pointer to the node's bytes and their length.
+/// The scalar's text and length: the stable NUL-terminated copy (the node's own bytes may
+/// move when the tree changes).
 fn text_of(value: *mut Value) -> Option<(*const c_char, usize)> {
     // SAFETY: the entry points pass NULL or a live value.
     let v = unsafe { get(value) }?;
     let (n, _) = v.node()?;
-    let t = scalar_text(n)?;
-    Some((t.as_ptr().cast(), t.len()))
+    let len = scalar_text(n)?.len();
+    Some((text0_of(value)?, len))
 }
 
 /// The scalar's text NUL-terminated: kept by the file for a node of its tree (as long as the
@@ -1121,8 +1148,8 @@ fn text0_of(value: *mut Value) -> Option<*const c_char> {
     let (n, _) = v.node()?;
     let t = scalar_text(n)?;
     match (&v.loc, v.file()) {
-        (Loc::Tree(steps), Some(f)) => Some(f.text0(steps, t)),
-        _ => Some(v.text.get_or_init(|| c_string(t)).as_ptr()),
+        (Loc::Tree(_), Some(f)) => Some(f.text0(t)),
+        _ => Some(v.text.get_or_init(|| crate::util::with_nul(t)).as_ptr().cast()),
     }
 }
 
@@ -1465,7 +1492,21 @@ pub unsafe extern "C" fn asdf_value_as_double(value: *mut Value, out: *mut f64) 
 
 // ---- new scalars ----
 
-fn plain(text: String) -> Node {
+/// A string scalar: plain where it reads back as this string, quoted otherwise.
+pub(crate) fn string_node(b: &[u8]) -> Node {
+    let text = String::from_utf8_lossy(b).into_owned();
+    let mut n = Node::str(text);
+    if let NodeKind::Scalar(sc) = &mut n.kind {
+        sc.style = if infer(&plain(sc.text.to_string())).ty == Type::String {
+            ScalarStyle::Plain
+        } else {
+            ScalarStyle::DoubleQuoted
+        };
+    }
+    n
+}
+
+pub(crate) fn plain(text: String) -> Node {
     let mut n = Node::str(text);
     if let NodeKind::Scalar(s) = &mut n.kind {
         s.style = ScalarStyle::Plain;
@@ -1485,17 +1526,7 @@ pub unsafe extern "C" fn asdf_value_of_string(file: *mut File, s: *const c_char,
         }
         // SAFETY: `len` readable bytes at `s` (the contract above).
         let b = unsafe { std::slice::from_raw_parts(s.cast::<u8>(), len) };
-        let text = String::from_utf8_lossy(b).into_owned();
-        let mut n = Node::str(text);
-        // A plain scalar that would not read back as this string is quoted.
-        if let NodeKind::Scalar(sc) = &mut n.kind {
-            sc.style = if infer(&plain(sc.text.to_string())).ty == Type::String {
-                ScalarStyle::Plain
-            } else {
-                ScalarStyle::DoubleQuoted
-            };
-        }
-        Value::own(file, n)
+        Value::own(file, string_node(b))
     })
 }
 
@@ -1530,33 +1561,36 @@ pub unsafe extern "C" fn asdf_value_of_bool(file: *mut File, b: bool) -> *mut Va
 /// `file` is NULL or an open file.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn asdf_value_of_null(file: *mut File) -> *mut Value {
-    guard(std::ptr::null_mut(), || Value::own(file, plain("null".into())))
+    guard(std::ptr::null_mut(), || Value::own(file, Node::null()))
 }
 
 macro_rules! of_number {
-    ($name:ident, $t:ty) => {
+    ($name:ident, $t:ty, $node:expr) => {
         /// A new number value.
         ///
         /// # Safety
         /// `file` is NULL or an open file.
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(file: *mut File, v: $t) -> *mut Value {
-            guard(std::ptr::null_mut(), || Value::own(file, plain(v.to_string())))
+            guard(std::ptr::null_mut(), || Value::own(file, $node(v)))
         }
     };
 }
 
-of_number!(asdf_value_of_int8, i8);
-of_number!(asdf_value_of_int16, i16);
-of_number!(asdf_value_of_int32, i32);
-of_number!(asdf_value_of_int64, i64);
-of_number!(asdf_value_of_uint8, u8);
-of_number!(asdf_value_of_uint16, u16);
-of_number!(asdf_value_of_uint32, u32);
-of_number!(asdf_value_of_uint64, u64);
+of_number!(asdf_value_of_int8, i8, |v: i8| Node::int(i64::from(v)));
+of_number!(asdf_value_of_int16, i16, |v: i16| Node::int(i64::from(v)));
+of_number!(asdf_value_of_int32, i32, |v: i32| Node::int(i64::from(v)));
+of_number!(asdf_value_of_int64, i64, Node::int);
+of_number!(asdf_value_of_uint8, u8, |v: u8| Node::int(i64::from(v)));
+of_number!(asdf_value_of_uint16, u16, |v: u16| Node::int(i64::from(v)));
+of_number!(asdf_value_of_uint32, u32, |v: u32| Node::int(i64::from(v)));
+of_number!(asdf_value_of_uint64, u64, |v: u64| match i64::try_from(v) {
+    Ok(i) => Node::int(i),
+    Err(_) => Node::bigint(v.into()),
+});
 
 /// A float written so that it reads back exactly (and as a float).
-fn float_text(d: f64) -> String {
+pub(crate) fn float_text(d: f64) -> String {
     if d.is_nan() {
         ".nan".into()
     } else if d.is_infinite() {
@@ -1588,7 +1622,7 @@ pub unsafe extern "C" fn asdf_value_of_float(file: *mut File, v: f32) -> *mut Va
 /// `file` is NULL or an open file.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn asdf_value_of_double(file: *mut File, v: f64) -> *mut Value {
-    guard(std::ptr::null_mut(), || Value::own(file, plain(float_text(v))))
+    guard(std::ptr::null_mut(), || Value::own(file, Node::float(v)))
 }
 
 #[cfg(test)]

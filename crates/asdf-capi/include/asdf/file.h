@@ -148,6 +148,47 @@ ASDF_EXPORT bool asdf_is_double(asdf_file_t *file, const char *path);
 ASDF_EXPORT asdf_value_err_t asdf_get_double(asdf_file_t *file, const char *path, double *out);
 #define asdf_get_int asdf_get_int64
 
+/* Writing: 0 on success, -1 with the file's error set. */
+ASDF_EXPORT int asdf_write_to_file(asdf_file_t *file, const char *filename);
+ASDF_EXPORT int asdf_write_to_fp(asdf_file_t *file, FILE *fp);
+/* Into memory: *buf from malloc (free it with free), *size its length. */
+ASDF_EXPORT int asdf_write_to_mem(asdf_file_t *file, void **buf, size_t *size);
+
+/* asdf_write_to(file, filename or FILE *) or asdf_write_to(file, &buf, &size). */
+#define ASDF__WRITE_TO_1(source, dest) \
+    _Generic( \
+        (dest), \
+        const char *: asdf_write_to_file, \
+        char *: asdf_write_to_file, \
+        FILE *: asdf_write_to_fp)(source, dest)
+#define ASDF__WRITE_TO_2(source, dest, ...) asdf_write_to_mem(source, dest, __VA_ARGS__)
+#define asdf_write_to(file, ...) \
+    ASDF__PP_CAT(ASDF__WRITE_TO_, ASDF__PP_NARGS(__VA_ARGS__))(file, __VA_ARGS__)
+
+/* Changing the tree by path: the value is consumed (freed, whatever the outcome); mappings
+ * on the way are made where missing. */
+ASDF_EXPORT asdf_value_err_t
+asdf_set_value(asdf_file_t *file, const char *path, asdf_value_t *value);
+ASDF_EXPORT asdf_value_err_t
+asdf_set_string(asdf_file_t *file, const char *path, const char *str, size_t len);
+ASDF_EXPORT asdf_value_err_t asdf_set_string0(asdf_file_t *file, const char *path, const char *str);
+ASDF_EXPORT asdf_value_err_t asdf_set_bool(asdf_file_t *file, const char *path, bool val);
+ASDF_EXPORT asdf_value_err_t asdf_set_null(asdf_file_t *file, const char *path);
+ASDF_EXPORT asdf_value_err_t asdf_set_int8(asdf_file_t *file, const char *path, int8_t val);
+ASDF_EXPORT asdf_value_err_t asdf_set_int16(asdf_file_t *file, const char *path, int16_t val);
+ASDF_EXPORT asdf_value_err_t asdf_set_int32(asdf_file_t *file, const char *path, int32_t val);
+ASDF_EXPORT asdf_value_err_t asdf_set_int64(asdf_file_t *file, const char *path, int64_t val);
+ASDF_EXPORT asdf_value_err_t asdf_set_uint8(asdf_file_t *file, const char *path, uint8_t val);
+ASDF_EXPORT asdf_value_err_t asdf_set_uint16(asdf_file_t *file, const char *path, uint16_t val);
+ASDF_EXPORT asdf_value_err_t asdf_set_uint32(asdf_file_t *file, const char *path, uint32_t val);
+ASDF_EXPORT asdf_value_err_t asdf_set_uint64(asdf_file_t *file, const char *path, uint64_t val);
+ASDF_EXPORT asdf_value_err_t asdf_set_float(asdf_file_t *file, const char *path, float val);
+ASDF_EXPORT asdf_value_err_t asdf_set_double(asdf_file_t *file, const char *path, double val);
+ASDF_EXPORT asdf_value_err_t
+asdf_set_mapping(asdf_file_t *file, const char *path, asdf_mapping_t *mapping);
+ASDF_EXPORT asdf_value_err_t
+asdf_set_sequence(asdf_file_t *file, const char *path, asdf_sequence_t *sequence);
+
 ASDF_END_DECLS
 
 #endif /* ASDF_FILE_H */

@@ -98,8 +98,46 @@ ASDF_EXPORT asdf_mapping_iter_t *asdf_mapping_reverse_iter_init(asdf_mapping_t *
 ASDF_EXPORT bool asdf_mapping_iter_next(asdf_mapping_iter_t **iter);
 ASDF_EXPORT void asdf_mapping_iter_destroy(asdf_mapping_iter_t *iter);
 
-/* Sequences */
+
+/* Changing mappings: a key set (replaced where it exists). The value given is consumed
+ * (freed, whatever the outcome); containers too. */
 typedef struct asdf_sequence asdf_sequence_t;
+ASDF_EXPORT asdf_value_err_t
+asdf_mapping_set(asdf_mapping_t *mapping, const char *key, asdf_value_t *value);
+ASDF_EXPORT asdf_value_err_t
+asdf_mapping_set_mapping(asdf_mapping_t *mapping, const char *key, asdf_mapping_t *value);
+ASDF_EXPORT asdf_value_err_t
+asdf_mapping_set_sequence(asdf_mapping_t *mapping, const char *key, asdf_sequence_t *value);
+ASDF_EXPORT asdf_value_err_t
+asdf_mapping_set_string(asdf_mapping_t *mapping, const char *key, const char *str, size_t len);
+ASDF_EXPORT asdf_value_err_t
+asdf_mapping_set_string0(asdf_mapping_t *mapping, const char *key, const char *str);
+ASDF_EXPORT asdf_value_err_t asdf_mapping_set_null(asdf_mapping_t *mapping, const char *key);
+ASDF_EXPORT asdf_value_err_t asdf_mapping_set_bool(asdf_mapping_t *mapping, const char *key, bool value);
+ASDF_EXPORT asdf_value_err_t
+asdf_mapping_set_int8(asdf_mapping_t *mapping, const char *key, int8_t value);
+ASDF_EXPORT asdf_value_err_t
+asdf_mapping_set_int16(asdf_mapping_t *mapping, const char *key, int16_t value);
+ASDF_EXPORT asdf_value_err_t
+asdf_mapping_set_int32(asdf_mapping_t *mapping, const char *key, int32_t value);
+ASDF_EXPORT asdf_value_err_t
+asdf_mapping_set_int64(asdf_mapping_t *mapping, const char *key, int64_t value);
+ASDF_EXPORT asdf_value_err_t
+asdf_mapping_set_uint8(asdf_mapping_t *mapping, const char *key, uint8_t value);
+ASDF_EXPORT asdf_value_err_t
+asdf_mapping_set_uint16(asdf_mapping_t *mapping, const char *key, uint16_t value);
+ASDF_EXPORT asdf_value_err_t
+asdf_mapping_set_uint32(asdf_mapping_t *mapping, const char *key, uint32_t value);
+ASDF_EXPORT asdf_value_err_t
+asdf_mapping_set_uint64(asdf_mapping_t *mapping, const char *key, uint64_t value);
+ASDF_EXPORT asdf_value_err_t
+asdf_mapping_set_float(asdf_mapping_t *mapping, const char *key, float value);
+ASDF_EXPORT asdf_value_err_t
+asdf_mapping_set_double(asdf_mapping_t *mapping, const char *key, double value);
+/* Removes `key` and gives its value (the caller's), or NULL. */
+ASDF_EXPORT asdf_value_t *asdf_mapping_pop(asdf_mapping_t *mapping, const char *key);
+
+/* Sequences */
 
 ASDF_EXPORT bool asdf_value_is_sequence(asdf_value_t *value);
 ASDF_EXPORT int asdf_sequence_size(asdf_sequence_t *sequence);
@@ -119,6 +157,31 @@ ASDF_EXPORT asdf_sequence_iter_t *asdf_sequence_iter_init(asdf_sequence_t *seque
 ASDF_EXPORT asdf_sequence_iter_t *asdf_sequence_reverse_iter_init(asdf_sequence_t *sequence);
 ASDF_EXPORT bool asdf_sequence_iter_next(asdf_sequence_iter_t **iter);
 ASDF_EXPORT void asdf_sequence_iter_destroy(asdf_sequence_iter_t *iter);
+
+
+/* Changing sequences: appended values are consumed (freed, whatever the outcome). */
+ASDF_EXPORT asdf_value_err_t asdf_sequence_append(asdf_sequence_t *sequence, asdf_value_t *value);
+ASDF_EXPORT asdf_value_err_t
+asdf_sequence_append_mapping(asdf_sequence_t *sequence, asdf_mapping_t *value);
+ASDF_EXPORT asdf_value_err_t
+asdf_sequence_append_sequence(asdf_sequence_t *sequence, asdf_sequence_t *value);
+ASDF_EXPORT asdf_value_err_t
+asdf_sequence_append_string(asdf_sequence_t *sequence, const char *str, size_t len);
+ASDF_EXPORT asdf_value_err_t asdf_sequence_append_string0(asdf_sequence_t *sequence, const char *str);
+ASDF_EXPORT asdf_value_err_t asdf_sequence_append_null(asdf_sequence_t *sequence);
+ASDF_EXPORT asdf_value_err_t asdf_sequence_append_bool(asdf_sequence_t *sequence, bool value);
+ASDF_EXPORT asdf_value_err_t asdf_sequence_append_int8(asdf_sequence_t *sequence, int8_t value);
+ASDF_EXPORT asdf_value_err_t asdf_sequence_append_int16(asdf_sequence_t *sequence, int16_t value);
+ASDF_EXPORT asdf_value_err_t asdf_sequence_append_int32(asdf_sequence_t *sequence, int32_t value);
+ASDF_EXPORT asdf_value_err_t asdf_sequence_append_int64(asdf_sequence_t *sequence, int64_t value);
+ASDF_EXPORT asdf_value_err_t asdf_sequence_append_uint8(asdf_sequence_t *sequence, uint8_t value);
+ASDF_EXPORT asdf_value_err_t asdf_sequence_append_uint16(asdf_sequence_t *sequence, uint16_t value);
+ASDF_EXPORT asdf_value_err_t asdf_sequence_append_uint32(asdf_sequence_t *sequence, uint32_t value);
+ASDF_EXPORT asdf_value_err_t asdf_sequence_append_uint64(asdf_sequence_t *sequence, uint64_t value);
+ASDF_EXPORT asdf_value_err_t asdf_sequence_append_float(asdf_sequence_t *sequence, float value);
+ASDF_EXPORT asdf_value_err_t asdf_sequence_append_double(asdf_sequence_t *sequence, double value);
+/* Removes the item at `index` (negative from the end) and gives it (the caller's), or NULL. */
+ASDF_EXPORT asdf_value_t *asdf_sequence_pop(asdf_sequence_t *sequence, int index);
 
 /* Either kind of container */
 typedef struct {
