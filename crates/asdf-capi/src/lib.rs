@@ -12,6 +12,7 @@
 mod edit;
 mod error;
 mod file;
+mod find;
 mod open;
 mod util;
 mod value;

@@ -178,6 +178,44 @@ impl Value {
         }
     }
 
+    /// The node at `path` below this value's (aliases followed).
+    pub(crate) fn node_below(&self, path: &[Step]) -> Option<&Node> {
+        let (mut n, doc) = self.node()?;
+        for s in path {
+            let next = match (s, &n.kind) {
+                (Step::Item(i), NodeKind::Sequence(q)) => q.items.get(*i)?,
+                (Step::Entry(i), NodeKind::Mapping(m)) => &m.entries.get(*i)?.1,
+                _ => return None,
+            };
+            n = doc.map_or(next, |d| d.resolve(next));
+        }
+        Some(n)
+    }
+
+    /// Whether the node at `path` below this value's is a mapping or a sequence.
+    pub(crate) fn is_container_below(&self, path: &[Step]) -> bool {
+        self.node_below(path)
+            .is_some_and(|n| matches!(n.kind, NodeKind::Mapping(_) | NodeKind::Sequence(_)))
+    }
+
+    /// A handle on the value at `path` below this one (in the tree for a tree value; a copy of
+    /// the node for one of its own), or NULL.
+    pub(crate) fn descendant(&self, path: &[Step]) -> *mut Value {
+        match &self.loc {
+            Loc::Tree(s) => {
+                if self.node_below(path).is_none() {
+                    return std::ptr::null_mut();
+                }
+                let mut s = s.clone();
+                s.extend_from_slice(path);
+                Value::in_tree(self.file, s)
+            }
+            Loc::Own(_) => self
+                .node_below(path)
+                .map_or(std::ptr::null_mut(), |n| Value::own(self.file, n.clone())),
+        }
+    }
+
     /// A handle on a node of its own.
     pub(crate) fn new_own(file: *mut File, node: Node) -> *mut Value {
         Value::own(file, node)
@@ -1654,5 +1692,53 @@ mod tests {
         assert_eq!(ty("inf"), Type::Double);
         assert_eq!(ty("hello"), Type::String);
         assert_eq!(ty("08"), Type::Double);
+    }
+}
+
+/// The value read as `ty` into `out` (libasdf's `asdf_value_as_type`: a new handle for the
+/// unknown type and for containers, the text for scalars and strings, the number for the
+/// numeric types; nothing is written for null).
+///
+/// # Safety
+/// `value` is NULL or a live value; `out` NULL or writable for the type's C type.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn asdf_value_as_type(value: *mut Value, ty: c_int, out: *mut std::ffi::c_void) -> c_int {
+    // SAFETY: by the contract above (each reader takes the same and `out` of its type).
+    unsafe {
+        match ty {
+            0 | 1 | 2 => {
+                let ok = match ty {
+                    1 => asdf_value_is_sequence(value),
+                    2 => asdf_value_is_mapping(value),
+                    _ => !value.is_null(),
+                };
+                if !ok {
+                    return Err::TypeMismatch as c_int;
+                }
+                write(out.cast::<*mut Value>(), asdf_value_copy(value));
+                Err::Ok as c_int
+            }
+            3 => asdf_value_as_scalar0(value, out.cast()),
+            4 => asdf_value_as_string0(value, out.cast()),
+            5 => asdf_value_as_bool(value, out.cast()),
+            6 => {
+                if asdf_value_is_null(value) {
+                    Err::Ok as c_int
+                } else {
+                    Err::TypeMismatch as c_int
+                }
+            }
+            7 => asdf_value_as_int8(value, out.cast()),
+            8 => asdf_value_as_int16(value, out.cast()),
+            9 => asdf_value_as_int32(value, out.cast()),
+            10 => asdf_value_as_int64(value, out.cast()),
+            11 => asdf_value_as_uint8(value, out.cast()),
+            12 => asdf_value_as_uint16(value, out.cast()),
+            13 => asdf_value_as_uint32(value, out.cast()),
+            14 => asdf_value_as_uint64(value, out.cast()),
+            15 => asdf_value_as_float(value, out.cast()),
+            16 => asdf_value_as_double(value, out.cast()),
+            _ => Err::TypeMismatch as c_int,
+        }
     }
 }

@@ -252,6 +252,59 @@ ASDF_EXPORT bool asdf_value_is_double(asdf_value_t *value);
 ASDF_EXPORT asdf_value_err_t asdf_value_as_double(asdf_value_t *value, double *out);
 ASDF_EXPORT asdf_value_t *asdf_value_of_double(asdf_file_t *file, double value);
 
+/* The value read as `type` into `out`, a pointer to the type's C type (a new value handle
+ * for ASDF_VALUE_UNKNOWN and the containers, a `const char *` for scalars and strings). */
+ASDF_EXPORT asdf_value_err_t asdf_value_as_type(asdf_value_t *value, asdf_value_type_t type, void *out);
+
+/* Finding values */
+
+/* A predicate on a value (it must not keep the value). */
+typedef bool (*asdf_value_pred_t)(asdf_value_t *value);
+
+/* The value a find iterator is on: valid until the next step (copy it to keep it). */
+typedef struct {
+    asdf_value_t *value;
+} asdf_find_iter_t;
+
+/* The first value below `root` (breadth-first, `root` first) that `pred` accepts (NULL: any),
+ * a new handle, or NULL. */
+ASDF_EXPORT asdf_value_t *asdf_value_find(asdf_value_t *root, asdf_value_pred_t pred);
+
+#define ASDF_DEPTH_FIRST true
+#define ASDF_BREADTH_FIRST false
+
+/* As asdf_value_find, depth-first or breadth-first, entering only the containers
+ * `descend_pred` accepts (NULL: all), at most `max_depth` levels down (-1: no limit). */
+ASDF_EXPORT asdf_value_t *asdf_value_find_ex(
+    asdf_value_t *root,
+    asdf_value_pred_t pred,
+    bool depth_first,
+    asdf_value_pred_t descend_pred,
+    ssize_t max_depth);
+
+static inline bool asdf_find_descend_mapping_only(asdf_value_t *value) {
+    return asdf_value_is_mapping(value);
+}
+
+static inline bool asdf_find_descend_sequence_only(asdf_value_t *value) {
+    return asdf_value_is_sequence(value);
+}
+
+#define asdf_find_descend_all ((asdf_value_pred_t)NULL)
+
+/* An iterator over every value asdf_value_find would consider, in order; NULL when `root` is
+ * not a container. */
+ASDF_EXPORT asdf_find_iter_t *asdf_find_iter_init(asdf_value_t *root, asdf_value_pred_t pred);
+ASDF_EXPORT asdf_find_iter_t *asdf_find_iter_init_ex(
+    asdf_value_t *root,
+    asdf_value_pred_t pred,
+    bool depth_first,
+    asdf_value_pred_t descend_pred,
+    ssize_t max_depth);
+/* Steps to the next value; at the end frees the iterator, sets *iter to NULL, returns false. */
+ASDF_EXPORT bool asdf_value_find_iter_next(asdf_find_iter_t **iter);
+ASDF_EXPORT void asdf_find_iter_destroy(asdf_find_iter_t *iter);
+
 ASDF_END_DECLS
 
 #endif /* ASDF_VALUE_H */
