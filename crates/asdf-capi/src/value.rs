@@ -1663,38 +1663,6 @@ pub unsafe extern "C" fn asdf_value_of_double(file: *mut File, v: f64) -> *mut V
     guard(std::ptr::null_mut(), || Value::own(file, Node::float(v)))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ty(text: &str) -> Type {
-        infer(&plain(text.into())).ty
-    }
-
-    #[test]
-    fn plain_scalars_are_typed_as_libasdf_types_them() {
-        assert_eq!(ty("-127"), Type::Int8);
-        assert_eq!(ty("255"), Type::Uint8);
-        assert_eq!(ty("0"), Type::Uint8);
-        assert_eq!(ty("256"), Type::Uint16);
-        assert_eq!(ty("-129"), Type::Int16);
-        assert_eq!(ty("18446744073709551615"), Type::Uint64);
-        assert_eq!(ty("18446744073709551616"), Type::Unknown);
-        assert_eq!(ty("-9223372036854775808"), Type::Int64);
-        assert_eq!(ty("0x1F"), Type::Uint8);
-        assert_eq!(ty("true"), Type::Bool);
-        assert_eq!(ty("yes"), Type::String);
-        assert_eq!(ty("~"), Type::Null);
-        assert_eq!(ty(""), Type::Null);
-        assert_eq!(ty("1.5"), Type::Double);
-        assert_eq!(ty("1e400"), Type::Double);
-        assert_eq!(ty(".inf"), Type::String);
-        assert_eq!(ty("inf"), Type::Double);
-        assert_eq!(ty("hello"), Type::String);
-        assert_eq!(ty("08"), Type::Double);
-    }
-}
-
 /// The value read as `ty` into `out` (libasdf's `asdf_value_as_type`: a new handle for the
 /// unknown type and for containers, the text for scalars and strings, the number for the
 /// numeric types; nothing is written for null).
@@ -1706,7 +1674,7 @@ pub unsafe extern "C" fn asdf_value_as_type(value: *mut Value, ty: c_int, out: *
     // SAFETY: by the contract above (each reader takes the same and `out` of its type).
     unsafe {
         match ty {
-            0 | 1 | 2 => {
+            0..=2 => {
                 let ok = match ty {
                     1 => asdf_value_is_sequence(value),
                     2 => asdf_value_is_mapping(value),
@@ -1740,5 +1708,37 @@ pub unsafe extern "C" fn asdf_value_as_type(value: *mut Value, ty: c_int, out: *
             16 => asdf_value_as_double(value, out.cast()),
             _ => Err::TypeMismatch as c_int,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ty(text: &str) -> Type {
+        infer(&plain(text.into())).ty
+    }
+
+    #[test]
+    fn plain_scalars_are_typed_as_libasdf_types_them() {
+        assert_eq!(ty("-127"), Type::Int8);
+        assert_eq!(ty("255"), Type::Uint8);
+        assert_eq!(ty("0"), Type::Uint8);
+        assert_eq!(ty("256"), Type::Uint16);
+        assert_eq!(ty("-129"), Type::Int16);
+        assert_eq!(ty("18446744073709551615"), Type::Uint64);
+        assert_eq!(ty("18446744073709551616"), Type::Unknown);
+        assert_eq!(ty("-9223372036854775808"), Type::Int64);
+        assert_eq!(ty("0x1F"), Type::Uint8);
+        assert_eq!(ty("true"), Type::Bool);
+        assert_eq!(ty("yes"), Type::String);
+        assert_eq!(ty("~"), Type::Null);
+        assert_eq!(ty(""), Type::Null);
+        assert_eq!(ty("1.5"), Type::Double);
+        assert_eq!(ty("1e400"), Type::Double);
+        assert_eq!(ty(".inf"), Type::String);
+        assert_eq!(ty("inf"), Type::Double);
+        assert_eq!(ty("hello"), Type::String);
+        assert_eq!(ty("08"), Type::Double);
     }
 }
