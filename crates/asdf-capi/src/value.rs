@@ -628,6 +628,10 @@ pub unsafe extern "C" fn asdf_value_path(value: *mut Value) -> *const c_char {
                         }
                     }
                 }
+                // The root's path is "/" (as libasdf gives it).
+                if p.is_empty() && v.steps().is_some() {
+                    p.push('/');
+                }
                 c_string(p.as_bytes())
             })
             .as_ptr()
