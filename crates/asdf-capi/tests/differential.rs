@@ -14,8 +14,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn target_dir() -> PathBuf {
+    // `cargo test` leaves the library beside the test binary (in `deps/`); `cargo build` puts a
+    // copy one folder up, possibly older: the one in `deps/` first.
     let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().to_path_buf()
+    let deps = exe.parent().unwrap().to_path_buf();
+    if deps.join("libasdf_capi.so").exists() {
+        deps
+    } else {
+        deps.parent().unwrap().to_path_buf()
+    }
 }
 
 /// libasdf's install prefix, building it when it is not there; `None` (said) when it cannot

@@ -27,8 +27,15 @@ const REPORTED: &[&str] = &[
 
 /// The folder of this test's build: `libasdf_capi.so` is there (the test binary is in `deps/`).
 fn target_dir() -> PathBuf {
+    // `cargo test` leaves the library beside the test binary (in `deps/`); `cargo build` puts a
+    // copy one folder up, possibly older: the one in `deps/` first.
     let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().to_path_buf()
+    let deps = exe.parent().unwrap().to_path_buf();
+    if deps.join("libasdf_capi.so").exists() {
+        deps
+    } else {
+        deps.parent().unwrap().to_path_buf()
+    }
 }
 
 /// One suite's outcome.

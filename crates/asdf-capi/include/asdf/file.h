@@ -44,6 +44,12 @@ typedef struct {
 
 typedef struct asdf_extension asdf_extension_t;
 
+/* A block of the file. */
+typedef struct asdf_block asdf_block_t;
+
+/* The number of blocks. */
+ASDF_EXPORT size_t asdf_block_count(asdf_file_t *file);
+
 /* asdf_open(source[, arg]): a path (and a mode, "r" by default), a FILE * (and a name for
  * messages), or memory (and its size); asdf_open(NULL) makes a new empty file. */
 #define ASDF__PP_NARGS(...) ASDF__PP_NARGS_(__VA_ARGS__, 2, 1)
