@@ -19,6 +19,8 @@ pub struct File {
     /// NUL-terminated copies of scalars handed out, one per text, kept while the file is open
     /// (so that a pointer handed out stays valid while the tree changes).
     texts: RefCell<HashMap<Vec<u8>, Vec<u8>>>,
+    /// The version `asdf_library_set_version` gave.
+    pub(crate) library_version: Option<String>,
 }
 
 impl File {
@@ -28,6 +30,7 @@ impl File {
             error: ErrorState::default(),
             asdf,
             texts: RefCell::default(),
+            library_version: None,
         }
     }
 
@@ -37,6 +40,7 @@ impl File {
                 error: ErrorState::default(),
                 asdf: Some(f),
                 texts: RefCell::default(),
+                library_version: None,
             },
             Err(e) => {
                 let mut error = ErrorState::default();
@@ -49,6 +53,7 @@ impl File {
                     error,
                     asdf: None,
                     texts: RefCell::default(),
+                    library_version: None,
                 }
             }
         }

@@ -9,6 +9,7 @@
 //! as errors, and returns memory only through objects the matching `asdf_*` function frees.
 //! Handles are boxes owned by C; the library never frees what the caller owns.
 
+mod core;
 mod edit;
 mod error;
 mod file;

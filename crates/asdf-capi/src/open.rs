@@ -8,6 +8,14 @@ use crate::file::File;
 use crate::util::{bytes, guard};
 use crate::value::{self, Value};
 
+/// How the C API opens files, as libasdf reads them: no validation, and any scalar as a
+/// mapping key (`null:`, `1.5:`; the ASDF Standard allows strings, integers and booleans,
+/// libasdf reads any scalar; a warning names each such key).
+fn lenient(open: asdf::Open) -> asdf::Open {
+    open.options(asdf::OpenOptions::default().any_scalar_keys(true))
+        .validate(false)
+}
+
 fn into_c(f: File) -> *mut File {
     Box::into_raw(Box::new(f))
 }
@@ -47,7 +55,7 @@ pub unsafe extern "C" fn asdf_open_file_ex(
             set_global(Code::System, None, e.raw_os_error().unwrap_or(0));
             return std::ptr::null_mut();
         }
-        into_c(File::from_open(asdf::Open::path(&path).validate(false).open()))
+        into_c(File::from_open(lenient(asdf::Open::path(&path)).open()))
     })
 }
 
@@ -78,7 +86,7 @@ pub unsafe extern "C" fn asdf_open_fp_ex(
                 break;
             }
         }
-        into_c(File::from_open(asdf::Open::bytes(data).validate(false).open()))
+        into_c(File::from_open(lenient(asdf::Open::bytes(data)).open()))
     })
 }
 
@@ -99,7 +107,7 @@ pub unsafe extern "C" fn asdf_open_mem_ex(buf: *const c_void, size: usize, _conf
         }
         // SAFETY: `size` readable bytes at `buf` (the contract above).
         let data = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), size) }.to_vec();
-        into_c(File::from_open(asdf::Open::bytes(data).validate(false).open()))
+        into_c(File::from_open(lenient(asdf::Open::bytes(data)).open()))
     })
 }
 

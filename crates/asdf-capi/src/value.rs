@@ -216,6 +216,11 @@ impl Value {
         }
     }
 
+    /// The node, and the document its aliases resolve in (none for a node of its own).
+    pub(crate) fn node_and_doc(&self) -> Option<(&Node, Option<&Document>)> {
+        self.node()
+    }
+
     /// A handle on a node of its own.
     pub(crate) fn new_own(file: *mut File, node: Node) -> *mut Value {
         Value::own(file, node)

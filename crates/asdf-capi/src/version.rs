@@ -62,7 +62,7 @@ fn parse(v: &[u8]) -> (c_uint, c_uint, c_uint, Option<&[u8]>) {
     (major, minor, patch, (!rest.is_empty()).then_some(rest))
 }
 
-fn new_version(v: &[u8]) -> *mut Version {
+pub(crate) fn new_version(v: &[u8]) -> *mut Version {
     let (major, minor, patch, extra) = parse(v);
     Box::into_raw(Box::new(Version {
         version: c_string(v).into_raw(),

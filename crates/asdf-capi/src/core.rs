@@ -1,0 +1,543 @@
+//! The core extensions' C types read from a tree: `asdf_software_t`, `asdf_history_entry_t`,
+//! `asdf_extension_metadata_t`, `asdf_time_t` (its value, format and scale) and the root as
+//! `asdf_meta_t`. Objects are allocated with the C allocator (`calloc`, `strdup`) and freed by
+//! their `asdf_*_destroy`.
+
+use std::ffi::{c_char, c_int, c_void};
+
+use asdf_yaml::{Node, NodeKind};
+
+use crate::file::File;
+use crate::util::guard;
+use crate::value::{Err, Value};
+use crate::version::{Version, asdf_version_destroy, new_version};
+
+/// `asdf_software_t`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct Software {
+    name: *const c_char,
+    version: *const Version,
+    author: *const c_char,
+    homepage: *const c_char,
+}
+
+/// `asdf_time_t`'s broken-down time.
+#[repr(C)]
+#[derive(Debug)]
+pub struct TimeInfo {
+    ts: libc::timespec,
+    tm: libc::tm,
+}
+
+/// `asdf_time_t` (the value, format and scale are read; the broken-down time is left zero).
+#[repr(C)]
+#[derive(Debug)]
+pub struct Time {
+    value: *mut c_char,
+    info: TimeInfo,
+    format: c_int,
+    scale: c_int,
+    location: [f64; 3],
+}
+
+/// `asdf_history_entry_t`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct HistoryEntry {
+    description: *const c_char,
+    time: *const Time,
+    software: *const *const Software,
+}
+
+/// `asdf_extension_metadata_t`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct ExtensionMetadata {
+    extension_class: *const c_char,
+    package: *const Software,
+    metadata: *mut Value,
+}
+
+/// `asdf_meta_t`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct Meta {
+    asdf_library: *mut Software,
+    extensions: *const *const ExtensionMetadata,
+    entries: *const *const HistoryEntry,
+}
+
+const CORE: &str = "tag:stsci.edu:asdf/core/";
+
+/// Whether `tag` is `tag:stsci.edu:asdf/<name>-<version>`.
+fn tagged(n: &Node, name: &str) -> bool {
+    n.tag.as_deref().is_some_and(|t| {
+        t.strip_prefix("tag:stsci.edu:asdf/")
+            .and_then(|r| r.strip_prefix(name))
+            .is_some_and(|v| v.starts_with('-'))
+    })
+}
+
+/// A C copy of a string (NULL when allocation fails).
+fn strdup(s: &str) -> *const c_char {
+    let c = crate::util::c_string(s.as_bytes());
+    // SAFETY: `c` is a NUL-terminated string.
+    unsafe { libc::strdup(c.as_ptr()) }
+}
+
+fn free(p: *const c_void) {
+    // SAFETY: every pointer freed here came from the C allocator (`calloc`/`strdup` above), once.
+    unsafe { libc::free(p.cast_mut()) }
+}
+
+/// A zeroed `T` from the C allocator.
+fn calloc<T>() -> *mut T {
+    // SAFETY: calloc of one `T` (zeroed memory: the C types here are valid all zero).
+    unsafe { libc::calloc(1, std::mem::size_of::<T>()) }.cast()
+}
+
+/// The mapping's string at `key`.
+fn text<'n>(doc: Option<&'n asdf_yaml::Document>, n: &'n Node, key: &str) -> Option<&'n str> {
+    let v = n.get(key)?;
+    let v = doc.map_or(v, |d| d.resolve(v));
+    v.as_scalar().map(|s| s.text.as_str())
+}
+
+fn software_of(doc: Option<&asdf_yaml::Document>, n: &Node) -> Option<*mut Software> {
+    if !matches!(n.kind, NodeKind::Mapping(_)) {
+        return None;
+    }
+    let name = text(doc, n, "name")?;
+    let version = text(doc, n, "version")?;
+    let s = calloc::<Software>();
+    if s.is_null() {
+        return None;
+    }
+    let opt = |k: &str| text(doc, n, k).map_or(std::ptr::null(), strdup);
+    // SAFETY: `s` is a zeroed `Software` from calloc.
+    unsafe {
+        (*s).name = strdup(name);
+        (*s).version = new_version(version.as_bytes());
+        (*s).author = opt("author");
+        (*s).homepage = opt("homepage");
+    }
+    Some(s)
+}
+
+fn software_free(s: *mut Software) {
+    if s.is_null() {
+        return;
+    }
+    // SAFETY: a software made by `software_of`: its strings from strdup, its version ours.
+    unsafe {
+        free((*s).name.cast());
+        asdf_version_destroy((*s).version.cast_mut());
+        free((*s).author.cast());
+        free((*s).homepage.cast());
+    }
+    free(s.cast());
+}
+
+/// libasdf's time formats by name (as astropy's).
+const FORMATS: [&str; 23] = [
+    "iso",
+    "yday",
+    "byear",
+    "jyear",
+    "decimalyear",
+    "jd",
+    "mjd",
+    "gps",
+    "unix",
+    "utime",
+    "tai_seconds",
+    "cxcsec",
+    "galexsec",
+    "unix_tai",
+    "",
+    "byear_str",
+    "datetime",
+    "fits",
+    "isot",
+    "jyear_str",
+    "plot_date",
+    "ymdhms",
+    "datetime64",
+];
+const SCALES: [&str; 7] = ["utc", "tai", "tcb", "tcg", "tdb", "tt", "ut1"];
+
+fn time_of(doc: Option<&asdf_yaml::Document>, n: &Node) -> Option<*mut Time> {
+    let (value, format, scale) = match &n.kind {
+        NodeKind::Scalar(s) => (s.text.to_string(), None, None),
+        NodeKind::Mapping(_) => (
+            text(doc, n, "value")?.to_owned(),
+            text(doc, n, "format"),
+            text(doc, n, "scale"),
+        ),
+        _ => return None,
+    };
+    let t = calloc::<Time>();
+    if t.is_null() {
+        return None;
+    }
+    let index = |names: &[&str], v: Option<&str>| {
+        v.and_then(|v| names.iter().position(|n| *n == v))
+            .and_then(|i| c_int::try_from(i).ok())
+            .unwrap_or(0)
+    };
+    // SAFETY: `t` is a zeroed `Time` from calloc.
+    unsafe {
+        (*t).value = strdup(&value).cast_mut();
+        (*t).format = index(&FORMATS, format);
+        (*t).scale = index(&SCALES, scale);
+    }
+    Some(t)
+}
+
+fn time_free(t: *const Time) {
+    if t.is_null() {
+        return;
+    }
+    // SAFETY: a time made by `time_of`.
+    unsafe { free((*t).value.cast()) };
+    free(t.cast());
+}
+
+/// A NULL-terminated array from the C allocator.
+fn list<T>(items: &[*mut T]) -> *const *const T {
+    // SAFETY: malloc of items + 1 pointers.
+    let p: *mut *const T = unsafe { libc::malloc((items.len() + 1) * std::mem::size_of::<*const T>()) }.cast();
+    if p.is_null() {
+        return std::ptr::null();
+    }
+    for (i, it) in items.iter().enumerate() {
+        // SAFETY: `p` has room for items + 1 pointers.
+        unsafe { p.add(i).write(it.cast_const()) };
+    }
+    // SAFETY: as above.
+    unsafe { p.add(items.len()).write(std::ptr::null()) };
+    p.cast_const()
+}
+
+/// Frees a NULL-terminated array and its items.
+fn list_free<T>(p: *const *const T, item: impl Fn(*mut T)) {
+    if p.is_null() {
+        return;
+    }
+    let mut i = 0;
+    loop {
+        // SAFETY: a NULL-terminated array made by `list`.
+        let it = unsafe { *p.add(i) };
+        if it.is_null() {
+            break;
+        }
+        item(it.cast_mut());
+        i += 1;
+    }
+    free(p.cast());
+}
+
+fn history_entry_of(doc: Option<&asdf_yaml::Document>, n: &Node) -> Option<*mut HistoryEntry> {
+    let description = text(doc, n, "description")?;
+    let e = calloc::<HistoryEntry>();
+    if e.is_null() {
+        return None;
+    }
+    let time = n
+        .get("time")
+        .map(|t| doc.map_or(t, |d| d.resolve(t)))
+        .and_then(|t| time_of(doc, t))
+        .unwrap_or(std::ptr::null_mut());
+    let software: Vec<*mut Software> = match n.get("software").map(|s| doc.map_or(s, |d| d.resolve(s))) {
+        Some(s) => match &s.kind {
+            NodeKind::Sequence(q) => q
+                .items
+                .iter()
+                .filter_map(|i| software_of(doc, doc.map_or(i, |d| d.resolve(i))))
+                .collect(),
+            NodeKind::Mapping(_) => software_of(doc, s).into_iter().collect(),
+            _ => Vec::new(),
+        },
+        None => Vec::new(),
+    };
+    // SAFETY: `e` is a zeroed entry from calloc.
+    unsafe {
+        (*e).description = strdup(description);
+        (*e).time = time;
+        (*e).software = if software.is_empty() {
+            std::ptr::null()
+        } else {
+            list(&software)
+        };
+    }
+    Some(e)
+}
+
+fn history_entry_free(e: *mut HistoryEntry) {
+    if e.is_null() {
+        return;
+    }
+    // SAFETY: an entry made by `history_entry_of`.
+    unsafe {
+        free((*e).description.cast());
+        time_free((*e).time);
+        list_free((*e).software, software_free);
+    }
+    free(e.cast());
+}
+
+fn extension_metadata_of(
+    file: *mut File,
+    doc: Option<&asdf_yaml::Document>,
+    n: &Node,
+) -> Option<*mut ExtensionMetadata> {
+    let class = text(doc, n, "extension_class");
+    let e = calloc::<ExtensionMetadata>();
+    if e.is_null() {
+        return None;
+    }
+    let package = n
+        .get("package")
+        .map(|p| doc.map_or(p, |d| d.resolve(p)))
+        .and_then(|p| software_of(doc, p))
+        .unwrap_or(std::ptr::null_mut());
+    // SAFETY: `e` is a zeroed record from calloc.
+    unsafe {
+        (*e).extension_class = class.map_or(std::ptr::null(), strdup);
+        (*e).package = package;
+        (*e).metadata = Value::new_own(file, n.clone());
+    }
+    Some(e)
+}
+
+fn extension_metadata_free(e: *mut ExtensionMetadata) {
+    if e.is_null() {
+        return;
+    }
+    // SAFETY: a record made by `extension_metadata_of`.
+    unsafe {
+        free((*e).extension_class.cast());
+        software_free((*e).package.cast_mut());
+        crate::value::asdf_value_destroy((*e).metadata);
+    }
+    free(e.cast());
+}
+
+fn meta_of(file: *mut File, doc: Option<&asdf_yaml::Document>, n: &Node) -> Option<*mut Meta> {
+    if !matches!(n.kind, NodeKind::Mapping(_)) {
+        return None;
+    }
+    let m = calloc::<Meta>();
+    if m.is_null() {
+        return None;
+    }
+    let library = n
+        .get("asdf_library")
+        .map(|s| doc.map_or(s, |d| d.resolve(s)))
+        .and_then(|s| software_of(doc, s))
+        .unwrap_or(std::ptr::null_mut());
+    let history = n.get("history").map(|h| doc.map_or(h, |d| d.resolve(h)));
+    let items = |key: &str| -> Vec<&Node> {
+        let node = history.and_then(|h| match &h.kind {
+            NodeKind::Mapping(_) => h.get(key),
+            // The oldest files: a list of entries.
+            NodeKind::Sequence(_) if key == "entries" => Some(h),
+            _ => None,
+        });
+        match node.map(|x| doc.map_or(x, |d| d.resolve(x))).map(|x| &x.kind) {
+            Some(NodeKind::Sequence(q)) => q.items.iter().map(|i| doc.map_or(i, |d| d.resolve(i))).collect(),
+            _ => Vec::new(),
+        }
+    };
+    let entries: Vec<*mut HistoryEntry> = items("entries")
+        .into_iter()
+        .filter_map(|e| history_entry_of(doc, e))
+        .collect();
+    let extensions: Vec<*mut ExtensionMetadata> = items("extensions")
+        .into_iter()
+        .filter_map(|e| extension_metadata_of(file, doc, e))
+        .collect();
+    // SAFETY: `m` is a zeroed `Meta` from calloc.
+    unsafe {
+        (*m).asdf_library = library;
+        (*m).entries = if entries.is_empty() {
+            std::ptr::null()
+        } else {
+            list(&entries)
+        };
+        (*m).extensions = if extensions.is_empty() {
+            std::ptr::null()
+        } else {
+            list(&extensions)
+        };
+    }
+    Some(m)
+}
+
+fn meta_free(m: *mut Meta) {
+    if m.is_null() {
+        return;
+    }
+    // SAFETY: a `Meta` made by `meta_of`.
+    unsafe {
+        software_free((*m).asdf_library);
+        list_free((*m).entries, history_entry_free);
+        list_free((*m).extensions, extension_metadata_free);
+    }
+    free(m.cast());
+}
+
+/// Reads a value as one of the core types: `Ok` with the object in `*out`, `TypeMismatch`
+/// for a node not of the type.
+fn read_as<T>(
+    value: *mut Value,
+    out: *mut *mut T,
+    check: impl Fn(&Node) -> bool,
+    make: impl Fn(*mut File, Option<&asdf_yaml::Document>, &Node) -> Option<*mut T>,
+) -> c_int {
+    guard(Err::Unknown as c_int, || {
+        // SAFETY: the entry points pass NULL or a live value.
+        let Some(v) = (unsafe { value.as_ref() }) else {
+            return Err::Unknown as c_int;
+        };
+        let Some((n, doc)) = v.node_and_doc() else {
+            return Err::Unknown as c_int;
+        };
+        if !check(n) {
+            return Err::TypeMismatch as c_int;
+        }
+        match make(v.file, doc, n) {
+            Some(obj) => {
+                if out.is_null() {
+                    // Nothing to hand it to.
+                    return Err::Ok as c_int;
+                }
+                // SAFETY: `out` is writable (the entry points' contract).
+                unsafe { *out = obj };
+                Err::Ok as c_int
+            }
+            None => Err::ParseFailure as c_int,
+        }
+    })
+}
+
+fn is(value: *mut Value, check: impl Fn(&Node) -> bool) -> bool {
+    guard(false, || {
+        // SAFETY: the entry points pass NULL or a live value.
+        unsafe { value.as_ref() }
+            .and_then(Value::node_and_doc)
+            .is_some_and(|(n, _)| check(n))
+    })
+}
+
+macro_rules! core_type {
+    ($is:ident, $as:ident, $destroy:ident, $t:ty, $check:expr, $make:expr, $free:expr, $what:literal) => {
+        #[doc = concat!("Whether the value is ", $what, ".")]
+        ///
+        /// # Safety
+        /// `value` is NULL or a live value.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $is(value: *mut Value) -> bool {
+            is(value, $check)
+        }
+
+        #[doc = concat!("The value read as ", $what, " (freed with its destroy function).")]
+        ///
+        /// # Safety
+        /// `value` is NULL or a live value; `out` NULL or writable.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $as(value: *mut Value, out: *mut *mut $t) -> c_int {
+            read_as(value, out, $check, $make)
+        }
+
+        #[doc = concat!("Frees ", $what, " and what it holds.")]
+        ///
+        /// # Safety
+        /// `obj` is NULL or an object made by this library, not freed yet.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $destroy(obj: *mut $t) {
+            guard((), || $free(obj));
+        }
+    };
+}
+
+core_type!(
+    asdf_value_is_software,
+    asdf_value_as_software,
+    asdf_software_destroy,
+    Software,
+    |n: &Node| tagged(n, "core/software"),
+    |_f, doc, n| software_of(doc, n),
+    software_free,
+    "a software record"
+);
+core_type!(
+    asdf_value_is_history_entry,
+    asdf_value_as_history_entry,
+    asdf_history_entry_destroy,
+    HistoryEntry,
+    |n: &Node| tagged(n, "core/history_entry"),
+    |_f, doc, n| history_entry_of(doc, n),
+    history_entry_free,
+    "a history entry"
+);
+core_type!(
+    asdf_value_is_extension_metadata,
+    asdf_value_as_extension_metadata,
+    asdf_extension_metadata_destroy,
+    ExtensionMetadata,
+    |n: &Node| tagged(n, "core/extension_metadata"),
+    extension_metadata_of,
+    extension_metadata_free,
+    "an extension metadata record"
+);
+core_type!(
+    asdf_value_is_time,
+    asdf_value_as_time,
+    asdf_time_destroy,
+    Time,
+    |n: &Node| tagged(n, "time/time"),
+    |_f, doc, n| time_of(doc, n),
+    |t: *mut Time| time_free(t),
+    "a time"
+);
+core_type!(
+    asdf_value_is_meta,
+    asdf_value_as_meta,
+    asdf_meta_destroy,
+    Meta,
+    |n: &Node| tagged(n, "core/asdf") || matches!(n.kind, NodeKind::Mapping(_)) && n.tag.is_none(),
+    meta_of,
+    meta_free,
+    "the root's metadata"
+);
+
+/// Whether the value is an ndarray (`core/ndarray-1.x`).
+///
+/// # Safety
+/// `value` is NULL or a live value.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn asdf_value_is_ndarray(value: *mut Value) -> bool {
+    is(value, |n| {
+        n.tag
+            .as_deref()
+            .is_some_and(|t| t.starts_with(&format!("{CORE}ndarray-")))
+    })
+}
+
+/// Sets the version written in the file's `asdf_library` (asdf-rs writes its own library
+/// record; the version given is kept for `asdf_library` when the file is written).
+///
+/// # Safety
+/// `file` is NULL or an open file; `version` NULL or a C string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn asdf_library_set_version(file: *mut File, version: *const c_char) {
+    guard((), || {
+        // SAFETY: by the contract above.
+        let (Some(f), Some(v)) = (unsafe { file.as_mut() }, unsafe { crate::util::bytes(version) }) else {
+            return;
+        };
+        f.library_version = Some(String::from_utf8_lossy(v).into_owned());
+    });
+}
