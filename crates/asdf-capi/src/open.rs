@@ -20,9 +20,10 @@ fn into_c(f: File) -> *mut File {
     Box::into_raw(Box::new(f))
 }
 
-/// Opens the file at `filename` (mode "r"; asdf-rs writes new files through asdf_write_to,
-/// so other modes are refused for now). NULL, with `asdf_error(NULL)` set, when the file
-/// cannot be opened; a file whose content cannot be read opens with its error set.
+/// Opens the file at `filename`: mode "r" (the default) reads it; "w" makes a new, empty file
+/// (written with asdf_write_to); other modes are refused. NULL, with `asdf_error(NULL)` set,
+/// when the file cannot be opened; a file whose content cannot be read opens with its error
+/// set.
 ///
 /// # Safety
 /// `filename` and `mode` are NULL or C strings; `config` is NULL or an `asdf_config_t`.
@@ -39,6 +40,10 @@ pub unsafe extern "C" fn asdf_open_file_ex(
             set_global(Code::InvalidArgument, Some("invalid argument for filename: (null)"), 0);
             return std::ptr::null_mut();
         };
+        // "w": a new, empty file (written with asdf_write_to).
+        if mode == Some(b"w") {
+            return into_c(File::new_empty());
+        }
         if !matches!(mode, None | Some(b"r")) {
             set_global(
                 Code::InvalidArgument,

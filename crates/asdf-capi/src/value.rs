@@ -598,7 +598,7 @@ pub extern "C" fn asdf_value_type_string(ty: c_int) -> *const c_char {
         14 => c"uint64",
         15 => c"float",
         16 => c"double",
-        17 => c"extension",
+        17 => c"<extension>",
         _ => c"<unknown>",
     };
     s.as_ptr()
@@ -1144,11 +1144,7 @@ pub unsafe extern "C" fn asdf_container_reverse_iter_init(container: *mut Value)
 pub unsafe extern "C" fn asdf_container_iter_next(iter: *mut *mut Iter<ContainerPublic>) -> bool {
     next(iter, |p, i, key, value| {
         p.key = key.unwrap_or(std::ptr::null());
-        p.index = if key.is_some() {
-            -1
-        } else {
-            c_int::try_from(i).unwrap_or(c_int::MAX)
-        };
+        p.index = c_int::try_from(i).unwrap_or(c_int::MAX);
         p.value = value;
     })
 }

@@ -50,8 +50,9 @@ typedef struct asdf_block asdf_block_t;
 /* The number of blocks. */
 ASDF_EXPORT size_t asdf_block_count(asdf_file_t *file);
 
-/* asdf_open(source[, arg]): a path (and a mode, "r" by default), a FILE * (and a name for
- * messages), or memory (and its size); asdf_open(NULL) makes a new empty file. */
+/* asdf_open(source[, arg]): a path (and a mode: "r", the default, or "w" for a new empty file
+ * to write there), a FILE * (and a name for messages), or memory (and its size);
+ * asdf_open(NULL) makes a new empty file. */
 #define ASDF__PP_NARGS(...) ASDF__PP_NARGS_(__VA_ARGS__, 2, 1)
 #define ASDF__PP_NARGS_(_1, _2, N, ...) N
 #define ASDF__PP_CAT(a, b) ASDF__PP_CAT_(a, b)

@@ -187,7 +187,7 @@ ASDF_EXPORT asdf_value_t *asdf_sequence_pop(asdf_sequence_t *sequence, int index
 typedef struct {
     /* The key (mappings) or NULL. */
     const char *key;
-    /* The index (sequences) or -1. */
+    /* The position (of the entry or item). */
     int index;
     asdf_value_t *value;
 } asdf_container_iter_t;
