@@ -76,6 +76,11 @@ impl File {
         self.asdf.as_ref().map(asdf::AsdfFile::document)
     }
 
+    /// The engine's file.
+    pub(crate) fn asdf(&self) -> Option<&asdf::AsdfFile> {
+        self.asdf.as_ref()
+    }
+
     /// The engine's file, to change.
     pub(crate) fn asdf_mut(&mut self) -> Option<&mut asdf::AsdfFile> {
         self.asdf.as_mut()

@@ -14,6 +14,7 @@ mod edit;
 mod error;
 mod file;
 mod find;
+mod ndarray;
 mod open;
 mod util;
 mod value;

@@ -216,6 +216,11 @@ impl Value {
         }
     }
 
+    /// The steps from the root, for a value of the tree.
+    pub(crate) fn tree_steps(&self) -> Option<&[Step]> {
+        self.steps()
+    }
+
     /// The node, and the document its aliases resolve in (none for a node of its own).
     pub(crate) fn node_and_doc(&self) -> Option<(&Node, Option<&Document>)> {
         self.node()
