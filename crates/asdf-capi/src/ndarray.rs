@@ -49,6 +49,8 @@ struct State {
     pointer: String,
     /// The elements as stored (the file's byte order), once asked for.
     data: Option<Vec<u8>>,
+    /// The box being read (origin, shape), for an inline array.
+    boxed: Option<(Vec<u64>, Vec<u64>)>,
 }
 
 const OK: c_int = 0;
@@ -181,6 +183,7 @@ fn make(file: *mut File, pointer: String) -> Option<*mut CNdArray> {
         file,
         pointer,
         data: None,
+        boxed: None,
     });
     let source = match a.storage() {
         asdf::Storage::Internal { block } => block,
@@ -191,7 +194,13 @@ fn make(file: *mut File, pointer: String) -> Option<*mut CNdArray> {
         (*nd).source = source;
         (*nd).ndim = ndim;
         (*nd).shape = sp;
-        (*nd).datatype = c_datatype(a.datatype(), a.byte_order());
+        // (An inline array's numbers have no byte order: the machine's, as libasdf.)
+        let order = if a.storage() == asdf::Storage::Inline {
+            native()
+        } else {
+            a.byte_order()
+        };
+        (*nd).datatype = c_datatype(a.datatype(), order);
         (*nd).byteorder = (*nd).datatype.byteorder;
         (*nd).reserved = Box::into_raw(state).cast();
     }
@@ -335,11 +344,74 @@ pub unsafe extern "C" fn asdf_ndarray_nbytes(nd: *const CNdArray) -> u64 {
     n.saturating_mul(size)
 }
 
+/// The machine's byte order.
+fn native() -> ByteOrder {
+    if cfg!(target_endian = "little") {
+        ByteOrder::Little
+    } else {
+        ByteOrder::Big
+    }
+}
+
+/// An inline array's elements (numbers in the tree) as bytes of its datatype in the machine's
+/// byte order, the box `origin`/`shape` of them when given.
+fn inline_bytes(a: &asdf::Array<'_>, boxed: Option<(&[u64], &[u64])>) -> Result<Vec<u8>, c_int> {
+    let v = a.values().map_err(|_| INVAL)?;
+    let Datatype::Scalar(t) = &v.datatype else {
+        return Err(CONVERSION);
+    };
+    let code = type_code(*t);
+    let size = code_size(code);
+    if size == 0 || matches!(code, 9 | 12 | 13) {
+        return Err(CONVERSION);
+    }
+    let mut all = vec![0u8; v.elements.len() * size];
+    for (e, out) in v.elements.iter().zip(all.chunks_exact_mut(size)) {
+        let n = match e {
+            asdf::Element::Int(i) => Num::I(i128::from(*i)),
+            asdf::Element::UInt(u) => Num::I(i128::from(*u)),
+            asdf::Element::Bool(b) => Num::I(i128::from(*b)),
+            asdf::Element::Float(f) => Num::F(*f),
+            _ => return Err(CONVERSION),
+        };
+        encode(n, code, out);
+    }
+    let Some((origin, shape)) = boxed else { return Ok(all) };
+    // The box, row by row (C order).
+    let full: Vec<usize> = v.shape.clone();
+    let nd = full.len();
+    if nd == 0 {
+        return Ok(all);
+    }
+    let count: usize = shape.iter().map(|d| *d as usize).product();
+    let mut out = Vec::with_capacity(count * size);
+    let mut idx = vec![0usize; nd];
+    for _ in 0..count {
+        let mut flat = 0usize;
+        for d in 0..nd {
+            flat = flat * full[d] + (origin[d] as usize + idx[d]);
+        }
+        out.extend_from_slice(all.get(flat * size..(flat + 1) * size).ok_or(OUT_OF_BOUNDS)?);
+        for d in (0..nd).rev() {
+            idx[d] += 1;
+            if idx[d] < shape[d] as usize {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    Ok(out)
+}
+
 /// The array's elements as the engine reads them: (bytes, their byte order, the datatype).
 fn read_region(st: &State, region: Option<&Region>) -> Result<(Vec<u8>, ByteOrder, Datatype), c_int> {
     // SAFETY: an ndarray's file is open while it is used.
     let f = unsafe { st.file.as_ref() }.ok_or(INVAL)?;
     let a = f.asdf().ok_or(INVAL)?.array(&st.pointer).map_err(|_| INVAL)?;
+    if a.storage() == asdf::Storage::Inline {
+        let boxed = st.boxed.as_ref().map(|(o, s)| (o.as_slice(), s.as_slice()));
+        return Ok((inline_bytes(&a, boxed)?, native(), a.datatype().clone()));
+    }
     let rb: asdf::RegionBytes = match region {
         Some(r) => a.read_region(r).map_err(|e| {
             if e.kind() == asdf::ErrorKind::Usage || e.kind() == asdf::ErrorKind::NotFound {
@@ -535,10 +607,18 @@ fn hand_out(bytes: &[u8], dst: *mut *mut c_void) -> c_int {
     OK
 }
 
-fn read_into(nd: *mut CNdArray, region: Option<&Region>, dst_t: c_int, dst: *mut *mut c_void) -> c_int {
+fn read_into(
+    nd: *mut CNdArray,
+    region: Option<(&Region, (Vec<u64>, Vec<u64>))>,
+    dst_t: c_int,
+    dst: *mut *mut c_void,
+) -> c_int {
     guard(INVAL, || {
         let Some(st) = state(nd) else { return INVAL };
-        let (src, order, d) = match read_region(st, region) {
+        st.boxed = region.as_ref().map(|(_, b)| b.clone());
+        let read = read_region(st, region.as_ref().map(|(r, _)| *r));
+        st.boxed = None;
+        let (src, order, d) = match read {
             Ok(x) => x,
             Err(e) => return e,
         };
@@ -615,7 +695,7 @@ pub unsafe extern "C" fn asdf_ndarray_read_tile_ndim(
             return INVAL;
         };
         match box_region(nd, o, s) {
-            Ok(r) => read_into(nd, Some(&r), dst_t, dst),
+            Ok(r) => read_into(nd, Some((&r, (o.to_vec(), s.to_vec()))), dst_t, dst),
             Err(e) => e,
         }
     })
@@ -657,7 +737,7 @@ pub unsafe extern "C" fn asdf_ndarray_read_tile_2d(
         let mut shape = vec![1; lead.len()];
         shape.extend([height, width]);
         match box_region(nd, &origin, &shape) {
-            Ok(r) => read_into(nd, Some(&r), dst_t, dst),
+            Ok(r) => read_into(nd, Some((&r, (origin.clone(), shape.clone()))), dst_t, dst),
             Err(e) => e,
         }
     })
@@ -690,7 +770,7 @@ pub unsafe extern "C" fn asdf_ndarray_read_at(
             Err(e) => return e,
         };
         let mut p = dst;
-        read_into(nd, Some(&r), dst_t, &raw mut p)
+        read_into(nd, Some((&r, (ix.to_vec(), ones))), dst_t, &raw mut p)
     })
 }
 
