@@ -42,6 +42,9 @@ pub struct CNdArray {
     reserved: *mut c_void,
 }
 
+/// A box of an array: its origin and shape, one value per axis.
+type BoxSpec = (Vec<u64>, Vec<u64>);
+
 /// What the C struct does not show: where the array is, and its data once read.
 #[derive(Debug)]
 struct State {
@@ -50,7 +53,7 @@ struct State {
     /// The elements as stored (the file's byte order), once asked for.
     data: Option<Vec<u8>>,
     /// The box being read (origin, shape), for an inline array.
-    boxed: Option<(Vec<u64>, Vec<u64>)>,
+    boxed: Option<BoxSpec>,
 }
 
 const OK: c_int = 0;
@@ -377,24 +380,30 @@ fn inline_bytes(a: &asdf::Array<'_>, boxed: Option<(&[u64], &[u64])>) -> Result<
         encode(n, code, out);
     }
     let Some((origin, shape)) = boxed else { return Ok(all) };
+    let to_usize = |v: &[u64]| -> Result<Vec<usize>, c_int> {
+        v.iter()
+            .map(|d| usize::try_from(*d).map_err(|_| OUT_OF_BOUNDS))
+            .collect()
+    };
+    let (origin, shape) = (to_usize(origin)?, to_usize(shape)?);
     // The box, row by row (C order).
     let full: Vec<usize> = v.shape.clone();
     let nd = full.len();
     if nd == 0 {
         return Ok(all);
     }
-    let count: usize = shape.iter().map(|d| *d as usize).product();
+    let count: usize = shape.iter().product();
     let mut out = Vec::with_capacity(count * size);
     let mut idx = vec![0usize; nd];
     for _ in 0..count {
         let mut flat = 0usize;
         for d in 0..nd {
-            flat = flat * full[d] + (origin[d] as usize + idx[d]);
+            flat = flat * full[d] + (origin[d] + idx[d]);
         }
         out.extend_from_slice(all.get(flat * size..(flat + 1) * size).ok_or(OUT_OF_BOUNDS)?);
         for d in (0..nd).rev() {
             idx[d] += 1;
-            if idx[d] < shape[d] as usize {
+            if idx[d] < shape[d] {
                 break;
             }
             idx[d] = 0;
@@ -607,12 +616,7 @@ fn hand_out(bytes: &[u8], dst: *mut *mut c_void) -> c_int {
     OK
 }
 
-fn read_into(
-    nd: *mut CNdArray,
-    region: Option<(&Region, (Vec<u64>, Vec<u64>))>,
-    dst_t: c_int,
-    dst: *mut *mut c_void,
-) -> c_int {
+fn read_into(nd: *mut CNdArray, region: Option<(&Region, BoxSpec)>, dst_t: c_int, dst: *mut *mut c_void) -> c_int {
     guard(INVAL, || {
         let Some(st) = state(nd) else { return INVAL };
         st.boxed = region.as_ref().map(|(_, b)| b.clone());
