@@ -4,6 +4,7 @@
 use anyhow::{Result, bail};
 
 mod bench;
+mod capi;
 mod cutout;
 mod fuzz;
 mod order;
@@ -76,6 +77,11 @@ const TASKS: &[Task] = &[
         name: "bench-cutout",
         help: "[--runs N]: a 512 x 512 cutout of a 16384 x 16384 float32 image, local and over HTTP on loopback: asdf-zarr chunks (ours, Python asdf + asdf-zarr, zarr-python on the same chunks as a store), one uncompressed block, a Blosc2 frame, one zstd block; times, bytes read or fetched",
         run: cutout::bench,
+    },
+    Task {
+        name: "capi",
+        help: "PREFIX [--debug]: build asdf-rs's C API and install it as libasdf (lib/libasdf.so.0.0.0, lib/libasdf.a, include/asdf/*.h, lib/pkgconfig/libasdf.pc)",
+        run: capi::install,
     },
     Task {
         name: "bench-wcs",
