@@ -541,3 +541,134 @@ pub unsafe extern "C" fn asdf_library_set_version(file: *mut File, version: *con
         f.library_version = Some(String::from_utf8_lossy(v).into_owned());
     });
 }
+
+/// `asdf_is_<type>(file, path)` and `asdf_get_<type>(file, path, out)` for the core types.
+macro_rules! by_path {
+    ($is:ident, $get:ident, $value_is:ident, $value_as:ident, $t:ty) => {
+        /// Whether the value at `path` is of the type.
+        ///
+        /// # Safety
+        /// `file` is NULL or an open file; `path` NULL or a C string.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $is(file: *mut File, path: *const c_char) -> bool {
+            guard(false, || {
+                // SAFETY: by the contract above.
+                let v = unsafe { crate::open::asdf_get_value(file, path) };
+                // SAFETY: `v` is NULL or live.
+                let r = unsafe { $value_is(v) };
+                // SAFETY: freed once.
+                unsafe { crate::value::asdf_value_destroy(v) };
+                r
+            })
+        }
+
+        /// The value at `path` read as the type (`ASDF_VALUE_ERR_NOT_FOUND` without one).
+        ///
+        /// # Safety
+        /// `file` is NULL or an open file; `path` NULL or a C string; `out` NULL or writable.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $get(file: *mut File, path: *const c_char, out: *mut *mut $t) -> c_int {
+            guard(Err::Unknown as c_int, || {
+                // SAFETY: by the contract above.
+                let v = unsafe { crate::open::asdf_get_value(file, path) };
+                if v.is_null() {
+                    return Err::NotFound as c_int;
+                }
+                // SAFETY: `v` is live; `out` as above.
+                let r = unsafe { $value_as(v, out) };
+                // SAFETY: freed once.
+                unsafe { crate::value::asdf_value_destroy(v) };
+                r
+            })
+        }
+    };
+}
+
+by_path!(
+    asdf_is_software,
+    asdf_get_software,
+    asdf_value_is_software,
+    asdf_value_as_software,
+    Software
+);
+by_path!(
+    asdf_is_history_entry,
+    asdf_get_history_entry,
+    asdf_value_is_history_entry,
+    asdf_value_as_history_entry,
+    HistoryEntry
+);
+by_path!(
+    asdf_is_extension_metadata,
+    asdf_get_extension_metadata,
+    asdf_value_is_extension_metadata,
+    asdf_value_as_extension_metadata,
+    ExtensionMetadata
+);
+by_path!(
+    asdf_is_time,
+    asdf_get_time,
+    asdf_value_is_time,
+    asdf_value_as_time,
+    Time
+);
+by_path!(
+    asdf_is_meta,
+    asdf_get_meta,
+    asdf_value_is_meta,
+    asdf_value_as_meta,
+    Meta
+);
+
+/// A time as a node: `!time/time-1.4.0` with its value, format and scale (the format and scale
+/// named by their numbers in `asdf_time_t`).
+fn time_node(t: &Time) -> Option<Node> {
+    if t.value.is_null() {
+        return None;
+    }
+    // SAFETY: a time's value is a C string.
+    let value = unsafe { std::ffi::CStr::from_ptr(t.value) }
+        .to_string_lossy()
+        .into_owned();
+    let mut entries = vec![(Node::str("value"), Node::str(value))];
+    fn name(names: &[&'static str], i: c_int) -> Option<&'static str> {
+        usize::try_from(i).ok().and_then(|i| names.get(i).copied())
+    }
+    if let Some(f) = name(&FORMATS, t.format).filter(|f| !f.is_empty() && t.format != 0) {
+        entries.push((Node::str("format"), Node::str(f)));
+    }
+    if let Some(s) = name(&SCALES, t.scale) {
+        entries.push((Node::str("scale"), Node::str(s)));
+    }
+    Some(Node::map(entries).with_tag("tag:stsci.edu:asdf/time/time-1.4.0"))
+}
+
+/// A new value of a time.
+///
+/// # Safety
+/// `file` is NULL or an open file; `t` NULL or a time.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn asdf_value_of_time(file: *mut File, t: *const Time) -> *mut Value {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: by the contract above.
+        match unsafe { t.as_ref() }.and_then(time_node) {
+            Some(n) => Value::new_own(file, n),
+            None => std::ptr::null_mut(),
+        }
+    })
+}
+
+/// Puts a time at `path`.
+///
+/// # Safety
+/// `file` is NULL or an open file; `path` NULL or a C string; `t` NULL or a time.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn asdf_set_time(file: *mut File, path: *const c_char, t: *const Time) -> c_int {
+    // SAFETY: by the contract above.
+    let v = unsafe { asdf_value_of_time(file, t) };
+    if v.is_null() {
+        return Err::Unknown as c_int;
+    }
+    // SAFETY: `v` is consumed by asdf_set_value.
+    unsafe { crate::edit::asdf_set_value(file, path, v) }
+}
