@@ -12,6 +12,7 @@
 mod core;
 mod edit;
 mod error;
+mod extension;
 mod file;
 mod find;
 mod ndarray;

@@ -4,25 +4,25 @@
 //! (never copied into this project): unpacked into a temporary folder, each `test-*.c` that
 //! uses only libasdf's public headers is compiled with munit and libasdf's `tests/util.c`
 //! against `include/` here (libasdf's own headers are not on the include path) and linked to
-//! `libasdf_capi.so`, then run; munit's report is counted. Suites in `MUST_PASS` must pass
-//! every test; the others are reported loudly (built or not, tests passed) until the API
-//! covers them.
+//! `libasdf_capi.so`, then run; munit's report is counted and printed (the suites that do not
+//! build yet say which functions they miss). Each suite must pass at least its floor.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Suites that pass in full (a failure here is a regression).
-const MUST_PASS: &[&str] = &["test-version", "test-tag", "test-error"];
-
-/// Suites not passing in full yet, run and reported (issue 60 lists them all).
-const REPORTED: &[&str] = &[
-    "test-value",
-    "test-time",
-    "test-extension",
-    "test-core-extensions",
-    "test-ndarray",
+/// Each suite and the tests of it that pass at least (a suite passing fewer, or not building,
+/// is a regression; raise the floor as more pass). Why the others fail: `README.md`.
+const FLOORS: &[(&str, usize)] = &[
+    ("test-version", 4),
+    ("test-tag", 1),
+    ("test-error", 3),
+    ("test-value", 62),
+    ("test-extension", 12),
+    ("test-time", 4),
+    ("test-core-extensions", 0),
+    ("test-ndarray", 0),
 ];
 
 /// The folder of this test's build: `libasdf_capi.so` is there (the test binary is in `deps/`).
@@ -185,7 +185,7 @@ fn libasdf_public_header_suites_against_ours() {
     std::fs::create_dir_all(&work).unwrap();
     let lib = unpack(&conformance, &work);
     let mut regressions = Vec::new();
-    for name in MUST_PASS.iter().chain(REPORTED) {
+    for (name, floor) in FLOORS {
         let o = run_suite(name, &lib, &conformance, &work);
         match &o.built {
             Ok(()) => eprintln!("libasdf {name}: {} of {} tests pass", o.passed, o.total),
@@ -194,8 +194,8 @@ fn libasdf_public_header_suites_against_ours() {
         for f in &o.failed {
             eprintln!("    {f}");
         }
-        if MUST_PASS.contains(name) && (o.built.is_err() || o.passed != o.total || o.total == 0) {
-            regressions.push(format!("{name}: {o:?}"));
+        if *floor > 0 && (o.built.is_err() || o.passed < *floor) {
+            regressions.push(format!("{name}: {} passed, at least {floor} expected: {o:?}", o.passed));
         }
     }
     let _ = std::fs::remove_dir_all(&work);
