@@ -70,6 +70,24 @@ pub struct Meta {
 
 const CORE: &str = "tag:stsci.edu:asdf/core/";
 
+/// A software record that C reads as a global (`libasdf_software`).
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct StaticSoftware(Software);
+
+// SAFETY: the static's pointers are to static, immutable data; nothing writes it.
+unsafe impl Sync for StaticSoftware {}
+
+/// This library's software record, as libasdf exports its own (`libasdf_software`): asdf-rs.
+#[allow(non_upper_case_globals)]
+#[unsafe(no_mangle)]
+pub static libasdf_software: StaticSoftware = StaticSoftware(Software {
+    name: c"asdf-rs".as_ptr(),
+    version: &raw const crate::version::libasdf_version.0,
+    author: c"The asdf-rs developers".as_ptr(),
+    homepage: std::ptr::null(),
+});
+
 /// Whether `tag` is `tag:stsci.edu:asdf/<name>-<version>`.
 fn tagged(n: &Node, name: &str) -> bool {
     n.tag.as_deref().is_some_and(|t| {
@@ -671,4 +689,298 @@ pub unsafe extern "C" fn asdf_set_time(file: *mut File, path: *const c_char, t: 
     }
     // SAFETY: `v` is consumed by asdf_set_value.
     unsafe { crate::edit::asdf_set_value(file, path, v) }
+}
+
+// ---- writing the core types ----
+
+/// A C string's text (NULL: `None`).
+fn c_text(p: *const c_char) -> Option<String> {
+    // SAFETY: the core types' strings are NULL or C strings (the API's rule).
+    unsafe { crate::util::bytes(p) }.map(|b| String::from_utf8_lossy(b).into_owned())
+}
+
+/// A software record as a node (`core/software-1.0.0`).
+fn software_node(s: &Software) -> Option<Node> {
+    let name = c_text(s.name)?;
+    // SAFETY: a software's version is NULL or a version.
+    let version = unsafe { s.version.as_ref() }.and_then(|v| c_text(v.text()))?;
+    let mut e = vec![
+        (Node::str("name"), Node::str(name)),
+        (Node::str("version"), Node::str(version)),
+    ];
+    if let Some(a) = c_text(s.author) {
+        e.push((Node::str("author"), Node::str(a)));
+    }
+    if let Some(h) = c_text(s.homepage) {
+        e.push((Node::str("homepage"), Node::str(h)));
+    }
+    Some(Node::map(e).with_tag(format!("{CORE}software-1.0.0")))
+}
+
+/// A NULL-terminated list's items.
+fn items<T>(p: *const *const T) -> Vec<*const T> {
+    let mut out = Vec::new();
+    if p.is_null() {
+        return out;
+    }
+    for i in 0..1_000_000 {
+        // SAFETY: a NULL-terminated list (the API's rule).
+        let it = unsafe { *p.add(i) };
+        if it.is_null() {
+            break;
+        }
+        out.push(it);
+    }
+    out
+}
+
+fn history_entry_node(e: &HistoryEntry) -> Option<Node> {
+    let mut m = vec![(Node::str("description"), Node::str(c_text(e.description)?))];
+    // SAFETY: the entry's time is NULL or a time.
+    if let Some(t) = unsafe { e.time.as_ref() }.and_then(time_node) {
+        m.push((Node::str("time"), t));
+    }
+    let software: Vec<Node> = items(e.software)
+        .into_iter()
+        // SAFETY: each item is a software record.
+        .filter_map(|s| unsafe { s.as_ref() }.and_then(software_node))
+        .collect();
+    if !software.is_empty() {
+        m.push((Node::str("software"), Node::seq(software)));
+    }
+    Some(Node::map(m).with_tag(format!("{CORE}history_entry-1.0.0")))
+}
+
+fn extension_metadata_node(e: &ExtensionMetadata) -> Option<Node> {
+    // The whole node given (with keys of its own), else the class and package.
+    // SAFETY: the metadata is NULL or a live value.
+    let mut n = match unsafe { e.metadata.as_ref() }.and_then(|v| v.node_and_doc().map(|(n, _)| n.clone())) {
+        Some(n) if matches!(n.kind, NodeKind::Mapping(_)) => n,
+        _ => Node::map(Vec::new()),
+    };
+    if let NodeKind::Mapping(m) = &mut n.kind {
+        let mut set = |k: &str, v: Node| match m.entries.iter_mut().find(|(key, _)| key.as_str() == Some(k)) {
+            Some(e) => e.1 = v,
+            None => m.entries.push((Node::str(k), v)),
+        };
+        if let Some(c) = c_text(e.extension_class) {
+            set("extension_class", Node::str(c));
+        }
+        // SAFETY: the package is NULL or a software record.
+        if let Some(p) = unsafe { e.package.as_ref() }.and_then(software_node) {
+            set("package", p);
+        }
+    }
+    n.tag = Some(format!("{CORE}extension_metadata-1.0.0").into_boxed_str());
+    Some(n)
+}
+
+/// Puts `node` at `path` (`""` for the root: the root's keys set from `node`'s).
+fn put(file: *mut File, path: *const c_char, node: Option<Node>) -> c_int {
+    let Some(node) = node else {
+        return Err::EmitFailure as c_int;
+    };
+    let v = Value::new_own(file, node);
+    // SAFETY: `v` is consumed by asdf_set_value; `file` and `path` as the callers'.
+    unsafe { crate::edit::asdf_set_value(file, path, v) }
+}
+
+macro_rules! writer {
+    ($set:ident, $of:ident, $t:ty, $node:ident, $what:literal) => {
+        #[doc = concat!("A new value of ", $what, ".")]
+        ///
+        /// # Safety
+        /// `file` is NULL or an open file; `obj` NULL or an object of the type.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $of(file: *mut File, obj: *const $t) -> *mut Value {
+            guard(std::ptr::null_mut(), || {
+                // SAFETY: by the contract above.
+                match unsafe { obj.as_ref() }.and_then($node) {
+                    Some(n) => Value::new_own(file, n),
+                    None => std::ptr::null_mut(),
+                }
+            })
+        }
+
+        #[doc = concat!("Puts ", $what, " at `path`.")]
+        ///
+        /// # Safety
+        /// `file` is NULL or an open file; `path` NULL or a C string; `obj` NULL or an object
+        /// of the type.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $set(file: *mut File, path: *const c_char, obj: *const $t) -> c_int {
+            guard(Err::Unknown as c_int, || {
+                // SAFETY: by the contract above.
+                let node = unsafe { obj.as_ref() }.and_then($node);
+                put(file, path, node)
+            })
+        }
+    };
+}
+
+writer!(
+    asdf_set_software,
+    asdf_value_of_software,
+    Software,
+    software_node,
+    "a software record"
+);
+writer!(
+    asdf_set_history_entry,
+    asdf_value_of_history_entry,
+    HistoryEntry,
+    history_entry_node,
+    "a history entry"
+);
+writer!(
+    asdf_set_extension_metadata,
+    asdf_value_of_extension_metadata,
+    ExtensionMetadata,
+    extension_metadata_node,
+    "an extension metadata record"
+);
+
+/// Sets the root's `asdf_library` and `history` from `meta` (`path` must name the root).
+///
+/// # Safety
+/// `file` is NULL or an open file; `path` NULL or a C string; `meta` NULL or a `asdf_meta_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn asdf_set_meta(file: *mut File, path: *const c_char, meta: *const Meta) -> c_int {
+    guard(Err::Unknown as c_int, || {
+        // SAFETY: by the contract above.
+        let Some(m) = (unsafe { meta.as_ref() }) else {
+            return Err::Unknown as c_int;
+        };
+        // SAFETY: by the contract above.
+        let base =
+            unsafe { crate::util::bytes(path) }.map(|p| String::from_utf8_lossy(p).trim_end_matches('/').to_owned());
+        let Some(base) = base else { return Err::Unknown as c_int };
+        let at = |key: &str| crate::util::c_string(format!("{base}/{key}").as_bytes());
+        // SAFETY: the library record is NULL or a software record.
+        if let Some(lib) = unsafe { m.asdf_library.as_ref() }.and_then(software_node) {
+            let p = at("asdf_library");
+            let r = put(file, p.as_ptr(), Some(lib));
+            if r != Err::Ok as c_int {
+                return r;
+            }
+        }
+        let entries: Vec<Node> = items(m.entries)
+            .into_iter()
+            // SAFETY: each is a history entry.
+            .filter_map(|e| unsafe { e.as_ref() }.and_then(history_entry_node))
+            .collect();
+        let extensions: Vec<Node> = items(m.extensions)
+            .into_iter()
+            // SAFETY: each is an extension metadata record.
+            .filter_map(|e| unsafe { e.as_ref() }.and_then(extension_metadata_node))
+            .collect();
+        if !entries.is_empty() || !extensions.is_empty() {
+            let mut h = Vec::new();
+            if !extensions.is_empty() {
+                h.push((Node::str("extensions"), Node::seq(extensions)));
+            }
+            if !entries.is_empty() {
+                h.push((Node::str("entries"), Node::seq(entries)));
+            }
+            let p = at("history");
+            return put(file, p.as_ptr(), Some(Node::map(h)));
+        }
+        Err::Ok as c_int
+    })
+}
+
+/// Appends a history entry (the description, the time now, and this library) to the file's
+/// `history/entries`: 0, or -1.
+///
+/// # Safety
+/// `file` is NULL or an open file; `description` NULL or a C string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn asdf_history_entry_add(file: *mut File, description: *const c_char) -> c_int {
+    guard(-1, || {
+        let Some(d) = c_text(description) else { return -1 };
+        // SAFETY: by the contract above.
+        let Some(f) = (unsafe { file.as_mut() }) else { return -1 };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let time = Node::map(vec![
+            (Node::str("value"), Node::str(iso_utc(now))),
+            (Node::str("scale"), Node::str("utc")),
+        ])
+        .with_tag("tag:stsci.edu:asdf/time/time-1.4.0");
+        let entry = Node::map(vec![
+            (Node::str("description"), Node::str(d)),
+            (Node::str("time"), time),
+            (
+                Node::str("software"),
+                Node::seq(vec![
+                    Node::map(vec![
+                        (Node::str("name"), Node::str("asdf-rs")),
+                        (Node::str("version"), Node::str(env!("CARGO_PKG_VERSION"))),
+                    ])
+                    .with_tag(format!("{CORE}software-1.0.0")),
+                ]),
+            ),
+        ])
+        .with_tag(format!("{CORE}history_entry-1.0.0"));
+        let Some(asdf) = f.asdf_mut() else { return -1 };
+        let Ok(root) = asdf.get_mut("") else { return -1 };
+        let NodeKind::Mapping(m) = &mut root.kind else {
+            return -1;
+        };
+        let hi = match m.entries.iter().position(|(k, _)| k.as_str() == Some("history")) {
+            Some(i) => i,
+            None => {
+                m.entries.push((Node::str("history"), Node::map(Vec::new())));
+                m.entries.len() - 1
+            }
+        };
+        let history = &mut m.entries[hi].1;
+        // The oldest form (a list of entries) becomes the mapping form.
+        if matches!(history.kind, NodeKind::Sequence(_)) {
+            let old = std::mem::replace(history, Node::map(Vec::new()));
+            if let NodeKind::Mapping(h) = &mut history.kind {
+                h.entries.push((Node::str("entries"), old));
+            }
+        }
+        let NodeKind::Mapping(h) = &mut history.kind else {
+            return -1;
+        };
+        let ei = match h.entries.iter().position(|(k, _)| k.as_str() == Some("entries")) {
+            Some(i) => i,
+            None => {
+                h.entries.push((Node::str("entries"), Node::seq(Vec::new())));
+                h.entries.len() - 1
+            }
+        };
+        match &mut h.entries[ei].1.kind {
+            NodeKind::Sequence(q) => {
+                q.items.push(entry);
+                0
+            }
+            _ => -1,
+        }
+    })
+}
+
+/// Seconds since 1970 as an ISO 8601 UTC time (`2026-11-30T01:02:03`).
+fn iso_utc(secs: u64) -> String {
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = i64::try_from(days).unwrap_or(0) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }

@@ -15,6 +15,32 @@ pub struct Version {
     extra: *const c_char,
 }
 
+impl Version {
+    /// The whole version string.
+    pub(crate) fn text(&self) -> *const c_char {
+        self.version
+    }
+}
+
+/// A version that C reads as a global (`libasdf_version`): immutable, its strings static.
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct StaticVersion(pub(crate) Version);
+
+// SAFETY: the static's pointers are to static, immutable C strings; nothing writes it.
+unsafe impl Sync for StaticVersion {}
+
+/// This library's version, as libasdf exports its own (`libasdf_version`).
+#[allow(non_upper_case_globals)]
+#[unsafe(no_mangle)]
+pub static libasdf_version: StaticVersion = StaticVersion(Version {
+    version: c"0.1.0".as_ptr(),
+    major: 0,
+    minor: 1,
+    patch: 0,
+    extra: std::ptr::null(),
+});
+
 /// `asdf_tag_t`, laid out as libasdf's.
 #[repr(C)]
 #[derive(Debug)]
