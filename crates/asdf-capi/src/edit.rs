@@ -86,6 +86,11 @@ fn append(sequence: *mut Value, node: Option<Node>) -> c_int {
 /// freed yet (and not `mapping`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn asdf_mapping_set(mapping: *mut Value, key: *const c_char, value: *mut Value) -> c_int {
+    // A container set into itself: refused, and kept (consuming it would free the handle the
+    // call is changing).
+    if !value.is_null() && value == mapping {
+        return UNKNOWN;
+    }
     // SAFETY: by the contract above.
     let node = guard(None, || unsafe { consume(value) });
     set_key(mapping, key, node)
@@ -171,6 +176,10 @@ pub unsafe extern "C" fn asdf_mapping_set_bool(mapping: *mut Value, key: *const 
 /// `sequence`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn asdf_sequence_append(sequence: *mut Value, value: *mut Value) -> c_int {
+    // Appended to itself: refused, and kept (as `asdf_mapping_set`).
+    if !value.is_null() && value == sequence {
+        return UNKNOWN;
+    }
     // SAFETY: by the contract above.
     let node = guard(None, || unsafe { consume(value) });
     append(sequence, node)

@@ -79,6 +79,24 @@ impl Code {
     }
 }
 
+/// The libasdf code nearest to an engine error (the message says the rest).
+pub(crate) fn code_of(e: &asdf::Error) -> Code {
+    let text = e.to_string().to_ascii_lowercase();
+    let has = |w: &[&str]| w.iter().any(|x| text.contains(x));
+    match e.kind() {
+        asdf::ErrorKind::Io => Code::System,
+        asdf::ErrorKind::Yaml => Code::YamlParseFailed,
+        _ if has(&["unknown compression", "codec", "compression label", "unknown label"]) => Code::UnknownCompression,
+        _ if has(&["decompress", "compress"]) => Code::CompressionFailed,
+        _ if has(&["end of file", "truncated", "too short", "unexpected end", "empty"]) => Code::UnexpectedEof,
+        _ if has(&["header", "#asdf", "not an asdf"]) => Code::InvalidAsdfHeader,
+        _ if has(&["magic"]) => Code::BlockMagicMismatch,
+        _ if has(&["block"]) => Code::InvalidBlockHeader,
+        asdf::ErrorKind::Format => Code::InvalidAsdfHeader,
+        _ => Code::UnknownState,
+    }
+}
+
 /// The last error of a file (or of the thread).
 #[derive(Debug, Default)]
 pub(crate) struct ErrorState {

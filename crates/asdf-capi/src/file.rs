@@ -7,7 +7,7 @@ use std::ffi::c_char;
 
 use asdf_yaml::{Document, Node, NodeKind, Step};
 
-use crate::error::{Code, ErrorState};
+use crate::error::ErrorState;
 
 /// An open file: the engine's file (its tree, blocks and arrays; a new file is an empty one)
 /// and its last error.
@@ -44,11 +44,7 @@ impl File {
             },
             Err(e) => {
                 let mut error = ErrorState::default();
-                let code = match &e {
-                    e if e.kind() == asdf::ErrorKind::Io => Code::System,
-                    _ => Code::YamlParseFailed,
-                };
-                error.set(code, Some(&e.to_string()), 0);
+                error.set(crate::error::code_of(&e), Some(&e.to_string()), 0);
                 File {
                     error,
                     asdf: None,

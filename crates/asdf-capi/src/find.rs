@@ -67,11 +67,21 @@ fn children(root: &Value, path: &[Step]) -> Vec<(Step, bool)> {
     }
 }
 
+/// Whether the container at `path` is one of its own ancestors (an alias to an anchor above
+/// it: `a: &s [1, *s]`), so that entering it again would never end.
+fn cyclic(root: &Value, path: &[Step]) -> bool {
+    let Some(me) = root.node_below(path).map(std::ptr::from_ref) else {
+        return false;
+    };
+    (0..path.len()).any(|k| root.node_below(&path[..k]).map(std::ptr::from_ref) == Some(me))
+}
+
 /// The paths of the values to offer, in libasdf's order.
 fn order(root: &Value, depth_first: bool, descend: Pred, max_depth: isize) -> Vec<Vec<Step>> {
     let mut out = vec![Vec::new()];
-    let enter =
-        |path: &[Step], depth: isize| -> bool { !(max_depth >= 0 && depth > max_depth) && test(root, path, descend) };
+    let enter = |path: &[Step], depth: isize| -> bool {
+        !(cyclic(root, path) || max_depth >= 0 && depth > max_depth) && test(root, path, descend)
+    };
     // A bound on the work: every node is visited once (aliases are not followed into a
     // container twice beyond this many steps).
     let mut budget: usize = 10_000_000;

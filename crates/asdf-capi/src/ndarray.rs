@@ -116,7 +116,69 @@ fn code_size(code: c_int) -> usize {
     }
 }
 
+/// A structured datatype's fields, allocated with the C allocator (freed by `free_fields`).
+fn c_fields(fields: &[asdf_core_types::Field], order: ByteOrder) -> (u32, *const CDatatype) {
+    let n = fields.len();
+    let Ok(count) = u32::try_from(n) else {
+        return (0, std::ptr::null());
+    };
+    if n == 0 {
+        return (0, std::ptr::null());
+    }
+    // SAFETY: calloc of `n` datatypes (all zero is valid for them).
+    let p: *mut CDatatype = unsafe { libc::calloc(n, std::mem::size_of::<CDatatype>()) }.cast();
+    if p.is_null() {
+        return (0, std::ptr::null());
+    }
+    for (i, f) in fields.iter().enumerate() {
+        let mut d = c_datatype(&f.datatype, f.byteorder.unwrap_or(order));
+        if let Some(name) = &f.name {
+            let c = crate::util::c_string(name.as_bytes());
+            // SAFETY: a C string.
+            d.name = unsafe { libc::strdup(c.as_ptr()) };
+        }
+        if !f.shape.is_empty() {
+            // SAFETY: malloc of the shape's length.
+            let sp: *mut u64 = unsafe { libc::malloc(f.shape.len() * 8) }.cast();
+            if !sp.is_null() {
+                for (k, dim) in f.shape.iter().enumerate() {
+                    // SAFETY: `sp` has room for the shape.
+                    unsafe { sp.add(k).write(*dim as u64) };
+                }
+                d.ndim = u32::try_from(f.shape.len()).unwrap_or(0);
+                d.shape = sp;
+            }
+        }
+        // SAFETY: `p` has room for `n` datatypes.
+        unsafe { p.add(i).write(d) };
+    }
+    (count, p)
+}
+
+/// Frees what `c_fields` allocated (recursively).
+fn free_fields(d: &CDatatype) {
+    if d.fields.is_null() {
+        return;
+    }
+    for i in 0..d.nfields as usize {
+        // SAFETY: `fields` holds `nfields` datatypes made by `c_fields`.
+        let f = unsafe { &*d.fields.add(i) };
+        free_fields(f);
+        // SAFETY: from strdup/malloc in `c_fields` (or NULL).
+        unsafe {
+            libc::free(f.name.cast_mut().cast());
+            libc::free(f.shape.cast_mut().cast());
+        }
+    }
+    // SAFETY: from calloc in `c_fields`.
+    unsafe { libc::free(d.fields.cast_mut().cast()) };
+}
+
 fn c_datatype(d: &Datatype, order: ByteOrder) -> CDatatype {
+    let fields = match d {
+        Datatype::Structured(fs) => c_fields(fs, order),
+        _ => (0, std::ptr::null()),
+    };
     let order = match order {
         ByteOrder::Big => c_int::from(b'>'),
         ByteOrder::Little => c_int::from(b'<'),
@@ -135,8 +197,8 @@ fn c_datatype(d: &Datatype, order: ByteOrder) -> CDatatype {
         byteorder: order,
         ndim: 0,
         shape: std::ptr::null(),
-        nfields: 0,
-        fields: std::ptr::null(),
+        nfields: fields.0,
+        fields: fields.1,
     }
 }
 
@@ -315,6 +377,7 @@ pub unsafe extern "C" fn asdf_ndarray_destroy(nd: *mut CNdArray) {
             // SAFETY: made by `Box::into_raw` in `make`, freed once.
             drop(unsafe { Box::from_raw(n.reserved.cast::<State>()) });
         }
+        free_fields(&n.datatype);
         // SAFETY: the shape and the struct came from malloc/calloc in `make`.
         unsafe {
             libc::free(n.shape.cast_mut().cast());
@@ -414,24 +477,33 @@ fn inline_bytes(a: &asdf::Array<'_>, boxed: Option<(&[u64], &[u64])>) -> Result<
 
 /// The array's elements as the engine reads them: (bytes, their byte order, the datatype).
 fn read_region(st: &State, region: Option<&Region>) -> Result<(Vec<u8>, ByteOrder, Datatype), c_int> {
-    // SAFETY: an ndarray's file is open while it is used.
-    let f = unsafe { st.file.as_ref() }.ok_or(INVAL)?;
-    let a = f.asdf().ok_or(INVAL)?.array(&st.pointer).map_err(|_| INVAL)?;
-    if a.storage() == asdf::Storage::Inline {
-        let boxed = st.boxed.as_ref().map(|(o, s)| (o.as_slice(), s.as_slice()));
-        return Ok((inline_bytes(&a, boxed)?, native(), a.datatype().clone()));
-    }
-    let rb: asdf::RegionBytes = match region {
-        Some(r) => a.read_region(r).map_err(|e| {
-            if e.kind() == asdf::ErrorKind::Usage || e.kind() == asdf::ErrorKind::NotFound {
-                OUT_OF_BOUNDS
-            } else {
-                INVAL
-            }
-        })?,
-        None => a.read().map_err(|_| INVAL)?,
+    let read = {
+        // SAFETY: an ndarray's file is open while it is used.
+        let f = unsafe { st.file.as_ref() }.ok_or(INVAL)?;
+        let a = f.asdf().ok_or(INVAL)?.array(&st.pointer).map_err(|_| INVAL)?;
+        let d = a.datatype().clone();
+        if a.storage() == asdf::Storage::Inline {
+            let boxed = st.boxed.as_ref().map(|(o, s)| (o.as_slice(), s.as_slice()));
+            return Ok((inline_bytes(&a, boxed)?, native(), d));
+        }
+        let read: Result<asdf::RegionBytes, asdf::Error> = match region {
+            Some(r) => a.read_region(r),
+            None => a.read(),
+        };
+        read.map(|rb| (rb.bytes, rb.byte_order, d))
     };
-    Ok((rb.bytes, rb.byte_order, a.datatype().clone()))
+    read.map_err(|e| {
+        // The reason on the file (`asdf_error`), as libasdf reports a block it cannot read.
+        // SAFETY: an ndarray's file is open while it is used; the borrows above have ended.
+        if let Some(f) = unsafe { st.file.as_mut() } {
+            f.error.set(crate::error::code_of(&e), Some(&e.to_string()), 0);
+        }
+        if region.is_some() && (e.kind() == asdf::ErrorKind::Usage || e.kind() == asdf::ErrorKind::NotFound) {
+            OUT_OF_BOUNDS
+        } else {
+            INVAL
+        }
+    })
 }
 
 /// One element as a number.
@@ -582,7 +654,8 @@ fn convert(src: &[u8], d: &Datatype, order: ByteOrder, dst: c_int) -> Result<(Ve
         return Ok((v, false));
     }
     let out_size = code_size(dst);
-    if out_size == 0 || matches!(dst, 9 | 12 | 13) {
+    // (Numbers to bool8: refused, as libasdf refuses them.)
+    if out_size == 0 || matches!(dst, 9 | 12 | 13 | 14) {
         return Err(CONVERSION);
     }
     let mut out = vec![0u8; count.checked_mul(out_size).ok_or(OOM)?];
@@ -698,6 +771,15 @@ pub unsafe extern "C" fn asdf_ndarray_read_tile_ndim(
         let (Some(o), Some(s)) = (unsafe { slice(origin, ndim) }, unsafe { slice(shape, ndim) }) else {
             return INVAL;
         };
+        // An empty box: nothing to read (as libasdf).
+        if s.contains(&0)
+            && o.iter()
+                .zip(s)
+                .zip(shape_of(nd).unwrap_or_default())
+                .all(|((o, s), n)| o.saturating_add(*s) <= *n)
+        {
+            return hand_out(&[], dst);
+        }
         match box_region(nd, o, s) {
             Ok(r) => read_into(nd, Some((&r, (o.to_vec(), s.to_vec()))), dst_t, dst),
             Err(e) => e,

@@ -8,11 +8,12 @@ use crate::file::File;
 use crate::util::{bytes, guard};
 use crate::value::{self, Value};
 
-/// How the C API opens files, as libasdf reads them: no validation, and any scalar as a
-/// mapping key (`null:`, `1.5:`; the ASDF Standard allows strings, integers and booleans,
-/// libasdf reads any scalar; a warning names each such key).
+/// How the C API opens files, as libasdf reads them: no validation, and mapping keys as
+/// written (any node a key, `null:` and `? [1, 2]` included; keys the same only when their text
+/// is, so `1`, `0x1` and `01` are three keys; the ASDF Standard allows strings, integers and
+/// booleans, and Python asdf makes one key of each group).
 fn lenient(open: asdf::Open) -> asdf::Open {
-    open.options(asdf::OpenOptions::default().any_scalar_keys(true))
+    open.options(asdf::OpenOptions::default().any_scalar_keys(true).keys_as_written(true))
         .validate(false)
 }
 

@@ -18,7 +18,7 @@ const FLOORS: &[(&str, usize)] = &[
     ("test-version", 4),
     ("test-tag", 1),
     ("test-error", 3),
-    ("test-value", 62),
+    ("test-value", 65),
     ("test-extension", 12),
     ("test-time", 4),
     ("test-core-extensions", 0),

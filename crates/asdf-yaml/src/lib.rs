@@ -53,6 +53,6 @@ pub use node::{
     Alias, Anchor, CompactString, Document, Mapping, Node, NodeKind, Scalar, ScalarStyle, Sequence, Span, Step, Value,
     Visit,
 };
-pub use parse::{Limits, Parsed, key_identity, parse, parse_yaml};
+pub use parse::{Limits, Parsed, key_identity, parse, parse_as_written, parse_yaml};
 pub use resolve::ConstructError;
 pub use walk::{Aliases, At, Cut, Visitor, Walker};

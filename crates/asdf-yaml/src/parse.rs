@@ -83,6 +83,9 @@ struct Builder {
     /// Any scalar may be a mapping key (YAML outside an ASDF tree: schemas, manifests), as in
     /// PyYAML; an ASDF tree's keys are strings, integers and booleans only.
     any_keys: bool,
+    /// Keys as written (libasdf's reading): any node may be a key, and two keys are the same
+    /// only when their text is (`1` and `0x1`, `true` and `True` stay apart).
+    text_keys: bool,
     stack: Vec<Frame>,
     /// Finished children of the open collections, innermost last: each collection takes its
     /// own off when it ends, into a vector of exactly the right size.
@@ -291,7 +294,9 @@ impl Builder {
             return Ok(());
         }
         if !parent.key_pending {
-            if !self.any_keys {
+            if self.text_keys {
+                // Any node.
+            } else if !self.any_keys {
                 check_key(&node)?;
             } else if !matches!(node.kind, NodeKind::Scalar(_)) {
                 // A collection key cannot be a dict key in Python either.
@@ -307,7 +312,12 @@ impl Builder {
         parent.key_pending = false;
         let key_at = self.children.len() - 1;
         let keys = &self.children[parent.start..key_at];
-        if let Some(i) = duplicate_of(&mut parent.seen, keys, &self.children[key_at]) {
+        let dup = if self.text_keys {
+            text_duplicate_of(&mut parent.seen, keys, &self.children[key_at])
+        } else {
+            duplicate_of(&mut parent.seen, keys, &self.children[key_at])
+        };
+        if let Some(i) = dup {
             let key = self.children.pop();
             self.warnings.push(Warning::DuplicateKey {
                 span: key.as_ref().map(|k| k.span).unwrap_or_default(),
@@ -590,6 +600,30 @@ fn duplicate_of(seen: &mut Option<HashSet<(bool, String)>>, kv: &[Node], key: &N
     kv.iter().step_by(2).position(same)
 }
 
+/// As [`duplicate_of`] for keys as written: a scalar key equal in text (and tag) to an earlier
+/// one; other nodes are never duplicates.
+fn text_duplicate_of(seen: &mut Option<HashSet<(bool, String)>>, kv: &[Node], key: &Node) -> Option<usize> {
+    let id = |k: &Node| -> Option<String> {
+        let s = k.as_scalar()?;
+        Some(format!("{}\u{0}{}", k.tag.as_deref().unwrap_or(""), s.text))
+    };
+    let mine = id(key)?;
+    let n = kv.len() / 2;
+    if n < LINEAR_KEYS {
+        return kv
+            .iter()
+            .step_by(2)
+            .position(|k| id(k).as_deref() == Some(mine.as_str()));
+    }
+    let seen = seen.get_or_insert_with(|| kv.iter().step_by(2).filter_map(id).map(|t| (true, t)).collect());
+    if seen.insert((true, mine.clone())) {
+        return None;
+    }
+    kv.iter()
+        .step_by(2)
+        .position(|k| id(k).as_deref() == Some(mine.as_str()))
+}
+
 /// Whether a key is YAML 1.1's merge key (a plain, untagged `<<`): a mapping may have several,
 /// which PyYAML applies in turn, so they are never duplicates of each other.
 fn is_merge_key(k: &Node) -> bool {
@@ -720,6 +754,27 @@ pub fn parse_yaml(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
     parse_keys(text, limits, true)
 }
 
+/// Parses YAML with its mapping keys as written, as libasdf (the C library) reads a tree: any
+/// node may be a key, and keys are the same only when their text is (`1`, `0x1` and `01` are
+/// three keys; PyYAML makes them one). For the C API.
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_as_written(text: &[u8], limits: &Limits) -> Result<Parsed, Error> {
+    if text.len() > limits.max_bytes {
+        return Err(Error::Limits {
+            span: Span::default(),
+            kind: LimitError::Bytes(limits.max_bytes),
+        });
+    }
+    build_with(
+        text,
+        limits,
+        (true, true),
+        text.len() >= PIPELINE_MIN_BYTES && cores() > 1,
+    )
+}
+
 fn parse_keys(text: &[u8], limits: &Limits, any_keys: bool) -> Result<Parsed, Error> {
     if text.len() > limits.max_bytes {
         return Err(Error::Limits {
@@ -727,7 +782,12 @@ fn parse_keys(text: &[u8], limits: &Limits, any_keys: bool) -> Result<Parsed, Er
             kind: LimitError::Bytes(limits.max_bytes),
         });
     }
-    build_with(text, limits, any_keys, text.len() >= PIPELINE_MIN_BYTES && cores() > 1)
+    build_with(
+        text,
+        limits,
+        (any_keys, false),
+        text.len() >= PIPELINE_MIN_BYTES && cores() > 1,
+    )
 }
 
 /// Trees at least this long are parsed on two threads when the machine has two cores: one
@@ -743,10 +803,12 @@ fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
 }
 
-fn build_with(text: &[u8], limits: &Limits, any_keys: bool, pipelined: bool) -> Result<Parsed, Error> {
+fn build_with(text: &[u8], limits: &Limits, keys: (bool, bool), pipelined: bool) -> Result<Parsed, Error> {
+    let (any_keys, text_keys) = keys;
     let mut b = Builder {
         limits: *limits,
         any_keys,
+        text_keys,
         stack: Vec::new(),
         children: Vec::new(),
         path: Vec::new(),
@@ -959,12 +1021,28 @@ mod tests {
             ..Limits::default()
         };
         for (i, text) in cases.iter().enumerate() {
-            let one = build_with(text.as_bytes(), &limits, false, false);
-            let two = build_with(text.as_bytes(), &limits, false, true);
+            let one = build_with(text.as_bytes(), &limits, (false, false), false);
+            let two = build_with(text.as_bytes(), &limits, (false, false), true);
             assert_eq!(format!("{one:?}"), format!("{two:?}"), "case {i}");
             assert_eq!(one.is_ok(), i == 0, "case {i}: {:?}", one.as_ref().err());
         }
-        let parsed = build_with(ok.as_bytes(), &limits, false, true).unwrap();
+        let parsed = build_with(ok.as_bytes(), &limits, (false, false), true).unwrap();
         assert_eq!(parsed.warnings.len(), 3 * BATCH, "one duplicate key per row");
+    }
+}
+
+#[cfg(test)]
+mod as_written_tests {
+    #[test]
+    fn keys_as_written_stay_apart() {
+        let text = b"1: a\ntrue: b\nTrue: c\n0x1: d\n01: e\n? [1, 2]\n: f\n";
+        let p = super::parse_as_written(text, &super::Limits::default()).unwrap();
+        let m = p.document.root.as_mapping().unwrap();
+        assert_eq!(m.entries.len(), 6);
+        let p = super::parse_yaml(b"1: a\ntrue: b\nTrue: c\n0x1: d\n01: e\n", &super::Limits::default()).unwrap();
+        assert!(
+            p.document.root.as_mapping().unwrap().entries.len() < 5,
+            "PyYAML makes one key of equal ones"
+        );
     }
 }

@@ -195,7 +195,9 @@ impl Core {
         let tree_line = self.tree_line;
         Ok(match self.reader.tree_bytes() {
             Some(t) => {
-                let parse = if self.options.any_scalar_keys {
+                let parse = if self.options.keys_as_written {
+                    asdf_yaml::parse_as_written
+                } else if self.options.any_scalar_keys {
                     asdf_yaml::parse_yaml
                 } else {
                     asdf_yaml::parse

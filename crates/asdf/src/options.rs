@@ -37,6 +37,11 @@ pub struct OpenOptions {
     /// standard's keys are strings, integers and booleans, and other keys are refused with
     /// their line). Pointers name such keys by no token.
     pub any_scalar_keys: bool,
+    /// Keep mapping keys as written, as libasdf (the C library) reads a tree: any node may be
+    /// a key, and keys are the same only when their text is (`1`, `0x1` and `01`, or `true`
+    /// and `True`, stay apart, where PyYAML makes one key of each group). For the C API
+    /// (default off).
+    pub keys_as_written: bool,
     /// Threads for the parallel work of this file's reads (decoding, checksums, `verify`):
     /// `None` (the default) is `ASDF_RS_THREADS`, else the machine's cores, at most 8; 1 is
     /// none beside the caller's. Each count has its own pool, made on first use.
@@ -57,6 +62,7 @@ impl Default for OpenOptions {
             references: ReferencePolicy::default(),
             schemas: None,
             any_scalar_keys: false,
+            keys_as_written: false,
             threads: None,
         }
     }
@@ -97,6 +103,12 @@ impl OpenOptions {
     #[must_use]
     pub fn any_scalar_keys(mut self, yes: bool) -> Self {
         self.any_scalar_keys = yes;
+        self
+    }
+    /// Sets whether keys are kept as written (see [`OpenOptions::keys_as_written`]).
+    #[must_use]
+    pub fn keys_as_written(mut self, yes: bool) -> Self {
+        self.keys_as_written = yes;
         self
     }
     /// Sets the threads of this file's reads (see [`OpenOptions::threads`]).
