@@ -85,7 +85,8 @@ pub static libasdf_software: StaticSoftware = StaticSoftware(Software {
     name: c"asdf-rs".as_ptr(),
     version: &raw const crate::version::libasdf_version.0,
     author: c"The asdf-rs developers".as_ptr(),
-    homepage: std::ptr::null(),
+    // (libasdf's record has a homepage and programs read it unchecked: an empty one here.)
+    homepage: c"".as_ptr(),
 });
 
 /// Whether `tag` is `tag:stsci.edu:asdf/<name>-<version>`.
@@ -903,11 +904,8 @@ pub unsafe extern "C" fn asdf_history_entry_add(file: *mut File, description: *c
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let time = Node::map(vec![
-            (Node::str("value"), Node::str(iso_utc(now))),
-            (Node::str("scale"), Node::str("utc")),
-        ])
-        .with_tag("tag:stsci.edu:asdf/time/time-1.4.0");
+        // (history_entry-1.0.0's time is a date-time string, UTC.)
+        let time = Node::str(format!("{}Z", iso_utc(now)));
         let entry = Node::map(vec![
             (Node::str("description"), Node::str(d)),
             (Node::str("time"), time),

@@ -1016,3 +1016,370 @@ pub unsafe extern "C" fn asdf_datatype_size(d: *mut CDatatype) -> u64 {
     // SAFETY: by the contract above.
     guard(0, || unsafe { d.as_ref() }.map_or(0, |d| d.size))
 }
+
+/// The scalar type of a libasdf type number.
+fn scalar_of(code: c_int) -> Option<ScalarType> {
+    Some(match code {
+        1 => ScalarType::Int8,
+        2 => ScalarType::UInt8,
+        3 => ScalarType::Int16,
+        4 => ScalarType::UInt16,
+        5 => ScalarType::Int32,
+        6 => ScalarType::UInt32,
+        7 => ScalarType::Int64,
+        8 => ScalarType::UInt64,
+        9 => ScalarType::Float16,
+        10 => ScalarType::Float32,
+        11 => ScalarType::Float64,
+        12 => ScalarType::Complex64,
+        13 => ScalarType::Complex128,
+        14 => ScalarType::Bool8,
+        _ => return None,
+    })
+}
+
+/// A buffer for the data of an ndarray the program builds (zeroed, `asdf_ndarray_nbytes` long),
+/// kept by the ndarray until `asdf_ndarray_data_dealloc` or `asdf_ndarray_destroy`; for an
+/// ndarray read from a file, its data (as `asdf_ndarray_data`).
+///
+/// # Safety
+/// `nd` is NULL or an ndarray (of this library, or a struct the program filled, whose
+/// `_reserved` is NULL).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn asdf_ndarray_data_alloc(nd: *mut CNdArray) -> *mut c_void {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: by the contract above.
+        let Some(n) = (unsafe { nd.as_mut() }) else {
+            return std::ptr::null_mut();
+        };
+        if n.reserved.is_null() {
+            // SAFETY: by the contract above.
+            let bytes = unsafe { asdf_ndarray_nbytes(nd) };
+            let Ok(len) = usize::try_from(bytes) else {
+                return std::ptr::null_mut();
+            };
+            let mut data = Vec::new();
+            if data.try_reserve_exact(len).is_err() {
+                return std::ptr::null_mut();
+            }
+            data.resize(len, 0u8);
+            n.reserved = Box::into_raw(Box::new(State {
+                file: std::ptr::null_mut(),
+                pointer: String::new(),
+                data: Some(data),
+                boxed: None,
+            }))
+            .cast();
+        } else {
+            // SAFETY: by the contract above.
+            let _ = unsafe { asdf_ndarray_data(nd, std::ptr::null_mut()) };
+        }
+        state(nd)
+            .and_then(|st| st.data.as_mut())
+            .map_or(std::ptr::null_mut(), |d| d.as_mut_ptr().cast())
+    })
+}
+
+/// A scratch buffer for an ndarray's data (`asdf_ndarray_data_alloc`'s; the file is not used).
+///
+/// # Safety
+/// As [`asdf_ndarray_data_alloc`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn asdf_ndarray_data_alloc_temp(_file: *mut File, nd: *mut CNdArray) -> *mut c_void {
+    // SAFETY: by the contract above.
+    unsafe { asdf_ndarray_data_alloc(nd) }
+}
+
+/// Frees the data buffer of an ndarray the program built (and an ndarray's read data).
+///
+/// # Safety
+/// `nd` is NULL or an ndarray.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn asdf_ndarray_data_dealloc(nd: *mut CNdArray) {
+    guard((), || {
+        // SAFETY: by the contract above.
+        let Some(n) = (unsafe { nd.as_mut() }) else { return };
+        let Some(st) = state(nd) else { return };
+        if st.file.is_null() {
+            // The program's own ndarray: its state was made by `asdf_ndarray_data_alloc`.
+            // SAFETY: made by `Box::into_raw` there, freed once; `reserved` cleared.
+            drop(unsafe { Box::from_raw(n.reserved.cast::<State>()) });
+            n.reserved = std::ptr::null_mut();
+        } else {
+            st.data = None;
+        }
+    });
+}
+
+/// Puts an ndarray at `path` (its data written as a block with the file): the shape, datatype
+/// and byte order of the struct, the data of `asdf_ndarray_data_alloc`'s buffer (or the array
+/// it was read as). Offsets and strides are not kept: the data is written in C order.
+///
+/// # Safety
+/// `file` is NULL or an open file; `path` NULL or a C string; `nd` NULL or an ndarray.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn asdf_set_ndarray(file: *mut File, path: *const c_char, nd: *const CNdArray) -> c_int {
+    guard(-2, || {
+        // SAFETY: by the contract above.
+        let (Some(n), Some(p)) = (unsafe { nd.as_ref() }, unsafe { bytes(path) }) else {
+            return -2;
+        };
+        let Some(t) = scalar_of(n.datatype.ty) else {
+            return 1;
+        };
+        let Some(shape) = shape_of(nd) else { return -2 };
+        let Ok(shape) = shape.iter().map(|d| usize::try_from(*d)).collect::<Result<Vec<_>, _>>() else {
+            return 4;
+        };
+        let order = if n.byteorder == c_int::from(b'>') {
+            ByteOrder::Big
+        } else {
+            native()
+        };
+        let nd_mut = nd.cast_mut();
+        // SAFETY: by the contract above (the data read or allocated is kept by the ndarray).
+        let data_ptr = unsafe { asdf_ndarray_data(nd_mut, std::ptr::null_mut()) };
+        let data = state(nd_mut).and_then(|st| st.data.clone()).unwrap_or_default();
+        if data_ptr.is_null() && !data.is_empty() {
+            return -2;
+        }
+        let pointer: String = String::from_utf8_lossy(p)
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(|s| format!("/{}", asdf::escape_pointer_token(s)))
+            .collect();
+        // SAFETY: by the contract above.
+        let Some(f) = (unsafe { file.as_mut() }) else { return -2 };
+        let Some(asdf) = f.asdf_mut() else { return -2 };
+        let new = asdf::NewArray::from_bytes(Datatype::Scalar(t), &shape, order, data);
+        match asdf.put_array(&pointer, new) {
+            Ok(()) => 0,
+            Err(e) => {
+                f.error.set(crate::error::code_of(&e), Some(&e.to_string()), 0);
+                -2
+            }
+        }
+    })
+}
+
+// ---- datatypes as objects ----
+
+/// A datatype as a node (`int16`, `[ascii, 4]`, `[ucs4, 4]`, or a list of fields, each
+/// `{name, datatype, byteorder, shape}`).
+fn datatype_node(d: &CDatatype) -> Option<asdf_yaml::Node> {
+    use asdf_yaml::Node;
+    let n = match d.ty {
+        15 => Node::seq(vec![Node::str("ascii"), Node::int(i64::try_from(d.size).ok()?)]),
+        16 => Node::seq(vec![Node::str("ucs4"), Node::int(i64::try_from(d.size / 4).ok()?)]),
+        17 => {
+            let mut fields = Vec::new();
+            for i in 0..d.nfields as usize {
+                // SAFETY: `fields` holds `nfields` datatypes (the API's rule).
+                let f = unsafe { d.fields.add(i).as_ref() }?;
+                let mut m = Vec::new();
+                // SAFETY: a field's name is NULL or a C string.
+                if let Some(name) = unsafe { bytes(f.name) } {
+                    m.push((Node::str("name"), Node::str(String::from_utf8_lossy(name).into_owned())));
+                }
+                m.push((Node::str("datatype"), datatype_node(f)?));
+                match u8::try_from(f.byteorder) {
+                    Ok(b'>') => m.push((Node::str("byteorder"), Node::str("big"))),
+                    Ok(b'<') => m.push((Node::str("byteorder"), Node::str("little"))),
+                    _ => {}
+                }
+                if f.ndim > 0 && !f.shape.is_null() {
+                    // SAFETY: `shape` holds `ndim` values.
+                    let sh = unsafe { std::slice::from_raw_parts(f.shape, f.ndim as usize) };
+                    let dims: Option<Vec<Node>> = sh.iter().map(|x| i64::try_from(*x).ok().map(Node::int)).collect();
+                    m.push((Node::str("shape"), Node::seq(dims?)));
+                }
+                fields.push(Node::map(m));
+            }
+            Node::seq(fields)
+        }
+        t => Node::str(*NAMES.get(usize::try_from(t).ok()?).filter(|n| !n.is_empty())?),
+    };
+    Some(n)
+}
+
+/// A datatype from C's allocator, from a node.
+fn datatype_from_node(n: &asdf_yaml::Node) -> Option<*mut CDatatype> {
+    let d = Datatype::from_node(n).ok()?;
+    let c = c_datatype(&d, native());
+    // SAFETY: calloc of one datatype.
+    let p: *mut CDatatype = unsafe { libc::calloc(1, std::mem::size_of::<CDatatype>()) }.cast();
+    if p.is_null() {
+        free_fields(&c);
+        return None;
+    }
+    // SAFETY: `p` has room for one datatype.
+    unsafe { p.write(c) };
+    Some(p)
+}
+
+/// Whether the value reads as a datatype.
+///
+/// # Safety
+/// `value` is NULL or a live value.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn asdf_value_is_datatype(value: *mut Value) -> bool {
+    guard(false, || {
+        // SAFETY: by the contract above.
+        unsafe { value.as_ref() }
+            .and_then(Value::node_and_doc)
+            .is_some_and(|(n, _)| Datatype::from_node(n).is_ok())
+    })
+}
+
+/// The value read as a datatype (freed with `asdf_datatype_destroy`).
+///
+/// # Safety
+/// `value` is NULL or a live value; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn asdf_value_as_datatype(value: *mut Value, out: *mut *mut CDatatype) -> c_int {
+    guard(-2, || {
+        // SAFETY: by the contract above.
+        let Some((n, _)) = (unsafe { value.as_ref() }).and_then(Value::node_and_doc) else {
+            return -2;
+        };
+        match datatype_from_node(n) {
+            Some(d) => {
+                if out.is_null() {
+                    // SAFETY: made just above.
+                    unsafe { asdf_datatype_destroy(d) };
+                } else {
+                    // SAFETY: `out` is writable.
+                    unsafe { *out = d };
+                }
+                0
+            }
+            None => 1,
+        }
+    })
+}
+
+/// The datatype at `path`.
+///
+/// # Safety
+/// `file` is NULL or an open file; `path` NULL or a C string; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn asdf_get_datatype(file: *mut File, path: *const c_char, out: *mut *mut CDatatype) -> c_int {
+    guard(-2, || {
+        // SAFETY: by the contract above.
+        let v = unsafe { crate::open::asdf_get_value(file, path) };
+        if v.is_null() {
+            return -1;
+        }
+        // SAFETY: `v` is live; `out` as above.
+        let r = unsafe { asdf_value_as_datatype(v, out) };
+        // SAFETY: freed once.
+        unsafe { crate::value::asdf_value_destroy(v) };
+        r
+    })
+}
+
+/// Puts a datatype at `path`.
+///
+/// # Safety
+/// `file` is NULL or an open file; `path` NULL or a C string; `d` NULL or a datatype.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn asdf_set_datatype(file: *mut File, path: *const c_char, d: *const CDatatype) -> c_int {
+    guard(-2, || {
+        // SAFETY: by the contract above.
+        let Some(node) = (unsafe { d.as_ref() }).and_then(datatype_node) else {
+            return 3;
+        };
+        let v = Value::new_own(file, node);
+        // SAFETY: `v` is consumed.
+        unsafe { crate::edit::asdf_set_value(file, path, v) }
+    })
+}
+
+/// A deep copy of a datatype (its fields, names and shapes too).
+///
+/// # Safety
+/// `d` is NULL or a datatype.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn asdf_datatype_copy(_file: *mut File, d: *const CDatatype) -> *mut CDatatype {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: by the contract above.
+        let Some(src) = (unsafe { d.as_ref() }) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: calloc of one datatype.
+        let p: *mut CDatatype = unsafe { libc::calloc(1, std::mem::size_of::<CDatatype>()) }.cast();
+        if p.is_null() {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: `p` has room for one datatype.
+        unsafe { p.write(copy_datatype(src)) };
+        p
+    })
+}
+
+/// A deep copy (C allocator) of a datatype's contents.
+fn copy_datatype(src: &CDatatype) -> CDatatype {
+    let name = if src.name.is_null() {
+        std::ptr::null()
+    } else {
+        // SAFETY: a C string.
+        unsafe { libc::strdup(src.name) }.cast_const()
+    };
+    let shape = if src.ndim == 0 || src.shape.is_null() {
+        std::ptr::null()
+    } else {
+        let n = src.ndim as usize;
+        // SAFETY: malloc of `n` values, copied from the source's `n`.
+        unsafe {
+            let p: *mut u64 = libc::malloc(n * 8).cast();
+            if !p.is_null() {
+                std::ptr::copy_nonoverlapping(src.shape, p, n);
+            }
+            p.cast_const()
+        }
+    };
+    let fields = if src.nfields == 0 || src.fields.is_null() {
+        std::ptr::null()
+    } else {
+        let n = src.nfields as usize;
+        // SAFETY: calloc of `n` datatypes; each written once from the source's.
+        unsafe {
+            let p: *mut CDatatype = libc::calloc(n, std::mem::size_of::<CDatatype>()).cast();
+            if !p.is_null() {
+                for i in 0..n {
+                    p.add(i).write(copy_datatype(&*src.fields.add(i)));
+                }
+            }
+            p.cast_const()
+        }
+    };
+    CDatatype {
+        ty: src.ty,
+        size: src.size,
+        name,
+        byteorder: src.byteorder,
+        ndim: if shape.is_null() { 0 } else { src.ndim },
+        shape,
+        nfields: if fields.is_null() { 0 } else { src.nfields },
+        fields,
+    }
+}
+
+/// Frees a datatype made by this library and what it holds.
+///
+/// # Safety
+/// `d` is NULL or a datatype this library made, not freed yet.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn asdf_datatype_destroy(d: *mut CDatatype) {
+    guard((), || {
+        // SAFETY: by the contract above.
+        let Some(dt) = (unsafe { d.as_ref() }) else { return };
+        free_fields(dt);
+        // SAFETY: the name, shape and struct came from the C allocator here.
+        unsafe {
+            libc::free(dt.name.cast_mut().cast());
+            libc::free(dt.shape.cast_mut().cast());
+            libc::free(d.cast());
+        }
+    });
+}

@@ -21,7 +21,7 @@ const FLOORS: &[(&str, usize)] = &[
     ("test-value", 65),
     ("test-extension", 12),
     ("test-time", 4),
-    ("test-core-extensions", 0),
+    ("test-core-extensions", 10),
     ("test-ndarray", 0),
 ];
 
