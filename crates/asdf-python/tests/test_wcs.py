@@ -307,3 +307,19 @@ def test_review_numerical_inverse_never_makes_up_a_pixel(tmp_path):
     asdf.AsdfFile({"wcs": ref}).write_to(tmp_path / "p.asdf")
     w = asdf_rs.open(tmp_path / "p.asdf").wcs()
     np.testing.assert_array_equal(w(np.inf, 1.0), ref(np.inf, 1.0))
+
+
+def test_review_a_bare_lookup_table_bounds_the_wcs(tmp_path):
+    # gwcs's bounding box is the first transform's: for a bare Tabular1D, its points' range
+    # (so an extrapolating table still gives NaN outside it, as gwcs gives).
+    for fill in [np.nan, None]:
+        t = m.Tabular1D(points=np.arange(10.0), lookup_table=np.arange(10.0) * 2 + 1, bounds_error=False,
+                        fill_value=fill)
+        ref = gwcs_wcs.WCS([(cf.CoordinateFrame(naxes=1, axes_type=("SPATIAL",), axes_order=(0,), name="d"), t),
+                            (cf.CoordinateFrame(naxes=1, axes_type=("SPECTRAL",), axes_order=(0,), name="s"), None)])
+        asdf.AsdfFile({"wcs": ref}).write_to(tmp_path / "tab.asdf")
+        ref = asdf.open(tmp_path / "tab.asdf")["wcs"]
+        w = asdf_rs.open(tmp_path / "tab.asdf").wcs()
+        x = np.array([-1.0, 0.0, 4.5, 9.0, 9.5, 12.0])
+        np.testing.assert_array_equal(w(x), ref(x))
+        assert w.bounding_box == ((0.0, 9.0),)

@@ -90,7 +90,19 @@ impl Wcs {
                 });
             }
         }
-        let bbox = ts.first().and_then(|t| t.bbox.clone());
+        // gwcs's bounding box is the first step's transform's: its own, or (astropy's default
+        // for a bare 1-D lookup table) the range of the table's points.
+        let bbox = ts.first().and_then(|t| {
+            t.bbox.clone().or_else(|| match &t.kind {
+                Kind::Tabular(table) if table.points.len() == 1 => {
+                    let p = &table.points[0];
+                    let lo = p.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = p.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    (lo <= hi).then(|| vec![Some((lo, hi))])
+                }
+                _ => None,
+            })
+        });
         let mut forward = ts.remove(0);
         for t in ts {
             let (n_in, n_out) = (forward.n_in, t.n_out);
