@@ -571,13 +571,10 @@ macro_rules! by_path {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $is(file: *mut File, path: *const c_char) -> bool {
             guard(false, || {
-                // SAFETY: by the contract above.
-                let v = unsafe { crate::open::asdf_get_value(file, path) };
-                // SAFETY: `v` is NULL or live.
-                let r = unsafe { $value_is(v) };
-                // SAFETY: freed once.
-                unsafe { crate::value::asdf_value_destroy(v) };
-                r
+                crate::open::with_value(file, path, false, |v| {
+                    // SAFETY: `v` is a live value.
+                    unsafe { $value_is(v) }
+                })
             })
         }
 
@@ -588,16 +585,10 @@ macro_rules! by_path {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $get(file: *mut File, path: *const c_char, out: *mut *mut $t) -> c_int {
             guard(Err::Unknown as c_int, || {
-                // SAFETY: by the contract above.
-                let v = unsafe { crate::open::asdf_get_value(file, path) };
-                if v.is_null() {
-                    return Err::NotFound as c_int;
-                }
-                // SAFETY: `v` is live; `out` as above.
-                let r = unsafe { $value_as(v, out) };
-                // SAFETY: freed once.
-                unsafe { crate::value::asdf_value_destroy(v) };
-                r
+                crate::open::with_value(file, path, Err::NotFound as c_int, |v| {
+                    // SAFETY: `v` is a live value; `out` as above.
+                    unsafe { $value_as(v, out) }
+                })
             })
         }
     };

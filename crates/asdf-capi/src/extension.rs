@@ -203,13 +203,10 @@ pub unsafe extern "C" fn asdf_value_of_extension_type(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn asdf_is_extension_type(file: *mut File, path: *const c_char, ext: *const Extension) -> bool {
     guard(false, || {
-        // SAFETY: by the contract above.
-        let v = unsafe { crate::open::asdf_get_value(file, path) };
-        // SAFETY: `v` is NULL or live.
-        let r = unsafe { asdf_value_is_extension_type(v, ext) };
-        // SAFETY: freed once.
-        unsafe { crate::value::asdf_value_destroy(v) };
-        r
+        crate::open::with_value(file, path, false, |v| {
+            // SAFETY: `v` is a live value.
+            unsafe { asdf_value_is_extension_type(v, ext) }
+        })
     })
 }
 
@@ -225,16 +222,10 @@ pub unsafe extern "C" fn asdf_get_extension_type(
     out: *mut *mut c_void,
 ) -> c_int {
     guard(Err::Unknown as c_int, || {
-        // SAFETY: by the contract above.
-        let v = unsafe { crate::open::asdf_get_value(file, path) };
-        if v.is_null() {
-            return Err::NotFound as c_int;
-        }
-        // SAFETY: `v` is live; the rest as above.
-        let r = unsafe { asdf_value_as_extension_type(v, ext, out) };
-        // SAFETY: freed once.
-        unsafe { crate::value::asdf_value_destroy(v) };
-        r
+        crate::open::with_value(file, path, Err::NotFound as c_int, |v| {
+            // SAFETY: `v` is a live value; the rest as above.
+            unsafe { asdf_value_as_extension_type(v, ext, out) }
+        })
     })
 }
 

@@ -334,16 +334,10 @@ pub unsafe extern "C" fn asdf_value_as_ndarray(value: *mut Value, out: *mut *mut
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn asdf_get_ndarray(file: *mut File, path: *const c_char, out: *mut *mut CNdArray) -> c_int {
     guard(-2, || {
-        // SAFETY: by the contract above.
-        let v = unsafe { crate::open::asdf_get_value(file, path) };
-        if v.is_null() {
-            return -1;
-        }
-        // SAFETY: `v` is live; `out` as above.
-        let r = unsafe { asdf_value_as_ndarray(v, out) };
-        // SAFETY: made above, freed once.
-        unsafe { crate::value::asdf_value_destroy(v) };
-        r
+        crate::open::with_value(file, path, -1, |v| {
+            // SAFETY: `v` is a live value; `out` as above.
+            unsafe { asdf_value_as_ndarray(v, out) }
+        })
     })
 }
 
@@ -354,13 +348,10 @@ pub unsafe extern "C" fn asdf_get_ndarray(file: *mut File, path: *const c_char, 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn asdf_is_ndarray(file: *mut File, path: *const c_char) -> bool {
     guard(false, || {
-        // SAFETY: by the contract above.
-        let v = unsafe { crate::open::asdf_get_value(file, path) };
-        // SAFETY: `v` is NULL or live.
-        let r = unsafe { crate::core::asdf_value_is_ndarray(v) };
-        // SAFETY: freed once.
-        unsafe { crate::value::asdf_value_destroy(v) };
-        r
+        crate::open::with_value(file, path, false, |v| {
+            // SAFETY: `v` is a live value.
+            unsafe { crate::core::asdf_value_is_ndarray(v) }
+        })
     })
 }
 
@@ -1265,16 +1256,10 @@ pub unsafe extern "C" fn asdf_value_as_datatype(value: *mut Value, out: *mut *mu
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn asdf_get_datatype(file: *mut File, path: *const c_char, out: *mut *mut CDatatype) -> c_int {
     guard(-2, || {
-        // SAFETY: by the contract above.
-        let v = unsafe { crate::open::asdf_get_value(file, path) };
-        if v.is_null() {
-            return -1;
-        }
-        // SAFETY: `v` is live; `out` as above.
-        let r = unsafe { asdf_value_as_datatype(v, out) };
-        // SAFETY: freed once.
-        unsafe { crate::value::asdf_value_destroy(v) };
-        r
+        crate::open::with_value(file, path, -1, |v| {
+            // SAFETY: `v` is a live value; `out` as above.
+            unsafe { asdf_value_as_datatype(v, out) }
+        })
     })
 }
 

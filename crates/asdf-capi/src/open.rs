@@ -149,8 +149,8 @@ pub unsafe extern "C" fn asdf_get_value(file: *mut File, path: *const c_char) ->
     })
 }
 
-/// The value at `path` for one call: made, used by `f`, freed.
-fn with_value<T>(file: *mut File, path: *const c_char, missing: T, f: impl FnOnce(*mut Value) -> T) -> T {
+/// The value at `path` for one call: made, used by `f`, freed (`missing` without one).
+pub(crate) fn with_value<T>(file: *mut File, path: *const c_char, missing: T, f: impl FnOnce(*mut Value) -> T) -> T {
     // SAFETY: the entry points pass NULL or an open file, and NULL or a C string.
     let v = unsafe { asdf_get_value(file, path) };
     if v.is_null() {

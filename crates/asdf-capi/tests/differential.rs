@@ -13,17 +13,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn target_dir() -> PathBuf {
-    // `cargo test` leaves the library beside the test binary (in `deps/`); `cargo build` puts a
-    // copy one folder up, possibly older: the one in `deps/` first.
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap().to_path_buf();
-    if deps.join("libasdf_capi.so").exists() {
-        deps
-    } else {
-        deps.parent().unwrap().to_path_buf()
-    }
-}
+mod common;
+use common::{soname_dir, target_dir};
 
 /// libasdf's install prefix, building it when it is not there; `None` (said) when it cannot
 /// be built here.
@@ -207,12 +198,8 @@ fn walk_and_arrays_agree_with_libasdf() {
     let Some(prefix) = libasdf(&conformance) else { return };
     let work = std::env::temp_dir().join(format!("asdf-capi-diff-{}", std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
-    let libdir = work.join("lib");
-    std::fs::create_dir_all(&libdir).unwrap();
+    let libdir = soname_dir(&work);
     let target = target_dir();
-    let link = libdir.join("libasdf.so.0.0.0");
-    let _ = std::fs::remove_file(&link);
-    std::os::unix::fs::symlink(target.join("libasdf_capi.so"), &link).unwrap();
     let ours_include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
     let mut files = asdf_testdata::files_with_ext(&conformance.join("asdf-standard/reference_files"), "asdf");
     assert!(files.len() > 50, "the reference files: {}", files.len());
@@ -256,10 +243,8 @@ fn walk_and_arrays_agree_with_libasdf() {
 fn the_programs_run_clean_under_sanitizers() {
     let conformance = asdf_testdata::conformance!();
     let work = std::env::temp_dir().join(format!("asdf-capi-asan-{}", std::process::id()));
-    let libdir = work.join("lib");
-    std::fs::create_dir_all(&libdir).unwrap();
+    let libdir = soname_dir(&work);
     let target = target_dir();
-    std::os::unix::fs::symlink(target.join("libasdf_capi.so"), libdir.join("libasdf.so.0.0.0")).unwrap();
     let files = asdf_testdata::files_with_ext(&conformance, "asdf");
     assert!(files.len() > 300, "conformance files: {}", files.len());
     for program in ["walk", "arrays"] {

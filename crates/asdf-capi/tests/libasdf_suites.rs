@@ -12,6 +12,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+use common::{soname_dir, target_dir};
+
 /// Each suite and the tests of it that pass at least (a suite passing fewer, or not building,
 /// is a regression; raise the floor as more pass). Why the others fail: `README.md`.
 const FLOORS: &[(&str, usize)] = &[
@@ -24,19 +27,6 @@ const FLOORS: &[(&str, usize)] = &[
     ("test-core-extensions", 10),
     ("test-ndarray", 0),
 ];
-
-/// The folder of this test's build: `libasdf_capi.so` is there (the test binary is in `deps/`).
-fn target_dir() -> PathBuf {
-    // `cargo test` leaves the library beside the test binary (in `deps/`); `cargo build` puts a
-    // copy one folder up, possibly older: the one in `deps/` first.
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap().to_path_buf();
-    if deps.join("libasdf_capi.so").exists() {
-        deps
-    } else {
-        deps.parent().unwrap().to_path_buf()
-    }
-}
 
 /// One suite's outcome.
 #[derive(Debug)]
@@ -82,11 +72,7 @@ fn run_suite(name: &str, lib: &Path, conformance: &Path, work: &Path) -> Outcome
     std::fs::write(shim.join("config.h"), "#include <asdf/config.h>\n").unwrap();
     // The library's soname is libasdf's (libasdf.so.0.0.0): the programs load it by that
     // name, from a folder where it is a link to the build's libasdf_capi.so.
-    let libdir = work.join("lib");
-    if !libdir.exists() {
-        std::fs::create_dir_all(&libdir).unwrap();
-        std::os::unix::fs::symlink(target.join("libasdf_capi.so"), libdir.join("libasdf.so.0.0.0")).unwrap();
-    }
+    let libdir = soname_dir(work);
     let tmp = work.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let exe = work.join(name);

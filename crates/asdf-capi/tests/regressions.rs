@@ -3,27 +3,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn target_dir() -> PathBuf {
-    // (As in the other tests: the library beside the test binary first.)
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap().to_path_buf();
-    if deps.join("libasdf_capi.so").exists() {
-        deps
-    } else {
-        deps.parent().unwrap().to_path_buf()
-    }
-}
+mod common;
+use common::{soname_dir, target_dir};
 
 #[test]
 fn the_review_findings_stay_fixed() {
     let work = std::env::temp_dir().join(format!("asdf-capi-review-{}", std::process::id()));
-    let libdir = work.join("lib");
-    std::fs::create_dir_all(&libdir).unwrap();
+    let libdir = soname_dir(&work);
     let target = target_dir();
-    std::os::unix::fs::symlink(target.join("libasdf_capi.so"), libdir.join("libasdf.so.0.0.0")).unwrap();
     let exe = work.join("review");
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let o = Command::new("cc")
