@@ -529,17 +529,20 @@ set_number!(asdf_set_double, f64, Node::float);
 
 /// The file written as bytes.
 fn written(file: *mut File) -> Result<Vec<u8>, c_int> {
+    write(file, asdf::Target::Bytes).map(asdf::Written::into_bytes)
+}
+
+/// Writes the file to `target` (the engine's write: a path is replaced atomically, nothing
+/// left half-written when it fails, and a concurrent writer's change refused), the error on
+/// the file when it fails.
+fn write(file: *mut File, target: asdf::Target<'_>) -> Result<asdf::Written, c_int> {
     // SAFETY: the entry points pass NULL or an open file.
     let f = unsafe { file.as_mut() }.ok_or(-1)?;
     let Some(asdf) = f.asdf_mut() else { return Err(-1) };
-    match asdf.write(asdf::Target::Bytes, &asdf::WriteOptions::default()) {
-        Ok(w) => Ok(w.into_bytes()),
-        Err(e) => {
-            f.error
-                .set(crate::error::Code::StreamInitFailed, Some(&e.to_string()), 0);
-            Err(-1)
-        }
-    }
+    asdf.write(target, &asdf::WriteOptions::default()).map_err(|e| {
+        f.error.set(crate::error::code_of(&e), Some(&e.to_string()), 0);
+        -1
+    })
 }
 
 /// Writes the file to `filename`: 0, or -1 with the file's error set.
@@ -553,21 +556,10 @@ pub unsafe extern "C" fn asdf_write_to_file(file: *mut File, filename: *const c_
         let Some(name) = (unsafe { bytes(filename) }) else {
             return -1;
         };
-        let bytes = match written(file) {
-            Ok(b) => b,
-            Err(e) => return e,
-        };
         let path = std::path::PathBuf::from(String::from_utf8_lossy(name).into_owned());
-        match std::fs::write(&path, bytes) {
-            Ok(()) => 0,
-            Err(e) => {
-                // SAFETY: `written` checked the file.
-                if let Some(f) = unsafe { file.as_mut() } {
-                    f.error
-                        .set(crate::error::Code::System, None, e.raw_os_error().unwrap_or(0));
-                }
-                -1
-            }
+        match write(file, asdf::Target::Path(std::borrow::Cow::Borrowed(&path))) {
+            Ok(_) => 0,
+            Err(e) => e,
         }
     })
 }

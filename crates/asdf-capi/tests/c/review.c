@@ -84,6 +84,14 @@ int main(int argc, char **argv) {
         asdf_close(f);
     }
 
+    /* A write that cannot happen fails with its reason (the engine's atomic write: nothing
+     * half-written is left). */
+    f = asdf_open(NULL);
+    CHECK(asdf_set_int32(f, "x", 1) == ASDF_VALUE_OK);
+    CHECK(asdf_write_to_file(f, "/nonexistent-dir-asdf-capi/x.asdf") == -1);
+    CHECK(asdf_error_code(f) == ASDF_ERR_SYSTEM && asdf_error(f) != NULL);
+    asdf_close(f);
+
     /* NULL everywhere: errors, no crash. */
     CHECK(asdf_get_value(NULL, "x") == NULL);
     CHECK(asdf_value_get_type(NULL) == ASDF_VALUE_UNKNOWN);
